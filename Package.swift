@@ -1,0 +1,47 @@
+// swift-tools-version: 6.0
+// snapback: the ad-timeline daemon for set-top boxes.
+//
+// Layout (core modules never import the shell):
+//   SnapbackTimeline  pure state machine: events in, actions out, time passed in (no I/O, no Foundation)
+//   CSnapbackProto    protoc-c output for proto/snapback/v1 (generated, committed; `make proto`)
+//   SnapbackWire      frame codec and protobuf-c <-> Swift value mapping
+//   SnapbackStore     bookmark and watched-state store interface and implementations
+//   SnapbackDaemon    the libuv shell: loop executor, listener, connections, timers, signals
+//   SnapbackClient    a small blocking client used by the demo, the benchmarks and the tests
+//   snapbackd         the daemon executable (only `main`)
+//   snapback          the command-line client: demo, queries, benchmarks
+import PackageDescription
+
+let package = Package(
+    name: "snapback",
+    products: [
+        .executable(name: "snapbackd", targets: ["snapbackd"]),
+        .executable(name: "snapback", targets: ["snapback"]),
+        .library(name: "SnapbackTimeline", targets: ["SnapbackTimeline"]),
+    ],
+    targets: [
+        .systemLibrary(name: "CLibUV", path: "Sources/CLibUV", pkgConfig: "libuv",
+                       providers: [.apt(["libuv1-dev"])]),
+        .target(
+            name: "CSnapbackProto",
+            path: "Sources/CSnapbackProto",
+            linkerSettings: [.linkedLibrary("protobuf-c")]
+        ),
+        .target(name: "SnapbackTimeline"),
+        .target(name: "SnapbackWire", dependencies: ["CSnapbackProto", "SnapbackTimeline"]),
+        .target(name: "SnapbackStore", dependencies: ["SnapbackTimeline"]),
+        .target(
+            name: "SnapbackDaemon",
+            dependencies: ["CLibUV", "SnapbackWire", "SnapbackTimeline", "SnapbackStore"]
+        ),
+        .target(name: "SnapbackClient", dependencies: ["SnapbackWire", "CSnapbackProto"]),
+        .executableTarget(name: "snapbackd", dependencies: ["SnapbackDaemon"]),
+        .executableTarget(name: "snapback", dependencies: ["SnapbackClient", "SnapbackWire"]),
+        .testTarget(name: "SnapbackTimelineTests", dependencies: ["SnapbackTimeline"]),
+        .testTarget(name: "SnapbackWireTests", dependencies: ["SnapbackWire", "CSnapbackProto"]),
+        .testTarget(
+            name: "SnapbackDaemonTests",
+            dependencies: ["SnapbackClient", "SnapbackWire", "CSnapbackProto"]
+        ),
+    ]
+)

@@ -1,0 +1,5 @@
+#ifndef SNAPBACK_CLIBUV_SHIM_H
+#define SNAPBACK_CLIBUV_SHIM_H
+#include <uv.h>
+#include <sys/socket.h>
+#endif

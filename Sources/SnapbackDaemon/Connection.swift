@@ -1,0 +1,346 @@
+import CLibUV
+import Glibc
+import SnapbackWire
+
+/// One client on the Unix socket.
+///
+/// Reads go straight into the ``FrameDecoder``'s buffer (libuv's `alloc_cb` gets its free tail) and
+/// frames are parsed in place; a partial frame is moved to the front before the next read.
+///
+/// Frames sent while a callback runs are appended to one outbound buffer and written with a single
+/// `uv_try_write` when the callback returns (a push and a response leave in one syscall); whatever the
+/// socket does not take is handed to one `uv_write` at a time, and frames sent meanwhile wait for it.
+/// Queued output is bounded: a frame that would take it past `maxOutboundBytes` disconnects the peer
+/// (it is not reading), with one log line, and no other connection notices.
+///
+/// Loop-confined: use it only on the loop thread (handler callbacks and the loop executor's jobs run
+/// there). `@unchecked Sendable` only so an actor on the ``LoopExecutor`` can hold it.
+public final class Connection: @unchecked Sendable {
+    /// Per-connection limits.
+    public struct Configuration: Sendable, Hashable {
+        /// Largest request body accepted; longer ones are skipped and reported to the handler.
+        public var maxFrameSize: Int
+        /// Output queued for the peer beyond which it is disconnected.
+        public var maxOutboundBytes: Int
+        /// Initial read buffer; it grows for one large frame and shrinks back.
+        public var readBufferSize: Int
+
+        public init(maxFrameSize: Int = 1 << 20, maxOutboundBytes: Int = 8 << 20, readBufferSize: Int = 16 * 1024) {
+            self.maxFrameSize = maxFrameSize
+            self.maxOutboundBytes = maxOutboundBytes
+            self.readBufferSize = readBufferSize
+        }
+    }
+
+    /// Unique for the daemon's lifetime, starting at 1.
+    public let id: UInt64
+    /// The peer's pid, uid and gid when it connected (SO_PEERCRED).
+    public let peer: PeerCredentials
+    public let loop: EventLoop
+    /// For the handler's per-connection state, so it needs no lookup by id. Cleared after
+    /// `connectionClosed`.
+    public var handlerContext: AnyObject?
+
+    private let handler: any ConnectionHandler
+    private let handle: UnsafeMutablePointer<uv_pipe_t>
+    private let writeRequest: UnsafeMutablePointer<uv_write_t>
+    private let maxOutboundBytes: Int
+
+    private var decoder: FrameDecoder
+    /// Frames queued since the last flush.
+    private var pending = OutboundBuffer()
+    /// Bytes a `uv_write` is writing; untouchable until its callback.
+    private var inFlight = OutboundBuffer()
+    private var writeInFlight = false
+    /// Set while the connection waits in the loop's flush list.
+    var needsFlush = false
+
+    private enum State {
+        case open
+        /// Not reading any more; closes once the queued output is written.
+        case draining(reason: String, level: Logger.Level)
+        case closing
+        case closed
+    }
+    private var state = State.open
+
+    /// Output this large is written at once instead of at the end of the callback.
+    private static let eagerFlushBytes = 64 * 1024
+    /// The smallest free space handed to a read.
+    private static let minimumReadSize = 4096
+
+    /// Takes over an accepted, initialised pipe handle; the connection closes and frees it.
+    init(
+        handle: UnsafeMutablePointer<uv_pipe_t>,
+        id: UInt64,
+        peer: PeerCredentials,
+        loop: EventLoop,
+        configuration: Configuration,
+        handler: any ConnectionHandler
+    ) {
+        self.handle = handle
+        self.id = id
+        self.peer = peer
+        self.loop = loop
+        self.handler = handler
+        self.maxOutboundBytes = configuration.maxOutboundBytes
+        self.decoder = FrameDecoder(
+            side: .server,
+            maxFrameSize: configuration.maxFrameSize,
+            initialCapacity: configuration.readBufferSize
+        )
+        writeRequest = .allocate(capacity: 1)
+        // The handle owns one reference until its close callback; write callbacks come before that.
+        handle.pointee.data = Unmanaged.passRetained(self).toOpaque()
+        writeRequest.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+    }
+
+    /// Starts reading and tells the handler.
+    func start() {
+        loop.register(self)
+        loop.logger.debug("connection \(id) opened (\(peer))")
+        let result = uv_read_start(asStream(handle), Self.allocCallback, Self.readCallback)
+        if result != 0 {
+            close(reason: "uv_read_start: \(uvErrorDescription(result))", level: .error)
+            return
+        }
+        handler.connectionOpened(self)
+    }
+
+    // MARK: State
+
+    /// Still reading requests.
+    public var isOpen: Bool {
+        if case .open = state { return true }
+        return false
+    }
+
+    /// Can still queue output: open, or draining before a close.
+    public var canSend: Bool {
+        switch state {
+        case .open, .draining: true
+        case .closing, .closed: false
+        }
+    }
+
+    /// Output not yet taken by the kernel.
+    public var queuedOutboundBytes: Int {
+        guard canSend else { return 0 }
+        return pending.readableCount + Int(asStream(handle).pointee.write_queue_size)
+    }
+
+    // MARK: Sending
+
+    /// Queues a frame; `header.length` is set from `body`. Written when the current callback returns.
+    /// Returns false if the connection is closing, or has just been closed because its peer is not
+    /// reading.
+    @discardableResult
+    public func send(_ header: FrameHeader, body: UnsafeRawBufferPointer) -> Bool {
+        let total = FrameHeader.size + body.count
+        guard admit(total) else { return false }
+        let start = pending.reserve(total)
+        var header = header
+        header.length = UInt32(body.count)
+        header.encode(to: start)
+        if !body.isEmpty {
+            (start + FrameHeader.size).copyMemory(from: body.baseAddress!, byteCount: body.count)
+        }
+        pending.commit(total)
+        didQueue()
+        return true
+    }
+
+    /// Queues a frame with a body from an array; see ``send(_:body:)-(_,UnsafeRawBufferPointer)``.
+    @discardableResult
+    public func send(_ header: FrameHeader, body: [UInt8] = []) -> Bool {
+        body.withUnsafeBytes { send(header, body: $0) }
+    }
+
+    /// Queues a frame whose body is encoded in place, straight into the outbound buffer after a
+    /// reserved header: `encodeBody` gets `capacity` writable bytes and returns how many it used (at
+    /// most `capacity`; e.g. protobuf-c's packed size and `pack`). `header.length` is set from that.
+    /// `encodeBody` must not send on this connection. If it throws, nothing is queued.
+    @discardableResult
+    public func send(
+        _ header: FrameHeader,
+        reservingBodyCapacity capacity: Int,
+        encodeBody: (UnsafeMutableRawBufferPointer) throws -> Int
+    ) rethrows -> Bool {
+        precondition(capacity >= 0 && capacity <= Int(UInt32.max), "body capacity out of range")
+        guard admit(FrameHeader.size + capacity) else { return false }
+        let start = pending.reserve(FrameHeader.size + capacity)
+        let count = try encodeBody(UnsafeMutableRawBufferPointer(start: start + FrameHeader.size, count: capacity))
+        precondition(count >= 0 && count <= capacity, "encodeBody returned \(count), capacity \(capacity)")
+        var header = header
+        header.length = UInt32(count)
+        header.encode(to: start)
+        pending.commit(FrameHeader.size + count)
+        didQueue()
+        return true
+    }
+
+    /// Whether `count` more bytes may be queued; disconnects a peer that let its queue fill.
+    private func admit(_ count: Int) -> Bool {
+        guard canSend else { return false }
+        precondition(count - FrameHeader.size <= Int(UInt32.max), "frame body longer than 4 GiB")
+        let queued = queuedOutboundBytes
+        // A single frame into an empty queue always goes: the bound is on backlog, not frame size.
+        if queued > 0 && queued + count > maxOutboundBytes {
+            close(
+                reason: "peer is not reading: \(queued) bytes queued, limit \(maxOutboundBytes)",
+                level: .warning
+            )
+            return false
+        }
+        return true
+    }
+
+    private func didQueue() {
+        if pending.readableCount >= Self.eagerFlushBytes && !writeInFlight {
+            flush()
+        } else {
+            loop.setNeedsFlush(self)
+        }
+    }
+
+    /// Writes queued output: `uv_try_write` first, the rest through one `uv_write`.
+    func flush() {
+        needsFlush = false
+        guard canSend, !writeInFlight else { return }
+        if pending.isEmpty {
+            closeIfDrained()
+            return
+        }
+        var buffer = uv_buf_init(
+            pending.readPointer.assumingMemoryBound(to: CChar.self),
+            UInt32(pending.readableCount)
+        )
+        let written = uv_try_write(asStream(handle), &buffer, 1)
+        if Int(written) == pending.readableCount {
+            pending.clear()
+            closeIfDrained()
+            return
+        }
+        if written < 0 && !isUVError(written, UV_EAGAIN) {
+            close(reason: "write failed: \(uvErrorDescription(written))", level: written == UV_EPIPE.rawValue ? .debug : .info)
+            return
+        }
+        if written > 0 {
+            pending.consume(Int(written))
+        }
+        // The rest goes out from a buffer nobody appends to until the write completes.
+        swap(&pending, &inFlight)
+        buffer = uv_buf_init(inFlight.readPointer.assumingMemoryBound(to: CChar.self), UInt32(inFlight.readableCount))
+        let result = uv_write(writeRequest, asStream(handle), &buffer, 1) { request, status in
+            let connection = Unmanaged<Connection>.fromOpaque(request!.pointee.data).takeUnretainedValue()
+            connection.writeCompleted(status: status)
+            connection.loop.flushPending()
+        }
+        if result != 0 {
+            close(reason: "uv_write: \(uvErrorDescription(result))", level: .error)
+            return
+        }
+        writeInFlight = true
+    }
+
+    private func writeCompleted(status: Int32) {
+        writeInFlight = false
+        inFlight.clear()
+        guard canSend else { return }  // UV_ECANCELED: the connection is closing
+        if status < 0 {
+            close(reason: "write failed: \(uvErrorDescription(status))", level: status == UV_EPIPE.rawValue ? .debug : .info)
+            return
+        }
+        flush()
+    }
+
+    // MARK: Closing
+
+    /// Closes now, dropping queued output, and logs one line at info level. The handler's
+    /// `connectionClosed` follows from the close callback.
+    public func close(reason: String) {
+        close(reason: reason, level: .info)
+    }
+
+    func close(reason: String, level: Logger.Level) {
+        guard canSend else { return }
+        state = .closing
+        loop.logger.log(level, "connection \(id) (\(peer)) closed: \(reason)")
+        uv_close(asHandle(handle)) { raw in
+            let handle = UnsafeMutablePointer<uv_pipe_t>(OpaquePointer(raw!))
+            let connection = Unmanaged<Connection>.fromOpaque(handle.pointee.data).takeRetainedValue()
+            connection.didClose()
+            handle.deallocate()
+        }
+    }
+
+    /// Stops reading and closes once the queued output is written (peer EOF, daemon shutdown). A peer
+    /// that never reads is cut off by the caller's deadline.
+    public func closeAfterFlush(reason: String, level: Logger.Level = .info) {
+        guard isOpen else { return }
+        uv_read_stop(asStream(handle))
+        state = .draining(reason: reason, level: level)
+        flush()
+    }
+
+    private func closeIfDrained() {
+        if case .draining(let reason, let level) = state, pending.isEmpty, !writeInFlight {
+            close(reason: reason, level: level)
+        }
+    }
+
+    private func didClose() {
+        state = .closed
+        writeRequest.deallocate()
+        pending.clear()
+        handler.connectionClosed(self)
+        handlerContext = nil
+        loop.unregister(self)
+    }
+
+    // MARK: Reading
+
+    private func didRead(_ count: Int) {
+        if count > 0 {
+            decoder.commit(count)
+            handleDecodedFrames()
+        } else if isUVError(count, UV_EOF) {
+            closeAfterFlush(reason: "peer closed the connection", level: .debug)
+        } else if count < 0 {
+            close(reason: "read failed: \(uvErrorDescription(Int32(count)))", level: .info)
+        }
+    }
+
+    private func handleDecodedFrames() {
+        while isOpen, let event = decoder.next() {
+            switch event {
+            case .frame(let header, let body):
+                handler.frameReceived(header, body: body, on: self)
+            case .oversized(let header):
+                loop.logger.info(
+                    "connection \(id) (\(peer)): \(header.length)-byte request over the \(decoder.maxFrameSize)-byte limit, body discarded"
+                )
+                handler.oversizedFrame(header, on: self)
+            case .protocolError(let error):
+                // Whatever answers were queued before the bad header still go out if the socket takes them.
+                flush()
+                close(reason: "protocol error: \(error)", level: .warning)
+            }
+        }
+    }
+
+    private static let allocCallback: uv_alloc_cb = { raw, _, buffer in
+        let connection = Unmanaged<Connection>.fromOpaque(raw!.pointee.data).takeUnretainedValue()
+        let tail = connection.decoder.writableTail(minimumCount: minimumReadSize)
+        buffer!.pointee = uv_buf_init(
+            tail.baseAddress!.assumingMemoryBound(to: CChar.self),
+            UInt32(clamping: tail.count)
+        )
+    }
+
+    private static let readCallback: uv_read_cb = { stream, count, _ in
+        let connection = Unmanaged<Connection>.fromOpaque(stream!.pointee.data).takeUnretainedValue()
+        connection.didRead(count)
+        connection.loop.flushPending()
+    }
+}

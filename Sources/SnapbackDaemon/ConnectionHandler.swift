@@ -1,0 +1,30 @@
+import SnapbackWire
+
+/// What the daemon does with connections and frames: the RPC service implements it. Every method is
+/// called on the loop thread, from a libuv callback; frames the implementation sends from these
+/// methods are written together when the callback returns.
+public protocol ConnectionHandler: AnyObject {
+    /// A client connected; its peer credentials are in `connection.peer`.
+    func connectionOpened(_ connection: Connection)
+
+    /// A complete REQUEST frame (the header was validated: type REQUEST, status 0, call id non-zero).
+    /// `body` points into the connection's read buffer and is valid only during this call.
+    func frameReceived(_ header: FrameHeader, body: UnsafeRawBufferPointer, on connection: Connection)
+
+    /// A REQUEST announced a body longer than the maximum frame size. The connection discards the body
+    /// as it arrives; the handler answers RESOURCE_EXHAUSTED with `header.callId`.
+    func oversizedFrame(_ header: FrameHeader, on connection: Connection)
+
+    /// The connection is gone, cleanly or not, and can no longer send; the handler closes its sessions.
+    /// Called exactly once, from the handle's close callback (never from inside `close(reason:)`).
+    func connectionClosed(_ connection: Connection)
+
+    /// SIGTERM or SIGINT: called after the listener stopped accepting and before the connections are
+    /// drained, so the handler can still send final frames.
+    func shutdown()
+}
+
+/// Implemented by a handler that can reload its configuration; the daemon calls it on SIGHUP.
+public protocol ConfigurationReloading: AnyObject {
+    func reloadConfiguration()
+}

@@ -1,0 +1,187 @@
+import CLibUV
+import Glibc
+
+/// The libuv loop and the loop-wide bookkeeping of the I/O shell: the executor, the open connections,
+/// the connections with output to flush, and the timers to close at shutdown.
+///
+/// Loop-confined: create it on the thread that will run it and use it only there (libuv callbacks and
+/// the loop executor's jobs run there). It is `@unchecked Sendable` only so that an actor running on
+/// the ``LoopExecutor`` can keep it.
+public final class EventLoop: @unchecked Sendable {
+    let raw: UnsafeMutablePointer<uv_loop_t>
+    /// Runs actor jobs on this loop's thread.
+    public let executor: LoopExecutor
+    public let logger: Logger
+
+    /// Flushes output queued by code that ran outside a libuv callback of this shell (a safety net:
+    /// every callback here flushes on its way out).
+    private let prepare: UnsafeMutablePointer<uv_prepare_t>
+    private var isClosed = false
+
+    /// Open connections by id, until their close callback.
+    private(set) var connections: [UInt64: Connection] = [:]
+    private var nextConnectionId: UInt64 = 1
+    /// Called once when the last connection has closed, if set.
+    var whenNoConnections: (() -> Void)?
+
+    /// Connections with queued output, flushed at the end of the current callback.
+    private var needingFlush: [Connection] = []
+
+    /// Live timers, so a shutdown can close the ones their owners left open.
+    private var timers: [ObjectIdentifier: LoopTimer.State] = [:]
+
+    public init(logger: Logger = Logger()) throws(LibUVError) {
+        self.logger = logger
+        raw = .allocate(capacity: 1)
+        let result = uv_loop_init(raw)
+        if result != 0 {
+            raw.deallocate()
+            throw LibUVError("uv_loop_init", result)
+        }
+        do {
+            executor = try LoopExecutor(loop: raw)
+        } catch {
+            uv_loop_close(raw)
+            raw.deallocate()
+            throw error
+        }
+        prepare = .allocate(capacity: 1)
+        uv_prepare_init(raw, prepare)
+        raw.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+        uv_prepare_start(prepare) { handle in
+            owningEventLoop(of: handle!).flushPending()
+        }
+        // Must not keep the loop alive on its own.
+        uv_unref(asHandle(prepare))
+    }
+
+    deinit {
+        // If uv_loop_close failed, libuv still points into this memory: leaking it is the safe choice.
+        if isClosed {
+            raw.deallocate()
+        }
+    }
+
+    /// True on the loop's thread.
+    public var isOnLoopThread: Bool { executor.isOnLoopThread }
+
+    /// The loop's cached monotonic time in milliseconds (updated at the start of each iteration).
+    public var now: UInt64 { uv_now(raw) }
+
+    /// Refreshes ``now`` after a long callback.
+    public func updateTime() { uv_update_time(raw) }
+
+    /// Runs until no referenced handle is left (after a shutdown) or ``stop()`` is called.
+    public func run() {
+        uv_run(raw, UV_RUN_DEFAULT)
+    }
+
+    /// Makes ``run()`` return after the current iteration, with handles still open.
+    public func stop() {
+        uv_stop(raw)
+    }
+
+    // MARK: Connections
+
+    func makeConnectionId() -> UInt64 {
+        defer { nextConnectionId += 1 }
+        return nextConnectionId
+    }
+
+    func register(_ connection: Connection) {
+        connections[connection.id] = connection
+    }
+
+    func unregister(_ connection: Connection) {
+        connections[connection.id] = nil
+        if connections.isEmpty, let body = whenNoConnections {
+            whenNoConnections = nil
+            body()
+        }
+    }
+
+    func setNeedsFlush(_ connection: Connection) {
+        guard !connection.needsFlush else { return }
+        connection.needsFlush = true
+        needingFlush.append(connection)
+    }
+
+    /// Writes every connection's queued output: one write per connection for all the frames queued
+    /// during the current callback. Every libuv callback of the shell calls it on its way out.
+    public func flushPending() {
+        guard !needingFlush.isEmpty else { return }
+        var index = 0
+        // flush() never queues output, but it may run into a connection marked twice; the flag says
+        // whether it still has something to do.
+        while index < needingFlush.count {
+            let connection = needingFlush[index]
+            index += 1
+            if connection.needsFlush {
+                connection.flush()
+            }
+        }
+        needingFlush.removeAll(keepingCapacity: true)
+    }
+
+    // MARK: Timers
+
+    func register(_ timer: LoopTimer.State) {
+        timers[ObjectIdentifier(timer)] = timer
+    }
+
+    func unregister(_ timer: LoopTimer.State) {
+        timers[ObjectIdentifier(timer)] = nil
+    }
+
+    /// Closes every timer still open; returns how many there were.
+    @discardableResult
+    func closeAllTimers() -> Int {
+        let open = Array(timers.values)
+        for timer in open {
+            timer.close()
+        }
+        return open.count
+    }
+
+    // MARK: Shutdown
+
+    /// Closes the loop's own handles (the executor's wake-up and the flush safety net). The last step of
+    /// a shutdown, after every other handle was closed.
+    func closeOwnHandles() {
+        flushPending()
+        executor.close()
+        if uv_is_closing(asHandle(prepare)) == 0 {
+            uv_close(asHandle(prepare)) { handle in
+                handle!.deallocate()
+            }
+        }
+    }
+
+    /// Runs the loop once more until every close callback has run.
+    func runUntilClosed() {
+        uv_run(raw, UV_RUN_DEFAULT)
+    }
+
+    /// `uv_loop_close`: 0, or UV_EBUSY when a handle is still open (each is then logged).
+    func close() -> Int32 {
+        let result = uv_loop_close(raw)
+        if result == 0 {
+            isClosed = true
+        } else {
+            logOpenHandles()
+        }
+        return result
+    }
+
+    private func logOpenHandles() {
+        let logger = self.logger
+        withUnsafePointer(to: logger) { loggerPointer in
+            uv_walk(raw, { handle, argument in
+                let logger = argument!.assumingMemoryBound(to: Logger.self).pointee
+                let type = String(cString: uv_handle_type_name(uv_handle_get_type(handle)))
+                let state = uv_is_closing(handle) != 0 ? "closing" : (uv_is_active(handle) != 0 ? "active" : "inactive")
+                logger.error("handle still open at exit: \(type) (\(state))")
+            }, UnsafeMutableRawPointer(mutating: loggerPointer))
+        }
+    }
+}

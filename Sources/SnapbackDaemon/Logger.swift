@@ -1,0 +1,71 @@
+import Glibc
+
+/// Log lines on stderr, each prefixed with its syslog priority as `<N>` so journald files them at the
+/// right level. No timestamps: journald adds its own.
+///
+/// A value type holding only the threshold, so it can be copied into every component and used from any
+/// thread; a line is one `write(2)`, which the kernel does not interleave with other writers.
+public struct Logger: Sendable {
+    /// Syslog priorities, most severe first.
+    public enum Level: Int32, Sendable, CaseIterable, Comparable, CustomStringConvertible {
+        case error = 3
+        case warning = 4
+        case notice = 5
+        case info = 6
+        case debug = 7
+
+        /// Parses the names used by `--log-level`.
+        public init?(name: String) {
+            guard let level = Self.allCases.first(where: { $0.description == name }) else { return nil }
+            self = level
+        }
+
+        public var description: String {
+            switch self {
+            case .error: "error"
+            case .warning: "warning"
+            case .notice: "notice"
+            case .info: "info"
+            case .debug: "debug"
+            }
+        }
+
+        /// More severe levels compare smaller, as syslog priorities do.
+        public static func < (lhs: Level, rhs: Level) -> Bool { lhs.rawValue < rhs.rawValue }
+    }
+
+    /// The least severe level that is written.
+    public var level: Level
+
+    public init(level: Level = .info) {
+        self.level = level
+    }
+
+    public func isEnabled(_ level: Level) -> Bool { level <= self.level }
+
+    /// Writes one line; `message` is only built if the level is enabled.
+    public func log(_ level: Level, _ message: @autoclosure () -> String) {
+        guard isEnabled(level) else { return }
+        var line = "<\(level.rawValue)>"
+        // A newline would start a journald record without a priority.
+        for character in message() {
+            line.append(character == "\n" ? " " : character)
+        }
+        line.append("\n")
+        line.withUTF8 { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let written = Glibc.write(STDERR_FILENO, bytes.baseAddress! + offset, bytes.count - offset)
+                if written < 0 && errno == EINTR { continue }
+                if written <= 0 { return }
+                offset += written
+            }
+        }
+    }
+
+    public func error(_ message: @autoclosure () -> String) { log(.error, message()) }
+    public func warning(_ message: @autoclosure () -> String) { log(.warning, message()) }
+    public func notice(_ message: @autoclosure () -> String) { log(.notice, message()) }
+    public func info(_ message: @autoclosure () -> String) { log(.info, message()) }
+    public func debug(_ message: @autoclosure () -> String) { log(.debug, message()) }
+}

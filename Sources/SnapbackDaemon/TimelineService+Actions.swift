@@ -1,0 +1,104 @@
+import SnapbackStore
+import SnapbackTimeline
+import SnapbackWire
+
+extension TimelineService {
+    /// Carries out the timeline's actions for one session: pushes to its player, timers on the loop,
+    /// bookmark and watched-state writes to the store. A bookmark is pushed as saved only once the store
+    /// has committed it (acknowledged = durable).
+    func execute(_ actions: [TimelineAction], for entry: SessionEntry, at now: Double) {
+        for action in actions {
+            switch action.kind {
+            case .seek, .playBreak, .allAdsCompleted:
+                logger.info("session \(entry.id): \(action)")
+                push(action, to: entry)
+            case .breakWatched(let breakId):
+                logger.info("session \(entry.id): \(action)")
+                push(action, to: entry)
+                store.setLastBreakCompleted(at: now)
+                if !entry.contentId.isEmpty, entry.timeline.kind == .onDemand {
+                    let id = entry.id
+                    store.markWatched(contentId: entry.contentId, breakId: breakId, at: now) { result in
+                        if case .failure(let error) = result {
+                            self.logger.warning("session \(id): watched break \(breakId) not kept: \(error)")
+                        }
+                    }
+                }
+            case .saveBookmark(let contentTime, let streamTime, _):
+                saveBookmark(action, entry: entry, bookmark: Bookmark(
+                    profile: entry.profile, contentId: entry.contentId, contentTime: contentTime,
+                    streamTime: streamTime, streamId: entry.streamId, updatedAt: now))
+            case .clearBookmark:
+                let position = entry.timeline.snapshot(at: now)
+                saveBookmark(action, entry: entry, bookmark: Bookmark(
+                    profile: entry.profile, contentId: entry.contentId, contentTime: position.contentTime,
+                    streamTime: position.streamTime, streamId: entry.streamId, updatedAt: now, finished: true))
+            case .scheduleTimer(let timer, let deadline):
+                logger.debug("session \(entry.id): \(action)")
+                arm(timer, at: deadline, for: entry, now: now)
+            case .cancelTimer(let timer):
+                logger.debug("session \(entry.id): \(action)")
+                entry.timers[timer]?.stop()
+            }
+        }
+    }
+
+    private func saveBookmark(_ action: TimelineAction, entry: SessionEntry, bookmark: Bookmark) {
+        guard !entry.contentId.isEmpty else {
+            logger.debug("session \(entry.id): no content id, bookmark not kept: \(action)")
+            return
+        }
+        let id = entry.id
+        store.save(bookmark) { [weak entry] result in
+            switch result {
+            case .success:
+                self.logger.info("session \(id): \(action)")
+                if let entry { self.push(action, to: entry) }
+            case .failure(let error):
+                self.logger.warning("session \(id): bookmark not saved: \(error)")
+                if let entry { self.pushError(error.statusCode, "bookmark not saved: \(error)", to: entry) }
+            }
+        }
+    }
+
+    private func arm(_ timer: TimelineTimer, at deadline: Double, for entry: SessionEntry, now: Double) {
+        let delay = max(0, deadline - now)
+        let handle: LoopTimer
+        if let existing = entry.timers[timer] {
+            handle = existing
+        } else {
+            let id = entry.id
+            handle = LoopTimer(loop: loop) { [weak self] in
+                self?.assumeIsolated { $0.timerFired(timer, session: id) }
+            }
+            entry.timers[timer] = handle
+        }
+        handle.start(after: UInt64((delay * 1000).rounded(.up)))
+    }
+
+    func timerFired(_ timer: TimelineTimer, session id: UInt64) {
+        guard let entry = sessions[id] else { return }
+        let now = WallClock.now()
+        let actions = (try? entry.timeline.handle(.timerFired(timer), at: now)) ?? []
+        execute(actions, for: entry, at: now)
+    }
+
+    /// Sends a push on the session's stream, if its player is still connected.
+    func push(_ action: TimelineAction, to entry: SessionEntry) {
+        guard WirePush.isPushed(action.kind), let connection = entry.connection, connection.canSend else { return }
+        entry.pushSeq += 1
+        pushCount &+= 1
+        scratch.removeAll(keepingCapacity: true)
+        _ = WirePush.encodePush(sessionId: entry.id, seq: entry.pushSeq, action: action, into: &scratch)
+        connection.send(.push(callId: entry.callId, method: WireMethod.openSession.rawValue), body: scratch)
+    }
+
+    func pushError(_ code: StatusCode, _ message: String, to entry: SessionEntry) {
+        guard let connection = entry.connection, connection.canSend else { return }
+        entry.pushSeq += 1
+        pushCount &+= 1
+        scratch.removeAll(keepingCapacity: true)
+        _ = WirePush.encodePushSessionError(sessionId: entry.id, seq: entry.pushSeq, code: code, message: message, into: &scratch)
+        connection.send(.push(callId: entry.callId, method: WireMethod.openSession.rawValue), body: scratch)
+    }
+}

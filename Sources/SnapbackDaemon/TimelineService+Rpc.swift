@@ -1,0 +1,281 @@
+import SnapbackStore
+import SnapbackTimeline
+import SnapbackWire
+
+extension TimelineService {
+    // MARK: Connections
+
+    func connectionOpened(_ connection: Connection) {
+        connection.handlerContext = ConnectionState()
+        connectionCount += 1
+    }
+
+    /// The player went away, cleanly or not: its sessions close as if it had sent CloseSession (the
+    /// final bookmark is taken; nothing can be pushed any more).
+    func connectionClosed(_ connection: Connection) {
+        connectionCount -= 1
+        guard let state = connection.handlerContext as? ConnectionState else { return }
+        for id in state.sessions.sorted() {
+            guard let entry = sessions[id] else { continue }
+            let actions = (try? entry.timeline.handle(.playerDisconnected, at: WallClock.now())) ?? []
+            execute(actions, for: entry, at: WallClock.now())
+            logger.info("session \(id) closed: player disconnected")
+            entry.closeTimers()
+            sessions[id] = nil
+        }
+        state.sessions = []
+    }
+
+    /// SIGTERM: every session closes with its final bookmark, and its player is told why.
+    func shutdown() {
+        let now = WallClock.now()
+        for id in sessions.keys.sorted() {
+            guard let entry = sessions[id] else { continue }
+            let actions = (try? entry.timeline.handle(.closed, at: now)) ?? []
+            execute(actions, for: entry, at: now)
+            pushError(.unavailable, "snapbackd is stopping: session closed", to: entry)
+            entry.closeTimers()
+            sessions[id] = nil
+        }
+        logger.notice("sessions closed for shutdown")
+    }
+
+    // MARK: Frames
+
+    func oversized(_ header: FrameHeader, on connection: Connection) {
+        logger.warning("connection \(connection.id): frame of \(header.length) bytes over the limit of \(options.maxFrameSize)")
+        fail(connection, header, .resourceExhausted,
+             "frame body of \(header.length) bytes exceeds the maximum frame size of \(options.maxFrameSize) bytes")
+    }
+
+    func handle(_ header: FrameHeader, body: UnsafeRawBufferPointer, on connection: Connection) {
+        requestCount &+= 1
+        guard let state = connection.handlerContext as? ConnectionState else { return }
+        guard let method = WireMethod(rawValue: header.method) else {
+            fail(connection, header, .unimplemented, "unknown method 0x\(String(header.method, radix: 16))")
+            return
+        }
+        let request: WireRequest
+        do {
+            request = try WireRequest.decode(method: method, body: body, defaultPreset: defaultPreset)
+        } catch {
+            fail(connection, header, error.statusCode, "\(method.name): \(error)")
+            return
+        }
+        if case .hello(let hello) = request {
+            return handshake(hello, header, state, connection)
+        }
+        guard state.helloDone else {
+            fail(connection, header, .failedPrecondition, "\(method.name) before Hello: the first call must be snapback.v1.Control/Hello")
+            return
+        }
+        let now = WallClock.now()
+        switch request {
+        case .hello:
+            return  // handled above
+        case .getStatus:
+            reply(connection, header) { WireReply.encodeStatusReply(status(now), into: &$0) }
+        case .openSession(let open):
+            openSession(open, header, state, connection, now)
+        case .event(let id, let event):
+            guard let entry = session(id, header, state, connection) else { return }
+            apply(event, to: entry, header, connection, now)
+        case .closeSession(let id):
+            guard let entry = session(id, header, state, connection) else { return }
+            apply(.closed, to: entry, header, connection, now)
+            entry.closeTimers()
+            sessions[id] = nil
+            state.sessions.remove(id)
+            logger.info("session \(id) closed by the player")
+        case .contentTimeForStreamTime(let id, let t):
+            guard let entry = session(id, header, state, connection), checkTime(t, header, connection) else { return }
+            reply(connection, header) { WireReply.encodeContentTimeReply(contentTime: entry.timeline.layout.contentTime(forStreamTime: t), into: &$0) }
+        case .streamTimeForContentTime(let id, let c):
+            guard let entry = session(id, header, state, connection), checkTime(c, header, connection) else { return }
+            reply(connection, header) { WireReply.encodeStreamTimeReply(streamTime: entry.timeline.layout.streamTime(forContentTime: c), into: &$0) }
+        case .breakAt(let id, let t):
+            guard let entry = session(id, header, state, connection), checkTime(t, header, connection) else { return }
+            let layout = entry.timeline.layout
+            reply(connection, header) { WireReply.encodeBreakAtReply(previous: layout.previousBreak(atOrBefore: t), next: layout.nextBreak(after: t), into: &$0) }
+        case .getSessionState(let id):
+            guard let entry = session(id, header, state, connection) else { return }
+            let snapshot = entry.timeline.snapshot(at: now)
+            reply(connection, header) { WireReply.encodeSessionStateReply(snapshot, into: &$0) }
+        case .getBookmark(let profile, let contentId):
+            getBookmark(profile, contentId, header, connection)
+        case .listBookmarks(let profile, let pageSize, let pageToken):
+            listBookmarks(profile, pageSize, pageToken, header, connection)
+        case .deleteBookmark(let profile, let contentId):
+            store.deleteBookmark(profile: profile, contentId: contentId) { [weak connection] result in
+                guard let connection else { return }
+                switch result {
+                case .success(let deleted): self.reply(connection, header) { WireReply.encodeDeleteBookmarkReply(deleted: deleted, into: &$0) }
+                case .failure(let error): self.fail(connection, header, error.statusCode, error.description)
+                }
+            }
+        case .clearBookmarks(let profile):
+            store.clearBookmarks(profile: profile) { [weak connection] result in
+                guard let connection else { return }
+                switch result {
+                case .success(let n): self.reply(connection, header) { WireReply.encodeClearBookmarksReply(deleted: UInt32(clamping: n), into: &$0) }
+                case .failure(let error): self.fail(connection, header, error.statusCode, error.description)
+                }
+            }
+        }
+    }
+
+    private func handshake(_ hello: HelloRequest, _ header: FrameHeader, _ state: ConnectionState, _ connection: Connection) {
+        if state.helloDone {
+            fail(connection, header, .failedPrecondition, "Hello was already done on this connection")
+            return
+        }
+        guard hello.protocolVersion == WireProtocol.version else {
+            fail(connection, header, .failedPrecondition,
+                 "protocol version \(hello.protocolVersion) is not supported: snapbackd speaks version \(WireProtocol.version)")
+            connection.closeAfterFlush(reason: "incompatible protocol version \(hello.protocolVersion) from \(hello.clientName)")
+            return
+        }
+        state.helloDone = true
+        state.clientName = hello.clientName
+        logger.info("connection \(connection.id): hello from \"\(hello.clientName)\" (\(connection.peer))")
+        let helloReply = HelloReply(
+            serverVersion: Daemon.version, maxFrameSize: UInt32(clamping: options.maxFrameSize),
+            maxOutboundQueueBytes: UInt64(options.maxOutboundBytes), defaultPolicyPreset: defaultPreset.rawValue)
+        reply(connection, header) { WireReply.encodeHelloReply(helloReply, into: &$0) }
+    }
+
+    /// The session `id` if this connection opened it; otherwise answers NOT_FOUND.
+    private func session(_ id: UInt64, _ header: FrameHeader, _ state: ConnectionState, _ connection: Connection) -> SessionEntry? {
+        if state.sessions.contains(id), let entry = sessions[id] { return entry }
+        fail(connection, header, .notFound, "no session \(id) on this connection")
+        return nil
+    }
+
+    private func checkTime(_ t: Double, _ header: FrameHeader, _ connection: Connection) -> Bool {
+        if t.isFinite && t >= 0 { return true }
+        fail(connection, header, .invalidArgument, "time must be a finite, non-negative number of seconds (got \(t))")
+        return false
+    }
+
+    // MARK: Sessions
+
+    private func openSession(_ open: OpenSessionRequest, _ header: FrameHeader, _ state: ConnectionState,
+                             _ connection: Connection, _ now: Double) {
+        // Where to start: an explicit content time wins over the stored bookmark.
+        var resume = open.resume.contentTime
+        var fromBookmark = false
+        var watched: Set<String> = []
+        do {
+            if resume == nil, open.resume.useBookmark, !open.contentId.isEmpty, open.kind == .onDemand,
+               let bookmark = try store.bookmark(profile: open.profile, contentId: open.contentId), !bookmark.finished {
+                resume = bookmark.contentTime
+                fromBookmark = true
+            }
+            if !open.contentId.isEmpty, open.kind == .onDemand {
+                watched = try store.watchedBreaks(contentId: open.contentId, since: now - watchedRetention)
+            }
+        } catch {
+            // The store being unreadable does not stop playback: the session opens without its history.
+            logger.warning("session for \(open.contentId): viewer state unavailable: \(error)")
+        }
+        let timeline: TimelineSession
+        do {
+            timeline = try TimelineSession(open.configuration(
+                resumeContentTime: resume, previouslyWatchedBreakIds: watched,
+                lastBreakCompletedAt: store.lastBreakCompletedAt()))
+        } catch {
+            fail(connection, header, error.statusCode, error.description)
+            return
+        }
+        let id = nextSessionId
+        nextSessionId += 1
+        let entry = SessionEntry(id: id, timeline: timeline, connection: connection, callId: header.callId, request: open)
+        sessions[id] = entry
+        state.sessions.insert(id)
+        logger.info("session \(id) opened: content \"\(open.contentId)\" stream \"\(open.streamId)\", \(open.kind == .live ? "live" : "on demand"), \(timeline.layout.count) breaks, preset \(open.preset.rawValue)\(resume.map { ", resume at content \(Seconds($0))" } ?? "")")
+        let actions = entry.timeline.opened(at: now)
+        var start: Double?
+        for action in actions { if case .seek(let to, _) = action.kind { start = to; break } }
+        execute(actions, for: entry, at: now)
+        let openReply = OpenSessionReply(
+            sessionId: id, startStreamTime: start, breaksBeforeResume: entry.timeline.plannedBreakIds,
+            policyPreset: open.preset.rawValue, resumeContentTime: resume, resumedFromBookmark: fromBookmark,
+            lastPushSeq: entry.pushSeq)
+        reply(connection, header) { WireReply.encodeOpenSessionReply(openReply, into: &$0) }
+    }
+
+    /// One event: the timeline decides, its actions are executed (pushes written first), then the reply.
+    private func apply(_ event: TimelineEvent, to entry: SessionEntry, _ header: FrameHeader, _ connection: Connection, _ now: Double) {
+        let actions: [TimelineAction]
+        do {
+            actions = try entry.timeline.handle(event, at: now)
+        } catch {
+            logger.debug("session \(entry.id): \(event.name) refused: \(error)")
+            fail(connection, header, error.statusCode, error.description)
+            return
+        }
+        execute(actions, for: entry, at: now)
+        reply(connection, header) { WireReply.encodeEventReply(lastPushSeq: entry.pushSeq, into: &$0) }
+    }
+
+    // MARK: Bookmarks service
+
+    private func getBookmark(_ profile: String, _ contentId: String, _ header: FrameHeader, _ connection: Connection) {
+        do {
+            guard let bookmark = try store.bookmark(profile: profile, contentId: contentId) else {
+                fail(connection, header, .notFound, "no bookmark for content \"\(contentId)\" in profile \"\(profile)\"")
+                return
+            }
+            reply(connection, header) { WireReply.encodeBookmark(WireBookmark(bookmark), into: &$0) }
+        } catch {
+            fail(connection, header, error.statusCode, error.description)
+        }
+    }
+
+    private func listBookmarks(_ profile: String, _ pageSize: UInt32, _ token: String, _ header: FrameHeader, _ connection: Connection) {
+        let limit = pageSize == 0 ? 100 : Int(min(pageSize, 1000))
+        do {
+            let (page, next) = try store.bookmarks(profile: profile, after: token.isEmpty ? nil : token, limit: limit)
+            reply(connection, header) { WireReply.encodeListBookmarksReply(page.map(WireBookmark.init), nextPageToken: next ?? "", into: &$0) }
+        } catch {
+            fail(connection, header, error.statusCode, error.description)
+        }
+    }
+
+    private func status(_ now: Double) -> StatusReply {
+        StatusReply(
+            uptime: now - startedAt, serverVersion: Daemon.version, connections: UInt32(clamping: connectionCount),
+            sessions: UInt32(clamping: sessions.count), requests: requestCount, pushes: pushCount,
+            store: StoreStatus(kind: store.description, path: "", bookmarks: 0, error: store.lastError ?? ""))
+    }
+
+    // MARK: Replies
+
+    func reply(_ connection: Connection, _ header: FrameHeader, _ encode: (inout [UInt8]) -> Int) {
+        scratch.removeAll(keepingCapacity: true)
+        _ = encode(&scratch)
+        connection.send(.response(callId: header.callId, method: header.method), body: scratch)
+    }
+
+    func fail(_ connection: Connection, _ header: FrameHeader, _ code: StatusCode, _ message: String) {
+        scratch.removeAll(keepingCapacity: true)
+        _ = WireReply.encodeStatus(code: code, message: message, into: &scratch)
+        connection.send(.response(callId: header.callId, method: header.method, status: code.rawValue), body: scratch)
+    }
+}
+
+extension StoreError {
+    var statusCode: StatusCode {
+        switch self {
+        case .full: return .resourceExhausted
+        case .unavailable: return .unavailable
+        }
+    }
+}
+
+extension WireBookmark {
+    init(_ b: Bookmark) {
+        self.init(contentId: b.contentId, profile: b.profile, contentTime: b.contentTime, streamTime: b.streamTime,
+                  streamId: b.streamId, updatedAt: b.updatedAt, finished: b.finished)
+    }
+}

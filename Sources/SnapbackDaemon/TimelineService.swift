@@ -1,0 +1,113 @@
+import SnapbackStore
+import SnapbackTimeline
+import SnapbackWire
+
+/// The timeline actor: it owns every session's `TimelineSession`, answers the RPCs of the `.proto`
+/// services, executes the timeline's actions (pushes, timers, bookmark saves) and closes a player's
+/// sessions when it goes away.
+///
+/// Its executor is the libuv loop (`LoopExecutor`): libuv callbacks enter it with `assumeIsolated`, so
+/// decode → timeline → encode runs on the loop thread with no executor hop per message (a hop costs as
+/// much as a whole round trip; `../shared/reference/daemon-practice.md`). The service makes no timeline
+/// decision of its own: it maps requests to events and actions to frames.
+public actor TimelineService {
+    nonisolated let loop: EventLoop
+    nonisolated public var unownedExecutor: UnownedSerialExecutor { loop.executor.asUnownedSerialExecutor() }
+
+    let options: DaemonOptions
+    let logger: Logger
+    let store: any ViewerStateStore
+    /// Preset of sessions that name none.
+    let defaultPreset: AdPolicy.Preset
+    /// How long a watched break stays watched for a reopened session of the same content.
+    let watchedRetention: Double = 24 * 3600
+    let startedAt: Double
+
+    var sessions: [UInt64: SessionEntry] = [:]
+    var nextSessionId: UInt64 = 1
+    var connectionCount = 0
+    var requestCount: UInt64 = 0
+    var pushCount: UInt64 = 0
+    /// Reused for every encoded body: no allocation per message once warm.
+    var scratch: [UInt8] = []
+
+    public init(context: DaemonContext, store: any ViewerStateStore, defaultPreset: AdPolicy.Preset = .snapback) {
+        self.loop = context.loop
+        self.options = context.options
+        self.logger = context.logger
+        self.store = store
+        self.defaultPreset = defaultPreset
+        self.startedAt = WallClock.now()
+        scratch.reserveCapacity(4096)
+    }
+
+    /// The `ConnectionHandler` the daemon calls; it enters this actor without a hop.
+    public nonisolated func makeHandler() -> any ConnectionHandler { TimelineConnectionHandler(service: self) }
+}
+
+/// One open session: its timeline, where its pushes go, and its timers.
+final class SessionEntry {
+    let id: UInt64
+    var timeline: TimelineSession
+    /// The connection that opened it; pushes travel there with `callId`.
+    weak var connection: Connection?
+    let connectionId: UInt64
+    let callId: UInt32
+    let profile: String
+    let contentId: String
+    let streamId: String
+    var pushSeq: UInt64 = 0
+    var timers: [TimelineTimer: LoopTimer] = [:]
+
+    init(id: UInt64, timeline: TimelineSession, connection: Connection, callId: UInt32, request: OpenSessionRequest) {
+        self.id = id
+        self.timeline = timeline
+        self.connection = connection
+        self.connectionId = connection.id
+        self.callId = callId
+        self.profile = request.profile
+        self.contentId = request.contentId
+        self.streamId = request.streamId
+    }
+
+    func closeTimers() {
+        for timer in timers.values { timer.close() }
+        timers = [:]
+    }
+}
+
+/// Per-connection state the service keeps in `Connection.handlerContext`.
+final class ConnectionState {
+    var helloDone = false
+    var clientName = ""
+    var sessions: Set<UInt64> = []
+}
+
+/// Bridges libuv callbacks into the actor: every call is already on the loop thread, so
+/// `assumeIsolated` enters the actor synchronously.
+final class TimelineConnectionHandler: ConnectionHandler {
+    let service: TimelineService
+    init(service: TimelineService) { self.service = service }
+
+    func connectionOpened(_ connection: Connection) {
+        service.assumeIsolated { $0.connectionOpened(connection) }
+    }
+
+    func frameReceived(_ header: FrameHeader, body: UnsafeRawBufferPointer, on connection: Connection) {
+        // The body points into the connection's read buffer and is used only during this call.
+        nonisolated(unsafe) let body = body
+        service.assumeIsolated { $0.handle(header, body: body, on: connection) }
+    }
+
+    func oversizedFrame(_ header: FrameHeader, on connection: Connection) {
+        service.assumeIsolated { $0.oversized(header, on: connection) }
+    }
+
+    func connectionClosed(_ connection: Connection) {
+        service.assumeIsolated { $0.connectionClosed(connection) }
+    }
+
+    func shutdown() {
+        service.assumeIsolated { $0.shutdown() }
+    }
+}

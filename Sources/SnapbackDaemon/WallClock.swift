@@ -1,0 +1,12 @@
+import Glibc
+
+/// Wall-clock time, which the timeline takes with every event (ad schedules and bookmarks are in
+/// wall time). Timers use the loop's monotonic clock instead.
+public enum WallClock {
+    /// Seconds since the Unix epoch (CLOCK_REALTIME).
+    public static func now() -> Double {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1_000_000_000
+    }
+}

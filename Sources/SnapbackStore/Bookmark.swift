@@ -1,0 +1,73 @@
+/// A viewer's position in a program, saved as content time (ads excluded) so that a later session of the
+/// same content — with ads of other lengths — resumes at the same point.
+public struct Bookmark: Sendable, Equatable {
+    /// Whose bookmark: a viewer profile on the box ("" for the default profile).
+    public var profile: String
+    public var contentId: String
+    /// Content time, seconds.
+    public var contentTime: Double
+    /// The stream time it was taken at, and the stream it came from (for diagnostics only: stream times do
+    /// not carry over between streams with other ad layouts).
+    public var streamTime: Double
+    public var streamId: String
+    /// Wall time of the save, seconds since the epoch.
+    public var updatedAt: Double
+    /// The viewer reached the end: nothing to resume.
+    public var finished: Bool
+
+    public init(profile: String, contentId: String, contentTime: Double, streamTime: Double, streamId: String,
+                updatedAt: Double, finished: Bool = false) {
+        self.profile = profile
+        self.contentId = contentId
+        self.contentTime = contentTime
+        self.streamTime = streamTime
+        self.streamId = streamId
+        self.updatedAt = updatedAt
+        self.finished = finished
+    }
+}
+
+/// Why a store operation failed. The RPC layer maps `full` to RESOURCE_EXHAUSTED and `unavailable` to
+/// UNAVAILABLE.
+public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// No space left (disk full, or the store's own bound could not make room).
+    case full(String)
+    /// The store cannot be written or read now (read-only directory, I/O error, closed).
+    case unavailable(String)
+
+    public var description: String {
+        switch self {
+        case .full(let why): return "bookmark store full: \(why)"
+        case .unavailable(let why): return "bookmark store unavailable: \(why)"
+        }
+    }
+}
+
+/// The viewer state the daemon keeps across sessions: bookmarks, watched breaks, the device-wide time of
+/// the last completed break.
+///
+/// All methods are called on the daemon's loop thread. Reads answer at once. Writes complete through
+/// `completion`, which runs on the loop thread once the write is durable — the daemon acknowledges a
+/// bookmark to the player only then ("acknowledged = durable"). An implementation may complete
+/// synchronously.
+public protocol ViewerStateStore: AnyObject {
+    /// A short description for `--help` and the status query ("in memory (not durable)", "sqlite …").
+    var description: String { get }
+    /// The last error the store met, shown by the status query; nil when healthy.
+    var lastError: String? { get }
+
+    func bookmark(profile: String, contentId: String) throws(StoreError) -> Bookmark?
+    /// Bookmarks of a profile, most recent first, `limit` at a time; `after` is the page token returned by
+    /// the previous page.
+    func bookmarks(profile: String, after: String?, limit: Int) throws(StoreError) -> (page: [Bookmark], next: String?)
+    func save(_ bookmark: Bookmark, completion: @escaping (Result<Void, StoreError>) -> Void)
+    func deleteBookmark(profile: String, contentId: String, completion: @escaping (Result<Bool, StoreError>) -> Void)
+    func clearBookmarks(profile: String, completion: @escaping (Result<Int, StoreError>) -> Void)
+
+    /// Break ids of `contentId` watched at or after `since` (wall time).
+    func watchedBreaks(contentId: String, since: Double) throws(StoreError) -> Set<String>
+    func markWatched(contentId: String, breakId: String, at: Double, completion: @escaping (Result<Void, StoreError>) -> Void)
+    /// The device-wide time a break last completed, for a cooldown that holds across players.
+    func lastBreakCompletedAt() -> Double?
+    func setLastBreakCompleted(at: Double)
+}

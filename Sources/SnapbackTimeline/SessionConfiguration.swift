@@ -1,0 +1,54 @@
+/// Everything a session is opened with.
+public struct SessionConfiguration: Sendable, Equatable {
+    public var kind: SessionKind
+    /// The content's duration (ads excluded), when known. Needed for the "finished" bookmark rule and to
+    /// bound seeks; an on-demand session without it bounds seeks at the last break's end.
+    public var contentDuration: Double?
+    /// The stitched stream's breaks (stream times), in any order. Ignored when `adRules` is set.
+    public var breaks: [AdBreak]
+    public var policy: AdPolicy
+    /// The content time to resume at (a bookmark), if any.
+    public var resumeContentTime: Double?
+    /// Client-side ad rules: when set, the session runs in ad-rules mode (breaks on content time, content
+    /// paused while a break plays, `playBreak` actions).
+    public var adRules: AdRules?
+    /// Ids of breaks already watched in an earlier session of the same content (the store keeps them).
+    public var previouslyWatchedBreakIds: Set<String>
+    /// Wall time (same clock as `now`) at which a break last completed on this device, for a cooldown that
+    /// holds across players.
+    public var lastBreakCompletedAt: Double?
+
+    public init(kind: SessionKind = .onDemand, contentDuration: Double? = nil, breaks: [AdBreak] = [],
+                policy: AdPolicy = AdPolicy(), resumeContentTime: Double? = nil, adRules: AdRules? = nil,
+                previouslyWatchedBreakIds: Set<String> = [], lastBreakCompletedAt: Double? = nil) {
+        self.kind = kind
+        self.contentDuration = contentDuration
+        self.breaks = breaks
+        self.policy = policy
+        self.resumeContentTime = resumeContentTime
+        self.adRules = adRules
+        self.previouslyWatchedBreakIds = previouslyWatchedBreakIds
+        self.lastBreakCompletedAt = lastBreakCompletedAt
+    }
+}
+
+/// A read-only view of a session for queries and status.
+public struct TimelineSnapshot: Sendable, Equatable {
+    public enum Phase: String, Sendable, Equatable {
+        case content, inBreak = "in-break", seeking, trickPlay = "trick-play", finished, closed
+    }
+    public var phase: Phase
+    /// The break playing, when `phase == .inBreak`.
+    public var currentBreakId: String?
+    /// The last stream time reported (or extrapolated) and its content time.
+    public var streamTime: Double
+    public var contentTime: Double
+    public var playing: Bool
+    public var rate: Double
+    /// Where the viewer will be taken after the current break (snapback or resume), if anywhere.
+    public var pendingReturn: Double?
+    public var breaks: [AdBreak]
+    /// Wall time until which breaks are skipped (cooldown), if one is running.
+    public var cooldownUntil: Double?
+    public var lastBookmarkContentTime: Double?
+}

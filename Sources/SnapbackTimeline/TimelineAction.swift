@@ -1,0 +1,79 @@
+/// Why the timeline commands a seek.
+public enum SeekReason: String, Sendable, Equatable, CaseIterable {
+    /// A seek skipped an unwatched break: back to the break.
+    case snapback = "snapback"
+    /// The snapback break ended: on to where the viewer wanted to go.
+    case resumeAfterSnapback = "resume-after-snapback"
+    /// A session opened from a bookmark: to the bookmark's position in this stream.
+    case resumeFromBookmark = "resume-from-bookmark"
+    /// A session opened from a bookmark: first to a break that plays before it (resume policy).
+    case breakBeforeResume = "break-before-resume"
+    /// Playback or a seek reached a watched break that the policy skips: to its end.
+    case skipWatchedBreak = "skip-watched-break"
+    /// A break reached during the cooldown after a watched break: to its end.
+    case skipDuringCooldown = "skip-during-cooldown"
+    /// A break disabled for this session (failover): to its end.
+    case skipDisabledBreak = "skip-disabled-break"
+    /// A seek landed inside an unwatched break: to the start of that break (or of the ad).
+    case startOfBreak = "start-of-break"
+    /// A seek made while an unwatched break plays: back to where the player was.
+    case seekRefusedDuringAd = "seek-refused-during-ad"
+}
+
+/// Why a bookmark was saved.
+public enum BookmarkTrigger: String, Sendable, Equatable, CaseIterable {
+    case paused, closed, disconnected, seek, periodic, snapbackReturn = "snapback-return"
+}
+
+/// What the timeline asks its shell to do, with a short reason a log or a CLI can show.
+public struct TimelineAction: Sendable, Equatable, CustomStringConvertible {
+    public enum Kind: Sendable, Equatable {
+        /// Command the player to seek to a stream time.
+        case seek(to: Double, reason: SeekReason)
+        /// A break now counts as watched.
+        case breakWatched(breakId: String)
+        /// Ad-rules mode: pause the content and play this break.
+        case playBreak(breakId: String)
+        /// Ad-rules mode: every break that will play has played (after the post-roll).
+        case allAdsCompleted
+        /// Save the bookmark: content time (ads excluded) and the stream time it came from.
+        case saveBookmark(contentTime: Double, streamTime: Double, trigger: BookmarkTrigger)
+        /// Clear the bookmark: the viewer finished the content.
+        case clearBookmark
+        /// Arm a timer; the shell feeds `timerFired` back at the deadline (same clock as `now`).
+        case scheduleTimer(TimelineTimer, deadline: Double)
+        /// Disarm a timer.
+        case cancelTimer(TimelineTimer)
+    }
+
+    public var kind: Kind
+    /// Why, in a few words: "seek 300→900 skipped unwatched break b1 at 600".
+    public var reason: String
+
+    public init(_ kind: Kind, reason: String) {
+        self.kind = kind
+        self.reason = reason
+    }
+
+    public var description: String {
+        switch kind {
+        case .seek(let to, let why): return "seek to \(Seconds(to)) (\(why.rawValue)): \(reason)"
+        case .breakWatched(let id): return "break \(id) watched: \(reason)"
+        case .playBreak(let id): return "play break \(id): \(reason)"
+        case .allAdsCompleted: return "all ads completed: \(reason)"
+        case .saveBookmark(let c, let s, let t):
+            return "save bookmark at content \(Seconds(c)) (stream \(Seconds(s)), \(t.rawValue)): \(reason)"
+        case .clearBookmark: return "clear bookmark: \(reason)"
+        case .scheduleTimer(let t, let d): return "timer \(t.rawValue) at \(Seconds(d)): \(reason)"
+        case .cancelTimer(let t): return "cancel timer \(t.rawValue): \(reason)"
+        }
+    }
+}
+
+extension TimelineAction {
+    /// Whether this is a seek command.
+    public var isSeek: Bool {
+        if case .seek = kind { return true }
+        return false
+    }
+}

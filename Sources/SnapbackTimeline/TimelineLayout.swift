@@ -1,0 +1,182 @@
+/// A session's breaks sorted by start, with prefix sums for O(log n) conversions between stream time
+/// (ads included) and content time (ads excluded), and the validation of a set of breaks.
+///
+/// Conversions (IMA `contentTimeForStreamTime` / `streamTimeForContentTime`, TVSDK local time):
+/// - stream → content: a stream time inside a break maps to the break's content position (the content time
+///   at which the break is inserted), so a bookmark is never a position inside an ad.
+/// - content → stream: a content time exactly at a break's content position resolves to the stream time
+///   *after* the break (as Media3 does), so resuming at a break position does not replay the break.
+/// - live streams and ad-rules sessions: both are the identity.
+public struct TimelineLayout: Sendable, Equatable {
+    /// The breaks, sorted by start.
+    public private(set) var breaks: [AdBreak]
+    /// `adTimeBefore[i]` = total duration of breaks 0..<i; one more element than `breaks`.
+    private var adTimeBefore: [Double]
+    /// `contentPosition[i]` = the content time at which break i is inserted.
+    private var contentPosition: [Double]
+    private var indexById: [String: Int]
+    /// Live streams and ad-rules sessions (whose player time is content time): conversions are the identity.
+    public let isIdentity: Bool
+
+    /// The largest number of breaks a session may hold.
+    public static let maxBreaks = 100_000
+
+    /// Builds a layout from breaks in any order, rejecting bad times, empty or duplicate ids and overlaps.
+    public init(breaks: [AdBreak], identity: Bool = false) throws(TimelineError) {
+        self.isIdentity = identity
+        self.breaks = []
+        self.adTimeBefore = [0]
+        self.contentPosition = []
+        self.indexById = [:]
+        try Self.validate(breaks)
+        self.breaks = breaks.sorted { $0.start < $1.start }
+        try Self.checkOverlaps(self.breaks)
+        rebuildIndexes()
+    }
+
+    public var count: Int { breaks.count }
+    public var totalAdTime: Double { adTimeBefore[adTimeBefore.count - 1] }
+
+    public func index(ofBreak id: String) -> Int? { indexById[id] }
+    public func breakWith(id: String) -> AdBreak? { indexById[id].map { breaks[$0] } }
+
+    mutating func setWatched(_ watched: Bool, at index: Int) { breaks[index].watched = watched }
+
+    /// Adds breaks (live streams). A break whose id is already known must be identical (repeated updates
+    /// are idempotent); a changed or overlapping one is rejected and the layout is left unchanged.
+    public mutating func add(_ new: [AdBreak]) throws(TimelineError) {
+        try Self.validate(new)
+        var fresh: [AdBreak] = []
+        for b in new {
+            if let i = indexById[b.id] {
+                let old = breaks[i]
+                if old.start != b.start || old.duration != b.duration { throw .duplicateBreakId(b.id) }
+            } else {
+                fresh.append(b)
+            }
+        }
+        if fresh.isEmpty { return }
+        if breaks.count + fresh.count > Self.maxBreaks { throw .tooManyBreaks(limit: Self.maxBreaks) }
+        let merged = (breaks + fresh).sorted { $0.start < $1.start }
+        try Self.checkOverlaps(merged)
+        breaks = merged
+        rebuildIndexes()
+    }
+
+    private static func validate(_ breaks: [AdBreak]) throws(TimelineError) {
+        if breaks.count > maxBreaks { throw .tooManyBreaks(limit: maxBreaks) }
+        var seen = Set<String>()
+        seen.reserveCapacity(breaks.count)
+        for b in breaks {
+            if b.id.isEmpty { throw .emptyBreakId }
+            guard b.start.isFinite, b.start >= 0 else { throw .invalidTime(field: "break \(b.id) start", value: b.start) }
+            guard b.duration.isFinite, b.duration >= 0 else {
+                throw .invalidTime(field: "break \(b.id) duration", value: b.duration)
+            }
+            for d in b.adDurations where !(d.isFinite && d >= 0) {
+                throw .invalidTime(field: "break \(b.id) ad duration", value: d)
+            }
+            if !seen.insert(b.id).inserted { throw .duplicateBreakId(b.id) }
+        }
+    }
+
+    private static func checkOverlaps(_ sorted: [AdBreak]) throws(TimelineError) {
+        guard sorted.count > 1 else { return }
+        for i in 1..<sorted.count {
+            let a = sorted[i - 1], b = sorted[i]
+            // Back-to-back breaks (a.end == b.start) are fine; two breaks at one start are not, unless both
+            // are empty (ad rules may schedule zero-length markers).
+            if b.start < a.end || (b.start == a.start && (a.duration > 0 || b.duration > 0)) {
+                throw .overlappingBreaks(a.id, b.id)
+            }
+        }
+    }
+
+    private mutating func rebuildIndexes() {
+        adTimeBefore = [0]
+        adTimeBefore.reserveCapacity(breaks.count + 1)
+        contentPosition = []
+        contentPosition.reserveCapacity(breaks.count)
+        indexById = [:]
+        indexById.reserveCapacity(breaks.count)
+        var sum = 0.0
+        for (i, b) in breaks.enumerated() {
+            contentPosition.append(b.start - sum)
+            sum += b.duration
+            adTimeBefore.append(sum)
+            indexById[b.id] = i
+        }
+    }
+
+    // MARK: Searches
+
+    /// The number of breaks whose start is `<= t` (upper bound on starts).
+    @usableFromInline
+    func countStarting(atOrBefore t: Double) -> Int {
+        var lo = 0, hi = breaks.count
+        while lo < hi {
+            let mid = (lo &+ hi) >> 1
+            if breaks[mid].start <= t { lo = mid + 1 } else { hi = mid }
+        }
+        return lo
+    }
+
+    /// The number of breaks whose content position is `<= c`.
+    func countPositioned(atOrBefore c: Double) -> Int {
+        var lo = 0, hi = contentPosition.count
+        while lo < hi {
+            let mid = (lo &+ hi) >> 1
+            if contentPosition[mid] <= c { lo = mid + 1 } else { hi = mid }
+        }
+        return lo
+    }
+
+    /// The index of the break containing stream time `t` (`start <= t < end`), if any.
+    public func indexOfBreak(containing t: Double) -> Int? {
+        let k = countStarting(atOrBefore: t)
+        guard k > 0, breaks[k - 1].contains(t) else { return nil }
+        return k - 1
+    }
+
+    /// The break containing stream time `t`, if any.
+    public func breakContaining(_ t: Double) -> AdBreak? { indexOfBreak(containing: t).map { breaks[$0] } }
+
+    /// The last break starting at or before `t` (IMA `previousCuepointForStreamTime`, which also finds the
+    /// break `t` is inside).
+    public func previousBreak(atOrBefore t: Double) -> AdBreak? {
+        let k = countStarting(atOrBefore: t)
+        return k > 0 ? breaks[k - 1] : nil
+    }
+
+    /// The first break starting strictly after `t`.
+    public func nextBreak(after t: Double) -> AdBreak? {
+        let k = countStarting(atOrBefore: t)
+        return k < breaks.count ? breaks[k] : nil
+    }
+
+    // MARK: Conversions
+
+    /// Content time for a stream time; inside a break, the break's content position. Live: identity.
+    public func contentTime(forStreamTime s: Double) -> Double {
+        if isIdentity { return s }
+        let k = countStarting(atOrBefore: s)
+        guard k > 0 else { return s }
+        let b = breaks[k - 1]
+        if s < b.end { return contentPosition[k - 1] }
+        return s - adTimeBefore[k]
+    }
+
+    /// Stream time for a content time. A content time exactly at a break's content position resolves to
+    /// the stream time after that break (Media3's rule), so a resume there does not replay it. Live:
+    /// identity.
+    public func streamTime(forContentTime c: Double) -> Double {
+        if isIdentity { return c }
+        return c + adTimeBefore[countPositioned(atOrBefore: c)]
+    }
+
+    /// The content position of break `index` (where it is inserted in the content).
+    public func contentPosition(ofBreakAt index: Int) -> Double { contentPosition[index] }
+
+    /// The stream duration for a content duration: content plus every break.
+    public func streamDuration(forContentDuration d: Double) -> Double { isIdentity ? d : d + totalAdTime }
+}

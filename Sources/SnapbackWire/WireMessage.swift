@@ -1,0 +1,183 @@
+import CSnapbackProto
+import SnapbackTimeline
+
+/// A Swift value that is one protobuf message of the protocol. Encoding appends to a caller's buffer so
+/// a connection can reuse one output buffer (reserve the frame header, append the body, patch the length).
+public protocol WireMessage: Sendable {
+    /// Appends the message's protobuf encoding to `out` and returns the number of bytes appended.
+    @discardableResult
+    func encode(into out: inout [UInt8]) -> Int
+    /// Decodes a body. Unknown fields are ignored; bytes that do not parse throw `WireError.malformed`.
+    static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self
+}
+
+extension WireMessage {
+    /// The message's protobuf encoding.
+    public func encoded() -> [UInt8] {
+        var out: [UInt8] = []
+        encode(into: &out)
+        return out
+    }
+
+    public static func decode(_ bytes: [UInt8]) throws(WireError) -> Self {
+        // withUnsafeBytes rethrows untyped errors: carry the typed one out in a Result.
+        try bytes.withUnsafeBytes { raw in Result { () throws(WireError) in try decode(raw) } }.get()
+    }
+}
+
+/// The server side's encoders, one per reply (`encodeHelloReply`, `encodeEventReply`, …), and the client
+/// side's decoders live in extensions of this namespace and of the message types.
+public enum WireReply {}
+
+/// Glue between Swift values and protobuf-c messages. Every generated struct starts with a
+/// `ProtobufCMessage base`, so a pointer to one is a pointer to a `ProtobufCMessage`.
+enum ProtoC {
+    /// Packs a generated message (initialised with its `*__init`) at the end of `out`.
+    @inline(__always)
+    @discardableResult
+    static func append<M>(_ message: inout M, to out: inout [UInt8]) -> Int {
+        withUnsafeMutablePointer(to: &message) { p in
+            let base = UnsafePointer<ProtobufCMessage>(OpaquePointer(p))
+            let size = protobuf_c_message_get_packed_size(base)
+            guard size > 0 else { return 0 }
+            let start = out.count
+            out.append(contentsOf: repeatElement(0, count: size))
+            let written = out.withUnsafeMutableBufferPointer { buffer in
+                protobuf_c_message_pack(base, buffer.baseAddress! + start)
+            }
+            assert(written == size, "protobuf-c packed \(written) bytes, announced \(size)")
+            return size
+        }
+    }
+
+    /// Unpacks `body` with a generated `*__unpack`, hands the message to `read`, and frees it with the
+    /// matching `*__free_unpacked` whatever `read` does.
+    @inline(__always)
+    static func unpack<M, R>(
+        _ body: UnsafeRawBufferPointer,
+        _ name: String,
+        _ unpack: (UnsafeMutablePointer<ProtobufCAllocator>?, Int, UnsafePointer<UInt8>?) -> UnsafeMutablePointer<M>?,
+        _ free: (UnsafeMutablePointer<M>?, UnsafeMutablePointer<ProtobufCAllocator>?) -> Void,
+        _ read: (UnsafeMutablePointer<M>) throws(WireError) -> R
+    ) throws(WireError) -> R {
+        // An empty body is a valid message (every field at its default); protobuf-c reads nothing then.
+        let data = body.baseAddress?.assumingMemoryBound(to: UInt8.self)
+        guard let message = unpack(nil, body.count, data) else { throw .malformed(message: name) }
+        defer { free(message, nil) }
+        return try read(message)
+    }
+
+    @inline(__always)
+    static func string(_ p: UnsafePointer<CChar>?) -> String {
+        guard let p else { return "" }
+        return String(cString: p)
+    }
+
+    static func strings(_ p: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, _ count: Int) -> [String] {
+        guard let p, count > 0 else { return [] }
+        return (0..<count).map { string(p[$0]) }
+    }
+
+    static func doubles(_ p: UnsafeMutablePointer<Double>?, _ count: Int) -> [Double] {
+        guard let p, count > 0 else { return [] }
+        return Array(UnsafeBufferPointer(start: p, count: count))
+    }
+
+    @inline(__always)
+    static func bool(_ b: protobuf_c_boolean) -> Bool { b != 0 }
+
+    @inline(__always)
+    static func cBool(_ b: Bool) -> protobuf_c_boolean { b ? 1 : 0 }
+}
+
+/// Memory that outlives the closures of `withCString` while a message with many strings, repeated
+/// messages or repeated scalars is packed; freed all at once when the arena goes away. Used off the hot
+/// path (the per-event replies and pushes pack with `withCString` and stack values instead).
+final class CArena {
+    private var blocks: [UnsafeMutableRawPointer] = []
+
+    init() {}
+
+    deinit {
+        for block in blocks { block.deallocate() }
+    }
+
+    /// A NUL-terminated copy of `s`.
+    func string(_ s: String) -> UnsafeMutablePointer<CChar> {
+        let count = s.utf8.count
+        let raw = UnsafeMutableRawPointer.allocate(byteCount: count + 1, alignment: 1)
+        blocks.append(raw)
+        s.withCString { raw.copyMemory(from: $0, byteCount: count + 1) }
+        return raw.bindMemory(to: CChar.self, capacity: count + 1)
+    }
+
+    /// Uninitialised room for `count` values (at least one, so the pointer is never null).
+    func allocate<T>(_ type: T.Type, count: Int) -> UnsafeMutablePointer<T> {
+        let p = UnsafeMutablePointer<T>.allocate(capacity: max(count, 1))
+        blocks.append(UnsafeMutableRawPointer(p))
+        return p
+    }
+
+    func doubles(_ values: [Double]) -> UnsafeMutablePointer<Double>? {
+        guard !values.isEmpty else { return nil }
+        let p = allocate(Double.self, count: values.count)
+        _ = UnsafeMutableBufferPointer(start: p, count: values.count).initialize(from: values)
+        return p
+    }
+
+    func strings(_ values: [String]) -> UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? {
+        guard !values.isEmpty else { return nil }
+        let p = allocate(UnsafeMutablePointer<CChar>?.self, count: values.count)
+        for (i, s) in values.enumerated() { (p + i).initialize(to: string(s)) }
+        return p
+    }
+
+    /// `AdBreak`s as a protobuf-c repeated message field (an array of pointers).
+    func adBreaks(_ breaks: [AdBreak]) -> UnsafeMutablePointer<UnsafeMutablePointer<Snapback__V1__AdBreak>?>? {
+        guard !breaks.isEmpty else { return nil }
+        let items = allocate(Snapback__V1__AdBreak.self, count: breaks.count)
+        let pointers = allocate(UnsafeMutablePointer<Snapback__V1__AdBreak>?.self, count: breaks.count)
+        for (i, b) in breaks.enumerated() {
+            (items + i).initialize(to: adBreak(b))
+            (pointers + i).initialize(to: items + i)
+        }
+        return pointers
+    }
+
+    /// One `AdBreak` message; its strings and arrays live in the arena.
+    func adBreak(_ b: AdBreak) -> Snapback__V1__AdBreak {
+        var m = Snapback__V1__AdBreak()
+        snapback__v1__ad_break__init(&m)
+        m.id = string(b.id)
+        m.start = b.start
+        m.duration = b.duration
+        m.n_ad_durations = b.adDurations.count
+        m.ad_durations = doubles(b.adDurations)
+        m.watched = ProtoC.cBool(b.watched)
+        return m
+    }
+
+    /// A single message kept in the arena, for a pointer-typed (sub-message) field.
+    func box<T>(_ value: T) -> UnsafeMutablePointer<T> {
+        let p = allocate(T.self, count: 1)
+        p.initialize(to: value)
+        return p
+    }
+}
+
+extension AdBreak {
+    init(proto m: Snapback__V1__AdBreak) {
+        self.init(id: ProtoC.string(m.id), start: m.start, duration: m.duration,
+                  adDurations: ProtoC.doubles(m.ad_durations, m.n_ad_durations), watched: ProtoC.bool(m.watched))
+    }
+
+    static func list(_ p: UnsafeMutablePointer<UnsafeMutablePointer<Snapback__V1__AdBreak>?>?, _ count: Int) -> [AdBreak] {
+        guard let p, count > 0 else { return [] }
+        var out: [AdBreak] = []
+        out.reserveCapacity(count)
+        for i in 0..<count {
+            if let b = p[i] { out.append(AdBreak(proto: b.pointee)) }
+        }
+        return out
+    }
+}

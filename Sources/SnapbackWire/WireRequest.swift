@@ -1,0 +1,76 @@
+import CSnapbackProto
+import SnapbackTimeline
+
+/// A request body as Swift values: one case per method (session events share `.event`).
+///
+/// The daemon decodes with `decode(method:body:defaultPreset:)`; the client library encodes with
+/// `encode(into:)` and sends `method` in the frame header.
+public enum WireRequest: Sendable, Equatable {
+    case hello(HelloRequest)
+    case getStatus
+    case openSession(OpenSessionRequest)
+    /// ReportPlayhead … Pause: the event as the timeline takes it. (`playerDisconnected` and
+    /// `timerFired` are the daemon's own events and never travel; `.closed` travels as CloseSession.)
+    case event(sessionId: UInt64, TimelineEvent)
+    case closeSession(sessionId: UInt64)
+    case contentTimeForStreamTime(sessionId: UInt64, streamTime: Double)
+    case streamTimeForContentTime(sessionId: UInt64, contentTime: Double)
+    case breakAt(sessionId: UInt64, streamTime: Double)
+    case getSessionState(sessionId: UInt64)
+    case getBookmark(profile: String, contentId: String)
+    /// `pageSize` 0 = the server's default; `pageToken` "" = the first page.
+    case listBookmarks(profile: String, pageSize: UInt32, pageToken: String)
+    case deleteBookmark(profile: String, contentId: String)
+    case clearBookmarks(profile: String)
+
+    /// The session the request is about, for session methods.
+    public var sessionId: UInt64? {
+        switch self {
+        case .event(let id, _), .closeSession(let id), .contentTimeForStreamTime(let id, _),
+             .streamTimeForContentTime(let id, _), .breakAt(let id, _), .getSessionState(let id):
+            return id
+        default:
+            return nil
+        }
+    }
+
+    /// The method the request is sent as. Traps for `.event` with `playerDisconnected` or `timerFired`,
+    /// which are not wire events (a programming error).
+    public var method: WireMethod {
+        switch self {
+        case .hello: return .hello
+        case .getStatus: return .getStatus
+        case .openSession: return .openSession
+        case .event(_, let event): return WireRequest.method(for: event)
+        case .closeSession: return .closeSession
+        case .contentTimeForStreamTime: return .contentTimeForStreamTime
+        case .streamTimeForContentTime: return .streamTimeForContentTime
+        case .breakAt: return .breakAt
+        case .getSessionState: return .getSessionState
+        case .getBookmark: return .getBookmark
+        case .listBookmarks: return .listBookmarks
+        case .deleteBookmark: return .deleteBookmark
+        case .clearBookmarks: return .clearBookmarks
+        }
+    }
+
+    static func method(for event: TimelineEvent) -> WireMethod {
+        switch event {
+        case .playheadReported: return .reportPlayhead
+        case .seekStarted: return .seekStarted
+        case .seekEnded: return .seekEnded
+        case .adBreakStarted: return .adBreakStarted
+        case .adBreakEnded: return .adBreakEnded
+        case .adStarted: return .adStarted
+        case .adEnded: return .adEnded
+        case .trickPlayStarted: return .trickPlayStarted
+        case .trickPlayEnded: return .trickPlayEnded
+        case .contentCompleted: return .contentComplete
+        case .breaksUpdated: return .updateBreaks
+        case .paused: return .pause
+        case .closed: return .closeSession
+        case .playerDisconnected, .timerFired:
+            preconditionFailure("\(event.name) is the daemon's own event and has no wire method")
+        }
+    }
+}

@@ -1,0 +1,192 @@
+import Foundation
+import SnapbackClient
+import SnapbackWire
+import Testing
+
+/// How one misbehaving client is cut off without the others noticing. Tests tagged `.needsHello`
+/// rely on the RPC service answering Control/Hello (method 0x0000) with a RESPONSE frame.
+@Suite struct DaemonConnectionTests {
+    @Test func garbageHeaderDisconnectsThatClientOnly() throws {
+        let daemon = try DaemonHarness()
+        let bystander = try daemon.connect()
+        let offender = try daemon.connect()
+        try offender.sendRaw(Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+        #expect(offender.waitForClose(timeout: .seconds(2)))
+        #expect(daemon.waitForLog(containing: "protocol error"))
+        #expect(!bystander.waitForClose(timeout: .milliseconds(200)))
+        #expect(daemon.stderrLines.filter { $0.contains("protocol error") }.count == 1)
+        #expect(daemon.stderrLines.contains { $0.hasPrefix("<4>") && $0.contains("protocol error: unknown frame type") })
+        daemon.terminate()
+        #expect(daemon.waitForExit() == .exit(0))
+    }
+
+    @Test(arguments: [
+        FrameHeader.request(callId: 0, method: 0).encoded,
+        FrameHeader(callId: 1, type: .request, status: 2, method: 0).encoded,
+        FrameHeader.response(callId: 1, method: 0).encoded,
+        FrameHeader.push(callId: 1, method: 0).encoded,
+    ])
+    func invalidRequestHeadersDisconnect(_ header: [UInt8]) throws {
+        let daemon = try DaemonHarness()
+        let client = try daemon.connect()
+        try client.sendRaw(header)
+        #expect(client.waitForClose(timeout: .seconds(2)))
+        daemon.terminate()
+        #expect(daemon.waitForExit() == .exit(0))
+    }
+
+    @Test func clientDisconnectingMidFrameDoesNotDisturbOthers() throws {
+        let daemon = try DaemonHarness()
+        let bystander = try daemon.connect()
+        do {
+            let leaver = try daemon.connect()
+            let frame = Frame(header: .request(callId: 7, method: 0x0101), body: Array(repeating: 1, count: 300))
+            try leaver.sendRaw(Array(frame.encoded.prefix(100)))
+            leaver.close()
+        }
+        #expect(daemon.waitForLog(containing: "closed: peer closed the connection"))
+        #expect(!bystander.waitForClose(timeout: .milliseconds(200)))
+        #expect(daemon.isRunning)
+        daemon.terminate()
+        #expect(daemon.waitForExit() == .exit(0))
+        #expect(daemon.errorLines == [])
+    }
+
+    // MARK: With the RPC service
+
+    @Test(.tags(.needsHello)) func helloIsAnswered() throws {
+        let daemon = try DaemonHarness()
+        let client = try daemon.connect()
+        let response = try client.hello(callId: 41)
+        #expect(response.header.type == .response)
+        #expect(response.header.callId == 41)
+        #expect(response.header.method == TestFrames.helloMethod)
+        daemon.terminate()
+        #expect(daemon.waitForExit() == .exit(0))
+    }
+
+    @Test(.tags(.needsHello)) func pipelinedRequestsAreAnsweredInOrder() throws {
+        let daemon = try DaemonHarness()
+        let client = try daemon.connect()
+        // 500 requests in one write: the daemon parses them from one read buffer and answers in batches.
+        try client.sendRaw((1...500).flatMap { TestFrames.hello(callId: UInt32($0)).encoded })
+        var callIds: [UInt32] = []
+        while callIds.count < 500 {
+            let frame = try client.readFrame()
+            if frame.header.type == .response { callIds.append(frame.header.callId) }
+        }
+        #expect(callIds == Array(1...500))
+        daemon.terminate()
+        #expect(daemon.waitForExit() == .exit(0))
+    }
+
+    @Test(.tags(.needsHello)) func requestsSplitIntoSingleBytesAreAnswered() throws {
+        let daemon = try DaemonHarness()
+        let client = try daemon.connect()
+        let bytes = TestFrames.hello(callId: 5).encoded + TestFrames.hello(callId: 6).encoded
+        for byte in bytes {
+            try client.sendRaw([byte])
+            usleep(200)
+        }
+        var callIds: [UInt32] = []
+        while callIds.count < 2 {
+            let frame = try client.readFrame()
+            if frame.header.type == .response { callIds.append(frame.header.callId) }
+        }
+        #expect(callIds == [5, 6])
+        daemon.terminate()
+        #expect(daemon.waitForExit() == .exit(0))
+    }
+
+    @Test(.tags(.needsHello)) func garbageHeaderDoesNotStopOthersBeingAnswered() throws {
+        let daemon = try DaemonHarness()
+        let bystander = try daemon.connect()
+        #expect(try bystander.hello(callId: 1).header.callId == 1)
+        let offender = try daemon.connect()
+        try offender.sendRaw(FrameHeader.request(callId: 0, method: 0).encoded)
+        #expect(offender.waitForClose(timeout: .seconds(2)))
+        #expect(try bystander.hello(callId: 2).header.callId == 2)
+        daemon.terminate()
+        #expect(daemon.waitForExit() == .exit(0))
+    }
+
+    @Test(.tags(.needsHello)) func clientDisconnectingMidFrameLeavesOthersAnswered() throws {
+        let daemon = try DaemonHarness()
+        let bystander = try daemon.connect()
+        let leaver = try daemon.connect()
+        try leaver.sendRaw(Array(TestFrames.hello(callId: 3).encoded.prefix(5)))
+        leaver.close()
+        #expect(try bystander.hello(callId: 9).header.callId == 9)
+        daemon.terminate()
+        #expect(daemon.waitForExit() == .exit(0))
+    }
+
+    @Test(.tags(.needsHello)) func oversizedRequestIsAnsweredResourceExhaustedAndTheConnectionGoesOn() throws {
+        let daemon = try DaemonHarness(arguments: ["--max-frame-size", "1024"])
+        let client = try daemon.connect()
+        let header = FrameHeader.request(callId: 77, method: TestFrames.helloMethod, length: 200_000)
+        // The body follows in pieces; none of it may be taken for a header.
+        try client.sendRaw(header.encoded)
+        for _ in 0..<20 {
+            try client.sendRaw([UInt8](repeating: 0x01, count: 10_000))
+        }
+        let answer = try client.readFrame()
+        #expect(answer.header.type == .response)
+        #expect(answer.header.callId == 77)
+        #expect(answer.header.status == TestFrames.resourceExhausted)
+        #expect(try client.hello(callId: 78).header.status != TestFrames.resourceExhausted)
+        daemon.terminate()
+        #expect(daemon.waitForExit() == .exit(0))
+    }
+
+    @Test(.tags(.needsHello)) func clientThatNeverReadsIsDisconnectedAndOthersDoNotNotice() throws {
+        let daemon = try DaemonHarness(arguments: ["--max-outbound-bytes", "4096"])
+        let bystander = try daemon.connect()
+        let sluggard = try daemon.connect()
+        // Requests until the daemon gives up on us; the answers pile up unread in the kernel and then in
+        // the daemon's queue for this connection.
+        let batch = (1...1000).flatMap { TestFrames.hello(callId: UInt32($0)).encoded }
+        var disconnected = false
+        for _ in 0..<5000 {
+            do {
+                try sluggard.sendRaw(batch)
+            } catch {
+                disconnected = true
+                break
+            }
+            if daemon.stderrText.contains("peer is not reading") {
+                disconnected = true
+                break
+            }
+        }
+        #expect(disconnected)
+        #expect(daemon.waitForLog(containing: "peer is not reading"))
+        #expect(daemon.stderrLines.filter { $0.contains("peer is not reading") }.count == 1)
+        #expect(daemon.stderrLines.contains { $0.hasPrefix("<4>") && $0.contains("peer is not reading") })
+        #expect(sluggard.waitForClose(timeout: .seconds(5)))
+        // The bystander is still served.
+        #expect(try bystander.hello(callId: 1).header.callId == 1)
+        daemon.terminate()
+        #expect(daemon.waitForExit() == .exit(0))
+        #expect(daemon.errorLines == [])
+    }
+
+    @Test(.tags(.needsHello)) func sigtermStillDeliversAnswersQueuedBeforeIt() throws {
+        let daemon = try DaemonHarness()
+        let client = try daemon.connect()
+        try client.sendRaw((1...200).flatMap { TestFrames.hello(callId: UInt32($0)).encoded })
+        // Wait for the first answer so the requests were read, then stop.
+        _ = try client.readFrame()
+        daemon.terminate()
+        var answered = 1
+        while true {
+            do {
+                if try client.readFrame(timeout: .seconds(5)).header.type == .response { answered += 1 }
+            } catch {
+                break
+            }
+        }
+        #expect(answered == 200)
+        #expect(daemon.waitForExit() == .exit(0))
+    }
+}

@@ -1,0 +1,208 @@
+import SnapbackTimeline
+import Testing
+
+/// Ad-rules mode (IMA client-side ad rules, seed 004): breaks scheduled on content time, the content paused
+/// while a break plays, play-break actions instead of seeks. Rules unless told: a 30-second pre-roll,
+/// mid-rolls at 600 and 1200, a post-roll; 30-minute program.
+@Suite struct AdRulesTests {
+    static let rules = AdRules(preroll: true, midrollTimes: [600, 1200], postroll: true, breakDuration: 30)
+
+    func session(_ rules: AdRules = rules, contentDuration: Double? = 1800, policy: AdPolicy = AdPolicy(),
+                 resume: Double? = nil) throws -> (TimelineSession, [TimelineAction]) {
+        try Factory.session(breaks: [], contentDuration: contentDuration, policy: policy, resume: resume, adRules: rules)
+    }
+
+    /// The pre-roll played, the content playing at `t`.
+    func playing(at t: Double, policy: AdPolicy = AdPolicy()) throws -> TimelineSession {
+        var (s, _) = try session(policy: policy)
+        try s.playBreak("preroll", at: 1000, duration: 30)
+        try s.report(t, at: 1031)
+        return s
+    }
+
+    @Test func thePreRollPlaysOnOpen() throws {
+        let (s, opened) = try session()
+        #expect(opened.played == ["preroll"])
+        #expect(opened.seeks == [])
+        // Its expected duration plus twice the coverage tolerance.
+        #expect(opened.timers == [Timer(.breakEnd, 1034)])
+        #expect(s.snapshot(at: 1000).currentBreakId == "preroll")
+    }
+
+    @Test func theContentResumesAfterThePreRoll() throws {
+        var (s, _) = try session()
+        let ended = try s.playBreak("preroll", at: 1000, duration: 30)
+        #expect(ended.watched == ["preroll"])
+        #expect(ended.seeks == [])
+        #expect(ended.played == [])
+        #expect(s.snapshot(at: 1030).phase == .content)
+    }
+
+    @Test func thePreRollDoesNotPlayAgainWhenTheContentReportsZero() throws {
+        var (s, _) = try session()
+        try s.playBreak("preroll", at: 1000, duration: 30)
+        #expect(try s.report(0, at: 1031, playing: false).played == [])
+        #expect(try s.report(0, at: 1032).played == [])
+        #expect(s.snapshot(at: 1032).phase == .content)
+    }
+
+    @Test func theContentReachingAMidRollPlaysIt() throws {
+        var s = try playing(at: 590)
+        let actions = try s.report(600.5, at: 1041)
+        #expect(actions.played == ["midroll-600"])
+        #expect(actions.seeks == [])
+    }
+
+    @Test func theContentReachingExactlyAMidRollTimePlaysIt() throws {
+        var s = try playing(at: 590)
+        #expect(try s.report(600, at: 1041).played == ["midroll-600"])
+    }
+
+    @Test func theContentIsPausedWhileABreakPlays() throws {
+        var s = try playing(at: 590)
+        try s.report(600.5, at: 1041)
+        #expect(try s.report(600.5, at: 1042) == [])
+        #expect(try s.report(1300, at: 1043) == [])
+        #expect(s.snapshot(at: 1043).currentBreakId == "midroll-600")
+    }
+
+    @Test func thePostRollIsNotPlayedByThePlayhead() throws {
+        var s = try playing(at: 1790)
+        #expect(try s.report(1800, at: 1041).played == [])
+    }
+
+    @Test func midRollsEveryNSecondsOfContent() throws {
+        let (s, _) = try session(AdRules(preroll: true, midrollEvery: 600, postroll: true))
+        #expect(s.snapshot(at: 1000).breaks.map(\.id) == ["preroll", "midroll-600", "midroll-1200", "postroll"])
+    }
+
+    /// Seed 004: "play a one-minute ad break every 30 minutes of content".
+    @Test func aOneMinuteBreakEveryThirtyMinutesOfContent() throws {
+        var (s, _) = try session(AdRules(preroll: false, midrollEvery: 1800, postroll: false, breakDuration: 60),
+                                 contentDuration: 5400)
+        #expect(s.snapshot(at: 1000).breaks.map(\.id) == ["midroll-1800", "midroll-3600"])
+        try s.report(1790, at: 1000)
+        let actions = try s.report(1800.5, at: 1010)
+        #expect(actions.played == ["midroll-1800"])
+        #expect(actions.deadline(of: .breakEnd) == 1074)
+    }
+
+    @Test func midRollTimesAndIntervalsMerge() throws {
+        let (s, _) = try session(AdRules(preroll: false, midrollTimes: [600, 900], midrollEvery: 600, postroll: false))
+        #expect(s.snapshot(at: 1000).breaks.map(\.id) == ["midroll-600", "midroll-900", "midroll-1200"])
+    }
+
+    /// Seed 004: after a seek over several mid-rolls only the last one plays, then the content resumes at
+    /// the seek target.
+    @Test func aSeekOverSeveralMidRollsPlaysTheLastThenResumesAtTheTarget() throws {
+        var s = try playing(at: 100)
+        let actions = try s.seek(from: 100, to: 1500, at: 1032)
+        #expect(actions.played == ["midroll-1200"])
+        #expect(actions.seeks == [])
+        #expect(s.snapshot(at: 1032).pendingReturn == 1500)
+        let ended = try s.playBreak("midroll-1200", at: 1033, duration: 30)
+        #expect(ended.seeks == [Seek(1500, .resumeAfterSnapback)])
+        #expect(ended.savedBookmarks == [Bookmark(1500, 1500, .snapbackReturn)])
+    }
+
+    @Test func aSeekToExactlyAMidRollTimePlaysItOnce() throws {
+        var s = try playing(at: 100)
+        #expect(try s.seek(from: 100, to: 600, at: 1032).played == ["midroll-600"])
+        #expect(try s.playBreak("midroll-600", at: 1033, duration: 30).seeks == [Seek(600, .resumeAfterSnapback)])
+        #expect(try s.report(600, at: 1064).played == [])
+        #expect(try s.report(601, at: 1065).played == [])
+    }
+
+    @Test func aSeekBackwardPlaysNoMidRoll() throws {
+        var s = try playing(at: 1500)
+        #expect(try s.seek(from: 1500, to: 100, at: 1032).played == [])
+    }
+
+    @Test func aSeekDuringAnUnwatchedBreakIsRefused() throws {
+        let (s0, _) = try session()
+        var s = s0
+        #expect(try s.seek(from: 0, to: 500, at: 1001).seeks == [Seek(0, .seekRefusedDuringAd)])
+        #expect(s.snapshot(at: 1001).currentBreakId == "preroll")
+    }
+
+    @Test func contentCompletePlaysThePostRollThenAllAdsComplete() throws {
+        var s = try playing(at: 1700)
+        let complete = try s.handle(.contentCompleted, at: 1041)
+        #expect(complete.played == ["postroll"])
+        #expect(complete.clearsBookmark)
+        #expect(!complete.allAdsCompleted)
+        let ended = try s.playBreak("postroll", at: 1042, duration: 30)
+        #expect(ended.allAdsCompleted)
+        #expect(ended.watched == ["postroll"])
+    }
+
+    @Test func afterAllAdsCompletedTheSessionIsFinished() throws {
+        var s = try playing(at: 1790)
+        try s.handle(.contentCompleted, at: 1041)
+        try s.playBreak("postroll", at: 1042, duration: 30)
+        #expect(s.snapshot(at: 1072).phase == .finished)
+    }
+
+    @Test func contentCompleteWithoutAPostRollCompletesAllAdsAtOnce() throws {
+        var (s, _) = try session(AdRules(preroll: false, midrollTimes: [600], postroll: false))
+        let complete = try s.handle(.contentCompleted, at: 1041)
+        #expect(complete.allAdsCompleted)
+        #expect(s.snapshot(at: 1041).phase == .finished)
+    }
+
+    @Test func aMissingAdBreakEndedCompletesTheBreakAtItsExpectedEnd() throws {
+        var (s, _) = try session()
+        let fired = try s.handle(.timerFired(.breakEnd), at: 1034)
+        #expect(fired.watched == ["preroll"])
+        #expect(s.snapshot(at: 1034).phase == .content)
+    }
+
+    @Test func aDisabledPreRollDoesNotPlay() throws {
+        let (s, opened) = try session(policy: Factory.policy { $0.prerollDisabled = true })
+        #expect(opened.played == [])
+        #expect(s.snapshot(at: 1000).phase == .content)
+    }
+
+    @Test func conversionsAreTheIdentity() throws {
+        let s = try playing(at: 900)
+        #expect(s.snapshot(at: 1031).contentTime == 900)
+        #expect(s.layout.streamTime(forContentTime: 900) == 900)
+    }
+
+    @Test func aResumePlaysTheLastMidRollBeforeItThenGoesToTheBookmark() throws {
+        var (s, opened) = try session(resume: 900)
+        #expect(opened.played == ["midroll-600"])
+        #expect(try s.playBreak("midroll-600", at: 1001, duration: 30).seeks == [Seek(900, .resumeFromBookmark)])
+    }
+
+    @Test func aResumeWithNoBreaksGoesStraightToTheBookmark() throws {
+        let (_, opened) = try session(policy: Factory.policy { $0.resumeBreaks = .none }, resume: 900)
+        #expect(opened.played == [])
+        #expect(opened.seeks == [Seek(900, .resumeFromBookmark)])
+    }
+
+    // MARK: Bad rules
+
+    @Test func aMidRollAtOrAfterTheContentEndIsRejected() {
+        expectRejected(SessionConfiguration(contentDuration: 1800, adRules: AdRules(midrollTimes: [1800])),
+                       with: .breakOutOfRange(id: "midroll-1800", start: 1800))
+    }
+
+    @Test func midRollsEveryNSecondsNeedTheContentDuration() {
+        expectRejected(SessionConfiguration(adRules: AdRules(midrollEvery: 600)),
+                       with: .notSupported("mid-rolls every N seconds without a content duration"))
+    }
+
+    @Test func adRulesOnALiveStreamAreRejected() {
+        expectRejected(SessionConfiguration(kind: .live, adRules: AdRules()), with: .notSupported("ad rules on a live stream"))
+    }
+
+    @Test func invalidRuleTimesAreRejected() {
+        expectRejected(SessionConfiguration(contentDuration: 1800, adRules: AdRules(breakDuration: .nan)),
+                       with: .invalidTime(field: "ad rules break duration", value: .nan))
+        expectRejected(SessionConfiguration(contentDuration: 1800, adRules: AdRules(midrollTimes: [-5])),
+                       with: .invalidTime(field: "ad rules mid-roll time", value: -5))
+        expectRejected(SessionConfiguration(contentDuration: 1800, adRules: AdRules(midrollEvery: -.infinity)),
+                       with: .invalidTime(field: "ad rules mid-roll interval", value: -.infinity))
+    }
+}

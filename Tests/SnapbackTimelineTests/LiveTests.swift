@@ -1,0 +1,109 @@
+import SnapbackTimeline
+import Testing
+
+/// Live sessions: identity conversions, breaks arriving as the stream goes on, no snapback and no bookmarks
+/// by default. Stream: one break b1 at 600 (60 s).
+@Suite struct LiveTests {
+    func live(policy: AdPolicy = AdPolicy(), watched: Set<String> = [], resume: Double? = nil) throws
+        -> (TimelineSession, [TimelineAction])
+    {
+        try Factory.session(breaks: Factory.oneBreak, kind: .live, contentDuration: nil, policy: policy,
+                            resume: resume, watched: watched)
+    }
+
+    func playing(at t: Double, policy: AdPolicy = AdPolicy(), watched: Set<String> = []) throws -> TimelineSession {
+        var (s, _) = try live(policy: policy, watched: watched)
+        try s.report(t, at: 1000)
+        return s
+    }
+
+    @Test func contentTimeIsStreamTime() throws {
+        var s = try playing(at: 590)
+        try s.report(630, at: 1040)
+        #expect(s.snapshot(at: 1040).contentTime == 630)
+        #expect(s.streamEnd == nil)
+    }
+
+    @Test func noSnapbackByDefault() throws {
+        var s = try playing(at: 300)
+        let actions = try s.seek(from: 300, to: 900, at: 1001)
+        #expect(actions.seeks == [])
+        #expect(actions.savedBookmarks == [])
+    }
+
+    @Test func snapbackCanBeEnabled() throws {
+        var s = try playing(at: 300, policy: Factory.policy { $0.liveSnapback = true })
+        #expect(try s.seek(from: 300, to: 900, at: 1001).seeks == [Seek(600, .snapback)])
+    }
+
+    @Test func playbackStillEntersBreaks() throws {
+        var s = try playing(at: 590)
+        try s.report(600.5, at: 1010)
+        #expect(s.snapshot(at: 1010).currentBreakId == "b1")
+        #expect(try s.report(660.5, at: 1070).watched == ["b1"])
+    }
+
+    @Test func newBreaksArriveAsTheStreamGoesOn() throws {
+        var s = try playing(at: 1100)
+        #expect(try s.handle(.breaksUpdated([AdBreak(id: "b2", start: 1200, duration: 30)]), at: 1001) == [])
+        #expect(s.snapshot(at: 1001).breaks.map(\.id) == ["b1", "b2"])
+        try s.report(1199, at: 1100)
+        try s.report(1200.5, at: 1101)
+        #expect(s.snapshot(at: 1101).currentBreakId == "b2")
+    }
+
+    @Test func aRepeatedUpdateIsIdempotent() throws {
+        var s = try playing(at: 300)
+        let update = [AdBreak(id: "b1", start: 600, duration: 60), AdBreak(id: "b2", start: 1200, duration: 30)]
+        try s.handle(.breaksUpdated(update), at: 1001)
+        let before = s.snapshot(at: 1002)
+        #expect(try s.handle(.breaksUpdated(update), at: 1002) == [])
+        #expect(s.snapshot(at: 1002) == before)
+    }
+
+    @Test func anUpdateChangingAKnownBreakIsRefused() throws {
+        var s = try playing(at: 300)
+        expectRefused(&s, .breaksUpdated([AdBreak(id: "b1", start: 600, duration: 90)]), at: 1001,
+                      with: .duplicateBreakId("b1"))
+    }
+
+    @Test func anUpdateOverlappingAKnownBreakIsRefused() throws {
+        var s = try playing(at: 300)
+        expectRefused(&s, .breaksUpdated([AdBreak(id: "x", start: 650, duration: 30)]), at: 1001,
+                      with: .overlappingBreaks("b1", "x"))
+    }
+
+    @Test func anUpdateWithABadTimeIsRefused() throws {
+        var s = try playing(at: 300)
+        expectRefused(&s, .breaksUpdated([AdBreak(id: "x", start: -1, duration: 30)]), at: 1001,
+                      with: .invalidTime(field: "break x start", value: -1))
+    }
+
+    @Test func breakUpdatesOnAnOnDemandStreamAreRefused() throws {
+        var s = try Factory.playing(at: 300)
+        expectRefused(&s, .breaksUpdated([AdBreak(id: "x", start: 1200, duration: 30)]), at: 1001,
+                      with: .notSupported("breaks updated on an on-demand stream"))
+    }
+
+    /// TVSDK: live replays even watched breaks.
+    @Test func playbackReplaysAWatchedBreakEvenWhenThePolicySkipsThem() throws {
+        var s = try playing(at: 590, policy: Factory.policy { $0.watchedBreakOnPlayback = .skip }, watched: ["b1"])
+        #expect(try s.report(600.5, at: 1010).seeks == [])
+        #expect(s.snapshot(at: 1010).currentBreakId == "b1")
+    }
+
+    @Test func contentCompleteIsRefused() throws {
+        var s = try playing(at: 300)
+        expectRefused(&s, .contentCompleted, at: 1001, with: .notSupported("content complete on a live stream"))
+    }
+
+    @Test func aBookmarkIsNotResumedByDefault() throws {
+        let (_, opened) = try live(resume: 900)
+        #expect(opened == [])
+    }
+
+    @Test func noPeriodicBookmarkByDefault() throws {
+        var (s, _) = try live()
+        #expect(try s.report(300, at: 1000).timers == [])
+    }
+}

@@ -1,0 +1,356 @@
+import SnapbackTimeline
+import Testing
+
+/// What the anchors lack: no snapback loop when the watched flag never flips, the break-end timer when
+/// AD_BREAK_ENDED is missing, and bad input answered with a specific error that leaves the session as it
+/// was. Stream unless told: one break b1 600–660 in a 30-minute program.
+@Suite struct RobustnessTests {
+    // MARK: Snapback loops
+
+    /// The viewer seeks over b1; the player arrives at the break, then is back before it without having
+    /// played it (no event, no seek report); repeat.
+    @discardableResult
+    func snapBackAndLeave(_ s: inout TimelineSession, at now: Double) throws -> [TimelineAction] {
+        let actions = try s.seek(from: 300, to: 900, at: now)
+        if actions.seeks.first?.reason == .snapback {
+            try s.report(600, at: now + 1)
+            try s.report(300, at: now + 2)
+        }
+        return actions
+    }
+
+    @Test func repeatedSnapbacksToABreakThatNeverPlaysAreBounded() throws {
+        var s = try Factory.playing(at: 300)
+        for i in 0..<3 {
+            #expect(try snapBackAndLeave(&s, at: 1001 + Double(i) * 10).seeks == [Seek(600, .snapback)])
+        }
+        let released = try snapBackAndLeave(&s, at: 1031)
+        #expect(released.seeks == [])
+        #expect(released.watched == ["b1"])
+        #expect(released.first { $0.kind == .breakWatched(breakId: "b1") }?.reason
+            == "snapback loop guard: 3 snapbacks to b1 already")
+        #expect(released.bookmarks == [840])
+        #expect(try snapBackAndLeave(&s, at: 1041).seeks == [])
+    }
+
+    @Test func theLoopBoundIsAPolicySetting() throws {
+        var s = try Factory.playing(at: 300, policy: Factory.policy { $0.maxSnapbacksPerBreak = 1 })
+        #expect(try snapBackAndLeave(&s, at: 1001).seeks == [Seek(600, .snapback)])
+        #expect(try snapBackAndLeave(&s, at: 1011).seeks == [])
+    }
+
+    @Test func theLoopGuardBoundsSeeksOutOfABreakThatAreAllowed() throws {
+        var s = try Factory.playing(at: 300, policy: Factory.policy { $0.refuseSeeksDuringUnwatchedBreak = false })
+        #expect(try s.seek(from: 300, to: 900, at: 1001).seeks == [Seek(600, .snapback)])
+        #expect(try s.seek(from: 600, to: 900, at: 1002).seeks == [Seek(600, .snapback)])
+        #expect(try s.seek(from: 600, to: 900, at: 1003).seeks == [Seek(600, .snapback)])
+        #expect(try s.seek(from: 600, to: 900, at: 1004).seeks == [])
+    }
+
+    @Test func theLoopGuardReleasesWithoutMarkingWatchedWhenBreaksAreNeverWatched() throws {
+        var s = try Factory.playing(at: 300, policy: Factory.policy {
+            $0.watchedWhen = .never
+            $0.maxSnapbacksPerBreak = 1
+        })
+        try snapBackAndLeave(&s, at: 1001)
+        let released = try snapBackAndLeave(&s, at: 1011)
+        #expect(released.seeks == [])
+        #expect(released.watched == [])
+        #expect(!s.isWatched("b1"))
+    }
+
+    @Test func thePlayheadCoveringASnappedBackBreakCountsAsWatchingIt() throws {
+        var s = try Factory.playing(at: 300)
+        try s.seek(from: 300, to: 900, at: 1001)
+        try s.report(600, at: 1002)
+        try s.report(630, at: 1032)
+        let end = try s.report(660.25, at: 1062)
+        #expect(end.watched == ["b1"])
+        #expect(end.seeks == [Seek(900, .resumeAfterSnapback)])
+    }
+
+    // MARK: Reports crossing our commands
+
+    /// A report the player sent before it executed our snapback (still at the seek target) is not the
+    /// playhead covering the break.
+    @Test func aStaleReportPastASnappedBackBreakDoesNotCompleteIt() throws {
+        var s = try Factory.playing(at: 300)
+        try s.seek(from: 300, to: 900, at: 1001)
+        #expect(try s.report(900.5, at: 1001.2) == [])
+        #expect(!s.isWatched("b1"))
+        #expect(s.snapshot(at: 1001.2).currentBreakId == "b1")
+        try s.report(600, at: 1001.5)
+        #expect(try s.report(660.5, at: 1062).watched == ["b1"])
+    }
+
+    @Test func aStaleReportBeforeTheBreakPlayingBeforeAResumeDoesNotLeaveIt() throws {
+        var (s, opened) = try Factory.session(resume: 900)
+        #expect(opened.seeks == [Seek(630, .breakBeforeResume)])
+        #expect(try s.report(0, at: 1000.1) == [])
+        #expect(try s.report(630, at: 1000.5) == [])
+        #expect(s.snapshot(at: 1000.5).currentBreakId == "b1")
+        #expect(try s.report(690.5, at: 1061).seeks == [Seek(990, .resumeFromBookmark)])
+        #expect(!s.isWatched("pre"))
+    }
+
+    @Test func aPlayerLandingOffTargetInsideTheBreakHasArrived() throws {
+        var s = try Factory.playing(at: 300)
+        try s.seek(from: 300, to: 900, at: 1001)
+        // A keyframe 3.5 s into the break, beyond the coverage tolerance of the target, still in the break.
+        try s.report(603.5, at: 1002)
+        #expect(try s.report(660.5, at: 1059).watched == ["b1"])
+    }
+
+    @Test func theEchoOfASnapbackReportedOffTargetKeepsTheViewerInTheBreak() throws {
+        var s = try Factory.playing(at: 300)
+        try s.seek(from: 300, to: 900, at: 1001)
+        #expect(try s.handle(.seekEnded(from: 900, to: 598.5), at: 1002).seeks == [Seek(600, .seekRefusedDuringAd)])
+        #expect(s.snapshot(at: 1002).currentBreakId == "b1")
+    }
+
+    @Test func aPlayerThatNeverArrivesIsBoundedByTheBreakEndTimer() throws {
+        var s = try Factory.playing(at: 300)
+        try s.seek(from: 300, to: 900, at: 1001)
+        #expect(try s.report(910, at: 1011) == [])
+        #expect(try s.handle(.timerFired(.breakEnd), at: 1065).seeks == [Seek(900, .resumeAfterSnapback)])
+        #expect(s.snapshot(at: 1065).phase == .content)
+    }
+
+    // MARK: Missing AD_BREAK_ENDED
+
+    @Test func aSnapbackArmsTheBreakEndTimer() throws {
+        var s = try Factory.playing(at: 300)
+        // 60 s of break plus twice the coverage tolerance.
+        #expect(try s.seek(from: 300, to: 900, at: 1001).deadline(of: .breakEnd) == 1065)
+    }
+
+    @Test func theBreakEndTimerCompletesABreakWhoseEndWasNeverReported() throws {
+        var s = try Factory.playing(at: 300)
+        try s.seek(from: 300, to: 900, at: 1001)
+        let fired = try s.handle(.timerFired(.breakEnd), at: 1065)
+        #expect(fired.watched == ["b1"])
+        #expect(fired.seeks == [Seek(900, .resumeAfterSnapback)])
+    }
+
+    @Test func theBreakEndTimerWaitsForABreakThatCannotHaveEnded() throws {
+        var s = try Factory.playing(at: 300)
+        try s.seek(from: 300, to: 900, at: 1001)
+        try s.handle(.paused(streamTime: 610), at: 1011)
+        let fired = try s.handle(.timerFired(.breakEnd), at: 1065)
+        #expect(fired.watched == [])
+        #expect(fired.timers == [Timer(.breakEnd, 1119)])
+        #expect(s.snapshot(at: 1065).currentBreakId == "b1")
+    }
+
+    @Test func aStaleBreakEndTimerInContentDoesNothing() throws {
+        var s = try Factory.playing(at: 300)
+        #expect(try s.handle(.timerFired(.breakEnd), at: 1010) == [])
+    }
+
+    // MARK: Bad times
+
+    static let badTimes: [Double] = [-1, -.ulpOfOne, .nan, .infinity, -.infinity]
+
+    static func timeEvents(_ t: Double) -> [(TimelineEvent, String)] {
+        [
+            (.playheadReported(streamTime: t, rate: 1, playing: true), "playhead"),
+            (.seekStarted(from: t), "seek origin"),
+            (.seekEnded(from: t, to: 400), "seek origin"),
+            (.seekEnded(from: 300, to: t), "seek target"),
+            (.paused(streamTime: t), "pause position"),
+            (.trickPlayStarted(streamTime: t, rate: 8), "trick play start"),
+            (.trickPlayEnded(streamTime: t), "trick play end"),
+        ]
+    }
+
+    @Test(arguments: badTimes)
+    func aNegativeOrNonFiniteTimeIsRefused(_ t: Double) throws {
+        for (event, field) in Self.timeEvents(t) {
+            var s = try Factory.playing(at: 300)
+            expectRefused(&s, event, at: 1001, with: .invalidTime(field: field, value: t))
+        }
+    }
+
+    @Test(arguments: [Double.nan, .infinity, -.infinity])
+    func aNonFiniteWallTimeIsRefused(_ now: Double) throws {
+        var s = try Factory.playing(at: 300)
+        expectRefused(&s, .paused(streamTime: 310), at: now, with: .invalidTime(field: "wall time", value: now))
+    }
+
+    @Test(arguments: [Double.nan, .infinity])
+    func aNonFiniteRateIsRefused(_ rate: Double) throws {
+        var s = try Factory.playing(at: 300)
+        expectRefused(&s, .playheadReported(streamTime: 310, rate: rate, playing: true), at: 1001, with: .invalidRate(rate))
+    }
+
+    // MARK: Unknown breaks
+
+    @Test(arguments: [
+        TimelineEvent.adBreakStarted(breakId: "zz"), .adBreakEnded(breakId: "zz"), .adStarted(breakId: "zz", index: 0),
+        .adEnded(breakId: "zz", index: 0),
+    ])
+    func anEventForAnUnknownBreakIsRefused(_ event: TimelineEvent) throws {
+        var s = try Factory.playing(at: 300)
+        expectRefused(&s, event, at: 1001, with: .unknownBreak("zz"))
+    }
+
+    @Test func anAdIndexOutsideTheBreakIsRefused() throws {
+        var s = try Factory.playing(at: 590, breaks: [AdBreak(id: "b1", start: 600, duration: 60, adDurations: [20, 20, 20])])
+        expectRefused(&s, .adStarted(breakId: "b1", index: 3), at: 1001,
+                      with: .notSupported("ad index 3 in break b1 of 3 ads"))
+        expectRefused(&s, .adEnded(breakId: "b1", index: -1), at: 1001,
+                      with: .notSupported("ad index -1 in break b1 of 3 ads"))
+    }
+
+    // MARK: Events out of order or twice
+
+    @Test func adBreakEndedWithoutAStartIsRefused() throws {
+        var s = try Factory.playing(at: 300)
+        expectRefused(&s, .adBreakEnded(breakId: "b1"), at: 1001,
+                      with: .unexpectedEvent(event: "ad-break-ended b1", state: "playing content"))
+    }
+
+    @Test func adBreakStartedTwiceIsRefused() throws {
+        var s = try Factory.playing(at: 590)
+        try s.handle(.adBreakStarted(breakId: "b1"), at: 1010)
+        expectRefused(&s, .adBreakStarted(breakId: "b1"), at: 1011,
+                      with: .unexpectedEvent(event: "ad-break-started b1", state: "in ad break b1"))
+    }
+
+    @Test func adBreakEndedTwiceIsRefused() throws {
+        var s = try Factory.playing(at: 590)
+        try s.playBreak("b1", at: 1010)
+        expectRefused(&s, .adBreakEnded(breakId: "b1"), at: 1071,
+                      with: .unexpectedEvent(event: "ad-break-ended b1", state: "playing content"))
+    }
+
+    @Test func anotherBreakStartingInsideABreakIsRefused() throws {
+        var s = try Factory.playing(at: 590, breaks: Factory.threeBreaks)
+        try s.handle(.adBreakStarted(breakId: "m1"), at: 1010)
+        expectRefused(&s, .adBreakStarted(breakId: "m2"), at: 1011,
+                      with: .unexpectedEvent(event: "ad-break-started m2", state: "in ad break m1"))
+    }
+
+    @Test func aLaterAdStartingOutsideItsBreakIsRefused() throws {
+        var s = try Factory.playing(at: 300)
+        expectRefused(&s, .adStarted(breakId: "b1", index: 1), at: 1001,
+                      with: .unexpectedEvent(event: "ad-started b1#1", state: "playing content"))
+    }
+
+    @Test func seekStartedTwiceIsRefused() throws {
+        var s = try Factory.playing(at: 300)
+        try s.handle(.seekStarted(from: 300), at: 1001)
+        expectRefused(&s, .seekStarted(from: 300), at: 1002, with: .unexpectedEvent(event: "seek-started", state: "seeking"))
+    }
+
+    @Test func contentCompleteTwiceIsRefused() throws {
+        var s = try Factory.playing(at: 300)
+        try s.handle(.contentCompleted, at: 1001)
+        expectRefused(&s, .contentCompleted, at: 1002,
+                      with: .unexpectedEvent(event: "content-complete", state: "after content complete"))
+    }
+
+    // MARK: After close
+
+    static let everyEvent: [TimelineEvent] = [
+        .playheadReported(streamTime: 310, rate: 1, playing: true), .seekStarted(from: 310),
+        .seekEnded(from: 310, to: 900), .adBreakStarted(breakId: "b1"), .adBreakEnded(breakId: "b1"),
+        .adStarted(breakId: "b1", index: 0), .adEnded(breakId: "b1", index: 0),
+        .trickPlayStarted(streamTime: 310, rate: 8), .trickPlayEnded(streamTime: 900), .contentCompleted,
+        .breaksUpdated([AdBreak(id: "b2", start: 1200, duration: 30)]), .paused(streamTime: 310), .closed,
+        .playerDisconnected, .timerFired(.bookmark), .timerFired(.breakEnd),
+    ]
+
+    @Test(arguments: everyEvent)
+    func everyEventAfterCloseIsRefused(_ event: TimelineEvent) throws {
+        var s = try Factory.playing(at: 300)
+        try s.handle(.closed, at: 1001)
+        expectRefused(&s, event, at: 1002, with: .sessionClosed)
+        #expect(s.isClosed)
+    }
+
+    @Test(arguments: everyEvent)
+    func everyEventMethodAfterCloseIsRefused(_ event: TimelineEvent) throws {
+        var s = try Factory.playing(at: 300)
+        try s.handle(.closed, at: 1001)
+        let before = s.snapshot(at: 1002)
+        do {
+            let actions: [TimelineAction]
+            switch event {
+            case .playheadReported(let t, let r, let p): actions = try s.playheadReported(streamTime: t, rate: r, playing: p, at: 1002)
+            case .seekStarted(let f): actions = try s.seekStarted(from: f, at: 1002)
+            case .seekEnded(let f, let t): actions = try s.seekEnded(from: f, to: t, at: 1002)
+            case .adBreakStarted(let id): actions = try s.adBreakStarted(id: id, at: 1002)
+            case .adBreakEnded(let id): actions = try s.adBreakEnded(id: id, at: 1002)
+            case .adStarted(let id, let i): actions = try s.adStarted(breakId: id, index: i, at: 1002)
+            case .adEnded(let id, let i): actions = try s.adEnded(breakId: id, index: i, at: 1002)
+            case .trickPlayStarted(let t, let r): actions = try s.trickPlayStarted(streamTime: t, rate: r, at: 1002)
+            case .trickPlayEnded(let t): actions = try s.trickPlayEnded(streamTime: t, at: 1002)
+            case .contentCompleted: actions = try s.contentCompleted(at: 1002)
+            case .breaksUpdated(let b): actions = try s.breaksUpdated(b, at: 1002)
+            case .paused(let t): actions = try s.paused(streamTime: t, at: 1002)
+            case .closed, .playerDisconnected, .timerFired: return  // only through handle(_:at:)
+            }
+            Issue.record("\(event.name) after close was accepted: \(actions)")
+        } catch {
+            #expect(error == .sessionClosed)
+        }
+        #expect(s.snapshot(at: 1002) == before)
+    }
+
+    // MARK: Bad configurations
+
+    @Test func overlappingBreaksAreRejected() {
+        expectRejected(SessionConfiguration(contentDuration: 1800, breaks: [
+            AdBreak(id: "a", start: 600, duration: 60), AdBreak(id: "b", start: 630, duration: 60),
+        ]), with: .overlappingBreaks("a", "b"))
+    }
+
+    @Test func duplicateBreakIdsAreRejected() {
+        expectRejected(SessionConfiguration(contentDuration: 1800, breaks: [
+            AdBreak(id: "a", start: 600, duration: 60), AdBreak(id: "a", start: 1200, duration: 60),
+        ]), with: .duplicateBreakId("a"))
+    }
+
+    @Test(arguments: [-1.0, .nan, .infinity])
+    func aBadContentDurationIsRejected(_ d: Double) {
+        expectRejected(SessionConfiguration(contentDuration: d), with: .invalidTime(field: "content duration", value: d))
+    }
+
+    @Test func aBreakBeyondTheContentIsRejected() {
+        expectRejected(SessionConfiguration(contentDuration: 500, breaks: Factory.oneBreak),
+                       with: .breakOutOfRange(id: "b1", start: 600))
+    }
+
+    @Test func aPostRollExactlyAtTheContentEndIsAccepted() throws {
+        _ = try TimelineSession(SessionConfiguration(contentDuration: 600, breaks: Factory.oneBreak))
+    }
+
+    static let badPolicies: [(String, AdPolicy, Double)] = [
+        ("snapback landing offset", Factory.policy { $0.snapbackLandingOffset = .nan }, .nan),
+        ("cooldown", Factory.policy { $0.cooldown = -1 }, -1),
+        ("coverage tolerance", Factory.policy { $0.coverageTolerance = .infinity }, .infinity),
+        ("bookmark interval", Factory.policy { $0.bookmarkInterval = -30 }, -30),
+        ("finished margin", Factory.policy { $0.finishedMargin = .nan }, .nan),
+    ]
+
+    @Test func badPolicyTimesAreRejected() {
+        for (field, policy, value) in Self.badPolicies {
+            expectRejected(SessionConfiguration(policy: policy), with: .invalidTime(field: field, value: value))
+        }
+    }
+
+    @Test func aLoopBoundBelowOneIsRejected() {
+        expectRejected(SessionConfiguration(policy: Factory.policy { $0.maxSnapbacksPerBreak = 0 }),
+                       with: .notSupported("max snapbacks per break below 1"))
+    }
+
+    @Test func errorsNameTheirCategory() {
+        #expect(TimelineError.invalidTime(field: "x", value: -1).category == .invalidArgument)
+        #expect(TimelineError.unknownBreak("x").category == .notFound)
+        #expect(TimelineError.sessionClosed.category == .failedPrecondition)
+        #expect(TimelineError.unexpectedEvent(event: "x", state: "y").category == .failedPrecondition)
+        #expect(TimelineError.tooManyBreaks(limit: 1).category == .resourceExhausted)
+        #expect(TimelineError.unknownBreak("b9").description == "no ad break with id b9 in this session")
+    }
+}

@@ -1,0 +1,302 @@
+import SnapbackTimeline
+import SnapbackWire
+import Testing
+
+// Fixtures shared by the wire tests.
+
+let sampleBreaks: [AdBreak] = [
+    AdBreak(id: "pre", start: 0, duration: 30, adDurations: [15, 15], watched: true),
+    AdBreak(id: "b1", start: 630, duration: 60.5, adDurations: [], watched: false),
+    AdBreak(id: "brk-é", start: 1290.25, duration: 45, adDurations: [10, 20, 15]),
+]
+
+var everyOverride: PolicyOverrides {
+    var o = PolicyOverrides()
+    o.skippedBreakChoice = .first
+    o.seekGate = .allBreaksBeforeTarget
+    o.enforceBackwardSeeks = true
+    o.returnToTarget = .never
+    o.landingInUnwatchedBreak = .adStart
+    o.skipWatchedBreakOnLanding = false
+    o.watchedWhen = .never
+    o.refuseSeeksDuringUnwatchedBreak = false
+    o.watchedBreakOnPlayback = .skip
+    o.snapbackLandingOffset = 0.1
+    o.cooldown = 0  // present with the zero value: still an override
+    o.trickPlayAsSeek = false
+    o.resumeBreaks = .prerollAndLastBefore
+    o.prerollDisabled = true
+    o.midrollsDisabled = true
+    o.liveSnapback = true
+    o.liveBookmarks = true
+    o.maxSnapbacksPerBreak = 7
+    o.coverageTolerance = 0.5
+    o.bookmarkInterval = 0
+    o.finishedMargin = 12.5
+    return o
+}
+
+let fullOpenSession = OpenSessionRequest(
+    streamId: "https://cdn.example/master.m3u8", contentId: "movie-42", profile: "kids", kind: .onDemand,
+    breaks: sampleBreaks, contentDuration: 5400, preset: .tvsdk, overrides: everyOverride,
+    resume: ResumeOptions(useBookmark: true, contentTime: 0), adRules: nil)
+
+let adRulesOpenSession = OpenSessionRequest(
+    streamId: "s", contentId: "c", kind: .live, contentDuration: nil, preset: nil,
+    resume: ResumeOptions(useBookmark: true),
+    adRules: AdRules(preroll: false, midrollTimes: [600, 1200.5], midrollEvery: 1800, postroll: true, breakDuration: 0))
+
+let everyRequest: [WireRequest] = [
+    .hello(HelloRequest(protocolVersion: 1, clientName: "test-client")),
+    .hello(HelloRequest(protocolVersion: 0, clientName: "")),
+    .getStatus,
+    .openSession(fullOpenSession),
+    .openSession(adRulesOpenSession),
+    .openSession(OpenSessionRequest(streamId: "", contentId: "")),
+    .event(sessionId: 1, .playheadReported(streamTime: 12.75, rate: 1, playing: true)),
+    .event(sessionId: 2, .playheadReported(streamTime: 0, rate: 0, playing: false)),
+    .event(sessionId: 3, .seekStarted(from: 300)),
+    .event(sessionId: 4, .seekEnded(from: 300, to: 900)),
+    .event(sessionId: UInt64.max, .seekEnded(from: 0, to: 0)),
+    .event(sessionId: 5, .adBreakStarted(breakId: "b1")),
+    .event(sessionId: 5, .adBreakEnded(breakId: "b1")),
+    .event(sessionId: 5, .adStarted(breakId: "b1", index: 0)),
+    .event(sessionId: 5, .adEnded(breakId: "b1", index: 3)),
+    .event(sessionId: 6, .trickPlayStarted(streamTime: 100, rate: -8)),
+    .event(sessionId: 6, .trickPlayEnded(streamTime: 40)),
+    .event(sessionId: 7, .contentCompleted),
+    .event(sessionId: 8, .breaksUpdated(sampleBreaks)),
+    .event(sessionId: 8, .breaksUpdated([])),
+    .event(sessionId: 9, .paused(streamTime: 77.5)),
+    .closeSession(sessionId: 10),
+    .contentTimeForStreamTime(sessionId: 11, streamTime: 700),
+    .streamTimeForContentTime(sessionId: 11, contentTime: 600),
+    .breakAt(sessionId: 11, streamTime: 650),
+    .getSessionState(sessionId: 12),
+    .getBookmark(profile: "", contentId: "movie-42"),
+    .listBookmarks(profile: "kids", pageSize: 50, pageToken: "tok"),
+    .listBookmarks(profile: "", pageSize: 0, pageToken: ""),
+    .deleteBookmark(profile: "kids", contentId: "movie-42"),
+    .clearBookmarks(profile: "kids"),
+]
+
+let sampleSessionState = SessionStateReply(
+    phase: .inBreak, currentBreakId: "b1", streamTime: 640, contentTime: 600, playing: true, rate: 1,
+    pendingReturn: 900, breaks: sampleBreaks, cooldownUntil: 1_700_000_000.5, lastBookmarkContentTime: 0)
+
+let bookmark = WireBookmark(contentId: "movie-42", profile: "kids", contentTime: 870, streamTime: 960,
+                            streamId: "stream-1", updatedAt: 1_700_000_123.25, finished: false)
+
+func roundTrip<M: WireMessage & Equatable>(_ message: M) throws -> M {
+    try M.decode(message.encoded())
+}
+
+@Suite("Requests round-trip")
+struct MessageRequestRoundTripTests {
+    @Test(arguments: everyRequest)
+    func roundTrips(_ request: WireRequest) throws {
+        let body = request.encoded()
+        let decoded = try WireRequest.decode(method: request.method, body: body)
+        #expect(decoded == request)
+    }
+
+    @Test func encodeIntoAppendsAfterExistingBytes() throws {
+        var out: [UInt8] = [0xAA, 0xBB]
+        let request = WireRequest.event(sessionId: 4, .seekEnded(from: 300, to: 900))
+        let n = request.encode(into: &out)
+        #expect(out.count == 2 + n)
+        #expect(Array(out.prefix(2)) == [0xAA, 0xBB])
+        #expect(try WireRequest.decode(method: .seekEnded, body: Array(out.dropFirst(2))) == request)
+    }
+
+    @Test func closedEventTravelsAsCloseSession() throws {
+        let request = WireRequest.event(sessionId: 3, .closed)
+        #expect(request.method == .closeSession)
+        #expect(try WireRequest.decode(method: .closeSession, body: request.encoded()) == .closeSession(sessionId: 3))
+    }
+
+    @Test func sessionIdOfSessionRequests() {
+        #expect(WireRequest.event(sessionId: 4, .contentCompleted).sessionId == 4)
+        #expect(WireRequest.getSessionState(sessionId: 9).sessionId == 9)
+        #expect(WireRequest.getStatus.sessionId == nil)
+    }
+
+    @Test func emptyDefaultsEncodeToNothing() {
+        #expect(WireRequest.getStatus.encoded().isEmpty)
+        #expect(WireRequest.event(sessionId: 0, .seekStarted(from: 0)).encoded().isEmpty)
+    }
+}
+
+@Suite("Replies round-trip")
+struct MessageReplyRoundTripTests {
+    @Test func helloReply() throws {
+        let reply = HelloReply(serverVersion: "0.1.0")
+        #expect(try roundTrip(reply) == reply)
+        #expect(reply.policyPresets == ["snapback", "ima", "tvsdk", "media3", "hlsjs"])
+        let custom = HelloReply(protocolVersion: 2, serverName: "x", serverVersion: "", maxFrameSize: 4096,
+                                maxOutboundQueueBytes: 1, policyPresets: [], defaultPolicyPreset: "ima",
+                                maxBreaksPerSession: 0)
+        #expect(try roundTrip(custom) == custom)
+    }
+
+    @Test func statusReply() throws {
+        let reply = StatusReply(uptime: 12.5, serverVersion: "0.1.0", connections: 3, sessions: 2, requests: 1000,
+                                pushes: 10, store: StoreStatus(kind: "sqlite", path: "/var/lib/snapback/db",
+                                                               bookmarks: 42, error: "disk I/O error"))
+        #expect(try roundTrip(reply) == reply)
+        let bare = StatusReply(uptime: 0, serverVersion: "", connections: 0, sessions: 0)
+        #expect(try roundTrip(bare) == bare)
+    }
+
+    @Test func openSessionReply() throws {
+        let full = OpenSessionReply(sessionId: 7, startStreamTime: 0, breaksBeforeResume: ["pre", "b1"],
+                                    policyPreset: "tvsdk", resumeContentTime: 870, resumedFromBookmark: true,
+                                    lastPushSeq: 2)
+        #expect(try roundTrip(full) == full)
+        let bare = OpenSessionReply(sessionId: 1, policyPreset: "snapback")
+        #expect(try roundTrip(bare) == bare)
+        #expect(try roundTrip(bare).startStreamTime == nil)
+    }
+
+    @Test(arguments: [UInt64(0), 1, 300, UInt64.max])
+    func eventReply(_ seq: UInt64) throws {
+        var out: [UInt8] = []
+        WireReply.encodeEventReply(lastPushSeq: seq, into: &out)
+        #expect(try EventReply.decode(out) == EventReply(lastPushSeq: seq))
+        #expect(try roundTrip(EventReply(lastPushSeq: seq)).lastPushSeq == seq)
+    }
+
+    @Test func timeQueries() throws {
+        var out: [UInt8] = []
+        WireReply.encodeContentTimeReply(contentTime: 600.5, into: &out)
+        #expect(try ContentTimeReply.decode(out).contentTime == 600.5)
+        out.removeAll()
+        WireReply.encodeStreamTimeReply(streamTime: 690, into: &out)
+        #expect(try StreamTimeReply.decode(out).streamTime == 690)
+    }
+
+    @Test(arguments: [
+        BreakAtReply(previous: sampleBreaks[0], next: sampleBreaks[1]),
+        BreakAtReply(previous: nil, next: sampleBreaks[2]),
+        BreakAtReply(previous: sampleBreaks[2], next: nil),
+        BreakAtReply(previous: nil, next: nil),
+    ])
+    func breakAt(_ reply: BreakAtReply) throws {
+        var out: [UInt8] = []
+        WireReply.encodeBreakAtReply(previous: reply.previous, next: reply.next, into: &out)
+        #expect(try BreakAtReply.decode(out) == reply)
+    }
+
+    @Test func sessionState() throws {
+        #expect(try roundTrip(sampleSessionState) == sampleSessionState)
+        let bare = SessionStateReply(phase: .content, streamTime: 0, contentTime: 0, playing: false, rate: 0)
+        #expect(try roundTrip(bare) == bare)
+        for phase in [TimelineSnapshot.Phase.content, .inBreak, .seeking, .trickPlay, .finished, .closed] {
+            var s = bare
+            s.phase = phase
+            #expect(try roundTrip(s).phase == phase)
+        }
+    }
+
+    @Test func bookmarks() throws {
+        var out: [UInt8] = []
+        WireReply.encodeBookmark(bookmark, into: &out)
+        #expect(try WireBookmark.decode(out) == bookmark)
+
+        var finished = bookmark
+        finished.finished = true
+        finished.contentId = "other"
+        out.removeAll()
+        WireReply.encodeListBookmarksReply([bookmark, finished], nextPageToken: "next", into: &out)
+        #expect(try ListBookmarksReply.decode(out) == ListBookmarksReply(bookmarks: [bookmark, finished],
+                                                                          nextPageToken: "next"))
+        #expect(try roundTrip(ListBookmarksReply(bookmarks: [])) == ListBookmarksReply(bookmarks: []))
+
+        out.removeAll()
+        WireReply.encodeDeleteBookmarkReply(deleted: true, into: &out)
+        #expect(try DeleteBookmarkReply.decode(out).deleted)
+        out.removeAll()
+        WireReply.encodeClearBookmarksReply(deleted: 12, into: &out)
+        #expect(try ClearBookmarksReply.decode(out).deleted == 12)
+    }
+
+    @Test(arguments: StatusCode.allCases)
+    func status(_ code: StatusCode) throws {
+        var out: [UInt8] = []
+        WireReply.encodeStatus(code: code, message: "why \(code.name)", into: &out)
+        #expect(try WireStatus.decode(out) == WireStatus(code: code, message: "why \(code.name)"))
+    }
+
+    @Test func statusWithUnknownCodeReadsAsUnknown() throws {
+        // Status{code: 99, message: "x"}
+        let body: [UInt8] = [0x08, 99, 0x12, 0x01, 0x78]
+        #expect(try WireStatus.decode(body) == WireStatus(code: .unknown, message: "x"))
+    }
+}
+
+let pushedActions: [TimelineAction] = [
+    TimelineAction(.seek(to: 600, reason: .snapback), reason: "seek 300→900 skipped unwatched break b1 at 600"),
+    TimelineAction(.seek(to: 0, reason: .resumeAfterSnapback), reason: ""),
+    TimelineAction(.breakWatched(breakId: "b1"), reason: "played to its end"),
+    TimelineAction(.playBreak(breakId: "mid-2"), reason: "mid-roll at 1200"),
+    TimelineAction(.allAdsCompleted, reason: "post-roll done"),
+    TimelineAction(.saveBookmark(contentTime: 870, streamTime: 960, trigger: .paused), reason: "paused"),
+    TimelineAction(.clearBookmark, reason: "finished"),
+] + SeekReason.allCases.map { TimelineAction(.seek(to: 12.5, reason: $0), reason: $0.rawValue) }
+  + BookmarkTrigger.allCases.map {
+      TimelineAction(.saveBookmark(contentTime: 1, streamTime: 2, trigger: $0), reason: $0.rawValue)
+  }
+
+@Suite("Pushes round-trip")
+struct MessagePushRoundTripTests {
+    @Test(arguments: pushedActions)
+    func everyPushedAction(_ action: TimelineAction) throws {
+        #expect(WirePush.isPushed(action.kind))
+        var out: [UInt8] = []
+        #expect(WirePush.encodePush(sessionId: 3, seq: 17, action: action, into: &out))
+        let push = try WirePushMessage.decode(out)
+        #expect(push == WirePushMessage(sessionId: 3, seq: 17, action: action))
+        #expect(push.reason == action.reason)
+        // The client-side encoder produces the same bytes as the server's.
+        #expect(WirePushMessage(sessionId: 3, seq: 17, action: action)!.encoded() == out)
+    }
+
+    @Test(arguments: [
+        TimelineAction(.scheduleTimer(.bookmark, deadline: 30), reason: "periodic"),
+        TimelineAction(.cancelTimer(.breakEnd), reason: "break ended"),
+    ])
+    func timersAreNeverPushed(_ action: TimelineAction) {
+        #expect(!WirePush.isPushed(action.kind))
+        var out: [UInt8] = [1, 2, 3]
+        #expect(!WirePush.encodePush(sessionId: 1, seq: 1, action: action, into: &out))
+        #expect(out == [1, 2, 3])
+        #expect(WirePushMessage(sessionId: 1, seq: 1, action: action) == nil)
+    }
+
+    @Test func sessionError() throws {
+        var out: [UInt8] = []
+        WirePush.encodePushSessionError(sessionId: 9, seq: 4, code: .unavailable, message: "store unavailable",
+                                        into: &out)
+        let push = try WirePushMessage.decode(out)
+        #expect(push == WirePushMessage(sessionId: 9, seq: 4, reason: "",
+                                        kind: .sessionError(code: .unavailable, message: "store unavailable")))
+        #expect(try roundTrip(push) == push)
+    }
+
+    @Test func pushWithoutKindReadsAsUnknown() throws {
+        let push = WirePushMessage(sessionId: 1, seq: 2, reason: "r", kind: .unknown)
+        #expect(try roundTrip(push) == push)
+    }
+
+    @Test func pushOfAKindFromANewerServerReadsAsUnknown() throws {
+        // session_id 5, seq 6, then field 11 (a message kind this version lacks) holding field 1 = 1.
+        let body: [UInt8] = [0x08, 0x05, 0x10, 0x06, 0x5A, 0x02, 0x08, 0x01]
+        #expect(try WirePushMessage.decode(body) == WirePushMessage(sessionId: 5, seq: 6, reason: "", kind: .unknown))
+    }
+
+    @Test func seekWithAReasonFromANewerServerStillSeeks() throws {
+        // Push{session_id 1, seq 1, seek{stream_time 600, reason 42}}
+        let body: [UInt8] = [0x08, 0x01, 0x10, 0x01, 0x22, 0x0B, 0x09, 0, 0, 0, 0, 0, 0xC0, 0x82, 0x40, 0x10, 42]
+        #expect(try WirePushMessage.decode(body).kind == .seek(to: 600, reason: nil))
+    }
+}
