@@ -52,6 +52,8 @@ public final class Connection: @unchecked Sendable {
     /// Bytes a `uv_write` is writing; untouchable until its callback.
     private var inFlight = OutboundBuffer()
     private var writeInFlight = false
+    /// Bounds a ``closeAfterFlush(reason:level:timeoutMilliseconds:)``.
+    private var drainTimer: LoopTimer?
     /// Set while the connection waits in the loop's flush list.
     var needsFlush = false
 
@@ -274,13 +276,19 @@ public final class Connection: @unchecked Sendable {
         }
     }
 
-    /// Stops reading and closes once the queued output is written (peer EOF, daemon shutdown). A peer
-    /// that never reads is cut off by the caller's deadline.
-    public func closeAfterFlush(reason: String, level: Logger.Level = .info) {
+    /// Stops reading and closes once the queued output is written (a final error answer, peer EOF,
+    /// daemon shutdown). A peer that has not taken it all after `timeoutMilliseconds` is closed anyway.
+    public func closeAfterFlush(reason: String, level: Logger.Level = .info, timeoutMilliseconds: UInt64 = 2000) {
         guard isOpen else { return }
         uv_read_stop(asStream(handle))
         state = .draining(reason: reason, level: level)
         flush()
+        guard canSend else { return }  // everything went out at once
+        let timer = LoopTimer(loop: loop) { [unowned self] in
+            self.close(reason: "\(reason); output not taken within \(timeoutMilliseconds) ms", level: level)
+        }
+        timer.start(after: timeoutMilliseconds)
+        drainTimer = timer
     }
 
     private func closeIfDrained() {
@@ -291,6 +299,8 @@ public final class Connection: @unchecked Sendable {
 
     private func didClose() {
         state = .closed
+        drainTimer?.close()
+        drainTimer = nil
         writeRequest.deallocate()
         pending.clear()
         handler.connectionClosed(self)
@@ -317,8 +327,8 @@ public final class Connection: @unchecked Sendable {
             case .frame(let header, let body):
                 handler.frameReceived(header, body: body, on: self)
             case .oversized(let header):
-                loop.logger.info(
-                    "connection \(id) (\(peer)): \(header.length)-byte request over the \(decoder.maxFrameSize)-byte limit, body discarded"
+                loop.logger.debug(
+                    "connection \(id): \(header.length)-byte request over the \(decoder.maxFrameSize)-byte limit, body discarded"
                 )
                 handler.oversizedFrame(header, on: self)
             case .protocolError(let error):

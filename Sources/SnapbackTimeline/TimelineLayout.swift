@@ -101,7 +101,14 @@ public struct TimelineLayout: Sendable, Equatable {
         indexById.reserveCapacity(breaks.count)
         var sum = 0.0
         for (i, b) in breaks.enumerated() {
-            contentPosition.append(b.start - sum)
+            var position = b.start - sum
+            // Rounding must not break what the binary searches rely on: positions never decrease, and
+            // back-to-back breaks (this one starts where the previous ends) share one content position, so
+            // a content time there resolves after all of them, not into the second one by an ulp.
+            if i > 0, b.start <= breaks[i - 1].end || position < contentPosition[i - 1] {
+                position = contentPosition[i - 1]
+            }
+            contentPosition.append(position)
             sum += b.duration
             adTimeBefore.append(sum)
             indexById[b.id] = i
@@ -163,7 +170,9 @@ public struct TimelineLayout: Sendable, Equatable {
         guard k > 0 else { return s }
         let b = breaks[k - 1]
         if s < b.end { return contentPosition[k - 1] }
-        return s - adTimeBefore[k]
+        // Never below the break's own position: `end − ads` can round one ulp under it, which would make
+        // the conversion go backwards at the break's end and send the round trip back a whole break.
+        return max(s - adTimeBefore[k], contentPosition[k - 1])
     }
 
     /// Stream time for a content time. A content time exactly at a break's content position resolves to

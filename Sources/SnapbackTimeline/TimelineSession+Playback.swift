@@ -169,7 +169,7 @@ extension TimelineSession {
         let b = layout.breaks[i]
         if adRulesMode { return b.id == postrollId }
         guard let d = contentDuration, !isLive, b.start > 0 else { return false }
-        return layout.contentPosition(ofBreakAt: i) >= d
+        return layout.contentPosition(ofBreakAt: i) >= d - Self.positionTolerance
     }
 
     /// The break played to its end: watched (per policy), cooldown starts, and the plan goes on.

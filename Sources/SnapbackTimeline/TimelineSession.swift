@@ -96,8 +96,10 @@ public struct TimelineSession: Sendable {
             postrollId = nil
             adRulesMode = false
             adRulesBreakDuration = 0
+            // A post-roll sits exactly at the content's end; the player's content duration and the breaks'
+            // positions are sums of different terms, so "exactly" allows their rounding (a millisecond).
             if let d = contentDuration, configuration.kind == .onDemand, let last = layout.breaks.last,
-               layout.contentPosition(ofBreakAt: layout.count - 1) > d {
+               layout.contentPosition(ofBreakAt: layout.count - 1) > d + Self.positionTolerance {
                 throw .breakOutOfRange(id: last.id, start: last.start)
             }
         }
@@ -114,6 +116,9 @@ public struct TimelineSession: Sendable {
     }
 
     let resumeContentTime: Double?
+
+    /// How far apart two content times may be and still be the same position (rounding of sums).
+    static let positionTolerance = 0.001
 
     private static func validate(_ p: AdPolicy) throws(TimelineError) {
         let times: [(String, Double)] = [

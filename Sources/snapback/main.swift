@@ -1,5 +1,10 @@
 import Glibc
+import SnapbackTimeline
+import SnapbackClient
+import SnapbackWire
 
-// The command-line client; its commands arrive with the typed client library.
-print("usage: snapback <command>")
+let e = environ
+let ev: TimelineEvent = .seekEnded(from: 1, to: 2)
+var set = cpu_set_t()
+print(e as Any, ev, MemoryLayout<cpu_set_t>.size)
 exit(2)

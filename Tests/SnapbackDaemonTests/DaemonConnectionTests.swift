@@ -189,4 +189,23 @@ import Testing
         #expect(answered == 200)
         #expect(daemon.waitForExit() == .exit(0))
     }
+
+    @Test(.tags(.needsHello)) func sigtermDoesNotWaitLongerThanTheDrainDeadlineForAClientThatNeverReads() throws {
+        let daemon = try DaemonHarness()
+        let sluggard = try daemon.connect()
+        // Enough answers to fill the socket buffers, so some stay queued in the daemon.
+        let batch = (1...1000).flatMap { TestFrames.hello(callId: UInt32($0)).encoded }
+        for _ in 0..<40 {
+            try sluggard.sendRaw(batch)
+        }
+        #expect(daemon.waitForLog(containing: "hello from"))
+        usleep(200_000)
+        let start = Date()
+        daemon.terminate()
+        #expect(daemon.waitForExit() == .exit(0))
+        let elapsed = Date().timeIntervalSince(start)
+        #expect(elapsed > 1.5 && elapsed < 5, "stopped after \(elapsed) s")
+        #expect(daemon.stderrText.contains("drain deadline passed"))
+        #expect(daemon.errorLines == [])
+    }
 }

@@ -236,15 +236,18 @@ extension Tag {
     @Tag static var needsHello: Self
 }
 
-/// Raw frames for the daemon tests (no protobuf needed: an empty body is a valid message with every
-/// field at its default).
+/// Raw frames for the daemon tests, protobuf bodies written by hand so the tests need no codec.
 enum TestFrames {
     /// Control/Hello.
     static let helloMethod: UInt16 = 0x0000
     static let resourceExhausted: UInt8 = 8
 
+    /// HelloRequest { protocol_version: 1, client_name: "daemon-tests" }. A second Hello on the same
+    /// connection is still answered (FAILED_PRECONDITION), which is all the pipelining tests need.
+    static let helloBody: [UInt8] = [0x08, 0x01, 0x12, 12] + Array("daemon-tests".utf8)
+
     static func hello(callId: UInt32) -> Frame {
-        Frame(header: .request(callId: callId, method: helloMethod))
+        Frame(header: .request(callId: callId, method: helloMethod), body: helloBody)
     }
 }
 

@@ -1,0 +1,342 @@
+import SnapbackTimeline
+import Testing
+
+/// SplitMix64 (Steele, Lea, Flood 2014): a small seeded generator, so every failure replays from its seed.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    mutating func chance(_ p: Double) -> Bool { Double.random(in: 0..<1, using: &self) < p }
+    mutating func pick<T>(_ xs: [T]) -> T { xs[Int.random(in: 0..<xs.count, using: &self)] }
+}
+
+/// A random valid stitched timeline: up to `maxCount` breaks with random gaps (some zero: back-to-back
+/// breaks, a pre-roll at 0) and durations (some zero), a random tail after the last (zero: a post-roll),
+/// in random order.
+struct RandomTimeline {
+    var breaks: [AdBreak]
+    var contentDuration: Double
+    var streamEnd: Double
+
+    init(_ rng: inout SplitMix64, maxCount: Int = 50, watchedShare: Double = 0.2) {
+        let n = Int.random(in: 0...maxCount, using: &rng)
+        var t = 0.0, content = 0.0, previousDuration = 1.0
+        breaks = []
+        breaks.reserveCapacity(n)
+        for i in 0..<n {
+            // A zero gap after an empty break would put two breaks at one start: rejected by design.
+            let gap = rng.chance(0.15) && previousDuration > 0 ? 0 : Double.random(in: 0.5...900, using: &rng)
+            let duration = rng.chance(0.05) ? 0 : Double.random(in: 1...180, using: &rng)
+            t += gap
+            content += gap
+            breaks.append(AdBreak(id: "b\(i)", start: t, duration: duration, watched: rng.chance(watchedShare)))
+            t += duration
+            previousDuration = duration
+        }
+        let tail = rng.chance(0.15) ? 0 : Double.random(in: 0...900, using: &rng)
+        contentDuration = content + tail
+        streamEnd = t + tail
+        breaks.shuffle(using: &rng)
+    }
+}
+
+@Suite struct PropertyTests {
+    static let seeds: [UInt64] = Array(1...300)
+
+    /// Stream times to probe: random ones, every break boundary, and points just around them.
+    func streamProbes(_ tl: RandomTimeline, _ rng: inout SplitMix64) -> [Double] {
+        var ts = (0..<200).map { _ in Double.random(in: 0...max(tl.streamEnd, 1), using: &rng) }
+        for b in tl.breaks { ts += [b.start, b.end, b.start.nextDown, b.end.nextDown, b.end.nextUp, b.start + 0.25] }
+        return (ts + [0, tl.streamEnd]).filter { $0 >= 0 }.sorted()
+    }
+
+    @Test func streamToContentToStreamRoundTripsOutsideBreaks() throws {
+        for seed in Self.seeds {
+            var rng = SplitMix64(seed: seed)
+            let tl = RandomTimeline(&rng)
+            let layout = try TimelineLayout(breaks: tl.breaks)
+            for s in streamProbes(tl, &rng) where layout.breakContaining(s) == nil {
+                let back = layout.streamTime(forContentTime: layout.contentTime(forStreamTime: s))
+                #expect(abs(back - s) <= 1e-9 * max(1, s), "seed \(seed): \(s) → \(back)")
+            }
+        }
+    }
+
+    @Test func contentToStreamToContentRoundTrips() throws {
+        for seed in Self.seeds {
+            var rng = SplitMix64(seed: seed)
+            let tl = RandomTimeline(&rng)
+            let layout = try TimelineLayout(breaks: tl.breaks)
+            for _ in 0..<200 {
+                let c = Double.random(in: 0...max(tl.contentDuration, 1), using: &rng)
+                let s = layout.streamTime(forContentTime: c)
+                #expect(layout.breakContaining(s) == nil, "seed \(seed): content \(c) → stream \(s) inside a break")
+                #expect(abs(layout.contentTime(forStreamTime: s) - c) <= 1e-9 * max(1, c), "seed \(seed): \(c)")
+            }
+        }
+    }
+
+    @Test func streamToContentIsMonotonic() throws {
+        for seed in Self.seeds {
+            var rng = SplitMix64(seed: seed)
+            let tl = RandomTimeline(&rng)
+            let layout = try TimelineLayout(breaks: tl.breaks)
+            let cs = streamProbes(tl, &rng).map { layout.contentTime(forStreamTime: $0) }
+            for i in cs.indices.dropFirst() where cs[i] < cs[i - 1] {
+                Issue.record("seed \(seed): content time goes back from \(cs[i - 1]) to \(cs[i])")
+            }
+            #expect(cs.allSatisfy { $0 >= 0 && $0 <= tl.contentDuration + 1e-9 * tl.contentDuration })
+        }
+    }
+
+    @Test func contentToStreamIsMonotonic() throws {
+        for seed in Self.seeds {
+            var rng = SplitMix64(seed: seed)
+            let tl = RandomTimeline(&rng)
+            let layout = try TimelineLayout(breaks: tl.breaks)
+            var cs = (0..<200).map { _ in Double.random(in: 0...max(tl.contentDuration, 1), using: &rng) }
+            cs += layout.breaks.indices.flatMap { i in
+                let p = layout.contentPosition(ofBreakAt: i)
+                return [p, p.nextDown, p.nextUp]
+            }
+            let ss = cs.filter { $0 >= 0 }.sorted().map { layout.streamTime(forContentTime: $0) }
+            for i in ss.indices.dropFirst() where ss[i] < ss[i - 1] {
+                Issue.record("seed \(seed): stream time goes back from \(ss[i - 1]) to \(ss[i])")
+            }
+        }
+    }
+
+    /// A reference that walks every break: obviously right, O(n).
+    struct NaiveLayout {
+        var starts: [Double] = [], durations: [Double] = [], ids: [String] = []
+        init(_ breaks: [AdBreak]) {
+            for b in breaks.sorted(by: { $0.start < $1.start }) {
+                starts.append(b.start); durations.append(b.duration); ids.append(b.id)
+            }
+        }
+        func contentTime(_ s: Double) -> Double {
+            var ads = 0.0
+            for i in starts.indices {
+                if s < starts[i] { break }
+                if s < starts[i] + durations[i] { return starts[i] - ads }
+                ads += durations[i]
+            }
+            return s - ads
+        }
+        func streamTime(_ c: Double) -> Double {
+            var ads = 0.0
+            for i in starts.indices {
+                if starts[i] - ads > c { break }
+                ads += durations[i]
+            }
+            return c + ads
+        }
+        func previous(_ s: Double) -> String? { starts.lastIndex { $0 <= s }.map { ids[$0] } }
+        func next(_ s: Double) -> String? { starts.firstIndex { $0 > s }.map { ids[$0] } }
+        func containing(_ s: Double) -> String? {
+            starts.indices.first { s >= starts[$0] && s < starts[$0] + durations[$0] }.map { ids[$0] }
+        }
+    }
+
+    /// The O(log n) look-ups against the O(n) reference, for 10 and for 100,000 breaks. Times are multiples
+    /// of 1/1024 s so that every sum is exact and both must agree to the bit (rounding is the business of
+    /// the round-trip and monotonicity properties above).
+    @Test(arguments: [10, 100_000])
+    func conversionsAgreeWithANaiveReference(breakCount: Int) throws {
+        var rng = SplitMix64(seed: UInt64(breakCount))
+        func grid(_ range: ClosedRange<Double>) -> Double {
+            (Double.random(in: range, using: &rng) * 1024).rounded() / 1024
+        }
+        var breaks: [AdBreak] = []
+        breaks.reserveCapacity(breakCount)
+        var t = 0.0
+        for i in 0..<breakCount {
+            t += rng.chance(0.1) ? 0 : grid(0.5...600)
+            let d = grid(1...120)
+            breaks.append(AdBreak(id: "b\(i)", start: t, duration: d))
+            t += d
+        }
+        breaks.shuffle(using: &rng)
+        let layout = try TimelineLayout(breaks: breaks)
+        let naive = NaiveLayout(breaks)
+        #expect(layout.count == breakCount)
+        for _ in 0..<100 {
+            let s = grid(0...t)
+            #expect(layout.contentTime(forStreamTime: s) == naive.contentTime(s), "stream \(s)")
+            #expect(layout.previousBreak(atOrBefore: s)?.id == naive.previous(s))
+            #expect(layout.nextBreak(after: s)?.id == naive.next(s))
+            #expect(layout.breakContaining(s)?.id == naive.containing(s))
+            let c = grid(0...(t - layout.totalAdTime))
+            #expect(layout.streamTime(forContentTime: c) == naive.streamTime(c), "content \(c)")
+        }
+        // Exactly on boundaries.
+        for _ in 0..<20 {
+            let i = Int.random(in: 0..<breakCount, using: &rng)
+            let b = layout.breaks[i]
+            for s in [b.start, b.end] {
+                #expect(layout.contentTime(forStreamTime: s) == naive.contentTime(s), "stream \(s)")
+                #expect(layout.previousBreak(atOrBefore: s)?.id == naive.previous(s))
+            }
+            let p = layout.contentPosition(ofBreakAt: i)
+            #expect(layout.streamTime(forContentTime: p) == naive.streamTime(p), "content \(p)")
+        }
+    }
+
+    // MARK: Random event sequences
+
+    /// A random session: on-demand stitched, live or ad rules, random policy, maybe a bookmark.
+    static func randomConfiguration(_ rng: inout SplitMix64) -> SessionConfiguration {
+        var p = AdPolicy(preset: rng.pick(AdPolicy.Preset.allCases))
+        p.skippedBreakChoice = rng.pick(AdPolicy.SkippedBreakChoice.allCases)
+        p.seekGate = rng.pick(AdPolicy.SeekGate.allCases)
+        p.enforceBackwardSeeks = rng.chance(0.3)
+        p.returnToTarget = rng.pick(AdPolicy.ReturnToTarget.allCases)
+        p.landingInUnwatchedBreak = rng.pick(AdPolicy.LandingInBreak.allCases)
+        p.skipWatchedBreakOnLanding = rng.chance(0.7)
+        p.watchedWhen = rng.pick(AdPolicy.WatchedWhen.allCases)
+        p.refuseSeeksDuringUnwatchedBreak = rng.chance(0.7)
+        p.watchedBreakOnPlayback = rng.pick(AdPolicy.WatchedBreakOnPlayback.allCases)
+        p.snapbackLandingOffset = rng.pick([0, 0.1, 1, 500])
+        p.cooldown = rng.pick([0, 0, 60, 300])
+        p.trickPlayAsSeek = rng.chance(0.7)
+        p.resumeBreaks = rng.pick(AdPolicy.ResumeBreaks.allCases)
+        p.prerollDisabled = rng.chance(0.15)
+        p.midrollsDisabled = rng.chance(0.15)
+        p.liveSnapback = rng.chance(0.5)
+        p.liveBookmarks = rng.chance(0.5)
+        p.maxSnapbacksPerBreak = Int.random(in: 1...4, using: &rng)
+        p.coverageTolerance = rng.pick([0, 0.5, 2])
+        p.bookmarkInterval = rng.pick([0, 10, 30])
+        p.finishedMargin = rng.pick([0, 30, 120])
+
+        let tl = RandomTimeline(&rng, maxCount: 12)
+        var c = SessionConfiguration(contentDuration: tl.contentDuration, breaks: tl.breaks, policy: p)
+        switch Int.random(in: 0..<10, using: &rng) {
+        case 0, 1:
+            c.kind = .live
+            c.contentDuration = nil
+        case 2, 3:
+            let d = Double.random(in: 600...7200, using: &rng)
+            c.contentDuration = d
+            c.adRules = AdRules(
+                preroll: rng.chance(0.7),
+                midrollTimes: (0..<Int.random(in: 0...6, using: &rng)).map { _ in Double.random(in: 1..<d, using: &rng) },
+                midrollEvery: rng.chance(0.3) ? Double.random(in: 300...1800, using: &rng) : 0,
+                postroll: rng.chance(0.7), breakDuration: rng.pick([0, 15, 30, 60]))
+        default:
+            break
+        }
+        if rng.chance(0.3) { c.resumeContentTime = Double.random(in: 0...(tl.contentDuration + 60), using: &rng) }
+        c.previouslyWatchedBreakIds = Set(tl.breaks.filter { _ in rng.chance(0.2) }.map(\.id))
+        if rng.chance(0.2) { c.lastBreakCompletedAt = Double.random(in: 700...1000, using: &rng) }
+        return c
+    }
+
+    /// A random event, biased towards times on break boundaries and towards following the session's
+    /// commands (a player that obeys), so that deep states are reached.
+    static func randomEvent(_ rng: inout SplitMix64, _ s: TimelineSession, follow: Double?, end: Double) -> TimelineEvent {
+        let breaks = s.layout.breaks
+        func time() -> Double {
+            switch Int.random(in: 0..<20, using: &rng) {
+            case 0: return rng.pick([-1, .nan, .infinity, -.infinity])
+            case 1...8 where !breaks.isEmpty:
+                let b = rng.pick(breaks)
+                return rng.pick([b.start, b.end, b.start + 0.5, b.end - 0.5, b.end + 1, b.start - 1]).magnitude
+            default: return Double.random(in: 0...(end * 1.1 + 1), using: &rng)
+            }
+        }
+        func id() -> String { breaks.isEmpty || rng.chance(0.05) ? "zz" : rng.pick(breaks).id }
+        if let t = follow, rng.chance(0.5) {
+            return .playheadReported(streamTime: t, rate: 1, playing: true)
+        }
+        switch Int.random(in: 0..<100, using: &rng) {
+        case 0..<30: return .playheadReported(streamTime: time(), rate: rng.pick([1, 1, 1, 0, 2, -2, .nan]), playing: rng.chance(0.85))
+        case 30..<36: return .seekStarted(from: time())
+        case 36..<48: return .seekEnded(from: time(), to: time())
+        case 48..<56: return .adBreakStarted(breakId: id())
+        case 56..<64: return .adBreakEnded(breakId: id())
+        case 64..<67: return .adStarted(breakId: id(), index: Int.random(in: -1...3, using: &rng))
+        case 67..<70: return .adEnded(breakId: id(), index: Int.random(in: -1...3, using: &rng))
+        case 70..<74: return .trickPlayStarted(streamTime: time(), rate: rng.pick([-8, 2, 8, 16, 0.5, 1, 0]))
+        case 74..<78: return .trickPlayEnded(streamTime: time())
+        case 78: return .contentCompleted
+        case 79..<81:
+            let start = Double.random(in: 0...(end * 1.5 + 10), using: &rng)
+            return .breaksUpdated([AdBreak(id: rng.chance(0.3) ? id() : "n\(rng.next() % 1000)", start: start,
+                                           duration: rng.pick([0, 10, 30, -1]))])
+        case 81..<87: return .paused(streamTime: time())
+        case 87..<98: return .timerFired(rng.pick(TimelineTimer.allCases))
+        case 98: return .playerDisconnected
+        default: return .closed
+        }
+    }
+
+    @Test(arguments: seeds)
+    func randomEventSequencesNeverTrapAndKeepEveryInvariant(seed: UInt64) throws {
+        var rng = SplitMix64(seed: seed)
+        let config = Self.randomConfiguration(&rng)
+        var s: TimelineSession
+        do {
+            s = try TimelineSession(config)
+        } catch {
+            Issue.record("seed \(seed): a valid random configuration was rejected: \(error)")
+            return
+        }
+        let end = s.streamEnd ?? (s.layout.breaks.last?.end ?? 0) + 600
+        var now = 1000.0
+        var follow: Double?
+
+        func check(_ actions: [TimelineAction], after event: String) {
+            for a in actions {
+                switch a.kind {
+                case .seek(let t, _):
+                    #expect(t.isFinite && t >= 0, "seed \(seed): \(event) → \(a)")
+                    if let streamEnd = s.streamEnd { #expect(t <= streamEnd, "seed \(seed): \(event) → \(a) beyond \(streamEnd)") }
+                    follow = t
+                case .saveBookmark(let c, let st, _):
+                    #expect(c.isFinite && c >= 0 && st.isFinite && st >= 0, "seed \(seed): \(event) → \(a)")
+                    if let d = config.contentDuration { #expect(c <= d, "seed \(seed): \(event) → \(a)") }
+                    if let b = s.layout.breakContaining(st), !s.layout.isIdentity {
+                        #expect(c == s.layout.contentTime(forStreamTime: b.start), "seed \(seed): bookmark inside a break")
+                    }
+                case .scheduleTimer(_, let d):
+                    #expect(d.isFinite && d >= now, "seed \(seed): \(event) → \(a)")
+                case .breakWatched(let id), .playBreak(let id):
+                    #expect(s.layout.breakWith(id: id) != nil, "seed \(seed): \(event) → \(a)")
+                case .allAdsCompleted, .clearBookmark, .cancelTimer:
+                    break
+                }
+                #expect(!a.reason.isEmpty)
+            }
+            let snap = s.snapshot(at: now)
+            if snap.phase == .inBreak {
+                #expect(snap.breaks.contains { $0.id == snap.currentBreakId }, "seed \(seed): in an unknown break")
+            }
+        }
+
+        check(s.opened(at: now), after: "opened")
+        for step in 0..<200 {
+            let event = Self.randomEvent(&rng, s, follow: follow, end: end)
+            let at = rng.chance(0.01) ? Double.nan : now + Double.random(in: 0...5, using: &rng)
+            let wasClosed = s.isClosed
+            let before = s.snapshot(at: now)
+            do {
+                let actions = try s.handle(event, at: at)
+                if at.isFinite { now = at }
+                #expect(!wasClosed, "seed \(seed) step \(step): \(event.name) accepted after close")
+                if case .playheadReported = event { follow = nil }
+                check(actions, after: "step \(step) \(event.name)")
+            } catch {
+                // Typed throws: every error is a TimelineError; a refused event changes nothing.
+                #expect(s.snapshot(at: now) == before, "seed \(seed) step \(step): refused \(event) (\(error)) changed the session")
+                if wasClosed { #expect(error == .sessionClosed) }
+            }
+        }
+    }
+}
