@@ -40,6 +40,7 @@ demo: release ## Start snapbackd and a scripted player that tells the seeds' sto
 test: deps check-proto ## Build, then run unit, wire and daemon integration tests
 	$(SWIFT) build
 	SNAPBACKD_BIN=$(CURDIR)/$(DEBUG_BIN)/snapbackd $(SWIFT) test --parallel
+	python3 Tests/clients/python/test_snapback_client.py $(DEBUG_BIN)/snapbackd
 
 check-proto: deps ## Fail when the committed protobuf-c code does not match proto/
 	@scripts/gen-proto.sh --check

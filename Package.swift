@@ -10,6 +10,8 @@
 //   SnapbackClient    a small blocking client used by the demo, the benchmarks and the tests
 //   snapbackd         the daemon executable (only `main`)
 //   snapback          the command-line client: demo, queries, benchmarks
+//   SnapbackFuzzing   bytes from a peer through decoder + mapping + timeline, for libFuzzer and the tests
+//   snapback-fuzz     the libFuzzer entry point
 import PackageDescription
 
 let package = Package(
@@ -27,7 +29,8 @@ let package = Package(
             path: "Sources/CSnapbackProto",
             linkerSettings: [.linkedLibrary("protobuf-c")]
         ),
-        .target(name: "SnapbackTimeline"),
+        // No I/O and no Foundation; `rounded()` needs libm.
+        .target(name: "SnapbackTimeline", linkerSettings: [.linkedLibrary("m")]),
         .target(name: "SnapbackWire", dependencies: ["CSnapbackProto", "SnapbackTimeline"]),
         .target(name: "SnapbackStore", dependencies: ["SnapbackTimeline"]),
         .target(
@@ -35,10 +38,12 @@ let package = Package(
             dependencies: ["CLibUV", "SnapbackWire", "SnapbackTimeline", "SnapbackStore"]
         ),
         .target(name: "SnapbackClient", dependencies: ["SnapbackWire", "CSnapbackProto"]),
+        .target(name: "SnapbackFuzzing", dependencies: ["SnapbackWire", "SnapbackTimeline"]),
         .executableTarget(name: "snapbackd", dependencies: ["SnapbackDaemon"]),
+        .executableTarget(name: "snapback-fuzz", dependencies: ["SnapbackFuzzing"]),
         .executableTarget(name: "snapback", dependencies: ["SnapbackClient", "SnapbackWire"]),
         .testTarget(name: "SnapbackTimelineTests", dependencies: ["SnapbackTimeline"]),
-        .testTarget(name: "SnapbackWireTests", dependencies: ["SnapbackWire", "CSnapbackProto"]),
+        .testTarget(name: "SnapbackWireTests", dependencies: ["SnapbackWire", "CSnapbackProto", "SnapbackFuzzing"]),
         .testTarget(
             name: "SnapbackDaemonTests",
             dependencies: ["SnapbackClient", "SnapbackWire", "CSnapbackProto"]

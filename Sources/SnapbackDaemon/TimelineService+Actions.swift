@@ -48,16 +48,17 @@ extension TimelineService {
             logger.debug("session \(entry.id): no content id, bookmark not kept: \(action)")
             return
         }
-        let id = entry.id
-        store.save(bookmark) { [weak entry] result in
+        entry.pendingWrites += 1
+        store.save(bookmark) { result in
             switch result {
             case .success:
-                self.logger.info("session \(id): \(action)")
-                if let entry { self.push(action, to: entry) }
+                self.logger.info("session \(entry.id): \(action)")
+                self.push(action, to: entry)
             case .failure(let error):
-                self.logger.warning("session \(id): bookmark not saved: \(error)")
-                if let entry { self.pushError(error.statusCode, "bookmark not saved: \(error)", to: entry) }
+                self.logger.warning("session \(entry.id): bookmark not saved: \(error)")
+                self.pushError(error.statusCode, "bookmark not saved: \(error)", to: entry)
             }
+            entry.writeCompleted()
         }
     }
 

@@ -51,6 +51,11 @@ extension TimelineService {
     func handle(_ header: FrameHeader, body: UnsafeRawBufferPointer, on connection: Connection) {
         requestCount &+= 1
         guard let state = connection.handlerContext as? ConnectionState else { return }
+        // Until Hello, every other call is refused alike, whatever its method or body.
+        guard state.helloDone || header.method == WireMethod.hello.rawValue else {
+            fail(connection, header, .failedPrecondition, "call before Hello: the first call must be snapback.v1.Control/Hello")
+            return
+        }
         guard let method = WireMethod(rawValue: header.method) else {
             fail(connection, header, .unimplemented, "unknown method 0x\(String(header.method, radix: 16))")
             return
@@ -65,10 +70,6 @@ extension TimelineService {
         if case .hello(let hello) = request {
             return handshake(hello, header, state, connection)
         }
-        guard state.helloDone else {
-            fail(connection, header, .failedPrecondition, "\(method.name) before Hello: the first call must be snapback.v1.Control/Hello")
-            return
-        }
         let now = WallClock.now()
         switch request {
         case .hello:
@@ -82,11 +83,19 @@ extension TimelineService {
             apply(event, to: entry, header, connection, now)
         case .closeSession(let id):
             guard let entry = session(id, header, state, connection) else { return }
-            apply(.closed, to: entry, header, connection, now)
+            let actions = (try? entry.timeline.handle(.closed, at: now)) ?? []
+            let seqBefore = entry.pushSeq
+            execute(actions, for: entry, at: now)
             entry.closeTimers()
             sessions[id] = nil
             state.sessions.remove(id)
             logger.info("session \(id) closed by the player")
+            // The reply is the session's last frame: it waits for the final bookmark's commit.
+            entry.whenWritesDone { [weak connection] in
+                guard let connection else { return }
+                let last = entry.pushSeq == seqBefore ? 0 : entry.pushSeq
+                self.reply(connection, header) { WireReply.encodeEventReply(lastPushSeq: last, into: &$0) }
+            }
         case .contentTimeForStreamTime(let id, let t):
             guard let entry = session(id, header, state, connection), checkTime(t, header, connection) else { return }
             reply(connection, header) { WireReply.encodeContentTimeReply(contentTime: entry.timeline.layout.contentTime(forStreamTime: t), into: &$0) }
@@ -214,8 +223,10 @@ extension TimelineService {
             fail(connection, header, error.statusCode, error.description)
             return
         }
+        let seqBefore = entry.pushSeq
         execute(actions, for: entry, at: now)
-        reply(connection, header) { WireReply.encodeEventReply(lastPushSeq: entry.pushSeq, into: &$0) }
+        let last = entry.pushSeq == seqBefore ? 0 : entry.pushSeq
+        reply(connection, header) { WireReply.encodeEventReply(lastPushSeq: last, into: &$0) }
     }
 
     // MARK: Bookmarks service
@@ -246,7 +257,8 @@ extension TimelineService {
         StatusReply(
             uptime: now - startedAt, serverVersion: Daemon.version, connections: UInt32(clamping: connectionCount),
             sessions: UInt32(clamping: sessions.count), requests: requestCount, pushes: pushCount,
-            store: StoreStatus(kind: store.description, path: "", bookmarks: 0, error: store.lastError ?? ""))
+            store: StoreStatus(kind: store.kind, path: store.path, bookmarks: UInt64(store.bookmarkCount),
+                               error: store.lastError ?? ""))
     }
 
     // MARK: Replies

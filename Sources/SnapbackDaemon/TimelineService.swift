@@ -70,6 +70,24 @@ final class SessionEntry {
         self.streamId = request.streamId
     }
 
+    /// Store writes started for this session and not yet completed.
+    var pendingWrites = 0
+    private var afterWrites: [() -> Void] = []
+
+    /// Runs `body` once every store write started so far has completed (at once if none is pending).
+    func whenWritesDone(_ body: @escaping () -> Void) {
+        if pendingWrites == 0 { body() } else { afterWrites.append(body) }
+    }
+
+    func writeCompleted() {
+        pendingWrites -= 1
+        if pendingWrites == 0 {
+            let waiting = afterWrites
+            afterWrites = []
+            for body in waiting { body() }
+        }
+    }
+
     func closeTimers() {
         for timer in timers.values { timer.close() }
         timers = [:]

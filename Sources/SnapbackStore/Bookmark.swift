@@ -53,6 +53,12 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
 public protocol ViewerStateStore: AnyObject {
     /// A short description for `--help` and the status query ("in memory (not durable)", "sqlite …").
     var description: String { get }
+    /// "memory" or "sqlite", for the status query.
+    var kind: String { get }
+    /// Where the store keeps its data ("" in memory).
+    var path: String { get }
+    /// How many bookmarks it holds.
+    var bookmarkCount: Int { get }
     /// The last error the store met, shown by the status query; nil when healthy.
     var lastError: String? { get }
 

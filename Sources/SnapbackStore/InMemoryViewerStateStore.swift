@@ -12,6 +12,9 @@ public final class InMemoryViewerStateStore: ViewerStateStore {
 
     public var description: String { "in memory (not durable: lost when snapbackd stops)" }
     public var lastError: String? { nil }
+    public var kind: String { "memory" }
+    public var path: String { "" }
+    public var bookmarkCount: Int { bookmarksByKey.count }
 
     public func bookmark(profile: String, contentId: String) throws(StoreError) -> Bookmark? {
         bookmarksByKey[Key(profile: profile, contentId: contentId)]

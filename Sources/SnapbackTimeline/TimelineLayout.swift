@@ -170,9 +170,12 @@ public struct TimelineLayout: Sendable, Equatable {
         guard k > 0 else { return s }
         let b = breaks[k - 1]
         if s < b.end { return contentPosition[k - 1] }
-        // Never below the break's own position: `end − ads` can round one ulp under it, which would make
-        // the conversion go backwards at the break's end and send the round trip back a whole break.
-        return max(s - adTimeBefore[k], contentPosition[k - 1])
+        // Rounding of `s − ads` must keep the content time between the positions of the breaks around it:
+        // never below the previous break's (it would go backwards at that break's end), never at the next
+        // one's (a stream time just before a break would convert back to the stream time after it).
+        let c = max(s - adTimeBefore[k], contentPosition[k - 1])
+        if k < breaks.count, c >= contentPosition[k] { return contentPosition[k].nextDown }
+        return c
     }
 
     /// Stream time for a content time. A content time exactly at a break's content position resolves to

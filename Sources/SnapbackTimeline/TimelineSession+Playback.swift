@@ -150,7 +150,8 @@ extension TimelineSession {
     func skipReason(for i: Int, at now: Double) -> (SeekReason, String)? {
         let b = layout.breaks[i]
         if isDisabled(i) { return (.skipDisabledBreak, b.start == 0 ? "pre-roll disabled" : "mid-rolls disabled") }
-        if !b.watched, let until = cooldownUntil, now < until {
+        // Every break during the cooldown, watched ones too (TVSDK recipe: no break plays until it is over).
+        if let until = cooldownUntil, now < until {
             return (.skipDuringCooldown, "cooldown until \(Seconds(until))")
         }
         if b.watched, policy.watchedBreakOnPlayback == .skip, !isLive {

@@ -71,7 +71,9 @@ extension TimelineSession {
         let landedIndex = adRulesMode ? nil : layout.indexOfBreak(containing: to)
 
         if snapbackEnabled, let cooldown = cooldownUntil, now < cooldown {
-            if let i = landedIndex, !layout.breaks[i].watched {
+            // The cooldown skips every break (TVSDK recipe: no break plays until it is over), a watched one
+            // too: replaying a watched break the seek landed in would show more ads than without a cooldown.
+            if let i = landedIndex {
                 let b = layout.breaks[i]
                 return [commandSeek(to: b.end, reason: .skipDuringCooldown,
                                     why: "\(what) landed in break \(b.id) during the cooldown until \(Seconds(cooldown))")]

@@ -42,6 +42,10 @@ import Testing
         let pushes = player.takePushes()
         #expect(pushes.last?.seq == reply.lastPushSeq)
         #expect(reply.lastPushSeq == 1)
+        // An event that causes no push answers 0, not the session's latest seq.
+        let quiet: EventReply = try player.call(.event(sessionId: session, .adBreakStarted(breakId: "b1")))
+        #expect(player.takePushes().isEmpty)
+        #expect(quiet.lastPushSeq == 0)
     }
 
     /// IMA bookmarks (seed 002) through the daemon: the viewer stops; the same content reopened with ads
@@ -178,6 +182,9 @@ import Testing
         #expect(frame.header.callId == 7)
         #expect(frame.header.status == StatusCode.failedPrecondition.rawValue)
         #expect(try WireStatus.decode(frame.body).message.contains("Hello"))
+        // Before Hello, an unknown method or a garbage body is refused the same way.
+        try socket.send(.request(callId: 8, method: 0x7F7F), body: [0xFF, 0xFF])
+        #expect(try socket.readFrame().header.status == StatusCode.failedPrecondition.rawValue)
     }
 
     @Test func incompatibleVersionIsRefusedAndClosed() throws {

@@ -2,23 +2,15 @@ import SnapbackTimeline
 import Testing
 @Suite struct ZZProbe {
     @Test func probe() throws {
-        var n = 0
-        for seed in PropertyTests.seeds {
-            var rng = SplitMix64(seed: seed)
-            let tl = RandomTimeline(&rng)
-            let layout = try TimelineLayout(breaks: tl.breaks)
-            for s in PropertyTests().streamProbes(tl, &rng) where layout.breakContaining(s) == nil {
-                let c = layout.contentTime(forStreamTime: s)
-                let back = layout.streamTime(forContentTime: c)
-                if abs(back - s) > 1e-9 * max(1, s), n < 4 {
-                    n += 1
-                    let k = layout.breaks.lastIndex { $0.start <= s }
-                    let nx = layout.breaks.firstIndex { $0.start > s }
-                    print("PX seed \(seed) s=\(s) c=\(c) back=\(back)")
-                    if let k { let b = layout.breaks[k]; print("PX  prev \(b.id) start=\(b.start) end=\(b.end) dur=\(b.duration) cp=\(layout.contentPosition(ofBreakAt: k))") }
-                    if let nx { let b = layout.breaks[nx]; print("PX  next \(b.id) start=\(b.start) end=\(b.end) dur=\(b.duration) cp=\(layout.contentPosition(ofBreakAt: nx))") }
-                }
-            }
-        }
+        let p = Factory.policy { $0.cooldown = 300 }
+        var (s, _) = try Factory.session(breaks: Factory.threeBreaks, contentDuration: 2400, policy: p, watched: ["m1"], lastBreakCompletedAt: 900)
+        try s.report(300, at: 1000)
+        print("PX cooldown seek into watched:", try s.seek(from: 300, to: 630, at: 1001))
+        var (s2, _) = try Factory.session(breaks: Factory.threeBreaks, contentDuration: 2400, policy: p, watched: ["m1"], lastBreakCompletedAt: 900)
+        try s2.report(590, at: 1000)
+        print("PX cooldown playback into watched:", try s2.report(600.5, at: 1010), s2.snapshot(at: 1010).phase)
+        var (s3, _) = try Factory.session(policy: Factory.policy { $0.resumeBreaks = .none }, resume: 900)
+        print("PX stale 0 after resume none:", try s3.report(0, at: 1000.1))
+        print("PX arrive:", try s3.report(990, at: 1000.5), s3.isWatched("pre"))
     }
 }

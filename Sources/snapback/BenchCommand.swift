@@ -1,0 +1,483 @@
+import Glibc
+import SnapbackClient
+import SnapbackTimeline
+import SnapbackWire
+
+/// `snapback bench`: snapbackd's SeekEnded → snapback push round trip against the floor, a raw Unix-socket
+/// ping-pong with the same frame sizes, in one run (../shared/reference/daemon-practice.md: pin every end
+/// to one CPU, alternate rounds, report medians, read CPU from /proc).
+enum BenchCommand {
+    static let usage = """
+        Usage: snapback bench [--snapbackd PATH] [--iterations N] [--warmup N] [--rounds N] [--cpu N]
+
+        Measures snapbackd's snapback round trip — a SeekEnded that crosses an unwatched break, answered
+        by a seek push and the reply in one write — against the floor: a raw Unix-socket ping-pong with
+        the same frame sizes (a socketpair to a separate echo process that reads the request and writes
+        back the same bytes snapbackd did). The bench starts its own snapbackd (temporary socket, log
+        level warning) and pins itself, snapbackd and the echo process to one CPU. Rounds alternate raw,
+        snapbackd, raw, snapbackd…; each reports p50/p99, and the summary takes the median over rounds,
+        with the CPU per call of each server (from /proc/PID/task/*/schedstat) and snapbackd's RSS.
+
+        Options:
+          --snapbackd PATH  The daemon to measure (default: snapbackd next to this executable)
+          --iterations N    Measured round trips per round (default 20000)
+          --warmup N        Unmeasured round trips before each round (default 2000)
+          --rounds N        Rounds of each kind (default 5)
+          --cpu N           The CPU everything is pinned to (default 0)
+          -h, --help        Show this help
+
+        The last line reads: ratio p50 snapbackd/raw = X.XX (the target is at most 1.30).
+        Exit status: 0 when the run completed, 1 when it failed, 2 for a bad command line.
+        """
+
+    static func run(_ args: ArraySlice<String>) throws -> Int32 {
+        let a = try Arguments(args, valueOptions: ["--snapbackd", "--iterations", "--warmup", "--rounds", "--cpu"])
+        if a.wantsHelp {
+            say(usage)
+            return ExitCode.ok
+        }
+        try a.expectPositionals(atMost: 0)
+        let own = executablePath()
+        let defaultDaemon = own.map { dirname($0) + "/snapbackd" } ?? "snapbackd"
+        let config = Bench.Configuration(
+            daemonPath: try a.string("--snapbackd", default: defaultDaemon),
+            iterations: try a.integer("--iterations", default: 20_000, in: 100...10_000_000),
+            warmup: try a.integer("--warmup", default: 2_000, in: 0...10_000_000),
+            rounds: try a.integer("--rounds", default: 5, in: 1...1000),
+            cpu: try a.integer("--cpu", default: 0, in: 0...1023),
+            selfPath: own ?? "")
+        guard access(config.daemonPath, X_OK) == 0 else {
+            throw UsageError("--snapbackd: \(config.daemonPath) is not an executable file")
+        }
+        let bench = Bench(config)
+        defer { bench.cleanUp() }
+        try bench.run()
+        return ExitCode.ok
+    }
+
+    static func executablePath() -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let n = buffer.withUnsafeMutableBufferPointer { readlink("/proc/self/exe", $0.baseAddress!, $0.count - 1) }
+        guard n > 0 else { return nil }
+        return String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    static func dirname(_ path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+}
+
+// The children a signal must not leave running (read by the signal handler, hence plain globals).
+nonisolated(unsafe) private var childrenToKill: (pid_t, pid_t) = (0, 0)
+
+private func installSignalCleanup() {
+    let handler: @convention(c) (Int32) -> Void = { signal in
+        if childrenToKill.0 > 0 { kill(childrenToKill.0, SIGKILL) }
+        if childrenToKill.1 > 0 { kill(childrenToKill.1, SIGKILL) }
+        _exit(128 + signal)
+    }
+    signal(SIGINT, handler)
+    signal(SIGTERM, handler)
+    signal(SIGHUP, handler)
+}
+
+final class Bench {
+    struct Configuration {
+        var daemonPath: String
+        var iterations: Int
+        var warmup: Int
+        var rounds: Int
+        var cpu: Int
+        var selfPath: String
+    }
+
+    /// One round of one kind.
+    struct Round {
+        var p50: Double
+        var p99: Double
+        /// Microseconds of server CPU per round trip.
+        var serverCPU: Double?
+        var clientCPU: Double?
+    }
+
+    let config: Configuration
+    var directory: String?
+    var daemonPid: pid_t = 0
+    var echoPid: pid_t = 0
+    var echoFd: Int32 = -1
+    var client: SnapbackClient?
+    private var samples: UnsafeMutableBufferPointer<UInt64>
+
+    init(_ config: Configuration) {
+        self.config = config
+        samples = .allocate(capacity: config.iterations)
+        samples.initialize(repeating: 0)
+    }
+
+    deinit { samples.deallocate() }
+
+    func run() throws {
+        let cpu = config.cpu
+        guard Processes.cpuAllowed(cpu) else { throw CommandError("CPU \(cpu) is not available to this process") }
+        guard Processes.pin(0, cpu: cpu) else { throw CommandError("sched_setaffinity to CPU \(cpu): \(String(cString: strerror(errno)))") }
+        installSignalCleanup()
+        let dir = try Processes.makeTemporaryDirectory("snapback-bench")
+        directory = dir
+        let socket = dir + "/snapbackd.sock"
+
+        // snapbackd, pinned (it inherits this thread's affinity; every thread is pinned again below).
+        daemonPid = try Processes.spawn(config.daemonPath,
+                                        ["--socket", socket, "--state-dir", dir + "/state", "--log-level", "warning"])
+        childrenToKill.0 = daemonPid
+        try waitForSocket(socket)
+        guard Processes.pinAllThreads(of: daemonPid, cpu: cpu) else { throw CommandError("cannot pin snapbackd to CPU \(cpu)") }
+        let daemonThreads = Processes.threads(of: daemonPid).count
+        let idleRSS = Processes.statusKiB("VmRSS", of: daemonPid)
+
+        // A session whose every forward seek over b1 snaps back again: seeks are not refused inside the
+        // unwatched break and the loop guard never lets the viewer go.
+        let client = try connect(socket, clientName: "snapback-bench")
+        self.client = client
+        var overrides = PolicyOverrides()
+        overrides.refuseSeeksDuringUnwatchedBreak = false
+        overrides.maxSnapbacksPerBreak = Int(UInt32.max)
+        let reply = try client.openSession(OpenSessionRequest(
+            streamId: "bench", contentId: "bench", profile: "bench",
+            breaks: [AdBreak(id: "b1", start: 600, duration: 30)], contentDuration: 1800,
+            preset: .snapback, overrides: overrides))
+        let session = reply.sessionId
+        _ = client.takePushes()
+        var firstPush = ""
+        for _ in 0..<2 {
+            let pushes = try client.send(.seekEnded(from: 300, to: 900), session: session)
+            guard pushes.count == 1, case .seek(let to, .snapback) = pushes[0].kind, same(to, 600) else {
+                throw CommandError("SeekEnded 5:00 → 15:00 did not cause exactly one snapback push: \(pushes.map(describe))")
+            }
+            if firstPush.isEmpty { firstPush = describe(pushes[0]) }
+        }
+
+        // The request as bytes; the same bytes go to snapbackd and to the echo peer.
+        let body = WireRequest.event(sessionId: session, .seekEnded(from: 300, to: 900)).encoded()
+        let request = FrameHeader.request(callId: PingPong.firstCallId, method: WireMethod.seekEnded.rawValue,
+                                          length: UInt32(body.count)).encoded + body
+        try setReceiveTimeout(client.socket.fd)
+        let daemon = PingPong(fd: client.socket.fd, request: request)
+        // Warm up snapbackd and take its answer as the echo peer's canned answer.
+        try daemon.run(max(config.warmup, 1), samples: nil)
+        let response = daemon.lastResponse
+        let replyOffset = daemon.lastReplyOffset
+
+        var pair: [Int32] = [0, 0]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
+            throw CommandError("socketpair: \(String(cString: strerror(errno)))")
+        }
+        echoFd = pair[0]
+        echoPid = try Processes.spawn(config.selfPath.isEmpty ? "/proc/self/exe" : config.selfPath, [
+            BenchEchoServer.commandName, "--request-size", String(request.count),
+            "--response", hex(response), "--reply-offset", String(replyOffset),
+        ], inheritFd: pair[1])
+        childrenToKill.1 = echoPid
+        Glibc.close(pair[1])
+        _ = Processes.pinAllThreads(of: echoPid, cpu: cpu)
+        try setReceiveTimeout(echoFd)
+        let raw = PingPong(fd: echoFd, request: request)
+        try raw.run(max(config.warmup, 1), samples: nil)
+        guard raw.lastResponse.count == response.count else {
+            throw CommandError("the echo peer answered \(raw.lastResponse.count) bytes instead of \(response.count)")
+        }
+
+        say("snapback bench: SeekEnded → snapback push + reply round trip, snapbackd vs a raw Unix-socket ping-pong")
+        say("  snapbackd  \(config.daemonPath) (pid \(daemonPid), \(daemonThreads) thread\(daemonThreads == 1 ? "" : "s"))")
+        say("  pinned     bench client, snapbackd and the raw echo process on CPU \(cpu) (sched_setaffinity)")
+        say("  frames     request \(request.count) B → response \(response.count) B (push \(replyOffset) B + reply "
+            + "\(response.count - replyOffset) B) in one write; raw peer: socketpair to a separate process")
+        say("  checked    SeekEnded 5:00 → 15:00 → \(firstPush)")
+        say("  method     \(config.rounds) rounds × \(config.iterations) round trips (+\(config.warmup) warm-up each), "
+            + "alternating raw, snapbackd; medians over rounds")
+        say("")
+        say("round   raw p50   raw p99   snapbackd p50   snapbackd p99   (µs)")
+
+        var raws: [Round] = []
+        var daemons: [Round] = []
+        for r in 1...config.rounds {
+            raws.append(try measure(raw, server: echoPid))
+            daemons.append(try measure(daemon, server: daemonPid))
+            say(padLeft("\(r)", 5) + padLeft(fixed(raws.last!.p50, 1), 10) + padLeft(fixed(raws.last!.p99, 1), 10)
+                + padLeft(fixed(daemons.last!.p50, 1), 16) + padLeft(fixed(daemons.last!.p99, 1), 16))
+        }
+        let afterRSS = Processes.statusKiB("VmRSS", of: daemonPid)
+        let peakRSS = Processes.statusKiB("VmHWM", of: daemonPid)
+        let total = daemon.roundTrips
+
+        // Stop everything before printing the summary.
+        _ = try? client.closeSession(session)
+        client.close()
+        self.client = nil
+        kill(daemonPid, SIGTERM)
+        let stopped = Processes.wait(daemonPid, seconds: 5)
+        daemonPid = 0
+        childrenToKill.0 = 0
+        Glibc.close(echoFd)
+        echoFd = -1
+        _ = Processes.wait(echoPid, seconds: 2)
+        echoPid = 0
+        childrenToKill.1 = 0
+
+        say("")
+        say("              p50 µs   p99 µs   server CPU/call   client CPU/call")
+        summary("raw echo", raws)
+        summary("snapbackd", daemons)
+        let ratio = median(daemons.map(\.p50)) / median(raws.map(\.p50))
+        let pairRatios = zip(daemons, raws).map { $0.p50 / $1.p50 }
+        say("p50 ratio per round: " + pairRatios.map { fixed($0, 2) }.joined(separator: " ")
+            + "; p99 ratio \(fixed(median(daemons.map(\.p99)) / median(raws.map(\.p99)), 2))")
+        say("snapbackd RSS: idle \(idleRSS.map(mebibytes) ?? "?"), after \(total) round trips "
+            + "\(afterRSS.map(mebibytes) ?? "?") (peak \(peakRSS.map(mebibytes) ?? "?")); SIGTERM → \(stopped.text)")
+        say("ratio p50 snapbackd/raw = \(fixed(ratio, 2))   (target ≤ 1.30: \(ratio <= 1.3 ? "met" : "missed"))")
+        if !stopped.clean { throw CommandError("snapbackd did not stop cleanly: \(stopped.text)") }
+    }
+
+    /// One measured round: warm-up, then `iterations` timed round trips; CPU from schedstat.
+    func measure(_ loop: PingPong, server: pid_t) throws -> Round {
+        if config.warmup > 0 { try loop.run(config.warmup, samples: nil) }
+        let serverBefore = Processes.cpuNanoseconds(of: server)
+        let clientBefore = Processes.cpuNanoseconds(of: getpid())
+        try loop.run(config.iterations, samples: samples)
+        let serverAfter = Processes.cpuNanoseconds(of: server)
+        let clientAfter = Processes.cpuNanoseconds(of: getpid())
+        samples.sort()
+        let n = samples.count
+        func perCall(_ a: UInt64?, _ b: UInt64?) -> Double? {
+            guard let a, let b, b >= a else { return nil }
+            return Double(b - a) / Double(config.iterations) / 1000
+        }
+        return Round(p50: Double(samples[n / 2]) / 1000, p99: Double(samples[min(n - 1, n * 99 / 100)]) / 1000,
+                     serverCPU: perCall(serverBefore, serverAfter), clientCPU: perCall(clientBefore, clientAfter))
+    }
+
+    func summary(_ name: String, _ rounds: [Round]) {
+        let server = rounds.compactMap(\.serverCPU)
+        let client = rounds.compactMap(\.clientCPU)
+        say(padRight(name, 12) + padLeft(fixed(median(rounds.map(\.p50)), 1), 8) + padLeft(fixed(median(rounds.map(\.p99)), 1), 9)
+            + padLeft(server.isEmpty ? "?" : fixed(median(server), 1) + " µs", 18)
+            + padLeft(client.isEmpty ? "?" : fixed(median(client), 1) + " µs", 18))
+    }
+
+    func waitForSocket(_ path: String) throws {
+        for _ in 0..<500 {
+            if let status = Processes.reap(daemonPid) {
+                daemonPid = 0
+                childrenToKill.0 = 0
+                throw CommandError("snapbackd \(Processes.describe(status).text) during start-up")
+            }
+            if let probe = try? FrameSocket(connectingTo: path) {
+                probe.close()
+                return
+            }
+            usleep(10_000)
+        }
+        throw CommandError("snapbackd did not accept connections on \(path) within 5 s")
+    }
+
+    func setReceiveTimeout(_ fd: Int32) throws {
+        var value = timeval(tv_sec: 10, tv_usec: 0)
+        guard setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size)) == 0 else {
+            throw CommandError("setsockopt SO_RCVTIMEO: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Stops whatever still runs and removes the temporary directory.
+    func cleanUp() {
+        client?.close()
+        client = nil
+        if echoFd >= 0 { Glibc.close(echoFd); echoFd = -1 }
+        if daemonPid > 0 {
+            kill(daemonPid, SIGTERM)
+            _ = Processes.wait(daemonPid, seconds: 5)
+            daemonPid = 0
+        }
+        if echoPid > 0 {
+            _ = Processes.wait(echoPid, seconds: 2)
+            echoPid = 0
+        }
+        childrenToKill = (0, 0)
+        if let directory { Processes.removeTree(directory) }
+        directory = nil
+    }
+}
+
+/// The hot loop both sides share, so the client's own work is identical: patch the call id, one `send`,
+/// then `recv` until the RESPONSE with that call id is complete (headers parsed in place, no allocation).
+final class PingPong {
+    static let firstCallId: UInt32 = 0x10000
+    static let capacity = 1 << 16
+
+    let fd: Int32
+    private let request: UnsafeMutableRawBufferPointer
+    private let buffer: UnsafeMutableRawPointer
+    private var callId = PingPong.firstCallId
+    private(set) var roundTrips = 0
+    /// Bytes received in the last round trip, and where its RESPONSE frame starts.
+    private var lastCount = 0
+    private(set) var lastReplyOffset = 0
+
+    init(fd: Int32, request: [UInt8]) {
+        self.fd = fd
+        self.request = .allocate(byteCount: request.count, alignment: 8)
+        self.request.copyBytes(from: request)
+        buffer = .allocate(byteCount: Self.capacity, alignment: 16)
+    }
+
+    deinit {
+        request.deallocate()
+        buffer.deallocate()
+    }
+
+    var lastResponse: [UInt8] {
+        Array(UnsafeRawBufferPointer(start: buffer, count: lastCount))
+    }
+
+    /// `count` round trips; durations in nanoseconds go to `samples` when given.
+    func run(_ count: Int, samples: UnsafeMutableBufferPointer<UInt64>?) throws {
+        for i in 0..<count {
+            callId &+= 1
+            if callId == 0 { callId = Self.firstCallId }
+            request.storeBytes(of: callId.bigEndian, toByteOffset: 4, as: UInt32.self)
+            let start = monotonicNanoseconds()
+            let sent = Glibc.send(fd, request.baseAddress, request.count, Int32(MSG_NOSIGNAL))
+            guard sent == request.count else {
+                throw CommandError("send: \(sent < 0 ? String(cString: strerror(errno)) : "short write")")
+            }
+            try receiveReply()
+            let end = monotonicNanoseconds()
+            samples?[i] = end &- start
+        }
+        roundTrips += count
+    }
+
+    /// Reads until the RESPONSE to `callId` is complete; exactly one PUSH must come before it.
+    @inline(__always)
+    private func receiveReply() throws {
+        var have = 0
+        var offset = 0
+        var pushes = 0
+        while true {
+            let n = recv(fd, buffer + have, Self.capacity - have, 0)
+            if n <= 0 {
+                if n < 0 && errno == EINTR { continue }
+                throw CommandError(n == 0 ? "the peer closed the connection" : "recv: \(String(cString: strerror(errno)))")
+            }
+            have += n
+            while have - offset >= FrameHeader.size {
+                let length = Int(UInt32(bigEndian: buffer.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+                guard have - offset >= FrameHeader.size + length else { break }
+                let type = buffer.load(fromByteOffset: offset + 8, as: UInt8.self)
+                if type == FrameType.push.rawValue {
+                    pushes += 1
+                } else if type == FrameType.response.rawValue,
+                          UInt32(bigEndian: buffer.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self)) == callId {
+                    let status = buffer.load(fromByteOffset: offset + 9, as: UInt8.self)
+                    guard status == 0, pushes == 1, offset + FrameHeader.size + length == have else {
+                        throw CommandError("unexpected answer to SeekEnded: status \(status), \(pushes) pushes, "
+                                           + "\(have - offset - FrameHeader.size - length) extra bytes")
+                    }
+                    lastCount = have
+                    lastReplyOffset = offset
+                    return
+                }
+                offset += FrameHeader.size + length
+            }
+            if have == Self.capacity { throw CommandError("answer longer than \(Self.capacity) bytes") }
+        }
+    }
+}
+
+/// The raw floor's peer, run by the bench as a separate process (`snapback __bench-echo`): on fd 3, reads
+/// requests of a fixed size and answers each with the canned bytes snapbackd sent (its reply's call id
+/// patched), in one write. No decoding: just the kernel's cost of the same exchange.
+enum BenchEchoServer {
+    static let commandName = "__bench-echo"
+
+    static func run(_ args: ArraySlice<String>) -> Int32 {
+        guard let a = try? Arguments(args, valueOptions: ["--request-size", "--response", "--reply-offset"]),
+              let size = a.value("--request-size").flatMap({ Int($0) }), size >= FrameHeader.size,
+              let response = a.value("--response").flatMap(unhex), !response.isEmpty,
+              let replyOffset = a.value("--reply-offset").flatMap({ Int($0) }),
+              replyOffset + FrameHeader.size <= response.count
+        else {
+            warn("snapback \(commandName): internal command of 'snapback bench'")
+            return ExitCode.usage
+        }
+        let fd: Int32 = 3
+        let capacity = 1 << 16
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
+        let answer = UnsafeMutableRawBufferPointer.allocate(byteCount: response.count, alignment: 16)
+        answer.copyBytes(from: response)
+        var have = 0
+        while true {
+            let n = recv(fd, buffer + have, capacity - have, 0)
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { return n == 0 ? ExitCode.ok : ExitCode.failure }
+            have += n
+            var offset = 0
+            while have - offset >= size {
+                // The reply echoes the request's call id.
+                (answer.baseAddress! + replyOffset + 4).copyMemory(from: buffer + offset + 4, byteCount: 4)
+                var written = 0
+                while written < answer.count {
+                    let w = Glibc.send(fd, answer.baseAddress! + written, answer.count - written, Int32(MSG_NOSIGNAL))
+                    if w < 0 && errno == EINTR { continue }
+                    if w <= 0 { return ExitCode.failure }
+                    written += w
+                }
+                offset += size
+            }
+            if offset > 0 {
+                if have > offset { memmove(buffer, buffer + offset, have - offset) }
+                have -= offset
+            }
+        }
+    }
+}
+
+func hex(_ bytes: [UInt8]) -> String {
+    let digits = Array("0123456789abcdef")
+    var text = ""
+    text.reserveCapacity(bytes.count * 2)
+    for b in bytes {
+        text.append(digits[Int(b >> 4)])
+        text.append(digits[Int(b & 15)])
+    }
+    return text
+}
+
+func unhex(_ text: String) -> [UInt8]? {
+    let chars = Array(text.utf8)
+    guard chars.count % 2 == 0 else { return nil }
+    func nibble(_ c: UInt8) -> UInt8? {
+        switch c {
+        case 48...57: return c - 48
+        case 97...102: return c - 87
+        case 65...70: return c - 55
+        default: return nil
+        }
+    }
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(chars.count / 2)
+    var i = 0
+    while i < chars.count {
+        guard let hi = nibble(chars[i]), let lo = nibble(chars[i + 1]) else { return nil }
+        bytes.append(hi << 4 | lo)
+        i += 2
+    }
+    return bytes
+}
+
+/// The median of a non-empty list.
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    let n = sorted.count
+    guard n > 0 else { return .nan }
+    return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2
+}

@@ -1,0 +1,318 @@
+import Glibc
+import SnapbackClient
+import SnapbackTimeline
+import SnapbackWire
+
+/// `snapback demo`: a scripted player telling the seeds' story through the real socket — a seek from 5:00
+/// to 15:00 over the unwatched break at 10:00 is snapped back to 10:00, the break plays, the daemon returns
+/// the viewer to 15:00; a pause saves the bookmark as content time; the same content reopened with ads of
+/// other lengths resumes at the same content point. Every push the story needs is checked: the demo is
+/// also a smoke test (exit 1 when one does not arrive).
+enum DemoCommand {
+    static let usage = """
+        Usage: snapback demo [--socket PATH] [--content ID] [--profile NAME] [--pace MS]
+
+        A scripted player that tells the snapback story through snapbackd's socket: it prints every
+        message it sends (→) and every push and reply it receives (←), with times as m:ss, and checks
+        that each expected push arrives.
+
+          1. Watching from 5:00, the viewer seeks to 15:00 over the unwatched break at 10:00: snapped
+             back to 10:00, the break plays, then the daemon sends the viewer on to 15:00.
+          2. The viewer pauses at 16:00: the bookmark is saved as content time (ads excluded).
+          3. The same content reopens in a stream whose ads have other lengths: the daemon resumes at
+             the same content time, at another stream time.
+
+        Options:
+        \(socketOptionHelp)
+          --content ID      Content id (default big-buck-bunny). The daemon remembers watched breaks
+                            per content for 24 h: use another id to rerun against the same daemon.
+          --profile NAME    Viewer profile the bookmark belongs to (default demo)
+          --pace MS         Pause between messages, so a daemon log shown alongside keeps up (default 0)
+          -h, --help        Show this help
+
+        Exit status: 0 when every expected push and reply arrived, 1 otherwise, 2 for a bad command line.
+        """
+
+    static func run(_ args: ArraySlice<String>) throws -> Int32 {
+        let a = try Arguments(args, valueOptions: ["--socket", "--content", "--profile", "--pace"])
+        if a.wantsHelp {
+            say(usage)
+            return ExitCode.ok
+        }
+        try a.expectPositionals(atMost: 0)
+        let demo = Demo(
+            socketPath: try socketPath(a),
+            contentId: try a.string("--content", default: "big-buck-bunny"),
+            profile: try a.string("--profile", default: "demo"),
+            paceMicroseconds: UInt32(try a.integer("--pace", default: 0, in: 0...10_000) * 1000))
+        try demo.run()
+        return ExitCode.ok
+    }
+}
+
+/// The script. Stream A (first visit) and stream B (the return) carry the same content with ads of other
+/// lengths; the mid-rolls sit at the same content positions (9:30 and 23:30).
+final class Demo {
+    let socketPath: String
+    let contentId: String
+    let profile: String
+    let pace: UInt32
+    var client: SnapbackClient!
+    /// The last push seq seen per session, to check they come 1, 2, 3… without gaps.
+    var lastSeq: [UInt64: UInt64] = [:]
+    var checks: [String] = []
+
+    static let contentDuration = 1800.0
+    static let streamA = [
+        AdBreak(id: "pre", start: 0, duration: 30, watched: true),
+        AdBreak(id: "mid1", start: 600, duration: 60, adDurations: [30, 30]),
+        AdBreak(id: "mid2", start: 1500, duration: 45),
+    ]
+    static let streamB = [
+        AdBreak(id: "pre", start: 0, duration: 20),
+        AdBreak(id: "mid1", start: 590, duration: 90, adDurations: [30, 30, 30]),
+        AdBreak(id: "mid2", start: 1520, duration: 30),
+    ]
+
+    init(socketPath: String, contentId: String, profile: String, paceMicroseconds: UInt32) {
+        self.socketPath = socketPath
+        self.contentId = contentId
+        self.profile = profile
+        self.pace = paceMicroseconds
+    }
+
+    func run() throws {
+        client = try connect(socketPath, clientName: "snapback-demo", retryFor: 3)
+        let hello = client.hello
+        say("snapback demo: a scripted player on \(socketPath)")
+        say("connected to \(hello.serverName) \(hello.serverVersion) (protocol \(hello.protocolVersion); "
+            + "presets \(hello.policyPresets.joined(separator: ", ")); default \(hello.defaultPolicyPreset))")
+        let bookmark = try firstVisit()
+        try secondVisit(bookmark: bookmark)
+        say("")
+        say("All expected pushes and replies arrived:")
+        for check in checks { say("  ✓ \(check)") }
+        client.close()
+    }
+
+    // MARK: Act 1: snapback, then the bookmark
+
+    /// Returns the content time of the bookmark the pause saved.
+    func firstVisit() throws -> Double {
+        let layout = try TimelineLayout(breaks: Self.streamA)
+        say("")
+        say("── 1. Snapback: the viewer seeks past an unwatched break ──")
+        printLayout("stream \"bbb-a\"", layout, contentDuration: Self.contentDuration)
+        let open = OpenSessionRequest(
+            streamId: "bbb-a", contentId: contentId, profile: profile, breaks: Self.streamA,
+            contentDuration: Self.contentDuration, preset: .snapback)
+        sent("OpenSession content \"\(contentId)\" profile \"\(profile)\" stream \"bbb-a\", 3 breaks, preset snapback")
+        let reply = try client.openSession(open)
+        received(client.takePushes(), session: reply.sessionId)
+        let session = reply.sessionId
+        say("← session \(session) opened, preset \(reply.policyPreset), "
+            + (reply.startStreamTime.map { "start at \(clock($0))" } ?? "start at the beginning"))
+        try checkFresh(session, break: "mid1")
+
+        try send(.playheadReported(streamTime: 300, rate: 1, playing: true), session, layout,
+                 note: "the viewer is watching at 5:00")
+        try send(.seekStarted(from: 300), session, layout, note: "scrubbing…")
+        var pushes = try send(.seekEnded(from: 300, to: 900), session, layout,
+                              note: "released at 15:00: the unwatched break mid1 at 10:00 lies in between")
+        try expect(&pushes, session, "seek to 10:00 (snapback)") { push in
+            if case .seek(let to, .snapback) = push.kind { return same(to, 600) }
+            return false
+        }
+        note("snapped back to the start of mid1; the daemon will send the viewer on to 15:00 after it")
+        checks.append("SeekEnded 5:00 → 15:00 over the unwatched break at 10:00 → seek to 10:00 (snapback)")
+
+        try send(.playheadReported(streamTime: 600, rate: 1, playing: true), session, layout,
+                 note: "the player obeyed (a commanded seek is not reported as SeekEnded)")
+        try send(.adBreakStarted(breakId: "mid1"), session, layout)
+        try send(.playheadReported(streamTime: 630, rate: 1, playing: true), session, layout, note: "second ad")
+        pushes = try send(.adBreakEnded(breakId: "mid1"), session, layout)
+        try expect(&pushes, session, "break mid1 watched") { push in
+            if case .breakWatched("mid1") = push.kind { return true }
+            return false
+        }
+        try expect(&pushes, session, "seek to 15:00 (resume-after-snapback)") { push in
+            if case .seek(let to, .resumeAfterSnapback) = push.kind { return same(to, 900) }
+            return false
+        }
+        try expect(&pushes, session, "bookmark saved at content 13:30 (snapback-return)") { push in
+            if case .bookmarkSaved(let c, let s, .snapbackReturn) = push.kind { return same(c, 810) && same(s, 900) }
+            return false
+        }
+        note("mid1 played: the viewer is back at 15:00, where they wanted to go")
+        checks.append("AdBreakEnded mid1 → break watched, seek to 15:00 (resume-after-snapback)")
+
+        try send(.playheadReported(streamTime: 900, rate: 1, playing: true), session, layout, note: "at the seek target")
+        try send(.playheadReported(streamTime: 930, rate: 1, playing: true), session, layout)
+        try send(.playheadReported(streamTime: 960, rate: 1, playing: true), session, layout)
+        pushes = try send(.paused(streamTime: 960), session, layout, note: "the viewer stops watching")
+        let saved = try expect(&pushes, session, "bookmark saved at content 14:30 (paused)") { push in
+            if case .bookmarkSaved(let c, let s, .paused) = push.kind { return same(c, 870) && same(s, 960) }
+            return false
+        }
+        guard case .bookmarkSaved(let contentTime, let streamTime, _) = saved.kind else { return 0 }
+        note("stream \(clock(streamTime)) − 30 s pre-roll − 60 s mid1 = content \(clock(contentTime)): "
+             + "the bookmark is content time, not stream time")
+        checks.append("Pause 16:00 → bookmark saved as content 14:30 (stream 16:00 minus 1:30 of ads)")
+
+        sent("CloseSession \(session)")
+        let closing = try client.closeSession(session)
+        received(closing, session: session)
+        say("← session \(session) closed" + (closing.isEmpty ? " (the bookmark is already up to date)" : ""))
+
+        sent("Bookmarks/Get profile \"\(profile)\" content \"\(contentId)\"")
+        let stored: WireBookmark = try client.call(.getBookmark(profile: profile, contentId: contentId))
+        say("← bookmark: content \(clock(stored.contentTime)), taken at stream \(clock(stored.streamTime)) of \"\(stored.streamId)\"")
+        guard same(stored.contentTime, contentTime) else {
+            throw CommandError("the stored bookmark is at content \(clock(stored.contentTime)), expected \(clock(contentTime))")
+        }
+        return contentTime
+    }
+
+    // MARK: Act 2: resume in a stream with other ad lengths
+
+    func secondVisit(bookmark: Double) throws {
+        let layout = try TimelineLayout(breaks: Self.streamB)
+        let expectedStart = layout.streamTime(forContentTime: bookmark)
+        say("")
+        say("── 2. Bookmark: the viewer comes back; the new stream's ads have other lengths ──")
+        printLayout("stream \"bbb-b\"", layout, contentDuration: Self.contentDuration)
+        var overrides = PolicyOverrides()
+        overrides.resumeBreaks = AdPolicy.ResumeBreaks.none
+        let open = OpenSessionRequest(
+            streamId: "bbb-b", contentId: contentId, profile: profile, breaks: Self.streamB,
+            contentDuration: Self.contentDuration, preset: .snapback, overrides: overrides,
+            resume: ResumeOptions(useBookmark: true))
+        sent("OpenSession content \"\(contentId)\" profile \"\(profile)\" stream \"bbb-b\", 3 breaks, preset snapback "
+             + "with resume-breaks=none, resume from the bookmark")
+        let reply = try client.openSession(open)
+        let session = reply.sessionId
+        var pushes = client.takePushes()
+        received(pushes, session: session)
+        say("← session \(session) opened, preset \(reply.policyPreset), "
+            + (reply.resumedFromBookmark ? "resumed from the bookmark" : "NOT resumed from a bookmark")
+            + (reply.resumeContentTime.map { " at content \(clock($0))" } ?? "")
+            + (reply.startStreamTime.map { ", start at stream \(clock($0))" } ?? ""))
+        guard reply.resumedFromBookmark, let resumed = reply.resumeContentTime, same(resumed, bookmark) else {
+            throw CommandError("expected the session to resume from the bookmark at content \(clock(bookmark))")
+        }
+        guard let start = reply.startStreamTime, same(start, expectedStart) else {
+            throw CommandError("expected the session to start at stream \(clock(expectedStart))")
+        }
+        try expect(&pushes, session, "seek to \(clock(expectedStart)) (resume-from-bookmark)") { push in
+            if case .seek(let to, .resumeFromBookmark) = push.kind { return same(to, expectedStart) }
+            return false
+        }
+        note("content \(clock(bookmark)) + 20 s pre-roll + 90 s mid1 = stream \(clock(expectedStart)) in this stream "
+             + "(resume-breaks=none: no break replays before the resume point)")
+
+        sent("ContentTimeForStreamTime \(clock(start))")
+        let converted: ContentTimeReply = try client.call(.contentTimeForStreamTime(sessionId: session, streamTime: start))
+        let equal = same(converted.contentTime, bookmark)
+        say("← content \(clock(converted.contentTime))")
+        note("content \(clock(converted.contentTime)) \(equal ? "=" : "≠") the bookmark's content \(clock(bookmark)): "
+             + "stream 16:00 before, stream \(clock(start)) now, the same point of the program")
+        guard equal else { throw CommandError("the resume point is not the bookmark's content time") }
+        checks.append("reopened with other ad lengths → resumed at stream \(clock(start)) = content \(clock(bookmark)), "
+                      + "the bookmark's content time")
+
+        try send(.playheadReported(streamTime: start, rate: 1, playing: true), session, layout, note: "playing again")
+        sent("CloseSession \(session)")
+        let closing = try client.closeSession(session)
+        received(closing, session: session)
+        say("← session \(session) closed")
+    }
+
+    // MARK: Steps
+
+    /// Sends one event, prints it and the pushes it caused; returns them.
+    @discardableResult
+    func send(_ event: TimelineEvent, _ session: UInt64, _ layout: TimelineLayout, note text: String? = nil) throws
+        -> [WirePushMessage]
+    {
+        var line = describe(event)
+        if let t = streamTime(of: event), layout.breakContaining(t) == nil {
+            line += "  [content \(clock(layout.contentTime(forStreamTime: t)))]"
+        }
+        if let text { line += "  — \(text)" }
+        sent(line)
+        let pushes: [WirePushMessage]
+        do {
+            pushes = try client.send(event, session: session)
+        } catch {
+            throw CommandError("\(describe(event)) failed: \(error)")
+        }
+        received(pushes, session: session)
+        return pushes
+    }
+
+    func streamTime(of event: TimelineEvent) -> Double? {
+        switch event {
+        case .playheadReported(let t, _, _), .paused(let t): return t
+        default: return nil
+        }
+    }
+
+    func sent(_ line: String) {
+        if pace > 0 { usleep(pace) }
+        say("→ \(line)")
+    }
+
+    func note(_ text: String) { say("   \(text)") }
+
+    func received(_ pushes: [WirePushMessage], session: UInt64) {
+        for push in pushes {
+            let expected = (lastSeq[session] ?? 0) + 1
+            lastSeq[session] = push.seq
+            say("← \(describe(push))" + (push.seq == expected ? "" : "   (seq gap: expected #\(expected))"))
+        }
+    }
+
+    /// Finds the expected push among `pushes`, else waits up to 2 s for more (a bookmark is pushed once
+    /// the store has committed it, which may be after the event's reply).
+    @discardableResult
+    func expect(_ pushes: inout [WirePushMessage], _ session: UInt64, _ what: String,
+                _ matches: (WirePushMessage) -> Bool) throws -> WirePushMessage {
+        if let found = pushes.first(where: { $0.sessionId == session && matches($0) }) { return found }
+        while true {
+            let push: WirePushMessage
+            do {
+                push = try client.nextPush(timeout: .seconds(2))
+            } catch {
+                throw CommandError("expected push did not arrive: \(what) (\(error))")
+            }
+            received([push], session: push.sessionId)
+            pushes.append(push)
+            if push.sessionId == session && matches(push) { return push }
+        }
+    }
+
+    /// The daemon remembers watched breaks per content: a rerun against the same daemon finds mid1
+    /// watched and would not snap back. Say so instead of failing obscurely.
+    func checkFresh(_ session: UInt64, break id: String) throws {
+        let state: SessionStateReply = try client.call(.getSessionState(sessionId: session))
+        if state.breaks.first(where: { $0.id == id })?.watched == true {
+            _ = try? client.closeSession(session)
+            throw CommandError("break \(id) of \"\(contentId)\" is already watched in this daemon (an earlier run): "
+                               + "use --content OTHER-ID, or a fresh daemon (scripts/demo.sh)")
+        }
+    }
+
+    func printLayout(_ name: String, _ layout: TimelineLayout, contentDuration: Double) {
+        let streamEnd = contentDuration + layout.breaks.reduce(0) { $0 + $1.duration }
+        say("\(name) of \"\(contentId)\": \(clock(contentDuration)) of content, \(clock(streamEnd)) with its ads")
+        say("   " + padRight("break", 7) + padRight("stream time", 15) + padRight("length", 8) + "at content")
+        for b in layout.breaks {
+            say("   " + padRight(b.id, 7) + padRight("\(clock(b.start))–\(clock(b.end))", 15)
+                + padRight("\(Seconds(b.duration)) s", 8) + clock(layout.contentTime(forStreamTime: b.start))
+                + (b.watched ? "   (watched already)" : ""))
+        }
+    }
+}
+
+/// Equal to the millisecond.
+func same(_ a: Double, _ b: Double) -> Bool { abs(a - b) < 0.001 }
