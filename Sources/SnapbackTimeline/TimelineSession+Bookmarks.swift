@@ -42,9 +42,12 @@ extension TimelineSession {
     /// policy picks the breaks before it that play first (none, the pre-roll, the last one before it, or
     /// both); every other break before it is exempt from later snapbacks in this session. Without a resume
     /// point, an ad-rules session plays its pre-roll; a disabled stitched pre-roll is skipped.
+    /// Only the first call does anything: opening twice must not run the resume plan twice.
     public mutating func opened(at now: Double) -> [TimelineAction] {
+        guard !didOpen, phase != .closed else { return [] }
+        didOpen = true
         playheadWallTime = now
-        if let c = resumeContentTime, c > 0, bookmarksEnabled || isLive == false {
+        if let c = resumeContentTime, c > 0, bookmarksEnabled {
             return resume(at: c, now: now)
         }
         if let first = layout.breaks.first, first.start == 0 {

@@ -13,13 +13,14 @@ extension TimelineSession {
         // break, far from where we sent it, was sent before the player obeyed (reports and commands cross on
         // the wire). Taken as the playhead, one past the break's end would complete the break unseen (watched,
         // and the viewer returned to the seek target), one before its start would leave it. It is ignored; the
-        // break-end timer armed with the command still bounds the wait if the player never comes.
+        // break-end timer bounds the wait if the player never comes (armed again if it fired meanwhile, e.g.
+        // during the seek that was refused).
         if let target = commandedSeek, case .inBreak(let visit) = phase, !adRulesMode,
            let b = layout.breakWith(id: visit.id) {
             if b.contains(t) {
                 commandedSeek = nil
             } else if abs(t - target) > policy.coverageTolerance {
-                return []
+                return breakTimerArmed ? [] : armBreakTimer(b, from: playhead, at: now)
             }
         }
         let previous = playhead
@@ -129,7 +130,7 @@ extension TimelineSession {
             }
             return [commandSeek(to: b.end, reason: skip.0, why: "\(skip.1): break \(b.id) \(Seconds(b.start))–\(Seconds(b.end)) skipped")]
         }
-        phase = .inBreak(BreakVisit(id: b.id, fromStart: fromStart, startedByEvent: byEvent))
+        phase = .inBreak(BreakVisit(id: b.id, fromStart: fromStart, startedByEvent: byEvent, unwatchedAtEntry: !b.watched))
         var actions: [TimelineAction] = []
         if adRulesMode {
             actions.append(TimelineAction(.playBreak(breakId: b.id), reason: "\(how): break \(b.id) plays"))
@@ -240,7 +241,7 @@ extension TimelineSession {
         let seek = commandSeek(to: target, reason: reason, why: why)
         playhead = target
         playheadWallTime = now
-        phase = .inBreak(BreakVisit(id: b.id, fromStart: true, startedByEvent: false))
+        phase = .inBreak(BreakVisit(id: b.id, fromStart: true, startedByEvent: false, unwatchedAtEntry: !b.watched))
         var actions = [seek]
         if policy.watchedWhen == .onBegin && !b.watched {
             layout.setWatched(true, at: i)
@@ -340,7 +341,7 @@ extension TimelineSession {
         playhead = t
         playheadWallTime = now
         var actions = cancelTimer(.bookmark, "paused")
-        if case .inBreak = phase { return actions }
+        // Inside a break this saves the break's content position, never a position inside the ads.
         actions += saveBookmark(streamTime: t, trigger: .paused, why: "paused at \(Seconds(t))")
         return actions
     }

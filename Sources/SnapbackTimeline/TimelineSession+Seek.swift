@@ -40,7 +40,7 @@ extension TimelineSession {
             let b = layout.breaks[i]
             // Every seek while the break plays is refused, one within the break too: it goes back to where
             // the viewer was, not to the break's start (a scrub of a few seconds must not restart the break).
-            if !b.watched, policy.refuseSeeksDuringUnwatchedBreak {
+            if visit.unwatchedAtEntry, policy.refuseSeeksDuringUnwatchedBreak {
                 phase = before
                 // Back to the seek's origin when it lies in the break; otherwise to the session's own position
                 // there. An origin outside the break (our own seek's echo reported off target, a stale origin)
@@ -141,7 +141,8 @@ extension TimelineSession {
                                  at: now, landing: start)
             }
             // A watched break replayed from where the viewer landed.
-            phase = .inBreak(BreakVisit(id: b.id, fromStart: to <= b.start + policy.coverageTolerance, startedByEvent: false))
+            phase = .inBreak(BreakVisit(id: b.id, fromStart: to <= b.start + policy.coverageTolerance, startedByEvent: false,
+                                        unwatchedAtEntry: !b.watched))
             return armBreakTimer(b, from: to, at: now)
         }
         return settled(at: to, from: from, what: what, at: now)
@@ -153,7 +154,8 @@ extension TimelineSession {
         if adRulesMode { return actions }
         if let i = layout.indexOfBreak(containing: to) {
             let b = layout.breaks[i]
-            phase = .inBreak(BreakVisit(id: b.id, fromStart: to <= b.start + policy.coverageTolerance, startedByEvent: false))
+            phase = .inBreak(BreakVisit(id: b.id, fromStart: to <= b.start + policy.coverageTolerance, startedByEvent: false,
+                                        unwatchedAtEntry: !b.watched))
             actions = armBreakTimer(b, from: to, at: now)
         }
         return actions
@@ -206,10 +208,11 @@ extension TimelineSession {
     public mutating func trickPlayStarted(streamTime t: Double, rate: Double, at now: Double) throws(TimelineError) -> [TimelineAction] {
         try checkAccepting(at: now)
         try Self.checkTime(t, "trick play start")
-        guard rate.isFinite, rate != 1, rate != 0 else { throw .invalidRate(rate) }
+        // Trick play is fast-forward or rewind; slow motion (0 < rate < 1) is ordinary playback.
+        guard rate.isFinite, rate < 0 || rate > 1 else { throw .invalidRate(rate) }
         switch phase {
         case .content, .inBreak:
-            if case .inBreak(let visit) = phase, let i = layout.index(ofBreak: visit.id), !layout.breaks[i].watched,
+            if case .inBreak(let visit) = phase, let i = layout.index(ofBreak: visit.id), visit.unwatchedAtEntry,
                policy.refuseSeeksDuringUnwatchedBreak, snapbackEnabled {
                 // Fast-forward through an unwatched break is a seek out of it: refused, back into the break
                 // (as for a refused seek, a position reported outside it is not where the viewer was).

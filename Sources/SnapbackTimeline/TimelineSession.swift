@@ -43,6 +43,9 @@ public struct TimelineSession: Sendable {
         var fromStart: Bool
         /// Whether an ad-break-started / ad-started event was received for this visit.
         var startedByEvent: Bool
+        /// Whether the break was unwatched when this visit began. Seeks are refused for the whole visit
+        /// then, even once a watched-on-begin policy has marked it watched.
+        var unwatchedAtEntry: Bool = true
     }
 
     enum Phase: Sendable, Equatable {
@@ -74,6 +77,7 @@ public struct TimelineSession: Sendable {
     var breakTimerArmed = false
     var contentCompleted = false
     var sawPlayhead = false
+    var didOpen = false
 
     /// Validates the configuration and builds the session. Call `opened(at:)` next.
     public init(_ configuration: SessionConfiguration) throws(TimelineError) {

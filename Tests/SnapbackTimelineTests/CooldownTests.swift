@@ -54,6 +54,24 @@ import Testing
         #expect(try s.seek(from: 300, to: 630, at: 1001).seeks == [Seek(660, .skipDuringCooldown)])
     }
 
+    /// TVSDK recipe: no break plays during the cooldown, a watched one replayed by playback neither.
+    @Test func playbackReachingAWatchedBreakDuringTheCooldownSkipsIt() throws {
+        var (s, _) = try Factory.session(breaks: Factory.threeBreaks, contentDuration: Factory.threeBreaksContent,
+                                         policy: policy, watched: ["m1"], lastBreakCompletedAt: 900)
+        try s.report(590, at: 1000)
+        #expect(try s.report(600.5, at: 1010).seeks == [Seek(660, .skipDuringCooldown)])
+    }
+
+    @Test func aSeekLandingInAWatchedBreakDuringTheCooldownSkipsIt() throws {
+        var (s, _) = try Factory.session(breaks: Factory.threeBreaks, contentDuration: Factory.threeBreaksContent,
+                                         policy: Factory.policy {
+                                             $0.cooldown = 300
+                                             $0.skipWatchedBreakOnLanding = false
+                                         }, watched: ["m1"], lastBreakCompletedAt: 900)
+        try s.report(300, at: 1000)
+        #expect(try s.seek(from: 300, to: 630, at: 1001).seeks == [Seek(660, .skipDuringCooldown)])
+    }
+
     @Test func theCooldownCanStartInAnotherPlayer() throws {
         let s = try duringCooldownFromEarlierPlayer(at: 300)
         #expect(s.snapshot(at: 1000).cooldownUntil == 1200)

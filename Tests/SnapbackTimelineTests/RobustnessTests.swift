@@ -116,6 +116,20 @@ import Testing
         #expect(s.snapshot(at: 1065).phase == .content)
     }
 
+    @Test func aPlayerIgnoringARefusalIsStillBoundedByTheBreakEndTimer() throws {
+        var s = try Factory.playing(at: 590)
+        try s.report(600.5, at: 1010)
+        try s.handle(.seekStarted(from: 610), at: 1020)
+        // The break-end timer fires while the viewer seeks: nothing to do yet.
+        #expect(try s.handle(.timerFired(.breakEnd), at: 1065) == [])
+        #expect(try s.handle(.seekEnded(from: 610, to: 900), at: 1066).seeks == [Seek(610, .seekRefusedDuringAd)])
+        // The player stays at 900: its reports are not the break's, and the timer is armed again.
+        let report = try s.report(900, at: 1067)
+        #expect(report.seeks == [] && report.watched == [])
+        #expect(report.timers.map(\.timer) == [.breakEnd])
+        #expect(s.snapshot(at: 1067).currentBreakId == "b1")
+    }
+
     // MARK: Missing AD_BREAK_ENDED
 
     @Test func aSnapbackArmsTheBreakEndTimer() throws {

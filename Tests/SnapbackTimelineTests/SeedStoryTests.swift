@@ -19,6 +19,26 @@ import Testing
         #expect(ended.bookmarks == [840])
     }
 
+    /// IMA iOS Objective-C sample (seeds 000/001): "Add 1 to the seek time to get the keyframe at the start
+    /// of the ad to be your landing place"; after AD_BREAK_ENDED, back to the seek end time.
+    @Test func iosSampleLandsOneSecondIntoTheBreakForTheKeyframe() throws {
+        var (s, _) = try Factory.session(breaks: [AdBreak(id: "b1", start: 600, duration: 60)],
+                                         policy: Factory.policy { $0.snapbackLandingOffset = 1 })
+        _ = try s.playheadReported(streamTime: 300, rate: 1, playing: true, at: 1000)
+        #expect(try s.seekEnded(from: 300, to: 900, at: 1001).seeks == [Seek(601, .snapback)])
+        _ = try s.playheadReported(streamTime: 601, rate: 1, playing: true, at: 1002)
+        #expect(try s.adBreakEnded(id: "b1", at: 1061).seeks == [Seek(900, .resumeAfterSnapback)])
+    }
+
+    /// IMA iOS Swift sample (seed 001): `if contentPlayer.currentTime().seconds < seekEndTime` — no return
+    /// seek when the viewer is already at (or past) the target once the break ends.
+    @Test func swiftSampleReturnsOnlyToATargetStillAhead() throws {
+        var (s, _) = try Factory.session(breaks: [AdBreak(id: "b1", start: 600, duration: 60)])
+        _ = try s.playheadReported(streamTime: 300, rate: 1, playing: true, at: 1000)
+        _ = try s.seekEnded(from: 300, to: 660, at: 1001)
+        #expect(try s.adBreakEnded(id: "b1", at: 1061).seeks == [])
+    }
+
     /// TVSDK (seed 003): at the 20th minute with five minutes of ads before it, stream time 1200 is
     /// content (local) time 900.
     @Test func twentiethMinuteWithFiveMinutesOfAdsIsContent900() throws {

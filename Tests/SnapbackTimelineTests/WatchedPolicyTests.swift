@@ -32,6 +32,37 @@ import Testing
         #expect(s.snapshot(at: 1051).phase == .content)
     }
 
+    @Test(arguments: [(2.0, true), (1.0, false)])
+    func enteringWithinTheCoverageToleranceOfTheStartCountsAsFromTheStart(tolerance: Double, watched: Bool) throws {
+        // First seen 1.5 s into the break (reports every second or so), then at its end.
+        var s = try Factory.playing(at: 601.5, policy: Factory.policy { $0.coverageTolerance = tolerance })
+        #expect(try s.report(660.5, at: 1059).watched == (watched ? ["b1"] : []))
+    }
+
+    @Test func playbackThroughBackToBackBreaksWatchesEach() throws {
+        var s = try Factory.playing(at: 590, breaks: [
+            AdBreak(id: "a", start: 600, duration: 30), AdBreak(id: "b", start: 630, duration: 30),
+        ])
+        try s.report(600.5, at: 1010)
+        #expect(s.snapshot(at: 1010).currentBreakId == "a")
+        #expect(try s.report(630.5, at: 1040).watched == ["a"])
+        #expect(s.snapshot(at: 1040).currentBreakId == "b")
+        #expect(try s.report(660.5, at: 1070).watched == ["b"])
+    }
+
+    @Test func playbackExactlyAtTheBreakStartEntersIt() throws {
+        var s = try Factory.playing(at: 590)
+        try s.report(600, at: 1010)
+        #expect(s.snapshot(at: 1010).currentBreakId == "b1")
+    }
+
+    @Test func playbackExactlyAtTheBreakEndHasLeftIt() throws {
+        var s = try Factory.playing(at: 590)
+        try s.report(600, at: 1010)
+        #expect(try s.report(660, at: 1070).watched == ["b1"])
+        #expect(s.snapshot(at: 1070).phase == .content)
+    }
+
     @Test func onEndAnEndEventForABreakEnteredMidWayDoesNotMakeItWatched() throws {
         var s = try Factory.playing(at: 610)
         #expect(try s.handle(.adBreakEnded(breakId: "b1"), at: 1050).watched == [])

@@ -1,0 +1,36 @@
+import SnapbackTimeline
+import Testing
+
+@Suite struct SessionLifecycleTests {
+    /// Opening twice must not run the resume plan twice.
+    @Test func openingTwiceDoesNothingTheSecondTime() throws {
+        var (s, first) = try Factory.session(resume: 900)
+        #expect(!first.seeks.isEmpty)
+        #expect(s.opened(at: 1001).isEmpty)
+    }
+
+    /// A pause inside a break saves the break's content position, never a position inside the ads.
+    @Test func pauseInsideABreakSavesTheBreaksContentPosition() throws {
+        var (s, _) = try Factory.session()
+        _ = try s.report(620, at: 1000)
+        _ = try s.report(640, at: 1020)
+        let paused = try s.paused(streamTime: 650, at: 1030)
+        // b1 starts at stream 630 after the 30 s pre-roll: content 600.
+        #expect(paused.bookmarks == [600])
+    }
+
+    /// Slow motion is ordinary playback, not trick play.
+    @Test(arguments: [0.5, 0.0, 1.0])
+    func slowMotionIsNotTrickPlay(rate: Double) throws {
+        var (s, _) = try Factory.session()
+        #expect(throws: TimelineError.invalidRate(rate)) { try s.trickPlayStarted(streamTime: 100, rate: rate, at: 1000) }
+    }
+
+    @Test(arguments: [-2.0, 2.0, 32.0])
+    func fastForwardAndRewindAreTrickPlay(rate: Double) throws {
+        var (s, _) = try Factory.session()
+        _ = try s.report(100, at: 1000)
+        _ = try s.trickPlayStarted(streamTime: 100, rate: rate, at: 1001)
+        #expect(s.snapshot(at: 1001).phase == .trickPlay)
+    }
+}
