@@ -12,7 +12,7 @@ RELEASE_FLAGS := -c release --static-swift-stdlib
 DEBUG_BIN   := .build/debug
 RELEASE_BIN := .build/release
 
-.PHONY: help deps build release run demo test unit-test check-proto proto bench fuzz clean
+.PHONY: help deps build release run demo test check-proto proto bench fuzz clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -50,6 +50,14 @@ proto: deps ## Regenerate the protobuf-c code from proto/
 
 bench: release ## Benchmarks: snapbackd round trip vs a raw Unix-socket ping-pong (prints ratios)
 	$(RELEASE_BIN)/snapback bench --snapbackd $(RELEASE_BIN)/snapbackd
+
+FUZZ_SECONDS ?= 60
+fuzz: deps ## Run libFuzzer (ASan) over decoder + request decoding + timeline for FUZZ_SECONDS
+	$(SWIFT) build --sanitize=fuzzer --sanitize=address --product snapback-fuzz --scratch-path .build-fuzz
+	@mkdir -p .build-fuzz/corpus fuzz-artifacts
+	.build-fuzz/debug/snapback-fuzz .build-fuzz/corpus Tests/Fuzz/corpus -max_total_time=$(FUZZ_SECONDS) \
+		-max_len=65536 -artifact_prefix=fuzz-artifacts/
+	@echo "a crash is saved under fuzz-artifacts/: add it to Tests/Fuzz/corpus with the fix"
 
 clean: ## Remove build outputs and the development run directory
 	rm -rf .build .run

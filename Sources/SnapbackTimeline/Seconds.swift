@@ -4,7 +4,8 @@ public struct Seconds: CustomStringConvertible, Sendable {
     public init(_ value: Double) { self.value = value }
 
     public var description: String {
-        guard value.isFinite else { return "\(value)" }
+        // Huge times (a peer may send 1e300) do not fit the millisecond form: print them as Swift does.
+        guard value.isFinite, abs(value) < 1e15 else { return "\(value)" }
         let millis = (value * 1000).rounded()
         let negative = millis < 0
         let m = Int64(abs(millis))

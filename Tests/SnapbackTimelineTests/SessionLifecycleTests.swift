@@ -34,3 +34,16 @@ import Testing
         #expect(s.snapshot(at: 1001).phase == .trickPlay)
     }
 }
+
+@Suite struct SecondsFormattingTests {
+    @Test(arguments: [(600.0, "600"), (600.5, "600.5"), (0.125, "0.125"), (-1.25, "-1.25"), (0.0004, "0")])
+    func formats(value: Double, text: String) {
+        #expect(Seconds(value).description == text)
+    }
+
+    /// Found by the fuzz test: a peer's pause at 1e300 trapped while the reason was formatted.
+    @Test(arguments: [1e300, -1e300, Double.greatestFiniteMagnitude, .infinity, .nan])
+    func hugeAndNonFiniteValuesDoNotTrap(value: Double) {
+        #expect(!Seconds(value).description.isEmpty)
+    }
+}
