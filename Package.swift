@@ -37,11 +37,11 @@ let package = Package(
             name: "SnapbackDaemon",
             dependencies: ["CLibUV", "SnapbackWire", "SnapbackTimeline", "SnapbackStore"]
         ),
-        .target(name: "SnapbackClient", dependencies: ["SnapbackWire", "CSnapbackProto"]),
+        .target(name: "SnapbackClient", dependencies: ["SnapbackWire", "SnapbackTimeline", "CSnapbackProto"]),
         .target(name: "SnapbackFuzzing", dependencies: ["SnapbackWire", "SnapbackTimeline"]),
         .executableTarget(name: "snapbackd", dependencies: ["SnapbackDaemon"]),
         .executableTarget(name: "snapback-fuzz", dependencies: ["SnapbackFuzzing"]),
-        .executableTarget(name: "snapback", dependencies: ["SnapbackClient", "SnapbackWire"]),
+        .executableTarget(name: "snapback", dependencies: ["SnapbackClient", "SnapbackWire", "SnapbackTimeline"]),
         .testTarget(name: "SnapbackTimelineTests", dependencies: ["SnapbackTimeline"]),
         .testTarget(name: "SnapbackWireTests", dependencies: ["SnapbackWire", "CSnapbackProto", "SnapbackFuzzing"]),
         .testTarget(

@@ -28,6 +28,7 @@ extension TimelineSession {
         // The first report is where the player starts, not a jump from 0.
         let first = !sawPlayhead
         sawPlayhead = true
+        playerReportedPosition = true
         self.playhead = t
         self.playheadWallTime = now
         self.rate = rate
@@ -337,6 +338,7 @@ extension TimelineSession {
     public mutating func paused(streamTime t: Double, at now: Double) throws(TimelineError) -> [TimelineAction] {
         try checkAccepting(at: now)
         try Self.checkTime(t, "pause position")
+        playerReportedPosition = true
         playing = false
         playhead = t
         playheadWallTime = now
@@ -383,7 +385,9 @@ extension TimelineSession {
         if breakTimerArmed { actions += cancelTimer(.breakEnd, "session closed") }
         let t = estimatedPlayhead(at: now)
         let how = trigger == .closed ? "closed" : "player disconnected"
-        if case .seeking(let from, _) = phase {
+        if !playerReportedPosition {
+            // Opened and closed without playing: the stored bookmark stays as it was.
+        } else if case .seeking(let from, _) = phase {
             actions += saveBookmark(streamTime: from, trigger: trigger, why: "\(how) while seeking from \(Seconds(from))")
         } else if phase != .finished {
             actions += saveBookmark(streamTime: t, trigger: trigger, why: "\(how) at \(Seconds(t))")

@@ -27,6 +27,7 @@ extension TimelineSession {
         case .trickPlay: throw .unexpectedEvent(event: "seek-ended", state: "in trick play")
         default: break
         }
+        playerReportedPosition = true
         // The echo of a seek we commanded is not a viewer's seek.
         if let target = commandedSeek, abs(to - target) <= 0.5 {
             commandedSeek = nil
@@ -239,6 +240,7 @@ extension TimelineSession {
         guard case .trickPlay(let from, _) = phase else {
             throw .unexpectedEvent(event: "trick-play-ended", state: phaseName)
         }
+        playerReportedPosition = true
         rate = 1
         phase = .content
         commandedSeek = nil

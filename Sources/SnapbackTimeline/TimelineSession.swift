@@ -77,6 +77,9 @@ public struct TimelineSession: Sendable {
     var breakTimerArmed = false
     var contentCompleted = false
     var sawPlayhead = false
+    /// Whether the player ever reported a position (playhead, pause, seek, trick play). A session closed
+    /// before that has nothing to bookmark: saving its start would overwrite the viewer's bookmark.
+    var playerReportedPosition = false
     var didOpen = false
 
     /// Validates the configuration and builds the session. Call `opened(at:)` next.

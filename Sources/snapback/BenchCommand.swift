@@ -12,11 +12,14 @@ enum BenchCommand {
 
         Measures snapbackd's snapback round trip — a SeekEnded that crosses an unwatched break, answered
         by a seek push and the reply in one write — against the floor: a raw Unix-socket ping-pong with
-        the same frame sizes (a socketpair to a separate echo process that reads the request and writes
-        back the same bytes snapbackd did). The bench starts its own snapbackd (temporary socket, log
-        level warning) and pins itself, snapbackd and the echo process to one CPU. Rounds alternate raw,
-        snapbackd, raw, snapbackd…; each reports p50/p99, and the summary takes the median over rounds,
-        with the CPU per call of each server (from /proc/PID/task/*/schedstat) and snapbackd's RSS.
+        the same bytes. The raw peer is a separate process on a socketpair that reads the request and
+        writes back what snapbackd wrote (blocking recv/send); a second peer does the same behind
+        epoll_wait, reading once per wake-up as libuv does, to show what an event loop alone costs.
+
+        The bench starts its own snapbackd (temporary socket, log level warning) and pins itself,
+        snapbackd and the peers to one CPU (sched_setaffinity). Rounds alternate raw, epoll echo,
+        snapbackd…; each reports p50/p99, and the summary takes the median over rounds, with each
+        server's CPU per call (/proc/PID/task/*/schedstat) and snapbackd's RSS (/proc/PID/status).
 
         Options:
           --snapbackd PATH  The daemon to measure (default: snapbackd next to this executable)
@@ -68,13 +71,32 @@ enum BenchCommand {
     }
 }
 
-// The children a signal must not leave running (read by the signal handler, hence plain globals).
-nonisolated(unsafe) private var childrenToKill: (pid_t, pid_t) = (0, 0)
+// The children a signal must not leave running: snapbackd and the two echo peers (read by the signal
+// handler, hence plain globals).
+nonisolated(unsafe) private var childrenToKill: (pid_t, pid_t, pid_t) = (0, 0, 0)
 
-private func installSignalCleanup() {
+private func setChildToKill(_ slot: Int, _ pid: pid_t) {
+    switch slot {
+    case 0: childrenToKill.0 = pid
+    case 1: childrenToKill.1 = pid
+    default: childrenToKill.2 = pid
+    }
+}
+
+// The temporary socket, state directory and directory, as C strings for the signal handler (best effort:
+// unlink and rmdir are async-signal-safe, a recursive removal is not).
+nonisolated(unsafe) private var pathsToRemove: (UnsafeMutablePointer<CChar>?, UnsafeMutablePointer<CChar>?,
+                                                UnsafeMutablePointer<CChar>?) = (nil, nil, nil)
+
+private func installSignalCleanup(directory: String) {
+    pathsToRemove = (strdup(directory + "/snapbackd.sock"), strdup(directory + "/state"), strdup(directory))
     let handler: @convention(c) (Int32) -> Void = { signal in
         if childrenToKill.0 > 0 { kill(childrenToKill.0, SIGKILL) }
         if childrenToKill.1 > 0 { kill(childrenToKill.1, SIGKILL) }
+        if childrenToKill.2 > 0 { kill(childrenToKill.2, SIGKILL) }
+        if let path = pathsToRemove.0 { unlink(path) }
+        if let path = pathsToRemove.1 { rmdir(path) }
+        if let path = pathsToRemove.2 { rmdir(path) }
         _exit(128 + signal)
     }
     signal(SIGINT, handler)
@@ -101,11 +123,18 @@ final class Bench {
         var clientCPU: Double?
     }
 
+    /// An echo peer: a `snapback __bench-echo` process on one end of a socketpair.
+    struct EchoPeer {
+        var name: String
+        var pid: pid_t
+        var fd: Int32
+        var loop: PingPong
+    }
+
     let config: Configuration
     var directory: String?
     var daemonPid: pid_t = 0
-    var echoPid: pid_t = 0
-    var echoFd: Int32 = -1
+    var peers: [EchoPeer] = []
     var client: SnapbackClient?
     private var samples: UnsafeMutableBufferPointer<UInt64>
 
@@ -121,9 +150,9 @@ final class Bench {
         let cpu = config.cpu
         guard Processes.cpuAllowed(cpu) else { throw CommandError("CPU \(cpu) is not available to this process") }
         guard Processes.pin(0, cpu: cpu) else { throw CommandError("sched_setaffinity to CPU \(cpu): \(String(cString: strerror(errno)))") }
-        installSignalCleanup()
         let dir = try Processes.makeTemporaryDirectory("snapback-bench")
         directory = dir
+        installSignalCleanup(directory: dir)
         let socket = dir + "/snapbackd.sock"
 
         // snapbackd, pinned (it inherits this thread's affinity; every thread is pinned again below).
@@ -168,43 +197,34 @@ final class Bench {
         let response = daemon.lastResponse
         let replyOffset = daemon.lastReplyOffset
 
-        var pair: [Int32] = [0, 0]
-        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
-            throw CommandError("socketpair: \(String(cString: strerror(errno)))")
-        }
-        echoFd = pair[0]
-        echoPid = try Processes.spawn(config.selfPath.isEmpty ? "/proc/self/exe" : config.selfPath, [
-            BenchEchoServer.commandName, "--request-size", String(request.count),
-            "--response", hex(response), "--reply-offset", String(replyOffset),
-        ], inheritFd: pair[1])
-        childrenToKill.1 = echoPid
-        Glibc.close(pair[1])
-        _ = Processes.pinAllThreads(of: echoPid, cpu: cpu)
-        try setReceiveTimeout(echoFd)
-        let raw = PingPong(fd: echoFd, request: request)
-        try raw.run(max(config.warmup, 1), samples: nil)
-        guard raw.lastResponse.count == response.count else {
-            throw CommandError("the echo peer answered \(raw.lastResponse.count) bytes instead of \(response.count)")
-        }
+        // The floors: the same bytes exchanged with a process that does no work — blocking recv/send (the
+        // kernel's cost alone), and an epoll loop reading once per wake-up as libuv does (what an event
+        // loop adds).
+        let raw = try startEchoPeer("raw", mode: "blocking", request: request, response: response, replyOffset: replyOffset)
+        let epoll = try startEchoPeer("epoll echo", mode: "epoll", request: request, response: response, replyOffset: replyOffset)
 
         say("snapback bench: SeekEnded → snapback push + reply round trip, snapbackd vs a raw Unix-socket ping-pong")
         say("  snapbackd  \(config.daemonPath) (pid \(daemonPid), \(daemonThreads) thread\(daemonThreads == 1 ? "" : "s"))")
-        say("  pinned     bench client, snapbackd and the raw echo process on CPU \(cpu) (sched_setaffinity)")
+        say("  pinned     bench client, snapbackd and the echo processes on CPU \(cpu) (sched_setaffinity)")
         say("  frames     request \(request.count) B → response \(response.count) B (push \(replyOffset) B + reply "
-            + "\(response.count - replyOffset) B) in one write; raw peer: socketpair to a separate process")
+            + "\(response.count - replyOffset) B) in one write, the same bytes from every peer")
+        say("  floors     raw: a separate process on a socketpair, blocking recv → send; epoll echo: the same "
+            + "behind epoll_wait, one read per wake-up (as libuv)")
         say("  checked    SeekEnded 5:00 → 15:00 → \(firstPush)")
         say("  method     \(config.rounds) rounds × \(config.iterations) round trips (+\(config.warmup) warm-up each), "
-            + "alternating raw, snapbackd; medians over rounds")
+            + "alternating raw, epoll echo, snapbackd; medians over rounds")
         say("")
-        say("round   raw p50   raw p99   snapbackd p50   snapbackd p99   (µs)")
+        say("round     raw p50/p99   epoll echo p50/p99   snapbackd p50/p99   (µs)")
 
         var raws: [Round] = []
+        var epolls: [Round] = []
         var daemons: [Round] = []
+        func cell(_ r: Round, _ width: Int) -> String { padLeft(fixed(r.p50, 1) + " / " + fixed(r.p99, 1), width) }
         for r in 1...config.rounds {
-            raws.append(try measure(raw, server: echoPid))
+            raws.append(try measure(raw.loop, server: raw.pid))
+            epolls.append(try measure(epoll.loop, server: epoll.pid))
             daemons.append(try measure(daemon, server: daemonPid))
-            say(padLeft("\(r)", 5) + padLeft(fixed(raws.last!.p50, 1), 10) + padLeft(fixed(raws.last!.p99, 1), 10)
-                + padLeft(fixed(daemons.last!.p50, 1), 16) + padLeft(fixed(daemons.last!.p99, 1), 16))
+            say(padLeft("\(r)", 5) + cell(raws.last!, 16) + cell(epolls.last!, 21) + cell(daemons.last!, 20))
         }
         let afterRSS = Processes.statusKiB("VmRSS", of: daemonPid)
         let peakRSS = Processes.statusKiB("VmHWM", of: daemonPid)
@@ -218,24 +238,62 @@ final class Bench {
         let stopped = Processes.wait(daemonPid, seconds: 5)
         daemonPid = 0
         childrenToKill.0 = 0
-        Glibc.close(echoFd)
-        echoFd = -1
-        _ = Processes.wait(echoPid, seconds: 2)
-        echoPid = 0
-        childrenToKill.1 = 0
+        stopEchoPeers()
 
         say("")
         say("              p50 µs   p99 µs   server CPU/call   client CPU/call")
-        summary("raw echo", raws)
+        summary("raw", raws)
+        summary("epoll echo", epolls)
         summary("snapbackd", daemons)
         let ratio = median(daemons.map(\.p50)) / median(raws.map(\.p50))
         let pairRatios = zip(daemons, raws).map { $0.p50 / $1.p50 }
-        say("p50 ratio per round: " + pairRatios.map { fixed($0, 2) }.joined(separator: " ")
-            + "; p99 ratio \(fixed(median(daemons.map(\.p99)) / median(raws.map(\.p99)), 2))")
+        say("per round p50 snapbackd/raw: " + pairRatios.map { fixed($0, 2) }.joined(separator: " ")
+            + "; p99 snapbackd/raw \(fixed(median(daemons.map(\.p99)) / median(raws.map(\.p99)), 2))"
+            + "; p50 snapbackd/epoll echo \(fixed(median(daemons.map(\.p50)) / median(epolls.map(\.p50)), 2))")
         say("snapbackd RSS: idle \(idleRSS.map(mebibytes) ?? "?"), after \(total) round trips "
             + "\(afterRSS.map(mebibytes) ?? "?") (peak \(peakRSS.map(mebibytes) ?? "?")); SIGTERM → \(stopped.text)")
-        say("ratio p50 snapbackd/raw = \(fixed(ratio, 2))   (target ≤ 1.30: \(ratio <= 1.3 ? "met" : "missed"))")
+        say("target: snapbackd p50 within 1.30× the raw floor: \(ratio <= 1.3 ? "met" : "missed")")
+        say("ratio p50 snapbackd/raw = \(fixed(ratio, 2))")
         if !stopped.clean { throw CommandError("snapbackd did not stop cleanly: \(stopped.text)") }
+    }
+
+    /// Starts an echo process on a socketpair, pins it, warms it up and checks its answer's size.
+    func startEchoPeer(_ name: String, mode: String, request: [UInt8], response: [UInt8], replyOffset: Int) throws -> EchoPeer {
+        var pair: [Int32] = [0, 0]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
+            throw CommandError("socketpair: \(String(cString: strerror(errno)))")
+        }
+        let pid: pid_t
+        do {
+            pid = try Processes.spawn(config.selfPath.isEmpty ? "/proc/self/exe" : config.selfPath, [
+                BenchEchoServer.commandName, "--mode", mode, "--request-size", String(request.count),
+                "--response", hex(response), "--reply-offset", String(replyOffset),
+            ], inheritFd: pair[1])
+        } catch {
+            Glibc.close(pair[0])
+            Glibc.close(pair[1])
+            throw error
+        }
+        Glibc.close(pair[1])
+        let peer = EchoPeer(name: name, pid: pid, fd: pair[0], loop: PingPong(fd: pair[0], request: request))
+        peers.append(peer)
+        setChildToKill(peers.count, pid)
+        _ = Processes.pinAllThreads(of: pid, cpu: config.cpu)
+        try setReceiveTimeout(peer.fd)
+        try peer.loop.run(max(config.warmup, 1), samples: nil)
+        guard peer.loop.lastResponse.count == response.count else {
+            throw CommandError("the \(name) peer answered \(peer.loop.lastResponse.count) bytes instead of \(response.count)")
+        }
+        return peer
+    }
+
+    /// Closes the echo peers' sockets (they exit on end of file) and reaps them.
+    func stopEchoPeers() {
+        for peer in peers { Glibc.close(peer.fd) }
+        for peer in peers { _ = Processes.wait(peer.pid, seconds: 2) }
+        peers = []
+        childrenToKill.1 = 0
+        childrenToKill.2 = 0
     }
 
     /// One measured round: warm-up, then `iterations` timed round trips; CPU from schedstat.
@@ -291,17 +349,13 @@ final class Bench {
     func cleanUp() {
         client?.close()
         client = nil
-        if echoFd >= 0 { Glibc.close(echoFd); echoFd = -1 }
+        stopEchoPeers()
         if daemonPid > 0 {
             kill(daemonPid, SIGTERM)
             _ = Processes.wait(daemonPid, seconds: 5)
             daemonPid = 0
         }
-        if echoPid > 0 {
-            _ = Processes.wait(echoPid, seconds: 2)
-            echoPid = 0
-        }
-        childrenToKill = (0, 0)
+        childrenToKill = (0, 0, 0)
         if let directory { Processes.removeTree(directory) }
         directory = nil
     }
@@ -393,14 +447,17 @@ final class PingPong {
     }
 }
 
-/// The raw floor's peer, run by the bench as a separate process (`snapback __bench-echo`): on fd 3, reads
+/// The floors' peer, run by the bench as a separate process (`snapback __bench-echo`): on fd 3, reads
 /// requests of a fixed size and answers each with the canned bytes snapbackd sent (its reply's call id
-/// patched), in one write. No decoding: just the kernel's cost of the same exchange.
+/// patched), in one write. No decoding: only the kernel's cost of the same exchange. `--mode blocking`
+/// waits in `recv`; `--mode epoll` waits in `epoll_wait` on a non-blocking socket and reads once per
+/// wake-up, as libuv does, so the difference is what an event loop costs.
 enum BenchEchoServer {
     static let commandName = "__bench-echo"
 
     static func run(_ args: ArraySlice<String>) -> Int32 {
-        guard let a = try? Arguments(args, valueOptions: ["--request-size", "--response", "--reply-offset"]),
+        guard let a = try? Arguments(args, valueOptions: ["--mode", "--request-size", "--response", "--reply-offset"]),
+              let mode = a.value("--mode"), mode == "blocking" || mode == "epoll",
               let size = a.value("--request-size").flatMap({ Int($0) }), size >= FrameHeader.size,
               let response = a.value("--response").flatMap(unhex), !response.isEmpty,
               let replyOffset = a.value("--reply-offset").flatMap({ Int($0) }),
@@ -410,14 +467,23 @@ enum BenchEchoServer {
             return ExitCode.usage
         }
         let fd: Int32 = 3
+        var poller: Epoll?
+        if mode == "epoll" {
+            guard let p = Epoll(watching: fd), fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) == 0 else {
+                warn("snapback \(commandName): epoll set-up failed: \(String(cString: strerror(errno)))")
+                return ExitCode.failure
+            }
+            poller = p
+        }
         let capacity = 1 << 16
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
         let answer = UnsafeMutableRawBufferPointer.allocate(byteCount: response.count, alignment: 16)
         answer.copyBytes(from: response)
         var have = 0
         while true {
+            if let poller, !poller.wait() { return ExitCode.failure }
             let n = recv(fd, buffer + have, capacity - have, 0)
-            if n < 0 && errno == EINTR { continue }
+            if n < 0 && (errno == EINTR || errno == EAGAIN) { continue }
             if n <= 0 { return n == 0 ? ExitCode.ok : ExitCode.failure }
             have += n
             var offset = 0
@@ -437,6 +503,45 @@ enum BenchEchoServer {
                 if have > offset { memmove(buffer, buffer + offset, have - offset) }
                 have -= offset
             }
+        }
+    }
+}
+
+/// epoll through `dlsym`: the Glibc module does not import <sys/epoll.h>.
+struct Epoll {
+    private typealias Create = @convention(c) (Int32) -> Int32
+    private typealias Control = @convention(c) (Int32, Int32, Int32, UnsafeMutableRawPointer) -> Int32
+    private typealias Wait = @convention(c) (Int32, UnsafeMutableRawPointer, Int32, Int32) -> Int32
+    /// `struct epoll_event` is packed on x86-64 (12 bytes), naturally aligned elsewhere (16).
+    #if arch(x86_64)
+    private static let eventSize = 12, dataOffset = 4
+    #else
+    private static let eventSize = 16, dataOffset = 8
+    #endif
+
+    private let epfd: Int32
+    private let waitCall: Wait
+    private let events: UnsafeMutableRawPointer
+
+    init?(watching fd: Int32) {
+        guard let create = dlsym(nil, "epoll_create1"), let control = dlsym(nil, "epoll_ctl"),
+              let wait = dlsym(nil, "epoll_wait") else { return nil }
+        epfd = unsafeBitCast(create, to: Create.self)(O_CLOEXEC)
+        guard epfd >= 0 else { return nil }
+        waitCall = unsafeBitCast(wait, to: Wait.self)
+        events = .allocate(byteCount: 8 * Self.eventSize, alignment: 8)
+        events.initializeMemory(as: UInt8.self, repeating: 0, count: 8 * Self.eventSize)
+        events.storeBytes(of: UInt32(1), as: UInt32.self)  // EPOLLIN
+        events.storeBytes(of: Int32(fd), toByteOffset: Self.dataOffset, as: Int32.self)
+        guard unsafeBitCast(control, to: Control.self)(epfd, 1 /* EPOLL_CTL_ADD */, fd, events) == 0 else { return nil }
+    }
+
+    /// Waits until the socket is readable.
+    func wait() -> Bool {
+        while true {
+            let n = waitCall(epfd, events, 8, -1)
+            if n > 0 { return true }
+            if n < 0 && errno != EINTR { return false }
         }
     }
 }

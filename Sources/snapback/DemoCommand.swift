@@ -82,9 +82,10 @@ final class Demo {
     }
 
     func run() throws {
-        client = try connect(socketPath, clientName: "snapback-demo", retryFor: 3)
-        let hello = client.hello
         say("snapback demo: a scripted player on \(socketPath)")
+        client = try connect(socketPath, clientName: "snapback-demo", retryFor: 3)
+        settle()
+        let hello = client.hello
         say("connected to \(hello.serverName) \(hello.serverVersion) (protocol \(hello.protocolVersion); "
             + "presets \(hello.policyPresets.joined(separator: ", ")); default \(hello.defaultPolicyPreset))")
         let bookmark = try firstVisit()
@@ -108,6 +109,7 @@ final class Demo {
             contentDuration: Self.contentDuration, preset: .snapback)
         sent("OpenSession content \"\(contentId)\" profile \"\(profile)\" stream \"bbb-a\", 3 breaks, preset snapback")
         let reply = try client.openSession(open)
+        settle()
         received(client.takePushes(), session: reply.sessionId)
         let session = reply.sessionId
         say("← session \(session) opened, preset \(reply.policyPreset), "
@@ -161,11 +163,13 @@ final class Demo {
 
         sent("CloseSession \(session)")
         let closing = try client.closeSession(session)
+        settle()
         received(closing, session: session)
         say("← session \(session) closed" + (closing.isEmpty ? " (the bookmark is already up to date)" : ""))
 
         sent("Bookmarks/Get profile \"\(profile)\" content \"\(contentId)\"")
         let stored: WireBookmark = try client.call(.getBookmark(profile: profile, contentId: contentId))
+        settle()
         say("← bookmark: content \(clock(stored.contentTime)), taken at stream \(clock(stored.streamTime)) of \"\(stored.streamId)\"")
         guard same(stored.contentTime, contentTime) else {
             throw CommandError("the stored bookmark is at content \(clock(stored.contentTime)), expected \(clock(contentTime))")
@@ -190,6 +194,7 @@ final class Demo {
         sent("OpenSession content \"\(contentId)\" profile \"\(profile)\" stream \"bbb-b\", 3 breaks, preset snapback "
              + "with resume-breaks=none, resume from the bookmark")
         let reply = try client.openSession(open)
+        settle()
         let session = reply.sessionId
         var pushes = client.takePushes()
         received(pushes, session: session)
@@ -212,6 +217,7 @@ final class Demo {
 
         sent("ContentTimeForStreamTime \(clock(start))")
         let converted: ContentTimeReply = try client.call(.contentTimeForStreamTime(sessionId: session, streamTime: start))
+        settle()
         let equal = same(converted.contentTime, bookmark)
         say("← content \(clock(converted.contentTime))")
         note("content \(clock(converted.contentTime)) \(equal ? "=" : "≠") the bookmark's content \(clock(bookmark)): "
@@ -221,8 +227,11 @@ final class Demo {
                       + "the bookmark's content time")
 
         try send(.playheadReported(streamTime: start, rate: 1, playing: true), session, layout, note: "playing again")
+        try send(.paused(streamTime: start), session, layout,
+                 note: "stops again at once: the bookmark is unchanged, so nothing to save")
         sent("CloseSession \(session)")
         let closing = try client.closeSession(session)
+        settle()
         received(closing, session: session)
         say("← session \(session) closed")
     }
@@ -246,6 +255,7 @@ final class Demo {
         } catch {
             throw CommandError("\(describe(event)) failed: \(error)")
         }
+        settle()
         received(pushes, session: session)
         return pushes
     }
@@ -258,8 +268,13 @@ final class Demo {
     }
 
     func sent(_ line: String) {
-        if pace > 0 { usleep(pace) }
         say("→ \(line)")
+    }
+
+    /// Lets the daemon's log lines about an exchange (shown alongside by scripts/demo.sh) come out before
+    /// the answers are printed.
+    func settle() {
+        if pace > 0 { usleep(pace) }
     }
 
     func note(_ text: String) { say("   \(text)") }

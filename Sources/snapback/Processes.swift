@@ -63,15 +63,25 @@ enum Processes {
     static func pin(_ tid: pid_t, cpu: Int) -> Bool {
         var set = cpu_set_t()
         withUnsafeMutableBytes(of: &set) { raw in raw[cpu / 8] |= UInt8(1 << (cpu % 8)) }
-        return sched_setaffinity(tid, MemoryLayout<cpu_set_t>.size, &set) == 0
+        guard let call = affinityCall("sched_setaffinity") else { return false }
+        return call(tid, MemoryLayout<cpu_set_t>.size, &set) == 0
     }
 
     /// Whether this thread may run on `cpu`.
     static func cpuAllowed(_ cpu: Int) -> Bool {
         var set = cpu_set_t()
-        guard cpu >= 0, cpu < MemoryLayout<cpu_set_t>.size * 8,
-              sched_getaffinity(0, MemoryLayout<cpu_set_t>.size, &set) == 0 else { return false }
+        guard cpu >= 0, cpu < MemoryLayout<cpu_set_t>.size * 8, let call = affinityCall("sched_getaffinity"),
+              call(0, MemoryLayout<cpu_set_t>.size, &set) == 0 else { return false }
         return withUnsafeBytes(of: &set) { raw in raw[cpu / 8] & UInt8(1 << (cpu % 8)) != 0 }
+    }
+
+    typealias AffinityCall = @convention(c) (pid_t, Int, UnsafeMutableRawPointer) -> Int32
+
+    /// glibc's `sched_setaffinity` / `sched_getaffinity`, which the Glibc module does not import (they
+    /// are behind _GNU_SOURCE), looked up in the C library already loaded.
+    static func affinityCall(_ name: String) -> AffinityCall? {
+        guard let symbol = dlsym(nil, name) else { return nil }
+        return unsafeBitCast(symbol, to: AffinityCall.self)
     }
 
     /// Pins every thread of a process.
@@ -113,7 +123,7 @@ enum Processes {
     static func statusKiB(_ field: String, of pid: pid_t) -> Int? {
         guard let text = readFile("/proc/\(pid)/status") else { return nil }
         for line in text.split(separator: "\n") where line.hasPrefix(field + ":") {
-            let number = line.dropFirst(field.count + 1).split(separator: " ").first
+            let number = line.dropFirst(field.count + 1).split(whereSeparator: { $0 == " " || $0 == "\t" }).first
             return number.flatMap { Int($0) }
         }
         return nil

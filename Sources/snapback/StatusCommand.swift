@@ -119,10 +119,7 @@ enum BookmarksCommand {
             let id = try contentId()
             let client = try connect(try socketPath(a), clientName: "snapback-bookmarks")
             defer { client.close() }
-            let b: WireBookmark
-            do {
-                b = try client.call(.getBookmark(profile: profile, contentId: id))
-            } catch .status(.notFound, _) {
+            guard let b = try bookmark(client, profile: profile, contentId: id) else {
                 throw CommandError("no bookmark for \"\(id)\" in \(profileName)")
             }
             say("content      \(b.contentId) (\(profileName))")
@@ -146,5 +143,17 @@ enum BookmarksCommand {
             throw UsageError("unknown bookmarks command '\(action)' (list, get, delete, clear)")
         }
         return ExitCode.ok
+    }
+
+    /// The bookmark, or nil when the daemon has none (NOT_FOUND).
+    private static func bookmark(_ client: SnapbackClient, profile: String, contentId: String) throws -> WireBookmark? {
+        let result: Result<WireBookmark, SnapbackClientError> = Result { () throws(SnapbackClientError) -> WireBookmark in
+            try client.call(.getBookmark(profile: profile, contentId: contentId))
+        }
+        switch result {
+        case .success(let b): return b
+        case .failure(let error) where error.code == .notFound: return nil
+        case .failure(let error): throw error
+        }
     }
 }

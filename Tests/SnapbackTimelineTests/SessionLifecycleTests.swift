@@ -47,3 +47,19 @@ import Testing
         #expect(!Seconds(value).description.isEmpty)
     }
 }
+
+@Suite struct CloseWithoutPlaybackTests {
+    /// Opened and closed (or disconnected) before any playback: no bookmark, so the viewer's stored one
+    /// is not overwritten with the stream's start.
+    @Test(arguments: [TimelineEvent.closed, .playerDisconnected])
+    func closingBeforeAnyPlaybackSavesNothing(event: TimelineEvent) throws {
+        var (s, _) = try Factory.session()
+        #expect(try s.handle(event, at: 1005).bookmarks.isEmpty)
+    }
+
+    @Test func closingAfterPlaybackSavesTheBookmark() throws {
+        var (s, _) = try Factory.session()
+        _ = try s.report(120, at: 1000)
+        #expect(try s.handle(.closed, at: 1000).bookmarks == [90])
+    }
+}
