@@ -13,7 +13,11 @@ public struct TimelineLayout: Sendable, Equatable {
     /// `adTimeBefore[i]` = total duration of breaks 0..<i; one more element than `breaks`.
     private var adTimeBefore: [Double]
     /// `contentPosition[i]` = the content time at which break i is inserted.
-    private var contentPosition: [Double]
+    private var contentPosition: SortedTimes
+    /// Break starts and ends, compact for the searches (an `AdBreak` is several cache lines apart from
+    /// the next).
+    private var starts: SortedTimes
+    private var ends: [Double]
     private var indexById: [String: Int]
     /// Live streams and ad-rules sessions (whose player time is content time): conversions are the identity.
     public let isIdentity: Bool
@@ -26,7 +30,9 @@ public struct TimelineLayout: Sendable, Equatable {
         self.isIdentity = identity
         self.breaks = []
         self.adTimeBefore = [0]
-        self.contentPosition = []
+        self.contentPosition = SortedTimes()
+        self.starts = SortedTimes()
+        self.ends = []
         self.indexById = [:]
         try Self.validate(breaks)
         self.breaks = breaks.sorted { $0.start < $1.start }
@@ -95,8 +101,8 @@ public struct TimelineLayout: Sendable, Equatable {
     private mutating func rebuildIndexes() {
         adTimeBefore = [0]
         adTimeBefore.reserveCapacity(breaks.count + 1)
-        contentPosition = []
-        contentPosition.reserveCapacity(breaks.count)
+        var positions: [Double] = []
+        positions.reserveCapacity(breaks.count)
         indexById = [:]
         indexById.reserveCapacity(breaks.count)
         var sum = 0.0
@@ -105,38 +111,28 @@ public struct TimelineLayout: Sendable, Equatable {
             // Rounding must not break what the binary searches rely on: positions never decrease, and
             // back-to-back breaks (this one starts where the previous ends) share one content position, so
             // a content time there resolves after all of them, not into the second one by an ulp.
-            if i > 0, b.start <= breaks[i - 1].end || position < contentPosition[i - 1] {
-                position = contentPosition[i - 1]
+            if i > 0, b.start <= breaks[i - 1].end || position < positions[i - 1] {
+                position = positions[i - 1]
             }
-            contentPosition.append(position)
+            positions.append(position)
             sum += b.duration
             adTimeBefore.append(sum)
             indexById[b.id] = i
         }
+        contentPosition = SortedTimes(positions)
+        starts = SortedTimes(breaks.map(\.start))
+        ends = breaks.map(\.end)
     }
 
     // MARK: Searches
 
     /// The number of breaks whose start is `<= t` (upper bound on starts).
-    @usableFromInline
-    func countStarting(atOrBefore t: Double) -> Int {
-        var lo = 0, hi = breaks.count
-        while lo < hi {
-            let mid = (lo &+ hi) >> 1
-            if breaks[mid].start <= t { lo = mid + 1 } else { hi = mid }
-        }
-        return lo
-    }
+    @inline(__always)
+    func countStarting(atOrBefore t: Double) -> Int { starts.countAtOrBelow(t) }
 
     /// The number of breaks whose content position is `<= c`.
-    func countPositioned(atOrBefore c: Double) -> Int {
-        var lo = 0, hi = contentPosition.count
-        while lo < hi {
-            let mid = (lo &+ hi) >> 1
-            if contentPosition[mid] <= c { lo = mid + 1 } else { hi = mid }
-        }
-        return lo
-    }
+    @inline(__always)
+    func countPositioned(atOrBefore c: Double) -> Int { contentPosition.countAtOrBelow(c) }
 
     /// The index of the break containing stream time `t` (`start <= t < end`), if any.
     public func indexOfBreak(containing t: Double) -> Int? {
@@ -168,8 +164,7 @@ public struct TimelineLayout: Sendable, Equatable {
         if isIdentity { return s }
         let k = countStarting(atOrBefore: s)
         guard k > 0 else { return s }
-        let b = breaks[k - 1]
-        if s < b.end { return contentPosition[k - 1] }
+        if s < ends[k - 1] { return contentPosition[k - 1] }
         // Rounding of `s − ads` must keep the content time between the positions of the breaks around it:
         // never below the previous break's (it would go backwards at that break's end), never at the next
         // one's (a stream time just before a break would convert back to the stream time after it).
