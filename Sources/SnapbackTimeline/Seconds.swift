@@ -7,17 +7,15 @@ public struct Seconds: CustomStringConvertible, Sendable {
         // Huge times (a peer may send 1e300) do not fit the millisecond form: print them as Swift does.
         guard value.isFinite, abs(value) < 1e15 else { return "\(value)" }
         let millis = (value * 1000).rounded()
-        let negative = millis < 0
-        let m = Int64(abs(millis))
+        let m = Int64(millis)
         let whole = m / 1000
-        var frac = m % 1000
-        var text = (negative ? "-" : "") + String(whole)
-        if frac != 0 {
-            var digits = 3
-            while frac % 10 == 0 { frac /= 10; digits -= 1 }
-            let s = String(frac)
-            text += "." + String(repeating: "0", count: digits - s.count) + s
-        }
+        if m % 1000 == 0 { return String(whole) }  // the usual case, one allocation at most
+        var frac = abs(m % 1000)
+        var text = (m < 0 && whole == 0 ? "-" : "") + String(whole)
+        var digits = 3
+        while frac % 10 == 0 { frac /= 10; digits -= 1 }
+        let s = String(frac)
+        text += "." + String(repeating: "0", count: digits - s.count) + s
         return text
     }
 }

@@ -209,7 +209,8 @@ extension TimelineSession {
                    target <= b.end {
                     continue
                 }
-                var actions = [commandSeek(to: target, reason: reason, why: why)]
+                let text = why.isEmpty ? "break \(b.id) done, on to the seek target \(Seconds(target))" : why
+                var actions = [commandSeek(to: target, reason: reason, why: text)]
                 playhead = target
                 if let i = layout.indexOfBreak(containing: target), !adRulesMode {
                     // The return lands in another break: it plays from where we put the viewer.
@@ -441,7 +442,7 @@ extension TimelineSession {
         let remaining = adRulesMode ? adRulesBreakDuration : max(0, b.end - t) / max(rate, 1)
         breakTimerArmed = true
         return [TimelineAction(.scheduleTimer(.breakEnd, deadline: now + remaining + 2 * policy.coverageTolerance),
-                               reason: "expected end of break \(b.id)")]
+                               reason: "expected end of the break")]
     }
 
     mutating func cancelTimer(_ timer: TimelineTimer, _ why: String) -> [TimelineAction] {

@@ -114,7 +114,7 @@ extension TimelineSession {
             plan = []
             if policy.returnToTarget != .never {
                 plan.append(.seek(to: target, reason: .resumeAfterSnapback,
-                                  why: "break \(b.id) done, on to the \(what) target \(Seconds(target))"))
+                                  why: ""))  // worded when it runs: most snapbacks never get there
             }
             let landing = min(b.start + policy.snapbackLandingOffset, max(b.start, b.end - 0.001))
             return goToBreak(index: s, reason: .snapback,
