@@ -38,7 +38,7 @@ extension TimelineService {
                 arm(timer, at: deadline, for: entry, now: now)
             case .cancelTimer(let timer):
                 logger.debug("session \(entry.id): \(action)")
-                entry.timers[timer]?.stop()
+                entry.timer(timer)?.stop()
             }
         }
     }
@@ -65,14 +65,14 @@ extension TimelineService {
     private func arm(_ timer: TimelineTimer, at deadline: Double, for entry: SessionEntry, now: Double) {
         let delay = max(0, deadline - now)
         let handle: LoopTimer
-        if let existing = entry.timers[timer] {
+        if let existing = entry.timer(timer) {
             handle = existing
         } else {
             let id = entry.id
             handle = LoopTimer(loop: loop) { [weak self] in
                 self?.assumeIsolated { $0.timerFired(timer, session: id) }
             }
-            entry.timers[timer] = handle
+            entry.setTimer(timer, handle)
         }
         handle.start(after: UInt64((delay * 1000).rounded(.up)))
     }

@@ -15,7 +15,7 @@ extension TimelineService {
     func connectionClosed(_ connection: Connection) {
         connectionCount -= 1
         guard let state = connection.handlerContext as? ConnectionState else { return }
-        for id in state.sessions.sorted() {
+        for id in state.sessions.keys.sorted() {
             guard let entry = sessions[id] else { continue }
             let actions = (try? entry.timeline.handle(.playerDisconnected, at: WallClock.now())) ?? []
             execute(actions, for: entry, at: WallClock.now())
@@ -23,7 +23,7 @@ extension TimelineService {
             entry.closeTimers()
             sessions[id] = nil
         }
-        state.sessions = []
+        state.sessions = [:]
     }
 
     /// SIGTERM: every session closes with its final bookmark, and its player is told why.
@@ -37,6 +37,8 @@ extension TimelineService {
             entry.closeTimers()
             sessions[id] = nil
         }
+        // The final bookmarks are committed and pushed before the connections drain.
+
         logger.notice("sessions closed for shutdown")
     }
 
@@ -88,7 +90,7 @@ extension TimelineService {
             execute(actions, for: entry, at: now)
             entry.closeTimers()
             sessions[id] = nil
-            state.sessions.remove(id)
+            state.sessions[id] = nil
             logger.info("session \(id) closed by the player")
             // The reply is the session's last frame: it waits for the final bookmark's commit.
             entry.whenWritesDone { [weak connection] in
@@ -155,7 +157,7 @@ extension TimelineService {
 
     /// The session `id` if this connection opened it; otherwise answers NOT_FOUND.
     private func session(_ id: UInt64, _ header: FrameHeader, _ state: ConnectionState, _ connection: Connection) -> SessionEntry? {
-        if state.sessions.contains(id), let entry = sessions[id] { return entry }
+        if let entry = state.sessions[id] { return entry }
         fail(connection, header, .notFound, "no session \(id) on this connection")
         return nil
     }
@@ -200,7 +202,7 @@ extension TimelineService {
         nextSessionId += 1
         let entry = SessionEntry(id: id, timeline: timeline, connection: connection, callId: header.callId, request: open)
         sessions[id] = entry
-        state.sessions.insert(id)
+        state.sessions[id] = entry
         logger.info("session \(id) opened: content \"\(open.contentId)\" stream \"\(open.streamId)\", \(open.kind == .live ? "live" : "on demand"), \(timeline.layout.count) breaks, preset \(open.preset.rawValue)\(resume.map { ", resume at content \(Seconds($0))" } ?? "")")
         let actions = entry.timeline.opened(at: now)
         var start: Double?

@@ -57,7 +57,23 @@ final class SessionEntry {
     let contentId: String
     let streamId: String
     var pushSeq: UInt64 = 0
-    var timers: [TimelineTimer: LoopTimer] = [:]
+    /// The session's armed timers, one slot per `TimelineTimer`: no hashing on the per-event path.
+    var bookmarkTimer: LoopTimer?
+    var breakEndTimer: LoopTimer?
+
+    func timer(_ timer: TimelineTimer) -> LoopTimer? {
+        switch timer {
+        case .bookmark: return bookmarkTimer
+        case .breakEnd: return breakEndTimer
+        }
+    }
+
+    func setTimer(_ timer: TimelineTimer, _ handle: LoopTimer) {
+        switch timer {
+        case .bookmark: bookmarkTimer = handle
+        case .breakEnd: breakEndTimer = handle
+        }
+    }
 
     init(id: UInt64, timeline: TimelineSession, connection: Connection, callId: UInt32, request: OpenSessionRequest) {
         self.id = id
@@ -89,8 +105,10 @@ final class SessionEntry {
     }
 
     func closeTimers() {
-        for timer in timers.values { timer.close() }
-        timers = [:]
+        bookmarkTimer?.close()
+        breakEndTimer?.close()
+        bookmarkTimer = nil
+        breakEndTimer = nil
     }
 }
 
@@ -98,7 +116,8 @@ final class SessionEntry {
 final class ConnectionState {
     var helloDone = false
     var clientName = ""
-    var sessions: Set<UInt64> = []
+    /// The sessions this connection opened: a request's session is found with one lookup.
+    var sessions: [UInt64: SessionEntry] = [:]
 }
 
 /// Bridges libuv callbacks into the actor: every call is already on the loop thread, so

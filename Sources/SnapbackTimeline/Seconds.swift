@@ -19,3 +19,43 @@ public struct Seconds: CustomStringConvertible, Sendable {
         return text
     }
 }
+
+extension Seconds {
+    /// Appends the same text as `description` as UTF-8, without building a String for the usual case of
+    /// whole seconds (the snapback reason is worded on every snapback).
+    func append(to bytes: inout [UInt8]) {
+        guard value.isFinite, abs(value) < 1e15 else { bytes.append(contentsOf: description.utf8); return }
+        let millis = Int64((value * 1000).rounded())
+        guard millis % 1000 == 0 else { bytes.append(contentsOf: description.utf8); return }
+        var whole = millis / 1000
+        if whole < 0 { bytes.append(UInt8(ascii: "-")); whole = -whole }
+        var divisor: Int64 = 1
+        while divisor <= whole / 10 { divisor *= 10 }
+        while divisor > 0 {
+            bytes.append(UInt8(truncatingIfNeeded: (whole / divisor) % 10) &+ UInt8(ascii: "0"))
+            divisor /= 10
+        }
+    }
+}
+
+/// Builds a reason's text as UTF-8 bytes: one buffer and one String, where an interpolation of several
+/// `Seconds` grows a String several times. For the reasons worded on the hot path.
+struct ReasonText {
+    private var bytes: [UInt8] = []
+
+    init(capacity: Int = 96) { bytes.reserveCapacity(capacity) }
+
+    /// A literal: copied from the binary's bytes (a String parameter would take literals the slow way).
+    mutating func add(_ s: StaticString) {
+        s.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    }
+
+    mutating func add(string s: String) {
+        var s = s
+        s.withUTF8 { bytes.append(contentsOf: $0) }
+    }
+
+    mutating func add(_ t: Seconds) { t.append(to: &bytes) }
+
+    var text: String { String(decoding: bytes, as: UTF8.self) }
+}

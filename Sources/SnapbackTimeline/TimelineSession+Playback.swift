@@ -53,20 +53,20 @@ extension TimelineSession {
                     playhead = t
                 } else {
                     phase = .content
-                    actions += cancelTimer(.breakEnd, "left break \(b.id) at \(Seconds(t)) without seeing its start")
+                    actions += cancelTimer(.breakEnd, "left the break without seeing its start")
                 }
                 actions += contentProgress(from: b.end, to: t, previousWallTime: now, at: now)
             } else if t < b.start {
                 phase = .content
-                actions += cancelTimer(.breakEnd, "playhead went back before break \(b.id)")
+                cancelTimer(.breakEnd, "playhead went back before the break", into: &actions)
                 actions += contentProgress(from: t, to: t, previousWallTime: now, at: now)
             } else if playing && !breakTimerArmed {
-                actions += armBreakTimer(b, from: t, at: now)
+                armBreakTimer(b, from: t, at: now, into: &actions)
             }
         case .content:
             actions += contentProgress(from: first ? t : previous, to: t, previousWallTime: previousWallTime, at: now)
         }
-        if playing && !bookmarkTimerArmed && !actions.contains(where: \.isSeek) { actions += armBookmarkTimer(at: now) }
+        if playing && !bookmarkTimerArmed && !actions.contains(where: \.isSeek) { armBookmarkTimer(at: now, into: &actions) }
         return actions
     }
 
@@ -135,16 +135,16 @@ extension TimelineSession {
         var actions: [TimelineAction] = []
         if adRulesMode {
             actions.append(TimelineAction(.playBreak(breakId: b.id), reason: "\(how): break \(b.id) plays"))
-            actions += armBreakTimer(b, from: b.start, at: now)
+            armBreakTimer(b, from: b.start, at: now, into: &actions)
         } else {
-            actions += armBreakTimer(b, from: max(playhead, b.start), at: now)
+            armBreakTimer(b, from: max(playhead, b.start), at: now, into: &actions)
         }
         if policy.watchedWhen == .onBegin && !b.watched {
             layout.setWatched(true, at: i)
             actions.append(TimelineAction(.breakWatched(breakId: b.id), reason: "break \(b.id) began (watched on begin)"))
         }
         if isPostroll(i) { actions += clearBookmark("post-roll \(b.id) started") }
-        if bookmarkTimerArmed { actions += cancelTimer(.bookmark, "an ad break plays") }
+        if bookmarkTimerArmed { cancelTimer(.bookmark, "an ad break plays", into: &actions) }
         return actions
     }
 
@@ -179,7 +179,8 @@ extension TimelineSession {
     mutating func completeBreak(index i: Int, at now: Double, how: String) -> [TimelineAction] {
         let b = layout.breaks[i]
         phase = .content
-        var actions: [TimelineAction] = cancelTimer(.breakEnd, "break \(b.id) completed")
+        var actions: [TimelineAction] = []
+        cancelTimer(.breakEnd, "break completed", into: &actions)
         if policy.watchedWhen == .onEnd && !b.watched {
             layout.setWatched(true, at: i)
             actions.append(TimelineAction(.breakWatched(breakId: b.id), reason: "break \(b.id) completed: \(how)"))
@@ -244,13 +245,15 @@ extension TimelineSession {
         playhead = target
         playheadWallTime = now
         phase = .inBreak(BreakVisit(id: b.id, fromStart: true, startedByEvent: false, unwatchedAtEntry: !b.watched))
-        var actions = [seek]
+        var actions: [TimelineAction] = []
+        actions.reserveCapacity(4)  // the seek, watched, the break timer, the bookmark timer: one allocation
+        actions.append(seek)
         if policy.watchedWhen == .onBegin && !b.watched {
             layout.setWatched(true, at: i)
             actions.append(TimelineAction(.breakWatched(breakId: b.id), reason: "break \(b.id) began (watched on begin)"))
         }
-        actions += armBreakTimer(b, from: target, at: now)
-        if bookmarkTimerArmed { actions += cancelTimer(.bookmark, "an ad break plays") }
+        armBreakTimer(b, from: target, at: now, into: &actions)
+        if bookmarkTimerArmed { cancelTimer(.bookmark, "an ad break plays", into: &actions) }
         return actions
     }
 
@@ -296,7 +299,7 @@ extension TimelineSession {
             return completeBreak(index: i, at: now, how: "ad-break-ended event")
         }
         phase = .content
-        return cancelTimer(.breakEnd, "ad-break-ended for \(id), entered mid-break: not counted as watched")
+        return cancelTimer(.breakEnd, "ad-break-ended for a break entered mid-way: not counted as watched")
     }
 
     public mutating func adStarted(breakId id: String, index: Int, at now: Double) throws(TimelineError) -> [TimelineAction] {
@@ -382,8 +385,8 @@ extension TimelineSession {
     /// Closed by the player or by its disconnection: the final bookmark.
     mutating func closed(at now: Double, trigger: BookmarkTrigger) -> [TimelineAction] {
         var actions: [TimelineAction] = []
-        if bookmarkTimerArmed { actions += cancelTimer(.bookmark, "session closed") }
-        if breakTimerArmed { actions += cancelTimer(.breakEnd, "session closed") }
+        if bookmarkTimerArmed { cancelTimer(.bookmark, "session closed", into: &actions) }
+        if breakTimerArmed { cancelTimer(.breakEnd, "session closed", into: &actions) }
         let t = estimatedPlayhead(at: now)
         let how = trigger == .closed ? "closed" : "player disconnected"
         if !playerReportedPosition {
@@ -407,7 +410,7 @@ extension TimelineSession {
             guard playing, case .content = phase else { return [] }
             let t = estimatedPlayhead(at: now)
             var actions = saveBookmark(streamTime: t, trigger: .periodic, why: "every \(Seconds(policy.bookmarkInterval)) s of playback")
-            actions += armBookmarkTimer(at: now)
+            armBookmarkTimer(at: now, into: &actions)
             return actions
         case .breakEnd:
             breakTimerArmed = false
@@ -431,29 +434,49 @@ extension TimelineSession {
     }
 
     mutating func armBookmarkTimer(at now: Double) -> [TimelineAction] {
-        guard bookmarksEnabled, policy.bookmarkInterval > 0, case .content = phase, !bookmarkCleared else { return [] }
+        var actions: [TimelineAction] = []
+        armBookmarkTimer(at: now, into: &actions)
+        return actions
+    }
+
+    mutating func armBookmarkTimer(at now: Double, into actions: inout [TimelineAction]) {
+        guard bookmarksEnabled, policy.bookmarkInterval > 0, case .content = phase, !bookmarkCleared else { return }
         bookmarkTimerArmed = true
-        return [TimelineAction(.scheduleTimer(.bookmark, deadline: now + policy.bookmarkInterval),
-                               reason: "periodic bookmark")]
+        actions.append(TimelineAction(.scheduleTimer(.bookmark, deadline: now + policy.bookmarkInterval),
+                                      reason: "periodic bookmark"))
+    }
+
+    mutating func armBreakTimer(_ b: AdBreak, from t: Double, at now: Double) -> [TimelineAction] {
+        var actions: [TimelineAction] = []
+        armBreakTimer(b, from: t, at: now, into: &actions)
+        return actions
     }
 
     /// Arms the break-end timer at the break's expected end (plus the tolerance) from `t`.
-    mutating func armBreakTimer(_ b: AdBreak, from t: Double, at now: Double) -> [TimelineAction] {
+    mutating func armBreakTimer(_ b: AdBreak, from t: Double, at now: Double, into actions: inout [TimelineAction]) {
         let remaining = adRulesMode ? adRulesBreakDuration : max(0, b.end - t) / max(rate, 1)
         breakTimerArmed = true
-        return [TimelineAction(.scheduleTimer(.breakEnd, deadline: now + remaining + 2 * policy.coverageTolerance),
-                               reason: "expected end of the break")]
+        actions.append(TimelineAction(.scheduleTimer(.breakEnd, deadline: now + remaining + 2 * policy.coverageTolerance),
+                                      reason: "expected end of the break"))
     }
 
     mutating func cancelTimer(_ timer: TimelineTimer, _ why: String) -> [TimelineAction] {
+        var actions: [TimelineAction] = []
+        cancelTimer(timer, why, into: &actions)
+        return actions
+    }
+
+    /// Timer reasons are only logged (at debug level): keep them literals, not interpolations, since
+    /// they are built on every event that arms or disarms a timer.
+    mutating func cancelTimer(_ timer: TimelineTimer, _ why: String, into actions: inout [TimelineAction]) {
         switch timer {
         case .bookmark:
-            guard bookmarkTimerArmed else { return [] }
+            guard bookmarkTimerArmed else { return }
             bookmarkTimerArmed = false
         case .breakEnd:
-            guard breakTimerArmed else { return [] }
+            guard breakTimerArmed else { return }
             breakTimerArmed = false
         }
-        return [TimelineAction(.cancelTimer(timer), reason: why)]
+        actions.append(TimelineAction(.cancelTimer(timer), reason: why))
     }
 }

@@ -37,29 +37,32 @@ extension TimelineSession {
             return []
         }
         commandedSeek = nil
-        if case .inBreak(let visit) = before, let i = layout.index(ofBreak: visit.id), snapbackEnabled {
+        // Every seek while a break that began unwatched plays is refused, one within the break too: it goes
+        // back to where the viewer was, not to the break's start (a scrub must not restart the break).
+        if case .inBreak(let visit) = before, visit.unwatchedAtEntry, policy.refuseSeeksDuringUnwatchedBreak,
+           snapbackEnabled, let i = layout.index(ofBreak: visit.id) {
             let b = layout.breaks[i]
-            // Every seek while the break plays is refused, one within the break too: it goes back to where
-            // the viewer was, not to the break's start (a scrub of a few seconds must not restart the break).
-            if visit.unwatchedAtEntry, policy.refuseSeeksDuringUnwatchedBreak {
-                phase = before
-                // Back to the seek's origin when it lies in the break; otherwise to the session's own position
-                // there. An origin outside the break (our own seek's echo reported off target, a stale origin)
-                // clamped into the break would be its end: the viewer would skip the break it is held to.
-                let inBreak = b.contains(from) ? from : (b.contains(playhead) ? playhead : b.start)
-                let back = adRulesMode ? from : inBreak
-                return [commandSeek(to: back, reason: .seekRefusedDuringAd,
-                                    why: "seek \(Seconds(from))→\(Seconds(to)) refused: unwatched break \(b.id) is playing")]
-            }
+            phase = before
+            // Back to the seek's origin when it lies in the break; otherwise to the session's own position
+            // there. An origin outside the break (our own seek's echo reported off target, a stale origin)
+            // clamped into the break would be its end: the viewer would skip the break it is held to.
+            let inBreak = b.contains(from) ? from : (b.contains(playhead) ? playhead : b.start)
+            let back = adRulesMode ? from : inBreak
+            return [commandSeek(to: back, reason: .seekRefusedDuringAd,
+                                why: "seek \(Seconds(from))→\(Seconds(to)) refused: unwatched break \(b.id) is playing")]
         }
         phase = contentCompleted && !adRulesMode ? .finished : .content
-        var actions: [TimelineAction] = []
-        if breakTimerArmed { actions += cancelTimer(.breakEnd, "seek left the break") }
+        var cancel: TimelineAction?
+        if breakTimerArmed {
+            breakTimerArmed = false
+            cancel = TimelineAction(.cancelTimer(.breakEnd), reason: "seek left the break")
+        }
         if phase == .finished {
             playhead = to
-            return actions
+            return cancel.map { [$0] } ?? []
         }
-        actions += decideSeek(from: from, to: to, at: now, implicit: false)
+        var actions = decideSeek(from: from, to: to, at: now, implicit: false)
+        if let c = cancel { actions.insert(c, at: 0) }
         return actions
     }
 
@@ -118,7 +121,7 @@ extension TimelineSession {
             }
             let landing = min(b.start + policy.snapbackLandingOffset, max(b.start, b.end - 0.001))
             return goToBreak(index: s, reason: .snapback,
-                             why: "\(what) \(Seconds(from))→\(Seconds(to)) skipped unwatched break \(b.id) at \(Seconds(b.start))",
+                             why: Self.snapbackReason(what, from: from, to: to, breakId: b.id, start: b.start),
                              at: now, landing: adRulesMode ? nil : landing)
         }
 
@@ -162,6 +165,21 @@ extension TimelineSession {
         return actions
     }
 
+    /// "seek 300→900 skipped unwatched break b1 at 600": worded on every snapback, so built in one buffer.
+    static func snapbackReason(_ what: String, from: Double, to: Double, breakId: String, start: Double) -> String {
+        var r = ReasonText()
+        r.add(string: what)
+        r.add(" ")
+        r.add(Seconds(from))
+        r.add("→")
+        r.add(Seconds(to))
+        r.add(" skipped unwatched break ")
+        r.add(string: breakId)
+        r.add(" at ")
+        r.add(Seconds(start))
+        return r.text
+    }
+
     /// Which break, if any, the seek from → to is held to.
     func selectBreak(from: Double, to: Double, landed: Int?) -> Int? {
         let forward = to > from
@@ -183,7 +201,7 @@ extension TimelineSession {
         guard lo < hi else { return nil }
         func eligible(_ i: Int) -> Bool {
             let b = layout.breaks[i]
-            return !b.watched && !exempt.contains(b.id) && !isDisabled(i) && b.id != postrollId
+            return !b.watched && (exempt.isEmpty || !exempt.contains(b.id)) && !isDisabled(i) && b.id != postrollId
                 && !(b.duration == 0 && !adRulesMode)
         }
         switch policy.skippedBreakChoice {
@@ -222,7 +240,7 @@ extension TimelineSession {
                 return [commandSeek(to: back, reason: .seekRefusedDuringAd, why: "trick play refused: unwatched break \(visit.id) is playing")]
             }
             var actions = cancelTimer(.bookmark, "trick play")
-            actions += cancelTimer(.breakEnd, "trick play")
+            cancelTimer(.breakEnd, "trick play", into: &actions)
             phase = .trickPlay(from: t, rate: rate)
             self.rate = rate
             playhead = t

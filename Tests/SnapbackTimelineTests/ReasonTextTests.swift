@@ -1,0 +1,19 @@
+@testable import SnapbackTimeline
+import Testing
+
+@Suite struct ReasonTextTests {
+    /// The byte path of the hot reasons writes exactly what `description` would.
+    @Test(arguments: [0.0, 1, 9, 10, 600, 1290, 86_400, 123_456_789, -5, 0.5, 600.25, -0.125, 1e14, 1e300, -1e20])
+    func secondsAppendMatchesDescription(value: Double) {
+        var bytes: [UInt8] = []
+        Seconds(value).append(to: &bytes)
+        #expect(String(decoding: bytes, as: UTF8.self) == Seconds(value).description)
+    }
+
+    @Test func snapbackReasonReadsAsTheInterpolationDid() {
+        #expect(TimelineSession.snapbackReason("seek", from: 300, to: 900, breakId: "b1", start: 600)
+                == "seek 300→900 skipped unwatched break b1 at 600")
+        #expect(TimelineSession.snapbackReason("jump", from: 0.5, to: 1000, breakId: "mid", start: 630.25)
+                == "jump 0.5→1000 skipped unwatched break mid at 630.25")
+    }
+}
