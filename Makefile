@@ -4,7 +4,7 @@ SHELL := /bin/bash
 
 SWIFT       ?= swift
 # Debian packages the build, the tests and the tools need (installed when missing).
-APT_PACKAGES := pkg-config libuv1-dev libprotobuf-c-dev protobuf-c-compiler python3
+APT_PACKAGES := pkg-config libuv1-dev libprotobuf-c-dev protobuf-c-compiler libsqlite3-dev python3
 SOCKET      ?= .run/snapbackd.sock
 STATE_DIR   ?= .run/state
 LOG_LEVEL   ?= info

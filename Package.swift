@@ -29,6 +29,8 @@ let package = Package(
     targets: [
         .systemLibrary(name: "CLibUV", path: "Sources/CLibUV", pkgConfig: "libuv",
                        providers: [.apt(["libuv1-dev"])]),
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
+                       providers: [.apt(["libsqlite3-dev"])]),
         .target(
             name: "CSnapbackProto",
             path: "Sources/CSnapbackProto",
@@ -37,7 +39,7 @@ let package = Package(
         // No I/O and no Foundation; `rounded()` needs libm.
         .target(name: "SnapbackTimeline", swiftSettings: hotPath, linkerSettings: [.linkedLibrary("m")]),
         .target(name: "SnapbackWire", dependencies: ["CSnapbackProto", "SnapbackTimeline"], swiftSettings: hotPath),
-        .target(name: "SnapbackStore", dependencies: ["SnapbackTimeline"]),
+        .target(name: "SnapbackStore", dependencies: ["SnapbackTimeline", "CSQLite"]),
         .target(
             name: "SnapbackDaemon",
             dependencies: ["CLibUV", "SnapbackWire", "SnapbackTimeline", "SnapbackStore"],
@@ -50,9 +52,10 @@ let package = Package(
         .executableTarget(name: "snapback", dependencies: ["SnapbackClient", "SnapbackWire", "SnapbackTimeline"]),
         .testTarget(name: "SnapbackTimelineTests", dependencies: ["SnapbackTimeline"]),
         .testTarget(name: "SnapbackWireTests", dependencies: ["SnapbackWire", "CSnapbackProto", "SnapbackFuzzing"]),
+        .testTarget(name: "SnapbackStoreTests", dependencies: ["SnapbackStore", "CSQLite"]),
         .testTarget(
             name: "SnapbackDaemonTests",
-            dependencies: ["SnapbackClient", "SnapbackWire", "CSnapbackProto"]
+            dependencies: ["SnapbackClient", "SnapbackWire", "CSnapbackProto", "SnapbackDaemon"]
         ),
     ]
 )

@@ -97,16 +97,16 @@ public final class Connection: @unchecked Sendable {
         writeRequest.pointee.data = Unmanaged.passUnretained(self).toOpaque()
     }
 
-    /// Starts reading and tells the handler.
+    /// Tells the handler, then starts reading (unless the handler refused the peer and closed it).
     func start() {
         loop.register(self)
         loop.logger.debug("connection \(id) opened (\(peer))")
+        handler.connectionOpened(self)
+        guard isOpen else { return }
         let result = uv_read_start(asStream(handle), Self.allocCallback, Self.readCallback)
         if result != 0 {
             close(reason: "uv_read_start: \(uvErrorDescription(result))", level: .error)
-            return
         }
-        handler.connectionOpened(self)
     }
 
     // MARK: State
@@ -152,7 +152,7 @@ public final class Connection: @unchecked Sendable {
         return true
     }
 
-    /// Queues a frame with a body from an array; see ``send(_:body:)-(_,UnsafeRawBufferPointer)``.
+    /// Queues a frame with a body from an array (see the `UnsafeRawBufferPointer` variant).
     @discardableResult
     public func send(_ header: FrameHeader, body: [UInt8] = []) -> Bool {
         body.withUnsafeBytes { send(header, body: $0) }

@@ -4,7 +4,8 @@ import SnapbackWire
 /// called on the loop thread, from a libuv callback; frames the implementation sends from these
 /// methods are written together when the callback returns.
 public protocol ConnectionHandler: AnyObject {
-    /// A client connected; its peer credentials are in `connection.peer`.
+    /// A client connected; its peer credentials are in `connection.peer`. Reading starts after this
+    /// returns, so closing the connection here (access control) refuses the peer before any request.
     func connectionOpened(_ connection: Connection)
 
     /// A complete REQUEST frame (the header was validated: type REQUEST, status 0, call id non-zero).

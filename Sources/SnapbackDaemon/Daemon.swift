@@ -6,6 +6,8 @@ import Glibc
 public struct DaemonContext: Sendable {
     public let loop: EventLoop
     public let options: DaemonOptions
+    /// Runs closures from other threads (the store's writer) on the loop thread; closed last.
+    public let post: LoopPost
     /// The executor for the service actor: `loop.executor`.
     public var executor: LoopExecutor { loop.executor }
     public var logger: Logger { loop.logger }
@@ -38,6 +40,7 @@ public final class Daemon {
     private var handler: (any ConnectionHandler)?
     private var listener: Listener?
     private var signals: SignalWatcher?
+    private var post: LoopPost?
     private var drainTimer: LoopTimer?
     private var isStopping = false
     private var isFinishing = false
@@ -103,16 +106,16 @@ public final class Daemon {
             status = 1
             finish()
         }
-        // Handles created while stopping (a timer armed in connectionClosed) are closed here.
-        var sweeps = 0
-        while loop.closeAllTimers() > 0 && sweeps < 3 {
-            loop.runUntilClosed()
-            sweeps += 1
-        }
+        // Let go of the components first: a timer whose owner is released only now, or one armed
+        // while stopping (in connectionClosed), is closed here, and the loop runs until every close
+        // callback has run (after a failed start, those of everything finish() closed).
         handler = nil
         listener = nil
         signals = nil
+        post = nil
         drainTimer = nil
+        loop.closeAllTimers()
+        loop.runUntilClosed()
         if loop.close() != 0 {
             logger.error("the event loop still had open handles at exit")
             status = 1
@@ -125,8 +128,12 @@ public final class Daemon {
     }
 
     private func setUp(_ loop: EventLoop) throws {
+        // Refuse to start beside a running daemon before the handler opens the state store.
+        try Listener.prepareSocketPath(options.socketPath, logger: logger)
         try Listener.makeDirectories(options.stateDirectory)
-        let handler = try makeHandler(DaemonContext(loop: loop, options: options))
+        let post = try LoopPost(loop: loop)
+        self.post = post
+        let handler = try makeHandler(DaemonContext(loop: loop, options: options, post: post))
         self.handler = handler
         listener = try Listener(
             loop: loop,
@@ -199,6 +206,7 @@ public final class Daemon {
             logger.debug("closed \(timers) timer(s) left open")
         }
         signals?.close()
+        post?.close()
         loop.closeOwnHandles()
     }
 }

@@ -101,7 +101,9 @@ public struct DaemonOptions: Sendable, Hashable {
         Options:
           --socket PATH               Unix socket to listen on (default ./.run/snapbackd.sock).
                                       The parent directory is created; a stale socket is replaced.
-          --state-dir DIR             Directory for bookmarks and watched state (default ./.run/state)
+          --state-dir DIR             Directory of the viewer-state database, DIR/snapback.db (SQLite,
+                                      created if missing; default ./.run/state): bookmarks and watched
+                                      breaks survive restarts, crashes and power cuts
           --log-level LEVEL           error, warning, notice, info or debug (default info)
           --max-frame-size BYTES      Largest request body accepted (default 1048576); a larger
                                       request is answered RESOURCE_EXHAUSTED

@@ -29,6 +29,7 @@ public final class LoopExecutor: SerialExecutor, @unchecked Sendable {
 
     // Loop thread only.
     private var running: [UnownedJob] = []
+    private var isDraining = false
 
     /// Must be called on the thread that will run the loop.
     init(loop: UnsafeMutablePointer<uv_loop_t>) throws(LibUVError) {
@@ -88,8 +89,12 @@ public final class LoopExecutor: SerialExecutor, @unchecked Sendable {
         isOnLoopThread
     }
 
-    /// Runs queued jobs until none are left, including jobs those jobs enqueue.
+    /// Runs queued jobs until none are left, including jobs those jobs enqueue. A job that ends up
+    /// here again (closing the loop from actor code) returns at once: the outer drain goes on.
     func drain() {
+        guard !isDraining else { return }
+        isDraining = true
+        defer { isDraining = false }
         while true {
             pthread_mutex_lock(mutex)
             swap(&queue, &running)

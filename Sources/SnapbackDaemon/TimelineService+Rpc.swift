@@ -29,16 +29,21 @@ extension TimelineService {
     /// SIGTERM: every session closes with its final bookmark, and its player is told why.
     func shutdown() {
         let now = WallClock.now()
+        var closed: [SessionEntry] = []
         for id in sessions.keys.sorted() {
             guard let entry = sessions[id] else { continue }
             let actions = (try? entry.timeline.handle(.closed, at: now)) ?? []
             execute(actions, for: entry, at: now)
-            pushError(.unavailable, "snapbackd is stopping: session closed", to: entry)
             entry.closeTimers()
             sessions[id] = nil
+            closed.append(entry)
         }
-        // The final bookmarks are committed and pushed before the connections drain.
-
+        // The final bookmarks are committed and their BookmarkSaved pushed (store.close() drains the
+        // writer, blocking briefly) before the players are told and the connections drain.
+        store.close()
+        for entry in closed {
+            pushError(.unavailable, "snapbackd is stopping: session closed", to: entry)
+        }
         logger.notice("sessions closed for shutdown")
     }
 

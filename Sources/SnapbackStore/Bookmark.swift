@@ -76,4 +76,11 @@ public protocol ViewerStateStore: AnyObject {
     /// The device-wide time a break last completed, for a cooldown that holds across players.
     func lastBreakCompletedAt() -> Double?
     func setLastBreakCompleted(at: Double)
+    /// The daemon is stopping: commits the writes already made and runs their completions before it
+    /// returns; later writes fail. Called on the loop thread by the service's shutdown.
+    func close()
+}
+
+extension ViewerStateStore {
+    public func close() {}
 }

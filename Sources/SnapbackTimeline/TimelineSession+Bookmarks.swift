@@ -3,12 +3,13 @@ extension TimelineSession {
 
     /// Saves the bookmark at the content time of `streamTime` (a position inside a break saves the break's
     /// content position), unless bookmarks are off for this session, it was cleared as finished, the
-    /// position is past the finished margin (then it is cleared), or it equals the last one saved.
+    /// position is past the finished margin (then it is cleared), or it is within 0.5 s of the last one saved.
     mutating func saveBookmark(streamTime t: Double, trigger: BookmarkTrigger, why: String) -> [TimelineAction] {
         guard bookmarksEnabled, !bookmarkCleared else { return [] }
         if let finished = finishedCheck(streamTime: t).first { return [finished] }
         let c = contentTime(forStreamTime: t)
-        if let last = lastBookmark, abs(last - c) < 0.001 { return [] }
+        // Within half a second of the last one saved: nothing a viewer would notice, and one flash write less.
+        if let last = lastBookmark, abs(last - c) < 0.5 { return [] }
         lastBookmark = c
         return [TimelineAction(.saveBookmark(contentTime: c, streamTime: t, trigger: trigger),
                                reason: "\(why): content \(Seconds(c))")]

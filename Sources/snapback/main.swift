@@ -13,6 +13,7 @@ let topUsage = """
       bookmarks   List, show, delete or clear the bookmarks of a viewer profile
       bench       snapbackd's SeekEnded → snapback push round trip vs a raw Unix-socket ping-pong
       bench-timeline  The timeline engine alone: events per second, conversions for 10 vs 100,000 breaks
+      bench-store The SQLite store through snapbackd: saves/s, save latency, loop latency while committing
 
     Run 'snapback COMMAND --help' for a command's options.
     Exit status: 0 on success, 1 when the command failed, 2 for a bad command line.
@@ -46,6 +47,8 @@ case "bench":
     status = runCommand("bench", usage: BenchCommand.usage) { try BenchCommand.run(rest) }
 case "bench-timeline":
     status = runCommand("bench-timeline", usage: TimelineBenchCommand.usage) { try TimelineBenchCommand.run(rest) }
+case "bench-store":
+    status = runCommand("bench-store", usage: StoreBenchCommand.usage) { try StoreBenchCommand.run(rest) }
 case BenchEchoServer.commandName:
     // Internal: the raw ping-pong peer the bench spawns (not a user command).
     status = BenchEchoServer.run(rest)

@@ -198,7 +198,8 @@ import Testing
         for _ in 0..<40 {
             try sluggard.sendRaw(batch)
         }
-        #expect(daemon.waitForLog(containing: "hello from"))
+        // One answer arrived, so the requests are being handled; the rest stay unread.
+        _ = try sluggard.readFrame()
         usleep(200_000)
         let start = Date()
         daemon.terminate()

@@ -108,6 +108,8 @@ import Testing
         let second = try DaemonHarness(in: first.directory, waitUntilReady: false)
         #expect(second.waitForExit() == .exit(1))
         #expect(second.stderrText.contains("another daemon is already listening"))
+        // A failed start still closes every handle it opened.
+        #expect(second.errorLines.count == 1, "\(second.errorLines)")
         // The first one is untouched: its socket file is still there and still answers.
         let client = try first.connect()
         #expect(!client.waitForClose(timeout: .milliseconds(100)))
@@ -122,6 +124,7 @@ import Testing
         let daemon = try DaemonHarness(in: directory, waitUntilReady: false)
         #expect(daemon.waitForExit() == .exit(1))
         #expect(daemon.stderrText.contains("is not a socket"))
+        #expect(daemon.errorLines.count == 1, "\(daemon.errorLines)")
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "precious")
     }
 

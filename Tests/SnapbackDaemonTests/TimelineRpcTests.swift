@@ -23,7 +23,9 @@ import Testing
 
         try player.send(.adBreakStarted(breakId: "b1"), session: session)
         try player.send(.playheadReported(streamTime: 630, rate: 1, playing: true), session: session)
-        let ended = try player.send(.adBreakEnded(breakId: "b1"), session: session)
+        var ended = try player.send(.adBreakEnded(breakId: "b1"), session: session)
+        // BookmarkSaved follows the reply once the store committed (PROTOCOL.md, ordering guarantees).
+        while ended.savedBookmarks.isEmpty { ended.append(try player.nextPush(timeout: .seconds(5))) }
         #expect(ended.watchedBreaks == ["b1"])
         #expect(ended.seeks.map(\.0) == [900])
         #expect(ended.seeks.first?.1 == .resumeAfterSnapback)
@@ -57,7 +59,8 @@ import Testing
         var open = Streams.seed(contentId: "movie", profile: "anna", breaks: breaks)
         let s1 = try first.openSession(open).sessionId
         try first.send(.playheadReported(streamTime: 1000, rate: 1, playing: true), session: s1)
-        let paused = try first.send(.paused(streamTime: 1000), session: s1)
+        var paused = try first.send(.paused(streamTime: 1000), session: s1)
+        while paused.savedBookmarks.isEmpty { paused.append(try first.nextPush(timeout: .seconds(5))) }
         // 1000 − 30 − 60 = 910 s of content.
         #expect(paused.savedBookmarks == [910])
         try first.closeSession(s1)
@@ -100,7 +103,8 @@ import Testing
         let daemon = try DaemonHarness()
         let player = try daemon.player()
         let session = try player.openSession(Streams.seed(contentId: "sig")).sessionId
-        try player.send(.paused(streamTime: 100), session: session)
+        var paused = try player.send(.paused(streamTime: 100), session: session)
+        while paused.savedBookmarks.isEmpty { paused.append(try player.nextPush(timeout: .seconds(5))) }
         try player.send(.playheadReported(streamTime: 200, rate: 1, playing: false), session: session)
         daemon.terminate()
         var pushes: [WirePushMessage] = []

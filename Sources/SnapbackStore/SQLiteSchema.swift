@@ -1,0 +1,217 @@
+import CSQLite
+import Glibc
+
+/// The database layout, its forward migrations, and opening a database file: WAL, synchronous=FULL,
+/// integrity and version checks, moving a bad file aside.
+enum SQLiteSchema {
+    /// `PRAGMA user_version` of a database this build writes.
+    static let version: Int32 = 2
+
+    /// `migrations[n]` takes a database from version n to n + 1. A fresh file (version 0) runs them all;
+    /// an older one runs those it lacks, in one transaction. Never edit a step once shipped: add one.
+    static let migrations: [String] = [
+        // 1: the viewer state. Bookmarks by (profile, content); watched breaks by (content, break);
+        // device-wide values by key.
+        """
+        CREATE TABLE bookmarks(
+            profile      TEXT NOT NULL,
+            content_id   TEXT NOT NULL,
+            content_time REAL NOT NULL,
+            stream_time  REAL NOT NULL,
+            stream_id    TEXT NOT NULL,
+            updated_at   REAL NOT NULL,
+            PRIMARY KEY (profile, content_id)
+        ) WITHOUT ROWID;
+        CREATE TABLE watched_breaks(
+            content_id TEXT NOT NULL,
+            break_id   TEXT NOT NULL,
+            watched_at REAL NOT NULL,
+            PRIMARY KEY (content_id, break_id)
+        ) WITHOUT ROWID;
+        CREATE TABLE device_state(
+            key   TEXT NOT NULL PRIMARY KEY,
+            value REAL NOT NULL
+        ) WITHOUT ROWID;
+        """,
+        // 2: the finished flag; indexes for paging a profile (most recent first), evicting the oldest
+        // bookmarks and pruning old watched breaks.
+        """
+        ALTER TABLE bookmarks ADD COLUMN finished INTEGER NOT NULL DEFAULT 0;
+        CREATE INDEX bookmarks_by_profile_recent ON bookmarks(profile, updated_at DESC, content_id);
+        CREATE INDEX bookmarks_by_age ON bookmarks(updated_at);
+        CREATE INDEX watched_breaks_by_age ON watched_breaks(watched_at);
+        """,
+    ]
+
+    static let lastBreakKey = "last_break_completed_at"
+
+    /// Why a database file was not usable as it is. A bad file comes with its connection still open:
+    /// closing it first would let SQLite delete the -wal and -shm files that belong with it, so the
+    /// caller renames the files aside, then lets the connection go.
+    enum OpenProblem: Error {
+        /// Not a database, or `quick_check` found damage.
+        case corrupt(String, SQLiteConnection?)
+        /// Written by a newer snapbackd: this one cannot know what its data means.
+        case newer(Int32, SQLiteConnection?)
+        /// Cannot be opened or written now (read-only directory, I/O error, disk full …).
+        case failed(SQLiteError)
+    }
+
+    /// The writer's connection, ready: WAL, synchronous=FULL, checked, migrated.
+    ///
+    /// - Parameters:
+    ///   - migrateTo: the version to migrate to (tests build older files with a smaller one).
+    static func openWriter(path: String, busyTimeout: Int32, maxPageCount: Int64?,
+                           migrateTo target: Int32 = version) throws(OpenProblem) -> SQLiteConnection {
+        let db: SQLiteConnection
+        do {
+            db = try SQLiteConnection(path: path, create: true)
+        } catch {
+            throw error.isCorruption ? .corrupt(error.description, nil) : .failed(error)
+        }
+        do {
+            db.busyTimeout(milliseconds: busyTimeout)
+            // WAL: readers (the loop thread) never wait for the writer. FULL: the WAL is fsynced at every
+            // commit, so a committed transaction survives a power cut, not just a crash.
+            let mode = try db.texts("PRAGMA journal_mode=WAL").first ?? ""
+            guard mode.lowercased() == "wal" else {
+                throw OpenProblem.failed(SQLiteError(code: SQLITE_CANTOPEN, message: "journal_mode is \(mode), not wal"))
+            }
+            try db.execute("PRAGMA synchronous=FULL")
+            // Keeps the WAL file from staying large after a checkpoint.
+            try db.execute("PRAGMA journal_size_limit=4194304")
+            let check = try db.texts("PRAGMA quick_check")
+            guard check == ["ok"] else {
+                throw OpenProblem.corrupt("quick_check: " + check.prefix(3).joined(separator: "; "), db)
+            }
+            let found = Int32(truncatingIfNeeded: try db.integer("PRAGMA user_version"))
+            if found > target { throw OpenProblem.newer(found, db) }
+            if found < target { try migrate(db, from: found, to: target) }
+            if let maxPageCount {
+                _ = try db.integer("PRAGMA max_page_count=\(maxPageCount)")
+            }
+        } catch let problem as OpenProblem {
+            throw problem
+        } catch let error as SQLiteError {
+            throw error.isCorruption ? .corrupt(error.description, db) : .failed(error)
+        } catch {
+            throw .failed(SQLiteError(code: SQLITE_ERROR, message: "\(error)"))
+        }
+        return db
+    }
+
+    private static func migrate(_ db: SQLiteConnection, from: Int32, to target: Int32) throws(SQLiteError) {
+        guard from >= 0 else {
+            throw SQLiteError(code: SQLITE_CORRUPT, message: "negative user_version \(from)")
+        }
+        try db.execute("BEGIN IMMEDIATE")
+        do {
+            for step in Int(from)..<Int(target) {
+                try db.execute(migrations[step])
+            }
+            try db.execute("PRAGMA user_version=\(target)")
+            try db.execute("COMMIT")
+        } catch {
+            if db.inTransaction { try? db.execute("ROLLBACK") }
+            throw error
+        }
+    }
+
+    /// A read connection on an existing database: query_only, a short busy timeout (it runs on the loop
+    /// thread; WAL readers only wait in rare recovery moments).
+    static func openReader(path: String, busyTimeout: Int32) throws(SQLiteError) -> SQLiteConnection {
+        let db = try SQLiteConnection(path: path, create: false)
+        db.busyTimeout(milliseconds: busyTimeout)
+        try db.execute("PRAGMA query_only=1")
+        return db
+    }
+
+    /// Renames `path` and its -wal and -shm aside as `path.<label>-<unix time>` (plus `-wal`, `-shm`),
+    /// with `.1`, `.2` … if that name is taken. Returns the new name of the database file.
+    static func moveAside(_ path: String, label: String, now: Double) -> String {
+        let base = "\(path).\(label)-\(Int64(now))"
+        var target = base
+        var n = 0
+        while access(target, F_OK) == 0 || access(target + "-wal", F_OK) == 0 {
+            n += 1
+            target = "\(base).\(n)"
+        }
+        for suffix in ["", "-wal", "-shm"] where access(path + suffix, F_OK) == 0 {
+            if rename(path + suffix, target + suffix) != 0 {
+                // Last resort: a file that cannot be renamed cannot be kept either.
+                unlink(path + suffix)
+            }
+        }
+        return target
+    }
+}
+
+/// The writer thread's statements.
+final class WriterStatements {
+    let db: SQLiteConnection
+    let begin, commit, rollback: SQLiteStatement
+    let upsertBookmark, deleteBookmark, clearProfile, countBookmarks, evictOldest: SQLiteStatement
+    let markWatched, pruneWatched, setLastBreak: SQLiteStatement
+
+    init(_ db: SQLiteConnection) throws(SQLiteError) {
+        self.db = db
+        begin = try db.prepare("BEGIN IMMEDIATE")
+        commit = try db.prepare("COMMIT")
+        rollback = try db.prepare("ROLLBACK")
+        upsertBookmark = try db.prepare("""
+            INSERT INTO bookmarks(profile, content_id, content_time, stream_time, stream_id, updated_at, finished)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+            ON CONFLICT(profile, content_id) DO UPDATE SET content_time = excluded.content_time,
+                stream_time = excluded.stream_time, stream_id = excluded.stream_id,
+                updated_at = excluded.updated_at, finished = excluded.finished
+            """)
+        deleteBookmark = try db.prepare("DELETE FROM bookmarks WHERE profile = ?1 AND content_id = ?2")
+        clearProfile = try db.prepare("DELETE FROM bookmarks WHERE profile = ?1")
+        countBookmarks = try db.prepare("SELECT count(*) FROM bookmarks")
+        evictOldest = try db.prepare("""
+            DELETE FROM bookmarks WHERE (profile, content_id) IN
+                (SELECT profile, content_id FROM bookmarks ORDER BY updated_at LIMIT ?1)
+            """)
+        markWatched = try db.prepare("""
+            INSERT INTO watched_breaks(content_id, break_id, watched_at) VALUES (?1, ?2, ?3)
+            ON CONFLICT(content_id, break_id) DO UPDATE SET watched_at = max(watched_at, excluded.watched_at)
+            """)
+        pruneWatched = try db.prepare("DELETE FROM watched_breaks WHERE watched_at < ?1")
+        setLastBreak = try db.prepare("""
+            INSERT INTO device_state(key, value) VALUES ('\(SQLiteSchema.lastBreakKey)', ?1)
+            ON CONFLICT(key) DO UPDATE SET value = max(value, excluded.value)
+            """)
+    }
+
+    func count() throws(SQLiteError) -> Int {
+        defer { countBookmarks.reset() }
+        return try countBookmarks.step() ? Int(countBookmarks.int64(0)) : 0
+    }
+}
+
+/// The loop thread's statements: indexed point queries and one page of a profile.
+final class ReaderStatements {
+    let db: SQLiteConnection
+    let getBookmark, firstPage, nextPage, watched, lastBreak, countBookmarks: SQLiteStatement
+
+    init(_ db: SQLiteConnection) throws(SQLiteError) {
+        self.db = db
+        getBookmark = try db.prepare("""
+            SELECT content_time, stream_time, stream_id, updated_at, finished FROM bookmarks
+            WHERE profile = ?1 AND content_id = ?2
+            """)
+        firstPage = try db.prepare("""
+            SELECT content_id, content_time, stream_time, stream_id, updated_at, finished FROM bookmarks
+            WHERE profile = ?1 ORDER BY updated_at DESC, content_id LIMIT ?2
+            """)
+        // After (updated_at, content_id) of the previous page's last row, in the same order.
+        nextPage = try db.prepare("""
+            SELECT content_id, content_time, stream_time, stream_id, updated_at, finished FROM bookmarks
+            WHERE profile = ?1 AND updated_at <= ?2 AND (updated_at < ?2 OR content_id > ?3)
+            ORDER BY updated_at DESC, content_id LIMIT ?4
+            """)
+        watched = try db.prepare("SELECT break_id FROM watched_breaks WHERE content_id = ?1 AND watched_at >= ?2")
+        lastBreak = try db.prepare("SELECT value FROM device_state WHERE key = '\(SQLiteSchema.lastBreakKey)'")
+        countBookmarks = try db.prepare("SELECT count(*) FROM bookmarks")
+    }
+}
