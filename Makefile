@@ -57,7 +57,8 @@ fuzz: deps ## Run libFuzzer (ASan) over decoder + request decoding + timeline fo
 	@mkdir -p .build-fuzz/corpus fuzz-artifacts
 	.build-fuzz/debug/snapback-fuzz .build-fuzz/corpus Tests/Fuzz/corpus -max_total_time=$(FUZZ_SECONDS) \
 		-max_len=65536 -artifact_prefix=fuzz-artifacts/
-	@echo "a crash is saved under fuzz-artifacts/: add it to Tests/Fuzz/corpus with the fix"
+	@if ls fuzz-artifacts/* >/dev/null 2>&1; then \
+		echo "crashes saved under fuzz-artifacts/: add each to Tests/Fuzz/corpus with its fix"; exit 1; fi
 
 clean: ## Remove build outputs and the development run directory
 	rm -rf .build .run
