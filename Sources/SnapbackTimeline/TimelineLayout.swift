@@ -19,6 +19,9 @@ public struct TimelineLayout: Sendable, Equatable {
     private var starts: SortedTimes
     private var ends: [Double]
     private var indexById: [String: Int]
+    /// Snapbacks to each break since it last completed (the loop guard), by index: kept here so the seek
+    /// path counts without hashing the break id.
+    private(set) var snapbackCounts: [Int]
     /// Live streams and ad-rules sessions (whose player time is content time): conversions are the identity.
     public let isIdentity: Bool
 
@@ -34,6 +37,7 @@ public struct TimelineLayout: Sendable, Equatable {
         self.starts = SortedTimes()
         self.ends = []
         self.indexById = [:]
+        self.snapbackCounts = []
         try Self.validate(breaks)
         self.breaks = breaks.sorted { $0.start < $1.start }
         try Self.checkOverlaps(self.breaks)
@@ -47,6 +51,8 @@ public struct TimelineLayout: Sendable, Equatable {
     public func breakWith(id: String) -> AdBreak? { indexById[id].map { breaks[$0] } }
 
     mutating func setWatched(_ watched: Bool, at index: Int) { breaks[index].watched = watched }
+
+    mutating func setSnapbackCount(_ count: Int, at index: Int) { snapbackCounts[index] = count }
 
     /// Adds breaks (live streams). A break whose id is already known must be identical (repeated updates
     /// are idempotent); a changed or overlapping one is rejected and the layout is left unchanged.
@@ -65,8 +71,11 @@ public struct TimelineLayout: Sendable, Equatable {
         if breaks.count + fresh.count > Self.maxBreaks { throw .tooManyBreaks(limit: Self.maxBreaks) }
         let merged = (breaks + fresh).sorted { $0.start < $1.start }
         try Self.checkOverlaps(merged)
+        var counts: [String: Int] = [:]
+        for (b, n) in zip(breaks, snapbackCounts) where n > 0 { counts[b.id] = n }
         breaks = merged
         rebuildIndexes()
+        for (i, b) in breaks.enumerated() { snapbackCounts[i] = counts[b.id] ?? 0 }
     }
 
     private static func validate(_ breaks: [AdBreak]) throws(TimelineError) {
@@ -120,6 +129,7 @@ public struct TimelineLayout: Sendable, Equatable {
             indexById[b.id] = i
         }
         contentPosition = SortedTimes(positions)
+        snapbackCounts = Array(repeating: 0, count: breaks.count)
         starts = SortedTimes(breaks.map(\.start))
         ends = breaks.map(\.end)
     }

@@ -186,7 +186,7 @@ extension TimelineSession {
             actions.append(TimelineAction(.breakWatched(breakId: b.id), reason: "break \(b.id) completed: \(how)"))
         }
         if policy.cooldown > 0 { cooldownUntil = now + policy.cooldown }
-        snapbacks[b.id] = nil
+        layout.setSnapbackCount(0, at: i)
         playhead = adRulesMode ? playhead : b.end
         playheadWallTime = now
         actions += runPlan(after: b, at: now)
@@ -362,7 +362,8 @@ extension TimelineSession {
         if adRulesMode {
             if let id = postrollId, let i = layout.index(ofBreak: id), skipReason(for: i, at: now) == nil,
                !layout.breaks[i].watched || policy.watchedBreakOnPlayback == .replay {
-                plan = [.allAdsCompleted]
+                plan.removeAll(keepingCapacity: true)
+                plan.append(.allAdsCompleted)
                 actions += enterBreak(index: i, fromStart: true, at: now, how: "content complete")
                 return actions
             }
@@ -397,7 +398,7 @@ extension TimelineSession {
             actions += saveBookmark(streamTime: t, trigger: trigger, why: "\(how) at \(Seconds(t))")
         }
         phase = .closed
-        plan = []
+        plan.removeAll(keepingCapacity: true)
         return actions
     }
 

@@ -87,11 +87,11 @@ extension TimelineSession {
 
         if snapbackEnabled, let s = selectBreak(from: from, to: to, landed: landedIndex) {
             let b = layout.breaks[s]
-            let count = (snapbacks[b.id] ?? 0) + 1
+            let count = layout.snapbackCounts[s] + 1
             if count > policy.maxSnapbacksPerBreak {
                 // Loop guard: the break never reads as watched (events missing or early). Let the viewer go.
                 exempt.insert(b.id)
-                snapbacks[b.id] = nil
+                layout.setSnapbackCount(0, at: s)
                 var actions: [TimelineAction] = []
                 if !b.watched && policy.watchedWhen != .never {
                     layout.setWatched(true, at: s)
@@ -100,11 +100,11 @@ extension TimelineSession {
                 }
                 return actions + settled(at: to, from: from, what: what, at: now)
             }
-            snapbacks[b.id] = count
+            layout.setSnapbackCount(count, at: s)
             if s == landedIndex {
                 // Landed inside the unwatched break: play it from its start (or from the ad's start).
                 let start = policy.landingInUnwatchedBreak == .adStart ? b.adStart(containing: to) : b.start
-                plan = []
+                plan.removeAll(keepingCapacity: true)
                 return goToBreak(index: s, reason: .startOfBreak,
                                  why: "\(what) \(Seconds(from))→\(Seconds(to)) landed in unwatched break \(b.id), to its \(start == b.start ? "start" : "ad's start") \(Seconds(start))",
                                  at: now, landing: start)
@@ -114,7 +114,7 @@ extension TimelineSession {
                 let lb = layout.breaks[l]
                 target = lb.watched && policy.skipWatchedBreakOnLanding ? lb.end : lb.start
             }
-            plan = []
+            plan.removeAll(keepingCapacity: true)
             if policy.returnToTarget != .never {
                 plan.append(.seek(to: target, reason: .resumeAfterSnapback,
                                   why: ""))  // worded when it runs: most snapbacks never get there
@@ -139,7 +139,7 @@ extension TimelineSession {
             }
             if !b.watched && snapbackEnabled {
                 let start = policy.landingInUnwatchedBreak == .adStart ? b.adStart(containing: to) : b.start
-                plan = []
+                plan.removeAll(keepingCapacity: true)
                 return goToBreak(index: l, reason: .startOfBreak,
                                  why: "\(what) \(Seconds(from))→\(Seconds(to)) landed in unwatched break \(b.id), to \(Seconds(start))",
                                  at: now, landing: start)

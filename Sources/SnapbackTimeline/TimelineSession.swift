@@ -66,7 +66,6 @@ public struct TimelineSession: Sendable {
     var playing: Bool = false
     /// Breaks that later seeks are never held to (skipped by a resume, or given up by the loop guard).
     var exempt: Set<String> = []
-    var snapbacks: [String: Int] = [:]
     var cooldownUntil: Double?
     /// The target of the last seek the session commanded, until the player is seen there: a seek-ended or
     /// a playhead jump to it is the echo of our command, not a viewer's seek.

@@ -18,6 +18,12 @@ public enum WirePush {
     @discardableResult
     public static func encodePush(sessionId: UInt64, seq: UInt64, action: TimelineAction,
                                   into out: inout [UInt8]) -> Bool {
+        if case .seek(let to, let why) = action.kind {
+            // The snapback round trip's push: written by hand, same bytes as protobuf-c (WireFastPath).
+            _ = WireFastPath.encodeSeekPush(sessionId: sessionId, seq: seq, reason: action.reason, to: to,
+                                            seekReason: UInt64(why.proto.rawValue), into: &out)
+            return true
+        }
         var m = Snapback__V1__Push()
         snapback__v1__push__init(&m)
         m.session_id = sessionId

@@ -23,10 +23,7 @@ extension WireReply {
     /// The reply to every event: on the hot path, so no allocation beyond `out`'s growth.
     @discardableResult
     public static func encodeEventReply(lastPushSeq: UInt64, into out: inout [UInt8]) -> Int {
-        var m = Snapback__V1__EventReply()
-        snapback__v1__event_reply__init(&m)
-        m.last_push_seq = lastPushSeq
-        return ProtoC.append(&m, to: &out)
+        WireFastPath.encodeEventReply(lastPushSeq: lastPushSeq, into: &out)
     }
 
     @discardableResult
