@@ -37,25 +37,3 @@ extension Seconds {
         }
     }
 }
-
-/// Builds a reason's text as UTF-8 bytes: one buffer and one String, where an interpolation of several
-/// `Seconds` grows a String several times. For the reasons worded on the hot path.
-struct ReasonText {
-    private var bytes: [UInt8] = []
-
-    init(capacity: Int = 96) { bytes.reserveCapacity(capacity) }
-
-    /// A literal: copied from the binary's bytes (a String parameter would take literals the slow way).
-    mutating func add(_ s: StaticString) {
-        s.withUTF8Buffer { bytes.append(contentsOf: $0) }
-    }
-
-    mutating func add(string s: String) {
-        var s = s
-        s.withUTF8 { bytes.append(contentsOf: $0) }
-    }
-
-    mutating func add(_ t: Seconds) { t.append(to: &bytes) }
-
-    var text: String { String(decoding: bytes, as: UTF8.self) }
-}

@@ -48,9 +48,9 @@ public struct TimelineAction: Sendable, Equatable, CustomStringConvertible {
 
     public var kind: Kind
     /// Why, in a few words: "seek 300→900 skipped unwatched break b1 at 600".
-    public var reason: String
+    public var reason: TimelineReason
 
-    public init(_ kind: Kind, reason: String) {
+    public init(_ kind: Kind, reason: TimelineReason) {
         self.kind = kind
         self.reason = reason
     }

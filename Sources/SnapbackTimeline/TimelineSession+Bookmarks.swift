@@ -82,7 +82,7 @@ extension TimelineSession {
         plays = plays.filter { !isDisabled($0) && !layout.breaks[$0].watched }
         for i in before where !plays.contains(i) { exempt.insert(layout.breaks[i].id) }
         lastBookmark = c
-        let why = "resume at content \(Seconds(c)) = stream \(Seconds(target)) in this layout"
+        let why: TimelineReason = "resume at content \(Seconds(c)) = stream \(Seconds(target)) in this layout"
         guard let first = plays.first else {
             playhead = target
             return [commandSeek(to: target, reason: .resumeFromBookmark, why: why)]

@@ -233,12 +233,12 @@ extension TimelineSession {
     }
 
     /// Puts the viewer at the start of break `i`: a seek for stitched streams, a play-break for ad rules.
-    mutating func goToBreak(index i: Int, reason: SeekReason, why: String, at now: Double, landing: Double? = nil)
+    mutating func goToBreak(index i: Int, reason: SeekReason, why: TimelineReason, at now: Double, landing: Double? = nil)
         -> [TimelineAction]
     {
         let b = layout.breaks[i]
         if adRulesMode {
-            return enterBreak(index: i, fromStart: true, at: now, how: why)
+            return enterBreak(index: i, fromStart: true, at: now, how: why.description)
         }
         let target = clamp(landing ?? b.start)
         let seek = commandSeek(to: target, reason: reason, why: why)
@@ -257,7 +257,7 @@ extension TimelineSession {
         return actions
     }
 
-    mutating func commandSeek(to t: Double, reason: SeekReason, why: String) -> TimelineAction {
+    mutating func commandSeek(to t: Double, reason: SeekReason, why: TimelineReason) -> TimelineAction {
         let target = clamp(t)
         commandedSeek = target
         sawPlayhead = true
@@ -461,7 +461,7 @@ extension TimelineSession {
                                       reason: "expected end of the break"))
     }
 
-    mutating func cancelTimer(_ timer: TimelineTimer, _ why: String) -> [TimelineAction] {
+    mutating func cancelTimer(_ timer: TimelineTimer, _ why: TimelineReason) -> [TimelineAction] {
         var actions: [TimelineAction] = []
         cancelTimer(timer, why, into: &actions)
         return actions
@@ -469,7 +469,7 @@ extension TimelineSession {
 
     /// Timer reasons are only logged (at debug level): keep them literals, not interpolations, since
     /// they are built on every event that arms or disarms a timer.
-    mutating func cancelTimer(_ timer: TimelineTimer, _ why: String, into actions: inout [TimelineAction]) {
+    mutating func cancelTimer(_ timer: TimelineTimer, _ why: TimelineReason, into actions: inout [TimelineAction]) {
         switch timer {
         case .bookmark:
             guard bookmarkTimerArmed else { return }

@@ -121,7 +121,7 @@ extension TimelineSession {
             }
             let landing = min(b.start + policy.snapbackLandingOffset, max(b.start, b.end - 0.001))
             return goToBreak(index: s, reason: .snapback,
-                             why: Self.snapbackReason(what, from: from, to: to, breakId: b.id, start: b.start),
+                             why: .snapback(jump: implicit, from: from, to: to, breakId: b.id, start: b.start),
                              at: now, landing: adRulesMode ? nil : landing)
         }
 
@@ -163,21 +163,6 @@ extension TimelineSession {
             actions = armBreakTimer(b, from: to, at: now)
         }
         return actions
-    }
-
-    /// "seek 300→900 skipped unwatched break b1 at 600": worded on every snapback, so built in one buffer.
-    static func snapbackReason(_ what: String, from: Double, to: Double, breakId: String, start: Double) -> String {
-        var r = ReasonText()
-        r.add(string: what)
-        r.add(" ")
-        r.add(Seconds(from))
-        r.add("→")
-        r.add(Seconds(to))
-        r.add(" skipped unwatched break ")
-        r.add(string: breakId)
-        r.add(" at ")
-        r.add(Seconds(start))
-        return r.text
     }
 
     /// Which break, if any, the seek from → to is held to.

@@ -30,8 +30,8 @@ public struct TimelineSession: Sendable {
 
     /// What comes after the current break, in order.
     enum PlanStep: Sendable, Equatable {
-        case seek(to: Double, reason: SeekReason, why: String)
-        case playBreak(id: String, why: String)
+        case seek(to: Double, reason: SeekReason, why: TimelineReason)
+        case playBreak(id: String, why: TimelineReason)
         case allAdsCompleted
     }
 

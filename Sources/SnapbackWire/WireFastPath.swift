@@ -43,17 +43,26 @@ enum WireFastPath {
     }
 
     /// `Push{session_id, seq, reason, seek: SeekCommand{stream_time, reason}}`.
-    static func encodeSeekPush(sessionId: UInt64, seq: UInt64, reason: String, to streamTime: Double,
+    static func encodeSeekPush(sessionId: UInt64, seq: UInt64, reason: TimelineReason, to streamTime: Double,
                                seekReason: UInt64, into out: inout [UInt8]) -> Int {
         let start = out.count
         uint64Field(1, sessionId, into: &out)
         uint64Field(2, seq, into: &out)
-        var text = reason
-        text.withUTF8 { utf8 in
-            guard !utf8.isEmpty else { return }
+        if !reason.isEmpty {
+            // The reason is worded straight into the frame; its length byte is patched afterwards (a
+            // second one is inserted in the rare case of 128 bytes or more).
             varint(3 << 3 | 2, into: &out)
-            varint(UInt64(utf8.count), into: &out)
-            out.append(contentsOf: utf8)
+            let lengthAt = out.count
+            out.append(0)
+            reason.write(to: &out)
+            let length = out.count - lengthAt - 1
+            if length < 0x80 {
+                out[lengthAt] = UInt8(length)
+            } else {
+                var prefix: [UInt8] = []
+                varint(UInt64(length), into: &prefix)
+                out.replaceSubrange(lengthAt...lengthAt, with: prefix)
+            }
         }
         // The oneof member is written even when empty: it says which kind the push is.
         let seekSize = (streamTime != 0 ? 9 : 0)
@@ -70,5 +79,93 @@ enum WireFastPath {
         let start = out.count
         uint64Field(1, lastPushSeq, into: &out)
         return out.count - start
+    }
+}
+
+extension WireFastPath {
+    /// Reads the two most frequent requests without protobuf-c's allocation: only their clean form —
+    /// known fields with their own wire types, each at most once, no unknown fields. Anything else
+    /// returns nil and goes through protobuf-c, so the result never differs from it
+    /// (`WireFastPathTests` checks both agree on random and mutated bodies).
+    struct Reader {
+        let bytes: UnsafeRawBufferPointer
+        var at = 0
+
+        init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+
+        var atEnd: Bool { at >= bytes.count }
+
+        mutating func varint() -> UInt64? {
+            var value: UInt64 = 0
+            var shift: UInt64 = 0
+            while at < bytes.count, shift < 64 {
+                let b = bytes[at]
+                at += 1
+                value |= UInt64(b & 0x7F) << shift
+                if b < 0x80 { return value }
+                shift += 7
+            }
+            return nil
+        }
+
+        mutating func double() -> Double? {
+            guard bytes.count - at >= 8 else { return nil }
+            var bits: UInt64 = 0
+            for i in 0..<8 { bits |= UInt64(bytes[at + i]) << (8 * UInt64(i)) }
+            at += 8
+            return Double(bitPattern: bits)
+        }
+
+        /// The next field's tag as (number, wire type) if it is a small known-shaped one.
+        mutating func tag() -> (UInt64, UInt64)? {
+            guard at < bytes.count else { return nil }
+            let b = bytes[at]
+            guard b < 0x80 else { return nil }  // field numbers above 15: not ours
+            at += 1
+            return (UInt64(b >> 3), UInt64(b & 7))
+        }
+    }
+
+    /// `SeekEndedRequest{session_id = 1; from_stream_time = 2; to_stream_time = 3}`.
+    static func decodeSeekEnded(_ body: UnsafeRawBufferPointer) -> (session: UInt64, from: Double, to: Double)? {
+        var r = Reader(body)
+        var session: UInt64 = 0, from = 0.0, to = 0.0
+        var seen: UInt8 = 0
+        while !r.atEnd {
+            guard let (number, wire) = r.tag() else { return nil }
+            let bit = UInt8(1) << UInt8(truncatingIfNeeded: number & 7)
+            guard seen & bit == 0 else { return nil }
+            seen |= bit
+            switch (number, wire) {
+            case (1, 0): guard let v = r.varint() else { return nil }; session = v
+            case (2, 1): guard let v = r.double() else { return nil }; from = v
+            case (3, 1): guard let v = r.double() else { return nil }; to = v
+            default: return nil
+            }
+        }
+        return (session, from, to)
+    }
+
+    /// `ReportPlayheadRequest{session_id = 1; stream_time = 2; rate = 3; playing = 4}`.
+    static func decodeReportPlayhead(_ body: UnsafeRawBufferPointer)
+        -> (session: UInt64, streamTime: Double, rate: Double, playing: Bool)?
+    {
+        var r = Reader(body)
+        var session: UInt64 = 0, t = 0.0, rate = 0.0, playing = false
+        var seen: UInt8 = 0
+        while !r.atEnd {
+            guard let (number, wire) = r.tag() else { return nil }
+            let bit = UInt8(1) << UInt8(truncatingIfNeeded: number & 7)
+            guard seen & bit == 0 else { return nil }
+            seen |= bit
+            switch (number, wire) {
+            case (1, 0): guard let v = r.varint() else { return nil }; session = v
+            case (2, 1): guard let v = r.double() else { return nil }; t = v
+            case (3, 1): guard let v = r.double() else { return nil }; rate = v
+            case (4, 0): guard let v = r.varint() else { return nil }; playing = v != 0
+            default: return nil
+            }
+        }
+        return (session, t, rate, playing)
     }
 }

@@ -28,7 +28,7 @@ public enum WirePush {
         snapback__v1__push__init(&m)
         m.session_id = sessionId
         m.seq = seq
-        return action.reason.withCString { reason in
+        return action.reason.description.withCString { reason in
             m.reason = UnsafeMutablePointer(mutating: reason)
             switch action.kind {
             case .seek(let to, let why):
@@ -173,7 +173,7 @@ public struct WirePushMessage: Sendable, Equatable {
         case .clearBookmark: kind = .bookmarkCleared
         case .scheduleTimer, .cancelTimer: return nil
         }
-        self.init(sessionId: sessionId, seq: seq, reason: action.reason, kind: kind)
+        self.init(sessionId: sessionId, seq: seq, reason: action.reason.description, kind: kind)
     }
 }
 

@@ -22,6 +22,9 @@ extension WireRequest {
             return .openSession(try OpenSessionRequest.decode(body, defaultPreset: defaultPreset))
 
         case .reportPlayhead:
+            if let m = WireFastPath.decodeReportPlayhead(body) {
+                return .event(sessionId: m.session, .playheadReported(streamTime: m.streamTime, rate: m.rate, playing: m.playing))
+            }
             return try ProtoC.unpack(body, "snapback.v1.ReportPlayheadRequest",
                                      snapback__v1__report_playhead_request__unpack,
                                      snapback__v1__report_playhead_request__free_unpacked) { p throws(WireError) in
@@ -37,6 +40,9 @@ extension WireRequest {
             }
 
         case .seekEnded:
+            if let m = WireFastPath.decodeSeekEnded(body) {
+                return .event(sessionId: m.session, .seekEnded(from: m.from, to: m.to))
+            }
             return try ProtoC.unpack(body, "snapback.v1.SeekEndedRequest", snapback__v1__seek_ended_request__unpack,
                                      snapback__v1__seek_ended_request__free_unpacked) { p throws(WireError) in
                 .event(sessionId: p.pointee.session_id,

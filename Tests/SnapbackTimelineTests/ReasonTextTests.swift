@@ -11,9 +11,12 @@ import Testing
     }
 
     @Test func snapbackReasonReadsAsTheInterpolationDid() {
-        #expect(TimelineSession.snapbackReason("seek", from: 300, to: 900, breakId: "b1", start: 600)
+        #expect(TimelineReason.snapback(jump: false, from: 300, to: 900, breakId: "b1", start: 600).description
                 == "seek 300→900 skipped unwatched break b1 at 600")
-        #expect(TimelineSession.snapbackReason("jump", from: 0.5, to: 1000, breakId: "mid", start: 630.25)
+        #expect(TimelineReason.snapback(jump: true, from: 0.5, to: 1000, breakId: "mid", start: 630.25).description
                 == "jump 0.5→1000 skipped unwatched break mid at 630.25")
+        var bytes: [UInt8] = []
+        TimelineReason.snapback(jump: false, from: 1e300, to: 900, breakId: "ü", start: 0).write(to: &bytes)
+        #expect(String(decoding: bytes, as: UTF8.self) == "seek \(Seconds(1e300))→900 skipped unwatched break ü at 0")
     }
 }

@@ -242,9 +242,9 @@ let pushedActions: [TimelineAction] = [
     TimelineAction(.allAdsCompleted, reason: "post-roll done"),
     TimelineAction(.saveBookmark(contentTime: 870, streamTime: 960, trigger: .paused), reason: "paused"),
     TimelineAction(.clearBookmark, reason: "finished"),
-] + SeekReason.allCases.map { TimelineAction(.seek(to: 12.5, reason: $0), reason: $0.rawValue) }
+] + SeekReason.allCases.map { TimelineAction(.seek(to: 12.5, reason: $0), reason: TimelineReason($0.rawValue)) }
   + BookmarkTrigger.allCases.map {
-      TimelineAction(.saveBookmark(contentTime: 1, streamTime: 2, trigger: $0), reason: $0.rawValue)
+      TimelineAction(.saveBookmark(contentTime: 1, streamTime: 2, trigger: $0), reason: TimelineReason($0.rawValue))
   }
 
 @Suite("Pushes round-trip")
@@ -256,7 +256,7 @@ struct MessagePushRoundTripTests {
         #expect(WirePush.encodePush(sessionId: 3, seq: 17, action: action, into: &out))
         let push = try WirePushMessage.decode(out)
         #expect(push == WirePushMessage(sessionId: 3, seq: 17, action: action))
-        #expect(push.reason == action.reason)
+        #expect(push.reason == action.reason.description)
         // The client-side encoder produces the same bytes as the server's.
         #expect(WirePushMessage(sessionId: 3, seq: 17, action: action)!.encoded() == out)
     }

@@ -42,11 +42,21 @@ import Testing
             let why = SeekReason.allCases[Int(rng.next() % UInt64(SeekReason.allCases.count))]
             var fast: [UInt8] = []
             let n = WirePush.encodePush(sessionId: session, seq: seq,
-                                        action: TimelineAction(.seek(to: to, reason: why), reason: reason), into: &fast)
+                                        action: TimelineAction(.seek(to: to, reason: why), reason: TimelineReason(reason)), into: &fast)
             #expect(n)
             #expect(fast == Self.protoCSeekPush(sessionId: session, seq: seq, reason: reason, to: to, why: why),
                     "session \(session) seq \(seq) to \(to) \(why)")
         }
+    }
+
+    /// The snapback's reason is worded straight into the push: the same bytes as its text through protobuf-c,
+    /// for short and long (two-byte length) reasons.
+    @Test(arguments: ["b1", String(repeating: "long-break-id-", count: 12)])
+    func wordedReasonMatchesProtobufC(breakId: String) {
+        let reason = TimelineReason.snapback(jump: false, from: 300, to: 900, breakId: breakId, start: 600)
+        var fast: [UInt8] = []
+        WirePush.encodePush(sessionId: 1, seq: 2, action: TimelineAction(.seek(to: 600, reason: .snapback), reason: reason), into: &fast)
+        #expect(fast == Self.protoCSeekPush(sessionId: 1, seq: 2, reason: reason.description, to: 600, why: .snapback))
     }
 
     @Test(arguments: [UInt64(0), 1, 127, 128, 300, 16_384, UInt64.max])
@@ -57,5 +67,80 @@ import Testing
         var fast: [UInt8] = []
         _ = WireReply.encodeEventReply(lastPushSeq: seq, into: &fast)
         #expect(fast == Self.protoC(&m))
+    }
+}
+
+/// The fast readers of SeekEnded and ReportPlayhead agree with protobuf-c: whenever they accept a body,
+/// protobuf-c accepts it too with the same values (otherwise the daemon falls back to protobuf-c).
+@Suite struct WireFastPathDecodeTests {
+    static func protoCSeekEnded(_ body: [UInt8]) -> (UInt64, Double, Double)? {
+        body.withUnsafeBytes { raw in
+            guard let m = snapback__v1__seek_ended_request__unpack(nil, raw.count, raw.baseAddress?.assumingMemoryBound(to: UInt8.self)) else { return nil }
+            defer { snapback__v1__seek_ended_request__free_unpacked(m, nil) }
+            return (m.pointee.session_id, m.pointee.from_stream_time, m.pointee.to_stream_time)
+        }
+    }
+
+    static func protoCPlayhead(_ body: [UInt8]) -> (UInt64, Double, Double, Bool)? {
+        body.withUnsafeBytes { raw in
+            guard let m = snapback__v1__report_playhead_request__unpack(nil, raw.count, raw.baseAddress?.assumingMemoryBound(to: UInt8.self)) else { return nil }
+            defer { snapback__v1__report_playhead_request__free_unpacked(m, nil) }
+            return (m.pointee.session_id, m.pointee.stream_time, m.pointee.rate, m.pointee.playing != 0)
+        }
+    }
+
+    static func same(_ a: Double, _ b: Double) -> Bool { a.bitPattern == b.bitPattern }
+
+    @Test func seekEndedAgreesWithProtobufC() {
+        var rng = SplitMix(seed: 7)
+        var fastHits = 0
+        for i in 0..<20_000 {
+            var body = WireRequest.event(sessionId: rng.next() >> (rng.next() % 64),
+                                         .seekEnded(from: Double(rng.next() % 10_000), to: Double(rng.next() % 10_000) / 4)).encoded()
+            if i % 2 == 1 { mutate(&body, &rng) }
+            let fast = body.withUnsafeBytes { WireFastPath.decodeSeekEnded($0) }
+            let slow = Self.protoCSeekEnded(body)
+            if let fast {
+                fastHits += 1
+                #expect(slow != nil, "fast accepted what protobuf-c rejects: \(body)")
+                if let slow { #expect(fast.session == slow.0 && Self.same(fast.from, slow.1) && Self.same(fast.to, slow.2), "\(body)") }
+            }
+        }
+        #expect(fastHits > 10_000)
+    }
+
+    @Test func reportPlayheadAgreesWithProtobufC() {
+        var rng = SplitMix(seed: 11)
+        var fastHits = 0
+        for i in 0..<20_000 {
+            var body = WireRequest.event(sessionId: rng.next() >> (rng.next() % 64),
+                                         .playheadReported(streamTime: Double(rng.next() % 100_000) / 8, rate: Double(rng.next() % 5),
+                                                           playing: rng.next() % 2 == 0)).encoded()
+            if i % 2 == 1 { mutate(&body, &rng) }
+            let fast = body.withUnsafeBytes { WireFastPath.decodeReportPlayhead($0) }
+            let slow = Self.protoCPlayhead(body)
+            if let fast {
+                fastHits += 1
+                #expect(slow != nil, "fast accepted what protobuf-c rejects: \(body)")
+                if let slow {
+                    #expect(fast.session == slow.0 && Self.same(fast.streamTime, slow.1) && Self.same(fast.rate, slow.2)
+                            && fast.playing == slow.3, "\(body)")
+                }
+            }
+        }
+        #expect(fastHits > 10_000)
+    }
+
+    func mutate(_ bytes: inout [UInt8], _ rng: inout SplitMix) {
+        for _ in 0..<(1 + Int(rng.next() % 3)) {
+            guard !bytes.isEmpty else { bytes.append(UInt8(truncatingIfNeeded: rng.next())); continue }
+            let i = Int(rng.next() % UInt64(bytes.count))
+            switch rng.next() % 4 {
+            case 0: bytes[i] ^= UInt8(1 << (rng.next() % 8))
+            case 1: bytes.removeSubrange(i...)
+            case 2: bytes.insert(UInt8(truncatingIfNeeded: rng.next()), at: i)
+            default: bytes += bytes[i...]
+            }
+        }
     }
 }
