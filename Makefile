@@ -3,8 +3,11 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 SWIFT       ?= swift
-# Debian packages the build, the tests and the tools need (installed when missing).
-APT_PACKAGES := pkg-config libuv1-dev libprotobuf-c-dev protobuf-c-compiler libsqlite3-dev python3
+# Debian packages the build, the tests and the tools need (installed when missing). systemd brings
+# systemd-analyze and systemd-socket-activate (no running systemd needed), util-linux setpriv (the
+# access tests), man-db and groff-base the man page checks, binutils strip for `make install`.
+APT_PACKAGES := pkg-config libuv1-dev libprotobuf-c-dev protobuf-c-compiler libsqlite3-dev python3 \
+	systemd util-linux man-db groff-base binutils
 SOCKET      ?= .run/snapbackd.sock
 STATE_DIR   ?= .run/state
 LOG_LEVEL   ?= info
@@ -12,10 +15,28 @@ RELEASE_FLAGS := -c release --static-swift-stdlib
 DEBUG_BIN   := .build/debug
 RELEASE_BIN := .build/release
 
-.PHONY: help deps build release run demo test check-proto proto bench fuzz clean
+# `make install`: PREFIX and DESTDIR as usual; the configuration goes to SYSCONFDIR (/etc) whatever
+# the prefix, since snapbackd reads /etc/snapback/snapbackd.conf.
+PREFIX      ?= /usr/local
+DESTDIR     ?=
+SYSCONFDIR  ?= /etc
+BINDIR      := $(PREFIX)/bin
+UNITDIR     := $(PREFIX)/lib/systemd/system
+SYSUSERSDIR := $(PREFIX)/lib/sysusers.d
+MANDIR      := $(PREFIX)/share/man
+INCLUDEDIR  := $(PREFIX)/include
+DOCDIR      := $(PREFIX)/share/doc/snapback
+INSTALLED   := $(BINDIR)/snapbackd $(BINDIR)/snapback \
+	$(UNITDIR)/snapbackd.service $(UNITDIR)/snapbackd.socket $(SYSUSERSDIR)/snapback.conf \
+	$(MANDIR)/man8/snapbackd.8 $(MANDIR)/man5/snapbackd.conf.5 \
+	$(patsubst proto/%,$(INCLUDEDIR)/%,$(wildcard proto/snapback/v1/*.proto)) \
+	$(DOCDIR)/PROTOCOL.md $(DOCDIR)/policy.md
+
+.PHONY: help deps build release run demo test check-proto check-systemd check-install proto bench fuzz \
+	install uninstall clean
 
 help: ## List the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
 
 deps: ## Install the Debian packages the build needs, if missing
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -37,10 +58,19 @@ run: release ## Run snapbackd in the foreground on the development socket
 demo: release ## Start snapbackd and a scripted player that tells the seeds' story
 	@scripts/demo.sh $(RELEASE_BIN)
 
-test: deps check-proto ## Build, then run unit, wire and daemon integration tests
+test: deps check-proto ## Build, run unit, wire and daemon integration tests, then the systemd-unit and install checks
 	$(SWIFT) build
 	SNAPBACKD_BIN=$(CURDIR)/$(DEBUG_BIN)/snapbackd $(SWIFT) test --parallel
 	python3 Tests/clients/python/test_snapback_client.py $(DEBUG_BIN)/snapbackd
+	$(MAKE) --no-print-directory check-systemd
+	$(MAKE) --no-print-directory check-install
+
+check-systemd: deps ## systemd-analyze verify the units and score their sandbox (exposure at most 1.0); lint the man pages
+	$(SWIFT) build --product snapbackd
+	@scripts/check-systemd.sh $(CURDIR)/$(DEBUG_BIN)/snapbackd
+
+check-install: release ## make install into a temporary DESTDIR, check the tree, then make uninstall
+	@scripts/check-install.sh
 
 check-proto: deps ## Fail when the committed protobuf-c code does not match proto/
 	@scripts/gen-proto.sh --check
@@ -59,6 +89,38 @@ fuzz: deps ## Run libFuzzer (ASan) over decoder + request decoding + timeline fo
 		-max_len=65536 -artifact_prefix=fuzz-artifacts/
 	@if ls fuzz-artifacts/* >/dev/null 2>&1; then \
 		echo "crashes saved under fuzz-artifacts/: add each to Tests/Fuzz/corpus with its fix"; exit 1; fi
+
+install: release ## Install binaries (stripped), units, config, man pages, .proto files (PREFIX, DESTDIR)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(MANDIR)/man8 \
+		$(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(INCLUDEDIR)/snapback/v1 $(DESTDIR)$(DOCDIR) \
+		$(DESTDIR)$(SYSCONFDIR)/snapback/snapbackd.conf.d
+	install -m 0755 -s $(RELEASE_BIN)/snapbackd $(RELEASE_BIN)/snapback $(DESTDIR)$(BINDIR)/
+	sed 's#^ExecStart=/usr/local/bin/snapbackd #ExecStart=$(BINDIR)/snapbackd #' systemd/snapbackd.service \
+		> $(DESTDIR)$(UNITDIR)/snapbackd.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/snapbackd.service
+	install -m 0644 systemd/snapbackd.socket $(DESTDIR)$(UNITDIR)/
+	install -m 0644 systemd/snapback.sysusers $(DESTDIR)$(SYSUSERSDIR)/snapback.conf
+	sed 's#PREFIX/#$(PREFIX)/#g' docs/man/snapbackd.8 > $(DESTDIR)$(MANDIR)/man8/snapbackd.8
+	chmod 0644 $(DESTDIR)$(MANDIR)/man8/snapbackd.8
+	install -m 0644 docs/man/snapbackd.conf.5 $(DESTDIR)$(MANDIR)/man5/
+	install -m 0644 proto/snapback/v1/*.proto $(DESTDIR)$(INCLUDEDIR)/snapback/v1/
+	install -m 0644 proto/PROTOCOL.md docs/policy.md $(DESTDIR)$(DOCDIR)/
+	@# An operator's configuration is never overwritten: a changed one stays, the new default goes beside it.
+	@conf=$(DESTDIR)$(SYSCONFDIR)/snapback/snapbackd.conf; \
+	if [ -e $$conf ] && ! cmp -s config/snapbackd.conf $$conf; then \
+		install -m 0644 config/snapbackd.conf $$conf.default; \
+		echo "kept $$conf (changed); the new default is $$conf.default"; \
+	else \
+		install -m 0644 config/snapbackd.conf $$conf; \
+	fi
+
+uninstall: ## Remove what make install put in place (a changed configuration is kept)
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED)) $(DESTDIR)$(SYSCONFDIR)/snapback/snapbackd.conf.default
+	@conf=$(DESTDIR)$(SYSCONFDIR)/snapback/snapbackd.conf; \
+	if cmp -s config/snapbackd.conf $$conf; then rm -f $$conf; \
+	elif [ -e $$conf ]; then echo "kept $$conf (changed)"; fi
+	-rmdir $(DESTDIR)$(INCLUDEDIR)/snapback/v1 $(DESTDIR)$(INCLUDEDIR)/snapback $(DESTDIR)$(DOCDIR) \
+		$(DESTDIR)$(SYSCONFDIR)/snapback/snapbackd.conf.d $(DESTDIR)$(SYSCONFDIR)/snapback 2>/dev/null
 
 clean: ## Remove build outputs and the development run directory
 	rm -rf .build .run

@@ -47,10 +47,23 @@ public final class SnapbackClient {
         // `self` is not fully initialised yet: do the Hello call by hand.
         let request = WireRequest.hello(HelloRequest(clientName: clientName))
         do {
-            try socket.send(.request(callId: 1, method: request.method.rawValue), body: request.encoded())
+            // A daemon that refuses the connection answers before any request and hangs up: the send
+            // may then fail (EPIPE) while its answer is still there to read.
+            var sendError: FrameSocketError?
+            do {
+                try socket.send(.request(callId: 1, method: request.method.rawValue), body: request.encoded())
+            } catch {
+                sendError = error
+            }
             while tmp == nil {
-                let frame = try socket.readFrame(timeout: timeout)
-                guard frame.header.type == .response, frame.header.callId == 1 else { continue }
+                let frame: Frame
+                do {
+                    frame = try socket.readFrame(timeout: timeout)
+                } catch {
+                    throw sendError ?? error
+                }
+                // Call id 0: the daemon refused the connection (allow-list, connection limits).
+                guard frame.header.type == .response, frame.header.callId == 1 || frame.header.callId == 0 else { continue }
                 if frame.header.status != 0 {
                     let status = (try? WireStatus.decode(frame.body)) ?? WireStatus(code: .unknown, message: "")
                     throw SnapbackClientError.status(StatusCode(rawValue: frame.header.status) ?? .unknown, status.message)
@@ -103,7 +116,8 @@ public final class SnapbackClient {
             switch frame.header.type {
             case .push:
                 try keepPush(frame)
-            case .response where frame.header.callId == callId:
+            case .response where frame.header.callId == callId || frame.header.callId == 0:
+                // Call id 0 is the daemon refusing the connection; it closes it next.
                 if frame.header.status != 0 {
                     let code = StatusCode(rawValue: frame.header.status) ?? .unknown
                     let message = (try? WireStatus.decode(frame.body))?.message ?? ""

@@ -41,10 +41,12 @@ public final class Connection: @unchecked Sendable {
     /// `connectionClosed`.
     public var handlerContext: AnyObject?
 
+    /// Output queued for the peer beyond which it is disconnected (fixed at accept).
+    public let maxOutboundBytes: Int
+
     private let handler: any ConnectionHandler
     private let handle: UnsafeMutablePointer<uv_pipe_t>
     private let writeRequest: UnsafeMutablePointer<uv_write_t>
-    private let maxOutboundBytes: Int
 
     private var decoder: FrameDecoder
     /// Frames queued since the last flush.
@@ -108,6 +110,9 @@ public final class Connection: @unchecked Sendable {
             close(reason: "uv_read_start: \(uvErrorDescription(result))", level: .error)
         }
     }
+
+    /// Largest request body accepted on this connection (fixed at accept).
+    public var maxFrameSize: Int { decoder.maxFrameSize }
 
     // MARK: State
 

@@ -25,7 +25,11 @@ public protocol ConnectionHandler: AnyObject {
     func shutdown()
 }
 
-/// Implemented by a handler that can reload its configuration; the daemon calls it on SIGHUP.
+/// Implemented by a handler that follows the configuration. The daemon calls it on the loop thread:
+/// once at start, after the socket is bound or adopted and before any connection (the socket's group is
+/// known then: ``DaemonConfiguration/socketGroup``), and after every SIGHUP that loaded a valid
+/// configuration. What it changes applies to what is opened afterwards: open connections and sessions
+/// keep what they have.
 public protocol ConfigurationReloading: AnyObject {
-    func reloadConfiguration()
+    func apply(_ configuration: DaemonConfiguration)
 }

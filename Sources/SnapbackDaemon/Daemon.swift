@@ -2,10 +2,13 @@ import CLibUV
 import Glibc
 
 /// What a handler factory gets: the loop to put timers and the service actor on, the options, the
-/// logger.
+/// configuration in force at start, the logger.
 public struct DaemonContext: Sendable {
     public let loop: EventLoop
     public let options: DaemonOptions
+    /// Files and command line merged. Later changes reach a handler that implements
+    /// ``ConfigurationReloading``.
+    public let configuration: DaemonConfiguration
     /// Runs closures from other threads (the store's writer) on the loop thread; closed last.
     public let post: LoopPost
     /// The executor for the service actor: `loop.executor`.
@@ -20,6 +23,11 @@ public struct DaemonContext: Sendable {
 /// exit(Daemon.main(arguments: CommandLine.arguments) { context in try MyService(context: context) })
 /// ```
 ///
+/// Under systemd: the listening socket is adopted when passed (``SocketActivation``), READY=1 is sent
+/// once it is open and the handler (and so the state store) is set up, STOPPING=1 when a stop begins,
+/// RELOADING=1 … READY=1 around a SIGHUP reload, and WATCHDOG=1 every half `WATCHDOG_USEC` from a timer
+/// on the loop thread, so a stalled loop stops the pings (``ServiceNotifier``).
+///
 /// Stopping (SIGTERM, SIGINT) closes the listener, calls the handler's `shutdown()`, lets every
 /// connection write its queued output for up to ``drainTimeoutMilliseconds``, then closes every handle
 /// left (connections, timers, signal watchers, the executor's wake-up) and runs the loop until it has
@@ -33,8 +41,25 @@ public final class Daemon {
     public static let drainTimeoutMilliseconds: UInt64 = 2000
 
     private let options: DaemonOptions
+    /// Files and command line merged; replaced by a successful reload.
+    private var configuration: DaemonConfiguration
+    private var configurationFiles: [String]
     private let makeHandler: HandlerFactory
     private let logger: Logger
+    private var notifier: ServiceNotifier?
+    private var activation: SocketActivation.Activated?
+    private var watchdogMicroseconds: UInt64?
+    private var watchdogTimer: LoopTimer?
+    /// Where clients connect, for the log and the status line.
+    private var listeningOn = ""
+    /// Test hook: seconds SIGUSR1 blocks the loop thread (``stallHookVariable``).
+    private var stallSeconds: UInt32?
+
+    /// The test hook's environment variable. When set to N (1…600) at start, SIGUSR1 makes the loop
+    /// thread sleep N seconds, so the tests can watch the watchdog pings stop. Unset, SIGUSR1 keeps its
+    /// default action (the process ends): nothing reaches the stall by accident, and the unit file
+    /// unsets the variable besides.
+    public static let stallHookVariable = "SNAPBACKD_TEST_STALL_ON_SIGUSR1"
 
     private var loop: EventLoop?
     private var handler: (any ConnectionHandler)?
@@ -45,15 +70,22 @@ public final class Daemon {
     private var isStopping = false
     private var isFinishing = false
 
-    public init(options: DaemonOptions, makeHandler: @escaping HandlerFactory) {
+    /// - Parameters:
+    ///   - configuration: as loaded from the files; the command line's options are laid over it here.
+    ///   - configurationFiles: the files it came from, for the log.
+    public init(options: DaemonOptions, configuration: DaemonConfiguration = DaemonConfiguration(),
+                configurationFiles: [String] = [], makeHandler: @escaping HandlerFactory) {
         self.options = options
+        self.configuration = configuration.overridden(by: options)
+        self.configurationFiles = configurationFiles
         self.makeHandler = makeHandler
-        self.logger = Logger(level: options.logLevel)
+        self.logger = Logger(level: self.configuration.logLevel)
     }
 
-    /// Parses `arguments` (with the program name first), runs the daemon, and returns the exit status:
-    /// 0 after a clean stop (and for `--help`, `--version`), 1 if it could not start or stop cleanly,
-    /// 2 for a bad command line.
+    /// Parses `arguments` (with the program name first), loads the configuration, runs the daemon, and
+    /// returns the exit status: 0 after a clean stop (and for `--help`, `--version`, a valid
+    /// `--check-config`), 1 if it could not start (an invalid configuration file included: logged as
+    /// `file:line: reason`) or stop cleanly, 2 for a bad command line.
     public static func main(arguments: [String], makeHandler: @escaping HandlerFactory) -> Int32 {
         let command: DaemonOptions.Command
         do {
@@ -71,8 +103,29 @@ public final class Daemon {
             print("snapbackd \(version)")
             fflush(nil)
             return 0
+        case .checkConfiguration(let options):
+            do {
+                let loaded = try ConfigurationLoader.load(path: options.configPath)
+                let files = loaded.files.isEmpty ? "built-in defaults only" : loaded.files.joined(separator: ", ")
+                print("# snapbackd \(version): the configuration in force (\(files), then the command line)")
+                print(ConfigurationFile.render(loaded.configuration.overridden(by: options)), terminator: "")
+                fflush(nil)
+                return 0
+            } catch {
+                writeStandardError("\(error)\n")
+                return 1
+            }
         case .run(let options):
-            return Daemon(options: options, makeHandler: makeHandler).run()
+            let loaded: ConfigurationLoader.Loaded
+            do {
+                loaded = try ConfigurationLoader.load(path: options.configPath)
+            } catch {
+                // One line, `file:line: reason`, at error priority; nothing was started.
+                Logger(level: .error).error(error.description)
+                return 1
+            }
+            return Daemon(options: options, configuration: loaded.configuration,
+                          configurationFiles: loaded.files, makeHandler: makeHandler).run()
         }
     }
 
@@ -84,10 +137,21 @@ public final class Daemon {
         // do) would make the daemon deaf to them. Done before libuv starts any thread.
         var handled = sigset_t()
         sigemptyset(&handled)
-        for signal in [SIGINT, SIGTERM, SIGHUP] {
+        for signal in [SIGINT, SIGTERM, SIGHUP, SIGUSR1] {
             sigaddset(&handled, signal)
         }
         pthread_sigmask(SIG_UNBLOCK, &handled, nil)
+        // The environment is read (and the systemd variables unset) while this is the only thread:
+        // the store's writer thread may call getenv.
+        do {
+            activation = try SocketActivation.take()
+        } catch {
+            logger.error("cannot start: \(error)")
+            return 1
+        }
+        notifier = ServiceNotifier(logger: logger)
+        watchdogMicroseconds = ServiceNotifier.watchdogMicroseconds()
+        stallSeconds = Self.takeStallHook(logger: logger)
         let loop: EventLoop
         do {
             loop = try EventLoop(logger: logger)
@@ -99,7 +163,8 @@ public final class Daemon {
         var status: Int32 = 0
         do {
             try setUp(loop)
-            logger.notice("snapbackd \(Self.version) listening on \(options.socketPath) (pid \(getpid()))")
+            logger.notice("snapbackd \(Self.version) listening on \(listeningOn) (pid \(getpid()))")
+            notifier?.send("READY=1", "STATUS=listening on \(listeningOn)")
             loop.run()
         } catch {
             logger.error("cannot start: \(error)")
@@ -114,6 +179,7 @@ public final class Daemon {
         signals = nil
         post = nil
         drainTimer = nil
+        watchdogTimer = nil
         loop.closeAllTimers()
         loop.runUntilClosed()
         if loop.close() != 0 {
@@ -128,33 +194,94 @@ public final class Daemon {
     }
 
     private func setUp(_ loop: EventLoop) throws {
+        // Signals first: once the socket accepts, a SIGTERM must be a graceful stop (handled when the
+        // loop runs), not the default action.
+        var watched = [SIGINT, SIGTERM, SIGHUP]
+        if stallSeconds != nil { watched.append(SIGUSR1) }
+        signals = try SignalWatcher(loop: loop, signals: watched) { [unowned self] signal in
+            self.received(signal)
+        }
         // Refuse to start beside a running daemon before the handler opens the state store.
-        try Listener.prepareSocketPath(options.socketPath, logger: logger)
+        if activation == nil {
+            try Listener.prepareSocketPath(options.socketPath, logger: logger)
+        }
         try Listener.makeDirectories(options.stateDirectory)
         let post = try LoopPost(loop: loop)
         self.post = post
-        let handler = try makeHandler(DaemonContext(loop: loop, options: options, post: post))
+        let handler = try makeHandler(DaemonContext(loop: loop, options: options, configuration: configuration, post: post))
         self.handler = handler
-        listener = try Listener(
-            loop: loop,
-            path: options.socketPath,
-            configuration: options.connectionConfiguration,
-            handler: handler
-        )
-        signals = try SignalWatcher(loop: loop, signals: [SIGINT, SIGTERM, SIGHUP]) { [unowned self] signal in
-            self.received(signal)
+        let socketPath: String?
+        if let activation {
+            listener = try Listener(
+                loop: loop,
+                adoptingFileDescriptor: activation.fd,
+                configuration: configuration.connectionConfiguration,
+                handler: handler
+            )
+            socketPath = SocketActivation.boundPath(of: activation.fd)
+            listeningOn = "\(socketPath ?? "an unnamed socket") (socket activation\(activation.name.map { ", \($0)" } ?? ""))"
+        } else {
+            listener = try Listener(
+                loop: loop,
+                path: options.socketPath,
+                configuration: configuration.connectionConfiguration,
+                handler: handler
+            )
+            socketPath = options.socketPath
+            listeningOn = options.socketPath
         }
+        // `@socket` in allow-groups: the group owning the socket file (SocketGroup= under systemd).
+        var status = stat()
+        if let socketPath, stat(socketPath, &status) == 0 {
+            configuration.socketGroup = status.st_gid
+        }
+        (handler as? ConfigurationReloading)?.apply(configuration)
+        logger.info("configuration: \(configurationFiles.isEmpty ? "built-in defaults" : configurationFiles.joined(separator: ", ")); "
+                    + "allowed: \(describe(configuration.access))")
+        if let usec = watchdogMicroseconds, let notifier {
+            // Every half interval, from the loop thread: if the loop stalls, the pings stop.
+            let interval = max(1, usec / 2 / 1000)
+            let timer = LoopTimer(loop: loop) { [unowned notifier] in
+                notifier.send("WATCHDOG=1")
+            }
+            timer.start(after: interval, repeatingEvery: interval)
+            watchdogTimer = timer
+            logger.info("watchdog: WATCHDOG=1 every \(interval) ms (WATCHDOG_USEC=\(usec))")
+        }
+    }
+
+    private func describe(_ access: AccessList) -> String {
+        if access.anyone { return "anyone" }
+        var parts = access.users.map { "uid \($0)" } + access.groups.map { "gid \($0)" }
+        if access.socketGroup {
+            parts.append(configuration.socketGroup.map { "gid \($0) (the socket's group)" } ?? "the socket's group (unknown)")
+        }
+        return parts.isEmpty ? "nobody" : parts.joined(separator: ", ")
+    }
+
+    /// Reads and unsets the test hook's variable; nil unless set to 1…600.
+    private static func takeStallHook(logger: Logger) -> UInt32? {
+        guard let text = SocketActivation.environment(stallHookVariable) else { return nil }
+        unsetenv(stallHookVariable)
+        guard let seconds = UInt32(text), (1...600).contains(seconds) else {
+            logger.warning("\(stallHookVariable)=\(text) ignored: not a number of seconds in 1...600")
+            return nil
+        }
+        logger.warning("test hook \(stallHookVariable) is set: SIGUSR1 will block the event loop for \(seconds) s")
+        return seconds
     }
 
     private func received(_ signal: Int32) {
         switch signal {
         case SIGHUP:
-            if let reloading = handler as? ConfigurationReloading {
-                logger.notice("SIGHUP: reloading the configuration")
-                reloading.reloadConfiguration()
-            } else {
-                logger.notice("SIGHUP: nothing to reload")
-            }
+            reload()
+        case SIGUSR1:
+            guard let stallSeconds else { return }
+            logger.warning("SIGUSR1 (test hook): blocking the event loop for \(stallSeconds) s")
+            var request = timespec(tv_sec: Int(stallSeconds), tv_nsec: 0)
+            var remaining = timespec()
+            while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
+            logger.warning("SIGUSR1 (test hook): the event loop runs again")
         default:
             if isStopping {
                 logger.notice("\(SignalWatcher.name(of: signal)) again: stopping now")
@@ -165,10 +292,40 @@ public final class Daemon {
         }
     }
 
+    /// SIGHUP: loads the files again and lays the command line over them. A valid configuration applies
+    /// to what is opened from now on (one notice line); an invalid one is logged (one error line,
+    /// `file:line: reason`) and the one in force is kept. Nothing open is dropped either way.
+    private func reload() {
+        guard !isStopping else { return }
+        notifier?.send("RELOADING=1", "STATUS=reloading the configuration",
+                       "MONOTONIC_USEC=\(ServiceNotifier.monotonicMicroseconds())")
+        let loaded: ConfigurationLoader.Loaded
+        do {
+            loaded = try ConfigurationLoader.load(path: options.configPath)
+        } catch {
+            logger.error("SIGHUP: configuration not reloaded, keeping the one in force: \(error)")
+            notifier?.send("READY=1", "STATUS=listening on \(listeningOn); last reload refused: \(error)")
+            return
+        }
+        var next = loaded.configuration.overridden(by: options)
+        next.socketGroup = configuration.socketGroup
+        let changed = next != configuration
+        configuration = next
+        configurationFiles = loaded.files
+        logger.level = next.logLevel
+        listener?.configuration = next.connectionConfiguration
+        (handler as? ConfigurationReloading)?.apply(next)
+        let files = loaded.files.isEmpty ? "built-in defaults" : loaded.files.joined(separator: ", ")
+        logger.notice("SIGHUP: configuration reloaded from \(files)\(changed ? "" : " (unchanged)"); "
+                      + "it applies to sessions and connections opened from now on")
+        notifier?.send("READY=1", "STATUS=listening on \(listeningOn); configuration reloaded")
+    }
+
     /// Stops accepting, lets the handler finish, drains connections until the deadline.
     private func stop(reason: String) {
         guard let loop, !isStopping else { return }
         isStopping = true
+        notifier?.send("STOPPING=1", "STATUS=stopping (\(reason))")
         logger.notice("\(reason): stopping, \(loop.connections.count) connection(s) to drain")
         listener?.close()
         handler?.shutdown()
@@ -197,6 +354,7 @@ public final class Daemon {
         isStopping = true
         loop.whenNoConnections = nil
         drainTimer?.close()
+        watchdogTimer?.close()
         listener?.close()
         for connection in Array(loop.connections.values) {
             connection.close(reason: "daemon stopped", level: .info)

@@ -1,21 +1,23 @@
-/// snapbackd's command line.
+/// snapbackd's command line. The options that the configuration file also sets are nil unless given:
+/// when given, they win over the file (``DaemonConfiguration/overridden(by:)``), at start and on reload.
 public struct DaemonOptions: Sendable, Hashable {
+    /// Bound when the daemon is not socket-activated; ignored when it is.
     public var socketPath = "./.run/snapbackd.sock"
     public var stateDirectory = "./.run/state"
-    public var logLevel = Logger.Level.info
-    public var maxFrameSize = 1_048_576
-    public var maxOutboundBytes = 8_388_608
+    /// `--config`: the main configuration file; nil for ``ConfigurationLoader/defaultPath``, which may
+    /// be missing (a file named with `--config` may not).
+    public var configPath: String?
+    public var logLevel: Logger.Level?
+    public var maxFrameSize: Int?
+    public var maxOutboundBytes: Int?
 
     public init() {}
-
-    /// The per-connection limits these options set.
-    public var connectionConfiguration: Connection.Configuration {
-        Connection.Configuration(maxFrameSize: maxFrameSize, maxOutboundBytes: maxOutboundBytes)
-    }
 
     /// What the command line asks for.
     public enum Command: Sendable, Hashable {
         case run(DaemonOptions)
+        /// `--check-config`: load the configuration, print it (or the error), exit.
+        case checkConfiguration(DaemonOptions)
         case help
         case version
     }
@@ -33,6 +35,7 @@ public struct DaemonOptions: Sendable, Hashable {
     /// Parses the arguments after the program name. `--name VALUE` and `--name=VALUE` are both accepted.
     public static func parse(_ arguments: some Sequence<String>) throws(UsageError) -> Command {
         var options = DaemonOptions()
+        var checkConfiguration = false
         var iterator = arguments.makeIterator()
         while let argument = iterator.next() {
             var name = argument
@@ -56,6 +59,11 @@ public struct DaemonOptions: Sendable, Hashable {
             case "--version":
                 try flag()
                 return .version
+            case "--check-config":
+                try flag()
+                checkConfiguration = true
+            case "--config":
+                options.configPath = try nonEmpty(value(), name)
             case "--socket":
                 options.socketPath = try nonEmpty(value(), name)
             case "--state-dir":
@@ -77,7 +85,7 @@ public struct DaemonOptions: Sendable, Hashable {
                 throw UsageError(message: "unexpected argument '\(argument)'")
             }
         }
-        return .run(options)
+        return checkConfiguration ? .checkConfiguration(options) : .run(options)
     }
 
     private static func nonEmpty(_ text: String, _ name: String) throws(UsageError) -> String {
@@ -99,7 +107,13 @@ public struct DaemonOptions: Sendable, Hashable {
         socket and exchange length-prefixed protobuf frames with it.
 
         Options:
-          --socket PATH               Unix socket to listen on (default ./.run/snapbackd.sock).
+          --config FILE               Configuration file (default /etc/snapback/snapbackd.conf, which
+                                      may be missing), read with its drop-ins FILE.d/*.conf in lexical
+                                      order; see snapbackd.conf(5). The options below win over it.
+          --check-config              Load the configuration, print it as in force, and exit: 0 if it
+                                      is valid, 1 with FILE:LINE: REASON if not
+          --socket PATH               Unix socket to listen on (default ./.run/snapbackd.sock), unless
+                                      started by socket activation (LISTEN_FDS), which wins.
                                       The parent directory is created; a stale socket is replaced.
           --state-dir DIR             Directory of the viewer-state database, DIR/snapback.db (SQLite,
                                       created if missing; default ./.run/state): bookmarks and watched
@@ -112,11 +126,20 @@ public struct DaemonOptions: Sendable, Hashable {
           -h, --help                  Show this help and exit
           --version                   Show the version and exit
 
+        Access: only peers on the allow-list (default: root and the socket's group) are served; others
+        get PERMISSION_DENIED and are disconnected. Limits on connections (in total, per uid) and on
+        sessions per connection answer RESOURCE_EXHAUSTED. Both are set in the configuration file.
+
+        systemd: socket activation (LISTEN_FDS, one Unix stream socket), Type=notify (READY=1 once the
+        socket and the state store are open, STOPPING=1, RELOADING=1), and the watchdog (WATCHDOG=1
+        from the event loop every WATCHDOG_USEC/2).
+
         Signals: SIGTERM or SIGINT stops gracefully (clients get up to 2 s to take their last
-        answers); SIGHUP asks for a configuration reload.
+        answers); SIGHUP reloads the configuration: a valid one applies to sessions and connections
+        opened afterwards, an invalid one is logged and the old one kept.
         Logs go to stderr, one line per event, with <N> syslog priority prefixes for journald.
 
-        Exit status: 0 after a clean stop, 1 if the daemon could not start or stop cleanly,
-        2 for a bad command line.
+        Exit status: 0 after a clean stop, 1 if the daemon could not start (an invalid configuration
+        file included) or stop cleanly, 2 for a bad command line.
         """
 }

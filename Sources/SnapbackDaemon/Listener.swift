@@ -34,7 +34,9 @@ public final class Listener {
     public let path: String?
     private let loop: EventLoop
     private let handle: UnsafeMutablePointer<uv_pipe_t>
-    private let configuration: Connection.Configuration
+    /// The limits of connections accepted from now on (a reload changes them; open connections keep
+    /// theirs).
+    public var configuration: Connection.Configuration
     private let handler: any ConnectionHandler
     /// Identity of the socket file we bound, so closing never removes someone else's.
     private var boundFile: (device: UInt, inode: UInt)?

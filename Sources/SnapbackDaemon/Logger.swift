@@ -1,10 +1,12 @@
 import Glibc
+import Synchronization
 
 /// Log lines on stderr, each prefixed with its syslog priority as `<N>` so journald files them at the
 /// right level. No timestamps: journald adds its own.
 ///
-/// A value type holding only the threshold, so it can be copied into every component and used from any
-/// thread; a line is one `write(2)`, which the kernel does not interleave with other writers.
+/// A value type that can be copied into every component and used from any thread; the copies share one
+/// threshold (an atomic), so a configuration reload that changes ``level`` changes it for all of them.
+/// A line is one `write(2)`, which the kernel does not interleave with other writers.
 public struct Logger: Sendable {
     /// Syslog priorities, most severe first.
     public enum Level: Int32, Sendable, CaseIterable, Comparable, CustomStringConvertible {
@@ -34,11 +36,21 @@ public struct Logger: Sendable {
         public static func < (lhs: Level, rhs: Level) -> Bool { lhs.rawValue < rhs.rawValue }
     }
 
-    /// The least severe level that is written.
-    public var level: Level
+    /// The threshold every copy of this logger shares.
+    private final class Threshold: Sendable {
+        let rawValue: Atomic<Int32>
+        init(_ level: Level) { rawValue = Atomic(level.rawValue) }
+    }
+    private let threshold: Threshold
+
+    /// The least severe level that is written. Setting it changes it for every copy of this logger.
+    public var level: Level {
+        get { Level(rawValue: threshold.rawValue.load(ordering: .relaxed)) ?? .info }
+        nonmutating set { threshold.rawValue.store(newValue.rawValue, ordering: .relaxed) }
+    }
 
     public init(level: Level = .info) {
-        self.level = level
+        threshold = Threshold(level)
     }
 
     public func isEnabled(_ level: Level) -> Bool { level <= self.level }

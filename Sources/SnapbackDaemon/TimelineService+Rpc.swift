@@ -5,16 +5,51 @@ import SnapbackWire
 extension TimelineService {
     // MARK: Connections
 
+    /// Access control and connection limits, before a byte is read: a peer not on the allow-list gets
+    /// PERMISSION_DENIED, one over a limit RESOURCE_EXHAUSTED — an unsolicited RESPONSE with call id 0
+    /// (method 0) — and is disconnected with one log line. Admitted peers get their ConnectionState.
     func connectionOpened(_ connection: Connection) {
-        connection.handlerContext = ConnectionState()
+        let peer = connection.peer
+        guard configuration.access.allows(peer, socketGroup: configuration.socketGroup) else {
+            return refuse(connection, .permissionDenied,
+                          "uid \(peer.uid) (gid \(peer.gid)) is not allowed to use snapbackd")
+        }
+        guard connectionCount < configuration.maxConnections else {
+            return refuse(connection, .resourceExhausted,
+                          "too many connections: the limit is \(configuration.maxConnections)")
+        }
+        let fromUid = connectionsByUid[peer.uid, default: 0]
+        guard fromUid < configuration.maxConnectionsPerUid else {
+            return refuse(connection, .resourceExhausted,
+                          "too many connections from uid \(peer.uid): the limit is \(configuration.maxConnectionsPerUid)")
+        }
+        connection.handlerContext = ConnectionState(uid: peer.uid)
         connectionCount += 1
+        connectionsByUid[peer.uid] = fromUid + 1
+    }
+
+    private func refuse(_ connection: Connection, _ code: StatusCode, _ message: String) {
+        sendStatus(connection, callId: 0, method: WireMethod.hello.rawValue, code, message)
+        connection.closeAfterFlush(reason: "refused, \(code): \(message)", level: .warning)
+    }
+
+    /// SIGHUP with a valid configuration, and once at start: new sessions get the new policy, new
+    /// connections the new allow-list and limits.
+    func apply(_ configuration: DaemonConfiguration) {
+        self.configuration = configuration
     }
 
     /// The player went away, cleanly or not: its sessions close as if it had sent CloseSession (the
     /// final bookmark is taken; nothing can be pushed any more).
     func connectionClosed(_ connection: Connection) {
-        connectionCount -= 1
+        // A refused connection was never admitted, so it has no state and is not counted.
         guard let state = connection.handlerContext as? ConnectionState else { return }
+        connectionCount -= 1
+        if let count = connectionsByUid[state.uid], count > 1 {
+            connectionsByUid[state.uid] = count - 1
+        } else {
+            connectionsByUid[state.uid] = nil
+        }
         for id in state.sessions.keys.sorted() {
             guard let entry = sessions[id] else { continue }
             let actions = (try? entry.timeline.handle(.playerDisconnected, at: WallClock.now())) ?? []
@@ -50,9 +85,9 @@ extension TimelineService {
     // MARK: Frames
 
     func oversized(_ header: FrameHeader, on connection: Connection) {
-        logger.warning("connection \(connection.id): frame of \(header.length) bytes over the limit of \(options.maxFrameSize)")
+        logger.warning("connection \(connection.id): frame of \(header.length) bytes over the limit of \(connection.maxFrameSize)")
         fail(connection, header, .resourceExhausted,
-             "frame body of \(header.length) bytes exceeds the maximum frame size of \(options.maxFrameSize) bytes")
+             "frame body of \(header.length) bytes exceeds the maximum frame size of \(connection.maxFrameSize) bytes")
     }
 
     func handle(_ header: FrameHeader, body: UnsafeRawBufferPointer, on connection: Connection) {
@@ -155,8 +190,8 @@ extension TimelineService {
         state.clientName = hello.clientName
         logger.info("connection \(connection.id): hello from \"\(hello.clientName)\" (\(connection.peer))")
         let helloReply = HelloReply(
-            serverVersion: Daemon.version, maxFrameSize: UInt32(clamping: options.maxFrameSize),
-            maxOutboundQueueBytes: UInt64(options.maxOutboundBytes), defaultPolicyPreset: defaultPreset.rawValue)
+            serverVersion: Daemon.version, maxFrameSize: UInt32(clamping: connection.maxFrameSize),
+            maxOutboundQueueBytes: UInt64(connection.maxOutboundBytes), defaultPolicyPreset: defaultPreset.rawValue)
         reply(connection, header) { WireReply.encodeHelloReply(helloReply, into: &$0) }
     }
 
@@ -177,6 +212,11 @@ extension TimelineService {
 
     private func openSession(_ open: OpenSessionRequest, _ header: FrameHeader, _ state: ConnectionState,
                              _ connection: Connection, _ now: Double) {
+        guard state.sessions.count < configuration.maxSessionsPerConnection else {
+            fail(connection, header, .resourceExhausted,
+                 "too many sessions on this connection: the limit is \(configuration.maxSessionsPerConnection)")
+            return
+        }
         // Where to start: an explicit content time wins over the stored bookmark.
         var resume = open.resume.contentTime
         var fromBookmark = false
@@ -196,9 +236,12 @@ extension TimelineService {
         }
         let timeline: TimelineSession
         do {
-            timeline = try TimelineSession(open.configuration(
+            var sessionConfiguration = open.configuration(
                 resumeContentTime: resume, previouslyWatchedBreakIds: watched,
-                lastBreakCompletedAt: store.lastBreakCompletedAt()))
+                lastBreakCompletedAt: store.lastBreakCompletedAt())
+            // The configured default policy and bookmark timing, under the session's own overrides.
+            sessionConfiguration.policy = configuration.policy(requestedPreset: open.requestedPreset, overrides: open.overrides)
+            timeline = try TimelineSession(sessionConfiguration)
         } catch {
             fail(connection, header, error.statusCode, error.description)
             return
@@ -277,9 +320,14 @@ extension TimelineService {
     }
 
     func fail(_ connection: Connection, _ header: FrameHeader, _ code: StatusCode, _ message: String) {
+        sendStatus(connection, callId: header.callId, method: header.method, code, message)
+    }
+
+    /// A RESPONSE with status `code` and a `Status` body.
+    func sendStatus(_ connection: Connection, callId: UInt32, method: UInt16, _ code: StatusCode, _ message: String) {
         scratch.removeAll(keepingCapacity: true)
         _ = WireReply.encodeStatus(code: code, message: message, into: &scratch)
-        connection.send(.response(callId: header.callId, method: header.method, status: code.rawValue), body: scratch)
+        connection.send(.response(callId: callId, method: method, status: code.rawValue), body: scratch)
     }
 }
 

@@ -17,26 +17,31 @@ public actor TimelineService {
     let options: DaemonOptions
     let logger: Logger
     let store: any ViewerStateStore
+    /// The configuration in force: the policy of new sessions, the allow-list and the limits. Replaced
+    /// by ``apply(_:)`` (SIGHUP); what is open keeps what it got.
+    var configuration: DaemonConfiguration
     /// Preset of sessions that name none.
-    let defaultPreset: AdPolicy.Preset
+    var defaultPreset: AdPolicy.Preset { configuration.defaultPreset }
     /// How long a watched break stays watched for a reopened session of the same content.
     let watchedRetention: Double = 24 * 3600
     let startedAt: Double
 
     var sessions: [UInt64: SessionEntry] = [:]
     var nextSessionId: UInt64 = 1
+    /// Admitted connections (refused ones are not counted), in total and by peer uid.
     var connectionCount = 0
+    var connectionsByUid: [UInt32: Int] = [:]
     var requestCount: UInt64 = 0
     var pushCount: UInt64 = 0
     /// Reused for every encoded body: no allocation per message once warm.
     var scratch: [UInt8] = []
 
-    public init(context: DaemonContext, store: any ViewerStateStore, defaultPreset: AdPolicy.Preset = .snapback) {
+    public init(context: DaemonContext, store: any ViewerStateStore) {
         self.loop = context.loop
         self.options = context.options
         self.logger = context.logger
         self.store = store
-        self.defaultPreset = defaultPreset
+        self.configuration = context.configuration
         self.startedAt = WallClock.now()
         scratch.reserveCapacity(4096)
     }
@@ -114,6 +119,9 @@ final class SessionEntry {
 
 /// Per-connection state the service keeps in `Connection.handlerContext`.
 final class ConnectionState {
+    /// The peer uid it was admitted under (counted in `connectionsByUid`).
+    let uid: UInt32
+    init(uid: UInt32) { self.uid = uid }
     var helloDone = false
     var clientName = ""
     /// The sessions this connection opened: a request's session is found with one lookup.
@@ -122,7 +130,7 @@ final class ConnectionState {
 
 /// Bridges libuv callbacks into the actor: every call is already on the loop thread, so
 /// `assumeIsolated` enters the actor synchronously.
-final class TimelineConnectionHandler: ConnectionHandler {
+final class TimelineConnectionHandler: ConnectionHandler, ConfigurationReloading {
     let service: TimelineService
     init(service: TimelineService) { self.service = service }
 
@@ -146,5 +154,9 @@ final class TimelineConnectionHandler: ConnectionHandler {
 
     func shutdown() {
         service.assumeIsolated { $0.shutdown() }
+    }
+
+    func apply(_ configuration: DaemonConfiguration) {
+        service.assumeIsolated { $0.apply(configuration) }
     }
 }

@@ -49,11 +49,20 @@ final class DaemonHarness {
     /// - Parameters:
     ///   - socketPath: overrides the socket path (relative to the temporary directory if not absolute).
     ///   - waitUntilReady: false for runs expected to fail at start-up.
+    ///   - environment: variables added to the daemon's environment.
+    ///   - socketActivated: run it under `systemd-socket-activate -l SOCKET` (which passes the
+    ///     listening socket as LISTEN_FDS=1 the way systemd does, and execs the daemon at the first
+    ///     connection: the readiness probe). `environment` then goes through its `-E` options, since it
+    ///     passes on little else.
+    ///   - socketActivationArguments: more `systemd-socket-activate` options (another `--listen`).
     init(
         arguments: [String] = [],
         socketPath: String? = nil,
         in existingDirectory: URL? = nil,
         waitUntilReady: Bool = true,
+        environment: [String: String] = [:],
+        socketActivated: Bool = false,
+        socketActivationArguments: [String] = [],
         sourceLocation: SourceLocation = #_sourceLocation
     ) throws {
         directory = try existingDirectory ?? Self.makeTemporaryDirectory()
@@ -69,8 +78,19 @@ final class DaemonHarness {
         _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
         _ = FileManager.default.createFile(atPath: stdoutPath, contents: nil)
 
-        process.executableURL = URL(fileURLWithPath: Self.binaryPath)
-        process.arguments = ["--socket", self.socketPath, "--state-dir", stateDirectory, "--log-level", "debug"] + arguments
+        let daemonArguments = ["--socket", self.socketPath, "--state-dir", stateDirectory, "--log-level", "debug"] + arguments
+        if socketActivated {
+            process.executableURL = URL(fileURLWithPath: Self.socketActivatePath)
+            process.arguments = ["--listen=\(self.socketPath)"] + socketActivationArguments
+                + environment.sorted { $0.key < $1.key }.map { "--setenv=\($0.key)=\($0.value)" }
+                + [Self.binaryPath] + daemonArguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: Self.binaryPath)
+            process.arguments = daemonArguments
+            if !environment.isEmpty {
+                process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+            }
+        }
         process.standardInput = FileHandle.nullDevice
         process.standardError = FileHandle(forWritingAtPath: stderrPath)
         process.standardOutput = FileHandle(forWritingAtPath: stdoutPath)
@@ -88,6 +108,9 @@ final class DaemonHarness {
         }
         try? FileManager.default.removeItem(at: directory)
     }
+
+    /// Debian's systemd package installs it here.
+    static let socketActivatePath = "/usr/bin/systemd-socket-activate"
 
     static func makeTemporaryDirectory() throws -> URL {
         // Short, because a socket path must fit in 108 bytes.

@@ -495,6 +495,10 @@ class Client:
         del self._buf[:HEADER.size + length]
         frame = Frame(call_id, ftype, status, method, body)
         if ftype == RESPONSE:
+            if call_id == 0 and status != OK:
+                # The server refused the connection (allow-list, connection limits) and closes it.
+                st = decode("Status", body)
+                raise RpcError(status, st.message, None, 0, st.code)
             if call_id not in self._pending:
                 raise ProtocolError("response to call %d, which is not in flight" % call_id)
             self._pending.discard(call_id)
@@ -512,7 +516,12 @@ class Client:
     def send_raw(self, method_id, body=b"", call_id=None):
         """Sends a REQUEST with a ready-made body; returns its call id."""
         cid = self._new_call_id() if call_id is None else call_id
-        self.sock.sendall(encode_frame(cid, REQUEST, method_id, body))
+        try:
+            self.sock.sendall(encode_frame(cid, REQUEST, method_id, body))
+        except (BrokenPipeError, ConnectionResetError):
+            # A server that refused the connection answered first (call id 0) and hung up: read why.
+            self.read_frame()  # raises RpcError for that answer
+            raise
         self._pending.add(cid)
         return cid
 

@@ -288,6 +288,38 @@ def run(path, version, proc):
         return "session %d of another connection: %s" % (owner.session_id, detail)
     check("session id not opened on this connection -> NOT_FOUND", foreign_session)
 
+    def refused_peer():
+        # A peer off the allow-list (here uid/gid 65534; the default list is root and the socket's group)
+        # gets an unsolicited RESPONSE with call id 0 and PERMISSION_DENIED, then the server hangs up.
+        if os.geteuid() != 0:
+            return "skipped: needs root to connect as another uid"
+        os.chmod(os.path.dirname(path), 0o755)
+        os.chmod(path, 0o666)  # let the kernel pass the peer, so that the daemon decides
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(r)
+            try:
+                os.setgroups([])
+                os.setgid(65534)
+                os.setuid(65534)
+                try:
+                    sb.Client(path).hello()
+                    msg = "served"
+                except sb.RpcError as e:
+                    msg = "%s call id %s: %s" % (e.name, e.call_id, e.message)
+            except Exception as e:  # noqa: BLE001
+                msg = "%s: %s" % (type(e).__name__, e)
+            os.write(w, msg.encode())
+            os._exit(0)
+        os.close(w)
+        with os.fdopen(r, "rb") as f:
+            msg = f.read().decode()
+        os.waitpid(pid, 0)
+        expect(msg.startswith("PERMISSION_DENIED call id 0: uid 65534"), msg)
+        return msg
+    check("a peer off the allow-list -> PERMISSION_DENIED with call id 0, then closed", refused_peer)
+
     def sigterm():
         # c is still connected with an open session: the stop must still be clean.
         proc.send_signal(signal.SIGTERM)

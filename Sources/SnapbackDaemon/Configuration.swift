@@ -1,0 +1,108 @@
+import SnapbackTimeline
+import SnapbackWire
+
+/// What the operator configures: built-in defaults, overlaid by `/etc/snapback/snapbackd.conf`, then by
+/// its drop-ins (`snapbackd.conf.d/*.conf`, in lexical order), then by the command line.
+///
+/// The file format, every key and its default are in `snapbackd.conf(5)` (`docs/man/snapbackd.conf.5`)
+/// and in the installed default file (`config/snapbackd.conf`); ``ConfigurationFile`` parses it.
+///
+/// What a reload (SIGHUP) changes: the policy and bookmark timing of sessions opened afterwards, the
+/// allow-list and the connection limits for connections accepted afterwards, the session limit for
+/// OpenSession calls afterwards, the frame and queue limits of connections accepted afterwards, and the
+/// log level at once. Open connections and sessions keep what they have.
+public struct DaemonConfiguration: Sendable, Equatable {
+    // [policy]
+    /// The preset of sessions whose OpenSession names none.
+    public var defaultPreset: AdPolicy.Preset = .snapback
+    /// Changes to ``defaultPreset`` for sessions that name no preset (a session naming a preset gets that
+    /// preset as it is). `bookmarkInterval` and `finishedMargin` are never set here: see below.
+    public var policyOverrides = PolicyOverrides()
+
+    // [bookmarks]: device-wide (flash wear), so they apply to every session, whatever its preset; a
+    // session's own overrides still win.
+    /// Seconds between periodic bookmarks while content plays; 0 = none.
+    public var bookmarkInterval: Double = 30
+    /// Within this many seconds of the content's end, the bookmark is cleared as finished.
+    public var finishedMargin: Double = 30
+
+    // [limits]
+    /// Connections admitted at once, all peers together; beyond it, RESOURCE_EXHAUSTED and close.
+    public var maxConnections = 1024
+    /// Connections admitted at once from one uid.
+    public var maxConnectionsPerUid = 256
+    /// Sessions open at once on one connection; beyond it, OpenSession is answered RESOURCE_EXHAUSTED.
+    public var maxSessionsPerConnection = 64
+    /// Largest request body accepted (`--max-frame-size`).
+    public var maxFrameSize = 1_048_576
+    /// Output queued for a client that is not reading before it is disconnected (`--max-outbound-bytes`).
+    public var maxOutboundBytes = 8_388_608
+
+    // [access]
+    public var access = AccessList()
+
+    // [log]
+    public var logLevel = Logger.Level.info
+
+    /// Not read from a file: the group of the listening socket's file, which the daemon fills in once
+    /// the socket is bound or adopted (for `@socket` in `allow-groups`).
+    public var socketGroup: UInt32?
+
+    public init() {}
+
+    /// The policy of sessions that name no preset.
+    public var defaultPolicy: AdPolicy {
+        var policy = policyOverrides.applied(to: AdPolicy(preset: defaultPreset))
+        policy.bookmarkInterval = bookmarkInterval
+        policy.finishedMargin = finishedMargin
+        return policy
+    }
+
+    /// The policy of a session: the preset it named as it is (or the configured default policy if it
+    /// named none), with the configured bookmark timing, then the session's own overrides.
+    public func policy(requestedPreset: AdPolicy.Preset?, overrides: PolicyOverrides) -> AdPolicy {
+        var base = defaultPolicy
+        if let requestedPreset {
+            base = AdPolicy(preset: requestedPreset)
+            base.bookmarkInterval = bookmarkInterval
+            base.finishedMargin = finishedMargin
+        }
+        return overrides.applied(to: base)
+    }
+
+    /// The per-connection limits for connections accepted from now on.
+    public var connectionConfiguration: Connection.Configuration {
+        Connection.Configuration(maxFrameSize: maxFrameSize, maxOutboundBytes: maxOutboundBytes)
+    }
+
+    /// This configuration with the values given on the command line in place of the file's.
+    public func overridden(by options: DaemonOptions) -> DaemonConfiguration {
+        var result = self
+        if let level = options.logLevel { result.logLevel = level }
+        if let size = options.maxFrameSize { result.maxFrameSize = size }
+        if let bytes = options.maxOutboundBytes { result.maxOutboundBytes = bytes }
+        return result
+    }
+}
+
+/// Who may talk to the daemon: a peer is admitted if its uid is listed, or its primary group or one of
+/// its supplementary groups is (SO_PEERCRED, SO_PEERGROUPS), or if `anyone` is set. By default: root
+/// and the socket's group.
+public struct AccessList: Sendable, Equatable {
+    /// `allow-users = *`: access control off (for development machines).
+    public var anyone = false
+    public var users: [UInt32] = [0]
+    public var groups: [UInt32] = []
+    /// `@socket` in `allow-groups`: the group that owns the socket file.
+    public var socketGroup = true
+
+    public init() {}
+
+    public func allows(_ peer: PeerCredentials, socketGroup socketGid: UInt32?) -> Bool {
+        if anyone || users.contains(peer.uid) { return true }
+        var allowed = groups
+        if socketGroup, let socketGid { allowed.append(socketGid) }
+        if allowed.contains(peer.gid) { return true }
+        return peer.groups.contains { allowed.contains($0) }
+    }
+}

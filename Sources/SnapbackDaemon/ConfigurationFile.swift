@@ -1,0 +1,374 @@
+import SnapbackTimeline
+import SnapbackWire
+
+/// A configuration file that cannot be used: `file:line: reason` (no line when the whole file is at
+/// fault, e.g. it cannot be read).
+public struct ConfigurationError: Error, Equatable, Sendable, CustomStringConvertible {
+    public var file: String
+    public var line: Int?
+    public var reason: String
+
+    public init(file: String, line: Int?, reason: String) {
+        self.file = file
+        self.line = line
+        self.reason = reason
+    }
+
+    public var description: String {
+        if let line { return "\(file):\(line): \(reason)" }
+        return "\(file): \(reason)"
+    }
+}
+
+/// Turns user and group names into ids (`getpwnam`, `getgrnam` in the daemon; a table in tests).
+public protocol AccountResolver {
+    func userId(named name: String) -> UInt32?
+    func groupId(named name: String) -> UInt32?
+}
+
+/// The format of `snapbackd.conf` and its drop-ins (`snapbackd.conf(5)`), with no I/O:
+///
+/// ```
+/// # a comment; blank lines are ignored
+/// [policy]                      # optional section headers: [policy] [bookmarks] [limits] [access] [log]
+/// preset = ima
+/// cooldown = 2min               # durations: seconds, or a number with ms, s, min or h
+/// [limits]
+/// max-frame-size = 512K         # sizes: bytes, or a number with K, M or G (powers of 1024)
+/// [access]
+/// allow-groups = @socket video  # lists: separated by spaces or commas
+/// ```
+///
+/// Every key lives in one section; a key before any section header is taken for its own section, and a
+/// key under the wrong header is an error. Keys are kebab-case `AdPolicy` field names and the limits'
+/// names; enum values are the policy's raw values. A key given twice keeps the last value, and a later
+/// file overrides an earlier one key by key.
+public enum ConfigurationFile {
+    public enum Section: String, CaseIterable, Sendable {
+        case policy, bookmarks, limits, access, log
+    }
+
+    /// One key: its section, how a value is applied, and how the value in force is written back.
+    struct Key {
+        let section: Section
+        let name: String
+        let apply: (inout DaemonConfiguration, String, any AccountResolver) throws(Reason) -> Void
+        let render: (DaemonConfiguration) -> String
+    }
+
+    /// Why a value was refused (the caller adds the file and line).
+    struct Reason: Error {
+        let text: String
+        init(_ text: String) { self.text = text }
+    }
+
+    /// Applies `text` (the contents of `file`) over `configuration`.
+    public static func parse(
+        _ text: String,
+        file: String,
+        into configuration: inout DaemonConfiguration,
+        resolver: any AccountResolver
+    ) throws(ConfigurationError) {
+        let keysByName = keysByName
+        var section: Section?
+        var lineNumber = 0
+        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            lineNumber += 1
+            func fail(_ reason: String) -> ConfigurationError {
+                ConfigurationError(file: file, line: lineNumber, reason: reason)
+            }
+            var line = trimmed(rawLine)
+            if line.isEmpty || line.hasPrefix("#") || line.hasPrefix(";") { continue }
+            line = withoutTrailingComment(line)
+            if line.hasPrefix("[") {
+                guard line.hasSuffix("]") else { throw fail("a section header must end with ']'") }
+                let name = trimmed(line.dropFirst().dropLast())
+                guard let named = Section(rawValue: name) else {
+                    throw fail("unknown section [\(name)] (sections: \(Section.allCases.map { "[\($0.rawValue)]" }.joined(separator: " ")))")
+                }
+                section = named
+                continue
+            }
+            guard let equals = line.firstIndex(of: "=") else {
+                throw fail("expected 'key = value', a [section] header or a # comment")
+            }
+            let name = trimmed(line[..<equals])
+            let value = trimmed(line[line.index(after: equals)...])
+            guard !name.isEmpty else { throw fail("a key is missing before '='") }
+            guard let key = keysByName[name] else {
+                var reason = "unknown key '\(name)'"
+                if let suggestion = suggestion(for: name) { reason += " (did you mean '\(suggestion)'?)" }
+                throw fail(reason)
+            }
+            if let section, section != key.section {
+                throw fail("'\(name)' belongs in [\(key.section.rawValue)], not [\(section.rawValue)]")
+            }
+            do {
+                try key.apply(&configuration, value, resolver)
+            } catch {
+                throw fail("\(name): \(error.text)")
+            }
+        }
+    }
+
+    /// The configuration as a file: every key with its value in force, by section. Parsing the result
+    /// gives a configuration with the same effect.
+    public static func render(_ configuration: DaemonConfiguration) -> String {
+        var text = ""
+        for section in Section.allCases {
+            text += "[\(section.rawValue)]\n"
+            for key in keys where key.section == section {
+                text += "\(key.name) = \(key.render(configuration))\n"
+            }
+            if section != Section.allCases.last { text += "\n" }
+        }
+        return text
+    }
+
+    /// Every key, in the order of the documentation.
+    public static var keyNames: [(section: Section, name: String)] {
+        keys.map { ($0.section, $0.name) }
+    }
+
+    // MARK: The keys
+
+    /// Built per use: loading a configuration is rare, and a table of closures is no `Sendable` global.
+    static var keys: [Key] {
+        var keys: [Key] = []
+        func policy<Value>(
+            _ name: String,
+            _ parse: @escaping (String) throws(Reason) -> Value,
+            _ render: @escaping (Value) -> String,
+            _ field: WritableKeyPath<PolicyOverrides, Value?>,
+            _ current: KeyPath<AdPolicy, Value>
+        ) {
+            keys.append(Key(section: .policy, name: name, apply: { configuration, text, _ throws(Reason) in
+                configuration.policyOverrides[keyPath: field] = try parse(text)
+            }, render: { render($0.defaultPolicy[keyPath: current]) }))
+        }
+        func value<Value>(
+            _ section: Section,
+            _ name: String,
+            _ parse: @escaping (String) throws(Reason) -> Value,
+            _ render: @escaping (Value) -> String,
+            _ field: WritableKeyPath<DaemonConfiguration, Value>
+        ) {
+            keys.append(Key(section: section, name: name, apply: { configuration, text, _ throws(Reason) in
+                configuration[keyPath: field] = try parse(text)
+            }, render: { render($0[keyPath: field]) }))
+        }
+
+        value(.policy, "preset", enumeration(AdPolicy.Preset.self), { $0.rawValue }, \.defaultPreset)
+        policy("skipped-break-choice", enumeration(AdPolicy.SkippedBreakChoice.self), { $0.rawValue },
+               \.skippedBreakChoice, \.skippedBreakChoice)
+        policy("seek-gate", enumeration(AdPolicy.SeekGate.self), { $0.rawValue }, \.seekGate, \.seekGate)
+        policy("enforce-backward-seeks", boolean, yesNo, \.enforceBackwardSeeks, \.enforceBackwardSeeks)
+        policy("return-to-target", enumeration(AdPolicy.ReturnToTarget.self), { $0.rawValue },
+               \.returnToTarget, \.returnToTarget)
+        policy("landing-in-unwatched-break", enumeration(AdPolicy.LandingInBreak.self), { $0.rawValue },
+               \.landingInUnwatchedBreak, \.landingInUnwatchedBreak)
+        policy("skip-watched-break-on-landing", boolean, yesNo,
+               \.skipWatchedBreakOnLanding, \.skipWatchedBreakOnLanding)
+        policy("watched-when", enumeration(AdPolicy.WatchedWhen.self), { $0.rawValue }, \.watchedWhen, \.watchedWhen)
+        policy("refuse-seeks-during-unwatched-break", boolean, yesNo,
+               \.refuseSeeksDuringUnwatchedBreak, \.refuseSeeksDuringUnwatchedBreak)
+        policy("watched-break-on-playback", enumeration(AdPolicy.WatchedBreakOnPlayback.self), { $0.rawValue },
+               \.watchedBreakOnPlayback, \.watchedBreakOnPlayback)
+        policy("snapback-landing-offset", duration, seconds, \.snapbackLandingOffset, \.snapbackLandingOffset)
+        policy("cooldown", duration, seconds, \.cooldown, \.cooldown)
+        policy("trick-play-as-seek", boolean, yesNo, \.trickPlayAsSeek, \.trickPlayAsSeek)
+        policy("resume-breaks", enumeration(AdPolicy.ResumeBreaks.self), { $0.rawValue }, \.resumeBreaks, \.resumeBreaks)
+        policy("preroll-disabled", boolean, yesNo, \.prerollDisabled, \.prerollDisabled)
+        policy("midrolls-disabled", boolean, yesNo, \.midrollsDisabled, \.midrollsDisabled)
+        policy("live-snapback", boolean, yesNo, \.liveSnapback, \.liveSnapback)
+        policy("live-bookmarks", boolean, yesNo, \.liveBookmarks, \.liveBookmarks)
+        policy("max-snapbacks-per-break", count(in: 1...1000), { "\($0)" }, \.maxSnapbacksPerBreak, \.maxSnapbacksPerBreak)
+        policy("coverage-tolerance", duration, seconds, \.coverageTolerance, \.coverageTolerance)
+
+        value(.bookmarks, "bookmark-interval", duration, seconds, \.bookmarkInterval)
+        value(.bookmarks, "finished-margin", duration, seconds, \.finishedMargin)
+
+        value(.limits, "max-connections", count(in: 1...65536), { "\($0)" }, \.maxConnections)
+        value(.limits, "max-connections-per-uid", count(in: 1...65536), { "\($0)" }, \.maxConnectionsPerUid)
+        value(.limits, "max-sessions-per-connection", count(in: 1...65536), { "\($0)" }, \.maxSessionsPerConnection)
+        value(.limits, "max-frame-size", size(in: DaemonOptions.frameSizeRange), { "\($0)" }, \.maxFrameSize)
+        value(.limits, "max-outbound-bytes", size(in: DaemonOptions.outboundBytesRange), { "\($0)" }, \.maxOutboundBytes)
+
+        keys.append(Key(section: .access, name: "allow-users", apply: { configuration, text, resolver throws(Reason) in
+            var anyone = false
+            var users: [UInt32] = []
+            for item in listItems(text) {
+                if item == "*" {
+                    anyone = true
+                } else if let id = UInt32(item) {
+                    users.append(id)
+                } else if let id = resolver.userId(named: item) {
+                    users.append(id)
+                } else {
+                    throw Reason("no user '\(item)' (give a user name, a uid, or * for anyone)")
+                }
+            }
+            configuration.access.anyone = anyone
+            configuration.access.users = users
+        }, render: { configuration in
+            let items = (configuration.access.anyone ? ["*"] : []) + configuration.access.users.map { "\($0)" }
+            return items.joined(separator: " ")
+        }))
+        keys.append(Key(section: .access, name: "allow-groups", apply: { configuration, text, resolver throws(Reason) in
+            var socketGroup = false
+            var groups: [UInt32] = []
+            for item in listItems(text) {
+                if item == "@socket" {
+                    socketGroup = true
+                } else if let id = UInt32(item) {
+                    groups.append(id)
+                } else if let id = resolver.groupId(named: item) {
+                    groups.append(id)
+                } else {
+                    throw Reason("no group '\(item)' (give a group name, a gid, or @socket for the socket's group)")
+                }
+            }
+            configuration.access.socketGroup = socketGroup
+            configuration.access.groups = groups
+        }, render: { configuration in
+            let items = (configuration.access.socketGroup ? ["@socket"] : []) + configuration.access.groups.map { "\($0)" }
+            return items.joined(separator: " ")
+        }))
+
+        value(.log, "level", { text throws(Reason) in
+            guard let level = Logger.Level(name: text) else {
+                throw Reason("'\(text)' is not a level (\(Logger.Level.allCases.map(\.description).joined(separator: ", ")))")
+            }
+            return level
+        }, { $0.description }, \.logLevel)
+        return keys
+    }
+
+    static var keysByName: [String: Key] { Dictionary(uniqueKeysWithValues: keys.map { ($0.name, $0) }) }
+
+    // MARK: Values
+
+    static func enumeration<E: RawRepresentable & CaseIterable>(_: E.Type) -> (String) throws(Reason) -> E
+    where E.RawValue == String {
+        { text throws(Reason) in
+            guard let value = E(rawValue: text) else {
+                throw Reason("'\(text)' is not one of \(E.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            return value
+        }
+    }
+
+    static func boolean(_ text: String) throws(Reason) -> Bool {
+        switch text.lowercased() {
+        case "yes", "true", "on", "1": return true
+        case "no", "false", "off", "0": return false
+        default: throw Reason("'\(text)' is not a boolean (yes, no, true, false, on, off, 1, 0)")
+        }
+    }
+
+    static func yesNo(_ value: Bool) -> String { value ? "yes" : "no" }
+
+    /// Seconds: a non-negative number, optionally followed by ms, s, min or h.
+    static func duration(_ text: String) throws(Reason) -> Double {
+        let units: [(String, Double)] = [("ms", 0.001), ("min", 60), ("s", 1), ("h", 3600)]
+        var number = text
+        var scale = 1.0
+        for (suffix, factor) in units where text.hasSuffix(suffix) {
+            number = trimmed(text.dropLast(suffix.count))
+            scale = factor
+            break
+        }
+        guard !number.isEmpty, number.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
+              let value = Double(number), value.isFinite else {
+            throw Reason("'\(text)' is not a duration (seconds, or a number with ms, s, min or h)")
+        }
+        let seconds = value * scale
+        guard seconds <= 86_400 * 365 else { throw Reason("'\(text)' is longer than a year") }
+        return seconds
+    }
+
+    /// `30`, `0.5`: a number of seconds as the file takes it.
+    static func seconds(_ value: Double) -> String {
+        if value == value.rounded(), abs(value) < 1e15 { return "\(Int(value))" }
+        return "\(value)"
+    }
+
+    static func count(in range: ClosedRange<Int>) -> (String) throws(Reason) -> Int {
+        { text throws(Reason) in
+            guard let value = Int(text), range.contains(value) else {
+                throw Reason("'\(text)' is not a whole number in \(range.lowerBound)...\(range.upperBound)")
+            }
+            return value
+        }
+    }
+
+    /// Bytes: a whole number, optionally followed by K, M or G (KiB, MiB, GiB also accepted).
+    static func size(in range: ClosedRange<Int>) -> (String) throws(Reason) -> Int {
+        { text throws(Reason) in
+            let units: [(String, Int)] = [("KiB", 1 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30),
+                                          ("K", 1 << 10), ("M", 1 << 20), ("G", 1 << 30)]
+            var number = text
+            var scale = 1
+            for (suffix, factor) in units where text.hasSuffix(suffix) {
+                number = trimmed(text.dropLast(suffix.count))
+                scale = factor
+                break
+            }
+            guard let value = Int(number), value >= 0, value <= Int(UInt32.max) else {
+                throw Reason("'\(text)' is not a size (bytes, or a number with K, M or G)")
+            }
+            let bytes = value * scale
+            guard range.contains(bytes) else {
+                throw Reason("\(bytes) bytes is not in \(range.lowerBound)...\(range.upperBound)")
+            }
+            return bytes
+        }
+    }
+
+    // MARK: Text
+
+    static func listItems(_ text: String) -> [String] {
+        text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "," }).map(String.init)
+    }
+
+    static func trimmed<S: StringProtocol>(_ text: S) -> String {
+        func blank(_ c: Character) -> Bool { c == " " || c == "\t" || c == "\r" }
+        guard let first = text.firstIndex(where: { !blank($0) }),
+              let last = text.lastIndex(where: { !blank($0) }) else { return "" }
+        return String(text[first...last])
+    }
+
+    /// `value  # note` → `value`: a `#` after a blank starts a comment (no value contains one).
+    static func withoutTrailingComment(_ line: String) -> String {
+        var previous: Character = " "
+        for index in line.indices {
+            let character = line[index]
+            if character == "#", previous == " " || previous == "\t" {
+                return trimmed(line[..<index])
+            }
+            previous = character
+        }
+        return line
+    }
+
+    /// A known key one edit away (a typo), if any.
+    static func suggestion(for name: String) -> String? {
+        keys.map(\.name).first { distance($0, name) <= 2 }
+    }
+
+    /// Levenshtein distance, cut off above 2.
+    private static func distance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        guard abs(a.count - b.count) <= 2, !a.isEmpty, !b.isEmpty else { return 3 }
+        var previous = Array(0...b.count)
+        for i in 1...a.count {
+            var current = [i] + Array(repeating: 0, count: b.count)
+            for j in 1...b.count {
+                let substitution = previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, substitution)
+            }
+            previous = current
+        }
+        return previous[b.count]
+    }
+}
