@@ -29,11 +29,17 @@ extension Seconds {
         guard millis % 1000 == 0 else { bytes.append(contentsOf: description.utf8); return }
         var whole = millis / 1000
         if whole < 0 { bytes.append(UInt8(ascii: "-")); whole = -whole }
-        var divisor: Int64 = 1
-        while divisor <= whole / 10 { divisor *= 10 }
-        while divisor > 0 {
-            bytes.append(UInt8(truncatingIfNeeded: (whole / divisor) % 10) &+ UInt8(ascii: "0"))
-            divisor /= 10
+        // Digits from the right into a small stack buffer (division by the constant 10 is a multiply).
+        var digits: (UInt64, UInt64) = (0, 0)
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            var i = buffer.count
+            var n = UInt64(whole)
+            repeat {
+                i -= 1
+                buffer[i] = UInt8(truncatingIfNeeded: n % 10) &+ UInt8(ascii: "0")
+                n /= 10
+            } while n > 0
+            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[i...]))
         }
     }
 }
