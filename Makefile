@@ -32,7 +32,7 @@ INSTALLED   := $(BINDIR)/snapbackd $(BINDIR)/snapback \
 	$(patsubst proto/%,$(INCLUDEDIR)/%,$(wildcard proto/snapback/v1/*.proto)) \
 	$(DOCDIR)/PROTOCOL.md $(DOCDIR)/policy.md
 
-.PHONY: help deps build release run demo test check-proto check-systemd check-install proto bench fuzz \
+.PHONY: help deps build release run demo test check-footprint check-proto check-systemd check-install proto bench fuzz \
 	install uninstall clean
 
 help: ## List the targets
@@ -64,6 +64,7 @@ test: deps check-proto ## Build, run unit, wire and daemon integration tests, th
 	python3 Tests/clients/python/test_snapback_client.py $(DEBUG_BIN)/snapbackd
 	$(MAKE) --no-print-directory check-systemd
 	$(MAKE) --no-print-directory check-install
+	$(MAKE) --no-print-directory check-footprint
 
 check-systemd: deps ## systemd-analyze verify the units and score their sandbox (exposure at most 1.0); lint the man pages
 	$(SWIFT) build --product snapbackd
@@ -71,6 +72,13 @@ check-systemd: deps ## systemd-analyze verify the units and score their sandbox 
 
 check-install: release ## make install into a temporary DESTDIR, check the tree, then make uninstall
 	@scripts/check-install.sh
+
+check-footprint: release ## Fail if the release daemon links Foundation or ICU; print its size
+	@if ldd $(RELEASE_BIN)/snapbackd | grep -Ei 'foundation|icu|swiftCore'; then \
+		echo "check-footprint: snapbackd links Foundation/ICU or a shared Swift runtime" >&2; exit 1; fi
+	@strip -o $(RELEASE_BIN)/snapbackd.stripped $(RELEASE_BIN)/snapbackd && \
+		echo "check-footprint: ok   snapbackd $$(du -k $(RELEASE_BIN)/snapbackd.stripped | cut -f1) KiB stripped, no Foundation/ICU, static Swift runtime" && \
+		rm -f $(RELEASE_BIN)/snapbackd.stripped
 
 check-proto: deps ## Fail when the committed protobuf-c code does not match proto/
 	@scripts/gen-proto.sh --check
