@@ -86,8 +86,10 @@ check-proto: deps ## Fail when the committed protobuf-c code does not match prot
 proto: deps ## Regenerate the protobuf-c code from proto/
 	@scripts/gen-proto.sh
 
-bench: release ## Benchmarks: snapbackd round trip vs a raw Unix-socket ping-pong (prints ratios)
+bench: release ## Benchmarks with their baselines: round trip vs raw socket, timeline engine, store under load
 	$(RELEASE_BIN)/snapback bench --snapbackd $(RELEASE_BIN)/snapbackd
+	taskset -c 0 $(RELEASE_BIN)/snapback bench-timeline
+	$(RELEASE_BIN)/snapback bench-store --snapbackd $(RELEASE_BIN)/snapbackd --seconds 3
 
 FUZZ_SECONDS ?= 60
 fuzz: deps ## Run libFuzzer (ASan) over decoder + request decoding + timeline for FUZZ_SECONDS
