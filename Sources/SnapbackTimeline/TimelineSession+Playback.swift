@@ -362,7 +362,7 @@ extension TimelineSession {
         if adRulesMode {
             if let id = postrollId, let i = layout.index(ofBreak: id), skipReason(for: i, at: now) == nil,
                !layout.breaks[i].watched || policy.watchedBreakOnPlayback == .replay {
-                plan.removeAll(keepingCapacity: true)
+                if !plan.isEmpty { plan.removeAll(keepingCapacity: true) }
                 plan.append(.allAdsCompleted)
                 actions += enterBreak(index: i, fromStart: true, at: now, how: "content complete")
                 return actions
@@ -398,7 +398,7 @@ extension TimelineSession {
             actions += saveBookmark(streamTime: t, trigger: trigger, why: "\(how) at \(Seconds(t))")
         }
         phase = .closed
-        plan.removeAll(keepingCapacity: true)
+        if !plan.isEmpty { plan.removeAll(keepingCapacity: true) }
         return actions
     }
 

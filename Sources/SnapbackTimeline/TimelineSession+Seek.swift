@@ -62,7 +62,8 @@ extension TimelineSession {
             return cancel.map { [$0] } ?? []
         }
         var actions = decideSeek(from: from, to: to, at: now, implicit: false)
-        if let c = cancel { actions.insert(c, at: 0) }
+        // A break-end timer the decision armed again replaces the old deadline; otherwise disarm it.
+        if let c = cancel, !breakTimerArmed { actions.append(c) }
         return actions
     }
 
@@ -104,7 +105,7 @@ extension TimelineSession {
             if s == landedIndex {
                 // Landed inside the unwatched break: play it from its start (or from the ad's start).
                 let start = policy.landingInUnwatchedBreak == .adStart ? b.adStart(containing: to) : b.start
-                plan.removeAll(keepingCapacity: true)
+                if !plan.isEmpty { plan.removeAll(keepingCapacity: true) }
                 return goToBreak(index: s, reason: .startOfBreak,
                                  why: "\(what) \(Seconds(from))→\(Seconds(to)) landed in unwatched break \(b.id), to its \(start == b.start ? "start" : "ad's start") \(Seconds(start))",
                                  at: now, landing: start)
@@ -114,7 +115,7 @@ extension TimelineSession {
                 let lb = layout.breaks[l]
                 target = lb.watched && policy.skipWatchedBreakOnLanding ? lb.end : lb.start
             }
-            plan.removeAll(keepingCapacity: true)
+            if !plan.isEmpty { plan.removeAll(keepingCapacity: true) }
             if policy.returnToTarget != .never {
                 plan.append(.seek(to: target, reason: .resumeAfterSnapback,
                                   why: ""))  // worded when it runs: most snapbacks never get there
@@ -139,7 +140,7 @@ extension TimelineSession {
             }
             if !b.watched && snapbackEnabled {
                 let start = policy.landingInUnwatchedBreak == .adStart ? b.adStart(containing: to) : b.start
-                plan.removeAll(keepingCapacity: true)
+                if !plan.isEmpty { plan.removeAll(keepingCapacity: true) }
                 return goToBreak(index: l, reason: .startOfBreak,
                                  why: "\(what) \(Seconds(from))→\(Seconds(to)) landed in unwatched break \(b.id), to \(Seconds(start))",
                                  at: now, landing: start)
