@@ -70,7 +70,7 @@ extension TimelineService {
         } else {
             let id = entry.id
             handle = LoopTimer(loop: loop) { [weak self] in
-                self?.assumeIsolated { $0.timerFired(timer, session: id) }
+                self?.onLoop { $0.timerFired(timer, session: id) }
             }
             entry.setTimer(timer, handle)
         }

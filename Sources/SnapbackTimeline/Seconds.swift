@@ -21,6 +21,13 @@ public struct Seconds: CustomStringConvertible, Sendable {
 }
 
 extension Seconds {
+    /// The value as whole seconds when it prints as such (no fraction at millisecond precision).
+    var wholeSeconds: Int64? {
+        guard value.isFinite, abs(value) < 1e15 else { return nil }
+        let millis = Int64((value * 1000).rounded())
+        return millis % 1000 == 0 ? millis / 1000 : nil
+    }
+
     /// Appends the same text as `description` as UTF-8, without building a String for the usual case of
     /// whole seconds (the snapback reason is worded on every snapback).
     func append(to bytes: inout [UInt8]) {

@@ -46,22 +46,65 @@ public struct TimelineReason: Sendable, Equatable, CustomStringConvertible, Expr
         case .text(var t):
             t.withUTF8 { bytes.append(contentsOf: $0) }
         case .snapback(let jump, let from, let to, let breakId, let start):
-            append(jump ? "jump " : "seek ", to: &bytes)
-            Seconds(from).append(to: &bytes)
-            append("→", to: &bytes)
-            Seconds(to).append(to: &bytes)
-            append(" skipped unwatched break ", to: &bytes)
             var id = breakId
-            id.withUTF8 { bytes.append(contentsOf: $0) }
-            append(" at ", to: &bytes)
-            Seconds(start).append(to: &bytes)
+            id.withUTF8 { idBytes in
+                // Worded into a stack buffer and appended once. 160 bytes hold the literals and three times of
+                // any magnitude (a time prints in at most 25 bytes).
+                withUnsafeTemporaryAllocation(byteCount: 160 + idBytes.count, alignment: 1) { buffer in
+                    var w = ReasonWriter(buffer)
+                    w.put(jump ? "jump " : "seek ")
+                    w.put(Seconds(from))
+                    w.put("→")
+                    w.put(Seconds(to))
+                    w.put(" skipped unwatched break ")
+                    w.put(UnsafeRawBufferPointer(idBytes))
+                    w.put(" at ")
+                    w.put(Seconds(start))
+                    bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[..<w.count]))
+                }
+            }
         }
     }
 
-    @inline(__always)
-    private func append(_ s: StaticString, to bytes: inout [UInt8]) {
-        s.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    public static func == (a: TimelineReason, b: TimelineReason) -> Bool { a.description == b.description }
+}
+
+/// Writes a reason into a buffer sized for it: literals, break ids and whole seconds are copied in
+/// place; a time with a fraction (rare in reasons) goes through `Seconds.description`.
+struct ReasonWriter {
+    let buffer: UnsafeMutableRawBufferPointer
+    private(set) var count = 0
+
+    init(_ buffer: UnsafeMutableRawBufferPointer) { self.buffer = buffer }
+
+    mutating func put(_ s: StaticString) {
+        s.withUTF8Buffer { put(UnsafeRawBufferPointer($0)) }
     }
 
-    public static func == (a: TimelineReason, b: TimelineReason) -> Bool { a.description == b.description }
+    mutating func put(_ bytes: UnsafeRawBufferPointer) {
+        let n = min(bytes.count, buffer.count - count)
+        guard n > 0 else { return }
+        (buffer.baseAddress! + count).copyMemory(from: bytes.baseAddress!, byteCount: n)
+        count += n
+    }
+
+    mutating func put(_ t: Seconds) {
+        guard let whole = t.wholeSeconds, buffer.count - count >= 20 else {
+            var text = t.description
+            text.withUTF8 { put(UnsafeRawBufferPointer($0)) }
+            return
+        }
+        var n = whole.magnitude
+        if whole < 0 { buffer[count] = UInt8(ascii: "-"); count += 1 }
+        var digits = 1
+        var m = n
+        while m >= 10 { m /= 10; digits += 1 }
+        var i = count + digits
+        count = i
+        repeat {
+            i -= 1
+            buffer[i] = UInt8(truncatingIfNeeded: n % 10) &+ UInt8(ascii: "0")
+            n /= 10
+        } while n > 0
+    }
 }
