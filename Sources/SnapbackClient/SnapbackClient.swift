@@ -107,12 +107,7 @@ public final class SnapbackClient {
             throw .socket(error)
         }
         while true {
-            let frame: Frame
-            do {
-                frame = try socket.readFrame(timeout: timeout)
-            } catch {
-                throw .socket(error)
-            }
+            let frame = try readFrame(timeout: timeout)
             switch frame.header.type {
             case .push:
                 try keepPush(frame)
@@ -127,6 +122,14 @@ public final class SnapbackClient {
             default:
                 continue  // a late reply to an abandoned call
             }
+        }
+    }
+
+    private func readFrame(timeout: Duration) throws(SnapbackClientError) -> Frame {
+        do {
+            return try socket.readFrame(timeout: timeout)
+        } catch {
+            throw .socket(error)
         }
     }
 
@@ -149,12 +152,7 @@ public final class SnapbackClient {
     public func nextPush(timeout: Duration) throws(SnapbackClientError) -> WirePushMessage {
         if !pendingPushes.isEmpty { return pendingPushes.removeFirst() }
         while true {
-            let frame: Frame
-            do {
-                frame = try socket.readFrame(timeout: timeout)
-            } catch {
-                throw .socket(error)
-            }
+            let frame = try readFrame(timeout: timeout)
             if frame.header.type == .push {
                 try keepPush(frame)
                 return pendingPushes.removeFirst()

@@ -116,13 +116,20 @@ extension WireFastPath {
             return Double(bitPattern: bits)
         }
 
-        /// The next field's tag as (number, wire type) if it is a small known-shaped one.
-        mutating func tag() -> (UInt64, UInt64)? {
+        /// Field numbers seen so far (1–7), to send a repeated field to protobuf-c.
+        private var seen: UInt8 = 0
+
+        /// The next field's (number, wire type): nil for a field number above 15 or one seen before.
+        mutating func fieldOnce() -> (UInt64, UInt64)? {
             guard at < bytes.count else { return nil }
             let b = bytes[at]
             guard b < 0x80 else { return nil }  // field numbers above 15: not ours
             at += 1
-            return (UInt64(b >> 3), UInt64(b & 7))
+            let number = UInt64(b >> 3)
+            let bit = UInt8(1) << UInt8(truncatingIfNeeded: number & 7)
+            guard seen & bit == 0 else { return nil }
+            seen |= bit
+            return (number, UInt64(b & 7))
         }
     }
 
@@ -130,12 +137,8 @@ extension WireFastPath {
     static func decodeSeekEnded(_ body: UnsafeRawBufferPointer) -> (session: UInt64, from: Double, to: Double)? {
         var r = Reader(body)
         var session: UInt64 = 0, from = 0.0, to = 0.0
-        var seen: UInt8 = 0
         while !r.atEnd {
-            guard let (number, wire) = r.tag() else { return nil }
-            let bit = UInt8(1) << UInt8(truncatingIfNeeded: number & 7)
-            guard seen & bit == 0 else { return nil }
-            seen |= bit
+            guard let (number, wire) = r.fieldOnce() else { return nil }
             switch (number, wire) {
             case (1, 0): guard let v = r.varint() else { return nil }; session = v
             case (2, 1): guard let v = r.double() else { return nil }; from = v
@@ -152,12 +155,8 @@ extension WireFastPath {
     {
         var r = Reader(body)
         var session: UInt64 = 0, t = 0.0, rate = 0.0, playing = false
-        var seen: UInt8 = 0
         while !r.atEnd {
-            guard let (number, wire) = r.tag() else { return nil }
-            let bit = UInt8(1) << UInt8(truncatingIfNeeded: number & 7)
-            guard seen & bit == 0 else { return nil }
-            seen |= bit
+            guard let (number, wire) = r.fieldOnce() else { return nil }
             switch (number, wire) {
             case (1, 0): guard let v = r.varint() else { return nil }; session = v
             case (2, 1): guard let v = r.double() else { return nil }; t = v

@@ -323,19 +323,16 @@ final class Bench {
     }
 
     func waitForSocket(_ path: String) throws {
-        for _ in 0..<500 {
-            if let status = Processes.reap(daemonPid) {
+        do {
+            try Processes.waitForSocket(path, daemon: daemonPid)
+        } catch {
+            // The daemon is gone: nothing left to kill.
+            if Processes.reap(daemonPid) != nil || kill(daemonPid, 0) != 0 {
                 daemonPid = 0
                 childrenToKill.0 = 0
-                throw CommandError("snapbackd \(Processes.describe(status).text) during start-up")
             }
-            if let probe = try? FrameSocket(connectingTo: path) {
-                probe.close()
-                return
-            }
-            usleep(10_000)
+            throw error
         }
-        throw CommandError("snapbackd did not accept connections on \(path) within 5 s")
     }
 
     func setReceiveTimeout(_ fd: Int32) throws {

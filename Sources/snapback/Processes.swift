@@ -1,4 +1,5 @@
 import Glibc
+import SnapbackClient
 
 /// Child processes, CPU pinning and /proc readings for the bench (Glibc only).
 enum Processes {
@@ -183,4 +184,21 @@ func monotonicNanoseconds() -> UInt64 {
     var ts = timespec()
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
+}
+
+extension Processes {
+    /// Waits up to 5 s until the daemon `pid` accepts connections on `path`; fails if it exits first.
+    static func waitForSocket(_ path: String, daemon pid: pid_t) throws {
+        for _ in 0..<500 {
+            if let status = reap(pid) {
+                throw CommandError("snapbackd \(describe(status).text) during start-up")
+            }
+            if let probe = try? FrameSocket(connectingTo: path) {
+                probe.close()
+                return
+            }
+            usleep(10_000)
+        }
+        throw CommandError("snapbackd did not accept connections on \(path) within 5 s")
+    }
 }

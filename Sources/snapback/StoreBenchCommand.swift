@@ -73,7 +73,7 @@ enum StoreBenchCommand {
             _ = Processes.wait(pid, seconds: 10)
             Processes.removeTree(directory)
         }
-        try waitForSocket(socket, pid: pid)
+        try Processes.waitForSocket(socket, daemon: pid)
         let threads = Processes.threads(of: pid)
         if let (loop, other) = cpus {
             // The loop is the daemon's main thread; the other one is the store's writer.
@@ -126,20 +126,6 @@ enum StoreBenchCommand {
 
     /// (loop CPU, other CPU) when pinning.
     nonisolated(unsafe) static var cpus: (Int, Int)?
-
-    static func waitForSocket(_ path: String, pid: pid_t) throws {
-        for _ in 0..<500 {
-            if let status = Processes.reap(pid) {
-                throw CommandError("snapbackd \(Processes.describe(status).text) during start-up")
-            }
-            if let probe = try? FrameSocket(connectingTo: path) {
-                probe.close()
-                return
-            }
-            usleep(10_000)
-        }
-        throw CommandError("snapbackd did not accept connections on \(path) within 5 s")
-    }
 
     // MARK: Phases
 
