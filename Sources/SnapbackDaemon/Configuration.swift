@@ -25,6 +25,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var bookmarkInterval: Double = 30
     /// Within this many seconds of the content's end, the bookmark is cleared as finished.
     public var finishedMargin: Double = 30
+    /// How long a watched break stays watched for a later session of the same content (on demand only;
+    /// live sessions never carry watched state). 0 = not kept at all.
+    public var watchedRetention: Double = 24 * 3600
 
     // [limits]
     /// Connections admitted at once, all peers together; beyond it, RESOURCE_EXHAUSTED and close.

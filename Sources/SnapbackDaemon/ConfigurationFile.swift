@@ -187,6 +187,7 @@ public enum ConfigurationFile {
 
         value(.bookmarks, "bookmark-interval", duration, seconds, \.bookmarkInterval)
         value(.bookmarks, "finished-margin", duration, seconds, \.finishedMargin)
+        value(.bookmarks, "watched-retention", duration, seconds, \.watchedRetention)
 
         value(.limits, "max-connections", count(in: 1...65536), { "\($0)" }, \.maxConnections)
         value(.limits, "max-connections-per-uid", count(in: 1...65536), { "\($0)" }, \.maxConnectionsPerUid)

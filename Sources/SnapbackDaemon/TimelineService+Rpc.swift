@@ -227,8 +227,8 @@ extension TimelineService {
                 resume = bookmark.contentTime
                 fromBookmark = true
             }
-            if !open.contentId.isEmpty, open.kind == .onDemand {
-                watched = try store.watchedBreaks(contentId: open.contentId, since: now - watchedRetention)
+            if !open.contentId.isEmpty, open.kind == .onDemand, configuration.watchedRetention > 0 {
+                watched = try store.watchedBreaks(contentId: open.contentId, since: now - configuration.watchedRetention)
             }
         } catch {
             // The store being unreadable does not stop playback: the session opens without its history.

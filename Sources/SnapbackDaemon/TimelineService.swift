@@ -22,8 +22,6 @@ public actor TimelineService {
     var configuration: DaemonConfiguration
     /// Preset of sessions that name none.
     var defaultPreset: AdPolicy.Preset { configuration.defaultPreset }
-    /// How long a watched break stays watched for a reopened session of the same content.
-    let watchedRetention: Double = 24 * 3600
     let startedAt: Double
 
     var sessions: [UInt64: SessionEntry] = [:]

@@ -102,3 +102,34 @@ import Testing
         #expect(daemon.waitForExit() == .exit(0))
     }
 }
+
+/// `watched-retention`: how long a watched break stays watched for the next session of that content.
+@Suite struct WatchedRetentionTests {
+    /// Watches b1 to its end in one session, then opens the same content again and seeks over b1:
+    /// the seek targets of that second seek.
+    static func secondSeekOverAWatchedBreak(config: String) throws -> [Double] {
+        let directory = try DaemonHarness.makeTemporaryDirectory()
+        let path = directory.appendingPathComponent("snapbackd.conf").path
+        try config.write(toFile: path, atomically: true, encoding: .utf8)
+        let daemon = try DaemonHarness(arguments: ["--config", path], in: directory)
+        let player = try daemon.player()
+        let open = OpenSessionRequest(streamId: "s", contentId: "kept", kind: .onDemand,
+                                      breaks: [AdBreak(id: "b1", start: 100, duration: 30)], contentDuration: 1800)
+        let first = try player.openSession(open).sessionId
+        try player.send(.playheadReported(streamTime: 90, rate: 1, playing: true), session: first)
+        try player.send(.adBreakStarted(breakId: "b1"), session: first)
+        #expect(try player.send(.adBreakEnded(breakId: "b1"), session: first).watchedBreaks == ["b1"])
+        try player.closeSession(first)
+        let second = try player.openSession(open).sessionId
+        try player.send(.playheadReported(streamTime: 10, rate: 1, playing: true), session: second)
+        return try player.send(.seekEnded(from: 10, to: 300), session: second).seekTargets
+    }
+
+    @Test func aWatchedBreakStaysWatchedForTheNextSessionByDefault() throws {
+        #expect(try Self.secondSeekOverAWatchedBreak(config: "# defaults\n") == [])
+    }
+
+    @Test func aZeroRetentionKeepsNothing() throws {
+        #expect(try Self.secondSeekOverAWatchedBreak(config: "[bookmarks]\nwatched-retention = 0\n") == [100])
+    }
+}

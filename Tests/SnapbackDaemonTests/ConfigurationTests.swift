@@ -111,6 +111,12 @@ import Testing
         #expect(p.cooldown == 5 && p.bookmarkInterval == 0)
     }
 
+    @Test func watchedRetentionDefaultsToADayAndReadsDurations() throws {
+        #expect(DaemonConfiguration().watchedRetention == 86_400)
+        #expect(try parse("[bookmarks]\nwatched-retention = 36h\n").watchedRetention == 129_600)
+        #expect(try parse("watched-retention = 0\n").watchedRetention == 0)
+    }
+
     @Test func limitsAccessAndLogLevel() throws {
         let c = try parse("""
             [limits]
@@ -321,3 +327,4 @@ import Testing
         #expect(copy.isEnabled(.debug) && copy.level == .debug)
     }
 }
+
