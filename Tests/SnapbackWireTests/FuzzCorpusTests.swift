@@ -78,7 +78,7 @@ import Testing
 
     /// 20,000 seeded mutations: bit flips, byte overwrites, truncation, splices, duplicated ranges.
     @Test func randomMutationsNeverTrap() {
-        var rng = SplitMix(seed: 0x5EED_0F_5A_9BAC)
+        var rng = SplitMix64(state: 0x5EED_0F_5A_9BAC)
         let seeds = Self.seeds
         for _ in 0..<20_000 {
             var bytes = seeds[Int(rng.next() % UInt64(seeds.count))]
@@ -107,17 +107,5 @@ import Testing
             try Data(seed).write(to: Self.corpus.appendingPathComponent("seed-\(i)"))
         }
         #expect(Self.seeds.count == 3)
-    }
-}
-
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
