@@ -196,44 +196,18 @@ public enum ConfigurationFile {
         value(.limits, "max-outbound-bytes", size(in: DaemonOptions.outboundBytesRange), { "\($0)" }, \.maxOutboundBytes)
 
         keys.append(Key(section: .access, name: "allow-users", apply: { configuration, text, resolver throws(Reason) in
-            var anyone = false
-            var users: [UInt32] = []
-            for item in listItems(text) {
-                if item == "*" {
-                    anyone = true
-                } else if let id = UInt32(item) {
-                    users.append(id)
-                } else if let id = resolver.userId(named: item) {
-                    users.append(id)
-                } else {
-                    throw Reason("no user '\(item)' (give a user name, a uid, or * for anyone)")
-                }
-            }
-            configuration.access.anyone = anyone
-            configuration.access.users = users
+            (configuration.access.anyone, configuration.access.users) = try idList(
+                text, wildcard: "*", resolve: resolver.userId(named:),
+                unknown: { "no user '\($0)' (give a user name, a uid, or * for anyone)" })
         }, render: { configuration in
-            let items = (configuration.access.anyone ? ["*"] : []) + configuration.access.users.map { "\($0)" }
-            return items.joined(separator: " ")
+            renderIdList(wildcard: configuration.access.anyone ? "*" : nil, configuration.access.users)
         }))
         keys.append(Key(section: .access, name: "allow-groups", apply: { configuration, text, resolver throws(Reason) in
-            var socketGroup = false
-            var groups: [UInt32] = []
-            for item in listItems(text) {
-                if item == "@socket" {
-                    socketGroup = true
-                } else if let id = UInt32(item) {
-                    groups.append(id)
-                } else if let id = resolver.groupId(named: item) {
-                    groups.append(id)
-                } else {
-                    throw Reason("no group '\(item)' (give a group name, a gid, or @socket for the socket's group)")
-                }
-            }
-            configuration.access.socketGroup = socketGroup
-            configuration.access.groups = groups
+            (configuration.access.socketGroup, configuration.access.groups) = try idList(
+                text, wildcard: "@socket", resolve: resolver.groupId(named:),
+                unknown: { "no group '\($0)' (give a group name, a gid, or @socket for the socket's group)" })
         }, render: { configuration in
-            let items = (configuration.access.socketGroup ? ["@socket"] : []) + configuration.access.groups.map { "\($0)" }
-            return items.joined(separator: " ")
+            renderIdList(wildcard: configuration.access.socketGroup ? "@socket" : nil, configuration.access.groups)
         }))
 
         value(.log, "level", { text throws(Reason) in
@@ -270,6 +244,28 @@ public enum ConfigurationFile {
     static func yesNo(_ value: Bool) -> String { value ? "yes" : "no" }
 
     /// Seconds: a non-negative number, optionally followed by ms, s, min or h.
+    /// A list of ids, names or one wildcard (allow-users, allow-groups): whether the wildcard was given,
+    /// and the ids, names resolved through `resolve`.
+    static func idList(_ text: String, wildcard: String, resolve: (String) -> UInt32?,
+                       unknown: (String) -> String) throws(Reason) -> (Bool, [UInt32]) {
+        var sawWildcard = false
+        var ids: [UInt32] = []
+        for item in listItems(text) {
+            if item == wildcard {
+                sawWildcard = true
+            } else if let id = UInt32(item) ?? resolve(item) {
+                ids.append(id)
+            } else {
+                throw Reason(unknown(item))
+            }
+        }
+        return (sawWildcard, ids)
+    }
+
+    static func renderIdList(wildcard: String?, _ ids: [UInt32]) -> String {
+        ((wildcard.map { [$0] } ?? []) + ids.map { "\($0)" }).joined(separator: " ")
+    }
+
     static func duration(_ text: String) throws(Reason) -> Double {
         let units: [(String, Double)] = [("ms", 0.001), ("min", 60), ("s", 1), ("h", 3600)]
         var number = text
