@@ -15,7 +15,6 @@ extension TimelineService {
             case .breakWatched(let breakId):
                 logger.info("session \(entry.id): \(action)")
                 push(action, to: entry)
-                store.setLastBreakCompleted(at: now)
                 if !entry.contentId.isEmpty, entry.timeline.kind == .onDemand {
                     let id = entry.id
                     store.markWatched(contentId: entry.contentId, breakId: breakId, at: now) { result in
@@ -24,6 +23,10 @@ extension TimelineService {
                         }
                     }
                 }
+            case .breakCompleted:
+                // Device-wide, so the cooldown after a break holds for every player on the box.
+                logger.debug("session \(entry.id): \(action)")
+                store.setLastBreakCompleted(at: now)
             case .saveBookmark(let contentTime, let streamTime, _):
                 saveBookmark(action, entry: entry, bookmark: Bookmark(
                     profile: entry.profile, contentId: entry.contentId, contentTime: contentTime,

@@ -32,6 +32,10 @@ public struct TimelineAction: Sendable, Equatable, CustomStringConvertible {
         case seek(to: Double, reason: SeekReason)
         /// A break now counts as watched.
         case breakWatched(breakId: String)
+        /// A break played to its end (whatever the watched policy): the start of a cooldown, and the
+        /// device-wide "last break completed" time the shell keeps so a cooldown holds across players.
+        /// Not pushed.
+        case breakCompleted(breakId: String)
         /// Ad-rules mode: pause the content and play this break.
         case playBreak(breakId: String)
         /// Ad-rules mode: every break that will play has played (after the post-roll).
@@ -59,6 +63,7 @@ public struct TimelineAction: Sendable, Equatable, CustomStringConvertible {
         switch kind {
         case .seek(let to, let why): return "seek to \(Seconds(to)) (\(why.rawValue)): \(reason)"
         case .breakWatched(let id): return "break \(id) watched: \(reason)"
+        case .breakCompleted(let id): return "break \(id) completed: \(reason)"
         case .playBreak(let id): return "play break \(id): \(reason)"
         case .allAdsCompleted: return "all ads completed: \(reason)"
         case .saveBookmark(let c, let s, let t):

@@ -185,6 +185,7 @@ extension TimelineSession {
             layout.setWatched(true, at: i)
             actions.append(TimelineAction(.breakWatched(breakId: b.id), reason: "break \(b.id) completed: \(how)"))
         }
+        actions.append(TimelineAction(.breakCompleted(breakId: b.id), reason: "\(how)"))
         if policy.cooldown > 0 { cooldownUntil = now + policy.cooldown }
         layout.setSnapbackCount(0, at: i)
         playhead = adRulesMode ? playhead : b.end

@@ -8,7 +8,7 @@ public enum WirePush {
     public static func isPushed(_ kind: TimelineAction.Kind) -> Bool {
         switch kind {
         case .seek, .breakWatched, .playBreak, .allAdsCompleted, .saveBookmark, .clearBookmark: return true
-        case .scheduleTimer, .cancelTimer: return false
+        case .scheduleTimer, .cancelTimer, .breakCompleted: return false
         }
     }
 
@@ -102,7 +102,7 @@ public enum WirePush {
                     return true
                 }
 
-            case .scheduleTimer, .cancelTimer:
+            case .scheduleTimer, .cancelTimer, .breakCompleted:
                 return false
             }
         }
@@ -171,7 +171,7 @@ public struct WirePushMessage: Sendable, Equatable {
         case .allAdsCompleted: kind = .allAdsCompleted
         case .saveBookmark(let c, let s, let t): kind = .bookmarkSaved(contentTime: c, streamTime: s, trigger: t)
         case .clearBookmark: kind = .bookmarkCleared
-        case .scheduleTimer, .cancelTimer: return nil
+        case .scheduleTimer, .cancelTimer, .breakCompleted: return nil
         }
         self.init(sessionId: sessionId, seq: seq, reason: action.reason.description, kind: kind)
     }

@@ -321,7 +321,7 @@ struct RandomTimeline {
                     }
                 case .scheduleTimer(_, let d):
                     #expect(d.isFinite && d >= now, "seed \(seed): \(event) → \(a)")
-                case .breakWatched(let id), .playBreak(let id):
+                case .breakWatched(let id), .breakCompleted(let id), .playBreak(let id):
                     #expect(s.layout.breakWith(id: id) != nil, "seed \(seed): \(event) → \(a)")
                 case .allAdsCompleted, .clearBookmark, .cancelTimer:
                     break

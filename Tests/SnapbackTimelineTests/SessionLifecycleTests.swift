@@ -63,3 +63,37 @@ import Testing
         #expect(try s.handle(.closed, at: 1000).bookmarks == [90])
     }
 }
+
+/// `breakCompleted` marks a break played to its end whatever the watched policy: it is what starts the
+/// device-wide cooldown, so it must not follow `breakWatched` (on begin, never, the loop guard).
+@Suite struct BreakCompletedTests {
+    static func completed(_ actions: [TimelineAction]) -> [String] {
+        actions.compactMap { if case .breakCompleted(let id) = $0.kind { return id } else { return nil } }
+    }
+
+    @Test(arguments: [AdPolicy.WatchedWhen.onBegin, .onEnd, .never])
+    func aBreakPlayedToItsEndIsCompletedWhateverTheWatchedPolicy(when: AdPolicy.WatchedWhen) throws {
+        var (s, _) = try Factory.session(policy: Factory.policy { $0.watchedWhen = when })
+        _ = try s.report(620, at: 1000)
+        let begun = try s.adBreakStarted(id: "b1", at: 1010)
+        #expect(Self.completed(begun).isEmpty)
+        #expect(begun.watched == (when == .onBegin ? ["b1"] : []))
+        let ended = try s.adBreakEnded(id: "b1", at: 1070)
+        #expect(Self.completed(ended) == ["b1"])
+    }
+
+    @Test func theLoopGuardWatchesWithoutCompleting() throws {
+        var (s, _) = try Factory.session(policy: Factory.policy {
+            $0.maxSnapbacksPerBreak = 1
+            $0.refuseSeeksDuringUnwatchedBreak = false
+        })
+        _ = try s.report(300, at: 1000)
+        #expect(try s.seekEnded(from: 300, to: 900, at: 1001).seeks == [Seek(630, .snapback)])
+        // The viewer gets away from b1 and skips it again: a second snapback would be the loop.
+        _ = try s.seekEnded(from: 640, to: 300, at: 1002)
+        let guarded = try s.seekEnded(from: 300, to: 900, at: 1003)
+        #expect(guarded.seeks.isEmpty)
+        #expect(guarded.watched == ["b1"])
+        #expect(Self.completed(guarded).isEmpty)
+    }
+}
