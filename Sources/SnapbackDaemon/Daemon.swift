@@ -69,6 +69,8 @@ public final class Daemon {
     private var drainTimer: LoopTimer?
     private var isStopping = false
     private var isFinishing = false
+    private var isReloading = false
+    private var reloadAgain = false
 
     /// - Parameters:
     ///   - configuration: as loaded from the files; the command line's options are laid over it here.
@@ -295,14 +297,45 @@ public final class Daemon {
     /// SIGHUP: loads the files again and lays the command line over them. A valid configuration applies
     /// to what is opened from now on (one notice line); an invalid one is logged (one error line,
     /// `file:line: reason`) and the one in force is kept. Nothing open is dropped either way.
+    ///
+    /// The files are read and user and group names resolved on a thread of their own: a name-service
+    /// lookup may block, and the loop must not. A SIGHUP during a reload loads again once it is done.
     private func reload() {
         guard !isStopping else { return }
+        guard !isReloading else {
+            reloadAgain = true
+            return
+        }
+        guard let post else { return }
+        isReloading = true
         notifier?.send("RELOADING=1", "STATUS=reloading the configuration",
                        "MONOTONIC_USEC=\(ServiceNotifier.monotonicMicroseconds())")
+        let path = options.configPath
+        nonisolated(unsafe) let daemon = self  // touched again only on the loop thread, in the post
+        let started = DetachedThread.run {
+            let result = Result { () throws(ConfigurationError) in try ConfigurationLoader.load(path: path) }
+            post.post { daemon.finishReload(result) }
+        }
+        if !started {
+            finishReload(Result { () throws(ConfigurationError) in try ConfigurationLoader.load(path: path) })
+        }
+    }
+
+    /// Loop thread: applies (or refuses) what the reload thread loaded.
+    private func finishReload(_ result: Result<ConfigurationLoader.Loaded, ConfigurationError>) {
+        isReloading = false
+        defer {
+            if reloadAgain {
+                reloadAgain = false
+                reload()
+            }
+        }
+        guard !isStopping else { return }
         let loaded: ConfigurationLoader.Loaded
-        do {
-            loaded = try ConfigurationLoader.load(path: options.configPath)
-        } catch {
+        switch result {
+        case .success(let value):
+            loaded = value
+        case .failure(let error):
             logger.error("SIGHUP: configuration not reloaded, keeping the one in force: \(error)")
             notifier?.send("READY=1", "STATUS=listening on \(listeningOn); last reload refused: \(error)")
             return
