@@ -72,8 +72,10 @@ extension TimelineService {
             handle = existing
         } else {
             let id = entry.id
-            handle = LoopTimer(loop: loop) { [weak self] in
-                self?.onLoop { $0.timerFired(timer, session: id) }
+            // Unowned: the service outlives every session's timers (closed with the session), and a weak
+            // reference would put the service's every retain on the runtime's slow path.
+            handle = LoopTimer(loop: loop) { [unowned self] in
+                self.onLoop { $0.timerFired(timer, session: id) }
             }
             entry.setTimer(timer, handle)
         }

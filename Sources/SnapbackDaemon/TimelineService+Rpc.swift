@@ -56,6 +56,7 @@ extension TimelineService {
             execute(actions, for: entry, at: WallClock.now())
             logger.info("session \(id) closed: player disconnected")
             entry.closeTimers()
+            entry.connection = nil
             sessions[id] = nil
         }
         state.sessions = [:]
@@ -133,8 +134,8 @@ extension TimelineService {
             state.sessions[id] = nil
             logger.info("session \(id) closed by the player")
             // The reply is the session's last frame: it waits for the final bookmark's commit.
-            entry.whenWritesDone { [weak connection] in
-                guard let connection else { return }
+            entry.whenWritesDone {
+                entry.connection = nil
                 let last = entry.pushSeq == seqBefore ? 0 : entry.pushSeq
                 self.reply(connection, header) { WireReply.encodeEventReply(lastPushSeq: last, into: &$0) }
             }
@@ -157,16 +158,14 @@ extension TimelineService {
         case .listBookmarks(let profile, let pageSize, let pageToken):
             listBookmarks(profile, pageSize, pageToken, header, connection)
         case .deleteBookmark(let profile, let contentId):
-            store.deleteBookmark(profile: profile, contentId: contentId) { [weak connection] result in
-                guard let connection else { return }
+            store.deleteBookmark(profile: profile, contentId: contentId) { result in
                 switch result {
                 case .success(let deleted): self.reply(connection, header) { WireReply.encodeDeleteBookmarkReply(deleted: deleted, into: &$0) }
                 case .failure(let error): self.fail(connection, header, error.statusCode, error.description)
                 }
             }
         case .clearBookmarks(let profile):
-            store.clearBookmarks(profile: profile) { [weak connection] result in
-                guard let connection else { return }
+            store.clearBookmarks(profile: profile) { result in
                 switch result {
                 case .success(let n): self.reply(connection, header) { WireReply.encodeClearBookmarksReply(deleted: UInt32(clamping: n), into: &$0) }
                 case .failure(let error): self.fail(connection, header, error.statusCode, error.description)

@@ -52,8 +52,11 @@ public actor TimelineService {
 final class SessionEntry {
     let id: UInt64
     var timeline: TimelineSession
-    /// The connection that opened it; pushes travel there with `callId`.
-    weak var connection: Connection?
+    /// The connection that opened it; pushes travel there with `callId`. A strong reference (the cycle
+    /// through `ConnectionState.sessions` is broken when the session or its connection closes): a weak
+    /// one would give every `Connection` a side table and send each of its retains and releases down
+    /// the runtime's slow path, a dozen times per message.
+    var connection: Connection?
     let connectionId: UInt64
     let callId: UInt32
     let profile: String
@@ -121,12 +124,14 @@ extension TimelineService {
     /// library's check goes through the concurrency runtime (the main-executor test first) and cost
     /// about 700 instructions per frame — a tenth of the daemon's work on the snapback round trip.
     @inline(__always)
-    nonisolated func onLoop<T>(_ operation: (isolated TimelineService) throws -> T) rethrows -> T {
+    nonisolated func onLoop(_ operation: (isolated TimelineService) -> Void) {
         precondition(loop.isOnLoopThread, "TimelineService entered off the loop thread")
-        typealias Isolated = (isolated TimelineService) throws -> T
-        typealias Plain = (TimelineService) throws -> T
-        return try withoutActuallyEscaping(operation) { (fn: @escaping Isolated) throws -> T in
-            try unsafeBitCast(fn, to: Plain.self)(self)
+        // Not generic over a result: a generic one made every entry allocate a reabstraction thunk (two
+        // heap objects per frame).
+        typealias Isolated = (isolated TimelineService) -> Void
+        typealias Plain = (TimelineService) -> Void
+        withoutActuallyEscaping(operation) { (fn: @escaping Isolated) in
+            unsafeBitCast(fn, to: Plain.self)(self)
         }
     }
 }
@@ -153,9 +158,14 @@ final class TimelineConnectionHandler: ConnectionHandler, ConfigurationReloading
     }
 
     func frameReceived(_ header: FrameHeader, body: UnsafeRawBufferPointer, on connection: Connection) {
-        // The body points into the connection's read buffer and is used only during this call.
-        nonisolated(unsafe) let body = body
-        service.onLoop { $0.handle(header, body: body, on: connection) }
+        // Every frame comes this way: the actor is entered through a closure that captures nothing, so
+        // no context is allocated (a capturing one cost two heap objects per frame). The body points
+        // into the connection's read buffer and is used only during this call.
+        precondition(service.loop.isOnLoopThread, "TimelineService entered off the loop thread")
+        typealias Isolated = (isolated TimelineService, FrameHeader, UnsafeRawBufferPointer, Connection) -> Void
+        typealias Plain = (TimelineService, FrameHeader, UnsafeRawBufferPointer, Connection) -> Void
+        let enter: Isolated = { service, header, body, connection in service.handle(header, body: body, on: connection) }
+        unsafeBitCast(enter, to: Plain.self)(service, header, body, connection)
     }
 
     func oversizedFrame(_ header: FrameHeader, on connection: Connection) {
