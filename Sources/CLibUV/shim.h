@@ -2,4 +2,5 @@
 #define SNAPBACK_CLIBUV_SHIM_H
 #include <uv.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #endif

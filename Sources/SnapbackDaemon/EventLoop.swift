@@ -29,6 +29,8 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Live timers, so a shutdown can close the ones their owners left open.
     private var timers: [ObjectIdentifier: LoopTimer.State] = [:]
+    /// Where started timers wait for their deadline.
+    let timerQueue: TimerQueue
 
     public init(logger: Logger = Logger()) throws(LibUVError) {
         self.logger = logger
@@ -41,6 +43,15 @@ public final class EventLoop: @unchecked Sendable {
         do {
             executor = try LoopExecutor(loop: raw)
         } catch {
+            uv_loop_close(raw)
+            raw.deallocate()
+            throw error
+        }
+        do {
+            timerQueue = try TimerQueue(loop: raw)
+        } catch {
+            executor.close()
+            uv_run(raw, UV_RUN_DEFAULT)  // the executor's close callback
             uv_loop_close(raw)
             raw.deallocate()
             throw error
@@ -145,11 +156,12 @@ public final class EventLoop: @unchecked Sendable {
 
     // MARK: Shutdown
 
-    /// Closes the loop's own handles (the executor's wake-up and the flush safety net). The last step of
-    /// a shutdown, after every other handle was closed.
+    /// Closes the loop's own handles (the executor's wake-up, the timers' timerfd and the flush safety
+    /// net). The last step of a shutdown, after every other handle and timer was closed.
     func closeOwnHandles() {
         flushPending()
         executor.close()
+        timerQueue.close()
         if uv_is_closing(asHandle(prepare)) == 0 {
             uv_close(asHandle(prepare)) { handle in
                 handle!.deallocate()

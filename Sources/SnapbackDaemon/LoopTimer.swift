@@ -1,41 +1,46 @@
-import CLibUV
-
-/// A one-shot or repeating timer on the loop (`uv_timer_t`) calling a closure on the loop thread.
+/// A one-shot or repeating timer on the loop calling a closure on the loop thread (the loop's
+/// ``TimerQueue``: one timerfd for all timers, so `epoll_wait` never needs a timeout).
 ///
-/// One Swift owner: the timer closes its handle when ``close()`` is called or when the owner lets go
-/// of it, whichever comes first; the handle's memory is freed in libuv's close callback. The callback
-/// is released on close, so a callback that captures its owner does not keep it alive past ``close()``
-/// (but does until then: capture `weak` or call ``close()``). A shutdown closes timers their owners
-/// left open; ``start(after:repeatingEvery:)`` on a closed timer does nothing.
+/// One Swift owner: the timer is closed when ``close()`` is called or when the owner lets go of it,
+/// whichever comes first. The callback is released on close, so a callback that captures its owner
+/// does not keep it alive past ``close()`` (but does until then: capture `unowned` or call
+/// ``close()``). A shutdown closes timers their owners left open; ``start(after:repeatingEvery:)`` on a
+/// closed timer does nothing.
 ///
 /// Loop-confined, `@unchecked Sendable` only so that an actor on the ``LoopExecutor`` can hold one.
 public final class LoopTimer: @unchecked Sendable {
-    /// What the handle points to: outlives the `LoopTimer` until the close callback.
+    /// The queue's record of the timer; the loop keeps it until it is closed.
     final class State {
-        let handle: UnsafeMutablePointer<uv_timer_t>
         unowned let loop: EventLoop
         var callback: (() -> Void)?
         var isClosed = false
+        /// Absolute `CLOCK_MONOTONIC` nanoseconds; meaningful while queued.
+        var deadline: UInt64 = 0
+        /// Nanoseconds between firings of a repeating timer; 0 for a one-shot.
+        var interval: UInt64 = 0
+        /// Position in the queue's heap; -1 when not queued.
+        var heapIndex = -1
 
         init(loop: EventLoop, callback: @escaping () -> Void) {
             self.loop = loop
             self.callback = callback
-            handle = .allocate(capacity: 1)
-            // uv_timer_init cannot fail on an initialised loop.
-            uv_timer_init(loop.raw, handle)
-            handle.pointee.data = Unmanaged.passRetained(self).toOpaque()
             loop.register(self)
+        }
+
+        func fire() {
+            // A local reference: the callback may close this timer (and so release itself) while it runs.
+            if let callback {
+                callback()
+            }
+            loop.flushPending()
         }
 
         func close() {
             guard !isClosed else { return }
             isClosed = true
             callback = nil
-            uv_close(asHandle(handle)) { raw in
-                let state = Unmanaged<State>.fromOpaque(raw!.pointee.data!).takeRetainedValue()
-                state.loop.unregister(state)
-                raw!.deallocate()
-            }
+            loop.timerQueue.remove(self)
+            loop.unregister(self)
         }
     }
 
@@ -51,31 +56,26 @@ public final class LoopTimer: @unchecked Sendable {
         state.close()
     }
 
-    /// Fires once after `milliseconds` (measured from the loop's cached time), then every
-    /// `repeatingEvery` milliseconds if non-zero. Restarts a running timer.
+    /// Fires once after `milliseconds` from now (the monotonic clock), then every `repeatingEvery`
+    /// milliseconds if non-zero. Restarts a running timer.
     public func start(after milliseconds: UInt64, repeatingEvery interval: UInt64 = 0) {
         guard !state.isClosed else { return }
-        uv_timer_start(state.handle, { raw in
-            let state = Unmanaged<State>.fromOpaque(raw!.pointee.data!).takeUnretainedValue()
-            if let callback = state.callback {
-                callback()
-            }
-            state.loop.flushPending()
-        }, milliseconds, interval)
+        state.interval = interval &* 1_000_000
+        state.loop.timerQueue.schedule(state, at: TimerQueue.now() &+ milliseconds &* 1_000_000)
     }
 
     /// Stops the timer; it can be started again.
     public func stop() {
         guard !state.isClosed else { return }
-        uv_timer_stop(state.handle)
+        state.loop.timerQueue.remove(state)
     }
 
     /// Whether the timer is started and has not fired (or repeats).
     public var isActive: Bool {
-        !state.isClosed && uv_is_active(asHandle(state.handle)) != 0
+        !state.isClosed && state.heapIndex >= 0
     }
 
-    /// Closes the handle for good and releases the callback.
+    /// Closes the timer for good and releases the callback.
     public func close() {
         state.close()
     }

@@ -79,6 +79,19 @@ final class NotifySocket {
         return nil
     }
 
+    /// Takes every message already queued, without waiting.
+    @discardableResult
+    func drain() -> [Message] {
+        var messages: [Message] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else { return messages }
+            messages.append(Message(text: String(decoding: buffer[..<count], as: UTF8.self), at: ContinuousClock.now))
+        }
+    }
+
     /// Every message that arrives during `duration`.
     func collect(for duration: Duration) -> [Message] {
         let clock = ContinuousClock()
