@@ -120,18 +120,14 @@ public final class EventLoop: @unchecked Sendable {
     /// Writes every connection's queued output: one write per connection for all the frames queued
     /// during the current callback. Every libuv callback of the shell calls it on its way out.
     public func flushPending() {
-        guard !needingFlush.isEmpty else { return }
-        var index = 0
-        // flush() never queues output, but it may run into a connection marked twice; the flag says
-        // whether it still has something to do.
-        while index < needingFlush.count {
-            let connection = needingFlush[index]
-            index += 1
+        // Last in, first out: the order among connections does not matter, and popLast() is cheaper than
+        // walking the list and emptying it (this runs on every callback). flush() never queues output,
+        // but a connection may be in the list twice; its flag says whether it still has work.
+        while let connection = needingFlush.popLast() {
             if connection.needsFlush {
                 connection.flush()
             }
         }
-        needingFlush.removeAll(keepingCapacity: true)
     }
 
     // MARK: Timers

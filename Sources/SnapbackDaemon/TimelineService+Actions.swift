@@ -7,14 +7,16 @@ extension TimelineService {
     /// bookmark and watched-state writes to the store. A bookmark is pushed as saved only once the store
     /// has committed it (acknowledged = durable).
     func execute(_ actions: [TimelineAction], for entry: SessionEntry, at now: Double) {
-        for action in actions {
-            switch action.kind {
+        // By index, switching on the stored kind: `for action in actions` copied every action out
+        // (its reason and ids retained and released) on every event.
+        for index in actions.indices {
+            switch actions[index].kind {
             case .seek, .playBreak, .allAdsCompleted:
-                logger.info("session \(entry.id): \(action)")
-                push(action, to: entry)
+                logger.info("session \(entry.id): \(actions[index])")
+                push(actions[index], to: entry)
             case .breakWatched(let breakId):
-                logger.info("session \(entry.id): \(action)")
-                push(action, to: entry)
+                logger.info("session \(entry.id): \(actions[index])")
+                push(actions[index], to: entry)
                 if !entry.contentId.isEmpty, entry.timeline.kind == .onDemand {
                     let id = entry.id
                     store.markWatched(contentId: entry.contentId, breakId: breakId, at: now) { result in
@@ -25,22 +27,22 @@ extension TimelineService {
                 }
             case .breakCompleted:
                 // Device-wide, so the cooldown after a break holds for every player on the box.
-                logger.debug("session \(entry.id): \(action)")
+                logger.debug("session \(entry.id): \(actions[index])")
                 store.setLastBreakCompleted(at: now)
             case .saveBookmark(let contentTime, let streamTime, _):
-                saveBookmark(action, entry: entry, bookmark: Bookmark(
+                saveBookmark(actions[index], entry: entry, bookmark: Bookmark(
                     profile: entry.profile, contentId: entry.contentId, contentTime: contentTime,
                     streamTime: streamTime, streamId: entry.streamId, updatedAt: now))
             case .clearBookmark:
                 let position = entry.timeline.snapshot(at: now)
-                saveBookmark(action, entry: entry, bookmark: Bookmark(
+                saveBookmark(actions[index], entry: entry, bookmark: Bookmark(
                     profile: entry.profile, contentId: entry.contentId, contentTime: position.contentTime,
                     streamTime: position.streamTime, streamId: entry.streamId, updatedAt: now, finished: true))
             case .scheduleTimer(let timer, let deadline):
-                logger.debug("session \(entry.id): \(action)")
+                logger.debug("session \(entry.id): \(actions[index])")
                 arm(timer, at: deadline, for: entry, now: now)
             case .cancelTimer(let timer):
-                logger.debug("session \(entry.id): \(action)")
+                logger.debug("session \(entry.id): \(actions[index])")
                 entry.timer(timer)?.stop()
             }
         }
@@ -94,9 +96,18 @@ extension TimelineService {
         guard WirePush.isPushed(action.kind), let connection = entry.connection, connection.canSend else { return }
         entry.pushSeq += 1
         pushCount &+= 1
+        let header = FrameHeader.push(callId: entry.callId, method: WireMethod.openSession.rawValue)
+        if let bound = WirePush.seekPushBound(action) {
+            // The snapback's push, encoded straight into the connection's outbound buffer.
+            let (id, seq) = (entry.id, entry.pushSeq)
+            connection.send(header, reservingBodyCapacity: bound) {
+                WirePush.encodeSeekPush(sessionId: id, seq: seq, action: action, into: $0)
+            }
+            return
+        }
         scratch.removeAll(keepingCapacity: true)
         _ = WirePush.encodePush(sessionId: entry.id, seq: entry.pushSeq, action: action, into: &scratch)
-        connection.send(.push(callId: entry.callId, method: WireMethod.openSession.rawValue), body: scratch)
+        connection.send(header, body: scratch)
     }
 
     func pushError(_ code: StatusCode, _ message: String, to entry: SessionEntry) {

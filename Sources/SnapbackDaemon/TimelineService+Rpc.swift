@@ -275,7 +275,10 @@ extension TimelineService {
         let seqBefore = entry.pushSeq
         execute(actions, for: entry, at: now)
         let last = entry.pushSeq == seqBefore ? 0 : entry.pushSeq
-        reply(connection, header) { WireReply.encodeEventReply(lastPushSeq: last, into: &$0) }
+        connection.send(.response(callId: header.callId, method: header.method),
+                        reservingBodyCapacity: WireReply.eventReplyBound) {
+            WireReply.encodeEventReply(lastPushSeq: last, into: $0)
+        }
     }
 
     // MARK: Bookmarks service

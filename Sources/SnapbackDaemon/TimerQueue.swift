@@ -49,7 +49,7 @@ final class TimerQueue {
         guard !isClosed else { return }  // shutting down: nothing fires any more
         timer.deadline = deadline
         if timer.heapIndex >= 0 {
-            siftDown(siftUp(timer.heapIndex))
+            if heap.count > 1 { siftDown(siftUp(timer.heapIndex)) }
         } else {
             timer.heapIndex = heap.count
             heap.append(timer)
@@ -141,36 +141,46 @@ final class TimerQueue {
 
     // MARK: Heap
 
+    /// Moves the timer at `start` towards the root while it is earlier than its parent; returns where it
+    /// ends. Reads only when it is in place (the usual case: the one timer of a session restarted).
     @discardableResult
     private func siftUp(_ start: Int) -> Int {
+        let timer = heap[start]
+        let deadline = timer.deadline
         var index = start
-        let timer = heap[index]
         while index > 0 {
             let parent = (index - 1) / 2
-            guard timer.deadline < heap[parent].deadline else { break }
-            heap[index] = heap[parent]
-            heap[index].heapIndex = index
+            let above = heap[parent]
+            guard deadline < above.deadline else { break }
+            heap[index] = above
+            above.heapIndex = index
             index = parent
         }
-        heap[index] = timer
-        timer.heapIndex = index
+        if index != start {
+            heap[index] = timer
+            timer.heapIndex = index
+        }
         return index
     }
 
     private func siftDown(_ start: Int) {
-        var index = start
-        let timer = heap[index]
+        let timer = heap[start]
+        let deadline = timer.deadline
         let count = heap.count
+        var index = start
         while true {
             var child = 2 * index + 1
             guard child < count else { break }
             if child + 1 < count && heap[child + 1].deadline < heap[child].deadline { child += 1 }
-            guard heap[child].deadline < timer.deadline else { break }
-            heap[index] = heap[child]
-            heap[index].heapIndex = index
+            let below = heap[child]
+            guard below.deadline < deadline else { break }
+            heap[index] = below
+            below.heapIndex = index
             index = child
         }
-        heap[index] = timer
-        timer.heapIndex = index
+        if index != start {
+            heap[index] = timer
+            timer.heapIndex = index
+        }
     }
 }

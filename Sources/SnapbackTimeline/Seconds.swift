@@ -6,8 +6,7 @@ public struct Seconds: CustomStringConvertible, Sendable {
     public var description: String {
         // Huge times (a peer may send 1e300) do not fit the millisecond form: print them as Swift does.
         guard value.isFinite, abs(value) < 1e15 else { return "\(value)" }
-        let millis = (value * 1000).rounded()
-        let m = Int64(millis)
+        let m = Self.roundedMillis(value)
         let whole = m / 1000
         if m % 1000 == 0 { return String(whole) }  // the usual case, one allocation at most
         var frac = abs(m % 1000)
@@ -21,32 +20,23 @@ public struct Seconds: CustomStringConvertible, Sendable {
 }
 
 extension Seconds {
+    /// `Int64((value * 1000).rounded())` — halves away from zero — without the call into libm's `round`
+    /// (three per snapback reason). For |value| < 1e15: the product fits, and subtracting its truncation is
+    /// exact (above 2^52 a double has no fraction left).
+    @inline(__always)
+    static func roundedMillis(_ value: Double) -> Int64 {
+        let m = value * 1000
+        let whole = Int64(m)
+        let fraction = m - Double(whole)
+        if fraction >= 0.5 { return whole + 1 }
+        if fraction <= -0.5 { return whole - 1 }
+        return whole
+    }
+
     /// The value as whole seconds when it prints as such (no fraction at millisecond precision).
     var wholeSeconds: Int64? {
         guard value.isFinite, abs(value) < 1e15 else { return nil }
-        let millis = Int64((value * 1000).rounded())
+        let millis = Self.roundedMillis(value)
         return millis % 1000 == 0 ? millis / 1000 : nil
-    }
-
-    /// Appends the same text as `description` as UTF-8, without building a String for the usual case of
-    /// whole seconds (the snapback reason is worded on every snapback).
-    func append(to bytes: inout [UInt8]) {
-        guard value.isFinite, abs(value) < 1e15 else { bytes.append(contentsOf: description.utf8); return }
-        let millis = Int64((value * 1000).rounded())
-        guard millis % 1000 == 0 else { bytes.append(contentsOf: description.utf8); return }
-        var whole = millis / 1000
-        if whole < 0 { bytes.append(UInt8(ascii: "-")); whole = -whole }
-        // Digits from the right into a small stack buffer (division by the constant 10 is a multiply).
-        var digits: (UInt64, UInt64) = (0, 0)
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            var i = buffer.count
-            var n = UInt64(whole)
-            repeat {
-                i -= 1
-                buffer[i] = UInt8(truncatingIfNeeded: n % 10) &+ UInt8(ascii: "0")
-                n /= 10
-            } while n > 0
-            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[i...]))
-        }
     }
 }

@@ -40,29 +40,49 @@ public struct TimelineReason: Sendable, Equatable, CustomStringConvertible, Expr
         }
     }
 
-    /// Appends the reason as UTF-8.
-    public func write(to bytes: inout [UInt8]) {
+    /// At least as many bytes as the reason takes in UTF-8 (``write(into:)`` never writes more).
+    public var utf8CountBound: Int {
+        switch storage {
+        case .text(let t): return t.utf8.count
+        // The literals take 37 bytes and a time at most 25 (a sign, 15 digits, a point, 3 decimals, or
+        // Swift's own form of a huge value): 160 leaves room.
+        case .snapback(_, _, _, let breakId, _): return 160 + breakId.utf8.count
+        }
+    }
+
+    /// Writes the reason as UTF-8 at the start of `buffer` (sized with ``utf8CountBound``); returns how
+    /// many bytes it wrote.
+    public func write(into buffer: UnsafeMutableRawBufferPointer) -> Int {
         switch storage {
         case .text(var t):
-            t.withUTF8 { bytes.append(contentsOf: $0) }
+            return t.withUTF8 { text in
+                let n = min(text.count, buffer.count)
+                if n > 0 { buffer.baseAddress!.copyMemory(from: text.baseAddress!, byteCount: n) }
+                return n
+            }
         case .snapback(let jump, let from, let to, let breakId, let start):
             var id = breakId
-            id.withUTF8 { idBytes in
-                // Worded into a stack buffer and appended once. 160 bytes hold the literals and three times of
-                // any magnitude (a time prints in at most 25 bytes).
-                withUnsafeTemporaryAllocation(byteCount: 160 + idBytes.count, alignment: 1) { buffer in
-                    var w = ReasonWriter(buffer)
-                    w.put(jump ? "jump " : "seek ")
-                    w.put(Seconds(from))
-                    w.put("→")
-                    w.put(Seconds(to))
-                    w.put(" skipped unwatched break ")
-                    w.put(UnsafeRawBufferPointer(idBytes))
-                    w.put(" at ")
-                    w.put(Seconds(start))
-                    bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[..<w.count]))
-                }
+            return id.withUTF8 { idBytes in
+                var w = ReasonWriter(buffer)
+                w.put(jump ? "jump " : "seek ")
+                w.put(Seconds(from))
+                w.put("→")
+                w.put(Seconds(to))
+                w.put(" skipped unwatched break ")
+                w.put(UnsafeRawBufferPointer(idBytes))
+                w.put(" at ")
+                w.put(Seconds(start))
+                return w.count
             }
+        }
+    }
+
+    /// Appends the reason as UTF-8.
+    public func write(to bytes: inout [UInt8]) {
+        let bound = utf8CountBound
+        withUnsafeTemporaryAllocation(byteCount: bound, alignment: 1) { buffer in
+            let n = write(into: buffer)
+            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[..<n]))
         }
     }
 
@@ -84,7 +104,14 @@ struct ReasonWriter {
     mutating func put(_ bytes: UnsafeRawBufferPointer) {
         let n = min(bytes.count, buffer.count - count)
         guard n > 0 else { return }
-        (buffer.baseAddress! + count).copyMemory(from: bytes.baseAddress!, byteCount: n)
+        let to = buffer.baseAddress! + count
+        let from = bytes.baseAddress!
+        if n <= 32 {
+            // The literals and ids of a reason are short: a byte loop beats a call into memcpy.
+            for i in 0..<n { to.storeBytes(of: from.load(fromByteOffset: i, as: UInt8.self), toByteOffset: i, as: UInt8.self) }
+        } else {
+            to.copyMemory(from: from, byteCount: n)
+        }
         count += n
     }
 

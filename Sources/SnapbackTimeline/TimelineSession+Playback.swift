@@ -363,7 +363,7 @@ extension TimelineSession {
         if adRulesMode {
             if let id = postrollId, let i = layout.index(ofBreak: id), skipReason(for: i, at: now) == nil,
                !layout.breaks[i].watched || policy.watchedBreakOnPlayback == .replay {
-                if !plan.isEmpty { plan.removeAll(keepingCapacity: true) }
+                clearPlan()
                 plan.append(.allAdsCompleted)
                 actions += enterBreak(index: i, fromStart: true, at: now, how: "content complete")
                 return actions
@@ -399,7 +399,7 @@ extension TimelineSession {
             actions += saveBookmark(streamTime: t, trigger: trigger, why: "\(how) at \(Seconds(t))")
         }
         phase = .closed
-        if !plan.isEmpty { plan.removeAll(keepingCapacity: true) }
+        clearPlan()
         return actions
     }
 

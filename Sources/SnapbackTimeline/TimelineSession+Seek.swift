@@ -105,7 +105,7 @@ extension TimelineSession {
             if s == landedIndex {
                 // Landed inside the unwatched break: play it from its start (or from the ad's start).
                 let start = policy.landingInUnwatchedBreak == .adStart ? b.adStart(containing: to) : b.start
-                if !plan.isEmpty { plan.removeAll(keepingCapacity: true) }
+                clearPlan()
                 return goToBreak(index: s, reason: .startOfBreak,
                                  why: "\(what) \(Seconds(from))→\(Seconds(to)) landed in unwatched break \(b.id), to its \(start == b.start ? "start" : "ad's start") \(Seconds(start))",
                                  at: now, landing: start)
@@ -115,7 +115,7 @@ extension TimelineSession {
                 let lb = layout.breaks[l]
                 target = lb.watched && policy.skipWatchedBreakOnLanding ? lb.end : lb.start
             }
-            if !plan.isEmpty { plan.removeAll(keepingCapacity: true) }
+            clearPlan()
             if policy.returnToTarget != .never {
                 plan.append(.seek(to: target, reason: .resumeAfterSnapback,
                                   why: ""))  // worded when it runs: most snapbacks never get there
@@ -140,7 +140,7 @@ extension TimelineSession {
             }
             if !b.watched && snapbackEnabled {
                 let start = policy.landingInUnwatchedBreak == .adStart ? b.adStart(containing: to) : b.start
-                if !plan.isEmpty { plan.removeAll(keepingCapacity: true) }
+                clearPlan()
                 return goToBreak(index: l, reason: .startOfBreak,
                                  why: "\(what) \(Seconds(from))→\(Seconds(to)) landed in unwatched break \(b.id), to \(Seconds(start))",
                                  at: now, landing: start)

@@ -60,6 +60,13 @@ public struct TimelineSession: Sendable {
 
     var phase: Phase = .content
     var plan: [PlanStep] = []
+
+    /// Drops what the plan still held (a new seek or the end of the content decides afresh). Element by
+    /// element from the end: the plan holds one step or none, and `removeAll` went through the generic
+    /// range replacement on every snapback.
+    mutating func clearPlan() {
+        while !plan.isEmpty { plan.removeLast() }
+    }
     var playhead: Double = 0
     var playheadWallTime: Double = 0
     var rate: Double = 1

@@ -6,14 +6,87 @@ import SnapbackTimeline
 /// as protobuf-c (field order, proto3 defaults left out, doubles as fixed64); `WireFastPathTests` checks
 /// that byte for byte against `ProtoC`.
 enum WireFastPath {
-    @inline(__always)
-    static func varint(_ value: UInt64, into out: inout [UInt8]) {
-        var v = value
-        while v >= 0x80 {
-            out.append(UInt8(truncatingIfNeeded: v) | 0x80)
-            v >>= 7
+    /// At least the size of the seek push `encodeSeekPush` writes for `reason`.
+    static func seekPushBound(reason: TimelineReason) -> Int {
+        // session_id and seq: tag + 10-byte varint each; reason: tag + length varint + text; seek: tag,
+        // length, stream_time (tag + 8), reason (tag + varint).
+        let text = reason.utf8CountBound
+        return 11 + 11 + 1 + RawWriter.varintSize(UInt64(text)) + text + 2 + 9 + 11
+    }
+
+    /// `Push{session_id, seq, reason, seek: SeekCommand{stream_time, reason}}`, written at the start of
+    /// `buffer` (at least ``seekPushBound(reason:)`` bytes, e.g. straight into a connection's outbound
+    /// buffer). Returns the body's length.
+    static func encodeSeekPush(sessionId: UInt64, seq: UInt64, reason: TimelineReason, to streamTime: Double,
+                               seekReason: UInt64, into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        var out = RawWriter(buffer)
+        out.uint64Field(1, sessionId)
+        out.uint64Field(2, seq)
+        if !reason.isEmpty {
+            // The reason is worded straight into the frame behind a one-byte length; in the rare case of
+            // 128 bytes or more it moves along to make room for a longer one.
+            out.varint(3 << 3 | 2)
+            let lengthAt = out.count
+            let textAt = lengthAt + 1
+            let length = reason.write(into: UnsafeMutableRawBufferPointer(rebasing: buffer[textAt...]))
+            let lengthSize = RawWriter.varintSize(UInt64(length))
+            if lengthSize > 1 {
+                (buffer.baseAddress! + lengthAt + lengthSize).copyMemory(from: buffer.baseAddress! + textAt, byteCount: length)
+            }
+            out.varint(UInt64(length))
+            out.count += length
         }
-        out.append(UInt8(v))
+        // The oneof member is written even when empty: it says which kind the push is.
+        let seekSize = (streamTime != 0 ? 9 : 0)
+            + (seekReason != 0 ? 1 + RawWriter.varintSize(seekReason) : 0)
+        out.varint(4 << 3 | 2)
+        out.varint(UInt64(seekSize))
+        out.doubleField(1, streamTime)
+        out.uint64Field(2, seekReason)
+        return out.count
+    }
+
+    /// At least the size of an `EventReply`.
+    static let eventReplyBound = 11
+
+    /// `EventReply{last_push_seq}` at the start of `buffer` (at least ``eventReplyBound`` bytes).
+    static func encodeEventReply(lastPushSeq: UInt64, into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        var out = RawWriter(buffer)
+        out.uint64Field(1, lastPushSeq)
+        return out.count
+    }
+
+    /// Appends what `encode` writes into at most `bound` bytes to `out`; returns how many.
+    static func append(to out: inout [UInt8], bound: Int, _ encode: (UnsafeMutableRawBufferPointer) -> Int) -> Int {
+        let start = out.count
+        out.append(contentsOf: repeatElement(0, count: bound))
+        let n = out.withUnsafeMutableBytes { encode(UnsafeMutableRawBufferPointer(rebasing: $0[start...])) }
+        out.removeLast(bound - n)
+        return n
+    }
+
+    static func encodeSeekPush(sessionId: UInt64, seq: UInt64, reason: TimelineReason, to streamTime: Double,
+                               seekReason: UInt64, into out: inout [UInt8]) -> Int {
+        append(to: &out, bound: seekPushBound(reason: reason)) {
+            encodeSeekPush(sessionId: sessionId, seq: seq, reason: reason, to: streamTime, seekReason: seekReason, into: $0)
+        }
+    }
+
+    static func encodeEventReply(lastPushSeq: UInt64, into out: inout [UInt8]) -> Int {
+        append(to: &out, bound: eventReplyBound) { encodeEventReply(lastPushSeq: lastPushSeq, into: $0) }
+    }
+}
+
+/// Protobuf's wire format into memory sized beforehand (the bound is the caller's promise; a debug build
+/// checks it).
+struct RawWriter {
+    let base: UnsafeMutableRawPointer
+    let capacity: Int
+    var count = 0
+
+    init(_ buffer: UnsafeMutableRawBufferPointer) {
+        base = buffer.baseAddress ?? UnsafeMutableRawPointer(bitPattern: 1)!
+        capacity = buffer.count
     }
 
     @inline(__always)
@@ -24,61 +97,40 @@ enum WireFastPath {
         return n
     }
 
+    @inline(__always)
+    mutating func byte(_ b: UInt8) {
+        assert(count < capacity, "RawWriter past its bound")
+        base.storeBytes(of: b, toByteOffset: count, as: UInt8.self)
+        count += 1
+    }
+
+    @inline(__always)
+    mutating func varint(_ value: UInt64) {
+        var v = value
+        while v >= 0x80 {
+            byte(UInt8(truncatingIfNeeded: v) | 0x80)
+            v >>= 7
+        }
+        byte(UInt8(v))
+    }
+
     /// A uint64/enum field (wire type 0), left out at 0 as proto3 does.
     @inline(__always)
-    static func uint64Field(_ number: UInt64, _ value: UInt64, into out: inout [UInt8]) {
+    mutating func uint64Field(_ number: UInt64, _ value: UInt64) {
         guard value != 0 else { return }
-        varint(number << 3, into: &out)
-        varint(value, into: &out)
+        varint(number << 3)
+        varint(value)
     }
 
     /// A double field (wire type 1, little-endian), left out when it equals 0 — -0.0 too, as protobuf-c
     /// compares the value.
     @inline(__always)
-    static func doubleField(_ number: UInt64, _ value: Double, into out: inout [UInt8]) {
+    mutating func doubleField(_ number: UInt64, _ value: Double) {
         guard value != 0 else { return }
-        let bits = value.bitPattern
-        varint(number << 3 | 1, into: &out)
-        for i in 0..<8 { out.append(UInt8(truncatingIfNeeded: bits >> (8 * UInt64(i)))) }
-    }
-
-    /// `Push{session_id, seq, reason, seek: SeekCommand{stream_time, reason}}`.
-    static func encodeSeekPush(sessionId: UInt64, seq: UInt64, reason: TimelineReason, to streamTime: Double,
-                               seekReason: UInt64, into out: inout [UInt8]) -> Int {
-        let start = out.count
-        uint64Field(1, sessionId, into: &out)
-        uint64Field(2, seq, into: &out)
-        if !reason.isEmpty {
-            // The reason is worded straight into the frame; its length byte is patched afterwards (a
-            // second one is inserted in the rare case of 128 bytes or more).
-            varint(3 << 3 | 2, into: &out)
-            let lengthAt = out.count
-            out.append(0)
-            reason.write(to: &out)
-            let length = out.count - lengthAt - 1
-            if length < 0x80 {
-                out[lengthAt] = UInt8(length)
-            } else {
-                var prefix: [UInt8] = []
-                varint(UInt64(length), into: &prefix)
-                out.replaceSubrange(lengthAt...lengthAt, with: prefix)
-            }
-        }
-        // The oneof member is written even when empty: it says which kind the push is.
-        let seekSize = (streamTime != 0 ? 9 : 0)
-            + (seekReason != 0 ? 1 + varintSize(seekReason) : 0)
-        varint(4 << 3 | 2, into: &out)
-        varint(UInt64(seekSize), into: &out)
-        doubleField(1, streamTime, into: &out)
-        uint64Field(2, seekReason, into: &out)
-        return out.count - start
-    }
-
-    /// `EventReply{last_push_seq}`.
-    static func encodeEventReply(lastPushSeq: UInt64, into out: inout [UInt8]) -> Int {
-        let start = out.count
-        uint64Field(1, lastPushSeq, into: &out)
-        return out.count - start
+        varint(number << 3 | 1)
+        assert(count + 8 <= capacity, "RawWriter past its bound")
+        base.storeBytes(of: value.bitPattern.littleEndian, toByteOffset: count, as: UInt64.self)
+        count += 8
     }
 }
 

@@ -12,6 +12,23 @@ public enum WirePush {
         }
     }
 
+    /// For a `seek`, the most bytes ``encodeSeekPush(sessionId:seq:action:into:)`` writes; nil for any
+    /// other kind (those go through ``encodePush(sessionId:seq:action:into:)``).
+    public static func seekPushBound(_ action: TimelineAction) -> Int? {
+        guard case .seek = action.kind else { return nil }
+        return WireFastPath.seekPushBound(reason: action.reason)
+    }
+
+    /// The `seek` push — the snapback round trip's — written at the start of `buffer` (at least
+    /// ``seekPushBound(_:)`` bytes: a connection's outbound buffer, no copy in between). Same bytes as
+    /// ``encodePush(sessionId:seq:action:into:)``. Returns the body's length.
+    public static func encodeSeekPush(sessionId: UInt64, seq: UInt64, action: TimelineAction,
+                                      into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        guard case .seek(let to, let why) = action.kind else { preconditionFailure("encodeSeekPush: not a seek") }
+        return WireFastPath.encodeSeekPush(sessionId: sessionId, seq: seq, reason: action.reason, to: to,
+                                           seekReason: UInt64(why.proto.rawValue), into: buffer)
+    }
+
     /// Appends the Push body for `action`, with `action.reason` as its reason. Returns false, appending
     /// nothing, for an action that is not pushed (`isPushed` is false): take a seq only when it is.
     /// `seek` is the hot path (SeekEnded → snapback): no allocation beyond `out`'s growth.

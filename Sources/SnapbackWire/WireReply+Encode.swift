@@ -20,6 +20,15 @@ extension WireReply {
         reply.encode(into: &out)
     }
 
+    /// The most bytes an EventReply takes.
+    public static let eventReplyBound = WireFastPath.eventReplyBound
+
+    /// The reply to every event, written at the start of `buffer` (at least ``eventReplyBound`` bytes:
+    /// a connection's outbound buffer). Returns its length.
+    public static func encodeEventReply(lastPushSeq: UInt64, into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        WireFastPath.encodeEventReply(lastPushSeq: lastPushSeq, into: buffer)
+    }
+
     /// The reply to every event: on the hot path, so no allocation beyond `out`'s growth.
     @discardableResult
     public static func encodeEventReply(lastPushSeq: UInt64, into out: inout [UInt8]) -> Int {

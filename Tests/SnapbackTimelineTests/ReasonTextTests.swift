@@ -2,12 +2,37 @@
 import Testing
 
 @Suite struct ReasonTextTests {
-    /// The byte path of the hot reasons writes exactly what `description` would.
-    @Test(arguments: [0.0, 1, 9, 10, 600, 1290, 86_400, 123_456_789, -5, 0.5, 600.25, -0.125, 1e14, 1e300, -1e20])
-    func secondsAppendMatchesDescription(value: Double) {
-        var bytes: [UInt8] = []
-        Seconds(value).append(to: &bytes)
-        #expect(String(decoding: bytes, as: UTF8.self) == Seconds(value).description)
+    /// The byte path of the hot reasons (ReasonWriter) writes exactly what `description` would.
+    @Test(arguments: [0.0, 1, 9, 10, 600, 1290, 86_400, 123_456_789, -5, 0.5, 600.25, -0.125, 1e14, 1e300, -1e20,
+                      599.9996, 0.0005, -0.0005, 999_999_999_999.9995])
+    func reasonWriterMatchesDescription(value: Double) {
+        let text = withUnsafeTemporaryAllocation(byteCount: 64, alignment: 1) { buffer in
+            var writer = ReasonWriter(buffer)
+            writer.put(Seconds(value))
+            return String(decoding: UnsafeRawBufferPointer(rebasing: buffer[..<writer.count]), as: UTF8.self)
+        }
+        #expect(text == Seconds(value).description)
+    }
+
+    /// Milliseconds rounded without libm agree with `rounded()` (halves away from zero), halves and
+    /// values next to them included.
+    @Test func roundedMillisAgreesWithTheStandardLibrary() {
+        var values: [Double] = [0, -0.0, 0.0005, -0.0005, 0.0015, 2.5e-4, 1e14, -1e14, 9.999999e14, 4503599627370.4995]
+        for k in -2000...2000 {
+            let half = (Double(k) + 0.5) / 1000
+            values += [half, half.nextUp, half.nextDown, Double(k) / 7]
+        }
+        var generator = SplitMix64(seed: 0x5EC0_4D5)
+        for _ in 0..<20_000 {
+            // Every magnitude up to 1e15, both signs.
+            let exponent = Int.random(in: 0...14, using: &generator)
+            var scale = 1.0
+            for _ in 0..<exponent { scale *= 10 }
+            values.append(Double.random(in: -scale...scale, using: &generator))
+        }
+        for v in values where abs(v) < 1e15 {
+            #expect(Seconds.roundedMillis(v) == Int64((v * 1000).rounded()), "\(v)")
+        }
     }
 
     @Test func snapbackReasonReadsAsTheInterpolationDid() {
