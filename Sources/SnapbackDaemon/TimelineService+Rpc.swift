@@ -50,7 +50,7 @@ extension TimelineService {
         } else {
             connectionsByUid[state.uid] = nil
         }
-        for id in state.sessions.keys.sorted() {
+        for id in state.sessionIds {
             guard let entry = sessions[id] else { continue }
             let actions = (try? entry.timeline.handle(.playerDisconnected, at: WallClock.now())) ?? []
             execute(actions, for: entry, at: WallClock.now())
@@ -59,7 +59,7 @@ extension TimelineService {
             entry.connection = nil
             sessions[id] = nil
         }
-        state.sessions = [:]
+        state.removeAllSessions()
     }
 
     /// SIGTERM: every session closes with its final bookmark, and its player is told why.
@@ -110,13 +110,10 @@ extension TimelineService {
             fail(connection, header, error.statusCode, "\(method.name): \(error)")
             return
         }
-        if case .hello(let hello) = request {
-            return handshake(hello, header, state, connection)
-        }
         let now = WallClock.now()
         switch request {
-        case .hello:
-            return  // handled above
+        case .hello(let hello):
+            handshake(hello, header, state, connection)
         case .getStatus:
             reply(connection, header) { WireReply.encodeStatusReply(status(now), into: &$0) }
         case .openSession(let open):
@@ -131,7 +128,7 @@ extension TimelineService {
             execute(actions, for: entry, at: now)
             entry.closeTimers()
             sessions[id] = nil
-            state.sessions[id] = nil
+            state.removeSession(id)
             logger.info("session \(id) closed by the player")
             // The reply is the session's last frame: it waits for the final bookmark's commit.
             entry.whenWritesDone {
@@ -196,7 +193,7 @@ extension TimelineService {
 
     /// The session `id` if this connection opened it; otherwise answers NOT_FOUND.
     private func session(_ id: UInt64, _ header: FrameHeader, _ state: ConnectionState, _ connection: Connection) -> SessionEntry? {
-        if let entry = state.sessions[id] { return entry }
+        if let entry = state.session(id) { return entry }
         fail(connection, header, .notFound, "no session \(id) on this connection")
         return nil
     }
@@ -211,7 +208,7 @@ extension TimelineService {
 
     private func openSession(_ open: OpenSessionRequest, _ header: FrameHeader, _ state: ConnectionState,
                              _ connection: Connection, _ now: Double) {
-        guard state.sessions.count < configuration.maxSessionsPerConnection else {
+        guard state.sessionCount < configuration.maxSessionsPerConnection else {
             fail(connection, header, .resourceExhausted,
                  "too many sessions on this connection: the limit is \(configuration.maxSessionsPerConnection)")
             return
@@ -249,7 +246,7 @@ extension TimelineService {
         nextSessionId += 1
         let entry = SessionEntry(id: id, timeline: timeline, connection: connection, callId: header.callId, request: open)
         sessions[id] = entry
-        state.sessions[id] = entry
+        state.add(entry)
         logger.info("session \(id) opened: content \"\(open.contentId)\" stream \"\(open.streamId)\", \(open.kind == .live ? "live" : "on demand"), \(timeline.layout.count) breaks, preset \(open.preset.rawValue)\(resume.map { ", resume at content \(Seconds($0))" } ?? "")")
         let actions = entry.timeline.opened(at: now)
         var start: Double?

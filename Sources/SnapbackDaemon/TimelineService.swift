@@ -144,7 +144,35 @@ final class ConnectionState {
     var helloDone = false
     var clientName = ""
     /// The sessions this connection opened: a request's session is found with one lookup.
-    var sessions: [UInt64: SessionEntry] = [:]
+    private var sessions: [UInt64: SessionEntry] = [:]
+    /// The session the last request named: a player sends its events for one session at a time, and a
+    /// hit skips the dictionary's hashing.
+    private var lastUsed: SessionEntry?
+
+    func session(_ id: UInt64) -> SessionEntry? {
+        if let entry = lastUsed, entry.id == id { return entry }
+        guard let entry = sessions[id] else { return nil }
+        lastUsed = entry
+        return entry
+    }
+
+    var sessionCount: Int { sessions.count }
+    /// In opening order (ids grow).
+    var sessionIds: [UInt64] { sessions.keys.sorted() }
+
+    func add(_ entry: SessionEntry) {
+        sessions[entry.id] = entry
+    }
+
+    func removeSession(_ id: UInt64) {
+        sessions[id] = nil
+        if lastUsed?.id == id { lastUsed = nil }
+    }
+
+    func removeAllSessions() {
+        sessions = [:]
+        lastUsed = nil
+    }
 }
 
 /// Bridges libuv callbacks into the actor: every call is already on the loop thread, so

@@ -6,9 +6,11 @@ import SnapbackTimeline
 /// The daemon decodes with `decode(method:body:defaultPreset:)`; the client library encodes with
 /// `encode(into:)` and sends `method` in the frame header.
 public enum WireRequest: Sendable, Equatable {
-    case hello(HelloRequest)
+    // The two large, once-per-connection or once-per-session requests are boxed, so that a request moves
+    // as a few words: events, the hot path, were copied with memcpy at every step as big as an OpenSession.
+    indirect case hello(HelloRequest)
     case getStatus
-    case openSession(OpenSessionRequest)
+    indirect case openSession(OpenSessionRequest)
     /// ReportPlayhead … Pause: the event as the timeline takes it. (`playerDisconnected` and
     /// `timerFired` are the daemon's own events and never travel; `.closed` travels as CloseSession.)
     case event(sessionId: UInt64, TimelineEvent)
