@@ -261,9 +261,14 @@ extension TimelineService {
 
     /// One event: the timeline decides, its actions are executed (pushes written first), then the reply.
     private func apply(_ event: TimelineEvent, to entry: SessionEntry, _ header: FrameHeader, _ connection: Connection, _ now: Double) {
-        let actions: [TimelineAction]
+        // The actions go into the service's buffer, taken for the call (a nested call, should one ever
+        // happen, starts its own) and put back with its capacity: no allocation per event.
+        var actions = actionBuffer
+        actionBuffer = []
+        actions.removeAll(keepingCapacity: true)
+        defer { actionBuffer = actions }
         do {
-            actions = try entry.timeline.handle(event, at: now)
+            try entry.timeline.handle(event, at: now, into: &actions)
         } catch {
             logger.debug("session \(entry.id): \(event.name) refused: \(error)")
             fail(connection, header, error.statusCode, error.description)

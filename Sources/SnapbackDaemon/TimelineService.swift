@@ -33,6 +33,8 @@ public actor TimelineService {
     var pushCount: UInt64 = 0
     /// Reused for every encoded body: no allocation per message once warm.
     var scratch: [UInt8] = []
+    /// Reused for every event's actions (see `apply`).
+    var actionBuffer: [TimelineAction] = []
 
     public init(context: DaemonContext, store: any ViewerStateStore) {
         self.loop = context.loop
@@ -42,6 +44,7 @@ public actor TimelineService {
         self.configuration = context.configuration
         self.startedAt = WallClock.now()
         scratch.reserveCapacity(4096)
+        actionBuffer.reserveCapacity(16)
     }
 
     /// The `ConnectionHandler` the daemon calls; it enters this actor without a hop.

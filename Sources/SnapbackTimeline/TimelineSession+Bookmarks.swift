@@ -5,14 +5,24 @@ extension TimelineSession {
     /// content position), unless bookmarks are off for this session, it was cleared as finished, the
     /// position is past the finished margin (then it is cleared), or it is within 0.5 s of the last one saved.
     mutating func saveBookmark(streamTime t: Double, trigger: BookmarkTrigger, why: String) -> [TimelineAction] {
-        guard bookmarksEnabled, !bookmarkCleared else { return [] }
-        if let finished = finishedCheck(streamTime: t).first { return [finished] }
+        var actions: [TimelineAction] = []
+        saveBookmark(streamTime: t, trigger: trigger, why: why, into: &actions)
+        return actions
+    }
+
+    mutating func saveBookmark(streamTime t: Double, trigger: BookmarkTrigger, why: String, into actions: inout [TimelineAction]) {
+        guard bookmarksEnabled, !bookmarkCleared else { return }
+        let finished = finishedCheck(streamTime: t)
+        if !finished.isEmpty {
+            actions.append(contentsOf: finished)
+            return
+        }
         let c = contentTime(forStreamTime: t)
         // Within half a second of the last one saved: nothing a viewer would notice, and one flash write less.
-        if let last = lastBookmark, abs(last - c) < 0.5 { return [] }
+        if let last = lastBookmark, abs(last - c) < 0.5 { return }
         lastBookmark = c
-        return [TimelineAction(.saveBookmark(contentTime: c, streamTime: t, trigger: trigger),
-                               reason: "\(why): content \(Seconds(c))")]
+        actions.append(TimelineAction(.saveBookmark(contentTime: c, streamTime: t, trigger: trigger),
+                                      reason: "\(why): content \(Seconds(c))"))
     }
 
     /// Clears the bookmark once the viewer is within the finished margin of the content's end.

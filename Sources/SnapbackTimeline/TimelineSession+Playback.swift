@@ -237,17 +237,23 @@ extension TimelineSession {
     mutating func goToBreak(index i: Int, reason: SeekReason, why: TimelineReason, at now: Double, landing: Double? = nil)
         -> [TimelineAction]
     {
+        var actions: [TimelineAction] = []
+        goToBreak(index: i, reason: reason, why: why, at: now, landing: landing, into: &actions)
+        return actions
+    }
+
+    mutating func goToBreak(index i: Int, reason: SeekReason, why: TimelineReason, at now: Double, landing: Double? = nil,
+                            into actions: inout [TimelineAction]) {
         let b = layout.breaks[i]
         if adRulesMode {
-            return enterBreak(index: i, fromStart: true, at: now, how: why.description)
+            actions.append(contentsOf: enterBreak(index: i, fromStart: true, at: now, how: why.description))
+            return
         }
         let target = clamp(landing ?? b.start)
         let seek = commandSeek(to: target, reason: reason, why: why)
         playhead = target
         playheadWallTime = now
         phase = .inBreak(BreakVisit(id: b.id, fromStart: true, startedByEvent: false, unwatchedAtEntry: !b.watched))
-        var actions: [TimelineAction] = []
-        actions.reserveCapacity(4)  // the seek, watched, the break timer, the bookmark timer: one allocation
         actions.append(seek)
         if policy.watchedWhen == .onBegin && !b.watched {
             layout.setWatched(true, at: i)
@@ -255,7 +261,6 @@ extension TimelineSession {
         }
         armBreakTimer(b, from: target, at: now, into: &actions)
         if bookmarkTimerArmed { cancelTimer(.bookmark, "an ad break plays", into: &actions) }
-        return actions
     }
 
     mutating func commandSeek(to t: Double, reason: SeekReason, why: TimelineReason) -> TimelineAction {

@@ -17,6 +17,14 @@ extension TimelineSession {
     /// skipped unwatched break (and plan the return to the target), go to the start of an unwatched break the
     /// seek landed in, skip a watched one — or just save the bookmark where the viewer landed.
     public mutating func seekEnded(from: Double, to: Double, at now: Double) throws(TimelineError) -> [TimelineAction] {
+        var actions: [TimelineAction] = []
+        try seekEnded(from: from, to: to, at: now, into: &actions)
+        return actions
+    }
+
+    /// ``seekEnded(from:to:at:)`` appending to `actions` (the daemon's buffer, reused from event to event):
+    /// nothing is appended when it throws.
+    mutating func seekEnded(from: Double, to: Double, at now: Double, into actions: inout [TimelineAction]) throws(TimelineError) {
         try checkAccepting(at: now)
         try Self.checkTime(from, "seek origin")
         try Self.checkTime(to, "seek target")
@@ -34,7 +42,7 @@ extension TimelineSession {
             phase = before
             playhead = to
             playheadWallTime = now
-            return []
+            return
         }
         commandedSeek = nil
         // Every seek while a break that began unwatched plays is refused, one within the break too: it goes
@@ -48,8 +56,9 @@ extension TimelineSession {
             // clamped into the break would be its end: the viewer would skip the break it is held to.
             let inBreak = b.contains(from) ? from : (b.contains(playhead) ? playhead : b.start)
             let back = adRulesMode ? from : inBreak
-            return [commandSeek(to: back, reason: .seekRefusedDuringAd,
-                                why: "seek \(Seconds(from))→\(Seconds(to)) refused: unwatched break \(b.id) is playing")]
+            actions.append(commandSeek(to: back, reason: .seekRefusedDuringAd,
+                                       why: "seek \(Seconds(from))→\(Seconds(to)) refused: unwatched break \(b.id) is playing"))
+            return
         }
         phase = contentCompleted && !adRulesMode ? .finished : .content
         var cancel: TimelineAction?
@@ -59,16 +68,23 @@ extension TimelineSession {
         }
         if phase == .finished {
             playhead = to
-            return cancel.map { [$0] } ?? []
+            if let c = cancel { actions.append(c) }
+            return
         }
-        var actions = decideSeek(from: from, to: to, at: now, implicit: false)
+        decideSeek(from: from, to: to, at: now, implicit: false, into: &actions)
         // A break-end timer the decision armed again replaces the old deadline; otherwise disarm it.
         if let c = cancel, !breakTimerArmed { actions.append(c) }
-        return actions
     }
 
     /// The seek policy proper. `implicit` marks a playhead jump the player did not report as a seek.
     mutating func decideSeek(from: Double, to rawTo: Double, at now: Double, implicit: Bool) -> [TimelineAction] {
+        var actions: [TimelineAction] = []
+        decideSeek(from: from, to: rawTo, at: now, implicit: implicit, into: &actions)
+        return actions
+    }
+
+    mutating func decideSeek(from: Double, to rawTo: Double, at now: Double, implicit: Bool,
+                             into actions: inout [TimelineAction]) {
         let to = clamp(rawTo)
         playhead = to
         playheadWallTime = now
@@ -80,10 +96,11 @@ extension TimelineSession {
             // too: replaying a watched break the seek landed in would show more ads than without a cooldown.
             if let i = landedIndex {
                 let b = layout.breaks[i]
-                return [commandSeek(to: b.end, reason: .skipDuringCooldown,
-                                    why: "\(what) landed in break \(b.id) during the cooldown until \(Seconds(cooldown))")]
+                actions.append(commandSeek(to: b.end, reason: .skipDuringCooldown,
+                                           why: "\(what) landed in break \(b.id) during the cooldown until \(Seconds(cooldown))"))
+                return
             }
-            return settled(at: to, from: from, what: what, at: now)
+            return settled(at: to, from: from, what: what, at: now, into: &actions)
         }
 
         if snapbackEnabled, let s = selectBreak(from: from, to: to, landed: landedIndex) {
@@ -93,13 +110,12 @@ extension TimelineSession {
                 // Loop guard: the break never reads as watched (events missing or early). Let the viewer go.
                 exempt.insert(b.id)
                 layout.setSnapbackCount(0, at: s)
-                var actions: [TimelineAction] = []
                 if !b.watched && policy.watchedWhen != .never {
                     layout.setWatched(true, at: s)
                     actions.append(TimelineAction(.breakWatched(breakId: b.id),
                                                   reason: "snapback loop guard: \(policy.maxSnapbacksPerBreak) snapbacks to \(b.id) already"))
                 }
-                return actions + settled(at: to, from: from, what: what, at: now)
+                return settled(at: to, from: from, what: what, at: now, into: &actions)
             }
             layout.setSnapbackCount(count, at: s)
             if s == landedIndex {
@@ -108,7 +124,7 @@ extension TimelineSession {
                 clearPlan()
                 return goToBreak(index: s, reason: .startOfBreak,
                                  why: "\(what) \(Seconds(from))→\(Seconds(to)) landed in unwatched break \(b.id), to its \(start == b.start ? "start" : "ad's start") \(Seconds(start))",
-                                 at: now, landing: start)
+                                 at: now, landing: start, into: &actions)
             }
             var target = to
             if let l = landedIndex {
@@ -123,47 +139,53 @@ extension TimelineSession {
             let landing = min(b.start + policy.snapbackLandingOffset, max(b.start, b.end - 0.001))
             return goToBreak(index: s, reason: .snapback,
                              why: .snapback(jump: implicit, from: from, to: to, breakId: b.id, start: b.start),
-                             at: now, landing: adRulesMode ? nil : landing)
+                             at: now, landing: adRulesMode ? nil : landing, into: &actions)
         }
 
         if let l = landedIndex {
             let b = layout.breaks[l]
             if b.watched && policy.skipWatchedBreakOnLanding {
-                let actions = [commandSeek(to: b.end, reason: .skipWatchedBreak,
-                                           why: "\(what) landed in watched break \(b.id), to its end \(Seconds(b.end))")]
+                actions.append(commandSeek(to: b.end, reason: .skipWatchedBreak,
+                                           why: "\(what) landed in watched break \(b.id), to its end \(Seconds(b.end))"))
                 playhead = b.end
-                return actions + saveBookmark(streamTime: b.end, trigger: .seek, why: "seek settled at \(Seconds(b.end))")
+                return saveBookmark(streamTime: b.end, trigger: .seek, why: "seek settled at \(Seconds(b.end))", into: &actions)
             }
             if isDisabled(l) {
-                return [commandSeek(to: b.end, reason: .skipDisabledBreak,
-                                    why: "\(what) landed in disabled break \(b.id), to its end \(Seconds(b.end))")]
+                actions.append(commandSeek(to: b.end, reason: .skipDisabledBreak,
+                                           why: "\(what) landed in disabled break \(b.id), to its end \(Seconds(b.end))"))
+                return
             }
             if !b.watched && snapbackEnabled {
                 let start = policy.landingInUnwatchedBreak == .adStart ? b.adStart(containing: to) : b.start
                 clearPlan()
                 return goToBreak(index: l, reason: .startOfBreak,
                                  why: "\(what) \(Seconds(from))→\(Seconds(to)) landed in unwatched break \(b.id), to \(Seconds(start))",
-                                 at: now, landing: start)
+                                 at: now, landing: start, into: &actions)
             }
             // A watched break replayed from where the viewer landed.
             phase = .inBreak(BreakVisit(id: b.id, fromStart: to <= b.start + policy.coverageTolerance, startedByEvent: false,
                                         unwatchedAtEntry: !b.watched))
-            return armBreakTimer(b, from: to, at: now)
+            return armBreakTimer(b, from: to, at: now, into: &actions)
         }
-        return settled(at: to, from: from, what: what, at: now)
+        settled(at: to, from: from, what: what, at: now, into: &actions)
     }
 
     /// The seek needs no break: the viewer is in content at `to`.
     mutating func settled(at to: Double, from: Double, what: String, at now: Double) -> [TimelineAction] {
-        var actions = saveBookmark(streamTime: to, trigger: .seek, why: "\(what) settled at \(Seconds(to))")
-        if adRulesMode { return actions }
+        var actions: [TimelineAction] = []
+        settled(at: to, from: from, what: what, at: now, into: &actions)
+        return actions
+    }
+
+    mutating func settled(at to: Double, from: Double, what: String, at now: Double, into actions: inout [TimelineAction]) {
+        saveBookmark(streamTime: to, trigger: .seek, why: "\(what) settled at \(Seconds(to))", into: &actions)
+        if adRulesMode { return }
         if let i = layout.indexOfBreak(containing: to) {
             let b = layout.breaks[i]
             phase = .inBreak(BreakVisit(id: b.id, fromStart: to <= b.start + policy.coverageTolerance, startedByEvent: false,
                                         unwatchedAtEntry: !b.watched))
-            actions = armBreakTimer(b, from: to, at: now)
+            armBreakTimer(b, from: to, at: now, into: &actions)
         }
-        return actions
     }
 
     /// Which break, if any, the seek from → to is held to.

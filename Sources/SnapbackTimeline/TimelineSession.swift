@@ -200,6 +200,17 @@ public struct TimelineSession: Sendable {
         }
     }
 
+    /// ``handle(_:at:)`` appending the actions to `actions` — a buffer the caller keeps from event to
+    /// event, so the snapback path allocates nothing. When the event is refused, `actions` is unchanged.
+    public mutating func handle(_ event: TimelineEvent, at now: Double, into actions: inout [TimelineAction]) throws(TimelineError) {
+        switch event {
+        case .seekEnded(let from, let to):
+            try seekEnded(from: from, to: to, at: now, into: &actions)
+        default:
+            actions.append(contentsOf: try handle(event, at: now))
+        }
+    }
+
     /// The breaks that play before the viewer reaches the pending return point: the current one, then
     /// those planned (e.g. the breaks a resume plays before the bookmark), in play order.
     public var plannedBreakIds: [String] {

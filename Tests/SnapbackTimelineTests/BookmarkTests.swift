@@ -105,6 +105,16 @@ import Testing
         #expect(actions.cancelledTimers == [.bookmark])
     }
 
+    /// A seek that settles within the margin clears the bookmark and disarms the periodic one (the cancel
+    /// used to be dropped while the timer was recorded as disarmed).
+    @Test func aSeekIntoTheFinishedMarginClearsTheBookmarkAndItsTimer() throws {
+        var s = try playing(at: 1500)
+        let actions = try s.seek(from: 1500, to: 1951, at: 1011)
+        #expect(actions.seeks == [])
+        #expect(actions.clearsBookmark)
+        #expect(actions.cancelledTimers == [.bookmark])
+    }
+
     @Test func thePlayheadBeforeTheFinishedMarginKeepsTheBookmark() throws {
         var s = try playing(at: 1940)
         #expect(try !s.report(1949, at: 1009).clearsBookmark)

@@ -354,4 +354,42 @@ struct RandomTimeline {
             }
         }
     }
+
+    /// `handle(_:at:into:)` — the daemon's allocation-free form — appends exactly what `handle(_:at:)`
+    /// returns, leaves the buffer as it was when the event is refused, and moves the session the same way.
+    @Test(arguments: seeds.prefix(100))
+    func handleIntoABufferMatchesHandle(seed: UInt64) throws {
+        var rng = SplitMix64(seed: seed)
+        guard var a = try? TimelineSession(Self.randomConfiguration(&rng)) else { return }
+        var b = a
+        let end = a.streamEnd ?? (a.layout.breaks.last?.end ?? 0) + 600
+        var now = 1000.0
+        var follow: Double?
+        _ = a.opened(at: now)
+        _ = b.opened(at: now)
+        let sentinel = TimelineAction(.allAdsCompleted, reason: "already in the buffer")
+        var buffer: [TimelineAction] = []
+        for step in 0..<400 {
+            let event = Self.randomEvent(&rng, a, follow: follow, end: end, mayClose: step >= 380)
+            let at = rng.chance(0.01) ? Double.nan : now + Double.random(in: 0...5, using: &rng)
+            buffer.removeAll(keepingCapacity: true)
+            buffer.append(sentinel)
+            let expected: Result<[TimelineAction], TimelineError>
+            do { expected = .success(try a.handle(event, at: at)) } catch { expected = .failure(error) }
+            var got: TimelineError?
+            do { try b.handle(event, at: at, into: &buffer) } catch { got = error }
+            switch expected {
+            case .success(let actions):
+                #expect(got == nil, "seed \(seed) step \(step): \(event.name)")
+                #expect(buffer == [sentinel] + actions, "seed \(seed) step \(step): \(event.name)")
+                follow = actions.last { $0.isSeek }.flatMap { if case .seek(let t, _) = $0.kind { t } else { nil } } ?? follow
+                if case .playheadReported = event { follow = nil }
+            case .failure(let error):
+                #expect(got.map { same($0, error) } == true, "seed \(seed) step \(step): \(event.name)")
+                #expect(buffer == [sentinel], "seed \(seed) step \(step): a refused \(event.name) left actions")
+            }
+            if at.isFinite { now = at }
+            #expect(a.snapshot(at: now) == b.snapshot(at: now), "seed \(seed) step \(step): \(event.name)")
+        }
+    }
 }

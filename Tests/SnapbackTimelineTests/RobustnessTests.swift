@@ -47,6 +47,22 @@ import Testing
         #expect(try s.seek(from: 600, to: 900, at: 1004).seeks == [])
     }
 
+    /// Released inside the break it was held to: the bookmark (the break's content position) and the
+    /// break-end timer both come out — the bookmark used to be recorded as saved but never emitted.
+    @Test func theLoopGuardReleasingAViewerInsideTheBreakSavesTheBookmarkAndWatchesTheBreakEnd() throws {
+        var s = try Factory.playing(at: 300, policy: Factory.policy {
+            $0.refuseSeeksDuringUnwatchedBreak = false
+            $0.maxSnapbacksPerBreak = 1
+        })
+        #expect(try s.seek(from: 300, to: 615, at: 1001).seeks == [Seek(600, .startOfBreak)])
+        let released = try s.seek(from: 600, to: 615, at: 1002)
+        #expect(released.seeks == [])
+        #expect(released.watched == ["b1"])
+        #expect(released.savedBookmarks == [Bookmark(600, 615, .seek)])
+        #expect(released.timers.map(\.timer) == [.breakEnd])
+        #expect(s.snapshot(at: 1002).currentBreakId == "b1")
+    }
+
     @Test func theLoopGuardReleasesWithoutMarkingWatchedWhenBreaksAreNeverWatched() throws {
         var s = try Factory.playing(at: 300, policy: Factory.policy {
             $0.watchedWhen = .never
