@@ -8,7 +8,7 @@ import SnapbackWire
 /// to one CPU, alternate rounds, report medians, read CPU from /proc).
 enum BenchCommand {
     static let usage = """
-        Usage: snapback bench [--snapbackd PATH] [--iterations N] [--warmup N] [--rounds N] [--cpu N]
+        Usage: snapback bench [--snapbackd PATH] [--iterations N] [--batch N] [--warmup N] [--rounds N] [--cpu N]
 
         Measures snapbackd's snapback round trip — a SeekEnded that crosses an unwatched break, answered
         by a seek push and the reply in one write — against the floor: a raw Unix-socket ping-pong with
@@ -17,24 +17,27 @@ enum BenchCommand {
         epoll_wait, reading once per wake-up as libuv does, to show what an event loop alone costs.
 
         The bench starts its own snapbackd (temporary socket, log level warning) and pins itself,
-        snapbackd and the peers to one CPU (sched_setaffinity). Rounds alternate raw, epoll echo,
-        snapbackd…; each reports p50/p99, and the summary takes the median over rounds, with each
-        server's CPU per call (/proc/PID/task/*/schedstat) and snapbackd's RSS (/proc/PID/status).
+        snapbackd and the peers to one CPU (sched_setaffinity). Within a round the three are measured in
+        interleaved batches (raw, epoll echo, snapbackd, raw, …), so that whatever else the machine does
+        weighs on all three alike; each round reports p50/p99, and the summary takes the median over
+        rounds, with each server's CPU per call (/proc/PID/task/*/schedstat) and snapbackd's RSS.
 
         Options:
           --snapbackd PATH  The daemon to measure (default: snapbackd next to this executable)
-          --iterations N    Measured round trips per round (default 20000)
-          --warmup N        Unmeasured round trips before each round (default 2000)
-          --rounds N        Rounds of each kind (default 5)
+          --iterations N    Measured round trips of each kind per round (default 20000)
+          --batch N         Round trips of one kind before switching to the next (default 1000)
+          --warmup N        Unmeasured round trips of each kind before each round (default 2000)
+          --rounds N        Rounds (default 5)
           --cpu N           The CPU everything is pinned to (default 0)
           -h, --help        Show this help
 
-        The last line reads: ratio p50 snapbackd/raw = X.XX (the target is at most 1.30).
+        The last line reads: ratio p50 snapbackd/raw = X.XX, the median over rounds of each round's
+        ratio (the target is at most 1.30).
         Exit status: 0 when the run completed, 1 when it failed, 2 for a bad command line.
         """
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
-        let a = try Arguments(args, valueOptions: ["--snapbackd", "--iterations", "--warmup", "--rounds", "--cpu"])
+        let a = try Arguments(args, valueOptions: ["--snapbackd", "--iterations", "--batch", "--warmup", "--rounds", "--cpu"])
         if a.wantsHelp {
             say(usage)
             return ExitCode.ok
@@ -45,6 +48,7 @@ enum BenchCommand {
         let config = Bench.Configuration(
             daemonPath: try a.string("--snapbackd", default: defaultDaemon),
             iterations: try a.integer("--iterations", default: 20_000, in: 100...10_000_000),
+            batch: try a.integer("--batch", default: 1000, in: 1...10_000_000),
             warmup: try a.integer("--warmup", default: 2_000, in: 0...10_000_000),
             rounds: try a.integer("--rounds", default: 5, in: 1...1000),
             cpu: try a.integer("--cpu", default: 0, in: 0...1023),
@@ -108,6 +112,7 @@ final class Bench {
     struct Configuration {
         var daemonPath: String
         var iterations: Int
+        var batch: Int
         var warmup: Int
         var rounds: Int
         var cpu: Int
@@ -136,15 +141,19 @@ final class Bench {
     var daemonPid: pid_t = 0
     var peers: [EchoPeer] = []
     var client: SnapbackClient?
-    private var samples: UnsafeMutableBufferPointer<UInt64>
+    /// One sample buffer per kind (raw, epoll echo, snapbackd), filled batch by batch.
+    private var samples: [UnsafeMutableBufferPointer<UInt64>]
 
     init(_ config: Configuration) {
         self.config = config
-        samples = .allocate(capacity: config.iterations)
-        samples.initialize(repeating: 0)
+        samples = (0..<3).map { _ in
+            let buffer = UnsafeMutableBufferPointer<UInt64>.allocate(capacity: config.iterations)
+            buffer.initialize(repeating: 0)
+            return buffer
+        }
     }
 
-    deinit { samples.deallocate() }
+    deinit { for buffer in samples { buffer.deallocate() } }
 
     func run() throws {
         let cpu = config.cpu
@@ -211,8 +220,8 @@ final class Bench {
         say("  floors     raw: a separate process on a socketpair, blocking recv → send; epoll echo: the same "
             + "behind epoll_wait, one read per wake-up (as libuv)")
         say("  checked    SeekEnded 5:00 → 15:00 → \(firstPush)")
-        say("  method     \(config.rounds) rounds × \(config.iterations) round trips (+\(config.warmup) warm-up each), "
-            + "alternating raw, epoll echo, snapbackd; medians over rounds")
+        say("  method     \(config.rounds) rounds × \(config.iterations) round trips of each kind (+\(config.warmup) warm-up), "
+            + "interleaved in batches of \(config.batch): raw, epoll echo, snapbackd, raw, …; medians over rounds")
         say("")
         say("round     raw p50/p99   epoll echo p50/p99   snapbackd p50/p99   (µs)")
 
@@ -221,9 +230,10 @@ final class Bench {
         var daemons: [Round] = []
         func cell(_ r: Round, _ width: Int) -> String { padLeft(fixed(r.p50, 1) + " / " + fixed(r.p99, 1), width) }
         for r in 1...config.rounds {
-            raws.append(try measure(raw.loop, server: raw.pid))
-            epolls.append(try measure(epoll.loop, server: epoll.pid))
-            daemons.append(try measure(daemon, server: daemonPid))
+            let round = try measure([(raw.loop, raw.pid), (epoll.loop, epoll.pid), (daemon, daemonPid)])
+            raws.append(round[0])
+            epolls.append(round[1])
+            daemons.append(round[2])
             say(padLeft("\(r)", 5) + cell(raws.last!, 16) + cell(epolls.last!, 21) + cell(daemons.last!, 20))
         }
         let afterRSS = Processes.statusKiB("VmRSS", of: daemonPid)
@@ -245,11 +255,13 @@ final class Bench {
         summary("raw", raws)
         summary("epoll echo", epolls)
         summary("snapbackd", daemons)
-        let ratio = median(daemons.map(\.p50)) / median(raws.map(\.p50))
+        // Each round measured the kinds side by side: the ratio is taken within a round, then the median.
         let pairRatios = zip(daemons, raws).map { $0.p50 / $1.p50 }
+        let ratio = median(pairRatios)
         say("per round p50 snapbackd/raw: " + pairRatios.map { fixed($0, 2) }.joined(separator: " ")
-            + "; p99 snapbackd/raw \(fixed(median(daemons.map(\.p99)) / median(raws.map(\.p99)), 2))"
-            + "; p50 snapbackd/epoll echo \(fixed(median(daemons.map(\.p50)) / median(epolls.map(\.p50)), 2))")
+            + "; ratio of the medians \(fixed(median(daemons.map(\.p50)) / median(raws.map(\.p50)), 2))"
+            + "; p99 snapbackd/raw \(fixed(median(zip(daemons, raws).map { $0.p99 / $1.p99 }), 2))"
+            + "; p50 snapbackd/epoll echo \(fixed(median(zip(daemons, epolls).map { $0.p50 / $1.p50 }), 2))")
         say("snapbackd RSS: idle \(idleRSS.map(mebibytes) ?? "?"), after \(total) round trips "
             + "\(afterRSS.map(mebibytes) ?? "?") (peak \(peakRSS.map(mebibytes) ?? "?")); SIGTERM → \(stopped.text)")
         say("target: snapbackd p50 within 1.30× the raw floor: \(ratio <= 1.3 ? "met" : "missed")")
@@ -296,22 +308,37 @@ final class Bench {
         childrenToKill.2 = 0
     }
 
-    /// One measured round: warm-up, then `iterations` timed round trips; CPU from schedstat.
-    func measure(_ loop: PingPong, server: pid_t) throws -> Round {
-        if config.warmup > 0 { try loop.run(config.warmup, samples: nil) }
-        let serverBefore = Processes.cpuNanoseconds(of: server)
-        let clientBefore = Processes.cpuNanoseconds(of: getpid())
-        try loop.run(config.iterations, samples: samples)
-        let serverAfter = Processes.cpuNanoseconds(of: server)
-        let clientAfter = Processes.cpuNanoseconds(of: getpid())
-        samples.sort()
-        let n = samples.count
-        func perCall(_ a: UInt64?, _ b: UInt64?) -> Double? {
-            guard let a, let b, b >= a else { return nil }
-            return Double(b - a) / Double(config.iterations) / 1000
+    /// One measured round: a warm-up of each kind, then `iterations` timed round trips of each, in
+    /// interleaved batches. A server's CPU comes from schedstat over the round (it works only during
+    /// its own batches); the client's, per batch, from its thread CPU clock.
+    func measure(_ kinds: [(loop: PingPong, server: pid_t)]) throws -> [Round] {
+        if config.warmup > 0 {
+            for kind in kinds { try kind.loop.run(config.warmup, samples: nil) }
         }
-        return Round(p50: Double(samples[n / 2]) / 1000, p99: Double(samples[min(n - 1, n * 99 / 100)]) / 1000,
-                     serverCPU: perCall(serverBefore, serverAfter), clientCPU: perCall(clientBefore, clientAfter))
+        let serverBefore = kinds.map { Processes.cpuNanoseconds(of: $0.server) }
+        var clientNanoseconds = [UInt64](repeating: 0, count: kinds.count)
+        var done = 0
+        while done < config.iterations {
+            let n = min(config.batch, config.iterations - done)
+            for (k, kind) in kinds.enumerated() {
+                let start = threadCPUNanoseconds()
+                try kind.loop.run(n, samples: UnsafeMutableBufferPointer(rebasing: samples[k][done..<(done + n)]))
+                clientNanoseconds[k] &+= threadCPUNanoseconds() &- start
+            }
+            done += n
+        }
+        let serverAfter = kinds.map { Processes.cpuNanoseconds(of: $0.server) }
+        return kinds.indices.map { k in
+            var buffer = samples[k]
+            buffer.sort()
+            let n = buffer.count
+            var serverCPU: Double?
+            if let a = serverBefore[k], let b = serverAfter[k], b >= a {
+                serverCPU = Double(b - a) / Double(config.iterations) / 1000
+            }
+            return Round(p50: Double(buffer[n / 2]) / 1000, p99: Double(buffer[min(n - 1, n * 99 / 100)]) / 1000,
+                         serverCPU: serverCPU, clientCPU: Double(clientNanoseconds[k]) / Double(config.iterations) / 1000)
+        }
     }
 
     func summary(_ name: String, _ rounds: [Round]) {
