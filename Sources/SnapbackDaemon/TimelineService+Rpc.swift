@@ -111,7 +111,7 @@ extension TimelineService {
             return
         }
         let now = WallClock.now()
-        switch request {
+        switch consume request {
         case .hello(let hello):
             handshake(hello, header, state, connection)
         case .getStatus:
@@ -265,7 +265,8 @@ extension TimelineService {
         // happen, starts its own) and put back with its capacity: no allocation per event.
         var actions = actionBuffer
         actionBuffer = []
-        actions.removeAll(keepingCapacity: true)
+        // Emptied from the end: cheaper than removeAll's generic range replacement for two or three actions.
+        while !actions.isEmpty { actions.removeLast() }
         defer { actionBuffer = actions }
         do {
             try entry.timeline.handle(event, at: now, into: &actions)
