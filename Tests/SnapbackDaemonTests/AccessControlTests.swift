@@ -58,16 +58,9 @@ import Testing
                 print("closed")
             """
         let groupOption = groups.isEmpty ? "--clear-groups" : "--groups=\(groups.map(String.init).joined(separator: ","))"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-        process.arguments = ["--reuid=\(uid)", "--regid=\(gid)", groupOption, "/usr/bin/python3", "-c", client, socketPath]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let run = try runToEnd("/usr/bin/setpriv",
+                               ["--reuid=\(uid)", "--regid=\(gid)", groupOption, "/usr/bin/python3", "-c", client, socketPath])
+        return run.output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     @Test func aPeerUnderAnotherUidIsRefusedWithPermissionDeniedAndOneLogLine() throws {

@@ -9,18 +9,8 @@ import Testing
         URL(fileURLWithPath: DaemonHarness.binaryPath).deletingLastPathComponent().appendingPathComponent("snapback").path
     }
 
-    /// Runs the CLI; returns (exit status, stdout + stderr).
     static func run(_ arguments: [String]) throws -> (Int32, String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: cliPath)
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        try runToEnd(cliPath, arguments)
     }
 
     @Test func aShortInterleavedRunCompletesAndPrintsTheRatio() throws {
