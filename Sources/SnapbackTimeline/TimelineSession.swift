@@ -246,6 +246,7 @@ public struct TimelineSession: Sendable {
     /// Every event method starts here, so that calling it directly refuses what `handle(_:at:)` refuses:
     /// a closed session takes nothing (a late pause or content-complete must not bring it back as paused
     /// or finished), and the wall time must be a time.
+    @inline(__always)  // a call copied the whole session (337 bytes) to pass it, on every event
     func checkAccepting(at now: Double) throws(TimelineError) {
         if phase == .closed { throw .sessionClosed }
         guard now.isFinite else { throw .invalidTime(field: "wall time", value: now) }
