@@ -97,10 +97,12 @@ struct ReasonWriter {
 
     init(_ buffer: UnsafeMutableRawBufferPointer) { self.buffer = buffer }
 
+    @inline(__always)
     mutating func put(_ s: StaticString) {
         s.withUTF8Buffer { put(UnsafeRawBufferPointer($0)) }
     }
 
+    @inline(__always)  // literals of known length: the copy folds into a few moves
     mutating func put(_ bytes: UnsafeRawBufferPointer) {
         let n = min(bytes.count, buffer.count - count)
         guard n > 0 else { return }

@@ -61,19 +61,18 @@ extension TimelineSession {
             return
         }
         phase = contentCompleted && !adRulesMode ? .finished : .content
-        var cancel: TimelineAction?
-        if breakTimerArmed {
-            breakTimerArmed = false
-            cancel = TimelineAction(.cancelTimer(.breakEnd), reason: "seek left the break")
-        }
+        let hadBreakTimer = breakTimerArmed
+        breakTimerArmed = false
         if phase == .finished {
             playhead = to
-            if let c = cancel { actions.append(c) }
+            if hadBreakTimer { actions.append(TimelineAction(.cancelTimer(.breakEnd), reason: "seek left the break")) }
             return
         }
         decideSeek(from: from, to: to, at: now, implicit: false, into: &actions)
         // A break-end timer the decision armed again replaces the old deadline; otherwise disarm it.
-        if let c = cancel, !breakTimerArmed { actions.append(c) }
+        if hadBreakTimer && !breakTimerArmed {
+            actions.append(TimelineAction(.cancelTimer(.breakEnd), reason: "seek left the break"))
+        }
     }
 
     /// The seek policy proper. `implicit` marks a playhead jump the player did not report as a seek.
