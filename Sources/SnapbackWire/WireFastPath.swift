@@ -162,8 +162,7 @@ extension WireFastPath {
 
         mutating func double() -> Double? {
             guard bytes.count - at >= 8 else { return nil }
-            var bits: UInt64 = 0
-            for i in 0..<8 { bits |= UInt64(bytes[at + i]) << (8 * UInt64(i)) }
+            let bits = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt64.self))
             at += 8
             return Double(bitPattern: bits)
         }
