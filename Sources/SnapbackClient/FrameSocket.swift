@@ -112,12 +112,6 @@ public final class FrameSocket {
         try result.get()
     }
 
-    /// Closes the sending direction; the daemon sees end of file but can still answer.
-    public func shutdownWrite() throws(FrameSocketError) {
-        guard fd >= 0 else { throw .notConnected }
-        guard shutdown(fd, Int32(SHUT_WR)) == 0 else { throw .system(call: "shutdown", errno: errno) }
-    }
-
     // MARK: Reading
 
     /// The next RESPONSE or PUSH frame.

@@ -404,14 +404,5 @@ public final class Daemon {
 
 func writeStandardError(_ text: String) {
     fflush(nil)
-    var text = text
-    text.withUTF8 { bytes in
-        var offset = 0
-        while offset < bytes.count {
-            let written = write(STDERR_FILENO, bytes.baseAddress! + offset, bytes.count - offset)
-            if written < 0 && errno == EINTR { continue }
-            if written <= 0 { return }
-            offset += written
-        }
-    }
+    writeAll(STDERR_FILENO, text)
 }

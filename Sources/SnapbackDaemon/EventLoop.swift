@@ -76,12 +76,6 @@ public final class EventLoop: @unchecked Sendable {
     /// True on the loop's thread.
     public var isOnLoopThread: Bool { executor.isOnLoopThread }
 
-    /// The loop's cached monotonic time in milliseconds (updated at the start of each iteration).
-    public var now: UInt64 { uv_now(raw) }
-
-    /// Refreshes ``now`` after a long callback.
-    public func updateTime() { uv_update_time(raw) }
-
     /// Runs until no referenced handle is left (after a shutdown) or ``stop()`` is called.
     public func run() {
         uv_run(raw, UV_RUN_DEFAULT)

@@ -64,15 +64,7 @@ public struct Logger: Sendable {
             line.append(character == "\n" ? " " : character)
         }
         line.append("\n")
-        line.withUTF8 { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let written = Glibc.write(STDERR_FILENO, bytes.baseAddress! + offset, bytes.count - offset)
-                if written < 0 && errno == EINTR { continue }
-                if written <= 0 { return }
-                offset += written
-            }
-        }
+        writeAll(STDERR_FILENO, line)
     }
 
     public func error(_ message: @autoclosure () -> String) { log(.error, message()) }
@@ -80,4 +72,19 @@ public struct Logger: Sendable {
     public func notice(_ message: @autoclosure () -> String) { log(.notice, message()) }
     public func info(_ message: @autoclosure () -> String) { log(.info, message()) }
     public func debug(_ message: @autoclosure () -> String) { log(.debug, message()) }
+}
+
+/// Writes all of `text` to `fd` (retrying short writes and EINTR); gives up silently on an error — it
+/// serves stderr, where there is nobody left to tell.
+func writeAll(_ fd: Int32, _ text: String) {
+    var text = text
+    text.withUTF8 { bytes in
+        var offset = 0
+        while offset < bytes.count {
+            let written = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+            if written < 0 && errno == EINTR { continue }
+            if written <= 0 { return }
+            offset += written
+        }
+    }
 }

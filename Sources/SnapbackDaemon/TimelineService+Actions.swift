@@ -77,7 +77,7 @@ extension TimelineService {
             // Unowned: the service outlives every session's timers (closed with the session), and a weak
             // reference would put the service's every retain on the runtime's slow path.
             handle = LoopTimer(loop: loop) { [unowned self] in
-                self.onLoop { $0.timerFired(timer, session: id) }
+                self.onLoop((timer, id)) { service, fired in service.timerFired(fired.0, session: fired.1) }
             }
             entry.setTimer(timer, handle)
         }

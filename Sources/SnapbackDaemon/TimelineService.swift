@@ -126,16 +126,15 @@ extension TimelineService {
     /// loop thread, so being on it is exactly the isolation the compiler wants proven; the standard
     /// library's check goes through the concurrency runtime (the main-executor test first) and cost
     /// about 700 instructions per frame — a tenth of the daemon's work on the snapback round trip.
+    ///
+    /// `operation` must capture nothing (its inputs come in `arguments`): a closure that captures
+    /// nothing has no context to allocate, whereas entering through `withoutActuallyEscaping` — which
+    /// needs a heap context for its escape check — cost two heap objects per frame.
     @inline(__always)
-    nonisolated func onLoop(_ operation: (isolated TimelineService) -> Void) {
+    nonisolated func onLoop<Arguments>(_ arguments: Arguments,
+                                       _ operation: @escaping (isolated TimelineService, Arguments) -> Void) {
         precondition(loop.isOnLoopThread, "TimelineService entered off the loop thread")
-        // Not generic over a result: a generic one made every entry allocate a reabstraction thunk (two
-        // heap objects per frame).
-        typealias Isolated = (isolated TimelineService) -> Void
-        typealias Plain = (TimelineService) -> Void
-        withoutActuallyEscaping(operation) { (fn: @escaping Isolated) in
-            unsafeBitCast(fn, to: Plain.self)(self)
-        }
+        unsafeBitCast(operation, to: ((TimelineService, Arguments) -> Void).self)(self, arguments)
     }
 }
 
@@ -185,33 +184,27 @@ final class TimelineConnectionHandler: ConnectionHandler, ConfigurationReloading
     init(service: TimelineService) { self.service = service }
 
     func connectionOpened(_ connection: Connection) {
-        service.onLoop { $0.connectionOpened(connection) }
+        service.onLoop(connection) { service, connection in service.connectionOpened(connection) }
     }
 
     func frameReceived(_ header: FrameHeader, body: UnsafeRawBufferPointer, on connection: Connection) {
-        // Every frame comes this way: the actor is entered through a closure that captures nothing, so
-        // no context is allocated (a capturing one cost two heap objects per frame). The body points
-        // into the connection's read buffer and is used only during this call.
-        precondition(service.loop.isOnLoopThread, "TimelineService entered off the loop thread")
-        typealias Isolated = (isolated TimelineService, FrameHeader, UnsafeRawBufferPointer, Connection) -> Void
-        typealias Plain = (TimelineService, FrameHeader, UnsafeRawBufferPointer, Connection) -> Void
-        let enter: Isolated = { service, header, body, connection in service.handle(header, body: body, on: connection) }
-        unsafeBitCast(enter, to: Plain.self)(service, header, body, connection)
+        // The body points into the connection's read buffer and is used only during this call.
+        service.onLoop((header, body, connection)) { service, frame in service.handle(frame.0, body: frame.1, on: frame.2) }
     }
 
     func oversizedFrame(_ header: FrameHeader, on connection: Connection) {
-        service.onLoop { $0.oversized(header, on: connection) }
+        service.onLoop((header, connection)) { service, frame in service.oversized(frame.0, on: frame.1) }
     }
 
     func connectionClosed(_ connection: Connection) {
-        service.onLoop { $0.connectionClosed(connection) }
+        service.onLoop(connection) { service, connection in service.connectionClosed(connection) }
     }
 
     func shutdown() {
-        service.onLoop { $0.shutdown() }
+        service.onLoop(()) { service, _ in service.shutdown() }
     }
 
     func apply(_ configuration: DaemonConfiguration) {
-        service.onLoop { $0.apply(configuration) }
+        service.onLoop(configuration) { service, configuration in service.apply(configuration) }
     }
 }

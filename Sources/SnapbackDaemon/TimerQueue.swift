@@ -19,7 +19,6 @@ final class TimerQueue {
     private var heap: [LoopTimer.State] = []
     /// The absolute `CLOCK_MONOTONIC` time the timerfd is set to; `.max` when it is not set.
     private var armedAt: UInt64 = .max
-    private(set) var isPolling = false
     private var isClosed = false
 
     init(loop: UnsafeMutablePointer<uv_loop_t>) throws(LibUVError) {
@@ -35,14 +34,15 @@ final class TimerQueue {
         poll.pointee.data = Unmanaged.passUnretained(self).toOpaque()
     }
 
+    /// Whether libuv watches the timerfd: while timers are queued.
+    var isPolling: Bool { !isClosed && uv_is_active(asHandle(poll)) != 0 }
+
     /// The monotonic clock in nanoseconds: the timers' time base.
     static func now() -> UInt64 {
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC, &time)
         return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
     }
-
-    var count: Int { heap.count }
 
     /// Queues `timer` at `deadline`, or moves it there if it is queued.
     func schedule(_ timer: LoopTimer.State, at deadline: UInt64) {
@@ -112,7 +112,6 @@ final class TimerQueue {
     }
 
     private func startPolling() {
-        isPolling = true
         uv_poll_start(poll, Int32(UV_READABLE.rawValue)) { handle, _, _ in
             let queue = Unmanaged<TimerQueue>.fromOpaque(handle!.pointee.data!).takeUnretainedValue()
             queue.fire()
@@ -120,7 +119,6 @@ final class TimerQueue {
     }
 
     private func stopPolling() {
-        isPolling = false
         uv_poll_stop(poll)
     }
 
@@ -131,7 +129,6 @@ final class TimerQueue {
         isClosed = true
         for timer in heap { timer.heapIndex = -1 }
         heap = []
-        isPolling = false
         uv_close(asHandle(poll)) { handle in
             var fd: uv_os_fd_t = -1
             if uv_fileno(handle, &fd) == 0 { Glibc.close(fd) }

@@ -31,98 +31,19 @@ public enum WirePush {
 
     /// Appends the Push body for `action`, with `action.reason` as its reason. Returns false, appending
     /// nothing, for an action that is not pushed (`isPushed` is false): take a seq only when it is.
-    /// `seek` is the hot path (SeekEnded → snapback): no allocation beyond `out`'s growth.
+    /// `seek` — the snapback round trip's — is written by hand (WireFastPath, same bytes as protobuf-c);
+    /// the others go through ``WirePushMessage``, the one protobuf-c encoder of the message.
     @discardableResult
     public static func encodePush(sessionId: UInt64, seq: UInt64, action: TimelineAction,
                                   into out: inout [UInt8]) -> Bool {
         if case .seek(let to, let why) = action.kind {
-            // The snapback round trip's push: written by hand, same bytes as protobuf-c (WireFastPath).
             _ = WireFastPath.encodeSeekPush(sessionId: sessionId, seq: seq, reason: action.reason, to: to,
                                             seekReason: UInt64(why.proto.rawValue), into: &out)
             return true
         }
-        var m = Snapback__V1__Push()
-        snapback__v1__push__init(&m)
-        m.session_id = sessionId
-        m.seq = seq
-        return action.reason.description.withCString { reason in
-            m.reason = UnsafeMutablePointer(mutating: reason)
-            switch action.kind {
-            case .seek(let to, let why):
-                var seek = Snapback__V1__SeekCommand()
-                snapback__v1__seek_command__init(&seek)
-                seek.stream_time = to
-                seek.reason = why.proto
-                return withUnsafeMutablePointer(to: &seek) { p in
-                    m.kind_case = SNAPBACK__V1__PUSH__KIND_SEEK
-                    m.seek = p
-                    ProtoC.append(&m, to: &out)
-                    return true
-                }
-
-            case .breakWatched(let breakId):
-                var watched = Snapback__V1__BreakWatched()
-                snapback__v1__break_watched__init(&watched)
-                return breakId.withCString { id in
-                    watched.break_id = UnsafeMutablePointer(mutating: id)
-                    return withUnsafeMutablePointer(to: &watched) { p in
-                        m.kind_case = SNAPBACK__V1__PUSH__KIND_BREAK_WATCHED
-                        m.break_watched = p
-                        ProtoC.append(&m, to: &out)
-                        return true
-                    }
-                }
-
-            case .playBreak(let breakId):
-                var play = Snapback__V1__PlayBreak()
-                snapback__v1__play_break__init(&play)
-                return breakId.withCString { id in
-                    play.break_id = UnsafeMutablePointer(mutating: id)
-                    return withUnsafeMutablePointer(to: &play) { p in
-                        m.kind_case = SNAPBACK__V1__PUSH__KIND_PLAY_BREAK
-                        m.play_break = p
-                        ProtoC.append(&m, to: &out)
-                        return true
-                    }
-                }
-
-            case .allAdsCompleted:
-                var done = Snapback__V1__AllAdsCompleted()
-                snapback__v1__all_ads_completed__init(&done)
-                return withUnsafeMutablePointer(to: &done) { p in
-                    m.kind_case = SNAPBACK__V1__PUSH__KIND_ALL_ADS_COMPLETED
-                    m.all_ads_completed = p
-                    ProtoC.append(&m, to: &out)
-                    return true
-                }
-
-            case .saveBookmark(let contentTime, let streamTime, let trigger):
-                var saved = Snapback__V1__BookmarkSaved()
-                snapback__v1__bookmark_saved__init(&saved)
-                saved.content_time = contentTime
-                saved.stream_time = streamTime
-                saved.trigger = trigger.proto
-                return withUnsafeMutablePointer(to: &saved) { p in
-                    m.kind_case = SNAPBACK__V1__PUSH__KIND_BOOKMARK_SAVED
-                    m.bookmark_saved = p
-                    ProtoC.append(&m, to: &out)
-                    return true
-                }
-
-            case .clearBookmark:
-                var cleared = Snapback__V1__BookmarkCleared()
-                snapback__v1__bookmark_cleared__init(&cleared)
-                return withUnsafeMutablePointer(to: &cleared) { p in
-                    m.kind_case = SNAPBACK__V1__PUSH__KIND_BOOKMARK_CLEARED
-                    m.bookmark_cleared = p
-                    ProtoC.append(&m, to: &out)
-                    return true
-                }
-
-            case .scheduleTimer, .cancelTimer, .breakCompleted:
-                return false
-            }
-        }
+        guard let message = WirePushMessage(sessionId: sessionId, seq: seq, action: action) else { return false }
+        message.encode(into: &out)
+        return true
     }
 
     /// Appends a Push carrying a SessionError: a failure outside a call (e.g. a bookmark that could not be
@@ -130,21 +51,8 @@ public enum WirePush {
     @discardableResult
     public static func encodePushSessionError(sessionId: UInt64, seq: UInt64, code: StatusCode, message: String,
                                               into out: inout [UInt8]) -> Int {
-        var m = Snapback__V1__Push()
-        snapback__v1__push__init(&m)
-        m.session_id = sessionId
-        m.seq = seq
-        var error = Snapback__V1__SessionError()
-        snapback__v1__session_error__init(&error)
-        error.code = UInt32(code.rawValue)
-        return message.withCString { text in
-            error.message = UnsafeMutablePointer(mutating: text)
-            return withUnsafeMutablePointer(to: &error) { p in
-                m.kind_case = SNAPBACK__V1__PUSH__KIND_SESSION_ERROR
-                m.session_error = p
-                return ProtoC.append(&m, to: &out)
-            }
-        }
+        WirePushMessage(sessionId: sessionId, seq: seq, reason: "", kind: .sessionError(code: code, message: message))
+            .encode(into: &out)
     }
 }
 
