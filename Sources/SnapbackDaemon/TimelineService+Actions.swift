@@ -93,29 +93,33 @@ extension TimelineService {
 
     /// Sends a push on the session's stream, if its player is still connected.
     func push(_ action: TimelineAction, to entry: SessionEntry) {
-        guard WirePush.isPushed(action.kind), let connection = entry.connection, connection.canSend else { return }
-        entry.pushSeq += 1
-        pushCount &+= 1
+        guard WirePush.isPushed(action.kind), let (connection, seq) = takePushSeq(entry) else { return }
         let header = FrameHeader.push(callId: entry.callId, method: WireMethod.openSession.rawValue)
         if let bound = WirePush.seekPushBound(action) {
             // The snapback's push, encoded straight into the connection's outbound buffer.
-            let (id, seq) = (entry.id, entry.pushSeq)
+            let id = entry.id
             connection.send(header, reservingBodyCapacity: bound) {
                 WirePush.encodeSeekPush(sessionId: id, seq: seq, action: action, into: $0)
             }
-            return
+        } else {
+            scratch.removeAll(keepingCapacity: true)
+            WirePush.encodePush(sessionId: entry.id, seq: seq, action: action, into: &scratch)
+            connection.send(header, body: scratch)
         }
-        scratch.removeAll(keepingCapacity: true)
-        _ = WirePush.encodePush(sessionId: entry.id, seq: entry.pushSeq, action: action, into: &scratch)
-        connection.send(header, body: scratch)
     }
 
     func pushError(_ code: StatusCode, _ message: String, to entry: SessionEntry) {
-        guard let connection = entry.connection, connection.canSend else { return }
+        guard let (connection, seq) = takePushSeq(entry) else { return }
+        scratch.removeAll(keepingCapacity: true)
+        WirePush.encodePushSessionError(sessionId: entry.id, seq: seq, code: code, message: message, into: &scratch)
+        connection.send(.push(callId: entry.callId, method: WireMethod.openSession.rawValue), body: scratch)
+    }
+
+    /// The session's connection and the seq of its next push, when the player can still be sent to.
+    private func takePushSeq(_ entry: SessionEntry) -> (Connection, UInt64)? {
+        guard let connection = entry.connection, connection.canSend else { return nil }
         entry.pushSeq += 1
         pushCount &+= 1
-        scratch.removeAll(keepingCapacity: true)
-        _ = WirePush.encodePushSessionError(sessionId: entry.id, seq: entry.pushSeq, code: code, message: message, into: &scratch)
-        connection.send(.push(callId: entry.callId, method: WireMethod.openSession.rawValue), body: scratch)
+        return (connection, entry.pushSeq)
     }
 }

@@ -134,7 +134,7 @@ extension TimelineService {
             entry.whenWritesDone {
                 entry.connection = nil
                 let last = entry.pushSeq == seqBefore ? 0 : entry.pushSeq
-                self.reply(connection, header) { WireReply.encodeEventReply(lastPushSeq: last, into: &$0) }
+                self.replyToEvent(connection, header, lastPushSeq: last)
             }
         case .contentTimeForStreamTime(let id, let t):
             guard let entry = session(id, header, state, connection), checkTime(t, header, connection) else { return }
@@ -278,10 +278,7 @@ extension TimelineService {
         let seqBefore = entry.pushSeq
         execute(actions, for: entry, at: now)
         let last = entry.pushSeq == seqBefore ? 0 : entry.pushSeq
-        connection.send(.response(callId: header.callId, method: header.method),
-                        reservingBodyCapacity: WireReply.eventReplyBound) {
-            WireReply.encodeEventReply(lastPushSeq: last, into: $0)
-        }
+        replyToEvent(connection, header, lastPushSeq: last)
     }
 
     // MARK: Bookmarks service
@@ -322,6 +319,14 @@ extension TimelineService {
         scratch.removeAll(keepingCapacity: true)
         _ = encode(&scratch)
         connection.send(.response(callId: header.callId, method: header.method), body: scratch)
+    }
+
+    /// The EventReply (every session event's and CloseSession's), encoded straight into the outbound buffer.
+    func replyToEvent(_ connection: Connection, _ header: FrameHeader, lastPushSeq: UInt64) {
+        connection.send(.response(callId: header.callId, method: header.method),
+                        reservingBodyCapacity: WireReply.eventReplyBound) {
+            WireReply.encodeEventReply(lastPushSeq: lastPushSeq, into: $0)
+        }
     }
 
     func fail(_ connection: Connection, _ header: FrameHeader, _ code: StatusCode, _ message: String) {
