@@ -50,8 +50,11 @@ let package = Package(
         .executableTarget(name: "snapbackd", dependencies: ["SnapbackDaemon"]),
         .executableTarget(name: "snapback-fuzz", dependencies: ["SnapbackFuzzing"]),
         .executableTarget(name: "snapback", dependencies: ["SnapbackClient", "SnapbackWire", "SnapbackTimeline"]),
-        .testTarget(name: "SnapbackTimelineTests", dependencies: ["SnapbackTimeline"]),
-        .testTarget(name: "SnapbackWireTests", dependencies: ["SnapbackWire", "CSnapbackProto", "SnapbackFuzzing"]),
+        // Helpers the test suites share (a seeded generator); not part of any product.
+        .target(name: "SnapbackTestSupport", path: "Tests/SnapbackTestSupport"),
+        .testTarget(name: "SnapbackTimelineTests", dependencies: ["SnapbackTimeline", "SnapbackTestSupport"]),
+        .testTarget(name: "SnapbackWireTests",
+                    dependencies: ["SnapbackWire", "CSnapbackProto", "SnapbackFuzzing", "SnapbackTestSupport"]),
         .testTarget(name: "SnapbackStoreTests", dependencies: ["SnapbackStore", "CSQLite"]),
         .testTarget(
             name: "SnapbackDaemonTests",

@@ -1,3 +1,4 @@
+import SnapbackTestSupport
 @testable import SnapbackTimeline
 import Testing
 

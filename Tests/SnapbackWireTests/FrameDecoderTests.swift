@@ -1,3 +1,4 @@
+import SnapbackTestSupport
 import Testing
 import SnapbackWire
 
@@ -82,18 +83,6 @@ struct Script {
         }
         if offset < bytes.count { chunks.append(Array(bytes[offset...])) }
         return chunks
-    }
-}
-
-/// Deterministic generator so a failing seed can be replayed.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 
@@ -298,7 +287,7 @@ struct SplitMix64: RandomNumberGenerator {
     /// random chunks, must always decode to the same events through both input paths.
     @Test(arguments: 0..<200 as Range<UInt64>)
     func randomChunkingsDecodeTheSame(seed: UInt64) {
-        var rng = SplitMix64(state: seed)
+        var rng = SplitMix64(seed: seed)
         var script = Script()
         let maxFrameSize = Int.random(in: 0...300, using: &rng)
         for callId in 1...UInt32.random(in: 1...30, using: &rng) {

@@ -1,3 +1,4 @@
+import SnapbackTestSupport
 import Foundation
 import SnapbackFuzzing
 import SnapbackTimeline
@@ -78,7 +79,7 @@ import Testing
 
     /// 20,000 seeded mutations: bit flips, byte overwrites, truncation, splices, duplicated ranges.
     @Test func randomMutationsNeverTrap() {
-        var rng = SplitMix64(state: 0x5EED_0F_5A_9BAC)
+        var rng = SplitMix64(seed: 0x5EED_0F_5A_9BAC)
         let seeds = Self.seeds
         for _ in 0..<20_000 {
             var bytes = seeds[Int(rng.next() % UInt64(seeds.count))]

@@ -1,3 +1,4 @@
+import SnapbackTestSupport
 import CSnapbackProto
 @testable import SnapbackWire
 import SnapbackTimeline
@@ -31,7 +32,7 @@ import Testing
     }
 
     @Test func seekPushMatchesProtobufC() {
-        var rng = SplitMix64(state: 42)
+        var rng = SplitMix64(seed: 42)
         let times: [Double] = [0, -0.0, 600, 0.1, 1e300, .infinity, 123_456.789, 5e-324]
         let reasons = ["", "seek 300→900 skipped unwatched break b1 at 600", String(repeating: "x", count: 200)]
         for _ in 0..<2000 {
@@ -92,7 +93,7 @@ import Testing
     static func same(_ a: Double, _ b: Double) -> Bool { a.bitPattern == b.bitPattern }
 
     @Test func seekEndedAgreesWithProtobufC() {
-        var rng = SplitMix64(state: 7)
+        var rng = SplitMix64(seed: 7)
         var fastHits = 0
         for i in 0..<20_000 {
             var body = WireRequest.event(sessionId: rng.next() >> (rng.next() % 64),
@@ -110,7 +111,7 @@ import Testing
     }
 
     @Test func reportPlayheadAgreesWithProtobufC() {
-        var rng = SplitMix64(state: 11)
+        var rng = SplitMix64(seed: 11)
         var fastHits = 0
         for i in 0..<20_000 {
             var body = WireRequest.event(sessionId: rng.next() >> (rng.next() % 64),
