@@ -54,6 +54,23 @@ import Testing
         #expect(daemon.stderrLines.last == "<5>stopped")
     }
 
+    /// A peer's text that contains line breaks cannot forge a journald record: CR and LF become spaces,
+    /// so the line keeps its own priority and nothing starts a new one.
+    @Test func lineBreaksInLoggedPeerTextStayOnOneLine() throws {
+        let daemon = try DaemonHarness()
+        let client = try SnapbackClient(socketPath: daemon.socketPath, clientName: "evil\r\n<0>forged\nrecord")
+        #expect(daemon.waitForLog(containing: "hello from"))
+        let hello = daemon.stderrLines.filter { $0.contains("hello from") }
+        #expect(hello.count == 1)
+        #expect(hello.first?.hasPrefix("<6>") == true)
+        #expect(hello.first?.contains("\"evil  <0>forged record\"") == true, "\(hello)")
+        #expect(!daemon.stderrText.contains("\r"))
+        #expect(daemon.stderrLines.allSatisfy { $0.hasPrefix("<") && $0.dropFirst(2).hasPrefix(">") }, "\(daemon.stderrLines)")
+        client.close()
+        daemon.terminate(signal: SIGTERM)
+        #expect(daemon.waitForExit() == .exit(0))
+    }
+
     @Test func sigintStopsLikeSigterm() throws {
         let daemon = try DaemonHarness()
         let client = try daemon.connect()
