@@ -60,7 +60,6 @@ final class SessionEntry {
     /// one would give every `Connection` a side table and send each of its retains and releases down
     /// the runtime's slow path, a dozen times per message.
     var connection: Connection?
-    let connectionId: UInt64
     let callId: UInt32
     let profile: String
     let contentId: String
@@ -88,7 +87,6 @@ final class SessionEntry {
         self.id = id
         self.timeline = timeline
         self.connection = connection
-        self.connectionId = connection.id
         self.callId = callId
         self.profile = request.profile
         self.contentId = request.contentId
