@@ -68,7 +68,6 @@ extension TimelineService {
     }
 
     private func arm(_ timer: TimelineTimer, at deadline: Double, for entry: SessionEntry, now: Double) {
-        let delay = max(0, deadline - now)
         let handle: LoopTimer
         if let existing = entry.timer(timer) {
             handle = existing
@@ -81,7 +80,7 @@ extension TimelineService {
             }
             entry.setTimer(timer, handle)
         }
-        handle.start(after: UInt64((delay * 1000).rounded(.up)))
+        handle.start(afterSeconds: deadline - now)
     }
 
     func timerFired(_ timer: TimelineTimer, session id: UInt64) {

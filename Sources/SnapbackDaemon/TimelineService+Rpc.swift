@@ -137,13 +137,13 @@ extension TimelineService {
                 self.replyToEvent(connection, header, lastPushSeq: last)
             }
         case .contentTimeForStreamTime(let id, let t):
-            guard let entry = session(id, header, state, connection), checkTime(t, header, connection) else { return }
+            guard let entry = session(id, header, state, connection) else { return }
             reply(connection, header) { WireReply.encodeContentTimeReply(contentTime: entry.timeline.layout.contentTime(forStreamTime: t), into: &$0) }
         case .streamTimeForContentTime(let id, let c):
-            guard let entry = session(id, header, state, connection), checkTime(c, header, connection) else { return }
+            guard let entry = session(id, header, state, connection) else { return }
             reply(connection, header) { WireReply.encodeStreamTimeReply(streamTime: entry.timeline.layout.streamTime(forContentTime: c), into: &$0) }
         case .breakAt(let id, let t):
-            guard let entry = session(id, header, state, connection), checkTime(t, header, connection) else { return }
+            guard let entry = session(id, header, state, connection) else { return }
             let layout = entry.timeline.layout
             reply(connection, header) { WireReply.encodeBreakAtReply(previous: layout.previousBreak(atOrBefore: t), next: layout.nextBreak(after: t), into: &$0) }
         case .getSessionState(let id):
@@ -196,12 +196,6 @@ extension TimelineService {
         if let entry = state.session(id) { return entry }
         fail(connection, header, .notFound, "no session \(id) on this connection")
         return nil
-    }
-
-    private func checkTime(_ t: Double, _ header: FrameHeader, _ connection: Connection) -> Bool {
-        if t.isFinite && t >= 0 { return true }
-        fail(connection, header, .invalidArgument, "time must be a finite, non-negative number of seconds (got \(t))")
-        return false
     }
 
     // MARK: Sessions
