@@ -3,4 +3,5 @@
 #include <uv.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
+#include <malloc.h> /* malloc_trim, which the Glibc module leaves out */
 #endif

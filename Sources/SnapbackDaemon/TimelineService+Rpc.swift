@@ -50,30 +50,22 @@ extension TimelineService {
         } else {
             connectionsByUid[state.uid] = nil
         }
+        let now = WallClock.now()
         for id in state.sessionIds {
-            guard let entry = sessions[id] else { continue }
-            let actions = (try? entry.timeline.handle(.playerDisconnected, at: WallClock.now())) ?? []
-            execute(actions, for: entry, at: WallClock.now())
-            logger.info("session \(id) closed: player disconnected")
-            entry.closeTimers()
-            entry.connection = nil
-            sessions[id] = nil
+            if let entry = sessions[id] { close(entry, .disconnected, at: now) }
         }
-        state.removeAllSessions()
     }
 
     /// SIGTERM: every session closes with its final bookmark, and its player is told why.
     func shutdown() {
         let now = WallClock.now()
         var closed: [SessionEntry] = []
-        for id in sessions.keys.sorted() {
+        for id in sessions.ids {
             guard let entry = sessions[id] else { continue }
-            let actions = (try? entry.timeline.handle(.closed, at: now)) ?? []
-            execute(actions, for: entry, at: now)
-            entry.closeTimers()
-            sessions[id] = nil
+            close(entry, .shutdown, at: now)
             closed.append(entry)
         }
+        memory.close()
         // The final bookmarks are committed and their BookmarkSaved pushed (store.close() drains the
         // writer, blocking briefly) before the players are told and the connections drain.
         store.close()
@@ -123,13 +115,8 @@ extension TimelineService {
             apply(event, to: entry, header, connection, now)
         case .closeSession(let id):
             guard let entry = session(id, header, state, connection) else { return }
-            let actions = (try? entry.timeline.handle(.closed, at: now)) ?? []
             let seqBefore = entry.pushSeq
-            execute(actions, for: entry, at: now)
-            entry.closeTimers()
-            sessions[id] = nil
-            state.removeSession(id)
-            logger.info("session \(id) closed by the player")
+            close(entry, .player, at: now)
             // The reply is the session's last frame: it waits for the final bookmark's commit.
             entry.whenWritesDone {
                 entry.connection = nil
@@ -236,11 +223,11 @@ extension TimelineService {
             fail(connection, header, error.statusCode, error.description)
             return
         }
-        let id = nextSessionId
-        nextSessionId += 1
+        let id = sessions.makeId()
         let entry = SessionEntry(id: id, timeline: timeline, connection: connection, callId: header.callId, request: open)
-        sessions[id] = entry
+        sessions.insert(entry)
         state.add(entry)
+        memory.sessionCountChanged(sessions.count)
         logger.info("session \(id) opened: content \"\(open.contentId)\" stream \"\(open.streamId)\", \(open.kind == .live ? "live" : "on demand"), \(timeline.layout.count) breaks, preset \(open.preset.rawValue)\(resume.map { ", resume at content \(Seconds($0))" } ?? "")")
         let actions = entry.timeline.opened(at: now)
         var start: Double?

@@ -24,8 +24,9 @@ public actor TimelineService {
     var defaultPreset: AdPolicy.Preset { configuration.defaultPreset }
     let startedAt: Double
 
-    var sessions: [UInt64: SessionEntry] = [:]
-    var nextSessionId: UInt64 = 1
+    var sessions = SessionTable()
+    /// Created on the loop thread at the first session (its timer must be).
+    lazy var memory = MemoryReturn(loop: loop)
     /// Admitted connections (refused ones are not counted), in total and by peer uid.
     var connectionCount = 0
     var connectionsByUid: [UInt32: Int] = [:]
@@ -167,12 +168,10 @@ final class ConnectionState {
     func removeSession(_ id: UInt64) {
         sessions[id] = nil
         if lastUsed?.id == id { lastUsed = nil }
+        // Emptied after holding many, the table lets its buckets go.
+        if sessions.isEmpty { sessions = [:] }
     }
 
-    func removeAllSessions() {
-        sessions = [:]
-        lastUsed = nil
-    }
 }
 
 /// Bridges libuv callbacks into the actor: every call is already on the loop thread, so
