@@ -74,26 +74,26 @@ extension TimelineService {
 /// settled, and only when the sessions open fell to half of their high-water mark: never per session,
 /// never on the per-message path.
 final class MemoryReturn {
-    private let loop: EventLoop
-    private var timer: LoopTimer?
+    private let clock: any ServiceClock
+    private var timer: (any ServiceTimer)?
     /// The most sessions open at once since the heap was last trimmed.
     private var highWater = 0
     /// Below this many sessions at the high-water mark, what could be returned is not worth a walk.
     static let minimumHighWater = 256
-    static let settleMilliseconds: UInt64 = 2000
+    static let settleSeconds = 2.0
     private(set) var trims = 0
 
-    init(loop: EventLoop) { self.loop = loop }
+    init(clock: any ServiceClock) { self.clock = clock }
 
     /// After every open and every close, with the number of sessions now open.
     func sessionCountChanged(_ open: Int) {
         self.open = open
         highWater = max(highWater, open)
         guard highWater >= Self.minimumHighWater, open <= highWater / 2 else { return }
-        let timer = self.timer ?? LoopTimer(loop: loop) { [unowned self] in self.trim() }
+        let timer = self.timer ?? clock.makeTimer { [unowned self] in self.trim() }
         self.timer = timer
         // Restarted by every close of a burst: the walk happens once the burst is over.
-        timer.start(after: Self.settleMilliseconds)
+        timer.start(afterSeconds: Self.settleSeconds)
     }
 
     private var open = 0

@@ -8,7 +8,7 @@ extension TimelineService {
     /// Access control and connection limits, before a byte is read: a peer not on the allow-list gets
     /// PERMISSION_DENIED, one over a limit RESOURCE_EXHAUSTED — an unsolicited RESPONSE with call id 0
     /// (method 0) — and is disconnected with one log line. Admitted peers get their ConnectionState.
-    func connectionOpened(_ connection: Connection) {
+    func admit(_ connection: any PeerPort) {
         let peer = connection.peer
         guard configuration.access.allows(peer, socketGroup: configuration.socketGroup) else {
             return refuse(connection, .permissionDenied,
@@ -28,20 +28,20 @@ extension TimelineService {
         connectionsByUid[peer.uid] = fromUid + 1
     }
 
-    private func refuse(_ connection: Connection, _ code: StatusCode, _ message: String) {
+    private func refuse(_ connection: any PeerPort, _ code: StatusCode, _ message: String) {
         sendStatus(connection, callId: 0, method: WireMethod.hello.rawValue, code, message)
         connection.closeAfterFlush(reason: "refused, \(code): \(message)", level: .warning)
     }
 
     /// SIGHUP with a valid configuration, and once at start: new sessions get the new policy, new
     /// connections the new allow-list and limits.
-    func apply(_ configuration: DaemonConfiguration) {
+    func use(_ configuration: DaemonConfiguration) {
         self.configuration = configuration
     }
 
     /// The player went away, cleanly or not: its sessions close as if it had sent CloseSession (the
     /// final bookmark is taken; nothing can be pushed any more).
-    func connectionClosed(_ connection: Connection) {
+    func connectionGone(_ connection: any PeerPort) {
         // A refused connection was never admitted, so it has no state and is not counted.
         guard let state = connection.handlerContext as? ConnectionState else { return }
         connectionCount -= 1
@@ -50,15 +50,15 @@ extension TimelineService {
         } else {
             connectionsByUid[state.uid] = nil
         }
-        let now = WallClock.now()
+        let now = clock.now()
         for id in state.sessionIds {
             if let entry = sessions[id] { close(entry, .disconnected, at: now) }
         }
     }
 
     /// SIGTERM: every session closes with its final bookmark, and its player is told why.
-    func shutdown() {
-        let now = WallClock.now()
+    func closeAllForShutdown() {
+        let now = clock.now()
         var closed: [SessionEntry] = []
         for id in sessions.ids {
             guard let entry = sessions[id] else { continue }
@@ -77,13 +77,13 @@ extension TimelineService {
 
     // MARK: Frames
 
-    func oversized(_ header: FrameHeader, on connection: Connection) {
+    func oversized(_ header: FrameHeader, on connection: any PeerPort) {
         logger.warning("connection \(connection.id): frame of \(header.length) bytes over the limit of \(connection.maxFrameSize)")
         fail(connection, header, .resourceExhausted,
              "frame body of \(header.length) bytes exceeds the maximum frame size of \(connection.maxFrameSize) bytes")
     }
 
-    func handle(_ header: FrameHeader, body: UnsafeRawBufferPointer, on connection: Connection) {
+    func handle(_ header: FrameHeader, body: UnsafeRawBufferPointer, on connection: any PeerPort) {
         requestCount &+= 1
         guard let state = connection.handlerContext as? ConnectionState else { return }
         // Until Hello, every other call is refused alike, whatever its method or body.
@@ -102,7 +102,7 @@ extension TimelineService {
             fail(connection, header, error.statusCode, "\(method.name): \(error)")
             return
         }
-        let now = WallClock.now()
+        let now = clock.now()
         switch consume request {
         case .hello(let hello):
             handshake(hello, header, state, connection)
@@ -158,7 +158,7 @@ extension TimelineService {
         }
     }
 
-    private func handshake(_ hello: HelloRequest, _ header: FrameHeader, _ state: ConnectionState, _ connection: Connection) {
+    private func handshake(_ hello: HelloRequest, _ header: FrameHeader, _ state: ConnectionState, _ connection: any PeerPort) {
         if state.helloDone {
             fail(connection, header, .failedPrecondition, "Hello was already done on this connection")
             return
@@ -179,7 +179,7 @@ extension TimelineService {
     }
 
     /// The session `id` if this connection opened it; otherwise answers NOT_FOUND.
-    private func session(_ id: UInt64, _ header: FrameHeader, _ state: ConnectionState, _ connection: Connection) -> SessionEntry? {
+    private func session(_ id: UInt64, _ header: FrameHeader, _ state: ConnectionState, _ connection: any PeerPort) -> SessionEntry? {
         if let entry = state.session(id) { return entry }
         fail(connection, header, .notFound, "no session \(id) on this connection")
         return nil
@@ -188,7 +188,7 @@ extension TimelineService {
     // MARK: Sessions
 
     private func openSession(_ open: OpenSessionRequest, _ header: FrameHeader, _ state: ConnectionState,
-                             _ connection: Connection, _ now: Double) {
+                             _ connection: any PeerPort, _ now: Double) {
         guard state.sessionCount < configuration.maxSessionsPerConnection else {
             fail(connection, header, .resourceExhausted,
                  "too many sessions on this connection: the limit is \(configuration.maxSessionsPerConnection)")
@@ -241,7 +241,7 @@ extension TimelineService {
     }
 
     /// One event: the timeline decides, its actions are executed (pushes written first), then the reply.
-    private func apply(_ event: TimelineEvent, to entry: SessionEntry, _ header: FrameHeader, _ connection: Connection, _ now: Double) {
+    private func apply(_ event: TimelineEvent, to entry: SessionEntry, _ header: FrameHeader, _ connection: any PeerPort, _ now: Double) {
         // The actions go into the service's buffer, taken for the call (a nested call, should one ever
         // happen, starts its own) and put back with its capacity: no allocation per event.
         var actions = actionBuffer
@@ -264,7 +264,7 @@ extension TimelineService {
 
     // MARK: Bookmarks service
 
-    private func getBookmark(_ profile: String, _ contentId: String, _ header: FrameHeader, _ connection: Connection) {
+    private func getBookmark(_ profile: String, _ contentId: String, _ header: FrameHeader, _ connection: any PeerPort) {
         do {
             guard let bookmark = try store.bookmark(profile: profile, contentId: contentId) else {
                 fail(connection, header, .notFound, "no bookmark for content \"\(contentId)\" in profile \"\(profile)\"")
@@ -276,7 +276,7 @@ extension TimelineService {
         }
     }
 
-    private func listBookmarks(_ profile: String, _ pageSize: UInt32, _ token: String, _ header: FrameHeader, _ connection: Connection) {
+    private func listBookmarks(_ profile: String, _ pageSize: UInt32, _ token: String, _ header: FrameHeader, _ connection: any PeerPort) {
         let limit = pageSize == 0 ? 100 : Int(min(pageSize, 1000))
         do {
             let (page, next) = try store.bookmarks(profile: profile, after: token.isEmpty ? nil : token, limit: limit)
@@ -296,26 +296,26 @@ extension TimelineService {
 
     // MARK: Replies
 
-    func reply(_ connection: Connection, _ header: FrameHeader, _ encode: (inout [UInt8]) -> Int) {
+    func reply(_ connection: any PeerPort, _ header: FrameHeader, _ encode: (inout [UInt8]) -> Int) {
         scratch.removeAll(keepingCapacity: true)
         _ = encode(&scratch)
         connection.send(.response(callId: header.callId, method: header.method), body: scratch)
     }
 
     /// The EventReply (every session event's and CloseSession's), encoded straight into the outbound buffer.
-    func replyToEvent(_ connection: Connection, _ header: FrameHeader, lastPushSeq: UInt64) {
+    func replyToEvent(_ connection: any PeerPort, _ header: FrameHeader, lastPushSeq: UInt64) {
         connection.send(.response(callId: header.callId, method: header.method),
                         reservingBodyCapacity: WireReply.eventReplyBound) {
             WireReply.encodeEventReply(lastPushSeq: lastPushSeq, into: $0)
         }
     }
 
-    func fail(_ connection: Connection, _ header: FrameHeader, _ code: StatusCode, _ message: String) {
+    func fail(_ connection: any PeerPort, _ header: FrameHeader, _ code: StatusCode, _ message: String) {
         sendStatus(connection, callId: header.callId, method: header.method, code, message)
     }
 
     /// A RESPONSE with status `code` and a `Status` body.
-    func sendStatus(_ connection: Connection, callId: UInt32, method: UInt16, _ code: StatusCode, _ message: String) {
+    func sendStatus(_ connection: any PeerPort, callId: UInt32, method: UInt16, _ code: StatusCode, _ message: String) {
         scratch.removeAll(keepingCapacity: true)
         _ = WireReply.encodeStatus(code: code, message: message, into: &scratch)
         connection.send(.response(callId: callId, method: method, status: code.rawValue), body: scratch)
