@@ -62,6 +62,7 @@ test: deps check-proto ## Build, run unit, wire and daemon integration tests, th
 	$(SWIFT) build
 	SNAPBACKD_BIN=$(CURDIR)/$(DEBUG_BIN)/snapbackd $(SWIFT) test --parallel
 	python3 Tests/clients/python/test_snapback_client.py $(DEBUG_BIN)/snapbackd
+	python3 Tests/clients/python/wire_mutation.py $(DEBUG_BIN)/snapbackd --seconds 10
 	$(MAKE) --no-print-directory check-systemd
 	$(MAKE) --no-print-directory check-install
 	$(MAKE) --no-print-directory check-footprint
@@ -92,13 +93,27 @@ bench: release ## Benchmarks with their baselines: round trip vs raw socket, tim
 	$(RELEASE_BIN)/snapback bench-store --snapbackd $(RELEASE_BIN)/snapbackd --seconds 3
 
 FUZZ_SECONDS ?= 60
-fuzz: deps ## Run libFuzzer (ASan) over decoder + request decoding + timeline for FUZZ_SECONDS
-	$(SWIFT) build --sanitize=fuzzer --sanitize=address --product snapback-fuzz --scratch-path .build-fuzz
-	@mkdir -p .build-fuzz/corpus fuzz-artifacts
-	.build-fuzz/debug/snapback-fuzz .build-fuzz/corpus Tests/Fuzz/corpus -max_total_time=$(FUZZ_SECONDS) \
-		-max_len=65536 -artifact_prefix=fuzz-artifacts/
+# Coverage for every Swift module, not only the entry point's (SwiftPM's --sanitize=fuzzer alone left
+# the libraries uninstrumented), as libFuzzer wants it: inline 8-bit counters and a PC table.
+FUZZ_FLAGS := -c release --sanitize=fuzzer --sanitize=address --scratch-path .build-fuzz \
+	-Xswiftc -sanitize-coverage=edge,trace-cmp,inline-8bit-counters,pc-table
+FUZZ_TARGETS := snapback-fuzz:Tests/Fuzz/corpus snapback-fuzz-daemon:Tests/Fuzz/daemon-corpus
+FUZZ_SECONDS ?= 60
+
+fuzz: deps ## Run each libFuzzer target (ASan) for FUZZ_SECONDS, then the wire-level mutation test as long
+	@for t in $(FUZZ_TARGETS); do $(SWIFT) build $(FUZZ_FLAGS) --product $${t%%:*} || exit 1; done
+	@mkdir -p fuzz-artifacts
+	@for t in $(FUZZ_TARGETS); do \
+		name=$${t%%:*}; corpus=$${t#*:}; mkdir -p .build-fuzz/corpus/$$name; \
+		echo "== $$name for $(FUZZ_SECONDS) s"; \
+		.build-fuzz/release/$$name .build-fuzz/corpus/$$name $$corpus -max_total_time=$(FUZZ_SECONDS) \
+			-max_len=65536 -print_final_stats=1 -artifact_prefix=fuzz-artifacts/$$name- 2>&1 \
+			| grep -E '^#[0-9]+ +(INITED|DONE)|stat::number_of_executed_units|ERROR|SUMMARY' || true; \
+	done
+	$(SWIFT) build --product snapbackd
+	python3 Tests/clients/python/wire_mutation.py $(DEBUG_BIN)/snapbackd --seconds $(FUZZ_SECONDS)
 	@if ls fuzz-artifacts/* >/dev/null 2>&1; then \
-		echo "crashes saved under fuzz-artifacts/: add each to Tests/Fuzz/corpus with its fix"; exit 1; fi
+		echo "crashes saved under fuzz-artifacts/: add each to its target's corpus with its fix"; exit 1; fi
 
 install: release ## Install binaries (stripped), units, config, man pages, .proto files (PREFIX, DESTDIR)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(MANDIR)/man8 \

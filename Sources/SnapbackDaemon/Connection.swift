@@ -87,6 +87,7 @@ public final class Connection: PeerPort {
         self.loop = loop
         self.handler = handler
         self.maxOutboundBytes = configuration.maxOutboundBytes
+        self.maxFrameSize = configuration.maxFrameSize
         self.decoder = FrameDecoder(
             side: .server,
             maxFrameSize: configuration.maxFrameSize,
@@ -111,7 +112,7 @@ public final class Connection: PeerPort {
     }
 
     /// Largest request body accepted on this connection (fixed at accept).
-    public var maxFrameSize: Int { decoder.maxFrameSize }
+    public let maxFrameSize: Int
 
     // MARK: State
 
@@ -325,20 +326,10 @@ public final class Connection: PeerPort {
     }
 
     private func handleDecodedFrames() {
-        while isOpen, let event = decoder.next() {
-            switch event {
-            case .frame(let header, let body):
-                handler.frameReceived(header, body: body, on: self)
-            case .oversized(let header):
-                loop.logger.debug(
-                    "connection \(id): \(header.length)-byte request over the \(decoder.maxFrameSize)-byte limit, body discarded"
-                )
-                handler.oversizedFrame(header, on: self)
-            case .protocolError(let error):
-                // Whatever answers were queued before the bad header still go out if the socket takes them.
-                flush()
-                close(reason: "protocol error: \(error)", level: .warning)
-            }
+        if let error = handler.deliverFrames(on: self, logger: loop.logger, next: { self.isOpen ? self.decoder.next() : nil }) {
+            // Whatever answers were queued before the bad header still go out if the socket takes them.
+            flush()
+            close(reason: "protocol error: \(error)", level: .warning)
         }
     }
 

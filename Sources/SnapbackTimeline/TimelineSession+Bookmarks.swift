@@ -123,6 +123,11 @@ extension TimelineSession {
         }
         if rules.midrollEvery > 0 {
             guard let d = contentDuration else { throw .notSupported("mid-rolls every N seconds without a content duration") }
+            // Counted before any is made: a tiny interval over a long program (found by the daemon fuzzer)
+            // took 100,000 set insertions — milliseconds of the loop per request — before it was refused.
+            if (d / rules.midrollEvery).rounded(.up) > Double(TimelineLayout.maxBreaks) {
+                throw .tooManyBreaks(limit: TimelineLayout.maxBreaks)
+            }
             var t = rules.midrollEvery
             while t < d {
                 times.insert(t)

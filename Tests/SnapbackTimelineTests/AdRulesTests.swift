@@ -205,4 +205,15 @@ import Testing
         expectRejected(SessionConfiguration(contentDuration: 1800, adRules: AdRules(midrollEvery: -.infinity)),
                        with: .invalidTime(field: "ad rules mid-roll interval", value: -.infinity))
     }
+
+    /// Counted, not built, before the limit: the daemon fuzzer found a tiny interval over a long program
+    /// inserting 100,000 mid-rolls before it was refused. Just over and just under the limit.
+    @Test func tooManyMidRollsAreRefusedBeforeTheyAreMade() throws {
+        expectRejected(SessionConfiguration(contentDuration: 1e8, adRules: AdRules(midrollEvery: 1e-300)),
+                       with: .tooManyBreaks(limit: TimelineLayout.maxBreaks))
+        expectRejected(SessionConfiguration(contentDuration: 100_001, adRules: AdRules(midrollEvery: 1)),
+                       with: .tooManyBreaks(limit: TimelineLayout.maxBreaks))
+        let fits = try TimelineSession(SessionConfiguration(contentDuration: 50_000, adRules: AdRules(preroll: false, midrollEvery: 1, postroll: false)))
+        #expect(fits.layout.count == 49_999)
+    }
 }
