@@ -148,6 +148,9 @@ static void call_free(struct call *c) {
     free(c);
 }
 
+/* What a waiting call counts against the queue bound: its frame at the most (header, session id). */
+static size_t waiting_cost(const struct call *c) { return HEADER_SIZE + 11 + c->len; }
+
 static void mark_failed(struct call *c, int status, const char *message) {
     c->status = status;
     free(c->message);
@@ -188,7 +191,7 @@ static void fail_session_waiting(snapback_client *client, snapback_session *s, i
     struct call *c;
     while ((c = list_pop(&client->waiting))) {
         if (c->session == s) {
-            client->waiting_bytes -= c->len;
+            client->waiting_bytes -= waiting_cost(c);
             mark_failed(c, status, message);
             list_push(&client->done, c);
         } else {
@@ -332,7 +335,7 @@ static void drain_waiting(snapback_client *client) {
         struct call *c = client->waiting.head;
         if (c->session && c->kind != CALL_OPEN && c->session->id == 0) break;
         list_pop(&client->waiting);
-        client->waiting_bytes -= c->len;
+        client->waiting_bytes -= waiting_cost(c);
         if (emit(client, c) != SNAPBACK_OK) {
             mark_failed(c, SNAPBACK_E_NO_MEMORY, "out of memory");
             list_push(&client->done, c);
@@ -377,7 +380,7 @@ static int enqueue(snapback_client *client, snapback_session *s, unsigned method
     c->cb = cb;
     c->user = user;
     list_push(&client->waiting, c);
-    client->waiting_bytes += len;
+    client->waiting_bytes += waiting_cost(c);
     if (out) *out = c;
     drain_waiting(client);
     return SNAPBACK_OK;
