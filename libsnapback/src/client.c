@@ -85,6 +85,7 @@ struct snapback_client {
     bool write_failed; /* a send failed inside a public call; dispatch drops the connection */
     int write_errno;
     bool freeing;
+    bool dispatching; /* snapback_client_dispatch is on the stack: callbacks must not re-enter it */
 
     struct call_list waiting, pending, done;
     size_t waiting_bytes;
@@ -890,7 +891,8 @@ int snapback_client_next_timeout_ms(const snapback_client *client) {
 }
 
 int snapback_client_dispatch(snapback_client *client, short revents) {
-    if (!client) return SNAPBACK_E_INVALID;
+    if (!client || client->dispatching) return SNAPBACK_E_INVALID;
+    client->dispatching = true;
     if (client->fd >= 0 && (revents & (POLLIN | POLLHUP | POLLERR))) read_input(client);
     if (client->fd >= 0) {
         try_write(client);
@@ -908,11 +910,12 @@ int snapback_client_dispatch(snapback_client *client, short revents) {
             arm_reconnect(client);
         }
     }
+    client->dispatching = false;
     return client->fd >= 0 ? SNAPBACK_OK : SNAPBACK_E_DISCONNECTED;
 }
 
 int snapback_client_wait(snapback_client *client, const int *done, int timeout_ms) {
-    if (!client || !done) return SNAPBACK_E_INVALID;
+    if (!client || !done || client->dispatching) return SNAPBACK_E_INVALID;
     uint64_t deadline = timeout_ms < 0 ? UINT64_MAX : now_ms() + (uint64_t)timeout_ms;
     while (!*done) {
         uint64_t now = now_ms();

@@ -380,6 +380,16 @@ out:
     daemon_cleanup(&d);
 }
 
+/* A callback that tries to run the loop from inside it is refused, not re-entered. */
+static int reentered_dispatch;
+static void on_reply_reenter(snapback_client *c, const snapback_reply *r, void *user) {
+    struct res *x = user;
+    reentered_dispatch = snapback_client_dispatch(c, POLLIN);
+    int never = 0;
+    x->status = r->status == SNAPBACK_OK ? snapback_client_wait(c, &never, 10) : r->status;
+    x->done = 1;
+}
+
 /* The daemon's refusals reach the callbacks with their codes and messages; a refused open frees its
  * handle; overrides and resume options reach the daemon. */
 static void test_errors_policy_and_resume(void) {
@@ -471,6 +481,10 @@ static void test_errors_policy_and_resume(void) {
     CHECK(snapback_session_close(s3, NULL, NULL) == SNAPBACK_OK);
     CHECK(snapback_session_close(s3, NULL, NULL) == SNAPBACK_E_INVALID); /* already closing */
     CHECK(snapback_session_close(s2, NULL, NULL) == SNAPBACK_OK);
+
+    struct res inner = RES(&pl);
+    CALL(&pl, inner, snapback_get_status(pl.c, on_reply_reenter, &inner));
+    CHECK(reentered_dispatch == SNAPBACK_E_INVALID && inner.status == SNAPBACK_E_INVALID);
 out:
     snapback_client_free(pl.c);
     daemon_cleanup(&d);

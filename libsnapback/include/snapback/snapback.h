@@ -274,8 +274,10 @@ typedef struct snapback_push {
 typedef enum snapback_connection_event {
     /* Connected and the Hello exchange succeeded (snapback_client_hello() is set). */
     SNAPBACK_CONNECTED = 1,
-    /* The connection failed or went away; status and message say why. If reconnecting is on, the
-     * library tries again when snapback_client_next_timeout_ms() says. */
+    /* The connection went away (or the daemon refused it); status and message say why. Every call
+     * in flight has had its callback (SNAPBACK_E_DISCONNECTED, or the refusal's status). If
+     * reconnecting is on, the library tries again when snapback_client_next_timeout_ms() says; failed
+     * attempts are not reported one by one, the next SNAPBACK_CONNECTED is. */
     SNAPBACK_DISCONNECTED = 2,
 } snapback_connection_event;
 
@@ -334,7 +336,10 @@ SNAPBACK_API short snapback_client_events(const snapback_client *client);
 SNAPBACK_API int snapback_client_next_timeout_ms(const snapback_client *client);
 /* Does the work: reads and delivers what arrived (pushes, replies), writes queued output, runs due
  * timers. revents: what poll(2) reported for the descriptor (0 after a timeout). Returns SNAPBACK_OK,
- * or SNAPBACK_E_DISCONNECTED when the connection is down after the call. */
+ * or SNAPBACK_E_DISCONNECTED when the connection is down after the call. It reads until the socket is
+ * empty, so edge-triggered epoll works too. Callbacks run inside it; they may make any call except
+ * snapback_client_dispatch() and snapback_client_wait() (SNAPBACK_E_INVALID) and
+ * snapback_client_free(). */
 SNAPBACK_API int snapback_client_dispatch(snapback_client *client, short revents);
 
 /* The synchronous convenience for simple tools: runs its own poll(2) on the client until *done is
@@ -429,14 +434,16 @@ typedef struct snapback_reply {
 typedef void (*snapback_reply_cb)(snapback_client *client, const snapback_reply *reply, void *user);
 
 /* Opens a session. *out is its handle at once: events may be queued on it before the reply (they
- * are sent when it arrives). When the open fails (the callback's status), the handle is freed after
- * the callback returns. */
+ * are sent when it arrives). When the open fails, the calls queued on it fail with the same status,
+ * then the open's callback runs, and the handle is freed after it returns. If the connection drops
+ * before the reply, the open fails SNAPBACK_E_DISCONNECTED (it is not retried). */
 SNAPBACK_API int snapback_session_open(snapback_client *client, const snapback_session_params *params,
                                        snapback_reply_cb callback, void *user, snapback_session **out);
 /* Closes a session (CloseSession; its final bookmark is pushed first). The handle is freed after the
- * callback returns. If the client is disconnected the handle is freed at once and SNAPBACK_OK
- * returned without a callback: the daemon closed the session when the connection went (saving its
- * bookmark). */
+ * callback returns (also when the connection drops first: SNAPBACK_E_DISCONNECTED). If the client is
+ * disconnected the handle is freed at once and SNAPBACK_OK returned without a callback: the daemon
+ * closed the session when the connection went (saving its bookmark). SNAPBACK_E_INVALID while the
+ * session is still opening (wait for the open's callback) or already closing. */
 SNAPBACK_API int snapback_session_close(snapback_session *session, snapback_reply_cb callback, void *user);
 
 SNAPBACK_API snapback_client *snapback_session_client(const snapback_session *session);
