@@ -5,9 +5,10 @@ SHELL := /bin/bash
 SWIFT       ?= swift
 # Debian packages the build, the tests and the tools need (installed when missing). systemd brings
 # systemd-analyze and systemd-socket-activate (no running systemd needed), util-linux setpriv (the
-# access tests), man-db and groff-base the man page checks, binutils strip for `make install`.
+# access tests), man-db and groff-base the man page checks, binutils strip for `make install`; gcc,
+# g++ and libglib2.0-dev libsnapback, the check that its header is valid C++, and the GLib example.
 APT_PACKAGES := pkg-config libuv1-dev libprotobuf-c-dev protobuf-c-compiler libsqlite3-dev python3 \
-	systemd util-linux man-db groff-base binutils
+	systemd util-linux man-db groff-base binutils gcc g++ libglib2.0-dev
 SOCKET      ?= .run/snapbackd.sock
 STATE_DIR   ?= .run/state
 LOG_LEVEL   ?= info

@@ -70,6 +70,8 @@ test-c: deps ## C tests: libsnapback against the real daemon, plain and under AS
 	$(MAKE) --no-print-directory $(addprefix $(C_REL)/,$(C_TEST_PROGRAMS) libsnapback.a) \
 		$(addprefix $(C_ASAN)/,$(C_TEST_PROGRAMS))
 	libsnapback/tests/check-symbols.sh $(C_REL)/libsnapback.so libsnapback/include/snapback/snapback.h
+	@# C++ players include the header too.
+	$(CXX) -std=c++11 -Wall -Wextra -Werror -Ilibsnapback/include -fsyntax-only -x c++ libsnapback/include/snapback/snapback.h
 	libsnapback/tests/run.sh $(C_REL) $(CURDIR)/$(DEBUG_BIN)/snapbackd
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		libsnapback/tests/run.sh $(C_ASAN) $(CURDIR)/$(DEBUG_BIN)/snapbackd

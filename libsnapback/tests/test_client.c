@@ -247,6 +247,41 @@ out:
     daemon_cleanup(&d);
 }
 
+/* An ad-rules session (whose player time is content time) reopens where it was, without its pre-roll
+ * again. */
+static void test_ad_rules_session_restored(void) {
+    struct daemon d = {0};
+    struct player pl = {0};
+    CHECK(daemon_start(&d));
+    CHECK(connect_player(&pl, &d));
+    snapback_ad_rules rules = {.preroll = true, .postroll = true};
+    snapback_session_params p;
+    memset(&p, 0, sizeof p);
+    p.content_id = "rules-restart";
+    p.has_content_duration = true;
+    p.content_duration = 1800;
+    p.ad_rules = &rules;
+    struct res opened = RES(&pl), a = RES(&pl), b = RES(&pl), ph = RES(&pl);
+    snapback_session *s = open_session(&pl, &p, &opened);
+    CHECK(s && count_pushes(&pl, SNAPBACK_PUSH_PLAY_BREAK) == 1);
+    CALL(&pl, a, snapback_ad_break_started(s, "preroll", on_reply, &a));
+    CALL(&pl, b, snapback_ad_break_ended(s, "preroll", on_reply, &b));
+    CALL(&pl, ph, snapback_report_playhead(s, 300, 1, true, on_reply, &ph));
+    CHECK(daemon_stop(&d, SIGKILL) != -1);
+    CHECK(pump_until(pl.c, &pl.disconnected, 1, 5000));
+    int before = pl.n_pushes;
+    CHECK(daemon_start(&d));
+    CHECK(pump_until(pl.c, &pl.restored, 1, 5000) && pl.restored_status == SNAPBACK_OK);
+    CHECK(pl.restored_start == 300);
+    struct res st = RES(&pl);
+    CALL(&pl, st, snapback_get_session_state(s, on_reply, &st));
+    CHECK(st.r.u.state.stream_time == 300 && st.r.u.state.phase == SNAPBACK_PHASE_CONTENT);
+    CHECK(find_push(&pl, SNAPBACK_PUSH_PLAY_BREAK, before) == NULL);
+out:
+    snapback_client_free(pl.c);
+    daemon_cleanup(&d);
+}
+
 /* A live session's break list as last accepted by UpdateBreaks is what a reopen sends. */
 static void test_live_breaks_survive_restart(void) {
     struct daemon d = {0};
@@ -656,6 +691,11 @@ static void test_connect_without_daemon(void) {
     CHECK(snapback_client_fd(e) == -1 && snapback_client_events(e) == 0);
     int t = snapback_client_next_timeout_ms(e);
     CHECK(t >= 0 && t <= 125); /* 100 ms ± 25% */
+    /* The retry fails too (no daemon): the next delay doubles. */
+    int never = 0;
+    pump_until(e, &never, 1, t + 5);
+    t = snapback_client_next_timeout_ms(e);
+    CHECK(t > 100 && t <= 250); /* 200 ms ± 25%, less the 5 ms waited past the retry */
     CHECK(snapback_get_status(e, on_reply, NULL) == SNAPBACK_E_DISCONNECTED);
     snapback_session *s = NULL;
     snapback_session_params p = seed_params("x");
@@ -674,6 +714,7 @@ static const struct {
     {"seed_story", test_seed_story},
     {"every_push_kind", test_every_push_kind},
     {"reconnect_restores_sessions", test_reconnect_restores_sessions},
+    {"ad_rules_session_restored", test_ad_rules_session_restored},
     {"live_breaks_survive_restart", test_live_breaks_survive_restart},
     {"push_while_loop_is_busy", test_push_while_loop_is_busy},
     {"daemon_disappears_mid_call", test_daemon_disappears_mid_call},

@@ -290,7 +290,11 @@ typedef struct snapback_callbacks {
                           const char *message, void *user_data);
     /* After a reconnect: `session` was reopened (status SNAPBACK_OK; start_stream_time is where the
      * daemon placed it) or could not be (then the handle is still valid but its calls fail with
-     * SNAPBACK_E_DISCONNECTED until the next reconnect retries it). */
+     * SNAPBACK_E_DISCONNECTED until the next reconnect retries it). The reopen resumes at the content
+     * time of the last position (snapback_session_position) with no break played before it, so
+     * start_stream_time is that position, except inside an ad break, where it is the break's end. What
+     * the daemon held only in memory (a pending return after a snapback, trick play) is not restored;
+     * watched breaks and the break list are. */
     void (*on_session_restored)(snapback_client *client, snapback_session *session, int status,
                                 const char *message, double start_stream_time, void *user_data);
     void *user_data;
