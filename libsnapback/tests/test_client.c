@@ -1,5 +1,7 @@
 /* libsnapback against the real snapbackd: test_client SNAPBACKD [TEST...]. Each test starts its own
  * daemon in a temporary directory. Exit status 0 when every check passed. */
+#include <sys/epoll.h>
+
 #include "harness.h"
 
 static const snapback_break seed_breaks[] = {{.id = "b1", .start = 600, .duration = 60}};
@@ -243,6 +245,82 @@ static void test_reconnect_restores_sessions(void) {
     CALL(&pl, closed, snapback_session_close(s, on_reply, &closed));
     CHECK(closed.status == SNAPBACK_OK);
 out:
+    snapback_client_free(pl.c);
+    daemon_cleanup(&d);
+}
+
+/* Restarted while the player is inside an ad break: the reopen resumes at the break's content
+ * position, which the daemon places after the break. */
+static void test_restart_inside_a_break(void) {
+    struct daemon d = {0};
+    struct player pl = {0};
+    CHECK(daemon_start(&d));
+    CHECK(connect_player(&pl, &d));
+    snapback_session_params params = seed_params("in-break");
+    struct res opened = RES(&pl), r[3] = {RES(&pl), RES(&pl), RES(&pl)};
+    snapback_session *s = open_session(&pl, &params, &opened);
+    CHECK(s);
+    CALL(&pl, r[0], snapback_report_playhead(s, 300, 1, true, on_reply, &r[0]));
+    CALL(&pl, r[1], snapback_seek_ended(s, 300, 900, on_reply, &r[1]));
+    CALL(&pl, r[2], snapback_report_playhead(s, 630, 1, true, on_reply, &r[2]));
+    CHECK(daemon_stop(&d, SIGKILL) != -1);
+    CHECK(pump_until(pl.c, &pl.disconnected, 1, 5000));
+    CHECK(daemon_start(&d));
+    CHECK(pump_until(pl.c, &pl.restored, 1, 5000) && pl.restored_status == SNAPBACK_OK);
+    CHECK(pl.restored_start == 660);
+out:
+    snapback_client_free(pl.c);
+    daemon_cleanup(&d);
+}
+
+/* Edge-triggered epoll: dispatch reads until the socket is empty, so a reply larger than one read
+ * (a session state listing 5,000 breaks, about 100 KB) arrives without a second edge. */
+static void test_edge_triggered_epoll(void) {
+    struct daemon d = {0};
+    struct player pl = {0};
+    snapback_break *many = NULL;
+    char (*ids)[16] = NULL;
+    int ep = -1;
+    CHECK(daemon_start(&d));
+    CHECK(connect_player(&pl, &d));
+    enum { N = 5000 };
+    many = calloc(N, sizeof *many);
+    ids = calloc(N, sizeof *ids);
+    CHECK(many && ids);
+    for (int i = 0; i < N; i++) {
+        snprintf(ids[i], sizeof ids[i], "k%d", i);
+        many[i].id = ids[i];
+        many[i].start = 10.0 * i;
+        many[i].duration = 5;
+    }
+    snapback_session_params p = seed_params("many");
+    p.breaks = many;
+    p.n_breaks = N;
+    p.content_duration = 100000;
+    ep = epoll_create1(EPOLL_CLOEXEC);
+    CHECK(ep >= 0);
+    struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLET, .data.fd = snapback_client_fd(pl.c)};
+    CHECK(epoll_ctl(ep, EPOLL_CTL_ADD, ev.data.fd, &ev) == 0);
+    struct res opened = RES(&pl), st = RES(&pl);
+    snapback_session *s = NULL;
+    CHECK(snapback_session_open(pl.c, &p, on_reply, &opened, &s) == SNAPBACK_OK);
+    CHECK(snapback_get_session_state(s, on_reply, &st) == SNAPBACK_OK);
+    long long deadline = now_ms() + 5000;
+    while (!st.done && now_ms() < deadline) {
+        struct epoll_event got;
+        int n = epoll_wait(ep, &got, 1, (int)(deadline - now_ms()));
+        if (n == 1) {
+            short revents = (short)((got.events & EPOLLIN ? POLLIN : 0) | (got.events & EPOLLOUT ? POLLOUT : 0) |
+                                    (got.events & EPOLLHUP ? POLLHUP : 0) | (got.events & EPOLLERR ? POLLERR : 0));
+            snapback_client_dispatch(pl.c, revents);
+        }
+    }
+    CHECK(opened.status == SNAPBACK_OK);
+    CHECK(st.done && st.status == SNAPBACK_OK && st.n == N && strcmp(st.ids[1], "k1") == 0);
+out:
+    if (ep >= 0) close(ep);
+    free(many);
+    free(ids);
     snapback_client_free(pl.c);
     daemon_cleanup(&d);
 }
@@ -714,7 +792,9 @@ static const struct {
     {"seed_story", test_seed_story},
     {"every_push_kind", test_every_push_kind},
     {"reconnect_restores_sessions", test_reconnect_restores_sessions},
+    {"restart_inside_a_break", test_restart_inside_a_break},
     {"ad_rules_session_restored", test_ad_rules_session_restored},
+    {"edge_triggered_epoll", test_edge_triggered_epoll},
     {"live_breaks_survive_restart", test_live_breaks_survive_restart},
     {"push_while_loop_is_busy", test_push_while_loop_is_busy},
     {"daemon_disappears_mid_call", test_daemon_disappears_mid_call},
