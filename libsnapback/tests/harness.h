@@ -71,7 +71,7 @@ static bool daemon_start(struct daemon *d) {
     if (d->pid == 0) {
         int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
         if (fd >= 0) dup2(fd, 2);
-        /* --config /dev/null: the built-in defaults, whatever the machine's /etc holds. */
+        /* An empty configuration file: the built-in defaults, whatever the machine has configured. */
         execl(snapbackd_bin, "snapbackd", "--socket", d->socket, "--state-dir", state, "--config", "/dev/null",
               "--log-level", "info", (char *)NULL);
         _exit(127);
@@ -293,6 +293,7 @@ static void on_reply(snapback_client *c, const snapback_reply *r, void *user) {
     case 0x0200: snprintf(x->text, sizeof x->text, "%s", r->u.bookmark.content_id); break;
     case 0x0201:
         x->n = r->u.list.n_bookmarks;
+        snprintf(x->text, sizeof x->text, "%s", r->u.list.next_page_token);
         for (size_t i = 0; i < x->n && i < 8; i++)
             snprintf(x->ids[i], sizeof x->ids[i], "%s", r->u.list.bookmarks[i].content_id);
         break;

@@ -116,7 +116,14 @@ static void test_seed_story(void) {
     CALL(&pl, pause, snapback_pause(s2, 100, on_reply, &pause));
     saved = wait_push(&pl, SNAPBACK_PUSH_BOOKMARK_SAVED, before, 5000);
     CHECK(saved && saved->content_time == 100 && saved->trigger == SNAPBACK_BOOKMARK_PAUSED);
+    CHECK(snapback_session_client(s2) == pl.c);
     CALL(&pl, close2, snapback_session_close(s2, on_reply, &close2));
+    /* Two bookmarks, one per page: most recently updated first, then the last page's empty token. */
+    struct res page1 = RES(&pl), page2 = RES(&pl);
+    CALL(&pl, page1, snapback_bookmark_list(pl.c, NULL, 1, NULL, on_reply, &page1));
+    CHECK(page1.status == SNAPBACK_OK && page1.n == 1 && strcmp(page1.ids[0], "other") == 0 && page1.text[0]);
+    CALL(&pl, page2, snapback_bookmark_list(pl.c, NULL, 1, page1.text, on_reply, &page2));
+    CHECK(page2.status == SNAPBACK_OK && page2.n == 1 && strcmp(page2.ids[0], "seed") == 0 && !page2.text[0]);
     struct res del = RES(&pl), del2 = RES(&pl), gone = RES(&pl), clear = RES(&pl);
     CALL(&pl, del, snapback_bookmark_delete(pl.c, "", "seed", on_reply, &del));
     CHECK(del.status == SNAPBACK_OK && del.r.u.deleted);

@@ -101,7 +101,7 @@ typedef enum snapback_status {
 SNAPBACK_API const char *snapback_strerror(int status);
 
 /* ---------------------------------------------------------------------------------------------- */
-/* Values of the protocol (the .proto files under proto/snapback/v1); enum values equal the wire's.               */
+/* Values of the protocol (the .proto files under proto/snapback/v1); enum values equal the wire's.  */
 
 typedef enum snapback_session_kind {
     SNAPBACK_SESSION_ON_DEMAND = 1, /* 0 reads as on-demand too */
