@@ -64,6 +64,7 @@ struct snapback_session {
     uint8_t *open_request; /* the OpenSessionRequest as first sent, for reopening */
     size_t open_request_len;
     bool live, ad_rules;
+    bool reopening; /* its reopen is in flight (the state may be SS_CLOSING meanwhile) */
     struct sb_break *breaks;
     size_t n_breaks;
     bool has_position;
@@ -446,6 +447,7 @@ static void drop_connection(snapback_client *client, int status, const char *mes
         if (s->state == SS_OPEN || s->state == SS_REOPENING) s->state = SS_DOWN;
         s->id = 0;
         s->open_call_id = 0;
+        s->reopening = false;
     }
     arm_reconnect(client);
     run_done(client);
@@ -576,6 +578,7 @@ static void reopen_sessions(snapback_client *client) {
             continue;
         }
         s->state = SS_REOPENING;
+        s->reopening = true;
     }
 }
 
@@ -665,23 +668,27 @@ static void handle_response(snapback_client *client, uint32_t call_id, int statu
         s = c->session;
         if (reply.status != SNAPBACK_OK && s) session_free(s);
         break;
-    case CALL_REOPEN:
+    case CALL_REOPEN: {
         if (!s) break;
+        s->reopening = false;
+        /* Closed by the player while the reopen was in flight: its CloseSession waits for the id. */
+        bool closing = s->state == SS_CLOSING;
         if (reply.status == SNAPBACK_OK) {
             s->id = reply.u.opened.session_id;
-            s->state = SS_OPEN;
+            if (!closing) s->state = SS_OPEN;
             drain_waiting(client);
         } else {
-            s->state = SS_DOWN;
+            if (!closing) s->state = SS_DOWN;
             s->open_call_id = 0;
             fail_session_waiting(client, s, reply.status, reply.message);
         }
-        run_done(client);
-        if (client->cb.on_session_restored)
+        if (!closing && client->cb.on_session_restored)
             client->cb.on_session_restored(client, s, reply.status, reply.message,
                                            reply.status == SNAPBACK_OK ? reply.u.opened.start_stream_time : 0,
                                            client->cb.user_data);
+        run_done(client); /* may free s (a close that can no longer be sent) */
         break;
+    }
     case CALL_CLOSE:
         reply_callback(client, c, &reply);
         s = c->session;
@@ -721,7 +728,7 @@ static int handle_push(snapback_client *client, uint32_t call_id, const uint8_t 
     if (push.kind == SNAPBACK_PUSH_SEEK) {
         /* A reopen resumes where the player already is: the daemon's resume seek to that point is the
          * library's doing, not the player's to carry out. */
-        if (s->state == SS_REOPENING && push.u.seek.reason == SNAPBACK_SEEK_RESUME_FROM_BOOKMARK) deliver = false;
+        if (s->reopening && push.u.seek.reason == SNAPBACK_SEEK_RESUME_FROM_BOOKMARK) deliver = false;
         s->has_position = true;
         s->position = push.u.seek.stream_time;
     } else if (push.kind == SNAPBACK_PUSH_BREAK_WATCHED) {

@@ -256,6 +256,55 @@ out:
     daemon_cleanup(&d);
 }
 
+/* The player closes its session the moment the connection is back, while the reopen is in flight:
+ * the close waits for the reopened id, is answered, and the handle is freed (no restored callback). */
+struct close_on_connect {
+    struct player pl;
+    snapback_session *s;
+    struct res closed;
+    int close_rc;
+};
+static void close_when_connected(snapback_client *c, snapback_connection_event ev, int status, const char *msg,
+                                 void *user) {
+    struct close_on_connect *x = user;
+    on_connection(c, ev, status, msg, &x->pl);
+    if (ev == SNAPBACK_CONNECTED && x->pl.connected == 2) x->close_rc = snapback_session_close(x->s, on_reply, &x->closed);
+}
+static void restored_into_player(snapback_client *c, snapback_session *s, int status, const char *msg, double start,
+                                 void *user) {
+    on_restored(c, s, status, msg, start, &((struct close_on_connect *)user)->pl);
+}
+static void test_close_during_reopen(void) {
+    struct daemon d = {0};
+    struct close_on_connect x;
+    memset(&x, 0, sizeof x);
+    x.close_rc = -100;
+    CHECK(daemon_start(&d));
+    snapback_options o = player_options(&x.pl, &d);
+    o.callbacks.on_connection = close_when_connected;
+    o.callbacks.on_session_restored = restored_into_player;
+    o.callbacks.user_data = &x;
+    x.pl.c = snapback_client_new(&o);
+    CHECK(x.pl.c && snapback_client_connect(x.pl.c) == SNAPBACK_OK);
+    CHECK(pump_until(x.pl.c, &x.pl.connected, 1, 5000));
+    snapback_session_params params = seed_params("close-early");
+    struct res opened = RES(&x.pl), ph = RES(&x.pl);
+    x.s = open_session(&x.pl, &params, &opened);
+    CHECK(x.s);
+    CALL(&x.pl, ph, snapback_report_playhead(x.s, 120, 1, true, on_reply, &ph));
+    CHECK(daemon_stop(&d, SIGKILL) != -1);
+    CHECK(pump_until(x.pl.c, &x.pl.disconnected, 1, 5000));
+    CHECK(daemon_start(&d));
+    CHECK(pump_until(x.pl.c, &x.closed.done, 1, 5000));
+    CHECK(x.close_rc == SNAPBACK_OK && x.closed.status == SNAPBACK_OK && x.pl.restored == 0);
+    struct res status = RES(&x.pl);
+    CALL(&x.pl, status, snapback_get_status(x.pl.c, on_reply, &status));
+    CHECK(status.status == SNAPBACK_OK && status.r.u.status_info.sessions == 0);
+out:
+    snapback_client_free(x.pl.c);
+    daemon_cleanup(&d);
+}
+
 /* Restarted while the player is inside an ad break: the reopen resumes at the break's content
  * position, which the daemon places after the break. */
 static void test_restart_inside_a_break(void) {
@@ -800,6 +849,7 @@ static const struct {
     {"every_push_kind", test_every_push_kind},
     {"reconnect_restores_sessions", test_reconnect_restores_sessions},
     {"restart_inside_a_break", test_restart_inside_a_break},
+    {"close_during_reopen", test_close_during_reopen},
     {"ad_rules_session_restored", test_ad_rules_session_restored},
     {"edge_triggered_epoll", test_edge_triggered_epoll},
     {"live_breaks_survive_restart", test_live_breaks_survive_restart},
