@@ -831,6 +831,9 @@ static void test_connect_without_daemon(void) {
     t = snapback_client_next_timeout_ms(e);
     CHECK(t > 100 && t <= 250); /* 200 ms ± 25%, less the 5 ms waited past the retry */
     CHECK(snapback_get_status(e, on_reply, NULL) == SNAPBACK_E_DISCONNECTED);
+    long long t0 = now_ms();
+    int nothing = 0;
+    CHECK(snapback_client_wait(e, &nothing, 30) == SNAPBACK_E_TIMEOUT && now_ms() - t0 >= 30);
     snapback_session *s = NULL;
     snapback_session_params p = seed_params("x");
     CHECK(snapback_session_open(e, &p, on_reply, NULL, &s) == SNAPBACK_E_DISCONNECTED && s == NULL);
