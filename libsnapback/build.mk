@@ -64,15 +64,29 @@ $(eval $(call c_programs,$(C_ASAN),$(ASAN_FLAGS)))
 
 examples: $(C_REL)/player_poll $(C_REL)/player_glib ## Build the example players (GLib main loop, plain poll)
 
+# The plain run drives the library as `make install` lays it out: installed into a staging DESTDIR
+# (PREFIX /usr), the tests and examples compiled with nothing but that tree's pkg-config file. The
+# sanitizer run uses the ASan+UBSan build of the library in place.
+C_STAGE         := $(C_BUILD)/stage
+C_INSTALLED     := $(C_BUILD)/installed
+STAGE_PKG_CONFIG = PKG_CONFIG_PATH=$(CURDIR)/$(C_STAGE)/usr/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$(CURDIR)/$(C_STAGE) \
+	pkg-config
 C_TEST_PROGRAMS = test_client player_poll player_glib
-test-c: deps ## C tests: libsnapback against the real daemon, plain and under ASan+UBSan; exported symbols
+test-c: deps lib ## C tests: installed libsnapback against the real daemon, and under ASan+UBSan; exported symbols
 	$(SWIFT) build --product snapbackd
-	$(MAKE) --no-print-directory $(addprefix $(C_REL)/,$(C_TEST_PROGRAMS) libsnapback.a) \
-		$(addprefix $(C_ASAN)/,$(C_TEST_PROGRAMS))
+	$(MAKE) --no-print-directory $(addprefix $(C_ASAN)/,$(C_TEST_PROGRAMS))
 	libsnapback/tests/check-symbols.sh $(C_REL)/libsnapback.so libsnapback/include/snapback/snapback.h
 	@# C++ players include the header too.
 	$(CXX) -std=c++11 -Wall -Wextra -Werror -Ilibsnapback/include -fsyntax-only -x c++ libsnapback/include/snapback/snapback.h
-	libsnapback/tests/run.sh $(C_REL) $(CURDIR)/$(DEBUG_BIN)/snapbackd
+	rm -rf $(C_STAGE) $(C_INSTALLED) && mkdir -p $(C_INSTALLED)
+	$(MAKE) --no-print-directory -s install-lib DESTDIR=$(CURDIR)/$(C_STAGE) PREFIX=/usr
+	flags="$$($(STAGE_PKG_CONFIG) --cflags --libs libsnapback) -Wl,-rpath,$(CURDIR)/$(C_STAGE)/usr/lib" && \
+	$(CC) $(C_WARNINGS) -O2 -g -D_GNU_SOURCE -o $(C_INSTALLED)/test_client libsnapback/tests/test_client.c $$flags && \
+	$(CC) $(C_WARNINGS) -O2 -g -o $(C_INSTALLED)/player_poll examples/player_poll.c $$flags && \
+	$(CC) $(C_WARNINGS) -O2 -g $(GLIB_CFLAGS) -o $(C_INSTALLED)/player_glib examples/player_glib.c $$flags $(GLIB_LIBS)
+	ldd $(C_INSTALLED)/test_client | grep -q "libsnapback.so.0 => $(CURDIR)/$(C_STAGE)/usr/lib/" \
+		|| { echo "test-c: the tests do not load the installed libsnapback" >&2; exit 1; }
+	libsnapback/tests/run.sh $(C_INSTALLED) $(CURDIR)/$(DEBUG_BIN)/snapbackd
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		libsnapback/tests/run.sh $(C_ASAN) $(CURDIR)/$(DEBUG_BIN)/snapbackd
 

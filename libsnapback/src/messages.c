@@ -387,7 +387,9 @@ int sb_push_decode(const uint8_t *body, size_t len, snapback_push *p, Snapback__
         break;
     case SNAPBACK__V1__PUSH__KIND_SESSION_ERROR:
         p->kind = SNAPBACK_PUSH_SESSION_ERROR;
-        p->u.session_error.code = (int)m->session_error->code;
+        /* A code outside gRPC's 0..16 must not read as one of the library's negative codes. */
+        p->u.session_error.code = m->session_error->code <= SNAPBACK_UNAUTHENTICATED ? (int)m->session_error->code
+                                                                                      : SNAPBACK_UNKNOWN;
         p->u.session_error.message = m->session_error->message;
         break;
     default:
