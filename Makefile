@@ -6,9 +6,10 @@ SWIFT       ?= swift
 # Debian packages the build, the tests and the tools need (installed when missing). systemd brings
 # systemd-analyze and systemd-socket-activate (no running systemd needed), util-linux setpriv (the
 # access tests), man-db and groff-base the man page checks, binutils strip for `make install`, valgrind
-# (callgrind) the hot path's instruction and allocation budget.
+# (callgrind) the hot path's instruction and allocation budget; gcc, g++ and libglib2.0-dev libsnapback,
+# the check that its header is valid C++, and the GLib example.
 APT_PACKAGES := pkg-config libuv1-dev libprotobuf-c-dev protobuf-c-compiler libsqlite3-dev python3 \
-	systemd util-linux man-db groff-base binutils valgrind
+	systemd util-linux man-db groff-base binutils valgrind gcc g++ libglib2.0-dev
 SOCKET      ?= .run/snapbackd.sock
 STATE_DIR   ?= .run/state
 LOG_LEVEL   ?= info
@@ -36,17 +37,24 @@ SYSUSERSDIR := $(PREFIX)/lib/sysusers.d
 MANDIR      := $(PREFIX)/share/man
 INCLUDEDIR  := $(PREFIX)/include
 DOCDIR      := $(PREFIX)/share/doc/snapback
+
+# libsnapback, the C client library: its build, examples, tests and install rules.
+include libsnapback/build.mk
+
 INSTALLED   := $(BINDIR)/snapbackd $(BINDIR)/snapback \
 	$(UNITDIR)/snapbackd.service $(UNITDIR)/snapbackd.socket $(SYSUSERSDIR)/snapback.conf \
 	$(MANDIR)/man8/snapbackd.8 $(MANDIR)/man5/snapbackd.conf.5 \
 	$(patsubst proto/%,$(INCLUDEDIR)/%,$(wildcard proto/snapback/v1/*.proto)) \
-	$(DOCDIR)/PROTOCOL.md $(DOCDIR)/policy.md
+	$(DOCDIR)/PROTOCOL.md $(DOCDIR)/policy.md \
+	$(INCLUDEDIR)/snapback/snapback.h $(PREFIX)/lib/libsnapback.so.$(LIBSNAPBACK_VERSION) \
+	$(PREFIX)/lib/libsnapback.so.$(LIBSNAPBACK_SOVERSION) $(PREFIX)/lib/libsnapback.so $(PREFIX)/lib/libsnapback.a \
+	$(PREFIX)/lib/pkgconfig/libsnapback.pc
 
-.PHONY: help deps build release run demo test check-budget check-footprint check-proto check-systemd check-install proto bench fuzz \
-	install uninstall clean
+.PHONY: help deps build release run demo test check-budget check-footprint check-proto check-systemd check-install proto \
+	bench fuzz install install-lib uninstall clean
 
 help: ## List the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
 
 deps: ## Install the Debian packages the build needs, if missing
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -73,6 +81,7 @@ test: deps check-proto ## Build, run unit, wire and daemon integration tests, th
 	SNAPBACKD_BIN=$(CURDIR)/$(DEBUG_BIN)/snapbackd $(SWIFT) test --parallel
 	python3 Tests/clients/python/test_snapback_client.py $(DEBUG_BIN)/snapbackd
 	python3 Tests/clients/python/wire_mutation.py $(DEBUG_BIN)/snapbackd --seconds 10
+	$(MAKE) --no-print-directory test-c
 	$(MAKE) --no-print-directory check-systemd
 	$(MAKE) --no-print-directory check-install
 	$(MAKE) --no-print-directory check-footprint
@@ -129,7 +138,7 @@ fuzz: deps ## Run each libFuzzer target (ASan) for FUZZ_SECONDS, then the wire-l
 	@if ls fuzz-artifacts/* >/dev/null 2>&1; then \
 		echo "crashes saved under fuzz-artifacts/: add each to its target's corpus with its fix"; exit 1; fi
 
-install: release ## Install binaries (stripped), units, config, man pages, .proto files (PREFIX, DESTDIR)
+install: release install-lib ## Install binaries (stripped), units, config, man pages, .proto files, libsnapback (PREFIX, DESTDIR)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(MANDIR)/man8 \
 		$(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(INCLUDEDIR)/snapback/v1 $(DESTDIR)$(DOCDIR) \
 		$(DESTDIR)$(SYSCONFDIR)/snapback/snapbackd.conf.d
@@ -159,7 +168,8 @@ uninstall: ## Remove what make install put in place (a changed configuration is 
 	if cmp -s config/snapbackd.conf $$conf; then rm -f $$conf; \
 	elif [ -e $$conf ]; then echo "kept $$conf (changed)"; fi
 	-rmdir $(DESTDIR)$(INCLUDEDIR)/snapback/v1 $(DESTDIR)$(INCLUDEDIR)/snapback $(DESTDIR)$(DOCDIR) \
+		$(DESTDIR)$(PREFIX)/lib/pkgconfig \
 		$(DESTDIR)$(SYSCONFDIR)/snapback/snapbackd.conf.d $(DESTDIR)$(SYSCONFDIR)/snapback 2>/dev/null
 
 clean: ## Remove build outputs and the development run directory
-	rm -rf .build .run
+	rm -rf .build .build-c .run
