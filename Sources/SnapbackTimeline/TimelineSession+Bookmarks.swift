@@ -125,13 +125,13 @@ extension TimelineSession {
             guard let d = contentDuration else { throw .notSupported("mid-rolls every N seconds without a content duration") }
             // Counted before any is made: a tiny interval over a long program (found by the daemon fuzzer)
             // took 100,000 set insertions — milliseconds of the loop per request — before it was refused.
-            if (d / rules.midrollEvery).rounded(.up) > Double(TimelineLayout.maxBreaks) {
-                throw .tooManyBreaks(limit: TimelineLayout.maxBreaks)
+            if (d / rules.midrollEvery).rounded(.up) > Double(Limits.adRulesMidrolls) {
+                throw .tooManyBreaks(limit: Limits.adRulesMidrolls)
             }
             var t = rules.midrollEvery
             while t < d {
                 times.insert(t)
-                if times.count > TimelineLayout.maxBreaks { throw .tooManyBreaks(limit: TimelineLayout.maxBreaks) }
+                if times.count > Limits.adRulesMidrolls { throw .tooManyBreaks(limit: Limits.adRulesMidrolls) }
                 t += rules.midrollEvery
             }
         }

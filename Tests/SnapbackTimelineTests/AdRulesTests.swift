@@ -210,10 +210,12 @@ import Testing
     /// inserting 100,000 mid-rolls before it was refused. Just over and just under the limit.
     @Test func tooManyMidRollsAreRefusedBeforeTheyAreMade() throws {
         expectRejected(SessionConfiguration(contentDuration: 1e8, adRules: AdRules(midrollEvery: 1e-300)),
-                       with: .tooManyBreaks(limit: TimelineLayout.maxBreaks))
-        expectRejected(SessionConfiguration(contentDuration: 100_001, adRules: AdRules(midrollEvery: 1)),
-                       with: .tooManyBreaks(limit: TimelineLayout.maxBreaks))
-        let fits = try TimelineSession(SessionConfiguration(contentDuration: 50_000, adRules: AdRules(preroll: false, midrollEvery: 1, postroll: false)))
-        #expect(fits.layout.count == 49_999)
+                       with: .tooManyBreaks(limit: Limits.adRulesMidrolls))
+        expectRejected(SessionConfiguration(contentDuration: 600_060, adRules: AdRules(midrollEvery: 60)),
+                       with: .tooManyBreaks(limit: Limits.adRulesMidrolls))
+        // One a minute for six days fits.
+        let days = try TimelineSession(SessionConfiguration(contentDuration: 6 * 86_400,
+                                                            adRules: AdRules(preroll: false, midrollEvery: 60, postroll: false)))
+        #expect(days.layout.count == 6 * 1440 - 1)
     }
 }
