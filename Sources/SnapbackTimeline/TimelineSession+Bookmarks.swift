@@ -115,6 +115,7 @@ extension TimelineSession {
     {
         try checkDuration(rules.breakDuration, "ad rules break duration")
         try checkDuration(rules.midrollEvery, "ad rules mid-roll interval")
+        if rules.midrollTimes.count > Limits.adRulesMidrolls { throw .tooManyBreaks(limit: Limits.adRulesMidrolls) }
         var times = Set<Double>()
         for t in rules.midrollTimes {
             try checkTime(t, "ad rules mid-roll time")

@@ -213,6 +213,8 @@ import Testing
                        with: .tooManyBreaks(limit: Limits.adRulesMidrolls))
         expectRejected(SessionConfiguration(contentDuration: 600_060, adRules: AdRules(midrollEvery: 60)),
                        with: .tooManyBreaks(limit: Limits.adRulesMidrolls))
+        expectRejected(SessionConfiguration(contentDuration: 1e6, adRules: AdRules(midrollTimes: (1...10_001).map(Double.init))),
+                       with: .tooManyBreaks(limit: Limits.adRulesMidrolls))
         // One a minute for six days fits.
         let days = try TimelineSession(SessionConfiguration(contentDuration: 6 * 86_400,
                                                             adRules: AdRules(preroll: false, midrollEvery: 60, postroll: false)))
