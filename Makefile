@@ -131,7 +131,7 @@ fuzz: deps ## Run each libFuzzer target (ASan) for FUZZ_SECONDS, then the wire-l
 		echo "== $$name for $(FUZZ_SECONDS) s"; \
 		.build-fuzz/release/$$name .build-fuzz/corpus/$$name $$corpus -max_total_time=$(FUZZ_SECONDS) \
 			-max_len=65536 -print_final_stats=1 -artifact_prefix=fuzz-artifacts/$$name- 2>&1 \
-			| grep -E '^#[0-9]+ +(INITED|DONE)|stat::number_of_executed_units|ERROR|SUMMARY' || true; \
+			| grep -E '^#[0-9]+[[:space:]]+(INITED|DONE)|stat::number_of_executed_units|ERROR|SUMMARY' || true; \
 	done
 	$(SWIFT) build --product snapbackd
 	python3 Tests/clients/python/wire_mutation.py $(DEBUG_BIN)/snapbackd --seconds $(FUZZ_SECONDS)

@@ -100,18 +100,7 @@ import Testing
         let seeds = Self.seeds
         for _ in 0..<3_000 {
             var bytes = seeds[Int(rng.next() % UInt64(seeds.count))]
-            for _ in 0..<(1 + Int(rng.next() % 6)) {
-                guard !bytes.isEmpty else { break }
-                let i = Int(rng.next() % UInt64(bytes.count))
-                switch rng.next() % 4 {
-                case 0: bytes[i] ^= UInt8(1 << (rng.next() % 8))
-                case 1: bytes[i] = UInt8(truncatingIfNeeded: rng.next())
-                case 2: bytes.insert(UInt8(truncatingIfNeeded: rng.next()), at: i)
-                default:
-                    let j = Int(rng.next() % UInt64(bytes.count))
-                    bytes.insert(contentsOf: bytes[min(i, j)..<max(i, j)], at: i)
-                }
-            }
+            rng.mutate(&bytes)
             bytes.withUnsafeBytes { DaemonReplay.run($0) }
         }
     }

@@ -15,3 +15,23 @@ public struct SplitMix64: RandomNumberGenerator {
     public mutating func chance(_ p: Double) -> Bool { Double.random(in: 0..<1, using: &self) < p }
     public mutating func pick<T>(_ xs: [T]) -> T { xs[Int.random(in: 0..<xs.count, using: &self)] }
 }
+
+extension SplitMix64 {
+    /// One to six random edits of `bytes`, as a mutating fuzzer makes them: bit flips, byte overwrites,
+    /// truncation, duplicated ranges, inserted bytes.
+    public mutating func mutate(_ bytes: inout [UInt8]) {
+        for _ in 0..<(1 + Int(next() % 6)) {
+            guard !bytes.isEmpty else { break }
+            let i = Int(next() % UInt64(bytes.count))
+            switch next() % 5 {
+            case 0: bytes[i] ^= UInt8(1 << (next() % 8))
+            case 1: bytes[i] = UInt8(truncatingIfNeeded: next())
+            case 2: bytes.removeSubrange(i...)
+            case 3:
+                let j = Int(next() % UInt64(bytes.count))
+                bytes.insert(contentsOf: bytes[min(i, j)..<max(i, j)], at: i)
+            default: bytes.insert(UInt8(truncatingIfNeeded: next()), at: i)
+            }
+        }
+    }
+}

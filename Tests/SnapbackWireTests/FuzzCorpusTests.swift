@@ -83,19 +83,7 @@ import Testing
         let seeds = Self.seeds
         for _ in 0..<20_000 {
             var bytes = seeds[Int(rng.next() % UInt64(seeds.count))]
-            for _ in 0..<(1 + Int(rng.next() % 6)) {
-                guard !bytes.isEmpty else { break }
-                let i = Int(rng.next() % UInt64(bytes.count))
-                switch rng.next() % 5 {
-                case 0: bytes[i] ^= UInt8(1 << (rng.next() % 8))
-                case 1: bytes[i] = UInt8(truncatingIfNeeded: rng.next())
-                case 2: bytes.removeSubrange(i...)
-                case 3:
-                    let j = Int(rng.next() % UInt64(bytes.count))
-                    bytes.insert(contentsOf: bytes[min(i, j)..<max(i, j)], at: i)
-                default: bytes.insert(UInt8(truncatingIfNeeded: rng.next()), at: i)
-                }
-            }
+            rng.mutate(&bytes)
             var replay = FuzzReplay()
             bytes.withUnsafeBytes { replay.run($0) }
         }
