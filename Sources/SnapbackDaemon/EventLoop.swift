@@ -27,6 +27,14 @@ public final class EventLoop: @unchecked Sendable {
     /// Connections with queued output, flushed at the end of the current callback.
     private var needingFlush: [Connection] = []
 
+    /// Connections that have a deadline (Hello not yet done, or a frame partly received), in no order,
+    /// and the one timer that checks them at the earliest deadline. A connection stays listed until a
+    /// check finds it without a deadline or closed: completing a frame or the handshake costs nothing.
+    private var watched: [Connection] = []
+    private var deadlineTimer: LoopTimer?
+    /// Loop time (milliseconds) the deadline timer is set for; `.max` when it is not set.
+    private var deadlineTimerAt: UInt64 = .max
+
     /// Live timers, so a shutdown can close the ones their owners left open.
     private var timers: [ObjectIdentifier: LoopTimer.State] = [:]
     /// Where started timers wait for their deadline.
@@ -105,6 +113,51 @@ public final class EventLoop: @unchecked Sendable {
         }
     }
 
+    /// Makes sure `connection`'s deadline is checked when it comes (see ``Connection/deadline``).
+    func watch(_ connection: Connection) {
+        guard let deadline = connection.deadline else { return }
+        if !connection.isWatched {
+            connection.isWatched = true
+            watched.append(connection)
+        }
+        if deadline < deadlineTimerAt {
+            setDeadlineTimer(at: deadline)
+        }
+    }
+
+    private func setDeadlineTimer(at deadline: UInt64) {
+        let timer = deadlineTimer ?? LoopTimer(loop: self) { [unowned self] in self.checkDeadlines() }
+        deadlineTimer = timer
+        let now = uv_now(raw)
+        timer.start(after: deadline > now ? deadline - now : 0)
+        deadlineTimerAt = deadline
+    }
+
+    /// Closes the connections whose deadline passed, forgets those that have none any more, and sets
+    /// the timer for the earliest deadline left.
+    private func checkDeadlines() {
+        deadlineTimerAt = .max
+        // The loop's clock as of this wake-up, refreshed: the timer fires on the exact monotonic clock.
+        uv_update_time(raw)
+        let now = uv_now(raw)
+        var earliest = UInt64.max
+        var index = 0
+        while index < watched.count {
+            let connection = watched[index]
+            if connection.isOpen, !connection.closeIfOverdue(now: now), let deadline = connection.deadline {
+                earliest = min(earliest, deadline)
+                index += 1
+            } else {
+                connection.isWatched = false
+                watched.swapAt(index, watched.count - 1)
+                watched.removeLast()
+            }
+        }
+        if earliest != .max {
+            setDeadlineTimer(at: earliest)
+        }
+    }
+
     func setNeedsFlush(_ connection: Connection) {
         guard !connection.needsFlush else { return }
         connection.needsFlush = true
@@ -150,6 +203,9 @@ public final class EventLoop: @unchecked Sendable {
     /// net). The last step of a shutdown, after every other handle and timer was closed.
     func closeOwnHandles() {
         flushPending()
+        deadlineTimer?.close()
+        deadlineTimer = nil
+        watched = []
         executor.close()
         timerQueue.close()
         if uv_is_closing(asHandle(prepare)) == 0 {

@@ -183,6 +183,7 @@ extension TimelineService {
             return
         }
         state.helloDone = true
+        connection.completeHandshake()
         state.clientName = hello.clientName
         logger.info("connection \(connection.id): hello from \"\(hello.clientName)\" (\(connection.peer))")
         let helloReply = HelloReply(
