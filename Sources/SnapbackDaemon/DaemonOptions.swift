@@ -161,6 +161,8 @@ public struct DaemonOptions: Sendable, Hashable {
         answers); SIGHUP reloads the configuration: a valid one applies to sessions and connections
         opened afterwards, an invalid one is logged and the old one kept.
         Logs go to stderr, one line per event, with <N> syslog priority prefixes for journald.
+        Logging never blocks: lines stderr does not take in time are dropped and counted (a warning
+        says how many once it takes them again; `snapback status` shows the total).
 
         Exit status: 0 after a clean stop, 1 if the daemon could not start (an invalid configuration
         file included) or stop cleanly, 2 for a bad command line.

@@ -35,6 +35,12 @@ public final class EventLoop: @unchecked Sendable {
     /// Loop time (milliseconds) the deadline timer is set for; `.max` when it is not set.
     private var deadlineTimerAt: UInt64 = .max
 
+    /// stderr. Checked before the loop sleeps: while log lines wait for it, a timer retries them.
+    private let logSink = LogSink.standardError
+    private var logRetryTimer: LoopTimer?
+    /// Milliseconds between attempts to write the log backlog.
+    private static let logRetryMilliseconds: UInt64 = 50
+
     /// Live timers, so a shutdown can close the ones their owners left open.
     private var timers: [ObjectIdentifier: LoopTimer.State] = [:]
     /// Where started timers wait for their deadline.
@@ -68,7 +74,9 @@ public final class EventLoop: @unchecked Sendable {
         uv_prepare_init(raw, prepare)
         raw.pointee.data = Unmanaged.passUnretained(self).toOpaque()
         uv_prepare_start(prepare) { handle in
-            owningEventLoop(of: handle!).flushPending()
+            let loop = owningEventLoop(of: handle!)
+            loop.flushPending()
+            if loop.logSink.hasBacklog { loop.retryLogBacklog() }
         }
         // Must not keep the loop alive on its own.
         uv_unref(asHandle(prepare))
@@ -177,6 +185,20 @@ public final class EventLoop: @unchecked Sendable {
         }
     }
 
+    /// Log lines wait for stderr: retry them every ``logRetryMilliseconds`` until they are written.
+    private func retryLogBacklog() {
+        if let timer = logRetryTimer, timer.isActive || timer.isClosed { return }
+        let timer = logRetryTimer ?? LoopTimer(loop: self) { [unowned self] in
+            self.logSink.flush()
+            if !self.logSink.hasBacklog { self.logRetryTimer?.stop() }
+        }
+        logRetryTimer = timer
+        timer.start(after: Self.logRetryMilliseconds, repeatingEvery: Self.logRetryMilliseconds)
+    }
+
+    /// Lines dropped because stderr did not take them, since the daemon started.
+    public var droppedLogLines: UInt64 { logSink.droppedTotal }
+
     // MARK: Timers
 
     func register(_ timer: LoopTimer.State) {
@@ -205,6 +227,8 @@ public final class EventLoop: @unchecked Sendable {
         flushPending()
         deadlineTimer?.close()
         deadlineTimer = nil
+        logRetryTimer?.close()
+        logRetryTimer = nil
         watched = []
         executor.close()
         timerQueue.close()

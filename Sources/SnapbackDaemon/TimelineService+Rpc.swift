@@ -311,7 +311,8 @@ extension TimelineService {
             uptime: now - startedAt, serverVersion: Daemon.version, connections: UInt32(clamping: connectionCount),
             sessions: UInt32(clamping: sessions.count), requests: requestCount, pushes: pushCount,
             store: StoreStatus(kind: store.kind, path: store.path, bookmarks: UInt64(store.bookmarkCount),
-                               error: store.lastError ?? ""))
+                               error: store.lastError ?? ""),
+            logLinesDropped: loop.droppedLogLines)
     }
 
     // MARK: Replies

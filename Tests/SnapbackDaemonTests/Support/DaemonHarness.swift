@@ -55,6 +55,8 @@ final class DaemonHarness {
     ///     connection: the readiness probe). `environment` then goes through its `-E` options, since it
     ///     passes on little else.
     ///   - socketActivationArguments: more `systemd-socket-activate` options (another `--listen`).
+    ///   - stderrPipe: the daemon's stderr goes to this pipe instead of the file (``stderrText`` then
+    ///     reads nothing: the test reads the pipe, or not).
     ///   - launcher: a program and its arguments that exec the daemon (`prlimit --nofile=N:N --`), so
     ///     the daemon keeps the launcher's pid.
     init(
@@ -66,6 +68,7 @@ final class DaemonHarness {
         socketActivated: Bool = false,
         socketActivationArguments: [String] = [],
         launcher: [String] = [],
+        stderrPipe: Pipe? = nil,
         sourceLocation: SourceLocation = #_sourceLocation
     ) throws {
         directory = try existingDirectory ?? Self.makeTemporaryDirectory()
@@ -101,7 +104,7 @@ final class DaemonHarness {
             }
         }
         process.standardInput = FileHandle.nullDevice
-        process.standardError = FileHandle(forWritingAtPath: stderrPath)
+        process.standardError = stderrPipe ?? FileHandle(forWritingAtPath: stderrPath)
         process.standardOutput = FileHandle(forWritingAtPath: stdoutPath)
         try process.run()
 
