@@ -42,8 +42,11 @@ import Testing
             case .other(let what): Issue.record("neither served nor refused: \(what)")
             }
         }
-        #expect(served.count == free, "every descriptor but the reserve serves a player")
-        #expect(refusals.count == 10)
+        // Every descriptor but the reserve serves a player (give or take one the daemon was still closing
+        // when they were counted: the probe's socket is closed in the loop iteration after its log line).
+        #expect(served.count + refusals.count == free + 10)
+        #expect(served.count >= free - 1 && served.count <= free + 1, "\(served.count) served, \(free) free")
+        #expect(refusals.count >= 9)
         #expect(refusals.allSatisfy { $0.0 == .resourceExhausted && $0.1.contains("out of file descriptors") })
         #expect(daemon.waitForLog(containing: "new connections are refused RESOURCE_EXHAUSTED"))
         #expect(daemon.stderrLines.filter { $0.contains("new connections are refused RESOURCE_EXHAUSTED") }.count == 1,
