@@ -3,6 +3,7 @@
 #include <uv.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
+#include <malloc.h> /* malloc_trim, which the Glibc module leaves out */
 #include <sys/syscall.h>
 #include <unistd.h>
 

@@ -13,9 +13,8 @@ import SnapbackWire
 /// Queued output is bounded: a frame that would take it past `maxOutboundBytes` disconnects the peer
 /// (it is not reading), with one log line, and no other connection notices.
 ///
-/// Loop-confined: use it only on the loop thread (handler callbacks and the loop executor's jobs run
-/// there). `@unchecked Sendable` only so an actor on the ``LoopExecutor`` can hold it.
-public final class Connection: @unchecked Sendable {
+/// Loop-confined: use it only on the loop thread, where the handler's callbacks run.
+public final class Connection: PeerPort {
     /// Per-connection limits.
     public struct Configuration: Sendable, Hashable {
         /// Largest request body accepted; longer ones are skipped and reported to the handler.
@@ -223,25 +222,20 @@ public final class Connection: @unchecked Sendable {
     }
 
     /// Queues a frame with a body from an array (see the `UnsafeRawBufferPointer` variant).
-    @discardableResult
-    public func send(_ header: FrameHeader, body: [UInt8] = []) -> Bool {
-        body.withUnsafeBytes { send(header, body: $0) }
-    }
-
     /// Queues a frame whose body is encoded in place, straight into the outbound buffer after a
     /// reserved header: `encodeBody` gets `capacity` writable bytes and returns how many it used (at
     /// most `capacity`; e.g. protobuf-c's packed size and `pack`). `header.length` is set from that.
-    /// `encodeBody` must not send on this connection. If it throws, nothing is queued.
+    /// `encodeBody` must not send on this connection.
     @discardableResult
     public func send(
         _ header: FrameHeader,
         reservingBodyCapacity capacity: Int,
-        encodeBody: (UnsafeMutableRawBufferPointer) throws -> Int
-    ) rethrows -> Bool {
+        encodeBody: (UnsafeMutableRawBufferPointer) -> Int
+    ) -> Bool {
         precondition(capacity >= 0 && capacity <= Int(UInt32.max), "body capacity out of range")
         guard admit(FrameHeader.size + capacity) else { return false }
         let start = pending.reserve(FrameHeader.size + capacity)
-        let count = try encodeBody(UnsafeMutableRawBufferPointer(start: start + FrameHeader.size, count: capacity))
+        let count = encodeBody(UnsafeMutableRawBufferPointer(start: start + FrameHeader.size, count: capacity))
         precondition(count >= 0 && count <= capacity, "encodeBody returned \(count), capacity \(capacity)")
         var header = header
         header.length = UInt32(count)
@@ -348,7 +342,11 @@ public final class Connection: @unchecked Sendable {
 
     /// Stops reading and closes once the queued output is written (a final error answer, peer EOF,
     /// daemon shutdown). A peer that has not taken it all after `timeoutMilliseconds` is closed anyway.
-    public func closeAfterFlush(reason: String, level: Logger.Level = .info, timeoutMilliseconds: UInt64 = 2000) {
+    public func closeAfterFlush(reason: String, level: Logger.Level) {
+        closeAfterFlush(reason: reason, level: level, timeoutMilliseconds: 2000)
+    }
+
+    public func closeAfterFlush(reason: String, level: Logger.Level, timeoutMilliseconds: UInt64) {
         guard isOpen else { return }
         uv_read_stop(asStream(handle))
         state = .draining(reason: reason, level: level)

@@ -6,21 +6,21 @@ import SnapbackWire
 public protocol ConnectionHandler: AnyObject {
     /// A client connected; its peer credentials are in `connection.peer`. Reading starts after this
     /// returns, so closing the connection here (access control) refuses the peer before any request.
-    func connectionOpened(_ connection: Connection)
+    func connectionOpened(_ connection: any PeerPort)
 
     /// A complete REQUEST frame (the header was validated: type REQUEST, status 0, call id non-zero).
     /// `body` points into the connection's read buffer and is valid only during this call. Once the
     /// peer's Hello is accepted the handler calls `connection.completeHandshake()`; a connection that
     /// has not by its Hello timeout is closed.
-    func frameReceived(_ header: FrameHeader, body: UnsafeRawBufferPointer, on connection: Connection)
+    func frameReceived(_ header: FrameHeader, body: UnsafeRawBufferPointer, on connection: any PeerPort)
 
     /// A REQUEST announced a body longer than the maximum frame size. The connection discards the body
     /// as it arrives; the handler answers RESOURCE_EXHAUSTED with `header.callId`.
-    func oversizedFrame(_ header: FrameHeader, on connection: Connection)
+    func oversizedFrame(_ header: FrameHeader, on connection: any PeerPort)
 
     /// The connection is gone, cleanly or not, and can no longer send; the handler closes its sessions.
     /// Called exactly once, from the handle's close callback (never from inside `close(reason:)`).
-    func connectionClosed(_ connection: Connection)
+    func connectionClosed(_ connection: any PeerPort)
 
     /// SIGTERM or SIGINT: called after the listener stopped accepting and before the connections are
     /// drained, so the handler can still send final frames.

@@ -196,9 +196,6 @@ public final class EventLoop: @unchecked Sendable {
         timer.start(after: Self.logRetryMilliseconds, repeatingEvery: Self.logRetryMilliseconds)
     }
 
-    /// Lines dropped because stderr did not take them, since the daemon started.
-    public var droppedLogLines: UInt64 { logSink.droppedTotal }
-
     // MARK: Timers
 
     func register(_ timer: LoopTimer.State) {

@@ -60,8 +60,25 @@ public final class LoopTimer: @unchecked Sendable {
     /// milliseconds if non-zero. Restarts a running timer.
     public func start(after milliseconds: UInt64, repeatingEvery interval: UInt64 = 0) {
         guard !state.isClosed else { return }
-        state.interval = interval &* 1_000_000
-        state.loop.timerQueue.schedule(state, at: TimerQueue.now() &+ milliseconds &* 1_000_000)
+        // Clamped so the nanosecond sums below cannot wrap into a deadline in the past.
+        let limit = UInt64(Self.maxDelay * 1000)
+        state.interval = min(interval, limit) * 1_000_000
+        state.loop.timerQueue.schedule(state, at: TimerQueue.now() &+ min(milliseconds, limit) * 1_000_000)
+    }
+
+    /// Fires once after `seconds` (rounded up to the millisecond). Whatever the value — NaN, negative,
+    /// 1e300 — the conversion cannot trap: it is clamped to 0…`maxDelay` first (the timeline's inputs are
+    /// bounded, this is the second line of defence).
+    public func start(afterSeconds seconds: Double) {
+        start(after: Self.milliseconds(seconds))
+    }
+
+    /// About 31 years: far beyond any deadline a bounded timeline asks for.
+    static let maxDelay: Double = 1e9
+
+    static func milliseconds(_ seconds: Double) -> UInt64 {
+        guard seconds > 0 else { return 0 }  // also NaN
+        return UInt64((min(seconds, maxDelay) * 1000).rounded(.up))
     }
 
     /// Stops the timer; it can be started again.

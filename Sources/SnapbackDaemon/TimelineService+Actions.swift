@@ -68,25 +68,22 @@ extension TimelineService {
     }
 
     private func arm(_ timer: TimelineTimer, at deadline: Double, for entry: SessionEntry, now: Double) {
-        let delay = max(0, deadline - now)
-        let handle: LoopTimer
+        let handle: any ServiceTimer
         if let existing = entry.timer(timer) {
             handle = existing
         } else {
             let id = entry.id
             // Unowned: the service outlives every session's timers (closed with the session), and a weak
             // reference would put the service's every retain on the runtime's slow path.
-            handle = LoopTimer(loop: loop) { [unowned self] in
-                self.onLoop((timer, id)) { service, fired in service.timerFired(fired.0, session: fired.1) }
-            }
+            handle = clock.makeTimer { [unowned self] in self.timerFired(timer, session: id) }
             entry.setTimer(timer, handle)
         }
-        handle.start(after: UInt64((delay * 1000).rounded(.up)))
+        handle.start(afterSeconds: deadline - now)
     }
 
     func timerFired(_ timer: TimelineTimer, session id: UInt64) {
         guard let entry = sessions[id] else { return }
-        let now = WallClock.now()
+        let now = clock.now()
         let actions = (try? entry.timeline.handle(.timerFired(timer), at: now)) ?? []
         execute(actions, for: entry, at: now)
     }
@@ -116,7 +113,7 @@ extension TimelineService {
     }
 
     /// The session's connection and the seq of its next push, when the player can still be sent to.
-    private func takePushSeq(_ entry: SessionEntry) -> (Connection, UInt64)? {
+    private func takePushSeq(_ entry: SessionEntry) -> (any PeerPort, UInt64)? {
         guard let connection = entry.connection, connection.canSend else { return nil }
         entry.pushSeq += 1
         pushCount &+= 1

@@ -8,7 +8,7 @@ extension TimelineService {
     /// Access control and connection limits, before a byte is read: a peer not on the allow-list gets
     /// PERMISSION_DENIED, one over a limit RESOURCE_EXHAUSTED — an unsolicited RESPONSE with call id 0
     /// (method 0) — and is disconnected with one log line. Admitted peers get their ConnectionState.
-    func connectionOpened(_ connection: Connection) {
+    func admit(_ connection: any PeerPort) {
         let peer = connection.peer
         guard configuration.access.allows(peer, socketGroup: configuration.socketGroup) else {
             return refuse(connection, .permissionDenied,
@@ -28,20 +28,20 @@ extension TimelineService {
         connectionsByUid[peer.uid] = fromUid + 1
     }
 
-    private func refuse(_ connection: Connection, _ code: StatusCode, _ message: String) {
+    private func refuse(_ connection: any PeerPort, _ code: StatusCode, _ message: String) {
         sendStatus(connection, callId: 0, method: WireMethod.hello.rawValue, code, message)
         connection.closeAfterFlush(reason: "refused, \(code): \(message)", level: .warning)
     }
 
     /// SIGHUP with a valid configuration, and once at start: new sessions get the new policy, new
     /// connections the new allow-list and limits.
-    func apply(_ configuration: DaemonConfiguration) {
+    func use(_ configuration: DaemonConfiguration) {
         self.configuration = configuration
     }
 
     /// The player went away, cleanly or not: its sessions close as if it had sent CloseSession (the
     /// final bookmark is taken; nothing can be pushed any more).
-    func connectionClosed(_ connection: Connection) {
+    func connectionGone(_ connection: any PeerPort) {
         // A refused connection was never admitted, so it has no state and is not counted.
         guard let state = connection.handlerContext as? ConnectionState else { return }
         connectionCount -= 1
@@ -50,30 +50,22 @@ extension TimelineService {
         } else {
             connectionsByUid[state.uid] = nil
         }
+        let now = clock.now()
         for id in state.sessionIds {
-            guard let entry = sessions[id] else { continue }
-            let actions = (try? entry.timeline.handle(.playerDisconnected, at: WallClock.now())) ?? []
-            execute(actions, for: entry, at: WallClock.now())
-            logger.info("session \(id) closed: player disconnected")
-            entry.closeTimers()
-            entry.connection = nil
-            sessions[id] = nil
+            if let entry = sessions[id] { close(entry, .disconnected, at: now) }
         }
-        state.removeAllSessions()
     }
 
     /// SIGTERM: every session closes with its final bookmark, and its player is told why.
-    func shutdown() {
-        let now = WallClock.now()
+    func closeAllForShutdown() {
+        let now = clock.now()
         var closed: [SessionEntry] = []
-        for id in sessions.keys.sorted() {
+        for id in sessions.ids {
             guard let entry = sessions[id] else { continue }
-            let actions = (try? entry.timeline.handle(.closed, at: now)) ?? []
-            execute(actions, for: entry, at: now)
-            entry.closeTimers()
-            sessions[id] = nil
+            close(entry, .shutdown, at: now)
             closed.append(entry)
         }
+        memory.close()
         // The final bookmarks are committed and their BookmarkSaved pushed (store.close() drains the
         // writer, blocking briefly) before the players are told and the connections drain.
         store.close()
@@ -85,13 +77,13 @@ extension TimelineService {
 
     // MARK: Frames
 
-    func oversized(_ header: FrameHeader, on connection: Connection) {
+    func oversized(_ header: FrameHeader, on connection: any PeerPort) {
         logger.warning("connection \(connection.id): frame of \(header.length) bytes over the limit of \(connection.maxFrameSize)")
         fail(connection, header, .resourceExhausted,
              "frame body of \(header.length) bytes exceeds the maximum frame size of \(connection.maxFrameSize) bytes")
     }
 
-    func handle(_ header: FrameHeader, body: UnsafeRawBufferPointer, on connection: Connection) {
+    func handle(_ header: FrameHeader, body: UnsafeRawBufferPointer, on connection: any PeerPort) {
         requestCount &+= 1
         guard let state = connection.handlerContext as? ConnectionState else { return }
         // Until Hello, every other call is refused alike, whatever its method or body.
@@ -110,7 +102,7 @@ extension TimelineService {
             fail(connection, header, error.statusCode, "\(method.name): \(error)")
             return
         }
-        let now = WallClock.now()
+        let now = clock.now()
         switch consume request {
         case .hello(let hello):
             handshake(hello, header, state, connection)
@@ -123,13 +115,8 @@ extension TimelineService {
             apply(event, to: entry, header, connection, now)
         case .closeSession(let id):
             guard let entry = session(id, header, state, connection) else { return }
-            let actions = (try? entry.timeline.handle(.closed, at: now)) ?? []
             let seqBefore = entry.pushSeq
-            execute(actions, for: entry, at: now)
-            entry.closeTimers()
-            sessions[id] = nil
-            state.removeSession(id)
-            logger.info("session \(id) closed by the player")
+            close(entry, .player, at: now)
             // The reply is the session's last frame: it waits for the final bookmark's commit.
             entry.whenWritesDone {
                 entry.connection = nil
@@ -137,13 +124,13 @@ extension TimelineService {
                 self.replyToEvent(connection, header, lastPushSeq: last)
             }
         case .contentTimeForStreamTime(let id, let t):
-            guard let entry = session(id, header, state, connection), checkTime(t, header, connection) else { return }
+            guard let entry = session(id, header, state, connection) else { return }
             reply(connection, header) { WireReply.encodeContentTimeReply(contentTime: entry.timeline.layout.contentTime(forStreamTime: t), into: &$0) }
         case .streamTimeForContentTime(let id, let c):
-            guard let entry = session(id, header, state, connection), checkTime(c, header, connection) else { return }
+            guard let entry = session(id, header, state, connection) else { return }
             reply(connection, header) { WireReply.encodeStreamTimeReply(streamTime: entry.timeline.layout.streamTime(forContentTime: c), into: &$0) }
         case .breakAt(let id, let t):
-            guard let entry = session(id, header, state, connection), checkTime(t, header, connection) else { return }
+            guard let entry = session(id, header, state, connection) else { return }
             let layout = entry.timeline.layout
             reply(connection, header) { WireReply.encodeBreakAtReply(previous: layout.previousBreak(atOrBefore: t), next: layout.nextBreak(after: t), into: &$0) }
         case .getSessionState(let id):
@@ -171,7 +158,7 @@ extension TimelineService {
         }
     }
 
-    private func handshake(_ hello: HelloRequest, _ header: FrameHeader, _ state: ConnectionState, _ connection: Connection) {
+    private func handshake(_ hello: HelloRequest, _ header: FrameHeader, _ state: ConnectionState, _ connection: any PeerPort) {
         if state.helloDone {
             fail(connection, header, .failedPrecondition, "Hello was already done on this connection")
             return
@@ -193,22 +180,16 @@ extension TimelineService {
     }
 
     /// The session `id` if this connection opened it; otherwise answers NOT_FOUND.
-    private func session(_ id: UInt64, _ header: FrameHeader, _ state: ConnectionState, _ connection: Connection) -> SessionEntry? {
+    private func session(_ id: UInt64, _ header: FrameHeader, _ state: ConnectionState, _ connection: any PeerPort) -> SessionEntry? {
         if let entry = state.session(id) { return entry }
         fail(connection, header, .notFound, "no session \(id) on this connection")
         return nil
     }
 
-    private func checkTime(_ t: Double, _ header: FrameHeader, _ connection: Connection) -> Bool {
-        if t.isFinite && t >= 0 { return true }
-        fail(connection, header, .invalidArgument, "time must be a finite, non-negative number of seconds (got \(t))")
-        return false
-    }
-
     // MARK: Sessions
 
     private func openSession(_ open: OpenSessionRequest, _ header: FrameHeader, _ state: ConnectionState,
-                             _ connection: Connection, _ now: Double) {
+                             _ connection: any PeerPort, _ now: Double) {
         guard state.sessionCount < configuration.maxSessionsPerConnection else {
             fail(connection, header, .resourceExhausted,
                  "too many sessions on this connection: the limit is \(configuration.maxSessionsPerConnection)")
@@ -243,11 +224,11 @@ extension TimelineService {
             fail(connection, header, error.statusCode, error.description)
             return
         }
-        let id = nextSessionId
-        nextSessionId += 1
+        let id = sessions.makeId()
         let entry = SessionEntry(id: id, timeline: timeline, connection: connection, callId: header.callId, request: open)
-        sessions[id] = entry
+        sessions.insert(entry)
         state.add(entry)
+        memory.sessionCountChanged(sessions.count)
         logger.info("session \(id) opened: content \"\(open.contentId)\" stream \"\(open.streamId)\", \(open.kind == .live ? "live" : "on demand"), \(timeline.layout.count) breaks, preset \(open.preset.rawValue)\(resume.map { ", resume at content \(Seconds($0))" } ?? "")")
         let actions = entry.timeline.opened(at: now)
         var start: Double?
@@ -261,7 +242,7 @@ extension TimelineService {
     }
 
     /// One event: the timeline decides, its actions are executed (pushes written first), then the reply.
-    private func apply(_ event: TimelineEvent, to entry: SessionEntry, _ header: FrameHeader, _ connection: Connection, _ now: Double) {
+    private func apply(_ event: TimelineEvent, to entry: SessionEntry, _ header: FrameHeader, _ connection: any PeerPort, _ now: Double) {
         // The actions go into the service's buffer, taken for the call (a nested call, should one ever
         // happen, starts its own) and put back with its capacity: no allocation per event.
         var actions = actionBuffer
@@ -284,7 +265,7 @@ extension TimelineService {
 
     // MARK: Bookmarks service
 
-    private func getBookmark(_ profile: String, _ contentId: String, _ header: FrameHeader, _ connection: Connection) {
+    private func getBookmark(_ profile: String, _ contentId: String, _ header: FrameHeader, _ connection: any PeerPort) {
         do {
             guard let bookmark = try store.bookmark(profile: profile, contentId: contentId) else {
                 fail(connection, header, .notFound, "no bookmark for content \"\(contentId)\" in profile \"\(profile)\"")
@@ -296,7 +277,7 @@ extension TimelineService {
         }
     }
 
-    private func listBookmarks(_ profile: String, _ pageSize: UInt32, _ token: String, _ header: FrameHeader, _ connection: Connection) {
+    private func listBookmarks(_ profile: String, _ pageSize: UInt32, _ token: String, _ header: FrameHeader, _ connection: any PeerPort) {
         let limit = pageSize == 0 ? 100 : Int(min(pageSize, 1000))
         do {
             let (page, next) = try store.bookmarks(profile: profile, after: token.isEmpty ? nil : token, limit: limit)
@@ -312,31 +293,31 @@ extension TimelineService {
             sessions: UInt32(clamping: sessions.count), requests: requestCount, pushes: pushCount,
             store: StoreStatus(kind: store.kind, path: store.path, bookmarks: UInt64(store.bookmarkCount),
                                error: store.lastError ?? ""),
-            logLinesDropped: loop.droppedLogLines)
+            logLinesDropped: LogSink.standardError.droppedTotal)
     }
 
     // MARK: Replies
 
-    func reply(_ connection: Connection, _ header: FrameHeader, _ encode: (inout [UInt8]) -> Int) {
+    func reply(_ connection: any PeerPort, _ header: FrameHeader, _ encode: (inout [UInt8]) -> Int) {
         scratch.removeAll(keepingCapacity: true)
         _ = encode(&scratch)
         connection.send(.response(callId: header.callId, method: header.method), body: scratch)
     }
 
     /// The EventReply (every session event's and CloseSession's), encoded straight into the outbound buffer.
-    func replyToEvent(_ connection: Connection, _ header: FrameHeader, lastPushSeq: UInt64) {
+    func replyToEvent(_ connection: any PeerPort, _ header: FrameHeader, lastPushSeq: UInt64) {
         connection.send(.response(callId: header.callId, method: header.method),
                         reservingBodyCapacity: WireReply.eventReplyBound) {
             WireReply.encodeEventReply(lastPushSeq: lastPushSeq, into: $0)
         }
     }
 
-    func fail(_ connection: Connection, _ header: FrameHeader, _ code: StatusCode, _ message: String) {
+    func fail(_ connection: any PeerPort, _ header: FrameHeader, _ code: StatusCode, _ message: String) {
         sendStatus(connection, callId: header.callId, method: header.method, code, message)
     }
 
     /// A RESPONSE with status `code` and a `Status` body.
-    func sendStatus(_ connection: Connection, callId: UInt32, method: UInt16, _ code: StatusCode, _ message: String) {
+    func sendStatus(_ connection: any PeerPort, callId: UInt32, method: UInt16, _ code: StatusCode, _ message: String) {
         scratch.removeAll(keepingCapacity: true)
         _ = WireReply.encodeStatus(code: code, message: message, into: &scratch)
         connection.send(.response(callId: callId, method: method, status: code.rawValue), body: scratch)

@@ -1,20 +1,25 @@
+import Glibc
 import SnapbackStore
 import SnapbackTimeline
 import SnapbackWire
 
-/// The timeline actor: it owns every session's `TimelineSession`, answers the RPCs of the `.proto`
+/// The timeline service: it owns every session's `TimelineSession`, answers the RPCs of the `.proto`
 /// services, executes the timeline's actions (pushes, timers, bookmark saves) and closes a player's
-/// sessions when it goes away.
+/// sessions when it goes away. It makes no timeline decision of its own: it maps requests to events and
+/// actions to frames.
 ///
-/// Its executor is the libuv loop (`LoopExecutor`): libuv callbacks enter it with `assumeIsolated`, so
-/// decode → timeline → encode runs on the loop thread with no executor hop per message (a hop costs as
-/// much as a whole round trip; `../shared/reference/daemon-practice.md`). The service makes no timeline
-/// decision of its own: it maps requests to events and actions to frames.
-public actor TimelineService {
-    nonisolated let loop: EventLoop
-    nonisolated public var unownedExecutor: UnownedSerialExecutor { loop.executor.asUnownedSerialExecutor() }
-
-    let options: DaemonOptions
+/// A final class confined to one thread — the libuv loop's in the daemon, the caller's with an
+/// ``EmbeddedPeer`` — that checks it at every entry. Not an actor: nothing ever awaits it, because
+/// decode → timeline → encode must run on the loop thread with no executor hop (a hop costs as much
+/// as a whole round trip), and entering an actor synchronously from a libuv callback took either an
+/// `unsafeBitCast` of its isolation or the runtime's `assumeIsolated` check (about 700 instructions
+/// per frame, a tenth of the daemon's work on the snapback round trip). The thread check is one
+/// `pthread_self` and a compare.
+///
+/// It talks to players through ``PeerPort`` and to time through ``ServiceClock``, so the same code
+/// serves the socket and runs in process under tests and the fuzzer.
+public final class TimelineService {
+    let clock: any ServiceClock
     let logger: Logger
     let store: any ViewerStateStore
     /// The configuration in force: the policy of new sessions, the allow-list and the limits. Replaced
@@ -23,9 +28,10 @@ public actor TimelineService {
     /// Preset of sessions that name none.
     var defaultPreset: AdPolicy.Preset { configuration.defaultPreset }
     let startedAt: Double
+    private let owner: pthread_t
 
-    var sessions: [UInt64: SessionEntry] = [:]
-    var nextSessionId: UInt64 = 1
+    var sessions = SessionTable()
+    lazy var memory = MemoryReturn(clock: clock)
     /// Admitted connections (refused ones are not counted), in total and by peer uid.
     var connectionCount = 0
     var connectionsByUid: [UInt32: Int] = [:]
@@ -36,19 +42,63 @@ public actor TimelineService {
     /// Reused for every event's actions (see `apply`).
     var actionBuffer: [TimelineAction] = []
 
-    public init(context: DaemonContext, store: any ViewerStateStore) {
-        self.loop = context.loop
-        self.options = context.options
-        self.logger = context.logger
+    /// Call on the thread that will drive it.
+    public init(clock: any ServiceClock, logger: Logger, configuration: DaemonConfiguration,
+                store: any ViewerStateStore) {
+        self.clock = clock
+        self.logger = logger
         self.store = store
-        self.configuration = context.configuration
-        self.startedAt = WallClock.now()
+        self.configuration = configuration
+        self.startedAt = clock.now()
+        owner = pthread_self()
         scratch.reserveCapacity(4096)
         actionBuffer.reserveCapacity(16)
     }
 
-    /// The `ConnectionHandler` the daemon calls; it enters this actor without a hop.
-    public nonisolated func makeHandler() -> any ConnectionHandler { TimelineConnectionHandler(service: self) }
+    /// The daemon's service: the loop's clocks, on the loop thread.
+    public convenience init(context: DaemonContext, store: any ViewerStateStore) {
+        self.init(clock: LoopClock(loop: context.loop), logger: context.logger, configuration: context.configuration,
+                  store: store)
+    }
+
+    @inline(__always)
+    func checkThread() {
+        precondition(pthread_equal(pthread_self(), owner) != 0, "TimelineService entered off its thread")
+    }
+}
+
+/// The daemon's entry points, each on the service's thread.
+extension TimelineService: ConnectionHandler, ConfigurationReloading {
+    public func connectionOpened(_ connection: any PeerPort) {
+        checkThread()
+        admit(connection)
+    }
+
+    /// The body points into the connection's read buffer and is used only during this call.
+    public func frameReceived(_ header: FrameHeader, body: UnsafeRawBufferPointer, on connection: any PeerPort) {
+        checkThread()
+        handle(header, body: body, on: connection)
+    }
+
+    public func oversizedFrame(_ header: FrameHeader, on connection: any PeerPort) {
+        checkThread()
+        oversized(header, on: connection)
+    }
+
+    public func connectionClosed(_ connection: any PeerPort) {
+        checkThread()
+        connectionGone(connection)
+    }
+
+    public func shutdown() {
+        checkThread()
+        closeAllForShutdown()
+    }
+
+    public func apply(_ configuration: DaemonConfiguration) {
+        checkThread()
+        use(configuration)
+    }
 }
 
 /// One open session: its timeline, where its pushes go, and its timers.
@@ -59,31 +109,31 @@ final class SessionEntry {
     /// through `ConnectionState.sessions` is broken when the session or its connection closes): a weak
     /// one would give every `Connection` a side table and send each of its retains and releases down
     /// the runtime's slow path, a dozen times per message.
-    var connection: Connection?
+    var connection: (any PeerPort)?
     let callId: UInt32
     let profile: String
     let contentId: String
     let streamId: String
     var pushSeq: UInt64 = 0
     /// The session's armed timers, one slot per `TimelineTimer`: no hashing on the per-event path.
-    var bookmarkTimer: LoopTimer?
-    var breakEndTimer: LoopTimer?
+    var bookmarkTimer: (any ServiceTimer)?
+    var breakEndTimer: (any ServiceTimer)?
 
-    func timer(_ timer: TimelineTimer) -> LoopTimer? {
+    func timer(_ timer: TimelineTimer) -> (any ServiceTimer)? {
         switch timer {
         case .bookmark: return bookmarkTimer
         case .breakEnd: return breakEndTimer
         }
     }
 
-    func setTimer(_ timer: TimelineTimer, _ handle: LoopTimer) {
+    func setTimer(_ timer: TimelineTimer, _ handle: any ServiceTimer) {
         switch timer {
         case .bookmark: bookmarkTimer = handle
         case .breakEnd: breakEndTimer = handle
         }
     }
 
-    init(id: UInt64, timeline: TimelineSession, connection: Connection, callId: UInt32, request: OpenSessionRequest) {
+    init(id: UInt64, timeline: TimelineSession, connection: any PeerPort, callId: UInt32, request: OpenSessionRequest) {
         self.id = id
         self.timeline = timeline
         self.connection = connection
@@ -119,24 +169,7 @@ final class SessionEntry {
     }
 }
 
-extension TimelineService {
-    /// `assumeIsolated` for the loop thread, with the thread check only. The service's executor *is* the
-    /// loop thread, so being on it is exactly the isolation the compiler wants proven; the standard
-    /// library's check goes through the concurrency runtime (the main-executor test first) and cost
-    /// about 700 instructions per frame — a tenth of the daemon's work on the snapback round trip.
-    ///
-    /// `operation` must capture nothing (its inputs come in `arguments`): a closure that captures
-    /// nothing has no context to allocate, whereas entering through `withoutActuallyEscaping` — which
-    /// needs a heap context for its escape check — cost two heap objects per frame.
-    @inline(__always)
-    nonisolated func onLoop<Arguments>(_ arguments: Arguments,
-                                       _ operation: @escaping (isolated TimelineService, Arguments) -> Void) {
-        precondition(loop.isOnLoopThread, "TimelineService entered off the loop thread")
-        unsafeBitCast(operation, to: ((TimelineService, Arguments) -> Void).self)(self, arguments)
-    }
-}
-
-/// Per-connection state the service keeps in `Connection.handlerContext`.
+/// Per-connection state the service keeps in `PeerPort.handlerContext`.
 final class ConnectionState {
     /// The peer uid it was admitted under (counted in `connectionsByUid`).
     let uid: UInt32
@@ -167,42 +200,8 @@ final class ConnectionState {
     func removeSession(_ id: UInt64) {
         sessions[id] = nil
         if lastUsed?.id == id { lastUsed = nil }
+        // Emptied after holding many, the table lets its buckets go.
+        if sessions.isEmpty { sessions = [:] }
     }
 
-    func removeAllSessions() {
-        sessions = [:]
-        lastUsed = nil
-    }
-}
-
-/// Bridges libuv callbacks into the actor: every call is already on the loop thread, so
-/// `onLoop` (a cheaper `assumeIsolated`) enters the actor synchronously.
-final class TimelineConnectionHandler: ConnectionHandler, ConfigurationReloading {
-    let service: TimelineService
-    init(service: TimelineService) { self.service = service }
-
-    func connectionOpened(_ connection: Connection) {
-        service.onLoop(connection) { service, connection in service.connectionOpened(connection) }
-    }
-
-    func frameReceived(_ header: FrameHeader, body: UnsafeRawBufferPointer, on connection: Connection) {
-        // The body points into the connection's read buffer and is used only during this call.
-        service.onLoop((header, body, connection)) { service, frame in service.handle(frame.0, body: frame.1, on: frame.2) }
-    }
-
-    func oversizedFrame(_ header: FrameHeader, on connection: Connection) {
-        service.onLoop((header, connection)) { service, frame in service.oversized(frame.0, on: frame.1) }
-    }
-
-    func connectionClosed(_ connection: Connection) {
-        service.onLoop(connection) { service, connection in service.connectionClosed(connection) }
-    }
-
-    func shutdown() {
-        service.onLoop(()) { service, _ in service.shutdown() }
-    }
-
-    func apply(_ configuration: DaemonConfiguration) {
-        service.onLoop(configuration) { service, configuration in service.apply(configuration) }
-    }
 }

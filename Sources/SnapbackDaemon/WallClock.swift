@@ -10,3 +10,14 @@ public enum WallClock {
         return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1_000_000_000
     }
 }
+
+/// The daemon's ``ServiceClock``: wall time from `CLOCK_REALTIME`, timers on the loop's monotonic
+/// ``TimerQueue``.
+public final class LoopClock: ServiceClock {
+    private let loop: EventLoop
+    public init(loop: EventLoop) { self.loop = loop }
+    public func now() -> Double { WallClock.now() }
+    public func makeTimer(_ callback: @escaping () -> Void) -> any ServiceTimer { LoopTimer(loop: loop, callback) }
+}
+
+extension LoopTimer: ServiceTimer {}

@@ -3,6 +3,8 @@
 public enum TimelineError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A time or duration that is negative, NaN or infinite. `field` names it.
     case invalidTime(field: String, value: Double)
+    /// A finite number beyond its documented range (`Limits`). `field` names it.
+    case outOfRange(field: String, value: Double, limit: Limit)
     /// A playback rate that is NaN, infinite, or not allowed for the event.
     case invalidRate(Double)
     /// A break id that is empty.
@@ -30,7 +32,7 @@ public enum TimelineError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public var category: Category {
         switch self {
-        case .invalidTime, .invalidRate, .emptyBreakId, .duplicateBreakId, .overlappingBreaks, .breakOutOfRange,
+        case .invalidTime, .outOfRange, .invalidRate, .emptyBreakId, .duplicateBreakId, .overlappingBreaks, .breakOutOfRange,
              .notSupported:
             return .invalidArgument
         case .unknownBreak:
@@ -45,6 +47,7 @@ public enum TimelineError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .invalidTime(let field, let value): return "\(field) must be a finite, non-negative time (got \(value))"
+        case .outOfRange(let field, let value, let limit): return "\(field) must be \(limit.text) (got \(value))"
         case .invalidRate(let r): return "invalid playback rate \(r)"
         case .emptyBreakId: return "an ad break has an empty id"
         case .duplicateBreakId(let id): return "ad break id \(id) appears twice"

@@ -84,13 +84,9 @@ public struct TimelineLayout: Sendable, Equatable {
         seen.reserveCapacity(breaks.count)
         for b in breaks {
             if b.id.isEmpty { throw .emptyBreakId }
-            guard b.start.isFinite, b.start >= 0 else { throw .invalidTime(field: "break \(b.id) start", value: b.start) }
-            guard b.duration.isFinite, b.duration >= 0 else {
-                throw .invalidTime(field: "break \(b.id) duration", value: b.duration)
-            }
-            for d in b.adDurations where !(d.isFinite && d >= 0) {
-                throw .invalidTime(field: "break \(b.id) ad duration", value: d)
-            }
+            try TimelineSession.checkTime(b.start, "break \(b.id) start")
+            try TimelineSession.checkDuration(b.duration, "break \(b.id) duration")
+            for d in b.adDurations { try TimelineSession.checkDuration(d, "break \(b.id) ad duration") }
             if !seen.insert(b.id).inserted { throw .duplicateBreakId(b.id) }
         }
     }

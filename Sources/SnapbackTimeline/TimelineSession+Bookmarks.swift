@@ -113,8 +113,8 @@ extension TimelineSession {
     static func expand(_ rules: AdRules, contentDuration: Double?) throws(TimelineError)
         -> (breaks: [AdBreak], postrollId: String?)
     {
-        try checkTime(rules.breakDuration, "ad rules break duration")
-        try checkTime(rules.midrollEvery, "ad rules mid-roll interval")
+        try checkDuration(rules.breakDuration, "ad rules break duration")
+        try checkDuration(rules.midrollEvery, "ad rules mid-roll interval")
         var times = Set<Double>()
         for t in rules.midrollTimes {
             try checkTime(t, "ad rules mid-roll time")

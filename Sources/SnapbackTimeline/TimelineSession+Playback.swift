@@ -8,7 +8,7 @@ extension TimelineSession {
     {
         try checkAccepting(at: now)
         try Self.checkTime(t, "playhead")
-        guard rate.isFinite else { throw .invalidRate(rate) }
+        try Self.checkRate(rate)
         // We sent the player into the break it is in and have not seen it arrive: a report from outside the
         // break, far from where we sent it, was sent before the player obeyed (reports and commands cross on
         // the wire). Taken as the playhead, one past the break's end would complete the break unseen (watched,

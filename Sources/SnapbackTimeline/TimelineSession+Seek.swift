@@ -237,7 +237,8 @@ extension TimelineSession {
         try checkAccepting(at: now)
         try Self.checkTime(t, "trick play start")
         // Trick play is fast-forward or rewind; slow motion (0 < rate < 1) is ordinary playback.
-        guard rate.isFinite, rate < 0 || rate > 1 else { throw .invalidRate(rate) }
+        try Self.checkRate(rate)
+        guard rate < 0 || rate > 1 else { throw .invalidRate(rate) }
         switch phase {
         case .content, .inBreak:
             if case .inBreak(let visit) = phase, let i = layout.index(ofBreak: visit.id), visit.unwatchedAtEntry,

@@ -93,7 +93,7 @@ public struct TimelineSession: Sendable {
         kind = configuration.kind
         policy = configuration.policy
         if let d = configuration.contentDuration {
-            guard d.isFinite, d >= 0 else { throw .invalidTime(field: "content duration", value: d) }
+            try Self.checkDuration(d, "content duration")
         }
         contentDuration = configuration.contentDuration
         try Self.validate(policy)
@@ -120,7 +120,7 @@ public struct TimelineSession: Sendable {
             if let i = layout.index(ofBreak: id) { layout.setWatched(true, at: i) }
         }
         if let resume = configuration.resumeContentTime {
-            guard resume.isFinite, resume >= 0 else { throw .invalidTime(field: "resume content time", value: resume) }
+            try Self.checkTime(resume, "resume content time")
         }
         resumeContentTime = configuration.resumeContentTime
         if let at = configuration.lastBreakCompletedAt, policy.cooldown > 0, at.isFinite {
@@ -139,10 +139,11 @@ public struct TimelineSession: Sendable {
             ("coverage tolerance", p.coverageTolerance), ("bookmark interval", p.bookmarkInterval),
             ("finished margin", p.finishedMargin),
         ]
-        for (field, value) in times where !(value.isFinite && value >= 0) {
-            throw .invalidTime(field: field, value: value)
-        }
+        for (field, value) in times { try checkDuration(value, field) }
         if p.maxSnapbacksPerBreak < 1 { throw .notSupported("max snapbacks per break below 1") }
+        if p.maxSnapbacksPerBreak > Limits.snapbacksPerBreak.upperBound {
+            throw .notSupported("max snapbacks per break above \(Limits.snapbacksPerBreak.upperBound)")
+        }
     }
 
     // MARK: Derived
@@ -253,7 +254,30 @@ public struct TimelineSession: Sendable {
     }
 
     static func checkTime(_ t: Double, _ field: String) throws(TimelineError) {
-        guard t.isFinite, t >= 0 else { throw .invalidTime(field: field, value: t) }
+        try check(t, Limits.position, field)
+    }
+
+    static func checkDuration(_ d: Double, _ field: String) throws(TimelineError) {
+        try check(d, Limits.duration, field)
+    }
+
+    /// NaN, infinities and negative values are not times at all; a finite value past the limit is one
+    /// too large to compute with.
+    @inline(__always)
+    static func check(_ value: Double, _ limit: Limit, _ field: @autoclosure () -> String) throws(TimelineError) {
+        guard limit.contains(value) else {
+            if value.isFinite && value >= limit.range.lowerBound {
+                throw .outOfRange(field: field(), value: value, limit: limit)
+            }
+            throw .invalidTime(field: field(), value: value)
+        }
+    }
+
+    static func checkRate(_ rate: Double) throws(TimelineError) {
+        guard Limits.rate.contains(rate) else {
+            if rate.isFinite { throw .outOfRange(field: "rate", value: rate, limit: Limits.rate) }
+            throw .invalidRate(rate)
+        }
     }
 
     func breakIndex(_ id: String) throws(TimelineError) -> Int {

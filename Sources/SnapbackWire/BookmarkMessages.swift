@@ -39,9 +39,9 @@ extension WireBookmark: WireMessage {
         return m
     }
 
-    init(proto m: Snapback__V1__Bookmark) {
-        self.init(contentId: ProtoC.string(m.content_id), profile: ProtoC.string(m.profile),
-                  contentTime: m.content_time, streamTime: m.stream_time, streamId: ProtoC.string(m.stream_id),
+    init(proto m: Snapback__V1__Bookmark) throws(WireError) {
+        self.init(contentId: try ProtoC.string(m.content_id, "content_id"), profile: try ProtoC.string(m.profile, "profile"),
+                  contentTime: m.content_time, streamTime: m.stream_time, streamId: try ProtoC.string(m.stream_id, "stream_id"),
                   updatedAt: m.updated_at, finished: ProtoC.bool(m.finished))
     }
 
@@ -55,7 +55,7 @@ extension WireBookmark: WireMessage {
     public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> WireBookmark {
         try ProtoC.unpack(body, "snapback.v1.Bookmark", snapback__v1__bookmark__unpack,
                           snapback__v1__bookmark__free_unpacked) { m throws(WireError) in
-            WireBookmark(proto: m.pointee)
+            try WireBookmark(proto: m.pointee)
         }
     }
 }
@@ -100,10 +100,10 @@ extension ListBookmarksReply: WireMessage {
             if let list = m.bookmarks {
                 bookmarks.reserveCapacity(m.n_bookmarks)
                 for i in 0..<m.n_bookmarks {
-                    if let b = list[i] { bookmarks.append(WireBookmark(proto: b.pointee)) }
+                    if let b = list[i] { bookmarks.append(try WireBookmark(proto: b.pointee)) }
                 }
             }
-            return ListBookmarksReply(bookmarks: bookmarks, nextPageToken: ProtoC.string(m.next_page_token))
+            return ListBookmarksReply(bookmarks: bookmarks, nextPageToken: try ProtoC.string(m.next_page_token, "next_page_token"))
         }
     }
 }

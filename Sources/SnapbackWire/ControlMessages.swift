@@ -27,7 +27,7 @@ extension HelloRequest: WireMessage {
     public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> HelloRequest {
         try ProtoC.unpack(body, "snapback.v1.HelloRequest", snapback__v1__hello_request__unpack,
                           snapback__v1__hello_request__free_unpacked) { m throws(WireError) in
-            HelloRequest(protocolVersion: m.pointee.protocol_version, clientName: ProtoC.string(m.pointee.client_name))
+            HelloRequest(protocolVersion: m.pointee.protocol_version, clientName: try ProtoC.string(m.pointee.client_name, "client_name"))
         }
     }
 }
@@ -82,11 +82,11 @@ extension HelloReply: WireMessage {
         try ProtoC.unpack(body, "snapback.v1.HelloReply", snapback__v1__hello_reply__unpack,
                           snapback__v1__hello_reply__free_unpacked) { p throws(WireError) in
             let m = p.pointee
-            return HelloReply(protocolVersion: m.protocol_version, serverName: ProtoC.string(m.server_name),
-                              serverVersion: ProtoC.string(m.server_version), maxFrameSize: m.max_frame_size,
+            return HelloReply(protocolVersion: m.protocol_version, serverName: try ProtoC.string(m.server_name, "server_name"),
+                              serverVersion: try ProtoC.string(m.server_version, "server_version"), maxFrameSize: m.max_frame_size,
                               maxOutboundQueueBytes: m.max_outbound_queue_bytes,
-                              policyPresets: ProtoC.strings(m.policy_presets, m.n_policy_presets),
-                              defaultPolicyPreset: ProtoC.string(m.default_policy_preset),
+                              policyPresets: try ProtoC.strings(m.policy_presets, m.n_policy_presets, "policy_presets"),
+                              defaultPolicyPreset: try ProtoC.string(m.default_policy_preset, "default_policy_preset"),
                               maxBreaksPerSession: m.max_breaks_per_session)
         }
     }
@@ -168,10 +168,10 @@ extension StatusReply: WireMessage {
             let m = p.pointee
             var store = StoreStatus()
             if let s = m.store?.pointee {
-                store = StoreStatus(kind: ProtoC.string(s.kind), path: ProtoC.string(s.path), bookmarks: s.bookmarks,
-                                    error: ProtoC.string(s.error))
+                store = StoreStatus(kind: try ProtoC.string(s.kind, "kind"), path: try ProtoC.string(s.path, "path"), bookmarks: s.bookmarks,
+                                    error: try ProtoC.string(s.error, "error"))
             }
-            return StatusReply(uptime: m.uptime, serverVersion: ProtoC.string(m.server_version),
+            return StatusReply(uptime: m.uptime, serverVersion: try ProtoC.string(m.server_version, "server_version"),
                                protocolVersion: m.protocol_version, connections: m.connections, sessions: m.sessions,
                                requests: m.requests, pushes: m.pushes, store: store,
                                logLinesDropped: m.log_lines_dropped)

@@ -121,7 +121,7 @@ extension OpenSessionRequest: WireMessage {
         try ProtoC.unpack(body, "snapback.v1.OpenSessionRequest", snapback__v1__open_session_request__unpack,
                           snapback__v1__open_session_request__free_unpacked) { p throws(WireError) in
             let m = p.pointee
-            let presetName = ProtoC.string(m.policy_preset)
+            let presetName = try ProtoC.string(m.policy_preset, "policy_preset")
             var preset: AdPolicy.Preset?
             if !presetName.isEmpty {
                 guard let named = AdPolicy.Preset(rawValue: presetName) else {
@@ -145,9 +145,9 @@ extension OpenSessionRequest: WireMessage {
                 adRules = rules
             }
             return OpenSessionRequest(
-                streamId: ProtoC.string(m.stream_id), contentId: ProtoC.string(m.content_id),
-                profile: ProtoC.string(m.profile), kind: try SessionKind.from(m.kind, field: "kind"),
-                breaks: AdBreak.list(m.breaks, m.n_breaks),
+                streamId: try ProtoC.string(m.stream_id, "stream_id"), contentId: try ProtoC.string(m.content_id, "content_id"),
+                profile: try ProtoC.string(m.profile, "profile"), kind: try SessionKind.from(m.kind, field: "kind"),
+                breaks: try AdBreak.list(m.breaks, m.n_breaks),
                 contentDuration: m._content_duration_case.rawValue != 0 ? m.content_duration : nil,
                 preset: preset, overrides: overrides ?? PolicyOverrides(), resume: resume, adRules: adRules,
                 defaultPreset: defaultPreset)

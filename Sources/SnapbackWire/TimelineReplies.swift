@@ -59,8 +59,8 @@ extension OpenSessionReply: WireMessage {
             return OpenSessionReply(
                 sessionId: m.session_id,
                 startStreamTime: m._start_stream_time_case.rawValue != 0 ? m.start_stream_time : nil,
-                breaksBeforeResume: ProtoC.strings(m.breaks_before_resume, m.n_breaks_before_resume),
-                policyPreset: ProtoC.string(m.policy_preset),
+                breaksBeforeResume: try ProtoC.strings(m.breaks_before_resume, m.n_breaks_before_resume, "breaks_before_resume"),
+                policyPreset: try ProtoC.string(m.policy_preset, "policy_preset"),
                 resumeContentTime: m._resume_content_time_case.rawValue != 0 ? m.resume_content_time : nil,
                 resumedFromBookmark: ProtoC.bool(m.resumed_from_bookmark), lastPushSeq: m.last_push_seq)
         }
@@ -162,8 +162,8 @@ extension BreakAtReply: WireMessage {
     public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> BreakAtReply {
         try ProtoC.unpack(body, "snapback.v1.BreakAtReply", snapback__v1__break_at_reply__unpack,
                           snapback__v1__break_at_reply__free_unpacked) { p throws(WireError) in
-            BreakAtReply(previous: p.pointee.previous.map { AdBreak(proto: $0.pointee) },
-                         next: p.pointee.next.map { AdBreak(proto: $0.pointee) })
+            BreakAtReply(previous: try p.pointee.previous.map { (b) throws(WireError) in try AdBreak(proto: b.pointee, field: "previous") },
+                         next: try p.pointee.next.map { (b) throws(WireError) in try AdBreak(proto: b.pointee, field: "next") })
         }
     }
 }
@@ -238,12 +238,12 @@ extension SessionStateReply: WireMessage {
         try ProtoC.unpack(body, "snapback.v1.SessionStateReply", snapback__v1__session_state_reply__unpack,
                           snapback__v1__session_state_reply__free_unpacked) { p throws(WireError) in
             let m = p.pointee
-            let breakId = ProtoC.string(m.current_break_id)
+            let breakId = try ProtoC.string(m.current_break_id, "current_break_id")
             return SessionStateReply(
                 phase: TimelineSnapshot.Phase(proto: m.phase), currentBreakId: breakId.isEmpty ? nil : breakId,
                 streamTime: m.stream_time, contentTime: m.content_time, playing: ProtoC.bool(m.playing), rate: m.rate,
                 pendingReturn: m._pending_return_case.rawValue != 0 ? m.pending_return : nil,
-                breaks: AdBreak.list(m.breaks, m.n_breaks),
+                breaks: try AdBreak.list(m.breaks, m.n_breaks),
                 cooldownUntil: m._cooldown_until_case.rawValue != 0 ? m.cooldown_until : nil,
                 lastBookmarkContentTime: m._last_bookmark_content_time_case.rawValue != 0
                     ? m.last_bookmark_content_time : nil)

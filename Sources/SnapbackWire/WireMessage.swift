@@ -67,15 +67,23 @@ enum ProtoC {
         return try read(message)
     }
 
+    /// A string field. proto3 strings are UTF-8: bytes that are not (`ff fe`) are refused, naming the
+    /// field, instead of being repaired into U+FFFD — repaired, two different byte strings would become
+    /// one content id and share a bookmark.
     @inline(__always)
-    static func string(_ p: UnsafePointer<CChar>?) -> String {
+    static func string(_ p: UnsafePointer<CChar>?, _ field: @autoclosure () -> String) throws(WireError) -> String {
         guard let p else { return "" }
-        return String(cString: p)
+        guard let s = String(validatingCString: p) else { throw .invalidArgument("\(field()): not valid UTF-8") }
+        return s
     }
 
-    static func strings(_ p: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, _ count: Int) -> [String] {
+    static func strings(_ p: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, _ count: Int,
+                        _ field: String) throws(WireError) -> [String] {
         guard let p, count > 0 else { return [] }
-        return (0..<count).map { string(p[$0]) }
+        var out: [String] = []
+        out.reserveCapacity(count)
+        for i in 0..<count { out.append(try string(p[i], "\(field)[\(i)]")) }
+        return out
     }
 
     static func doubles(_ p: UnsafeMutablePointer<Double>?, _ count: Int) -> [Double] {
@@ -166,17 +174,19 @@ final class CArena {
 }
 
 extension AdBreak {
-    init(proto m: Snapback__V1__AdBreak) {
-        self.init(id: ProtoC.string(m.id), start: m.start, duration: m.duration,
+    init(proto m: Snapback__V1__AdBreak, field: @autoclosure () -> String) throws(WireError) {
+        self.init(id: try ProtoC.string(m.id, "\(field()).id"), start: m.start, duration: m.duration,
                   adDurations: ProtoC.doubles(m.ad_durations, m.n_ad_durations), watched: ProtoC.bool(m.watched))
     }
 
-    static func list(_ p: UnsafeMutablePointer<UnsafeMutablePointer<Snapback__V1__AdBreak>?>?, _ count: Int) -> [AdBreak] {
+    static func list(_ p: UnsafeMutablePointer<UnsafeMutablePointer<Snapback__V1__AdBreak>?>?, _ count: Int)
+        throws(WireError) -> [AdBreak]
+    {
         guard let p, count > 0 else { return [] }
         var out: [AdBreak] = []
         out.reserveCapacity(count)
         for i in 0..<count {
-            if let b = p[i] { out.append(AdBreak(proto: b.pointee)) }
+            if let b = p[i] { out.append(try AdBreak(proto: b.pointee, field: "breaks[\(i)]")) }
         }
         return out
     }

@@ -171,7 +171,7 @@ extension WirePushMessage: WireMessage {
             case SNAPBACK__V1__PUSH__KIND_SEEK:
                 if let s = m.seek?.pointee { kind = .seek(to: s.stream_time, reason: SeekReason(proto: s.reason)) }
             case SNAPBACK__V1__PUSH__KIND_BREAK_WATCHED:
-                if let s = m.break_watched?.pointee { kind = .breakWatched(breakId: ProtoC.string(s.break_id)) }
+                if let s = m.break_watched?.pointee { kind = .breakWatched(breakId: try ProtoC.string(s.break_id, "break_id")) }
             case SNAPBACK__V1__PUSH__KIND_BOOKMARK_SAVED:
                 if let s = m.bookmark_saved?.pointee {
                     kind = .bookmarkSaved(contentTime: s.content_time, streamTime: s.stream_time,
@@ -180,18 +180,18 @@ extension WirePushMessage: WireMessage {
             case SNAPBACK__V1__PUSH__KIND_BOOKMARK_CLEARED:
                 kind = .bookmarkCleared
             case SNAPBACK__V1__PUSH__KIND_PLAY_BREAK:
-                if let s = m.play_break?.pointee { kind = .playBreak(breakId: ProtoC.string(s.break_id)) }
+                if let s = m.play_break?.pointee { kind = .playBreak(breakId: try ProtoC.string(s.break_id, "break_id")) }
             case SNAPBACK__V1__PUSH__KIND_ALL_ADS_COMPLETED:
                 kind = .allAdsCompleted
             case SNAPBACK__V1__PUSH__KIND_SESSION_ERROR:
                 if let s = m.session_error?.pointee {
                     let code = s.code <= UInt32(UInt8.max) ? StatusCode(rawValue: UInt8(s.code)) : nil
-                    kind = .sessionError(code: code ?? .unknown, message: ProtoC.string(s.message))
+                    kind = .sessionError(code: code ?? .unknown, message: try ProtoC.string(s.message, "message"))
                 }
             default:
                 kind = .unknown
             }
-            return WirePushMessage(sessionId: m.session_id, seq: m.seq, reason: ProtoC.string(m.reason), kind: kind)
+            return WirePushMessage(sessionId: m.session_id, seq: m.seq, reason: try ProtoC.string(m.reason, "reason"), kind: kind)
         }
     }
 }

@@ -6,10 +6,17 @@ extension WireRequest {
     ///
     /// Bytes that do not parse as the method's message throw `.malformed`; an unknown preset name or enum
     /// value throws `.invalidArgument` (both INVALID_ARGUMENT on the wire). Unknown fields are ignored.
-    /// Times are not checked here: the timeline rejects NaN, infinite and negative times itself.
-    /// `defaultPreset` is the policy of an OpenSession that names no preset.
+    /// A number outside its range (`Limits`) or a string that is not UTF-8 throws `.invalidArgument`
+    /// naming the field. `defaultPreset` is the policy of an OpenSession that names no preset.
     public static func decode(method: WireMethod, body: UnsafeRawBufferPointer,
                               defaultPreset: AdPolicy.Preset = .snapback) throws(WireError) -> WireRequest {
+        let request = try decodeFields(method: method, body: body, defaultPreset: defaultPreset)
+        try request.checkRanges()
+        return request
+    }
+
+    private static func decodeFields(method: WireMethod, body: UnsafeRawBufferPointer,
+                                     defaultPreset: AdPolicy.Preset) throws(WireError) -> WireRequest {
         switch method {
         case .hello:
             return .hello(try HelloRequest.decode(body))
@@ -53,28 +60,28 @@ extension WireRequest {
             return try ProtoC.unpack(body, "snapback.v1.AdBreakStartedRequest",
                                      snapback__v1__ad_break_started_request__unpack,
                                      snapback__v1__ad_break_started_request__free_unpacked) { p throws(WireError) in
-                .event(sessionId: p.pointee.session_id, .adBreakStarted(breakId: ProtoC.string(p.pointee.break_id)))
+                .event(sessionId: p.pointee.session_id, .adBreakStarted(breakId: try ProtoC.string(p.pointee.break_id, "break_id")))
             }
 
         case .adBreakEnded:
             return try ProtoC.unpack(body, "snapback.v1.AdBreakEndedRequest",
                                      snapback__v1__ad_break_ended_request__unpack,
                                      snapback__v1__ad_break_ended_request__free_unpacked) { p throws(WireError) in
-                .event(sessionId: p.pointee.session_id, .adBreakEnded(breakId: ProtoC.string(p.pointee.break_id)))
+                .event(sessionId: p.pointee.session_id, .adBreakEnded(breakId: try ProtoC.string(p.pointee.break_id, "break_id")))
             }
 
         case .adStarted:
             return try ProtoC.unpack(body, "snapback.v1.AdStartedRequest", snapback__v1__ad_started_request__unpack,
                                      snapback__v1__ad_started_request__free_unpacked) { p throws(WireError) in
                 .event(sessionId: p.pointee.session_id,
-                       .adStarted(breakId: ProtoC.string(p.pointee.break_id), index: Int(p.pointee.index)))
+                       .adStarted(breakId: try ProtoC.string(p.pointee.break_id, "break_id"), index: Int(p.pointee.index)))
             }
 
         case .adEnded:
             return try ProtoC.unpack(body, "snapback.v1.AdEndedRequest", snapback__v1__ad_ended_request__unpack,
                                      snapback__v1__ad_ended_request__free_unpacked) { p throws(WireError) in
                 .event(sessionId: p.pointee.session_id,
-                       .adEnded(breakId: ProtoC.string(p.pointee.break_id), index: Int(p.pointee.index)))
+                       .adEnded(breakId: try ProtoC.string(p.pointee.break_id, "break_id"), index: Int(p.pointee.index)))
             }
 
         case .trickPlayStarted:
@@ -102,7 +109,7 @@ extension WireRequest {
         case .updateBreaks:
             return try ProtoC.unpack(body, "snapback.v1.UpdateBreaksRequest", snapback__v1__update_breaks_request__unpack,
                                      snapback__v1__update_breaks_request__free_unpacked) { p throws(WireError) in
-                .event(sessionId: p.pointee.session_id, .breaksUpdated(AdBreak.list(p.pointee.breaks, p.pointee.n_breaks)))
+                .event(sessionId: p.pointee.session_id, .breaksUpdated(try AdBreak.list(p.pointee.breaks, p.pointee.n_breaks)))
             }
 
         case .pause:
@@ -149,28 +156,28 @@ extension WireRequest {
         case .getBookmark:
             return try ProtoC.unpack(body, "snapback.v1.GetBookmarkRequest", snapback__v1__get_bookmark_request__unpack,
                                      snapback__v1__get_bookmark_request__free_unpacked) { p throws(WireError) in
-                .getBookmark(profile: ProtoC.string(p.pointee.profile), contentId: ProtoC.string(p.pointee.content_id))
+                .getBookmark(profile: try ProtoC.string(p.pointee.profile, "profile"), contentId: try ProtoC.string(p.pointee.content_id, "content_id"))
             }
 
         case .listBookmarks:
             return try ProtoC.unpack(body, "snapback.v1.ListBookmarksRequest", snapback__v1__list_bookmarks_request__unpack,
                                      snapback__v1__list_bookmarks_request__free_unpacked) { p throws(WireError) in
-                .listBookmarks(profile: ProtoC.string(p.pointee.profile), pageSize: p.pointee.page_size,
-                               pageToken: ProtoC.string(p.pointee.page_token))
+                .listBookmarks(profile: try ProtoC.string(p.pointee.profile, "profile"), pageSize: p.pointee.page_size,
+                               pageToken: try ProtoC.string(p.pointee.page_token, "page_token"))
             }
 
         case .deleteBookmark:
             return try ProtoC.unpack(body, "snapback.v1.DeleteBookmarkRequest",
                                      snapback__v1__delete_bookmark_request__unpack,
                                      snapback__v1__delete_bookmark_request__free_unpacked) { p throws(WireError) in
-                .deleteBookmark(profile: ProtoC.string(p.pointee.profile), contentId: ProtoC.string(p.pointee.content_id))
+                .deleteBookmark(profile: try ProtoC.string(p.pointee.profile, "profile"), contentId: try ProtoC.string(p.pointee.content_id, "content_id"))
             }
 
         case .clearBookmarks:
             return try ProtoC.unpack(body, "snapback.v1.ClearBookmarksRequest",
                                      snapback__v1__clear_bookmarks_request__unpack,
                                      snapback__v1__clear_bookmarks_request__free_unpacked) { p throws(WireError) in
-                .clearBookmarks(profile: ProtoC.string(p.pointee.profile))
+                .clearBookmarks(profile: try ProtoC.string(p.pointee.profile, "profile"))
             }
         }
     }

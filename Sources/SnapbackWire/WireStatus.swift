@@ -117,7 +117,7 @@ extension WireStatus: WireMessage {
         try ProtoC.unpack(body, "snapback.v1.Status", snapback__v1__status__unpack,
                           snapback__v1__status__free_unpacked) { m throws(WireError) in
             let code = m.pointee.code <= UInt32(UInt8.max) ? StatusCode(rawValue: UInt8(m.pointee.code)) : nil
-            return WireStatus(code: code ?? .unknown, message: ProtoC.string(m.pointee.message))
+            return WireStatus(code: code ?? .unknown, message: try ProtoC.string(m.pointee.message, "message"))
         }
     }
 }

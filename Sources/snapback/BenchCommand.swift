@@ -179,7 +179,7 @@ final class Bench {
         self.client = client
         var overrides = PolicyOverrides()
         overrides.refuseSeeksDuringUnwatchedBreak = false
-        overrides.maxSnapbacksPerBreak = Int(UInt32.max)
+        overrides.maxSnapbacksPerBreak = Limits.snapbacksPerBreak.upperBound
         let reply = try client.openSession(OpenSessionRequest(
             streamId: "bench", contentId: "bench", profile: "bench",
             breaks: [AdBreak(id: "b1", start: 600, duration: 30)], contentDuration: 1800,

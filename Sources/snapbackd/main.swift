@@ -25,5 +25,5 @@ exit(Daemon.main(arguments: CommandLine.arguments) { context in
             }
         })
     logger.info("viewer state: \(store.description)")
-    return TimelineService(context: context, store: store).makeHandler()
+    return TimelineService(context: context, store: store)
 })

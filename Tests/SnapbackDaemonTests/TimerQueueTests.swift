@@ -5,6 +5,17 @@ import Testing
 /// The loop's timers (``LoopTimer`` on the ``TimerQueue``'s timerfd), on a real loop thread. Only lower
 /// bounds of elapsed time are asserted: a timer never fires early; how late it is depends on the machine.
 @Suite struct TimerQueueTests {
+    /// Seconds to the timer's milliseconds cannot trap, whatever the double: a 1e300 s break once
+    /// reached `UInt64((delay * 1000).rounded(.up))` and took the daemon down.
+    @Test func anyDelayConvertsWithoutTrapping() {
+        #expect(LoopTimer.milliseconds(0.0011) == 2)
+        #expect(LoopTimer.milliseconds(30) == 30_000)
+        for huge in [1e300, .infinity, Double.greatestFiniteMagnitude, 1.8446744073709552e16] {
+            #expect(LoopTimer.milliseconds(huge) == UInt64(LoopTimer.maxDelay * 1000))
+        }
+        for nothing in [0, -1, -.infinity, .nan, -1e300] { #expect(LoopTimer.milliseconds(nothing) == 0) }
+    }
+
     final class Record: @unchecked Sendable {
         var fired: [Int] = []
         var times: [Int: UInt64] = [:]

@@ -287,7 +287,8 @@ struct  Snapback__V1__ReportPlayheadRequest
    */
   double stream_time;
   /*
-   * Playback rate: 1 = normal speed.
+   * Playback rate: 1 = normal speed; negative = playing backwards (accepted; trick play is reported with
+   * TrickPlayStarted).
    */
   double rate;
   /*

@@ -1,0 +1,111 @@
+import CLibUV
+import SnapbackTimeline
+
+/// Every open session, by id. A session enters with `insert` when it opens and leaves only through
+/// `TimelineService.close(_:_:at:)`, whatever closed it.
+struct SessionTable {
+    private var entries: [UInt64: SessionEntry] = [:]
+    private var lastId: UInt64 = 0
+
+    var count: Int { entries.count }
+
+    subscript(id: UInt64) -> SessionEntry? { entries[id] }
+
+    /// Ids grow and are never reused while the daemon runs.
+    mutating func makeId() -> UInt64 {
+        lastId += 1
+        return lastId
+    }
+
+    mutating func insert(_ entry: SessionEntry) {
+        entries[entry.id] = entry
+    }
+
+    mutating func remove(_ id: UInt64) {
+        entries[id] = nil
+        // A table that held thousands keeps their buckets once emptied; let it go with them.
+        if entries.isEmpty { entries = [:] }
+    }
+
+    /// In opening order.
+    var ids: [UInt64] { entries.keys.sorted() }
+}
+
+extension TimelineService {
+    /// What closed a session: the timeline event it becomes and the words of the log line.
+    enum CloseTrigger {
+        /// CloseSession.
+        case player
+        /// The connection went away, cleanly or not; nothing can be pushed any more.
+        case disconnected
+        /// SIGTERM.
+        case shutdown
+
+        var event: TimelineEvent { self == .disconnected ? .playerDisconnected : .closed }
+
+        var words: String {
+            switch self {
+            case .player: return "by the player"
+            case .disconnected: return "player disconnected"
+            case .shutdown: return "for shutdown"
+            }
+        }
+    }
+
+    /// The one way a session closes: the timeline's last actions (the final bookmark) are carried out,
+    /// its timers closed, and it leaves the daemon's table and its connection's.
+    func close(_ entry: SessionEntry, _ trigger: CloseTrigger, at now: Double) {
+        let actions = (try? entry.timeline.handle(trigger.event, at: now)) ?? []
+        execute(actions, for: entry, at: now)
+        entry.closeTimers()
+        sessions.remove(entry.id)
+        (entry.connection?.handlerContext as? ConnectionState)?.removeSession(entry.id)
+        if trigger == .disconnected { entry.connection = nil }
+        logger.info("session \(entry.id) closed: \(trigger.words)")
+        memory.sessionCountChanged(sessions.count)
+    }
+}
+
+/// Gives the heap back to the system after many sessions closed.
+///
+/// Measured: 10,000 sessions opened and closed left the daemon at 26 MiB against 9.8 MiB idle, 14 MiB
+/// of it glibc's heap — freed, but kept because live blocks sat above it. `malloc_trim` returned it
+/// (12.7 MiB after). It walks the whole heap, so it runs once, a few seconds after a bulk close has
+/// settled, and only when the sessions open fell to half of their high-water mark: never per session,
+/// never on the per-message path.
+final class MemoryReturn {
+    private let clock: any ServiceClock
+    private var timer: (any ServiceTimer)?
+    /// The most sessions open at once since the heap was last trimmed.
+    private var highWater = 0
+    /// Below this many sessions at the high-water mark, what could be returned is not worth a walk.
+    static let minimumHighWater = 256
+    static let settleSeconds = 2.0
+    private(set) var trims = 0
+
+    init(clock: any ServiceClock) { self.clock = clock }
+
+    /// After every open and every close, with the number of sessions now open.
+    func sessionCountChanged(_ open: Int) {
+        self.open = open
+        highWater = max(highWater, open)
+        guard highWater >= Self.minimumHighWater, open <= highWater / 2 else { return }
+        let timer = self.timer ?? clock.makeTimer { [unowned self] in self.trim() }
+        self.timer = timer
+        // Restarted by every close of a burst: the walk happens once the burst is over.
+        timer.start(afterSeconds: Self.settleSeconds)
+    }
+
+    private var open = 0
+
+    private func trim() {
+        malloc_trim(0)
+        trims += 1
+        highWater = open
+    }
+
+    func close() {
+        timer?.close()
+        timer = nil
+    }
+}

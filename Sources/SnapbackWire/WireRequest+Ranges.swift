@@ -1,0 +1,91 @@
+import SnapbackTimeline
+
+/// Every number of a request checked against its range (`Limits`, documented in PROTOCOL.md "Ranges")
+/// where it enters the daemon, and refused with INVALID_ARGUMENT naming the proto field. The timeline
+/// checks again, but a player should hear which field of its request was wrong, in the field's own name.
+extension WireRequest {
+    func checkRanges() throws(WireError) {
+        switch self {
+        case .event(_, let event):
+            try Self.checkRanges(event)
+        case .openSession(let open):
+            try Self.checkRanges(open)
+        case .contentTimeForStreamTime(_, let t), .breakAt(_, let t):
+            try Self.check(t, Limits.position, "stream_time")
+        case .streamTimeForContentTime(_, let t):
+            try Self.check(t, Limits.position, "content_time")
+        case .hello, .getStatus, .closeSession, .getSessionState, .getBookmark, .listBookmarks, .deleteBookmark,
+             .clearBookmarks:
+            // No numbers, or none that can go wrong: page_size is capped by the server.
+            return
+        }
+    }
+
+    static func checkRanges(_ event: TimelineEvent) throws(WireError) {
+        switch event {
+        case .playheadReported(let t, let rate, _):
+            try check(t, Limits.position, "stream_time")
+            try check(rate, Limits.rate, "rate")
+        case .seekStarted(let from):
+            try check(from, Limits.position, "from_stream_time")
+        case .seekEnded(let from, let to):
+            try check(from, Limits.position, "from_stream_time")
+            try check(to, Limits.position, "to_stream_time")
+        case .adStarted(_, let index), .adEnded(_, let index):
+            try check(index, Limits.adIndex, "index")
+        case .trickPlayStarted(let t, let rate):
+            try check(t, Limits.position, "stream_time")
+            try check(rate, Limits.rate, "rate")
+        case .trickPlayEnded(let t), .paused(let t):
+            try check(t, Limits.position, "stream_time")
+        case .breaksUpdated(let breaks):
+            try checkRanges(breaks)
+        case .adBreakStarted, .adBreakEnded, .contentCompleted, .closed, .playerDisconnected, .timerFired:
+            return
+        }
+    }
+
+    static func checkRanges(_ open: OpenSessionRequest) throws(WireError) {
+        try checkRanges(open.breaks)
+        if let d = open.contentDuration { try check(d, Limits.duration, "content_duration") }
+        if let t = open.resume.contentTime { try check(t, Limits.position, "resume.resume_content_time") }
+        if let rules = open.adRules {
+            for (i, t) in rules.midrollTimes.enumerated() {
+                try check(t, Limits.position, "ad_rules.midroll_times[\(i)]")
+            }
+            try check(rules.midrollEvery, Limits.duration, "ad_rules.midroll_every")
+            try check(rules.breakDuration, Limits.duration, "ad_rules.break_duration")
+        }
+        let o = open.overrides
+        let spans: [(Double?, String)] = [
+            (o.snapbackLandingOffset, "snapback_landing_offset"), (o.cooldown, "cooldown"),
+            (o.coverageTolerance, "coverage_tolerance"), (o.bookmarkInterval, "bookmark_interval"),
+            (o.finishedMargin, "finished_margin"),
+        ]
+        for case (let value?, let field) in spans { try check(value, Limits.duration, "policy_overrides.\(field)") }
+        if let n = o.maxSnapbacksPerBreak {
+            try check(n, Limits.snapbacksPerBreak, "policy_overrides.max_snapbacks_per_break")
+        }
+    }
+
+    static func checkRanges(_ breaks: [AdBreak]) throws(WireError) {
+        for (i, b) in breaks.enumerated() {
+            try check(b.start, Limits.position, "breaks[\(i)].start")
+            try check(b.duration, Limits.duration, "breaks[\(i)].duration")
+            for (j, d) in b.adDurations.enumerated() {
+                try check(d, Limits.duration, "breaks[\(i)].ad_durations[\(j)]")
+            }
+        }
+    }
+
+    @inline(__always)
+    static func check(_ value: Double, _ limit: Limit, _ field: @autoclosure () -> String) throws(WireError) {
+        guard limit.contains(value) else { throw .invalidArgument("\(field()) must be \(limit.text) (got \(value))") }
+    }
+
+    static func check(_ value: Int, _ range: ClosedRange<Int>, _ field: String) throws(WireError) {
+        guard range.contains(value) else {
+            throw .invalidArgument("\(field) must be from \(range.lowerBound) to \(range.upperBound) (got \(value))")
+        }
+    }
+}
