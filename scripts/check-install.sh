@@ -1,7 +1,9 @@
 #!/bin/sh
 # `make install` into a temporary DESTDIR lays out the expected tree, with ExecStart= rewritten to the
-# PREFIX, stripped binaries and a default configuration that snapbackd accepts; `make uninstall` then
-# removes all of it. Run by `make check-install` (part of `make test`) after the release build.
+# PREFIX, stripped binaries and a default configuration that snapbackd accepts, and libsnapback that a C
+# program builds against with pkg-config alone (shared and static) and uses to talk to the installed
+# daemon; `make uninstall` then removes all of it. Run by `make check-install` (part of `make test`)
+# after the release build.
 set -eu
 export LC_ALL=C
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -11,6 +13,64 @@ make=${MAKE:-make}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "check-install: FAIL $*" >&2; exit 1; }
+
+# A player built with `pkg-config --cflags --libs libsnapback` only (the sysroot points pkg-config at
+# the DESTDIR tree) links, and asks the installed daemon for its status; so does one linked with the
+# static library.
+check_libsnapback() {
+    dest=$1 prefix=$2
+    lib="$dest$prefix/lib"
+    [ "$(readlink "$lib/libsnapback.so.0")" = libsnapback.so.0.1.0 ] || fail "libsnapback.so.0 is not a link to libsnapback.so.0.1.0"
+    [ "$(readlink "$lib/libsnapback.so")" = libsnapback.so.0 ] || fail "libsnapback.so is not a link to libsnapback.so.0"
+    if readelf -S "$lib/libsnapback.so.0.1.0" | grep -q '\.symtab'; then fail "libsnapback.so is not stripped"; fi
+    cat >"$tmp/player.c" <<'EOC'
+#include <snapback/snapback.h>
+#include <stdio.h>
+#include <string.h>
+static void on_status(snapback_client *c, const snapback_reply *r, void *user) {
+    (void)c;
+    *(int *)user = r->status == SNAPBACK_OK && r->u.status_info.protocol_version == 1 ? 1 : 2;
+}
+int main(int argc, char **argv) {
+    snapback_options o;
+    memset(&o, 0, sizeof o);
+    o.socket_path = argc > 1 ? argv[1] : NULL;
+    o.no_reconnect = true;
+    snapback_client *c = snapback_client_new(&o);
+    int done = 0;
+    if (!c || snapback_client_connect(c) != SNAPBACK_OK || snapback_get_status(c, on_status, &done) != SNAPBACK_OK)
+        return 1;
+    int rc = snapback_client_wait(c, &done, 5000);
+    snapback_client_free(c);
+    printf("%s\n", snapback_strerror(rc));
+    return rc == SNAPBACK_OK && done == 1 ? 0 : 1;
+}
+EOC
+    flags=$(PKG_CONFIG_PATH="$lib/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$dest" pkg-config --cflags --libs libsnapback) \
+        || fail "pkg-config does not find libsnapback in $lib/pkgconfig"
+    # shellcheck disable=SC2086
+    cc -std=c11 -Wall -Wextra -Werror -o "$tmp/player" "$tmp/player.c" $flags || fail "a player does not build with: $flags"
+    # shellcheck disable=SC2086
+    cc -std=c11 -Wall -Wextra -Werror -o "$tmp/player-static" "$tmp/player.c" -I"$dest$prefix/include" \
+        "$lib/libsnapback.a" $(pkg-config --libs libprotobuf-c) || fail "a player does not link the static library"
+    LD_LIBRARY_PATH="$lib" ldd "$tmp/player" | grep -q "libsnapback.so.0 => $lib/" || fail "the player does not load libsnapback.so.0"
+    "$dest$prefix/bin/snapbackd" --socket "$tmp/run/snapbackd.sock" --state-dir "$tmp/run/state" --config /dev/null \
+        --log-level warning 2>"$tmp/run.log" &
+    daemon=$!
+    i=0
+    until [ -S "$tmp/run/snapbackd.sock" ]; do
+        i=$((i + 1))
+        [ $i -le 200 ] || { kill $daemon; fail "the installed snapbackd did not create its socket"; }
+        sleep 0.05
+    done
+    LD_LIBRARY_PATH="$lib" "$tmp/player" "$tmp/run/snapbackd.sock" >"$tmp/player.log" 2>&1 \
+        || { kill $daemon; cat "$tmp/player.log"; fail "the pkg-config-built player failed against the installed daemon"; }
+    "$tmp/player-static" "$tmp/run/snapbackd.sock" >>"$tmp/player.log" 2>&1 \
+        || { kill $daemon; cat "$tmp/player.log"; fail "the statically linked player failed against the installed daemon"; }
+    kill -TERM $daemon
+    wait $daemon || fail "the installed snapbackd did not stop cleanly"
+    rm -rf "$tmp/run"
+}
 
 for prefix in /usr/local /opt/snapback; do
     dest="$tmp/root"
@@ -23,6 +83,10 @@ for prefix in /usr/local /opt/snapback; do
         echo "/etc/snapback/snapbackd.conf"
         echo "$prefix/bin/snapback"
         echo "$prefix/bin/snapbackd"
+        echo "$prefix/include/snapback/snapback.h"
+        echo "$prefix/lib/libsnapback.a"
+        echo "$prefix/lib/libsnapback.so.0.1.0"
+        echo "$prefix/lib/pkgconfig/libsnapback.pc"
         for proto in proto/snapback/v1/*.proto; do echo "$prefix/include/${proto#proto/}"; done
         echo "$prefix/lib/systemd/system/snapbackd.service"
         echo "$prefix/lib/systemd/system/snapbackd.socket"
@@ -51,6 +115,8 @@ for prefix in /usr/local /opt/snapback; do
     "$dest$prefix/bin/snapbackd" --check-config --config /dev/null >"$tmp/builtin.txt"
     [ "$(tail -n +2 "$tmp/builtin.txt")" = "$(tail -n +2 "$tmp/installed.txt")" ] \
         || fail "the installed configuration is not the built-in defaults"
+
+    check_libsnapback "$dest" "$prefix"
 
     $make --no-print-directory -s uninstall DESTDIR="$dest" PREFIX="$prefix" >"$tmp/uninstall.log" 2>&1 \
         || { cat "$tmp/uninstall.log"; fail "make uninstall PREFIX=$prefix"; }

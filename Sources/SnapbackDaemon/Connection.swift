@@ -113,6 +113,7 @@ public final class Connection: PeerPort {
         self.loop = loop
         self.handler = handler
         self.maxOutboundBytes = configuration.maxOutboundBytes
+        self.maxFrameSize = configuration.maxFrameSize
         self.helloTimeout = configuration.helloTimeoutMilliseconds
         self.partialFrameTimeout = configuration.partialFrameTimeoutMilliseconds
         self.acceptedAt = uv_now(loop.raw)
@@ -176,7 +177,7 @@ public final class Connection: PeerPort {
     }
 
     /// Largest request body accepted on this connection (fixed at accept).
-    public var maxFrameSize: Int { decoder.maxFrameSize }
+    public let maxFrameSize: Int
 
     // MARK: State
 
@@ -398,29 +399,29 @@ public final class Connection: PeerPort {
         }
     }
 
-    /// Hands every complete frame to the handler; returns whether there was one.
+    /// Hands every complete frame to the handler; returns whether there was one. Each frame's bytes
+    /// are taken off ``unframedBytes`` as the decoder yields it (an oversized frame's whole length: the
+    /// body still to come makes the count negative, and the frame is partial until it has been skipped).
     private func handleDecodedFrames() -> Bool {
         var completed = false
-        while isOpen, let event = decoder.next() {
+        let error = handler.deliverFrames(on: self, logger: loop.logger, next: {
+            guard self.isOpen, let event = self.decoder.next() else { return nil }
             switch event {
-            case .frame(let header, let body):
-                unframedBytes &-= FrameHeader.size &+ body.count
+            case .frame(_, let body):
+                self.unframedBytes &-= FrameHeader.size &+ body.count
                 completed = true
-                handler.frameReceived(header, body: body, on: self)
             case .oversized(let header):
-                // The whole frame counts as received once its header has: the body still to come makes
-                // the count negative, and the frame is partial until it has been skipped.
-                unframedBytes &-= FrameHeader.size &+ Int(header.length)
+                self.unframedBytes &-= FrameHeader.size &+ Int(header.length)
                 completed = true
-                loop.logger.debug(
-                    "connection \(id): \(header.length)-byte request over the \(decoder.maxFrameSize)-byte limit, body discarded"
-                )
-                handler.oversizedFrame(header, on: self)
-            case .protocolError(let error):
-                // Whatever answers were queued before the bad header still go out if the socket takes them.
-                flush()
-                close(reason: "protocol error: \(error)", level: .warning)
+            case .protocolError:
+                break
             }
+            return event
+        })
+        if let error {
+            // Whatever answers were queued before the bad header still go out if the socket takes them.
+            flush()
+            close(reason: "protocol error: \(error)", level: .warning)
         }
         return completed
     }

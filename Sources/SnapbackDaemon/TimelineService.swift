@@ -61,6 +61,12 @@ public final class TimelineService {
                   store: store)
     }
 
+    /// A copy of a session's timeline, for tests and the fuzzer's invariants (seeks within the stream).
+    public func timeline(ofSession id: UInt64) -> TimelineSession? {
+        checkThread()
+        return sessions[id]?.timeline
+    }
+
     @inline(__always)
     func checkThread() {
         precondition(pthread_equal(pthread_self(), owner) != 0, "TimelineService entered off its thread")

@@ -115,6 +115,7 @@ extension TimelineSession {
     {
         try checkDuration(rules.breakDuration, "ad rules break duration")
         try checkDuration(rules.midrollEvery, "ad rules mid-roll interval")
+        if rules.midrollTimes.count > Limits.adRulesMidrolls { throw .tooManyBreaks(limit: Limits.adRulesMidrolls) }
         var times = Set<Double>()
         for t in rules.midrollTimes {
             try checkTime(t, "ad rules mid-roll time")
@@ -123,10 +124,15 @@ extension TimelineSession {
         }
         if rules.midrollEvery > 0 {
             guard let d = contentDuration else { throw .notSupported("mid-rolls every N seconds without a content duration") }
+            // Counted before any is made: a tiny interval over a long program (found by the daemon fuzzer)
+            // took 100,000 set insertions — milliseconds of the loop per request — before it was refused.
+            if (d / rules.midrollEvery).rounded(.up) > Double(Limits.adRulesMidrolls) {
+                throw .tooManyBreaks(limit: Limits.adRulesMidrolls)
+            }
             var t = rules.midrollEvery
             while t < d {
                 times.insert(t)
-                if times.count > TimelineLayout.maxBreaks { throw .tooManyBreaks(limit: TimelineLayout.maxBreaks) }
+                if times.count > Limits.adRulesMidrolls { throw .tooManyBreaks(limit: Limits.adRulesMidrolls) }
                 t += rules.midrollEvery
             }
         }

@@ -173,33 +173,10 @@ final class Bench {
         let daemonThreads = Processes.threads(of: daemonPid).count
         let idleRSS = Processes.statusKiB("VmRSS", of: daemonPid)
 
-        // A session whose every forward seek over b1 snaps back again: seeks are not refused inside the
-        // unwatched break and the loop guard never lets the viewer go.
         let client = try connect(socket, clientName: "snapback-bench")
         self.client = client
-        var overrides = PolicyOverrides()
-        overrides.refuseSeeksDuringUnwatchedBreak = false
-        overrides.maxSnapbacksPerBreak = Limits.snapbacksPerBreak.upperBound
-        let reply = try client.openSession(OpenSessionRequest(
-            streamId: "bench", contentId: "bench", profile: "bench",
-            breaks: [AdBreak(id: "b1", start: 600, duration: 30)], contentDuration: 1800,
-            preset: .snapback, overrides: overrides))
-        let session = reply.sessionId
-        _ = client.takePushes()
-        var firstPush = ""
-        for _ in 0..<2 {
-            let pushes = try client.send(.seekEnded(from: 300, to: 900), session: session)
-            guard pushes.count == 1, case .seek(let to, .snapback) = pushes[0].kind, same(to, 600) else {
-                throw CommandError("SeekEnded 5:00 → 15:00 did not cause exactly one snapback push: \(pushes.map(describe))")
-            }
-            if firstPush.isEmpty { firstPush = describe(pushes[0]) }
-        }
-
-        // The request as bytes; the same bytes go to snapbackd and to the echo peer.
-        let body = WireRequest.event(sessionId: session, .seekEnded(from: 300, to: 900)).encoded()
-        let request = FrameHeader.request(callId: PingPong.firstCallId, method: WireMethod.seekEnded.rawValue,
-                                          length: UInt32(body.count)).encoded + body
-        try setReceiveTimeout(client.socket.fd)
+        let (session, request, firstPush) = try Self.openSnapbackSession(client)
+        try Self.setReceiveTimeout(client.socket.fd)
         let daemon = PingPong(fd: client.socket.fd, request: request)
         // Warm up snapbackd and take its answer as the echo peer's canned answer.
         try daemon.run(max(config.warmup, 1), samples: nil)
@@ -269,6 +246,34 @@ final class Bench {
         if !stopped.clean { throw CommandError("snapbackd did not stop cleanly: \(stopped.text)") }
     }
 
+    /// Opens the bench's session and checks its exchange: a session whose every forward seek over b1
+    /// snaps back again (seeks are not refused inside the unwatched break and the loop guard never lets
+    /// the viewer go). Returns the session, the SeekEnded 5:00 → 15:00 request frame as bytes (the same
+    /// bytes go to snapbackd and to the echo peers; `PingPong` patches its call id) and the first push.
+    static func openSnapbackSession(_ client: SnapbackClient) throws -> (session: UInt64, request: [UInt8], firstPush: String) {
+        var overrides = PolicyOverrides()
+        overrides.refuseSeeksDuringUnwatchedBreak = false
+        overrides.maxSnapbacksPerBreak = Limits.snapbacksPerBreak.upperBound
+        let reply = try client.openSession(OpenSessionRequest(
+            streamId: "bench", contentId: "bench", profile: "bench",
+            breaks: [AdBreak(id: "b1", start: 600, duration: 30)], contentDuration: 1800,
+            preset: .snapback, overrides: overrides))
+        let session = reply.sessionId
+        _ = client.takePushes()
+        var firstPush = ""
+        for _ in 0..<2 {
+            let pushes = try client.send(.seekEnded(from: 300, to: 900), session: session)
+            guard pushes.count == 1, case .seek(let to, .snapback) = pushes[0].kind, same(to, 600) else {
+                throw CommandError("SeekEnded 5:00 → 15:00 did not cause exactly one snapback push: \(pushes.map(describe))")
+            }
+            if firstPush.isEmpty { firstPush = describe(pushes[0]) }
+        }
+        let body = WireRequest.event(sessionId: session, .seekEnded(from: 300, to: 900)).encoded()
+        let request = FrameHeader.request(callId: PingPong.firstCallId, method: WireMethod.seekEnded.rawValue,
+                                          length: UInt32(body.count)).encoded + body
+        return (session, request, firstPush)
+    }
+
     /// Starts an echo process on a socketpair, pins it, warms it up and checks its answer's size.
     func startEchoPeer(_ name: String, mode: String, request: [UInt8], response: [UInt8], replyOffset: Int) throws -> EchoPeer {
         var pair: [Int32] = [0, 0]
@@ -291,7 +296,7 @@ final class Bench {
         peers.append(peer)
         setChildToKill(peers.count, pid)
         _ = Processes.pinAllThreads(of: pid, cpu: config.cpu)
-        try setReceiveTimeout(peer.fd)
+        try Self.setReceiveTimeout(peer.fd)
         try peer.loop.run(max(config.warmup, 1), samples: nil)
         guard peer.loop.lastResponse.count == response.count else {
             throw CommandError("the \(name) peer answered \(peer.loop.lastResponse.count) bytes instead of \(response.count)")
@@ -362,7 +367,7 @@ final class Bench {
         }
     }
 
-    func setReceiveTimeout(_ fd: Int32) throws {
+    static func setReceiveTimeout(_ fd: Int32) throws {
         var value = timeval(tv_sec: 10, tv_usec: 0)
         guard setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size)) == 0 else {
             throw CommandError("setsockopt SO_RCVTIMEO: \(String(cString: strerror(errno)))")

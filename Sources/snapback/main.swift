@@ -49,6 +49,9 @@ case "bench-timeline":
     status = runCommand("bench-timeline", usage: TimelineBenchCommand.usage) { try TimelineBenchCommand.run(rest) }
 case "bench-store":
     status = runCommand("bench-store", usage: StoreBenchCommand.usage) { try StoreBenchCommand.run(rest) }
+case BenchExchangeCommand.commandName:
+    // Internal: the fixed exchange `make check-budget` drives while callgrind counts the daemon.
+    status = runCommand(BenchExchangeCommand.commandName, usage: BenchExchangeCommand.usage) { try BenchExchangeCommand.run(rest) }
 case BenchEchoServer.commandName:
     // Internal: the raw ping-pong peer the bench spawns (not a user command).
     status = BenchEchoServer.run(rest)

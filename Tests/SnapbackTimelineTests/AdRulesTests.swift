@@ -205,4 +205,19 @@ import Testing
         expectRejected(SessionConfiguration(contentDuration: 1800, adRules: AdRules(midrollEvery: -.infinity)),
                        with: .invalidTime(field: "ad rules mid-roll interval", value: -.infinity))
     }
+
+    /// Counted, not built, before the limit: the daemon fuzzer found a tiny interval over a long program
+    /// inserting 100,000 mid-rolls before it was refused. Just over and just under the limit.
+    @Test func tooManyMidRollsAreRefusedBeforeTheyAreMade() throws {
+        expectRejected(SessionConfiguration(contentDuration: 1e8, adRules: AdRules(midrollEvery: 1e-300)),
+                       with: .tooManyBreaks(limit: Limits.adRulesMidrolls))
+        expectRejected(SessionConfiguration(contentDuration: 600_060, adRules: AdRules(midrollEvery: 60)),
+                       with: .tooManyBreaks(limit: Limits.adRulesMidrolls))
+        expectRejected(SessionConfiguration(contentDuration: 1e6, adRules: AdRules(midrollTimes: (1...10_001).map(Double.init))),
+                       with: .tooManyBreaks(limit: Limits.adRulesMidrolls))
+        // One a minute for six days fits.
+        let days = try TimelineSession(SessionConfiguration(contentDuration: 6 * 86_400,
+                                                            adRules: AdRules(preroll: false, midrollEvery: 60, postroll: false)))
+        #expect(days.layout.count == 6 * 1440 - 1)
+    }
 }

@@ -188,8 +188,8 @@ struct  Snapback__V1__OpenSessionRequest
    */
   char *stream_id;
   /*
-   * The content, independent of the stream and its ads; bookmarks and watched breaks are kept per
-   * (profile, content_id).
+   * The content, independent of the stream and its ads. Bookmarks are kept per (profile, content_id);
+   * watched breaks per content_id, for the whole box (a break seen on the screen counts for every profile).
    */
   char *content_id;
   /*

@@ -1,0 +1,213 @@
+import SnapbackWire
+
+/// A player in process: bytes in through the same frame decoding and dispatch as a socket, frames out
+/// into an array, no file descriptor, no loop. With a ``ManualClock`` it runs the real service — Hello
+/// gating, limits, sessions, actions, timers, push sequence numbers — deterministically, for tests and
+/// the fuzzer, as NIOEmbedded does for NIO.
+public final class EmbeddedPeer: PeerPort {
+    public let id: UInt64
+    public let peer: PeerCredentials
+    public var handlerContext: AnyObject?
+    public let maxOutboundBytes: Int
+    public let maxFrameSize: Int
+    private let handler: any ConnectionHandler
+    private let logger: Logger
+    private var decoder: FrameDecoder
+
+    public enum State: Equatable {
+        case open
+        /// Asked to close once its output is taken (refused, incompatible, shutting down).
+        case draining(reason: String)
+        /// Closed: by the service, by a framing error, or by ``disconnect()``.
+        case closed(reason: String)
+    }
+    public private(set) var state = State.open
+
+    /// Frames the service sent, in order, not yet taken with ``takeSent()``.
+    public private(set) var sent: [Frame] = []
+    private var sentBytes = 0
+
+    public init(id: UInt64, peer: PeerCredentials = PeerCredentials(pid: 1, uid: 0, gid: 0),
+                handler: any ConnectionHandler, logger: Logger,
+                maxFrameSize: Int = 1 << 20, maxOutboundBytes: Int = 8 << 20) {
+        self.id = id
+        self.peer = peer
+        self.handler = handler
+        self.logger = logger
+        self.maxOutboundBytes = maxOutboundBytes
+        self.maxFrameSize = maxFrameSize
+        decoder = FrameDecoder(side: .server, maxFrameSize: maxFrameSize, initialCapacity: 4096)
+    }
+
+    /// Tells the service a peer connected (access control and limits run here).
+    public func connect() {
+        handler.connectionOpened(self)
+    }
+
+    public var isOpen: Bool { state == .open }
+
+    public var canSend: Bool {
+        if case .closed = state { return false }
+        return true
+    }
+
+    /// Bytes from the player, in any split: complete requests are dispatched at once.
+    public func receive(_ bytes: UnsafeRawBufferPointer) {
+        guard isOpen, !bytes.isEmpty else { return }
+        var offset = 0
+        while offset < bytes.count, isOpen {
+            let tail = decoder.writableTail(minimumCount: 1)
+            let n = min(tail.count, bytes.count - offset)
+            tail.baseAddress!.copyMemory(from: bytes.baseAddress! + offset, byteCount: n)
+            decoder.commit(n)
+            offset += n
+            if let error = handler.deliverFrames(on: self, logger: logger, next: { self.isOpen ? self.decoder.next() : nil }) {
+                finish("protocol error: \(error)")
+            }
+        }
+    }
+
+    public func receive(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { receive($0) }
+    }
+
+    /// A request frame, as a player sends it.
+    public func receive(_ header: FrameHeader, body: [UInt8]) {
+        var header = header
+        header.length = UInt32(truncatingIfNeeded: body.count)
+        var bytes = [UInt8](repeating: 0, count: FrameHeader.size)
+        bytes.withUnsafeMutableBytes { header.encode(to: $0.baseAddress!) }
+        receive(bytes + body)
+    }
+
+    /// The player goes away (or the service's close completes): the service closes its sessions.
+    public func disconnect() {
+        finish("peer disconnected")
+    }
+
+    /// Takes the frames sent so far; the queue counts as read by the player.
+    public func takeSent() -> [Frame] {
+        defer {
+            sent.removeAll()
+            sentBytes = 0
+        }
+        return sent
+    }
+
+    private func finish(_ reason: String) {
+        guard canSend else { return }
+        state = .closed(reason: reason)
+        handler.connectionClosed(self)
+        handlerContext = nil
+    }
+
+    // MARK: PeerPort
+
+    @discardableResult
+    public func send(_ header: FrameHeader, body: UnsafeRawBufferPointer) -> Bool {
+        guard admit(FrameHeader.size + body.count) else { return false }
+        var header = header
+        header.length = UInt32(body.count)
+        sent.append(Frame(header: header, body: body))
+        return true
+    }
+
+    @discardableResult
+    public func send(_ header: FrameHeader, reservingBodyCapacity capacity: Int,
+                     encodeBody: (UnsafeMutableRawBufferPointer) -> Int) -> Bool {
+        guard admit(FrameHeader.size + capacity) else { return false }
+        var body = [UInt8](repeating: 0, count: capacity)
+        let count = body.withUnsafeMutableBytes { encodeBody($0) }
+        precondition(count >= 0 && count <= capacity, "encodeBody returned \(count), capacity \(capacity)")
+        body.removeLast(capacity - count)
+        var header = header
+        header.length = UInt32(count)
+        sent.append(Frame(header: header, body: body))
+        return true
+    }
+
+    /// The socket's rule: a peer that lets its queue pass the bound is dropped.
+    private func admit(_ count: Int) -> Bool {
+        guard canSend else { return false }
+        if sentBytes > 0 && sentBytes + count > maxOutboundBytes {
+            finish("peer is not reading: \(sentBytes) bytes queued, limit \(maxOutboundBytes)")
+            return false
+        }
+        sentBytes += count
+        return true
+    }
+
+    public func closeAfterFlush(reason: String, level: Logger.Level) {
+        guard isOpen else { return }
+        state = .draining(reason: reason)
+    }
+
+    /// A draining peer closes once the player has taken its output (``takeSent()`` then this).
+    public func completeDrain() {
+        if case .draining(let reason) = state { finish(reason) }
+    }
+}
+
+/// Time that moves only when told to: wall time for the timeline and timers that fire, in deadline
+/// order, as ``advance(by:)`` passes them.
+public final class ManualClock: ServiceClock {
+    public private(set) var time: Double
+    private var timers: [Timer] = []
+    private var created = 0
+
+    public init(at time: Double = 1_800_000_000) { self.time = time }
+
+    public func now() -> Double { time }
+
+    public func makeTimer(_ callback: @escaping () -> Void) -> any ServiceTimer {
+        created += 1
+        let timer = Timer(clock: self, order: created, callback: callback)
+        timers.append(timer)
+        return timer
+    }
+
+    /// Moves time forward by `seconds`, firing every timer due on the way (those a callback starts
+    /// within the span fire too), each with the clock at its deadline.
+    public func advance(by seconds: Double) {
+        let target = time + max(0, seconds.isFinite ? seconds : 0)
+        while let next = timers.filter({ $0.deadline != nil && $0.deadline! <= target })
+            .min(by: { ($0.deadline!, $0.order) < ($1.deadline!, $1.order) }) {
+            time = max(time, next.deadline!)
+            next.deadline = nil
+            next.callback?()
+        }
+        time = target
+        timers.removeAll { $0.callback == nil }
+    }
+
+    /// The earliest deadline of a started timer.
+    public var nextDeadline: Double? { timers.compactMap(\.deadline).min() }
+
+    final class Timer: ServiceTimer {
+        unowned let clock: ManualClock
+        let order: Int
+        var callback: (() -> Void)?
+        var deadline: Double?
+
+        init(clock: ManualClock, order: Int, callback: @escaping () -> Void) {
+            self.clock = clock
+            self.order = order
+            self.callback = callback
+        }
+
+        func start(afterSeconds seconds: Double) {
+            guard callback != nil else { return }
+            // As LoopTimer: whole milliseconds, rounded up, NaN and negatives at once.
+            deadline = clock.time + Double(LoopTimer.milliseconds(seconds)) / 1000
+        }
+
+        func stop() { deadline = nil }
+
+        func close() {
+            callback = nil
+            deadline = nil
+        }
+
+        var isActive: Bool { deadline != nil }
+    }
+}

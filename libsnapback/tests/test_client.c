@@ -1,0 +1,887 @@
+/* libsnapback against the real snapbackd: test_client SNAPBACKD [TEST...]. Each test starts its own
+ * daemon in a temporary directory. Exit status 0 when every check passed. */
+#include <sys/epoll.h>
+
+#include "harness.h"
+
+static const snapback_break seed_breaks[] = {{.id = "b1", .start = 600, .duration = 60}};
+
+static snapback_session_params seed_params(const char *content_id) {
+    snapback_session_params p;
+    memset(&p, 0, sizeof p);
+    p.stream_id = "stream-seed";
+    p.content_id = content_id;
+    p.kind = SNAPBACK_SESSION_ON_DEMAND;
+    p.breaks = seed_breaks;
+    p.n_breaks = 1;
+    p.has_content_duration = true;
+    p.content_duration = 1800;
+    p.policy_preset = "snapback";
+    return p;
+}
+
+static snapback_session *open_session(struct player *pl, const snapback_session_params *p, struct res *x) {
+    snapback_session *s = NULL;
+    if (snapback_session_open(pl->c, p, on_reply, x, &s) != SNAPBACK_OK) return NULL;
+    if (!pump_until(pl->c, &x->done, 1, 5000) || x->status != SNAPBACK_OK) return NULL;
+    return s;
+}
+
+/* Seeds 000/001: 5:00 → 15:00 over the unwatched break at 10:00 snaps back to 10:00; once the break has
+ * played the viewer is returned to 15:00, and the bookmark is content time (840). Then the queries and
+ * the bookmark calls. */
+static void test_seed_story(void) {
+    struct daemon d = {0};
+    struct player pl = {0};
+    CHECK(daemon_start(&d));
+    CHECK(connect_player(&pl, &d));
+    const snapback_hello *h = snapback_client_hello(pl.c);
+    CHECK(h && h->protocol_version == 1 && strcmp(h->server_name, "snapbackd") == 0);
+    bool has_snapback = false;
+    for (size_t i = 0; i < h->n_policy_presets; i++) has_snapback |= strcmp(h->policy_presets[i], "snapback") == 0;
+    CHECK(has_snapback && h->max_frame_size == 1048576);
+
+    snapback_session_params params = seed_params("seed");
+    struct res opened = RES(&pl);
+    snapback_session *s = open_session(&pl, &params, &opened);
+    CHECK(s);
+    CHECK(opened.r.u.opened.session_id != 0 && snapback_session_id(s) == opened.r.u.opened.session_id);
+    CHECK(strcmp(opened.text, "snapback") == 0);
+
+    struct res r1 = RES(&pl);
+    CALL(&pl, r1, snapback_report_playhead(s, 300, 1, true, on_reply, &r1));
+    CHECK(r1.status == SNAPBACK_OK && r1.r.u.last_push_seq == 0 && r1.r.session == s);
+
+    struct res seek = RES(&pl);
+    CALL(&pl, seek, snapback_seek_ended(s, 300, 900, on_reply, &seek));
+    CHECK(seek.status == SNAPBACK_OK && seek.r.u.last_push_seq == 1);
+    CHECK(pl.n_pushes == 1 && seek.pushes_before == 1); /* the push came before the reply */
+    CHECK(pl.pushes[0].kind == SNAPBACK_PUSH_SEEK && pl.pushes[0].session == s && pl.pushes[0].seq == 1);
+    CHECK(pl.pushes[0].stream_time == 600 && pl.pushes[0].seek_reason == SNAPBACK_SEEK_SNAPBACK);
+    CHECK(strcmp(pl.pushes[0].reason, "seek 300→900 skipped unwatched break b1 at 600") == 0);
+    double pos = 0;
+    CHECK(snapback_session_position(s, &pos) && pos == 600);
+
+    struct res st = RES(&pl);
+    CALL(&pl, st, snapback_get_session_state(s, on_reply, &st));
+    CHECK(st.status == SNAPBACK_OK && strcmp(st.text, "b1") == 0);
+    CHECK(st.r.u.state.has_pending_return && st.r.u.state.pending_return == 900);
+    CHECK(st.r.u.state.phase == SNAPBACK_PHASE_IN_BREAK && st.n == 1 && !st.watched[0]);
+
+    struct res a = RES(&pl), b = RES(&pl), e = RES(&pl);
+    CALL(&pl, a, snapback_ad_break_started(s, "b1", on_reply, &a));
+    CALL(&pl, b, snapback_report_playhead(s, 630, 1, true, on_reply, &b));
+    int before = pl.n_pushes;
+    CALL(&pl, e, snapback_ad_break_ended(s, "b1", on_reply, &e));
+    CHECK(a.status == 0 && b.status == 0 && e.status == 0);
+    const struct pushed *w = find_push(&pl, SNAPBACK_PUSH_BREAK_WATCHED, before);
+    const struct pushed *back = find_push(&pl, SNAPBACK_PUSH_SEEK, before);
+    CHECK(w && strcmp(w->text, "b1") == 0);
+    CHECK(back && back->stream_time == 900 && back->seek_reason == SNAPBACK_SEEK_RESUME_AFTER_SNAPBACK);
+    /* BookmarkSaved may follow the reply: it is sent once the store committed. */
+    const struct pushed *saved = wait_push(&pl, SNAPBACK_PUSH_BOOKMARK_SAVED, before, 5000);
+    CHECK(saved && saved->content_time == 840 && saved->stream_time == 900);
+    CHECK(saved->trigger == SNAPBACK_BOOKMARK_SNAPBACK_RETURN);
+    for (int i = 1; i < pl.n_pushes; i++) CHECK(pl.pushes[i].seq == pl.pushes[i - 1].seq + 1);
+
+    struct res c1 = RES(&pl), c2 = RES(&pl), c3 = RES(&pl), ba = RES(&pl);
+    CALL(&pl, c1, snapback_content_time_for_stream_time(s, 1200, on_reply, &c1));
+    CALL(&pl, c2, snapback_content_time_for_stream_time(s, 630, on_reply, &c2));
+    CALL(&pl, c3, snapback_stream_time_for_content_time(s, 600, on_reply, &c3));
+    CALL(&pl, ba, snapback_break_at(s, 700, on_reply, &ba));
+    CHECK(c1.r.u.content_time == 1140 && c2.r.u.content_time == 600 && c3.r.u.stream_time == 660);
+    CHECK(ba.r.u.break_at.has_previous && strcmp(ba.ids[0], "b1") == 0 && !ba.r.u.break_at.has_next);
+
+    struct res bm = RES(&pl), list = RES(&pl), status = RES(&pl);
+    CALL(&pl, bm, snapback_bookmark_get(pl.c, NULL, "seed", on_reply, &bm));
+    CHECK(bm.status == SNAPBACK_OK && strcmp(bm.text, "seed") == 0);
+    CHECK(bm.r.u.bookmark.content_time == 840 && bm.r.u.bookmark.stream_time == 900);
+    CALL(&pl, list, snapback_bookmark_list(pl.c, "", 0, NULL, on_reply, &list));
+    CHECK(list.status == SNAPBACK_OK && list.n == 1 && strcmp(list.ids[0], "seed") == 0);
+    CALL(&pl, status, snapback_get_status(pl.c, on_reply, &status));
+    CHECK(status.status == SNAPBACK_OK && status.r.u.status_info.sessions == 1);
+    CHECK(status.r.u.status_info.protocol_version == 1 && status.text[0] != 0);
+
+    struct res closed = RES(&pl);
+    CALL(&pl, closed, snapback_session_close(s, on_reply, &closed));
+    CHECK(closed.status == SNAPBACK_OK && closed.r.session == s); /* freed after this callback */
+    s = NULL;
+
+    /* A second bookmark (a pause saves one), then delete one, clear the profile. */
+    snapback_session_params other = seed_params("other");
+    struct res o2 = RES(&pl), pause = RES(&pl), close2 = RES(&pl);
+    snapback_session *s2 = open_session(&pl, &other, &o2);
+    CHECK(s2);
+    before = pl.n_pushes;
+    CALL(&pl, pause, snapback_pause(s2, 100, on_reply, &pause));
+    saved = wait_push(&pl, SNAPBACK_PUSH_BOOKMARK_SAVED, before, 5000);
+    CHECK(saved && saved->content_time == 100 && saved->trigger == SNAPBACK_BOOKMARK_PAUSED);
+    CHECK(snapback_session_client(s2) == pl.c);
+    CALL(&pl, close2, snapback_session_close(s2, on_reply, &close2));
+    /* Two bookmarks, one per page: most recently updated first, then the last page's empty token. */
+    struct res page1 = RES(&pl), page2 = RES(&pl);
+    CALL(&pl, page1, snapback_bookmark_list(pl.c, NULL, 1, NULL, on_reply, &page1));
+    CHECK(page1.status == SNAPBACK_OK && page1.n == 1 && strcmp(page1.ids[0], "other") == 0 && page1.text[0]);
+    CALL(&pl, page2, snapback_bookmark_list(pl.c, NULL, 1, page1.text, on_reply, &page2));
+    CHECK(page2.status == SNAPBACK_OK && page2.n == 1 && strcmp(page2.ids[0], "seed") == 0 && !page2.text[0]);
+    struct res del = RES(&pl), del2 = RES(&pl), gone = RES(&pl), clear = RES(&pl);
+    CALL(&pl, del, snapback_bookmark_delete(pl.c, "", "seed", on_reply, &del));
+    CHECK(del.status == SNAPBACK_OK && del.r.u.deleted);
+    CALL(&pl, gone, snapback_bookmark_get(pl.c, "", "seed", on_reply, &gone));
+    CHECK(gone.status == SNAPBACK_NOT_FOUND && gone.message[0] != 0);
+    CALL(&pl, clear, snapback_bookmark_clear(pl.c, "", on_reply, &clear));
+    CHECK(clear.status == SNAPBACK_OK && clear.r.u.cleared == 1);
+    CALL(&pl, del2, snapback_bookmark_delete(pl.c, "", "other", on_reply, &del2));
+    CHECK(del2.status == SNAPBACK_OK && !del2.r.u.deleted);
+out:
+    snapback_client_free(pl.c);
+    daemon_cleanup(&d);
+}
+
+/* PlayBreak, BreakWatched, BookmarkCleared, AllAdsCompleted from an ad-rules session; SessionError when
+ * the daemon stops (SIGTERM) with the session open. */
+static void test_every_push_kind(void) {
+    struct daemon d = {0};
+    struct player pl = {0};
+    CHECK(daemon_start(&d));
+    CHECK(connect_player(&pl, &d));
+    snapback_ad_rules rules = {.preroll = true, .postroll = true, .has_break_duration = true, .break_duration = 30};
+    snapback_session_params p;
+    memset(&p, 0, sizeof p);
+    p.content_id = "rules";
+    p.has_content_duration = true;
+    p.content_duration = 1800;
+    p.ad_rules = &rules;
+    struct res opened = RES(&pl);
+    snapback_session *s = open_session(&pl, &p, &opened);
+    CHECK(s);
+    const struct pushed *pre = find_push(&pl, SNAPBACK_PUSH_PLAY_BREAK, 0);
+    CHECK(pre && strcmp(pre->text, "preroll") == 0 && opened.pushes_before >= 1);
+
+    struct res a = RES(&pl), b = RES(&pl), ph = RES(&pl), cc = RES(&pl);
+    CALL(&pl, a, snapback_ad_break_started(s, "preroll", on_reply, &a));
+    CALL(&pl, b, snapback_ad_break_ended(s, "preroll", on_reply, &b));
+    const struct pushed *w = find_push(&pl, SNAPBACK_PUSH_BREAK_WATCHED, 0);
+    CHECK(b.status == SNAPBACK_OK && w && strcmp(w->text, "preroll") == 0);
+    CALL(&pl, ph, snapback_report_playhead(s, 1790, 1, true, on_reply, &ph));
+    int before = pl.n_pushes;
+    CALL(&pl, cc, snapback_content_complete(s, on_reply, &cc));
+    CHECK(cc.status == SNAPBACK_OK);
+    const struct pushed *post = find_push(&pl, SNAPBACK_PUSH_PLAY_BREAK, before);
+    CHECK(post && strcmp(post->text, "postroll") == 0);
+    CHECK(wait_push(&pl, SNAPBACK_PUSH_BOOKMARK_CLEARED, before, 5000));
+    struct res a2 = RES(&pl), b2 = RES(&pl);
+    before = pl.n_pushes;
+    CALL(&pl, a2, snapback_ad_break_started(s, "postroll", on_reply, &a2));
+    CALL(&pl, b2, snapback_ad_break_ended(s, "postroll", on_reply, &b2));
+    CHECK(find_push(&pl, SNAPBACK_PUSH_ALL_ADS_COMPLETED, before));
+
+    /* A second session, playing, when the daemon is told to stop: its bookmark, then SessionError. */
+    snapback_session_params sp = seed_params("stopping");
+    struct res o2 = RES(&pl), p2 = RES(&pl);
+    snapback_session *s2 = open_session(&pl, &sp, &o2);
+    CHECK(s2);
+    CALL(&pl, p2, snapback_report_playhead(s2, 200, 1, true, on_reply, &p2));
+    before = pl.n_pushes;
+    kill(d.pid, SIGTERM);
+    const struct pushed *err = wait_push(&pl, SNAPBACK_PUSH_SESSION_ERROR, before, 5000);
+    CHECK(err && err->code == SNAPBACK_UNAVAILABLE && err->text[0] != 0);
+    CHECK(pump_until(pl.c, &pl.disconnected, 1, 5000));
+    int status = daemon_stop(&d, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+out:
+    snapback_client_free(pl.c);
+    daemon_cleanup(&d);
+}
+
+/* The daemon restarts under a playing session: calls fail DISCONNECTED meanwhile (the position the
+ * player reports is still kept), the library reconnects on its own, reopens the session at its last
+ * position with the watched break marked, and the same handle works on the new daemon. */
+static void test_reconnect_restores_sessions(void) {
+    struct daemon d = {0};
+    struct player pl = {0};
+    CHECK(daemon_start(&d));
+    CHECK(connect_player(&pl, &d));
+    snapback_session_params params = seed_params("restart");
+    struct res opened = RES(&pl);
+    snapback_session *s = open_session(&pl, &params, &opened);
+    CHECK(s);
+    int marker = 42;
+    snapback_session_set_user_data(s, &marker);
+    struct res r[6] = {RES(&pl), RES(&pl), RES(&pl), RES(&pl), RES(&pl), RES(&pl)};
+    CALL(&pl, r[0], snapback_report_playhead(s, 300, 1, true, on_reply, &r[0]));
+    CALL(&pl, r[1], snapback_seek_ended(s, 300, 900, on_reply, &r[1]));
+    CALL(&pl, r[2], snapback_ad_break_started(s, "b1", on_reply, &r[2]));
+    CALL(&pl, r[3], snapback_report_playhead(s, 630, 1, true, on_reply, &r[3]));
+    CALL(&pl, r[4], snapback_ad_break_ended(s, "b1", on_reply, &r[4]));
+    CALL(&pl, r[5], snapback_report_playhead(s, 950, 1, true, on_reply, &r[5]));
+    CHECK(count_pushes(&pl, SNAPBACK_PUSH_BREAK_WATCHED) == 1);
+
+    CHECK(daemon_stop(&d, SIGKILL) != -1);
+    CHECK(pump_until(pl.c, &pl.disconnected, 1, 5000));
+    CHECK(!snapback_client_is_connected(pl.c) && snapback_client_fd(pl.c) == -1);
+    CHECK(snapback_client_next_timeout_ms(pl.c) >= 0); /* a reconnection timer */
+    CHECK(snapback_session_id(s) == 0);
+    CHECK(snapback_report_playhead(s, 960, 1, true, on_reply, NULL) == SNAPBACK_E_DISCONNECTED);
+    CHECK(snapback_get_status(pl.c, on_reply, NULL) == SNAPBACK_E_DISCONNECTED);
+    double pos = 0;
+    CHECK(snapback_session_position(s, &pos) && pos == 960);
+    /* Two backoff periods with no daemon: the library keeps trying and stays quiet. */
+    int never = 0;
+    pump_until(pl.c, &never, 1, 150);
+    CHECK(pl.connected == 1 && pl.disconnected == 1);
+
+    int pushes_before_restart = pl.n_pushes;
+    CHECK(daemon_start(&d));
+    CHECK(pump_until(pl.c, &pl.restored, 1, 5000));
+    CHECK(pl.connected == 2 && pl.restored_status == SNAPBACK_OK);
+    CHECK(pl.restored_start == 960); /* content 900 in the layout with b1 */
+    CHECK(pl.n_pushes == pushes_before_restart); /* the reopen's resume seek is not the player's */
+    CHECK(snapback_session_user_data(s) == &marker && snapback_session_id(s) != 0);
+
+    struct res st = RES(&pl);
+    CALL(&pl, st, snapback_get_session_state(s, on_reply, &st));
+    CHECK(st.status == SNAPBACK_OK && st.r.u.state.stream_time == 960);
+    CHECK(st.n == 1 && st.watched[0]); /* the break stays watched: no second snapback to it */
+    struct res back = RES(&pl), over = RES(&pl);
+    CALL(&pl, back, snapback_seek_ended(s, 960, 100, on_reply, &back));
+    CALL(&pl, over, snapback_seek_ended(s, 100, 1000, on_reply, &over));
+    CHECK(back.status == SNAPBACK_OK && over.status == SNAPBACK_OK);
+    CHECK(find_push(&pl, SNAPBACK_PUSH_SEEK, pushes_before_restart) == NULL);
+    struct res closed = RES(&pl);
+    CALL(&pl, closed, snapback_session_close(s, on_reply, &closed));
+    CHECK(closed.status == SNAPBACK_OK);
+out:
+    snapback_client_free(pl.c);
+    daemon_cleanup(&d);
+}
+
+/* The player closes its session the moment the connection is back, while the reopen is in flight:
+ * the close waits for the reopened id, is answered, and the handle is freed (no restored callback). */
+struct close_on_connect {
+    struct player pl;
+    snapback_session *s;
+    struct res closed;
+    int close_rc;
+};
+static void close_when_connected(snapback_client *c, snapback_connection_event ev, int status, const char *msg,
+                                 void *user) {
+    struct close_on_connect *x = user;
+    on_connection(c, ev, status, msg, &x->pl);
+    if (ev == SNAPBACK_CONNECTED && x->pl.connected == 2) x->close_rc = snapback_session_close(x->s, on_reply, &x->closed);
+}
+static void restored_into_player(snapback_client *c, snapback_session *s, int status, const char *msg, double start,
+                                 void *user) {
+    on_restored(c, s, status, msg, start, &((struct close_on_connect *)user)->pl);
+}
+static void test_close_during_reopen(void) {
+    struct daemon d = {0};
+    struct close_on_connect x;
+    memset(&x, 0, sizeof x);
+    x.close_rc = -100;
+    CHECK(daemon_start(&d));
+    snapback_options o = player_options(&x.pl, &d);
+    o.callbacks.on_connection = close_when_connected;
+    o.callbacks.on_session_restored = restored_into_player;
+    o.callbacks.user_data = &x;
+    x.pl.c = snapback_client_new(&o);
+    CHECK(x.pl.c && snapback_client_connect(x.pl.c) == SNAPBACK_OK);
+    CHECK(pump_until(x.pl.c, &x.pl.connected, 1, 5000));
+    snapback_session_params params = seed_params("close-early");
+    struct res opened = RES(&x.pl), ph = RES(&x.pl);
+    x.s = open_session(&x.pl, &params, &opened);
+    CHECK(x.s);
+    CALL(&x.pl, ph, snapback_report_playhead(x.s, 120, 1, true, on_reply, &ph));
+    CHECK(daemon_stop(&d, SIGKILL) != -1);
+    CHECK(pump_until(x.pl.c, &x.pl.disconnected, 1, 5000));
+    CHECK(daemon_start(&d));
+    CHECK(pump_until(x.pl.c, &x.closed.done, 1, 5000));
+    CHECK(x.close_rc == SNAPBACK_OK && x.closed.status == SNAPBACK_OK && x.pl.restored == 0);
+    struct res status = RES(&x.pl);
+    CALL(&x.pl, status, snapback_get_status(x.pl.c, on_reply, &status));
+    CHECK(status.status == SNAPBACK_OK && status.r.u.status_info.sessions == 0);
+out:
+    snapback_client_free(x.pl.c);
+    daemon_cleanup(&d);
+}
+
+/* Restarted while the player is inside an ad break: the reopen resumes at the break's content
+ * position, which the daemon places after the break. */
+static void test_restart_inside_a_break(void) {
+    struct daemon d = {0};
+    struct player pl = {0};
+    CHECK(daemon_start(&d));
+    CHECK(connect_player(&pl, &d));
+    snapback_session_params params = seed_params("in-break");
+    struct res opened = RES(&pl), r[3] = {RES(&pl), RES(&pl), RES(&pl)};
+    snapback_session *s = open_session(&pl, &params, &opened);
+    CHECK(s);
+    CALL(&pl, r[0], snapback_report_playhead(s, 300, 1, true, on_reply, &r[0]));
+    CALL(&pl, r[1], snapback_seek_ended(s, 300, 900, on_reply, &r[1]));
+    CALL(&pl, r[2], snapback_report_playhead(s, 630, 1, true, on_reply, &r[2]));
+    CHECK(daemon_stop(&d, SIGKILL) != -1);
+    CHECK(pump_until(pl.c, &pl.disconnected, 1, 5000));
+    CHECK(daemon_start(&d));
+    CHECK(pump_until(pl.c, &pl.restored, 1, 5000) && pl.restored_status == SNAPBACK_OK);
+    CHECK(pl.restored_start == 660);
+out:
+    snapback_client_free(pl.c);
+    daemon_cleanup(&d);
+}
+
+/* Edge-triggered epoll: dispatch reads until the socket is empty, so a reply larger than one read
+ * (a session state listing 5,000 breaks, about 100 KB) arrives without a second edge. */
+static void test_edge_triggered_epoll(void) {
+    struct daemon d = {0};
+    struct player pl = {0};
+    snapback_break *many = NULL;
+    char (*ids)[16] = NULL;
+    int ep = -1;
+    CHECK(daemon_start(&d));
+    CHECK(connect_player(&pl, &d));
+    enum { N = 5000 };
+    many = calloc(N, sizeof *many);
+    ids = calloc(N, sizeof *ids);
+    CHECK(many && ids);
+    for (int i = 0; i < N; i++) {
+        snprintf(ids[i], sizeof ids[i], "k%d", i);
+        many[i].id = ids[i];
+        many[i].start = 10.0 * i;
+        many[i].duration = 5;
+    }
+    snapback_session_params p = seed_params("many");
+    p.breaks = many;
+    p.n_breaks = N;
+    p.content_duration = 100000;
+    ep = epoll_create1(EPOLL_CLOEXEC);
+    CHECK(ep >= 0);
+    struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLET, .data.fd = snapback_client_fd(pl.c)};
+    CHECK(epoll_ctl(ep, EPOLL_CTL_ADD, ev.data.fd, &ev) == 0);
+    struct res opened = RES(&pl), st = RES(&pl);
+    snapback_session *s = NULL;
+    CHECK(snapback_session_open(pl.c, &p, on_reply, &opened, &s) == SNAPBACK_OK);
+    CHECK(snapback_get_session_state(s, on_reply, &st) == SNAPBACK_OK);
+    long long deadline = now_ms() + 5000;
+    while (!st.done && now_ms() < deadline) {
+        struct epoll_event got;
+        int n = epoll_wait(ep, &got, 1, (int)(deadline - now_ms()));
+        if (n == 1) {
+            short revents = (short)((got.events & EPOLLIN ? POLLIN : 0) | (got.events & EPOLLOUT ? POLLOUT : 0) |
+                                    (got.events & EPOLLHUP ? POLLHUP : 0) | (got.events & EPOLLERR ? POLLERR : 0));
+            snapback_client_dispatch(pl.c, revents);
+        }
+    }
+    CHECK(opened.status == SNAPBACK_OK);
+    CHECK(st.done && st.status == SNAPBACK_OK && st.n == N && strcmp(st.ids[1], "k1") == 0);
+out:
+    if (ep >= 0) close(ep);
+    free(many);
+    free(ids);
+    snapback_client_free(pl.c);
+    daemon_cleanup(&d);
+}
+
+/* An ad-rules session (whose player time is content time) reopens where it was, without its pre-roll
+ * again. */
+static void test_ad_rules_session_restored(void) {
+    struct daemon d = {0};
+    struct player pl = {0};
+    CHECK(daemon_start(&d));
+    CHECK(connect_player(&pl, &d));
+    snapback_ad_rules rules = {.preroll = true, .postroll = true};
+    snapback_session_params p;
+    memset(&p, 0, sizeof p);
+    p.content_id = "rules-restart";
+    p.has_content_duration = true;
+    p.content_duration = 1800;
+    p.ad_rules = &rules;
+    struct res opened = RES(&pl), a = RES(&pl), b = RES(&pl), ph = RES(&pl);
+    snapback_session *s = open_session(&pl, &p, &opened);
+    CHECK(s && count_pushes(&pl, SNAPBACK_PUSH_PLAY_BREAK) == 1);
+    CALL(&pl, a, snapback_ad_break_started(s, "preroll", on_reply, &a));
+    CALL(&pl, b, snapback_ad_break_ended(s, "preroll", on_reply, &b));
+    CALL(&pl, ph, snapback_report_playhead(s, 300, 1, true, on_reply, &ph));
+    CHECK(daemon_stop(&d, SIGKILL) != -1);
+    CHECK(pump_until(pl.c, &pl.disconnected, 1, 5000));
+    int before = pl.n_pushes;
+    CHECK(daemon_start(&d));
+    CHECK(pump_until(pl.c, &pl.restored, 1, 5000) && pl.restored_status == SNAPBACK_OK);
+    CHECK(pl.restored_start == 300);
+    struct res st = RES(&pl);
+    CALL(&pl, st, snapback_get_session_state(s, on_reply, &st));
+    CHECK(st.r.u.state.stream_time == 300 && st.r.u.state.phase == SNAPBACK_PHASE_CONTENT);
+    CHECK(find_push(&pl, SNAPBACK_PUSH_PLAY_BREAK, before) == NULL);
+out:
+    snapback_client_free(pl.c);
+    daemon_cleanup(&d);
+}
+
+/* A live session's break list as last accepted by UpdateBreaks is what a reopen sends. */
+static void test_live_breaks_survive_restart(void) {
+    struct daemon d = {0};
+    struct player pl = {0};
+    CHECK(daemon_start(&d));
+    CHECK(connect_player(&pl, &d));
+    snapback_break initial[] = {{.id = "a", .start = 100, .duration = 30}};
+    snapback_break grown[] = {{.id = "a", .start = 100, .duration = 30}, {.id = "b", .start = 500, .duration = 30}};
+    snapback_session_params p;
+    memset(&p, 0, sizeof p);
+    p.content_id = "live";
+    p.kind = SNAPBACK_SESSION_LIVE;
+    p.breaks = initial;
+    p.n_breaks = 1;
+    struct res opened = RES(&pl), up = RES(&pl), ph = RES(&pl);
+    snapback_session *s = open_session(&pl, &p, &opened);
+    CHECK(s);
+    CALL(&pl, ph, snapback_report_playhead(s, 50, 1, true, on_reply, &ph));
+    CALL(&pl, up, snapback_update_breaks(s, grown, 2, on_reply, &up));
+    CHECK(up.status == SNAPBACK_OK);
+    CHECK(daemon_stop(&d, SIGKILL) != -1);
+    CHECK(pump_until(pl.c, &pl.disconnected, 1, 5000));
+    CHECK(daemon_start(&d));
+    CHECK(pump_until(pl.c, &pl.restored, 1, 5000) && pl.restored_status == SNAPBACK_OK);
+    struct res st = RES(&pl);
+    CALL(&pl, st, snapback_get_session_state(s, on_reply, &st));
+    CHECK(st.status == SNAPBACK_OK && st.n == 2 && strcmp(st.ids[0], "a") == 0 && strcmp(st.ids[1], "b") == 0);
+out:
+    snapback_client_free(pl.c);
+    daemon_cleanup(&d);
+}
+
+/* The player's loop is busy with other descriptors (a pipe that is always readable, drained a little
+ * at a time): the daemon's pushed seek and the reply still arrive, in order, within the deadline. */
+static void test_push_while_loop_is_busy(void) {
+    struct daemon d = {0};
+    struct player pl = {0};
+    int pipefd[2] = {-1, -1};
+    CHECK(daemon_start(&d));
+    CHECK(connect_player(&pl, &d));
+    snapback_session_params params = seed_params("busy");
+    struct res opened = RES(&pl), ph = RES(&pl);
+    snapback_session *s = open_session(&pl, &params, &opened);
+    CHECK(s);
+    CALL(&pl, ph, snapback_report_playhead(s, 300, 1, true, on_reply, &ph));
+    CHECK(pipe2(pipefd, O_NONBLOCK | O_CLOEXEC) == 0);
+    char junk[4096];
+    memset(junk, 'x', sizeof junk);
+    CHECK(write(pipefd[1], junk, sizeof junk) == (ssize_t)sizeof junk);
+
+    struct res seek = RES(&pl);
+    CHECK(snapback_seek_ended(s, 300, 900, on_reply, &seek) == SNAPBACK_OK);
+    long long deadline = now_ms() + 5000;
+    long other_events = 0;
+    while (!seek.done && now_ms() < deadline) {
+        /* Keep the other descriptor readable every round: it never lets the loop sleep. */
+        CHECK(write(pipefd[1], junk, 64) == 64);
+        struct pollfd fds[2] = {{.fd = pipefd[0], .events = POLLIN},
+                                {.fd = snapback_client_fd(pl.c), .events = snapback_client_events(pl.c)}};
+        int n = poll(fds, 2, 1000);
+        CHECK(n > 0);
+        if (fds[0].revents & POLLIN) {
+            char buf[64];
+            CHECK(read(pipefd[0], buf, sizeof buf) > 0);
+            other_events++;
+        }
+        if (fds[1].revents) snapback_client_dispatch(pl.c, fds[1].revents);
+    }
+    CHECK(seek.done && seek.status == SNAPBACK_OK && seek.pushes_before == 1);
+    CHECK(pl.n_pushes == 1 && pl.pushes[0].kind == SNAPBACK_PUSH_SEEK && pl.pushes[0].stream_time == 600);
+    CHECK(other_events > 0);
+out:
+    if (pipefd[0] >= 0) close(pipefd[0]);
+    if (pipefd[1] >= 0) close(pipefd[1]);
+    snapback_client_free(pl.c);
+    daemon_cleanup(&d);
+}
+
+/* The daemon vanishes with calls in flight: each callback gets SNAPBACK_E_DISCONNECTED exactly once,
+ * the connection callback says so, nothing is left behind (LeakSanitizer in the sanitizer run). And a
+ * client freed with calls pending answers them SNAPBACK_E_CLIENT_CLOSED. */
+static void test_daemon_disappears_mid_call(void) {
+    struct daemon d = {0};
+    struct player pl = {0};
+    memset(&pl, 0, sizeof pl);
+    CHECK(daemon_start(&d));
+    snapback_options o = player_options(&pl, &d);
+    o.no_reconnect = true;
+    pl.c = snapback_client_new(&o);
+    CHECK(pl.c && snapback_client_connect(pl.c) == SNAPBACK_OK);
+    CHECK(pump_until(pl.c, &pl.connected, 1, 5000));
+    snapback_session_params params = seed_params("vanish");
+    struct res opened = RES(&pl);
+    snapback_session *s = open_session(&pl, &params, &opened);
+    CHECK(s);
+
+    daemon_stop(&d, SIGSTOP); /* it reads nothing more and answers nothing */
+    struct res status = RES(&pl), seek = RES(&pl), state = RES(&pl);
+    CHECK(snapback_get_status(pl.c, on_reply, &status) == SNAPBACK_OK);
+    CHECK(snapback_seek_ended(s, 300, 900, on_reply, &seek) == SNAPBACK_OK);
+    CHECK(snapback_get_session_state(s, on_reply, &state) == SNAPBACK_OK);
+    CHECK(snapback_client_events(pl.c) == POLLIN); /* all three are written: nothing left queued */
+    CHECK(!status.done && !seek.done && !state.done);
+    daemon_stop(&d, SIGKILL);
+    CHECK(pump_until(pl.c, &pl.disconnected, 1, 5000));
+    CHECK(status.done && seek.done && state.done);
+    CHECK(status.status == SNAPBACK_E_DISCONNECTED && seek.status == SNAPBACK_E_DISCONNECTED);
+    CHECK(state.status == SNAPBACK_E_DISCONNECTED && seek.r.session == s && seek.message[0] != 0);
+    CHECK(pl.last_disconnect_status == SNAPBACK_E_DISCONNECTED);
+    CHECK(snapback_client_fd(pl.c) == -1 && snapback_client_next_timeout_ms(pl.c) == -1); /* no_reconnect */
+    CHECK(snapback_pause(s, 10, on_reply, NULL) == SNAPBACK_E_DISCONNECTED);
+    CHECK(snapback_session_close(s, on_reply, NULL) == SNAPBACK_OK); /* freed at once, no callback */
+    snapback_client_free(pl.c);
+    pl.c = NULL;
+
+    /* Freed with calls pending. */
+    CHECK(daemon_start(&d));
+    CHECK(connect_player(&pl, &d));
+    daemon_stop(&d, SIGSTOP);
+    struct res pending = RES(NULL), opening = RES(NULL);
+    snapback_session *s2 = NULL;
+    CHECK(snapback_get_status(pl.c, on_reply, &pending) == SNAPBACK_OK);
+    CHECK(snapback_session_open(pl.c, &params, on_reply, &opening, &s2) == SNAPBACK_OK && s2);
+    snapback_client_free(pl.c);
+    pl.c = NULL;
+    CHECK(pending.done && pending.status == SNAPBACK_E_CLIENT_CLOSED);
+    CHECK(opening.done && opening.status == SNAPBACK_E_CLIENT_CLOSED);
+out:
+    snapback_client_free(pl.c);
+    daemon_cleanup(&d);
+}
+
+/* The bound of the output queue: calls waiting behind an unanswered Hello count against it; the one
+ * that would pass it is refused SNAPBACK_E_QUEUE_FULL, the others are answered once the daemon runs. */
+static void test_queue_bound(void) {
+    struct daemon d = {0};
+    struct player pl = {0};
+    memset(&pl, 0, sizeof pl);
+    CHECK(daemon_start(&d));
+    daemon_stop(&d, SIGSTOP);
+    snapback_options o = player_options(&pl, &d);
+    o.max_queue_bytes = 200; /* a GetStatus frame is at most 23 bytes: 8 fit */
+    pl.c = snapback_client_new(&o);
+    CHECK(pl.c && snapback_client_connect(pl.c) == SNAPBACK_OK);
+    struct res r[16];
+    int queued = 0, rc = SNAPBACK_OK;
+    for (int i = 0; i < 16; i++) {
+        memset(&r[i], 0, sizeof r[i]);
+        rc = snapback_get_status(pl.c, on_reply, &r[i]);
+        if (rc != SNAPBACK_OK) break;
+        queued++;
+    }
+    CHECK(queued == 8 && rc == SNAPBACK_E_QUEUE_FULL);
+    daemon_stop(&d, SIGCONT);
+    CHECK(pump_until(pl.c, &r[7].done, 1, 5000));
+    for (int i = 0; i < queued; i++) CHECK(r[i].done && r[i].status == SNAPBACK_OK);
+    CHECK(pl.connected == 1);
+out:
+    snapback_client_free(pl.c);
+    daemon_cleanup(&d);
+}
+
+/* A callback that tries to run the loop from inside it is refused, not re-entered. */
+static int reentered_dispatch;
+static void on_reply_reenter(snapback_client *c, const snapback_reply *r, void *user) {
+    struct res *x = user;
+    reentered_dispatch = snapback_client_dispatch(c, POLLIN);
+    int never = 0;
+    x->status = r->status == SNAPBACK_OK ? snapback_client_wait(c, &never, 10) : r->status;
+    x->done = 1;
+}
+
+/* The daemon's refusals reach the callbacks with their codes and messages; a refused open frees its
+ * handle; overrides and resume options reach the daemon. */
+static void test_errors_policy_and_resume(void) {
+    struct daemon d = {0};
+    struct player pl = {0};
+    CHECK(daemon_start(&d));
+    CHECK(connect_player(&pl, &d));
+
+    snapback_session_params bad = seed_params("bad");
+    bad.policy_preset = "no-such-preset";
+    struct res refused = RES(&pl);
+    snapback_session *gone = NULL;
+    CHECK(snapback_session_open(pl.c, &bad, on_reply, &refused, &gone) == SNAPBACK_OK && gone);
+    /* Queued on the handle before the reply: failed with the open's status. */
+    struct res early = RES(&pl);
+    CHECK(snapback_report_playhead(gone, 1, 1, true, on_reply, &early) == SNAPBACK_OK);
+    CHECK(pump_until(pl.c, &refused.done, 1, 5000));
+    CHECK(refused.status == SNAPBACK_INVALID_ARGUMENT && strstr(refused.message, "no-such-preset"));
+    CHECK(early.done && early.status == SNAPBACK_INVALID_ARGUMENT);
+
+    snapback_break overlapping[] = {{.id = "a", .start = 100, .duration = 60}, {.id = "b", .start = 130, .duration = 30}};
+    snapback_session_params bad2 = seed_params("bad2");
+    bad2.breaks = overlapping;
+    bad2.n_breaks = 2;
+    struct res refused2 = RES(&pl);
+    CHECK(open_session(&pl, &bad2, &refused2) == NULL && refused2.status == SNAPBACK_INVALID_ARGUMENT);
+
+    /* IMA bookmarks (seed 002): a bookmark taken with one ad layout resumes at the same content time
+     * with another. */
+    snapback_break first[] = {{.id = "pre", .start = 0, .duration = 30}, {.id = "b1", .start = 630, .duration = 60}};
+    snapback_session_params p1 = seed_params("movie");
+    p1.profile = "anna";
+    p1.breaks = first;
+    p1.n_breaks = 2;
+    struct res o1 = RES(&pl), ph = RES(&pl), pause = RES(&pl), close1 = RES(&pl);
+    snapback_session *s1 = open_session(&pl, &p1, &o1);
+    CHECK(s1);
+    CALL(&pl, ph, snapback_report_playhead(s1, 1000, 1, true, on_reply, &ph));
+    int before = pl.n_pushes;
+    CALL(&pl, pause, snapback_pause(s1, 1000, on_reply, &pause));
+    const struct pushed *saved = wait_push(&pl, SNAPBACK_PUSH_BOOKMARK_SAVED, before, 5000);
+    CHECK(saved && saved->content_time == 910);
+    CALL(&pl, close1, snapback_session_close(s1, on_reply, &close1));
+
+    snapback_break second[] = {{.id = "pre", .start = 0, .duration = 15}, {.id = "b1", .start = 615, .duration = 120}};
+    snapback_policy_overrides no_break_first = {.resume_breaks = 1 /* NONE */};
+    snapback_resume from_bookmark = {.use_bookmark = true};
+    snapback_session_params p2 = seed_params("movie");
+    p2.profile = "anna";
+    p2.breaks = second;
+    p2.n_breaks = 2;
+    p2.overrides = &no_break_first;
+    p2.resume = &from_bookmark;
+    struct res o2 = RES(&pl);
+    before = pl.n_pushes;
+    snapback_session *s2 = open_session(&pl, &p2, &o2);
+    CHECK(s2);
+    CHECK(o2.r.u.opened.resumed_from_bookmark && o2.r.u.opened.resume_content_time == 910);
+    CHECK(o2.r.u.opened.has_start_stream_time && o2.r.u.opened.start_stream_time == 1045);
+    const struct pushed *resume = find_push(&pl, SNAPBACK_PUSH_SEEK, before);
+    CHECK(resume && resume->stream_time == 1045 && resume->seek_reason == SNAPBACK_SEEK_RESUME_FROM_BOOKMARK);
+    CHECK(o2.r.u.opened.last_push_seq == resume->seq);
+
+    /* An override: return_to_target NEVER (hls.js) — after the snapback break, no seek on to 900. */
+    snapback_policy_overrides never_return = {.return_to_target = 3};
+    snapback_session_params p3 = seed_params("never");
+    p3.overrides = &never_return;
+    p3.policy_preset = "ima";
+    struct res o3 = RES(&pl), x[5] = {RES(&pl), RES(&pl), RES(&pl), RES(&pl), RES(&pl)};
+    snapback_session *s3 = open_session(&pl, &p3, &o3);
+    CHECK(s3 && strcmp(o3.text, "ima") == 0);
+    CALL(&pl, x[0], snapback_report_playhead(s3, 300, 1, true, on_reply, &x[0]));
+    before = pl.n_pushes;
+    CALL(&pl, x[1], snapback_seek_ended(s3, 300, 900, on_reply, &x[1]));
+    const struct pushed *snap = find_push(&pl, SNAPBACK_PUSH_SEEK, before);
+    CHECK(snap && snap->stream_time == 600);
+    CALL(&pl, x[2], snapback_ad_break_started(s3, "b1", on_reply, &x[2]));
+    CALL(&pl, x[3], snapback_report_playhead(s3, 630, 1, true, on_reply, &x[3]));
+    before = pl.n_pushes;
+    CALL(&pl, x[4], snapback_ad_break_ended(s3, "b1", on_reply, &x[4]));
+    CHECK(x[4].status == SNAPBACK_OK && find_push(&pl, SNAPBACK_PUSH_SEEK, before) == NULL);
+
+    /* Out of order: FAILED_PRECONDITION, the session goes on. */
+    struct res again = RES(&pl), unknown = RES(&pl);
+    CALL(&pl, again, snapback_ad_break_ended(s3, "b1", on_reply, &again));
+    CHECK(again.status == SNAPBACK_FAILED_PRECONDITION && again.message[0] != 0);
+    CALL(&pl, unknown, snapback_ad_break_started(s3, "zz", on_reply, &unknown));
+    CHECK(unknown.status == SNAPBACK_NOT_FOUND);
+    CHECK(snapback_session_close(s3, NULL, NULL) == SNAPBACK_OK);
+    CHECK(snapback_session_close(s3, NULL, NULL) == SNAPBACK_E_INVALID); /* already closing */
+    CHECK(snapback_session_close(s2, NULL, NULL) == SNAPBACK_OK);
+
+    struct res inner = RES(&pl);
+    CALL(&pl, inner, snapback_get_status(pl.c, on_reply_reenter, &inner));
+    CHECK(reentered_dispatch == SNAPBACK_E_INVALID && inner.status == SNAPBACK_E_INVALID);
+out:
+    snapback_client_free(pl.c);
+    daemon_cleanup(&d);
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* A scripted fake daemon, for what the real one cannot be made to do: a Push of a kind newer than
+ * this library, and a refusal of the connection. */
+
+static bool read_full(int fd, uint8_t *buf, size_t n) {
+    size_t got = 0;
+    while (got < n) {
+        ssize_t k = read(fd, buf + got, n - got);
+        if (k <= 0) return false;
+        got += (size_t)k;
+    }
+    return true;
+}
+
+static bool read_frame(int fd, uint8_t *h, uint8_t *body, size_t cap, uint32_t *len) {
+    if (!read_full(fd, h, 12)) return false;
+    *len = (uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 | (uint32_t)h[2] << 8 | h[3];
+    return *len <= cap && read_full(fd, body, *len);
+}
+
+static bool write_frame(int fd, const uint8_t *h4to12, const uint8_t *body, uint32_t len) {
+    uint8_t h[12] = {(uint8_t)(len >> 24), (uint8_t)(len >> 16), (uint8_t)(len >> 8), (uint8_t)len};
+    memcpy(h + 4, h4to12, 8);
+    return write(fd, h, 12) == 12 && (len == 0 || write(fd, body, len) == (ssize_t)len);
+}
+
+/* The child: one connection. mode 0: Hello, OpenSession answered after a push of unknown kind 11 and a
+ * seek; then checks the next request carries session id 7 and answers it. mode 1: refuses at once. */
+static int fake_daemon(int listener, int mode) {
+    int fd = accept(listener, NULL, NULL);
+    if (fd < 0) return 10;
+    uint8_t h[12], body[4096];
+    uint32_t len;
+    if (mode == 1) {
+        static const uint8_t refusal[] = {0x08, 0x07, 0x12, 0x06, 'n', 'o', ' ', 'w', 'a', 'y'};
+        const uint8_t hdr[8] = {0, 0, 0, 0, 2, 7, 0, 0};
+        return write_frame(fd, hdr, refusal, sizeof refusal) ? 0 : 11;
+    }
+    if (!read_frame(fd, h, body, sizeof body, &len) || h[10] != 0 || h[11] != 0) return 12;
+    static const uint8_t hello[] = {0x08, 0x01, 0x12, 0x04, 'f', 'a', 'k', 'e'};
+    uint8_t hdr[8] = {h[4], h[5], h[6], h[7], 2, 0, 0, 0};
+    if (!write_frame(fd, hdr, hello, sizeof hello)) return 13;
+    if (!read_frame(fd, h, body, sizeof body, &len) || h[10] != 1 || h[11] != 0) return 14;
+    /* Push{session_id 7, seq 1, reason "future", field 11 (a kind this library does not know)}. */
+    static const uint8_t unknown[] = {0x08, 0x07, 0x10, 0x01, 0x1a, 0x06, 'f', 'u', 't', 'u', 'r', 'e', 0x5a, 0x00};
+    /* Push{session_id 7, seq 2, seek{stream_time 42.0, reason SNAPBACK}}. */
+    static const uint8_t seek[] = {0x08, 0x07, 0x10, 0x02, 0x22, 0x0b, 0x09, 0, 0, 0, 0, 0, 0, 0x45, 0x40, 0x10, 0x01};
+    uint8_t push_hdr[8] = {h[4], h[5], h[6], h[7], 3, 0, 1, 0};
+    if (!write_frame(fd, push_hdr, unknown, sizeof unknown) || !write_frame(fd, push_hdr, seek, sizeof seek)) return 15;
+    static const uint8_t opened[] = {0x08, 0x07, 0x38, 0x02};
+    uint8_t open_hdr[8] = {h[4], h[5], h[6], h[7], 2, 0, 1, 0};
+    if (!write_frame(fd, open_hdr, opened, sizeof opened)) return 16;
+    if (!read_frame(fd, h, body, sizeof body, &len) || h[11] != 0x03) return 17;
+    if (len < 2 || body[0] != 0x08 || body[1] != 0x07) return 18; /* the session id was filled in */
+    static const uint8_t event[] = {0x08, 0x00};
+    uint8_t ev_hdr[8] = {h[4], h[5], h[6], h[7], 2, 0, 1, 3};
+    if (!write_frame(fd, ev_hdr, event, sizeof event)) return 19;
+    return read_frame(fd, h, body, sizeof body, &len) ? 20 : 0; /* then the client hangs up */
+}
+
+static pid_t spawn_fake(struct daemon *d, int mode) {
+    snprintf(d->dir, sizeof d->dir, "/tmp/libsnapback-fake.XXXXXX");
+    if (!mkdtemp(d->dir)) return -1;
+    snprintf(d->socket, sizeof d->socket, "%s/fake.sock", d->dir);
+    int l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    snprintf(a.sun_path, sizeof a.sun_path, "%s", d->socket);
+    if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof a) != 0 || listen(l, 4) != 0) return -1;
+    pid_t pid = fork();
+    if (pid == 0) _exit(fake_daemon(l, mode));
+    close(l);
+    return pid;
+}
+
+static void test_unknown_push_kind_and_refusal(void) {
+    struct daemon d = {0};
+    struct player pl = {0};
+    memset(&pl, 0, sizeof pl);
+    pid_t child = spawn_fake(&d, 0);
+    CHECK(child > 0);
+    snapback_options o = player_options(&pl, &d);
+    o.no_reconnect = true;
+    pl.c = snapback_client_new(&o);
+    CHECK(pl.c && snapback_client_connect(pl.c) == SNAPBACK_OK);
+    snapback_session_params params = seed_params("fake");
+    struct res opened = RES(&pl), seek = RES(&pl);
+    snapback_session *s = NULL;
+    CHECK(snapback_session_open(pl.c, &params, on_reply, &opened, &s) == SNAPBACK_OK);
+    /* Queued before the open reply: sent with the session id the reply brings. */
+    CHECK(snapback_seek_ended(s, 10, 50, on_reply, &seek) == SNAPBACK_OK);
+    CHECK(pump_until(pl.c, &seek.done, 1, 5000));
+    CHECK(opened.status == SNAPBACK_OK && opened.r.u.opened.session_id == 7 && opened.pushes_before == 2);
+    CHECK(strcmp(snapback_client_hello(pl.c)->server_name, "fake") == 0);
+    CHECK(pl.n_pushes == 2);
+    CHECK(pl.pushes[0].kind == SNAPBACK_PUSH_UNKNOWN && pl.pushes[0].seq == 1 && strcmp(pl.pushes[0].reason, "future") == 0);
+    CHECK(pl.pushes[1].kind == SNAPBACK_PUSH_SEEK && pl.pushes[1].seq == 2 && pl.pushes[1].stream_time == 42);
+    CHECK(seek.status == SNAPBACK_OK);
+    snapback_client_free(pl.c);
+    pl.c = NULL;
+    int status;
+    CHECK(waitpid(child, &status, 0) == child && WIFEXITED(status));
+    if (WEXITSTATUS(status) != 0) fprintf(stderr, "fake daemon exit %d\n", WEXITSTATUS(status));
+    CHECK(WEXITSTATUS(status) == 0);
+    daemon_cleanup(&d);
+
+    /* A refused connection: RESPONSE with call id 0, PERMISSION_DENIED, then closed. */
+    child = spawn_fake(&d, 1);
+    CHECK(child > 0);
+    memset(&pl, 0, sizeof pl);
+    o = player_options(&pl, &d);
+    o.no_reconnect = true;
+    pl.c = snapback_client_new(&o);
+    CHECK(pl.c && snapback_client_connect(pl.c) == SNAPBACK_OK);
+    struct res st = RES(&pl);
+    CHECK(snapback_get_status(pl.c, on_reply, &st) == SNAPBACK_OK);
+    CHECK(pump_until(pl.c, &st.done, 1, 5000));
+    CHECK(st.status == SNAPBACK_PERMISSION_DENIED && strcmp(st.message, "no way") == 0);
+    CHECK(pl.disconnected == 1 && pl.last_disconnect_status == SNAPBACK_PERMISSION_DENIED && pl.connected == 0);
+    CHECK(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+out:
+    snapback_client_free(pl.c);
+    daemon_cleanup(&d);
+}
+
+/* No daemon at all: connect reports it, the library asks for a timer to retry, SNAPBACK_SOCKET is read. */
+static void test_connect_without_daemon(void) {
+    snapback_client *c = NULL, *e = NULL;
+    setenv("SNAPBACK_SOCKET", "/nonexistent/snapbackd.sock", 1);
+    e = snapback_client_new(NULL);
+    CHECK(e && strcmp(snapback_client_socket_path(e), "/nonexistent/snapbackd.sock") == 0);
+    unsetenv("SNAPBACK_SOCKET");
+    c = snapback_client_new(NULL);
+    CHECK(c && strcmp(snapback_client_socket_path(c), SNAPBACK_DEFAULT_SOCKET) == 0);
+    CHECK(snapback_client_connect(e) == SNAPBACK_E_DISCONNECTED);
+    CHECK(snapback_client_fd(e) == -1 && snapback_client_events(e) == 0);
+    int t = snapback_client_next_timeout_ms(e);
+    CHECK(t >= 0 && t <= 125); /* 100 ms ± 25% */
+    /* The retry fails too (no daemon): the next delay doubles. */
+    int never = 0;
+    pump_until(e, &never, 1, t + 5);
+    t = snapback_client_next_timeout_ms(e);
+    CHECK(t > 100 && t <= 250); /* 200 ms ± 25%, less the 5 ms waited past the retry */
+    CHECK(snapback_get_status(e, on_reply, NULL) == SNAPBACK_E_DISCONNECTED);
+    long long t0 = now_ms();
+    int nothing = 0;
+    CHECK(snapback_client_wait(e, &nothing, 30) == SNAPBACK_E_TIMEOUT && now_ms() - t0 >= 30);
+    snapback_session *s = NULL;
+    snapback_session_params p = seed_params("x");
+    CHECK(snapback_session_open(e, &p, on_reply, NULL, &s) == SNAPBACK_E_DISCONNECTED && s == NULL);
+    for (int code = -8; code <= 16; code++) CHECK(snapback_strerror(code) && snapback_strerror(code)[0]);
+    CHECK(strncmp(snapback_strerror(SNAPBACK_E_QUEUE_FULL), "QUEUE_FULL", 10) == 0);
+out:
+    snapback_client_free(c);
+    snapback_client_free(e);
+}
+
+static const struct {
+    const char *name;
+    void (*fn)(void);
+} tests[] = {
+    {"seed_story", test_seed_story},
+    {"every_push_kind", test_every_push_kind},
+    {"reconnect_restores_sessions", test_reconnect_restores_sessions},
+    {"restart_inside_a_break", test_restart_inside_a_break},
+    {"close_during_reopen", test_close_during_reopen},
+    {"ad_rules_session_restored", test_ad_rules_session_restored},
+    {"edge_triggered_epoll", test_edge_triggered_epoll},
+    {"live_breaks_survive_restart", test_live_breaks_survive_restart},
+    {"push_while_loop_is_busy", test_push_while_loop_is_busy},
+    {"daemon_disappears_mid_call", test_daemon_disappears_mid_call},
+    {"queue_bound", test_queue_bound},
+    {"errors_policy_and_resume", test_errors_policy_and_resume},
+    {"unknown_push_kind_and_refusal", test_unknown_push_kind_and_refusal},
+    {"connect_without_daemon", test_connect_without_daemon},
+};
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s SNAPBACKD [TEST...]\n", argv[0]);
+        return 2;
+    }
+    snapbackd_bin = argv[1];
+    signal(SIGPIPE, SIG_IGN);
+    int run = 0;
+    for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
+        bool selected = argc == 2;
+        for (int a = 2; a < argc; a++) selected |= strcmp(argv[a], tests[i].name) == 0;
+        if (!selected) continue;
+        int before = failures;
+        long long t0 = now_ms();
+        tests[i].fn();
+        run++;
+        printf("%s %s (%lld ms)\n", failures == before ? "ok  " : "FAIL", tests[i].name, now_ms() - t0);
+    }
+    printf("test_client: %d tests, %d failed checks\n", run, failures);
+    return failures == 0 && run > 0 ? 0 : 1;
+}

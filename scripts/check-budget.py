@@ -1,0 +1,222 @@
+#!/usr/bin/env python3
+"""make check-budget: the hot path's cost, counted rather than timed.
+
+Runs the release snapbackd under callgrind twice, driven by `snapback __bench-exchange` through the
+bench's SeekEnded -> snapback push + EventReply exchange: once with SHORT round trips and once with
+LONG. Everything else the two runs do (start-up, Hello, OpenSession, closing, stopping) is the same,
+so the difference of the two runs, divided by LONG - SHORT, is what one steady-state round trip costs
+the daemon process: its instructions (Swift, the static Swift runtime, libuv, libc, protobuf-c; every
+thread) and its calls to the allocator. Instruction counts under callgrind do not depend on the
+machine's load or clock, so the figure repeats from run to run and a budget can be tight.
+
+Usage: check-budget.py BIN_DIR INSTRUCTION_BUDGET ALLOCATION_BUDGET
+  BIN_DIR             holds the release snapbackd and snapback
+  INSTRUCTION_BUDGET  fail above this many instructions per round trip
+  ALLOCATION_BUDGET   fail above this many allocations per round trip
+Exit status: 0 within both budgets, 1 over a budget or when the run failed, 2 for a bad command line.
+"""
+
+import collections
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+SHORT, LONG = 200, 2200
+
+# The allocator's entry points in glibc (the release daemon links the Swift runtime statically but takes
+# malloc from libc.so, so every allocation, Swift's included, goes through one of these). A call counts
+# when it comes from outside glibc's allocator: realloc(NULL, n) calling malloc, or posix_memalign
+# calling it through _mid_memalign, is one allocation, not two.
+ALLOCATORS = {
+    "malloc", "__libc_malloc", "calloc", "__libc_calloc", "realloc", "__libc_realloc", "reallocarray",
+    "posix_memalign", "aligned_alloc", "memalign", "__libc_memalign", "valloc", "pvalloc",
+}
+ALLOCATOR_INTERNALS = ("_mid_memalign", "_int_", "__libc_", "sysmalloc", "tcache_")
+
+
+def inside_allocator(name):
+    return name in ALLOCATORS or name.startswith(ALLOCATOR_INTERNALS)
+
+# libuv 1.44's uv__async_io spins (pause, then sched_yield) while another thread is inside
+# uv_async_send. How long it spins depends on how valgrind happens to schedule the threads, not on what
+# the daemon does, so those instructions are left out: the function of libuv that calls sched_yield.
+SPIN_YIELD = "sched_yield"
+
+
+def fail(message, log=None):
+    if log is not None and os.path.exists(log):
+        with open(log) as f:
+            sys.stderr.writelines(f.readlines()[-20:])
+    print(f"check-budget: FAIL {message}", file=sys.stderr)
+    sys.exit(1)
+
+
+def base_name(name):
+    """A callgrind function name without its recursion suffix (malloc'2 -> malloc)."""
+    quote = name.rfind("'")
+    return name[:quote] if quote > 0 and name[quote + 1:].isdigit() else name
+
+
+class Profile:
+    """One callgrind output file (written with --compress-strings=no --compress-pos=no)."""
+
+    def __init__(self, path):
+        self.total = None
+        self.own = collections.Counter()        # function -> instructions in the function itself
+        self.calls = collections.Counter()      # (caller, callee) -> calls
+        fn = cfn = None
+        in_call = False
+        with open(path) as f:
+            for line in f:
+                if line.startswith("fn="):
+                    fn = base_name(line[3:].rstrip("\n"))
+                elif line.startswith("cfn="):
+                    cfn = base_name(line[4:].rstrip("\n"))
+                elif line.startswith("calls="):
+                    self.calls[(fn, cfn)] += int(line[6:].split()[0])
+                    in_call = True
+                elif line[:1].isdigit() or line[:1] in "+-*":
+                    cost = int(line.split()[-1])
+                    if in_call:
+                        in_call = False  # the callee's inclusive cost, already in its own lines
+                    else:
+                        self.own[fn] += cost
+                elif line.startswith("totals:") or line.startswith("summary:"):
+                    self.total = int(line.split()[1])
+        if self.total is None:
+            fail(f"{path}: no totals (did the daemon exit cleanly?)")
+        spinners = {caller for (caller, callee) in self.calls if callee == SPIN_YIELD}
+        self.spin = sum(self.own[f] for f in spinners)
+        self.counted = self.total - self.spin
+
+    def allocations(self):
+        per_site = collections.Counter()
+        for (caller, callee), n in self.calls.items():
+            if callee in ALLOCATORS and not inside_allocator(caller):
+                per_site[(caller, callee)] += n
+        return per_site
+
+
+def wait_for_socket(path, process, log, seconds=120):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            fail(f"snapbackd under valgrind exited {process.returncode} during start-up", log)
+        if os.path.exists(path):
+            probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                probe.connect(path)
+                return
+            except OSError:
+                pass
+            finally:
+                probe.close()
+        time.sleep(0.05)
+    fail(f"snapbackd under valgrind did not listen on {path} within {seconds} s")
+
+
+def run(daemon_path, bin_dir, work, round_trips):
+    """One daemon under callgrind and one exchange of `round_trips` round trips; returns its Profile.
+
+    The socket and state paths are the same in both runs, and the state directory starts empty, so the
+    two runs differ in the number of round trips alone."""
+    sock = os.path.join(work, "snapbackd.sock")
+    state = os.path.join(work, "state")
+    out = os.path.join(work, f"callgrind.{round_trips}")
+    log = os.path.join(work, f"valgrind.{round_trips}.log")
+    shutil.rmtree(state, ignore_errors=True)
+    os.mkdir(state, 0o700)
+    env = dict(os.environ)
+    # Swift seeds its hashing per process; a fixed seed makes dictionary work repeat exactly.
+    env["SWIFT_DETERMINISTIC_HASHING"] = "1"
+    env.pop("LISTEN_FDS", None)
+    env.pop("NOTIFY_SOCKET", None)
+    with open(log, "w") as log_file:
+        daemon = subprocess.Popen(
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--dump-instr=no",
+             "--dump-line=no", "--compress-strings=no", "--compress-pos=no",
+             daemon_path, "--socket", sock, "--state-dir", state,
+             "--log-level", "warning"],
+            stdin=subprocess.DEVNULL, stdout=log_file, stderr=log_file, env=env)
+    client = None
+    try:
+        wait_for_socket(sock, daemon, log)
+        client = subprocess.Popen(
+            [os.path.join(bin_dir, "snapback"), "__bench-exchange", "--socket", sock,
+             "--round-trips", str(round_trips)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True)
+        line = client.stdout.readline()
+        if not line.startswith("__bench-exchange: "):
+            client.wait(timeout=60)
+            fail(f"the exchange of {round_trips} round trips failed (exit {client.returncode})", log)
+        # The client waits, its connection open and idle, until the daemon closes it on SIGTERM.
+        daemon.send_signal(signal.SIGTERM)
+        if daemon.wait(timeout=120) != 0:
+            fail(f"snapbackd under valgrind exited {daemon.returncode}", log)
+        if client.wait(timeout=60) != 0:
+            fail(f"snapback __bench-exchange exited {client.returncode}")
+    finally:
+        for process in (client, daemon):
+            if process is not None and process.poll() is None:
+                process.kill()
+                process.wait()
+    return Profile(out)
+
+
+def main(argv):
+    if len(argv) != 4 or not argv[2].isdigit() or not argv[3].isdigit():
+        print(__doc__.split("\n\n")[2], file=sys.stderr)
+        return 2
+    bin_dir, instruction_budget, allocation_budget = argv[1], int(argv[2]), int(argv[3])
+    if shutil.which("valgrind") is None:
+        fail("valgrind is not installed (make deps installs it)")
+    work = tempfile.mkdtemp(prefix="snapback-budget.")
+    try:
+        # Valgrind 3.19 gives up on the DWARF 5 the Swift compiler emits ("unhandled dwarf2 abbrev form
+        # code 0x25"): it runs a copy without debug information (the symbol table stays, so functions
+        # keep their names). The code is the same, and so is the count.
+        daemon = os.path.join(work, "snapbackd")
+        subprocess.run(["strip", "--strip-debug", "-o", daemon, os.path.join(bin_dir, "snapbackd")], check=True)
+        short = run(daemon, bin_dir, work, SHORT)
+        long = run(daemon, bin_dir, work, LONG)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+    n = LONG - SHORT
+    print(f"check-budget: snapbackd under callgrind: {short.total:,} instructions with {SHORT} round trips, "
+          f"{long.total:,} with {LONG} (libuv's spin-wait, left out: {short.spin:,} and {long.spin:,})")
+    instructions = (long.counted - short.counted) / n
+    short_allocations, long_allocations = short.allocations(), long.allocations()
+    allocations = (sum(long_allocations.values()) - sum(short_allocations.values())) / n
+    verdict = []
+    if instructions > instruction_budget:
+        verdict.append(f"{instructions:,.0f} instructions per round trip, over the budget of "
+                       f"{instruction_budget:,}")
+        print(f"check-budget: where the instructions of one round trip go (daemon process, {n} round trips "
+              "differenced):", file=sys.stderr)
+        growth = [((long.own[f] - short.own[f]) / n, f) for f in set(long.own) | set(short.own)]
+        for cost, f in sorted(growth, reverse=True)[:25]:
+            if cost >= 1:
+                print(f"  {cost:8,.0f}  {f[:150]}", file=sys.stderr)
+    if allocations > allocation_budget:
+        verdict.append(f"{allocations:g} allocations per round trip, over the budget of {allocation_budget}")
+        print("check-budget: allocations per round trip, by caller:", file=sys.stderr)
+        sites = {k: (long_allocations[k] - short_allocations[k]) / n for k in long_allocations}
+        for (caller, callee), count in sorted(sites.items(), key=lambda kv: -kv[1]):
+            if count > 0:
+                print(f"  {count:g}  {callee} from {caller[:150]}", file=sys.stderr)
+    if verdict:
+        fail("; ".join(verdict))
+    print(f"check-budget: ok {instructions:,.0f} instructions per round trip (budget {instruction_budget:,}), "
+          f"{allocations:g} allocations (budget {allocation_budget}); callgrind, {n} round trips "
+          f"differenced")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
