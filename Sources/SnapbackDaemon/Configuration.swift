@@ -9,7 +9,8 @@ import SnapbackWire
 ///
 /// What a reload (SIGHUP) changes: the policy and bookmark timing of sessions opened afterwards, the
 /// allow-list and the connection limits for connections accepted afterwards, the session limit for
-/// OpenSession calls afterwards, the frame and queue limits of connections accepted afterwards, and the
+/// OpenSession calls afterwards, the frame and queue limits and the timeouts of connections accepted
+/// afterwards, and the
 /// log level at once. Open connections and sessions keep what they have.
 public struct DaemonConfiguration: Sendable, Equatable {
     // [policy]
@@ -40,6 +41,12 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var maxFrameSize = 1_048_576
     /// Output queued for a client that is not reading before it is disconnected (`--max-outbound-bytes`).
     public var maxOutboundBytes = 8_388_608
+    /// Seconds a new connection has to complete Hello before it is closed (`--hello-timeout`).
+    public var helloTimeout: Double = 5
+    /// Seconds a frame may take to arrive once its first byte has: a connection holding a partial
+    /// header or body longer is closed (`--partial-frame-timeout`). A player idle between frames is
+    /// never touched.
+    public var partialFrameTimeout: Double = 10
 
     // [access]
     public var access = AccessList()
@@ -75,7 +82,17 @@ public struct DaemonConfiguration: Sendable, Equatable {
 
     /// The per-connection limits for connections accepted from now on.
     public var connectionConfiguration: Connection.Configuration {
-        Connection.Configuration(maxFrameSize: maxFrameSize, maxOutboundBytes: maxOutboundBytes)
+        Connection.Configuration(
+            maxFrameSize: maxFrameSize, maxOutboundBytes: maxOutboundBytes,
+            helloTimeoutMilliseconds: Self.milliseconds(helloTimeout),
+            partialFrameTimeoutMilliseconds: Self.milliseconds(partialFrameTimeout))
+    }
+
+    /// Whole milliseconds, at least 1; the timeouts are bounded where they are parsed
+    /// (``DaemonOptions/timeoutRange``), and the clamp keeps a value that bypassed that from trapping.
+    private static func milliseconds(_ seconds: Double) -> UInt64 {
+        let range = DaemonOptions.timeoutRange
+        return UInt64((min(max(seconds, range.lowerBound), range.upperBound) * 1000).rounded())
     }
 
     /// This configuration with the values given on the command line in place of the file's.
@@ -84,6 +101,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
         if let level = options.logLevel { result.logLevel = level }
         if let size = options.maxFrameSize { result.maxFrameSize = size }
         if let bytes = options.maxOutboundBytes { result.maxOutboundBytes = bytes }
+        if let seconds = options.helloTimeout { result.helloTimeout = seconds }
+        if let seconds = options.partialFrameTimeout { result.partialFrameTimeout = seconds }
         return result
     }
 }

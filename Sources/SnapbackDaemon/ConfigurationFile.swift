@@ -194,6 +194,8 @@ public enum ConfigurationFile {
         value(.limits, "max-sessions-per-connection", count(in: 1...65536), { "\($0)" }, \.maxSessionsPerConnection)
         value(.limits, "max-frame-size", size(in: DaemonOptions.frameSizeRange), { "\($0)" }, \.maxFrameSize)
         value(.limits, "max-outbound-bytes", size(in: DaemonOptions.outboundBytesRange), { "\($0)" }, \.maxOutboundBytes)
+        value(.limits, "hello-timeout", timeout, seconds, \.helloTimeout)
+        value(.limits, "partial-frame-timeout", timeout, seconds, \.partialFrameTimeout)
 
         keys.append(Key(section: .access, name: "allow-users", apply: { configuration, text, resolver throws(Reason) in
             (configuration.access.anyone, configuration.access.users) = try idList(
@@ -282,6 +284,17 @@ public enum ConfigurationFile {
         let seconds = value * scale
         guard seconds <= 86_400 * 365 else { throw Reason("'\(text)' is longer than a year") }
         return seconds
+    }
+
+    /// A connection timeout: a duration within ``DaemonOptions/timeoutRange`` (never 0: a connection
+    /// that may hold a slot for ever is what these timeouts exist to prevent).
+    static func timeout(_ text: String) throws(Reason) -> Double {
+        let value = try duration(text)
+        let range = DaemonOptions.timeoutRange
+        guard range.contains(value) else {
+            throw Reason("'\(text)' is not a timeout in \(seconds(range.lowerBound))...\(seconds(range.upperBound)) seconds")
+        }
+        return value
     }
 
     /// `30`, `0.5`: a number of seconds as the file takes it.

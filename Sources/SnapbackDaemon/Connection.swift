@@ -23,11 +23,19 @@ public final class Connection: PeerPort {
         public var maxOutboundBytes: Int
         /// Initial read buffer; it grows for one large frame and shrinks back.
         public var readBufferSize: Int
+        /// Time from accept to a completed handshake (``completeHandshake()``) before the connection
+        /// is closed.
+        public var helloTimeoutMilliseconds: UInt64
+        /// Time a frame may take from its first byte to its last before the connection is closed.
+        public var partialFrameTimeoutMilliseconds: UInt64
 
-        public init(maxFrameSize: Int = 1 << 20, maxOutboundBytes: Int = 8 << 20, readBufferSize: Int = 16 * 1024) {
+        public init(maxFrameSize: Int = 1 << 20, maxOutboundBytes: Int = 8 << 20, readBufferSize: Int = 16 * 1024,
+                    helloTimeoutMilliseconds: UInt64 = 5000, partialFrameTimeoutMilliseconds: UInt64 = 10_000) {
             self.maxFrameSize = maxFrameSize
             self.maxOutboundBytes = maxOutboundBytes
             self.readBufferSize = readBufferSize
+            self.helloTimeoutMilliseconds = helloTimeoutMilliseconds
+            self.partialFrameTimeoutMilliseconds = partialFrameTimeoutMilliseconds
         }
     }
 
@@ -57,6 +65,24 @@ public final class Connection: PeerPort {
     private var drainTimer: LoopTimer?
     /// Set while the connection waits in the loop's flush list.
     var needsFlush = false
+
+    // Deadlines. A connection has one until its handshake completes and while a frame is partly
+    // received; the loop keeps those connections in a list checked by one timer (``EventLoop/watch(_:)``).
+    // The read path only counts bytes and, when a read ends between frames, clears a field: no timer
+    // is touched per frame.
+    private let helloTimeout: UInt64
+    private let partialFrameTimeout: UInt64
+    /// Loop time (`uv_now`, milliseconds) of the accept.
+    private let acceptedAt: UInt64
+    /// Set by the handler once the peer said Hello.
+    public private(set) var handshakeCompleted = false
+    /// Bytes received that are not yet part of a whole frame: the frame in progress. Negative while
+    /// the body of an oversized frame, announced by a header already counted, is still to come.
+    private var unframedBytes = 0
+    /// Loop time when the frame in progress began to arrive; nil between frames.
+    private var partialFrameSince: UInt64?
+    /// Set while the connection is in the loop's deadline list.
+    var isWatched = false
 
     private enum State {
         case open
@@ -88,6 +114,9 @@ public final class Connection: PeerPort {
         self.handler = handler
         self.maxOutboundBytes = configuration.maxOutboundBytes
         self.maxFrameSize = configuration.maxFrameSize
+        self.helloTimeout = configuration.helloTimeoutMilliseconds
+        self.partialFrameTimeout = configuration.partialFrameTimeoutMilliseconds
+        self.acceptedAt = uv_now(loop.raw)
         self.decoder = FrameDecoder(
             side: .server,
             maxFrameSize: configuration.maxFrameSize,
@@ -108,7 +137,43 @@ public final class Connection: PeerPort {
         let result = uv_read_start(asStream(handle), Self.allocCallback, Self.readCallback)
         if result != 0 {
             close(reason: "uv_read_start: \(uvErrorDescription(result))", level: .error)
+            return
         }
+        loop.watch(self)
+    }
+
+    /// The peer completed the handshake (Hello): from now on it may stay idle between frames for as
+    /// long as it likes.
+    public func completeHandshake() {
+        handshakeCompleted = true
+    }
+
+    /// The loop time (milliseconds) by which the connection must have made progress, if any: the end
+    /// of its Hello timeout, or of its partial-frame timeout, whichever comes first.
+    var deadline: UInt64? {
+        var result: UInt64?
+        if !handshakeCompleted {
+            result = acceptedAt &+ helloTimeout
+        }
+        if let since = partialFrameSince {
+            result = min(result ?? .max, since &+ partialFrameTimeout)
+        }
+        return result
+    }
+
+    /// Closes the connection if its deadline passed at loop time `now`; returns whether it did.
+    func closeIfOverdue(now: UInt64) -> Bool {
+        guard isOpen else { return false }
+        if let since = partialFrameSince, since &+ partialFrameTimeout <= now {
+            close(reason: "partial frame not completed within \(describeDuration(milliseconds: partialFrameTimeout)) "
+                  + "(\(max(unframedBytes, 0)) of its bytes received)", level: .warning)
+            return true
+        }
+        if !handshakeCompleted, acceptedAt &+ helloTimeout <= now {
+            close(reason: "no Hello within \(describeDuration(milliseconds: helloTimeout)) of connecting", level: .warning)
+            return true
+        }
+        return false
     }
 
     /// Largest request body accepted on this connection (fixed at accept).
@@ -317,7 +382,16 @@ public final class Connection: PeerPort {
     private func didRead(_ count: Int) {
         if count > 0 {
             decoder.commit(count)
-            handleDecodedFrames()
+            unframedBytes &+= count
+            let completed = handleDecodedFrames()
+            if unframedBytes == 0 {
+                partialFrameSince = nil
+            } else if completed || partialFrameSince == nil {
+                // A frame began in this read: its clock starts now (a frame completed in the same read
+                // was progress, so a peer streaming frames back to back is never cut off).
+                partialFrameSince = uv_now(loop.raw)
+                loop.watch(self)
+            }
         } else if isUVError(count, UV_EOF) {
             closeAfterFlush(reason: "peer closed the connection", level: .debug)
         } else if count < 0 {
@@ -325,12 +399,31 @@ public final class Connection: PeerPort {
         }
     }
 
-    private func handleDecodedFrames() {
-        if let error = handler.deliverFrames(on: self, logger: loop.logger, next: { self.isOpen ? self.decoder.next() : nil }) {
+    /// Hands every complete frame to the handler; returns whether there was one. Each frame's bytes
+    /// are taken off ``unframedBytes`` as the decoder yields it (an oversized frame's whole length: the
+    /// body still to come makes the count negative, and the frame is partial until it has been skipped).
+    private func handleDecodedFrames() -> Bool {
+        var completed = false
+        let error = handler.deliverFrames(on: self, logger: loop.logger, next: {
+            guard self.isOpen, let event = self.decoder.next() else { return nil }
+            switch event {
+            case .frame(_, let body):
+                self.unframedBytes &-= FrameHeader.size &+ body.count
+                completed = true
+            case .oversized(let header):
+                self.unframedBytes &-= FrameHeader.size &+ Int(header.length)
+                completed = true
+            case .protocolError:
+                break
+            }
+            return event
+        })
+        if let error {
             // Whatever answers were queued before the bad header still go out if the socket takes them.
             flush()
             close(reason: "protocol error: \(error)", level: .warning)
         }
+        return completed
     }
 
     private static let allocCallback: uv_alloc_cb = { raw, _, buffer in
@@ -347,4 +440,9 @@ public final class Connection: PeerPort {
         connection.didRead(count)
         connection.loop.flushPending()
     }
+}
+
+/// "5 s", "250 ms": a timeout for a log line.
+func describeDuration(milliseconds: UInt64) -> String {
+    milliseconds % 1000 == 0 ? "\(milliseconds / 1000) s" : "\(milliseconds) ms"
 }

@@ -9,7 +9,9 @@ public protocol ConnectionHandler: AnyObject {
     func connectionOpened(_ connection: any PeerPort)
 
     /// A complete REQUEST frame (the header was validated: type REQUEST, status 0, call id non-zero).
-    /// `body` points into the connection's read buffer and is valid only during this call.
+    /// `body` points into the connection's read buffer and is valid only during this call. Once the
+    /// peer's Hello is accepted the handler calls `connection.completeHandshake()`; a connection that
+    /// has not by its Hello timeout is closed.
     func frameReceived(_ header: FrameHeader, body: UnsafeRawBufferPointer, on connection: any PeerPort)
 
     /// A REQUEST announced a body longer than the maximum frame size. The connection discards the body

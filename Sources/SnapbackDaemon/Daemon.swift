@@ -192,6 +192,8 @@ public final class Daemon {
         if status == 0 {
             logger.notice("stopped")
         }
+        // Lines still waiting for stderr get a moment more; the loop is gone, so this may block briefly.
+        LogSink.standardError.drain(milliseconds: 1000)
         return status
     }
 

@@ -10,6 +10,9 @@ public struct DaemonOptions: Sendable, Hashable {
     public var logLevel: Logger.Level?
     public var maxFrameSize: Int?
     public var maxOutboundBytes: Int?
+    /// Seconds (`--hello-timeout`, `--partial-frame-timeout`).
+    public var helloTimeout: Double?
+    public var partialFrameTimeout: Double?
 
     public init() {}
 
@@ -31,6 +34,8 @@ public struct DaemonOptions: Sendable, Hashable {
     /// Limits accepted for the byte-count options.
     public static let frameSizeRange = 0...(64 << 20)
     public static let outboundBytesRange = 4096...(1 << 30)
+    /// Seconds accepted for the connection timeouts (options and file alike).
+    public static let timeoutRange = 0.05...3600.0
 
     /// Parses the arguments after the program name. `--name VALUE` and `--name=VALUE` are both accepted.
     public static func parse(_ arguments: some Sequence<String>) throws(UsageError) -> Command {
@@ -78,6 +83,10 @@ public struct DaemonOptions: Sendable, Hashable {
                 options.maxFrameSize = try byteCount(value(), name, in: frameSizeRange)
             case "--max-outbound-bytes":
                 options.maxOutboundBytes = try byteCount(value(), name, in: outboundBytesRange)
+            case "--hello-timeout":
+                options.helloTimeout = try timeout(value(), name)
+            case "--partial-frame-timeout":
+                options.partialFrameTimeout = try timeout(value(), name)
             default:
                 if argument.hasPrefix("-") {
                     throw UsageError(message: "unknown option \(name)")
@@ -98,6 +107,14 @@ public struct DaemonOptions: Sendable, Hashable {
             throw UsageError(message: "\(name): '\(text)' is not a byte count in \(range.lowerBound)...\(range.upperBound)")
         }
         return count
+    }
+
+    private static func timeout(_ text: String, _ name: String) throws(UsageError) -> Double {
+        do {
+            return try ConfigurationFile.timeout(text)
+        } catch {
+            throw UsageError(message: "\(name): \(error.text)")
+        }
     }
 
     public static let usage = """
@@ -123,6 +140,12 @@ public struct DaemonOptions: Sendable, Hashable {
                                       request is answered RESOURCE_EXHAUSTED
           --max-outbound-bytes BYTES  Output queued for a client that is not reading before it is
                                       disconnected (default 8388608, at least 4096)
+          --hello-timeout DURATION    A connection that has not completed Hello this long after it
+                                      was accepted is closed (default 5s; 50ms to 1h)
+          --partial-frame-timeout DURATION
+                                      A connection holding a partial frame (header or body begun,
+                                      not completed) this long is closed (default 10s; 50ms to 1h).
+                                      A player idle between frames is never closed
           -h, --help                  Show this help and exit
           --version                   Show the version and exit
 
@@ -138,6 +161,8 @@ public struct DaemonOptions: Sendable, Hashable {
         answers); SIGHUP reloads the configuration: a valid one applies to sessions and connections
         opened afterwards, an invalid one is logged and the old one kept.
         Logs go to stderr, one line per event, with <N> syslog priority prefixes for journald.
+        Logging never blocks: lines stderr does not take in time are dropped and counted (a warning
+        says how many once it takes them again; `snapback status` shows the total).
 
         Exit status: 0 after a clean stop, 1 if the daemon could not start (an invalid configuration
         file included) or stop cleanly, 2 for a bad command line.

@@ -27,6 +27,20 @@ public final class EventLoop: @unchecked Sendable {
     /// Connections with queued output, flushed at the end of the current callback.
     private var needingFlush: [Connection] = []
 
+    /// Connections that have a deadline (Hello not yet done, or a frame partly received), in no order,
+    /// and the one timer that checks them at the earliest deadline. A connection stays listed until a
+    /// check finds it without a deadline or closed: completing a frame or the handshake costs nothing.
+    private var watched: [Connection] = []
+    private var deadlineTimer: LoopTimer?
+    /// Loop time (milliseconds) the deadline timer is set for; `.max` when it is not set.
+    private var deadlineTimerAt: UInt64 = .max
+
+    /// stderr. Checked before the loop sleeps: while log lines wait for it, a timer retries them.
+    private let logSink = LogSink.standardError
+    private var logRetryTimer: LoopTimer?
+    /// Milliseconds between attempts to write the log backlog.
+    private static let logRetryMilliseconds: UInt64 = 50
+
     /// Live timers, so a shutdown can close the ones their owners left open.
     private var timers: [ObjectIdentifier: LoopTimer.State] = [:]
     /// Where started timers wait for their deadline.
@@ -60,7 +74,9 @@ public final class EventLoop: @unchecked Sendable {
         uv_prepare_init(raw, prepare)
         raw.pointee.data = Unmanaged.passUnretained(self).toOpaque()
         uv_prepare_start(prepare) { handle in
-            owningEventLoop(of: handle!).flushPending()
+            let loop = owningEventLoop(of: handle!)
+            loop.flushPending()
+            if loop.logSink.hasBacklog { loop.retryLogBacklog() }
         }
         // Must not keep the loop alive on its own.
         uv_unref(asHandle(prepare))
@@ -105,6 +121,51 @@ public final class EventLoop: @unchecked Sendable {
         }
     }
 
+    /// Makes sure `connection`'s deadline is checked when it comes (see ``Connection/deadline``).
+    func watch(_ connection: Connection) {
+        guard let deadline = connection.deadline else { return }
+        if !connection.isWatched {
+            connection.isWatched = true
+            watched.append(connection)
+        }
+        if deadline < deadlineTimerAt {
+            setDeadlineTimer(at: deadline)
+        }
+    }
+
+    private func setDeadlineTimer(at deadline: UInt64) {
+        let timer = deadlineTimer ?? LoopTimer(loop: self) { [unowned self] in self.checkDeadlines() }
+        deadlineTimer = timer
+        let now = uv_now(raw)
+        timer.start(after: deadline > now ? deadline - now : 0)
+        deadlineTimerAt = deadline
+    }
+
+    /// Closes the connections whose deadline passed, forgets those that have none any more, and sets
+    /// the timer for the earliest deadline left.
+    private func checkDeadlines() {
+        deadlineTimerAt = .max
+        // The loop's clock as of this wake-up, refreshed: the timer fires on the exact monotonic clock.
+        uv_update_time(raw)
+        let now = uv_now(raw)
+        var earliest = UInt64.max
+        var index = 0
+        while index < watched.count {
+            let connection = watched[index]
+            if connection.isOpen, !connection.closeIfOverdue(now: now), let deadline = connection.deadline {
+                earliest = min(earliest, deadline)
+                index += 1
+            } else {
+                connection.isWatched = false
+                watched.swapAt(index, watched.count - 1)
+                watched.removeLast()
+            }
+        }
+        if earliest != .max {
+            setDeadlineTimer(at: earliest)
+        }
+    }
+
     func setNeedsFlush(_ connection: Connection) {
         guard !connection.needsFlush else { return }
         connection.needsFlush = true
@@ -122,6 +183,17 @@ public final class EventLoop: @unchecked Sendable {
                 connection.flush()
             }
         }
+    }
+
+    /// Log lines wait for stderr: retry them every ``logRetryMilliseconds`` until they are written.
+    private func retryLogBacklog() {
+        if let timer = logRetryTimer, timer.isActive || timer.isClosed { return }
+        let timer = logRetryTimer ?? LoopTimer(loop: self) { [unowned self] in
+            self.logSink.flush()
+            if !self.logSink.hasBacklog { self.logRetryTimer?.stop() }
+        }
+        logRetryTimer = timer
+        timer.start(after: Self.logRetryMilliseconds, repeatingEvery: Self.logRetryMilliseconds)
     }
 
     // MARK: Timers
@@ -150,6 +222,11 @@ public final class EventLoop: @unchecked Sendable {
     /// net). The last step of a shutdown, after every other handle and timer was closed.
     func closeOwnHandles() {
         flushPending()
+        deadlineTimer?.close()
+        deadlineTimer = nil
+        logRetryTimer?.close()
+        logRetryTimer = nil
+        watched = []
         executor.close()
         timerQueue.close()
         if uv_is_closing(asHandle(prepare)) == 0 {

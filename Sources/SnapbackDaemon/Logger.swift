@@ -6,7 +6,8 @@ import Synchronization
 ///
 /// A value type that can be copied into every component and used from any thread; the copies share one
 /// threshold (an atomic), so a configuration reload that changes ``level`` changes it for all of them.
-/// A line is one `write(2)`, which the kernel does not interleave with other writers.
+/// A line is one `write(2)`, which the kernel does not interleave with other writers, and it never
+/// blocks: see ``LogSink`` for what happens when stderr does not take it.
 public struct Logger: Sendable {
     /// Syslog priorities, most severe first.
     public enum Level: Int32, Sendable, CaseIterable, Comparable, CustomStringConvertible {
@@ -74,7 +75,7 @@ public struct Logger: Sendable {
                     count += 1
                 }
                 line[count] = 0x0A
-                writeAll(STDERR_FILENO, UnsafeRawBufferPointer(start: line.baseAddress, count: count + 1))
+                LogSink.standardError.write(UnsafeRawBufferPointer(start: line.baseAddress, count: count + 1))
             }
         }
     }

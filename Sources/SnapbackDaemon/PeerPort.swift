@@ -31,6 +31,10 @@ public protocol PeerPort: AnyObject {
 
     /// Stops reading and closes once the queued output is written.
     func closeAfterFlush(reason: String, level: Logger.Level)
+
+    /// The peer's Hello was accepted: from now on it may stay idle between frames (a ``Connection`` is
+    /// closed if this has not happened by its Hello timeout).
+    func completeHandshake()
 }
 
 extension PeerPort {
@@ -43,6 +47,9 @@ extension PeerPort {
     public func closeAfterFlush(reason: String) {
         closeAfterFlush(reason: reason, level: .info)
     }
+
+    /// For peers that have no Hello timeout (in process): nothing to do.
+    public func completeHandshake() {}
 }
 
 /// Wall time and timers for the service: the loop's clocks in the daemon (``LoopClock``), a manual clock

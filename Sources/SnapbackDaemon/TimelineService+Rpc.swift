@@ -170,6 +170,7 @@ extension TimelineService {
             return
         }
         state.helloDone = true
+        connection.completeHandshake()
         state.clientName = hello.clientName
         logger.info("connection \(connection.id): hello from \"\(hello.clientName)\" (\(connection.peer))")
         let helloReply = HelloReply(
@@ -291,7 +292,8 @@ extension TimelineService {
             uptime: now - startedAt, serverVersion: Daemon.version, connections: UInt32(clamping: connectionCount),
             sessions: UInt32(clamping: sessions.count), requests: requestCount, pushes: pushCount,
             store: StoreStatus(kind: store.kind, path: store.path, bookmarks: UInt64(store.bookmarkCount),
-                               error: store.lastError ?? ""))
+                               error: store.lastError ?? ""),
+            logLinesDropped: LogSink.standardError.droppedTotal)
     }
 
     // MARK: Replies

@@ -120,10 +120,12 @@ public struct StatusReply: Sendable, Equatable {
     public var requests: UInt64
     public var pushes: UInt64
     public var store: StoreStatus
+    /// Log lines dropped since start because stderr did not take them.
+    public var logLinesDropped: UInt64
 
     public init(uptime: Double, serverVersion: String, protocolVersion: UInt32 = WireProtocol.version,
                 connections: UInt32, sessions: UInt32, requests: UInt64 = 0, pushes: UInt64 = 0,
-                store: StoreStatus = StoreStatus()) {
+                store: StoreStatus = StoreStatus(), logLinesDropped: UInt64 = 0) {
         self.uptime = uptime
         self.serverVersion = serverVersion
         self.protocolVersion = protocolVersion
@@ -132,6 +134,7 @@ public struct StatusReply: Sendable, Equatable {
         self.requests = requests
         self.pushes = pushes
         self.store = store
+        self.logLinesDropped = logLinesDropped
     }
 }
 
@@ -155,6 +158,7 @@ extension StatusReply: WireMessage {
         m.requests = requests
         m.pushes = pushes
         m.store = arena.box(s)
+        m.log_lines_dropped = logLinesDropped
         return withExtendedLifetime(arena) { ProtoC.append(&m, to: &out) }
     }
 
@@ -169,7 +173,8 @@ extension StatusReply: WireMessage {
             }
             return StatusReply(uptime: m.uptime, serverVersion: try ProtoC.string(m.server_version, "server_version"),
                                protocolVersion: m.protocol_version, connections: m.connections, sessions: m.sessions,
-                               requests: m.requests, pushes: m.pushes, store: store)
+                               requests: m.requests, pushes: m.pushes, store: store,
+                               logLinesDropped: m.log_lines_dropped)
         }
     }
 }

@@ -38,6 +38,7 @@ enum StatusCommand {
         if status.store.bookmarks > 0 { store += ", \(status.store.bookmarks) bookmarks" }
         row("store", store)
         if !status.store.error.isEmpty { row("store error", status.store.error) }
+        row("log dropped", "\(status.logLinesDropped) lines (stderr did not take them)")
         row("max frame", "\(hello.maxFrameSize) bytes")
         row("max queued", "\(hello.maxOutboundQueueBytes) bytes per connection")
         row("max breaks", "\(hello.maxBreaksPerSession) per session")

@@ -177,6 +177,10 @@ import Testing
         #expect(try parse("bookmark-interval = 1h").bookmarkInterval == 3600)
         #expect(try parse("finished-margin = 45s").finishedMargin == 45)
         #expect(try parse("bookmark-interval = 0").bookmarkInterval == 0)
+        #expect(try parse("hello-timeout = 2s").helloTimeout == 2)
+        #expect(try parse("partial-frame-timeout = 250ms").partialFrameTimeout == 0.25)
+        #expect(try parse("partial-frame-timeout = 250ms").connectionConfiguration.partialFrameTimeoutMilliseconds == 250)
+        #expect(DaemonConfiguration().connectionConfiguration.helloTimeoutMilliseconds == 5000)
     }
 
     // MARK: Errors: file:line: reason
@@ -202,6 +206,9 @@ import Testing
         ("max-frame-size = 65M", 1, "is not in 0...67108864"),
         ("max-outbound-bytes = 1K", 1, "is not in 4096..."),
         ("max-frame-size = -5", 1, "is not a size"),
+        ("hello-timeout = 0", 1, "is not a timeout in 0.05...3600 seconds"),
+        ("partial-frame-timeout = 2h", 1, "is not a timeout in 0.05...3600 seconds"),
+        ("[log]\nhello-timeout = 5", 2, "belongs in [limits]"),
         ("allow-users = nosuchuser", 1, "no user 'nosuchuser'"),
         ("allow-groups = nosuchgroup", 1, "no group 'nosuchgroup'"),
         ("level = loud", 1, "'loud' is not a level"),
@@ -314,6 +321,12 @@ import Testing
         let merged = file.overridden(by: options)
         #expect(merged.maxFrameSize == 1024 && merged.logLevel == .debug)
         #expect(merged.maxOutboundBytes == 65536)  // not on the command line: the file's
+        guard case .run(let timeouts) = try DaemonOptions.parse(["--hello-timeout", "2s", "--partial-frame-timeout=300ms"]) else {
+            Issue.record("not a run command")
+            return
+        }
+        let withTimeouts = try parse("hello-timeout = 9\npartial-frame-timeout = 9\n").overridden(by: timeouts)
+        #expect(withTimeouts.helloTimeout == 2 && withTimeouts.partialFrameTimeout == 0.3)
     }
 }
 

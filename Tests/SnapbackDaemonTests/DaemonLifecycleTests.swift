@@ -10,6 +10,7 @@ import Testing
         #expect(run.termination == .exit(0))
         #expect(run.stdout.contains("Usage: snapbackd"))
         #expect(run.stdout.contains("--max-outbound-bytes"))
+        #expect(run.stdout.contains("--hello-timeout") && run.stdout.contains("--partial-frame-timeout"))
         #expect(run.stderr.isEmpty)
     }
 
@@ -27,6 +28,8 @@ import Testing
         ["--max-frame-size", "-1"],
         ["--max-outbound-bytes", "10"],
         ["--log-level", "loud"],
+        ["--hello-timeout", "0"],
+        ["--partial-frame-timeout", "soon"],
         ["--help=yes"],
         ["stray"],
     ])

@@ -142,7 +142,8 @@ struct MessageReplyRoundTripTests {
     @Test func statusReply() throws {
         let reply = StatusReply(uptime: 12.5, serverVersion: "0.1.0", connections: 3, sessions: 2, requests: 1000,
                                 pushes: 10, store: StoreStatus(kind: "sqlite", path: "/var/lib/snapback/db",
-                                                               bookmarks: 42, error: "disk I/O error"))
+                                                               bookmarks: 42, error: "disk I/O error"),
+                                logLinesDropped: 17)
         #expect(try roundTrip(reply) == reply)
         let bare = StatusReply(uptime: 0, serverVersion: "", connections: 0, sessions: 0)
         #expect(try roundTrip(bare) == bare)

@@ -55,6 +55,10 @@ final class DaemonHarness {
     ///     connection: the readiness probe). `environment` then goes through its `-E` options, since it
     ///     passes on little else.
     ///   - socketActivationArguments: more `systemd-socket-activate` options (another `--listen`).
+    ///   - stderrPipe: the daemon's stderr goes to this pipe instead of the file (``stderrText`` then
+    ///     reads nothing: the test reads the pipe, or not).
+    ///   - launcher: a program and its arguments that exec the daemon (`prlimit --nofile=N:N --`), so
+    ///     the daemon keeps the launcher's pid.
     init(
         arguments: [String] = [],
         socketPath: String? = nil,
@@ -63,6 +67,8 @@ final class DaemonHarness {
         environment: [String: String] = [:],
         socketActivated: Bool = false,
         socketActivationArguments: [String] = [],
+        launcher: [String] = [],
+        stderrPipe: Pipe? = nil,
         sourceLocation: SourceLocation = #_sourceLocation
     ) throws {
         directory = try existingDirectory ?? Self.makeTemporaryDirectory()
@@ -84,6 +90,12 @@ final class DaemonHarness {
             process.arguments = ["--listen=\(self.socketPath)"] + socketActivationArguments
                 + environment.sorted { $0.key < $1.key }.map { "--setenv=\($0.key)=\($0.value)" }
                 + [Self.binaryPath] + daemonArguments
+        } else if let program = launcher.first {
+            process.executableURL = URL(fileURLWithPath: program)
+            process.arguments = launcher.dropFirst() + [Self.binaryPath] + daemonArguments
+            if !environment.isEmpty {
+                process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+            }
         } else {
             process.executableURL = URL(fileURLWithPath: Self.binaryPath)
             process.arguments = daemonArguments
@@ -92,7 +104,7 @@ final class DaemonHarness {
             }
         }
         process.standardInput = FileHandle.nullDevice
-        process.standardError = FileHandle(forWritingAtPath: stderrPath)
+        process.standardError = stderrPipe ?? FileHandle(forWritingAtPath: stderrPath)
         process.standardOutput = FileHandle(forWritingAtPath: stdoutPath)
         try process.run()
 
@@ -120,6 +132,21 @@ final class DaemonHarness {
     }
 
     var pid: Int32 { process.processIdentifier }
+
+    /// CPU time the daemon has used (user and system), in clock ticks, from `/proc/PID/stat`.
+    var cpuTicks: Int {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let end = stat.lastIndex(of: ")") else { return 0 }
+        // After "pid (comm)": state is field 3, utime 14 and stime 15.
+        let fields = stat[stat.index(after: end)...].split(separator: " ")
+        guard fields.count > 12, let user = Int(fields[11]), let system = Int(fields[12]) else { return 0 }
+        return user + system
+    }
+
+    /// The descriptors the daemon has open, from `/proc/PID/fd`.
+    var openDescriptorCount: Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? 0
+    }
     var isRunning: Bool { process.isRunning }
 
     private func waitUntilAccepting(sourceLocation: SourceLocation) throws {

@@ -145,7 +145,8 @@ _MESSAGES = {
                   "string default_policy_preset=7; uint32 max_breaks_per_session=8",
     "StatusRequest": "",
     "StatusReply": "double uptime=1; string server_version=2; uint32 protocol_version=3; uint32 connections=4; "
-                   "uint32 sessions=5; uint64 requests=6; uint64 pushes=7; StoreStatus store=8",
+                   "uint32 sessions=5; uint64 requests=6; uint64 pushes=7; StoreStatus store=8; "
+                   "uint64 log_lines_dropped=9",
     "StoreStatus": "string kind=1; string path=2; uint64 bookmarks=3; string error=4",
     # policy.proto
     "PolicyOverrides": "SkippedBreakChoice skipped_break_choice=1; SeekGate seek_gate=2; "

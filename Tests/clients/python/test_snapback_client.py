@@ -238,7 +238,10 @@ def run(path, version, proc):
             detail = expect_error(sb.FAILED_PRECONDITION, lambda: fresh.call("Control/GetStatus"))
             fresh.hello()  # the connection stays usable
             status = fresh.call("Control/GetStatus")
-            return detail + "; Hello afterwards ok, GetStatus: %d connection(s)" % status.connections
+            # stderr is a file here: every log line was written.
+            expect(status.log_lines_dropped == 0, "log_lines_dropped %d" % status.log_lines_dropped)
+            return detail + "; Hello afterwards ok, GetStatus: %d connection(s), %d log lines dropped" % (
+                status.connections, status.log_lines_dropped)
     check("call before Hello on a fresh connection -> FAILED_PRECONDITION", before_hello)
 
     malformed = [("truncated varint", b"\x08"), ("length past the end", b"\x08\x01\x12\x05ab"),

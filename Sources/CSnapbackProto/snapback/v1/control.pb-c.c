@@ -430,7 +430,7 @@ const ProtobufCMessageDescriptor snapback__v1__status_request__descriptor =
   (ProtobufCMessageInit) snapback__v1__status_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor snapback__v1__status_reply__field_descriptors[8] =
+static const ProtobufCFieldDescriptor snapback__v1__status_reply__field_descriptors[9] =
 {
   {
     "uptime",
@@ -528,9 +528,22 @@ static const ProtobufCFieldDescriptor snapback__v1__status_reply__field_descript
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "log_lines_dropped",
+    9,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__StatusReply, log_lines_dropped),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned snapback__v1__status_reply__field_indices_by_name[] = {
   3,   /* field[3] = connections */
+  8,   /* field[8] = log_lines_dropped */
   2,   /* field[2] = protocol_version */
   6,   /* field[6] = pushes */
   5,   /* field[5] = requests */
@@ -542,7 +555,7 @@ static const unsigned snapback__v1__status_reply__field_indices_by_name[] = {
 static const ProtobufCIntRange snapback__v1__status_reply__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 8 }
+  { 0, 9 }
 };
 const ProtobufCMessageDescriptor snapback__v1__status_reply__descriptor =
 {
@@ -552,7 +565,7 @@ const ProtobufCMessageDescriptor snapback__v1__status_reply__descriptor =
   "Snapback__V1__StatusReply",
   "snapback.v1",
   sizeof(Snapback__V1__StatusReply),
-  8,
+  9,
   snapback__v1__status_reply__field_descriptors,
   snapback__v1__status_reply__field_indices_by_name,
   1,  snapback__v1__status_reply__number_ranges,

@@ -133,10 +133,15 @@ struct  Snapback__V1__StatusReply
    * The bookmark store.
    */
   Snapback__V1__StoreStatus *store;
+  /*
+   * Log lines the daemon dropped since start because stderr (journald) did not take them in time:
+   * logging never blocks the daemon.
+   */
+  uint64_t log_lines_dropped;
 };
 #define SNAPBACK__V1__STATUS_REPLY__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&snapback__v1__status_reply__descriptor) \
-    , 0, (char *)protobuf_c_empty_string, 0, 0, 0, 0, 0, NULL }
+    , 0, (char *)protobuf_c_empty_string, 0, 0, 0, 0, 0, NULL, 0 }
 
 
 struct  Snapback__V1__StoreStatus
