@@ -37,6 +37,10 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var maxConnectionsPerUid = 256
     /// Sessions open at once on one connection; beyond it, OpenSession is answered RESOURCE_EXHAUSTED.
     public var maxSessionsPerConnection = 64
+    /// Ad breaks held at once across every open session (about 150 bytes each): a session over it —
+    /// an OpenSession or UpdateBreaks — is answered RESOURCE_EXHAUSTED. A 1 MiB OpenSession carries
+    /// 37,000 breaks; without a daemon-wide bound a few connections could exhaust the box's memory.
+    public var maxBreaks = 200_000
     /// Largest request body accepted (`--max-frame-size`).
     public var maxFrameSize = 1_048_576
     /// Output queued for a client that is not reading before it is disconnected (`--max-outbound-bytes`).

@@ -58,6 +58,7 @@ extension TimelineService {
         let actions = (try? entry.timeline.handle(trigger.event, at: now)) ?? []
         execute(actions, for: entry, at: now)
         entry.closeTimers()
+        breakCount -= entry.timeline.layout.count
         sessions.remove(entry.id)
         (entry.connection?.handlerContext as? ConnectionState)?.removeSession(entry.id)
         if trigger == .disconnected { entry.connection = nil }

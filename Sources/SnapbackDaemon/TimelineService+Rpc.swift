@@ -212,6 +212,7 @@ extension TimelineService {
             // The store being unreadable does not stop playback: the session opens without its history.
             logger.warning("session for \(open.contentId): viewer state unavailable: \(error)")
         }
+        guard hasRoom(forBreaks: open.breaks.count, header, connection) else { return }
         let timeline: TimelineSession
         do {
             var sessionConfiguration = open.configuration(
@@ -224,9 +225,12 @@ extension TimelineService {
             fail(connection, header, error.statusCode, error.description)
             return
         }
+        // Ad rules generate theirs: counted once built.
+        guard hasRoom(forBreaks: timeline.layout.count, header, connection) else { return }
         let id = sessions.makeId()
         let entry = SessionEntry(id: id, timeline: timeline, connection: connection, callId: header.callId, request: open)
         sessions.insert(entry)
+        breakCount += timeline.layout.count
         state.add(entry)
         memory.sessionCountChanged(sessions.count)
         logger.info("session \(id) opened: content \"\(open.contentId)\" stream \"\(open.streamId)\", \(open.kind == .live ? "live" : "on demand"), \(timeline.layout.count) breaks, preset \(open.preset.rawValue)\(resume.map { ", resume at content \(Seconds($0))" } ?? "")")
@@ -250,6 +254,8 @@ extension TimelineService {
         // Emptied from the end: cheaper than removeAll's generic range replacement for two or three actions.
         while !actions.isEmpty { actions.removeLast() }
         defer { actionBuffer = actions }
+        let breaksBefore = entry.timeline.layout.count
+        if case .breaksUpdated(let fresh) = event, !hasRoom(forBreaks: fresh.count, header, connection) { return }
         do {
             try entry.timeline.handle(event, at: now, into: &actions)
         } catch {
@@ -257,10 +263,20 @@ extension TimelineService {
             fail(connection, header, error.statusCode, error.description)
             return
         }
+        breakCount += entry.timeline.layout.count - breaksBefore
         let seqBefore = entry.pushSeq
         execute(actions, for: entry, at: now)
         let last = entry.pushSeq == seqBefore ? 0 : entry.pushSeq
         replyToEvent(connection, header, lastPushSeq: last)
+    }
+
+    /// Whether `count` more breaks fit the daemon-wide bound; if not, answers RESOURCE_EXHAUSTED.
+    private func hasRoom(forBreaks count: Int, _ header: FrameHeader, _ connection: any PeerPort) -> Bool {
+        guard breakCount + count > configuration.maxBreaks else { return true }
+        logger.warning("connection \(connection.id): \(count) more ad breaks refused: \(breakCount) held, the limit is \(configuration.maxBreaks)")
+        fail(connection, header, .resourceExhausted,
+             "snapbackd holds \(breakCount) ad breaks across its sessions; \(count) more would pass its limit of \(configuration.maxBreaks)")
+        return false
     }
 
     // MARK: Bookmarks service

@@ -31,6 +31,8 @@ public final class TimelineService {
     private let owner: pthread_t
 
     var sessions = SessionTable()
+    /// Ad breaks across every open session, held under `configuration.maxBreaks`.
+    var breakCount = 0
     lazy var memory = MemoryReturn(clock: clock)
     /// Admitted connections (refused ones are not counted), in total and by peer uid.
     var connectionCount = 0
