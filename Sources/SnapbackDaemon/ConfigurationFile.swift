@@ -194,6 +194,7 @@ public enum ConfigurationFile {
         value(.limits, "max-sessions-per-connection", count(in: 1...65536), { "\($0)" }, \.maxSessionsPerConnection)
         value(.limits, "max-frame-size", size(in: DaemonOptions.frameSizeRange), { "\($0)" }, \.maxFrameSize)
         value(.limits, "max-outbound-bytes", size(in: DaemonOptions.outboundBytesRange), { "\($0)" }, \.maxOutboundBytes)
+        value(.limits, "max-watch-queue-bytes", size(in: 4096...(1 << 30)), { "\($0)" }, \.maxWatchQueueBytes)
 
         keys.append(Key(section: .access, name: "allow-users", apply: { configuration, text, resolver throws(Reason) in
             (configuration.access.anyone, configuration.access.users) = try idList(
@@ -208,6 +209,14 @@ public enum ConfigurationFile {
                 unknown: { "no group '\($0)' (give a group name, a gid, or @socket for the socket's group)" })
         }, render: { configuration in
             renderIdList(wildcard: configuration.access.socketGroup ? "@socket" : nil, configuration.access.groups)
+        }))
+
+        keys.append(Key(section: .access, name: "admin-groups", apply: { configuration, text, resolver throws(Reason) in
+            (_, configuration.access.adminGroups) = try idList(
+                text, wildcard: "", resolve: resolver.groupId(named:),
+                unknown: { "no group '\($0)' (give a group name or a gid)" })
+        }, render: { configuration in
+            renderIdList(wildcard: nil, configuration.access.adminGroups)
         }))
 
         value(.log, "level", { text throws(Reason) in
