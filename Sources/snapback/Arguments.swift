@@ -1,5 +1,6 @@
 import ArgumentParser
 import Glibc
+import SnapbackCLI
 
 /// `--socket PATH`, shared by every command that talks to a running daemon.
 struct SocketOption: ParsableArguments {

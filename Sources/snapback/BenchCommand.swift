@@ -3,6 +3,7 @@ import Glibc
 import SnapbackClient
 import SnapbackTimeline
 import SnapbackWire
+import SnapbackCLI
 
 /// `snapback bench`: snapbackd's SeekEnded → snapback push round trip against the floor, a raw Unix-socket
 /// ping-pong with the same frame sizes, in one run (../shared/reference/daemon-practice.md: pin every end

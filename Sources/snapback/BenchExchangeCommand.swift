@@ -1,6 +1,7 @@
 import ArgumentParser
 import Glibc
 import SnapbackClient
+import SnapbackCLI
 
 /// `snapback __bench-exchange`: the bench's SeekEnded → snapback push + EventReply round trip, a fixed
 /// number of times, against a daemon someone else started — for `make check-budget`, which runs snapbackd

@@ -3,6 +3,7 @@ import Glibc
 import SnapbackClient
 import SnapbackTimeline
 import SnapbackWire
+import SnapbackCLI
 
 /// `snapback demo`: a scripted player telling the seeds' story through the real socket — a seek from 5:00
 /// to 15:00 over the unwatched break at 10:00 is snapped back to 10:00, the break plays, the daemon returns

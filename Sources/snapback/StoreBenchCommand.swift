@@ -3,6 +3,7 @@ import Glibc
 import SnapbackClient
 import SnapbackTimeline
 import SnapbackWire
+import SnapbackCLI
 
 /// `snapback bench-store`: the durable store under load, through a real snapbackd.
 /// - saves per second and save latency (Pause request sent → BookmarkSaved push received) with 100

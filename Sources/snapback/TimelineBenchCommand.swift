@@ -1,6 +1,7 @@
 import ArgumentParser
 import Glibc
 import SnapbackTimeline
+import SnapbackCLI
 
 /// `snapback bench-timeline`: the pure timeline on one core, no daemon, no I/O.
 /// - events per second for a session with 100 breaks (a player's mix: playhead reports, seeks that snap

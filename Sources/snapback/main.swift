@@ -1,5 +1,6 @@
 import ArgumentParser
 import Glibc
+import SnapbackCLI
 
 // snapback: the command-line client of snapbackd (demo, operator queries, live decisions, benchmarks).
 
@@ -16,7 +17,8 @@ struct Snapback: ParsableCommand {
             Exit status: 0 on success, 1 when the command failed, 2 for a bad command line.
             """),
         subcommands: [
-            DemoCommand.self, StatusCommand.self, BookmarksCommand.self,
+            DemoCommand.self, StatusCommand.self, SessionsCommand.self, SessionCommand.self, ConvertCommand.self,
+            WatchCommand.self, BookmarksCommand.self,
             BenchCommand.self, TimelineBenchCommand.self, StoreBenchCommand.self,
             // Internal: the fixed exchange `make check-budget` drives while callgrind counts the daemon,
             // and the raw ping-pong peer the bench spawns. Not listed in the help.
