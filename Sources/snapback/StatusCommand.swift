@@ -57,6 +57,11 @@ struct BookmarksCommand: ParsableCommand {
             """),
         subcommands: [List.self, Get.self, Delete.self, Clear.self])
 
+    /// `snapback bookmarks` alone: a bad command line, as it always was.
+    func run() throws {
+        throw ValidationError("list, get, delete or clear is needed")
+    }
+
     /// The options every bookmarks command takes.
     struct Common: ParsableArguments {
         @Option(name: .long, help: ArgumentHelp("Viewer profile (default: the default profile, \"\").", valueName: "p"))

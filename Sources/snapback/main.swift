@@ -25,6 +25,11 @@ struct Snapback: ParsableCommand {
             BenchExchangeCommand.self, BenchEchoServer.self,
         ]
     )
+
+    /// No command: a bad command line (exit 2), as it always was, rather than help with exit 0.
+    func run() throws {
+        throw ValidationError("a command is needed")
+    }
 }
 
 /// Parses the command line and runs the command. Help and completion scripts go to stdout (exit 0); a
