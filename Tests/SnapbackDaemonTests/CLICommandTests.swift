@@ -247,3 +247,64 @@ import Testing
         #expect(ended)
     }
 }
+
+/// Who may watch and whose sessions a peer sees, through the real binaries: `snapback` run as another
+/// uid (setpriv) against a daemon that lets anyone connect.
+@Suite struct CLIAccessTests {
+    /// `snapback ARGS` as `uid`/`gid` (no supplementary groups).
+    static func runAs(_ uid: UInt32, _ gid: UInt32, _ daemon: DaemonHarness, _ arguments: [String]) throws -> (status: Int32, output: String) {
+        try runToEnd("/usr/bin/setpriv", ["--reuid=\(uid)", "--regid=\(gid)", "--clear-groups", CLICommandTests.cli]
+            + arguments + ["--socket", daemon.socketPath])
+    }
+
+    static func daemon(_ config: String) throws -> DaemonHarness {
+        let directory = try DaemonHarness.makeTemporaryDirectory()
+        let path = directory.appendingPathComponent("snapbackd.conf").path
+        try config.write(toFile: path, atomically: true, encoding: .utf8)
+        let daemon = try DaemonHarness(arguments: ["--config", path], in: directory)
+        // The socket is 0660 root:root: let the kernel pass anyone, so that snapbackd decides.
+        chmod(daemon.socketPath, 0o666)
+        chmod(directory.path, 0o755)
+        return daemon
+    }
+
+    @Test func anotherUidSeesOnlyItsOwnSessionsAndMayNotWatch() throws {
+        let daemon = try Self.daemon("[access]\nallow-users = *\n")
+        let (player, session) = try CLICommandTests.snappedBack(daemon)
+        defer { player.close() }
+
+        var (status, text) = try Self.runAs(65534, 65534, daemon, ["watch", "--count", "1"])
+        #expect(status == 1 && text.contains("PERMISSION_DENIED") && text.contains("root and the admin groups only"), "\(text)")
+        (status, text) = try Self.runAs(65534, 65534, daemon, ["sessions"])
+        #expect(status == 0 && text.contains("no open sessions"), "\(text)")
+        (status, text) = try Self.runAs(65534, 65534, daemon, ["session", String(session)])
+        #expect(status == 1 && text.contains("no open session \(session)"), "\(text)")
+        // Root sees it.
+        (status, text) = try CLICommandTests.run(daemon, ["sessions"])
+        #expect(status == 0 && text.contains("1 session"), "\(text)")
+    }
+
+    @Test func anAdminGroupMemberSeesEverySessionAndMayWatch() throws {
+        let daemon = try Self.daemon("[access]\nallow-users = *\nadmin-groups = 4343\n")
+        let (player, session) = try CLICommandTests.snappedBack(daemon)
+        defer { player.close() }
+        var (status, text) = try Self.runAs(4001, 4343, daemon, ["sessions", "--json"])
+        #expect(status == 0 && text.contains("\"session_id\":\(session)"), "\(text)")
+        // Subscribed (the daemon logs it) and then sees the next decision: the break's end timer is far
+        // away, so another session's snapback makes one.
+        let watcher = Process()
+        watcher.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        watcher.arguments = ["--reuid=4001", "--regid=4343", "--clear-groups", CLICommandTests.cli, "watch", "--count", "1",
+                             "--socket", daemon.socketPath]
+        let pipe = Pipe()
+        watcher.standardOutput = pipe
+        try watcher.run()
+        #expect(daemon.waitForLog(containing: "watching decisions", timeout: 20))
+        let (other, _) = try CLICommandTests.snappedBack(daemon, content: "other")
+        defer { other.close() }
+        text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        watcher.waitUntilExit()
+        status = watcher.terminationStatus
+        #expect(status == 0 && text.contains("\"other\" seek to 10:00 (snapback)"), "\(text)")
+    }
+}
