@@ -11,7 +11,8 @@ struct Snapback: ParsableCommand {
         commandName: "snapback",
         abstract: "The command-line client of snapbackd, the ad-timeline daemon.",
         discussion: prose("""
-            Commands that print data take --json: one JSON document on stdout (JSON lines for watch).
+            The queries (status, sessions, session, convert, bookmarks) take --json: one JSON document on \
+            stdout; watch --json prints JSON lines. The demo and the benchmarks print text.
             The daemon's socket is --socket, else $SNAPBACK_SOCKET, else \(defaultSocketPath).
 
             Exit status: 0 on success, 1 when the command failed, 2 for a bad command line.
