@@ -21,7 +21,7 @@ public struct TerminalStyle: Sendable {
 }
 
 /// A session drawn for the terminal, as a pure function of what GetSession answered: the header, the
-/// stream as a bar (breaks watched ▒ and not ░… see `legend`), the same timeline in content time (ads
+/// stream as a bar (breaks not watched █, watched ▒), the same timeline in content time (ads
 /// removed, a tick where each break sits), the playhead and the pending return with both of their times,
 /// and a table of the breaks with their state. What a break's state can be is what the protocol carries:
 /// watched or not, which break is playing, and a cooldown that skips breaks.
