@@ -9,7 +9,8 @@
 //   SnapbackDaemon    the libuv shell: loop executor, listener, connections, timers, signals
 //   SnapbackClient    a small blocking client used by the demo, the benchmarks and the tests
 //   snapbackd         the daemon executable (only `main`)
-//   snapback          the command-line client: demo, queries, benchmarks
+//   snapback          the command-line client: demo, queries, sessions, watch, benchmarks (swift-argument-parser;
+//                     the only product with a package dependency: the daemon stays free of it)
 //   SnapbackFuzzing   bytes from a peer through decoder + mapping + timeline, for libFuzzer and the tests
 //   snapback-fuzz     the libFuzzer entry point over decoder, request decoding and timeline
 //   snapback-fuzz-daemon  the libFuzzer entry point over the whole service, in process
@@ -26,6 +27,9 @@ let package = Package(
         .executable(name: "snapbackd", targets: ["snapbackd"]),
         .executable(name: "snapback", targets: ["snapback"]),
         .library(name: "SnapbackTimeline", targets: ["SnapbackTimeline"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     ],
     targets: [
         .systemLibrary(name: "CLibUV", path: "Sources/CLibUV", pkgConfig: "libuv",
@@ -51,13 +55,20 @@ let package = Package(
         .executableTarget(name: "snapbackd", dependencies: ["SnapbackDaemon"]),
         .executableTarget(name: "snapback-fuzz", dependencies: ["SnapbackFuzzing"]),
         .executableTarget(name: "snapback-fuzz-daemon", dependencies: ["SnapbackFuzzing"]),
-        .executableTarget(name: "snapback", dependencies: ["SnapbackClient", "SnapbackWire", "SnapbackTimeline"]),
+        .executableTarget(name: "snapback", dependencies: [
+            "SnapbackClient", "SnapbackWire", "SnapbackTimeline", "SnapbackCLI",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+        // What the CLI draws and prints, as pure functions of replies (a session's timeline, JSON): a
+        // library so that unit tests reach it without a daemon. No argument parsing, no I/O.
+        .target(name: "SnapbackCLI", dependencies: ["SnapbackWire", "SnapbackTimeline"]),
         // Helpers the test suites share (a seeded generator); not part of any product.
         .target(name: "SnapbackTestSupport", path: "Tests/SnapbackTestSupport"),
         .testTarget(name: "SnapbackTimelineTests", dependencies: ["SnapbackTimeline", "SnapbackTestSupport"]),
         .testTarget(name: "SnapbackWireTests",
                     dependencies: ["SnapbackWire", "CSnapbackProto", "SnapbackFuzzing", "SnapbackTestSupport"]),
         .testTarget(name: "SnapbackStoreTests", dependencies: ["SnapbackStore", "CSQLite"]),
+        .testTarget(name: "SnapbackCLITests", dependencies: ["SnapbackCLI", "SnapbackWire", "SnapbackTimeline"]),
         .testTarget(
             name: "SnapbackDaemonTests",
             dependencies: ["SnapbackClient", "SnapbackWire", "CSnapbackProto", "SnapbackDaemon", "SnapbackStore",

@@ -94,6 +94,10 @@ for prefix in /usr/local /opt/snapback; do
         echo "$prefix/share/doc/snapback/PROTOCOL.md"
         echo "$prefix/share/doc/snapback/policy.md"
         echo "$prefix/share/man/man5/snapbackd.conf.5"
+        echo "$prefix/share/man/man1/snapback.1"
+        echo "$prefix/share/bash-completion/completions/snapback"
+        echo "$prefix/share/zsh/site-functions/_snapback"
+        echo "$prefix/share/fish/vendor_completions.d/snapback.fish"
         echo "$prefix/share/man/man8/snapbackd.8"
     } | sort >"$expected"
     (cd "$dest" && find . -type f | sed 's#^\.##' | sort) >"$tmp/actual"
@@ -104,6 +108,11 @@ for prefix in /usr/local /opt/snapback; do
         "$dest$prefix/lib/systemd/system/snapbackd.service" || fail "ExecStart= not rewritten to $prefix/bin"
     grep -q "$prefix/include/snapback/v1/" "$dest$prefix/share/man/man8/snapbackd.8" \
         || fail "snapbackd(8) does not name $prefix/include/snapback/v1/"
+    # The completions are the installed binary's, and complete its commands.
+    bash -c ". '$dest$prefix/share/bash-completion/completions/snapback' && complete -p snapback" >/dev/null 2>&1 \
+        || fail "the bash completion does not register for snapback"
+    grep -q "watch" "$dest$prefix/share/zsh/site-functions/_snapback" || fail "the zsh completion lacks 'watch'"
+    grep -q "sessions" "$dest$prefix/share/fish/vendor_completions.d/snapback.fish" || fail "the fish completion lacks 'sessions'"
     for binary in snapbackd snapback; do
         if readelf -S "$dest$prefix/bin/$binary" | grep -q '\.symtab'; then fail "$binary is not stripped"; fi
     done

@@ -50,7 +50,7 @@ else
     status=1
 fi
 
-for page in "$repo/docs/man/snapbackd.8" "$repo/docs/man/snapbackd.conf.5"; do
+for page in "$repo/docs/man/snapbackd.8" "$repo/docs/man/snapbackd.conf.5" "$repo/docs/man/snapback.1"; do
     warnings=$(groff -man -Tutf8 -ww -z "$page" 2>&1)
     if [ -n "$warnings" ]; then
         echo "$warnings"

@@ -33,6 +33,8 @@ public final class SnapbackClient {
     private var nextCallId: UInt32 = 1
     /// Pushes received and not yet taken, in arrival order.
     public private(set) var pendingPushes: [WirePushMessage] = []
+    /// Decisions of this connection's WatchDecisions stream received and not yet taken.
+    public private(set) var pendingDecisions: [WireDecision] = []
     public var timeout: Duration
 
     /// Connects to `path` and performs the Hello exchange.
@@ -134,6 +136,14 @@ public final class SnapbackClient {
     }
 
     private func keepPush(_ frame: Frame) throws(SnapbackClientError) {
+        if frame.header.method == WireMethod.watchDecisions.rawValue {
+            do {
+                pendingDecisions.append(try frame.body.withUnsafeBytes { (raw) throws(WireError) in try WireDecision.decode(raw) })
+            } catch {
+                throw .malformedReply("decision: \(error)")
+            }
+            return
+        }
         do {
             let push = try frame.body.withUnsafeBytes { (raw) throws(WireError) in try WirePushMessage.decode(raw) }
             pendingPushes.append(push)
@@ -158,6 +168,27 @@ public final class SnapbackClient {
                 return pendingPushes.removeFirst()
             }
         }
+    }
+
+    /// Subscribes this connection to the daemon's decisions (Control/WatchDecisions): `sessionId` 0 and
+    /// `contentId` "" for every session. Read them with ``nextDecision(timeout:)``.
+    public func watchDecisions(sessionId: UInt64 = 0, contentId: String = "") throws(SnapbackClientError) {
+        let request = WireRequest.watchDecisions(sessionId: sessionId, contentId: contentId)
+        _ = try rawCall(method: request.method.rawValue, body: request.encoded())
+    }
+
+    /// The next decision of the watch stream; nil timeout waits for as long as it takes.
+    public func nextDecision(timeout: Duration?) throws(SnapbackClientError) -> WireDecision {
+        while pendingDecisions.isEmpty {
+            let frame: Frame
+            do {
+                frame = try socket.readFrame(timeout: timeout)
+            } catch {
+                throw .socket(error)
+            }
+            if frame.header.type == .push { try keepPush(frame) }
+        }
+        return pendingDecisions.removeFirst()
     }
 
     // MARK: Conveniences

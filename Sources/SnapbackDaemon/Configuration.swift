@@ -51,6 +51,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// header or body longer is closed (`--partial-frame-timeout`). A player idle between frames is
     /// never touched.
     public var partialFrameTimeout: Double = 10
+    /// Output queued for a WatchDecisions watcher beyond which it is dropped: far below the players'
+    /// bound, so that a watcher that stops reading costs little memory and is gone quickly.
+    public var maxWatchQueueBytes = 262_144
 
     // [access]
     public var access = AccessList()
@@ -121,8 +124,18 @@ public struct AccessList: Sendable, Equatable {
     public var groups: [UInt32] = []
     /// `@socket` in `allow-groups`: the group that owns the socket file.
     public var socketGroup = true
+    /// `admin-groups`: besides root, the groups whose members may watch every session's decisions and
+    /// see every session (Control/WatchDecisions, ListSessions, GetSession). None by default.
+    public var adminGroups: [UInt32] = []
 
     public init() {}
+
+    /// Root, or a member (primary or supplementary group) of an admin group.
+    public func isAdmin(_ peer: PeerCredentials) -> Bool {
+        if peer.uid == 0 { return true }
+        if adminGroups.contains(peer.gid) { return true }
+        return peer.groups.contains { adminGroups.contains($0) }
+    }
 
     public func allows(_ peer: PeerCredentials, socketGroup socketGid: UInt32?) -> Bool {
         if anyone || users.contains(peer.uid) { return true }

@@ -197,6 +197,7 @@ public enum ConfigurationFile {
         value(.limits, "max-outbound-bytes", size(in: DaemonOptions.outboundBytesRange), { "\($0)" }, \.maxOutboundBytes)
         value(.limits, "hello-timeout", timeout, seconds, \.helloTimeout)
         value(.limits, "partial-frame-timeout", timeout, seconds, \.partialFrameTimeout)
+        value(.limits, "max-watch-queue-bytes", size(in: 4096...(1 << 30)), { "\($0)" }, \.maxWatchQueueBytes)
 
         keys.append(Key(section: .access, name: "allow-users", apply: { configuration, text, resolver throws(Reason) in
             (configuration.access.anyone, configuration.access.users) = try idList(
@@ -211,6 +212,14 @@ public enum ConfigurationFile {
                 unknown: { "no group '\($0)' (give a group name, a gid, or @socket for the socket's group)" })
         }, render: { configuration in
             renderIdList(wildcard: configuration.access.socketGroup ? "@socket" : nil, configuration.access.groups)
+        }))
+
+        keys.append(Key(section: .access, name: "admin-groups", apply: { configuration, text, resolver throws(Reason) in
+            (_, configuration.access.adminGroups) = try idList(
+                text, wildcard: "", resolve: resolver.groupId(named:),
+                unknown: { "no group '\($0)' (give a group name or a gid)" })
+        }, render: { configuration in
+            renderIdList(wildcard: nil, configuration.access.adminGroups)
         }))
 
         value(.log, "level", { text throws(Reason) in

@@ -46,6 +46,9 @@ public final class EmbeddedPeer: PeerPort {
 
     public var isOpen: Bool { state == .open }
 
+    /// What the player has not taken yet (``takeSent()`` takes it all).
+    public var queuedOutboundBytes: Int { canSend ? sentBytes : 0 }
+
     public var canSend: Bool {
         if case .closed = state { return false }
         return true

@@ -17,6 +17,8 @@ public protocol PeerPort: AnyObject {
     var maxFrameSize: Int { get }
     /// The most output queued for a peer that is not reading before it is disconnected.
     var maxOutboundBytes: Int { get }
+    /// Output queued and not yet taken by the peer (a watcher's is checked against its own bound).
+    var queuedOutboundBytes: Int { get }
 
     /// Queues a frame; `header.length` is set from `body`. Returns false if it could not be queued (the
     /// peer is closing, or has just been dropped for not reading).

@@ -9,7 +9,10 @@ extension TimelineService {
     func execute(_ actions: [TimelineAction], for entry: SessionEntry, at now: Double) {
         // By index, switching on the stored kind: `for action in actions` copied every action out
         // (its reason and ids retained and released) on every event.
+        // Read once per event: with nobody watching, one load and a branch are all watching costs here.
+        let watched = watching
         for index in actions.indices {
+            if watched { publish(actions[index], for: entry, at: now) }
             switch actions[index].kind {
             case .seek, .playBreak, .allAdsCompleted:
                 logger.info("session \(entry.id): \(actions[index])")

@@ -45,6 +45,7 @@ extension TimelineService {
         // A refused connection was never admitted, so it has no state and is not counted.
         guard let state = connection.handlerContext as? ConnectionState else { return }
         connectionCount -= 1
+        if let watcher = state.watcher { unsubscribe(watcher) }
         if let count = connectionsByUid[state.uid], count > 1 {
             connectionsByUid[state.uid] = count - 1
         } else {
@@ -108,6 +109,12 @@ extension TimelineService {
             handshake(hello, header, state, connection)
         case .getStatus:
             reply(connection, header) { WireReply.encodeStatusReply(status(now), into: &$0) }
+        case .listSessions:
+            listSessions(header, connection, now)
+        case .getSession(let id):
+            getSession(id, header, connection, now)
+        case .watchDecisions(let sessionId, let contentId):
+            watchDecisions(sessionId: sessionId, contentId: contentId, header, state, connection)
         case .openSession(let open):
             openSession(open, header, state, connection, now)
         case .event(let id, let event):
@@ -228,7 +235,8 @@ extension TimelineService {
         // Ad rules generate theirs: counted once built.
         guard hasRoom(forBreaks: timeline.layout.count, header, connection) else { return }
         let id = sessions.makeId()
-        let entry = SessionEntry(id: id, timeline: timeline, connection: connection, callId: header.callId, request: open)
+        let entry = SessionEntry(id: id, timeline: timeline, connection: connection, callId: header.callId, request: open,
+                                 openedAt: now, clientName: state.clientName)
         sessions.insert(entry)
         breakCount += timeline.layout.count
         state.add(entry)

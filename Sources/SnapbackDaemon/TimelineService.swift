@@ -43,6 +43,12 @@ public final class TimelineService {
     var scratch: [UInt8] = []
     /// Reused for every event's actions (see `apply`).
     var actionBuffer: [TimelineAction] = []
+    /// WatchDecisions subscribers, in subscription order.
+    var watchers: [Watcher] = [] {
+        didSet { watching = !watchers.isEmpty }
+    }
+    /// Whether anyone watches: the one thing the per-event path reads of watching.
+    private(set) var watching = false
 
     /// Call on the thread that will drive it.
     public init(clock: any ServiceClock, logger: Logger, configuration: DaemonConfiguration,
@@ -122,6 +128,11 @@ final class SessionEntry {
     let profile: String
     let contentId: String
     let streamId: String
+    /// For ListSessions and GetSession: what it plays under, when, and who opened it.
+    let preset: String
+    let openedAt: Double
+    let owner: PeerCredentials
+    let clientName: String
     var pushSeq: UInt64 = 0
     /// The session's armed timers, one slot per `TimelineTimer`: no hashing on the per-event path.
     var bookmarkTimer: (any ServiceTimer)?
@@ -141,7 +152,8 @@ final class SessionEntry {
         }
     }
 
-    init(id: UInt64, timeline: TimelineSession, connection: any PeerPort, callId: UInt32, request: OpenSessionRequest) {
+    init(id: UInt64, timeline: TimelineSession, connection: any PeerPort, callId: UInt32, request: OpenSessionRequest,
+         openedAt: Double, clientName: String) {
         self.id = id
         self.timeline = timeline
         self.connection = connection
@@ -149,6 +161,10 @@ final class SessionEntry {
         self.profile = request.profile
         self.contentId = request.contentId
         self.streamId = request.streamId
+        self.preset = request.preset.rawValue
+        self.openedAt = openedAt
+        self.owner = connection.peer
+        self.clientName = clientName
     }
 
     /// Store writes started for this session and not yet completed.
@@ -184,6 +200,8 @@ final class ConnectionState {
     init(uid: UInt32) { self.uid = uid }
     var helloDone = false
     var clientName = ""
+    /// The connection's WatchDecisions stream, once it subscribed.
+    var watcher: Watcher?
     /// The sessions this connection opened: a request's session is found with one lookup.
     private var sessions: [UInt64: SessionEntry] = [:]
     /// The session the last request named: a player sends its events for one session at a time, and a

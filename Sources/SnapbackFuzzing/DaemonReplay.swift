@@ -8,7 +8,8 @@ import SnapbackWire
 /// ``EmbeddedPeer``s, a ``ManualClock`` and a ``MemoryViewerStateStore``. After every step it checks
 /// what the players received, and traps (so libFuzzer reports it) when an invariant breaks:
 /// - every RESPONSE carries a status the protocol documents, with a `Status` body when it is not OK;
-/// - every PUSH decodes, and a session's pushes are numbered 1, 2, 3… without a gap;
+/// - every PUSH decodes, and a session's pushes are numbered 1, 2, 3… without a gap; so are the
+///   decisions of a WatchDecisions stream (PUSH frames with that method, a `Decision` body);
 /// - every seek a push commands lies within [0, the session's stream end].
 ///
 /// The input is a program of one-byte opcodes with their operands; see `step`. Peer 0 connects and says
@@ -31,6 +32,8 @@ public struct DaemonReplay {
     private var peers: [EmbeddedPeer] = []
     private var nextPeerId: UInt64 = 1
     private var lastSeq: [UInt64: UInt64] = [:]
+    /// The last decision seq of each peer's watch stream, by peer id.
+    private var lastDecision: [UInt64: UInt64] = [:]
     private var input: Reader
 
     public init(_ data: UnsafeRawBufferPointer) {
@@ -145,6 +148,14 @@ public struct DaemonReplay {
                     sessionsOpened += 1
                     lastSeq[reply.sessionId] = reply.lastPushSeq
                 }
+            case .push where frame.header.method == WireMethod.watchDecisions.rawValue:
+                pushes += 1
+                guard let decision = try? WireDecision.decode(frame.body) else { fatalError("a decision that does not decode") }
+                let expected = (lastDecision[peer.id] ?? 0) + 1
+                guard decision.seq == expected else {
+                    fatalError("peer \(peer.id): decision seq \(decision.seq), expected \(expected)")
+                }
+                lastDecision[peer.id] = decision.seq
             case .push:
                 pushes += 1
                 guard let push = try? WirePushMessage.decode(frame.body) else { fatalError("a push that does not decode") }

@@ -208,6 +208,13 @@ extension SessionStateReply: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int {
         let arena = CArena()
+        var m = proto(arena)
+        return withExtendedLifetime(arena) { ProtoC.append(&m, to: &out) }
+    }
+
+    /// The message as protobuf-c's struct; its strings and breaks live in `arena` (also when embedded in
+    /// a `SessionInfo`).
+    func proto(_ arena: CArena) -> Snapback__V1__SessionStateReply {
         var m = Snapback__V1__SessionStateReply()
         snapback__v1__session_state_reply__init(&m)
         if let phase { m.phase = phase.proto }
@@ -231,22 +238,25 @@ extension SessionStateReply: WireMessage {
                 SNAPBACK__V1__SESSION_STATE_REPLY___LAST_BOOKMARK_CONTENT_TIME_LAST_BOOKMARK_CONTENT_TIME
             m.last_bookmark_content_time = t
         }
-        return withExtendedLifetime(arena) { ProtoC.append(&m, to: &out) }
+        return m
     }
 
     public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> SessionStateReply {
         try ProtoC.unpack(body, "snapback.v1.SessionStateReply", snapback__v1__session_state_reply__unpack,
                           snapback__v1__session_state_reply__free_unpacked) { p throws(WireError) in
-            let m = p.pointee
-            let breakId = try ProtoC.string(m.current_break_id, "current_break_id")
-            return SessionStateReply(
-                phase: TimelineSnapshot.Phase(proto: m.phase), currentBreakId: breakId.isEmpty ? nil : breakId,
-                streamTime: m.stream_time, contentTime: m.content_time, playing: ProtoC.bool(m.playing), rate: m.rate,
-                pendingReturn: m._pending_return_case.rawValue != 0 ? m.pending_return : nil,
-                breaks: try AdBreak.list(m.breaks, m.n_breaks),
-                cooldownUntil: m._cooldown_until_case.rawValue != 0 ? m.cooldown_until : nil,
-                lastBookmarkContentTime: m._last_bookmark_content_time_case.rawValue != 0
-                    ? m.last_bookmark_content_time : nil)
+            try SessionStateReply(proto: p.pointee)
         }
+    }
+
+    init(proto m: Snapback__V1__SessionStateReply) throws(WireError) {
+        let breakId = try ProtoC.string(m.current_break_id, "current_break_id")
+        self.init(
+            phase: TimelineSnapshot.Phase(proto: m.phase), currentBreakId: breakId.isEmpty ? nil : breakId,
+            streamTime: m.stream_time, contentTime: m.content_time, playing: ProtoC.bool(m.playing), rate: m.rate,
+            pendingReturn: m._pending_return_case.rawValue != 0 ? m.pending_return : nil,
+            breaks: try AdBreak.list(m.breaks, m.n_breaks),
+            cooldownUntil: m._cooldown_until_case.rawValue != 0 ? m.cooldown_until : nil,
+            lastBookmarkContentTime: m._last_bookmark_content_time_case.rawValue != 0
+                ? m.last_bookmark_content_time : nil)
     }
 }

@@ -24,6 +24,9 @@ public enum WireMethod: UInt16, Sendable, CaseIterable, CustomStringConvertible 
     // snapback.v1.Control (service 0)
     case hello = 0x0000
     case getStatus = 0x0001
+    case listSessions = 0x0002
+    case getSession = 0x0003
+    case watchDecisions = 0x0004
 
     // snapback.v1.Timeline (service 1)
     case openSession = 0x0100
@@ -72,6 +75,9 @@ public enum WireMethod: UInt16, Sendable, CaseIterable, CustomStringConvertible 
         switch self {
         case .hello: return "Hello"
         case .getStatus: return "GetStatus"
+        case .listSessions: return "ListSessions"
+        case .getSession: return "GetSession"
+        case .watchDecisions: return "WatchDecisions"
         case .openSession: return "OpenSession"
         case .reportPlayhead: return "ReportPlayhead"
         case .seekStarted: return "SeekStarted"

@@ -25,6 +25,24 @@ extension WireRequest {
             return try ProtoC.unpack(body, "snapback.v1.StatusRequest", snapback__v1__status_request__unpack,
                                      snapback__v1__status_request__free_unpacked) { _ throws(WireError) in .getStatus }
 
+        case .listSessions:
+            return try ProtoC.unpack(body, "snapback.v1.ListSessionsRequest", snapback__v1__list_sessions_request__unpack,
+                                     snapback__v1__list_sessions_request__free_unpacked) { _ throws(WireError) in .listSessions }
+
+        case .getSession:
+            return try ProtoC.unpack(body, "snapback.v1.GetSessionRequest", snapback__v1__get_session_request__unpack,
+                                     snapback__v1__get_session_request__free_unpacked) { p throws(WireError) in
+                .getSession(sessionId: p.pointee.session_id)
+            }
+
+        case .watchDecisions:
+            return try ProtoC.unpack(body, "snapback.v1.WatchDecisionsRequest",
+                                     snapback__v1__watch_decisions_request__unpack,
+                                     snapback__v1__watch_decisions_request__free_unpacked) { p throws(WireError) in
+                .watchDecisions(sessionId: p.pointee.session_id,
+                                contentId: try ProtoC.string(p.pointee.content_id, "content_id"))
+            }
+
         case .openSession:
             return .openSession(try OpenSessionRequest.decode(body, defaultPreset: defaultPreset))
 

@@ -17,6 +17,26 @@ extension WireRequest {
             snapback__v1__status_request__init(&m)
             return ProtoC.append(&m, to: &out)
 
+        case .listSessions:
+            var m = Snapback__V1__ListSessionsRequest()
+            snapback__v1__list_sessions_request__init(&m)
+            return ProtoC.append(&m, to: &out)
+
+        case .getSession(let sessionId):
+            var m = Snapback__V1__GetSessionRequest()
+            snapback__v1__get_session_request__init(&m)
+            m.session_id = sessionId
+            return ProtoC.append(&m, to: &out)
+
+        case .watchDecisions(let sessionId, let contentId):
+            var m = Snapback__V1__WatchDecisionsRequest()
+            snapback__v1__watch_decisions_request__init(&m)
+            m.session_id = sessionId
+            return contentId.withCString { id in
+                m.content_id = UnsafeMutablePointer(mutating: id)
+                return ProtoC.append(&m, to: &out)
+            }
+
         case .openSession(let open):
             return open.encode(into: &out)
 

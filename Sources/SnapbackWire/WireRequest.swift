@@ -10,6 +10,12 @@ public enum WireRequest: Sendable, Equatable {
     // as a few words: events, the hot path, were copied with memcpy at every step as big as an OpenSession.
     indirect case hello(HelloRequest)
     case getStatus
+    /// Control/ListSessions, GetSession, WatchDecisions: the operator's view of every connection's
+    /// sessions (who may call them is the daemon's business, not the wire's).
+    case listSessions
+    case getSession(sessionId: UInt64)
+    /// `sessionId` 0 = every session; `contentId` "" = every content.
+    case watchDecisions(sessionId: UInt64, contentId: String)
     indirect case openSession(OpenSessionRequest)
     /// ReportPlayhead … Pause: the event as the timeline takes it. (`playerDisconnected` and
     /// `timerFired` are the daemon's own events and never travel; `.closed` travels as CloseSession.)
@@ -25,7 +31,8 @@ public enum WireRequest: Sendable, Equatable {
     case deleteBookmark(profile: String, contentId: String)
     case clearBookmarks(profile: String)
 
-    /// The session the request is about, for session methods.
+    /// The session the request is about, for the Timeline methods of the connection's own sessions
+    /// (not GetSession, which looks at any connection's).
     public var sessionId: UInt64? {
         switch self {
         case .event(let id, _), .closeSession(let id), .contentTimeForStreamTime(let id, _),
@@ -42,6 +49,9 @@ public enum WireRequest: Sendable, Equatable {
         switch self {
         case .hello: return .hello
         case .getStatus: return .getStatus
+        case .listSessions: return .listSessions
+        case .getSession: return .getSession
+        case .watchDecisions: return .watchDecisions
         case .openSession: return .openSession
         case .event(_, let event): return WireRequest.method(for: event)
         case .closeSession: return .closeSession

@@ -1,65 +1,67 @@
+import ArgumentParser
 import Glibc
 import SnapbackClient
 import SnapbackTimeline
 import SnapbackWire
+import SnapbackCLI
 
 /// `snapback bench`: snapbackd's SeekEnded → snapback push round trip against the floor, a raw Unix-socket
 /// ping-pong with the same frame sizes, in one run (../shared/reference/daemon-practice.md: pin every end
 /// to one CPU, alternate rounds, report medians, read CPU from /proc).
-enum BenchCommand {
-    static let usage = """
-        Usage: snapback bench [--snapbackd PATH] [--iterations N] [--batch N] [--warmup N] [--rounds N] [--cpu N]
+struct BenchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "snapbackd's SeekEnded → snapback push round trip vs a raw Unix-socket ping-pong.",
+        discussion: prose("""
+            Measures snapbackd's snapback round trip — a SeekEnded that crosses an unwatched break, answered
+            by a seek push and the reply in one write — against the floor: a raw Unix-socket ping-pong with
+            the same bytes. The raw peer is a separate process on a socketpair that reads the request and
+            writes back what snapbackd wrote (blocking recv/send); a second peer does the same behind
+            epoll_wait, reading once per wake-up as libuv does, to show what an event loop alone costs.
 
-        Measures snapbackd's snapback round trip — a SeekEnded that crosses an unwatched break, answered
-        by a seek push and the reply in one write — against the floor: a raw Unix-socket ping-pong with
-        the same bytes. The raw peer is a separate process on a socketpair that reads the request and
-        writes back what snapbackd wrote (blocking recv/send); a second peer does the same behind
-        epoll_wait, reading once per wake-up as libuv does, to show what an event loop alone costs.
+            The bench starts its own snapbackd (temporary socket, log level warning) and pins itself,
+            snapbackd and the peers to one CPU (sched_setaffinity). Within a round the three are measured in
+            interleaved batches (raw, epoll echo, snapbackd, raw, …), so that whatever else the machine does
+            weighs on all three alike; each round reports p50/p99, and the summary takes the median over
+            rounds, with each server's CPU per call (/proc/PID/task/*/schedstat) and snapbackd's RSS.
 
-        The bench starts its own snapbackd (temporary socket, log level warning) and pins itself,
-        snapbackd and the peers to one CPU (sched_setaffinity). Within a round the three are measured in
-        interleaved batches (raw, epoll echo, snapbackd, raw, …), so that whatever else the machine does
-        weighs on all three alike; each round reports p50/p99, and the summary takes the median over
-        rounds, with each server's CPU per call (/proc/PID/task/*/schedstat) and snapbackd's RSS.
+            The last line reads: ratio p50 snapbackd/raw = X.XX, the median over rounds of each round's
+            ratio (the target is at most 1.30).
 
-        Options:
-          --snapbackd PATH  The daemon to measure (default: snapbackd next to this executable)
-          --iterations N    Measured round trips of each kind per round (default 20000)
-          --batch N         Round trips of one kind before switching to the next (default 1000)
-          --warmup N        Unmeasured round trips of each kind before each round (default 2000)
-          --rounds N        Rounds (default 5)
-          --cpu N           The CPU everything is pinned to (default 0)
-          -h, --help        Show this help
+            Exit status: 0 when the run completed, 1 when it failed, 2 for a bad command line.
+            """))
 
-        The last line reads: ratio p50 snapbackd/raw = X.XX, the median over rounds of each round's
-        ratio (the target is at most 1.30).
-        Exit status: 0 when the run completed, 1 when it failed, 2 for a bad command line.
-        """
+    @Option(name: .long, help: ArgumentHelp("The daemon to measure (default: snapbackd next to this executable).",
+                                            valueName: "path"), completion: .file())
+    var snapbackd: String?
+    @Option(name: .long, help: ArgumentHelp("Measured round trips of each kind per round.", valueName: "n"))
+    var iterations = 20_000
+    @Option(name: .long, help: ArgumentHelp("Round trips of one kind before switching to the next.", valueName: "n"))
+    var batch = 1000
+    @Option(name: .long, help: ArgumentHelp("Unmeasured round trips of each kind before each round.", valueName: "n"))
+    var warmup = 2_000
+    @Option(name: .long, help: ArgumentHelp("Rounds.", valueName: "n"))
+    var rounds = 5
+    @Option(name: .long, help: ArgumentHelp("The CPU everything is pinned to.", valueName: "n"))
+    var cpu = 0
 
-    static func run(_ args: ArraySlice<String>) throws -> Int32 {
-        let a = try Arguments(args, valueOptions: ["--snapbackd", "--iterations", "--batch", "--warmup", "--rounds", "--cpu"])
-        if a.wantsHelp {
-            say(usage)
-            return ExitCode.ok
-        }
-        try a.expectPositionals(atMost: 0)
-        let own = executablePath()
-        let defaultDaemon = own.map { dirname($0) + "/snapbackd" } ?? "snapbackd"
+    func validate() throws {
+        if let snapbackd { try checkNonEmpty(snapbackd, "--snapbackd") }
+        try checkRange(iterations, "--iterations", 100...10_000_000)
+        try checkRange(batch, "--batch", 1...10_000_000)
+        try checkRange(warmup, "--warmup", 0...10_000_000)
+        try checkRange(rounds, "--rounds", 1...1000)
+        try checkRange(cpu, "--cpu", 0...1023)
+        try checkExecutable(snapbackd ?? siblingDaemonPath())
+    }
+
+    func run() throws {
         let config = Bench.Configuration(
-            daemonPath: try a.string("--snapbackd", default: defaultDaemon),
-            iterations: try a.integer("--iterations", default: 20_000, in: 100...10_000_000),
-            batch: try a.integer("--batch", default: 1000, in: 1...10_000_000),
-            warmup: try a.integer("--warmup", default: 2_000, in: 0...10_000_000),
-            rounds: try a.integer("--rounds", default: 5, in: 1...1000),
-            cpu: try a.integer("--cpu", default: 0, in: 0...1023),
-            selfPath: own ?? "")
-        guard access(config.daemonPath, X_OK) == 0 else {
-            throw UsageError("--snapbackd: \(config.daemonPath) is not an executable file")
-        }
+            daemonPath: snapbackd ?? siblingDaemonPath(), iterations: iterations, batch: batch, warmup: warmup,
+            rounds: rounds, cpu: cpu, selfPath: Self.executablePath() ?? "")
         let bench = Bench(config)
         defer { bench.cleanUp() }
         try bench.run()
-        return ExitCode.ok
     }
 
     static func executablePath() -> String? {
@@ -481,20 +483,33 @@ final class PingPong {
 /// patched), in one write. No decoding: only the kernel's cost of the same exchange. `--mode blocking`
 /// waits in `recv`; `--mode epoll` waits in `epoll_wait` on a non-blocking socket and reads once per
 /// wake-up, as libuv does, so the difference is what an event loop costs.
-enum BenchEchoServer {
+struct BenchEchoServer: ParsableCommand {
     static let commandName = "__bench-echo"
+    static let configuration = CommandConfiguration(
+        commandName: commandName, abstract: "Internal command of 'snapback bench': the raw ping-pong peer.",
+        shouldDisplay: false)
 
-    static func run(_ args: ArraySlice<String>) -> Int32 {
-        guard let a = try? Arguments(args, valueOptions: ["--mode", "--request-size", "--response", "--reply-offset"]),
-              let mode = a.value("--mode"), mode == "blocking" || mode == "epoll",
-              let size = a.value("--request-size").flatMap({ Int($0) }), size >= FrameHeader.size,
-              let response = a.value("--response").flatMap(unhex), !response.isEmpty,
-              let replyOffset = a.value("--reply-offset").flatMap({ Int($0) }),
-              replyOffset + FrameHeader.size <= response.count
-        else {
-            warn("snapback \(commandName): internal command of 'snapback bench'")
-            return ExitCode.usage
+    @Option(name: .long) var mode: String
+    @Option(name: .customLong("request-size")) var requestSize: Int
+    @Option(name: .long, help: "The canned answer, in hex.") var response: String
+    @Option(name: .customLong("reply-offset")) var replyOffset: Int
+
+    func validate() throws {
+        guard mode == "blocking" || mode == "epoll" else { throw ValidationError("--mode: blocking or epoll") }
+        guard requestSize >= FrameHeader.size else { throw ValidationError("--request-size: at least a frame header") }
+        guard let bytes = unhex(response), !bytes.isEmpty else { throw ValidationError("--response: hex bytes") }
+        guard replyOffset >= 0, replyOffset + FrameHeader.size <= bytes.count else {
+            throw ValidationError("--reply-offset: a frame header within --response")
         }
+    }
+
+    func run() throws {
+        let status = serve(mode: mode, size: requestSize, response: unhex(response)!, replyOffset: replyOffset)
+        if status != ExitCode.ok { throw ArgumentParser.ExitCode(status) }
+    }
+
+    func serve(mode: String, size: Int, response: [UInt8], replyOffset: Int) -> Int32 {
+        let commandName = Self.commandName
         let fd: Int32 = 3
         var poller: Epoll?
         if mode == "epoll" {

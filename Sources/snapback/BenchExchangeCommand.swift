@@ -1,5 +1,7 @@
+import ArgumentParser
 import Glibc
 import SnapbackClient
+import SnapbackCLI
 
 /// `snapback __bench-exchange`: the bench's SeekEnded → snapback push + EventReply round trip, a fixed
 /// number of times, against a daemon someone else started — for `make check-budget`, which runs snapbackd
@@ -7,27 +9,29 @@ import SnapbackClient
 /// round trips (start-up, Hello, OpenSession, closing) cancels out. The exchange is the bench's own
 /// (`Bench.openSnapbackSession`, `PingPong`): every answer is checked to be one push and a reply with
 /// status 0. No clock, no figures: the daemon's instructions are what is measured, not time.
-enum BenchExchangeCommand {
+struct BenchExchangeCommand: ParsableCommand {
     static let commandName = "__bench-exchange"
+    static let configuration = CommandConfiguration(
+        commandName: commandName,
+        abstract: "Internal command of make check-budget.",
+        discussion: prose("""
+            Opens the bench's session on a running snapbackd, checks its snapback push, makes N SeekEnded →
+            snapback round trips, closes the session, prints one line and waits until the daemon closes the
+            connection (stop it with SIGTERM).
+            """),
+        shouldDisplay: false)
 
-    static let usage = """
-        Usage: snapback \(commandName) --socket PATH --round-trips N
+    @Option(name: .long, help: ArgumentHelp("snapbackd's socket.", valueName: "path")) var socket: String
+    @Option(name: .customLong("round-trips"), help: ArgumentHelp("Round trips to make.", valueName: "n"))
+    var roundTrips: Int
 
-        Internal command of make check-budget: opens the bench's session on a running snapbackd, checks
-        its snapback push, makes N SeekEnded → snapback round trips, closes the session, prints one line
-        and waits until the daemon closes the connection (stop it with SIGTERM).
-        """
+    func validate() throws {
+        try checkNonEmpty(socket, "--socket")
+        try checkRange(roundTrips, "--round-trips", 1...10_000_000)
+    }
 
-    static func run(_ args: ArraySlice<String>) throws -> Int32 {
-        let a = try Arguments(args, valueOptions: ["--socket", "--round-trips"])
-        if a.wantsHelp {
-            say(usage)
-            return ExitCode.ok
-        }
-        try a.expectPositionals(atMost: 0)
-        guard a.value("--socket") != nil else { throw UsageError("--socket is needed") }
-        let socket = try a.string("--socket", default: "")
-        let roundTrips = try a.integer("--round-trips", default: 0, in: 1...10_000_000)
+    func run() throws {
+        let commandName = Self.commandName
         let client = try connect(socket, clientName: "snapback-check-budget")
         defer { client.close() }
         let (session, request, _) = try Bench.openSnapbackSession(client)
@@ -49,6 +53,5 @@ enum BenchExchangeCommand {
             if n < 0 { throw CommandError("recv: \(String(cString: strerror(errno)))") }
             throw CommandError("unexpected bytes after the session was closed")
         }
-        return ExitCode.ok
     }
 }

@@ -2,6 +2,7 @@ import Glibc
 import SnapbackClient
 import SnapbackTimeline
 import SnapbackWire
+import SnapbackCLI
 
 /// Connects and says Hello. With `retryFor`, a socket that does not exist yet or refuses (a daemon still
 /// starting) is retried until then.

@@ -1,52 +1,54 @@
+import ArgumentParser
 import Glibc
 import SnapbackClient
 import SnapbackTimeline
 import SnapbackWire
+import SnapbackCLI
 
 /// `snapback demo`: a scripted player telling the seeds' story through the real socket — a seek from 5:00
 /// to 15:00 over the unwatched break at 10:00 is snapped back to 10:00, the break plays, the daemon returns
 /// the viewer to 15:00; a pause saves the bookmark as content time; the same content reopened with ads of
 /// other lengths resumes at the same content point. Every push the story needs is checked: the demo is
 /// also a smoke test (exit 1 when one does not arrive).
-enum DemoCommand {
-    static let usage = """
-        Usage: snapback demo [--socket PATH] [--content ID] [--profile NAME] [--pace MS]
+struct DemoCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "demo",
+        abstract: "A scripted player that tells the snapback and bookmark story through the socket.",
+        discussion: prose("""
+            It prints every message it sends (→) and every push and reply it receives (←), with times as
+            m:ss, and checks that each expected push arrives.
 
-        A scripted player that tells the snapback story through snapbackd's socket: it prints every
-        message it sends (→) and every push and reply it receives (←), with times as m:ss, and checks
-        that each expected push arrives.
+              1. Watching from 5:00, the viewer seeks to 15:00 over the unwatched break at 10:00: snapped
+                 back to 10:00, the break plays, then the daemon sends the viewer on to 15:00.
+              2. The viewer pauses at 16:00: the bookmark is saved as content time (ads excluded).
+              3. The same content reopens in a stream whose ads have other lengths: the daemon resumes at
+                 the same content time, at another stream time.
 
-          1. Watching from 5:00, the viewer seeks to 15:00 over the unwatched break at 10:00: snapped
-             back to 10:00, the break plays, then the daemon sends the viewer on to 15:00.
-          2. The viewer pauses at 16:00: the bookmark is saved as content time (ads excluded).
-          3. The same content reopens in a stream whose ads have other lengths: the daemon resumes at
-             the same content time, at another stream time.
+            Exit status: 0 when every expected push and reply arrived, 1 otherwise, 2 for a bad command line.
+            """))
 
-        Options:
-        \(socketOptionHelp)
-          --content ID      Content id (default big-buck-bunny). The daemon remembers watched breaks
-                            per content for 24 h: use another id to rerun against the same daemon.
-          --profile NAME    Viewer profile the bookmark belongs to (default demo)
-          --pace MS         Pause between messages, so a daemon log shown alongside keeps up (default 0)
-          -h, --help        Show this help
+    @OptionGroup var socket: SocketOption
+    @Option(name: .long, help: ArgumentHelp("""
+        Content id. The daemon remembers watched breaks per content for 24 h: use another id to rerun \
+        against the same daemon.
+        """, valueName: "id"))
+    var content = "big-buck-bunny"
+    @Option(name: .long, help: ArgumentHelp("Viewer profile the bookmark belongs to.", valueName: "name"))
+    var profile = "demo"
+    @Option(name: .long, help: ArgumentHelp("Pause between messages, so a daemon log shown alongside keeps up.",
+                                            valueName: "ms"))
+    var pace = 0
 
-        Exit status: 0 when every expected push and reply arrived, 1 otherwise, 2 for a bad command line.
-        """
+    func validate() throws {
+        try checkNonEmpty(content, "--content")
+        try checkNonEmpty(profile, "--profile")
+        try checkRange(pace, "--pace", 0...10_000)
+    }
 
-    static func run(_ args: ArraySlice<String>) throws -> Int32 {
-        let a = try Arguments(args, valueOptions: ["--socket", "--content", "--profile", "--pace"])
-        if a.wantsHelp {
-            say(usage)
-            return ExitCode.ok
-        }
-        try a.expectPositionals(atMost: 0)
-        let demo = Demo(
-            socketPath: try socketPath(a),
-            contentId: try a.string("--content", default: "big-buck-bunny"),
-            profile: try a.string("--profile", default: "demo"),
-            paceMicroseconds: UInt32(try a.integer("--pace", default: 0, in: 0...10_000) * 1000))
+    func run() throws {
+        let demo = Demo(socketPath: socket.path, contentId: content, profile: profile,
+                        paceMicroseconds: UInt32(pace * 1000))
         try demo.run()
-        return ExitCode.ok
     }
 }
 

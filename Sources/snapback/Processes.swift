@@ -1,5 +1,6 @@
 import Glibc
 import SnapbackClient
+import SnapbackCLI
 
 /// Child processes, CPU pinning and /proc readings for the bench (Glibc only).
 enum Processes {

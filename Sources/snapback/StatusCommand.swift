@@ -1,31 +1,28 @@
+import ArgumentParser
 import Glibc
+import SnapbackCLI
 import SnapbackClient
 import SnapbackWire
 
 /// `snapback status`: the daemon's Hello (version, limits, presets) and its counters.
-enum StatusCommand {
-    static let usage = """
-        Usage: snapback status [--socket PATH]
+struct StatusCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "The daemon's version, limits, policy presets and counters (Control/GetStatus).")
 
-        Shows snapbackd's version, limits, policy presets and counters (Control/GetStatus).
+    @OptionGroup var socket: SocketOption
+    @OptionGroup var output: JSONOption
 
-        Options:
-        \(socketOptionHelp)
-          -h, --help        Show this help
-        """
-
-    static func run(_ args: ArraySlice<String>) throws -> Int32 {
-        let a = try Arguments(args, valueOptions: ["--socket"])
-        if a.wantsHelp {
-            say(usage)
-            return ExitCode.ok
-        }
-        try a.expectPositionals(atMost: 0)
-        let path = try socketPath(a)
+    func run() throws {
+        let path = socket.path
         let client = try connect(path, clientName: "snapback-status")
         defer { client.close() }
         let status: StatusReply = try client.call(.getStatus)
         let hello = client.hello
+        if output.json {
+            say(JSON.object(["socket": .string(path), "hello": hello.json, "status": status.json]).rendered)
+            return
+        }
         let presets = hello.policyPresets.map { $0 == hello.defaultPolicyPreset ? "\($0) (default)" : $0 }
         say("\(hello.serverName) \(status.serverVersion) on \(path), protocol \(status.protocolVersion)")
         row("uptime", clock(status.uptime.rounded(.down)))
@@ -43,70 +40,64 @@ enum StatusCommand {
         row("max queued", "\(hello.maxOutboundQueueBytes) bytes per connection")
         row("max breaks", "\(hello.maxBreaksPerSession) per session")
         row("presets", presets.joined(separator: ", "))
-        return ExitCode.ok
     }
 
-    private static func row(_ name: String, _ value: String) {
+    private func row(_ name: String, _ value: String) {
         say("  " + padRight(name, 13) + value)
     }
 }
 
 /// `snapback bookmarks list|get|delete|clear`: the Bookmarks service for operators.
-enum BookmarksCommand {
-    static let usage = """
-        Usage: snapback bookmarks list   [--profile P] [--socket PATH]
-               snapback bookmarks get    [--profile P] CONTENT_ID [--socket PATH]
-               snapback bookmarks delete [--profile P] CONTENT_ID [--socket PATH]
-               snapback bookmarks clear  [--profile P] [--socket PATH]
+struct BookmarksCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bookmarks",
+        abstract: "List, show, delete or clear the bookmarks of a viewer profile.",
+        discussion: prose("""
+            The bookmarks snapbackd keeps per viewer profile and content: where to resume, as content time
+            (ads excluded), with the stream time and stream it was taken in.
+            """),
+        subcommands: [List.self, Get.self, Delete.self, Clear.self])
 
-        The bookmarks snapbackd keeps per viewer profile and content: where to resume, as content time
-        (ads excluded), with the stream time and stream it was taken in.
+    /// `snapback bookmarks` alone: a bad command line, as it always was.
+    func run() throws {
+        throw ValidationError("list, get, delete or clear is needed")
+    }
 
-          list      Every bookmark of the profile, most recently updated first
-          get       One bookmark (exit 1 if there is none)
-          delete    Delete one bookmark
-          clear     Delete every bookmark of the profile
+    /// The options every bookmarks command takes.
+    struct Common: ParsableArguments {
+        @Option(name: .long, help: ArgumentHelp("Viewer profile (default: the default profile, \"\").", valueName: "p"))
+        var profile = ""
+        @OptionGroup var socket: SocketOption
 
-        Options:
-          --profile P       Viewer profile (default: the default profile, "")
-        \(socketOptionHelp)
-          -h, --help        Show this help
-        """
+        var profileName: String { profile.isEmpty ? "the default profile" : "profile \"\(profile)\"" }
 
-    static func run(_ args: ArraySlice<String>) throws -> Int32 {
-        let a = try Arguments(args, valueOptions: ["--socket", "--profile"])
-        if a.wantsHelp {
-            say(usage)
-            return ExitCode.ok
+        func connect() throws -> SnapbackClient {
+            try snapback.connect(socket.path, clientName: "snapback-bookmarks")
         }
-        guard let action = a.positionals.first else { throw UsageError("list, get, delete or clear is needed") }
-        let profile = a.value("--profile") ?? ""
-        let operands = Array(a.positionals.dropFirst())
-        func contentId() throws(UsageError) -> String {
-            guard operands.count == 1, !operands[0].isEmpty else {
-                throw UsageError(operands.count > 1 ? "unexpected argument '\(operands[1])'" : "\(action) needs a CONTENT_ID")
-            }
-            return operands[0]
-        }
-        func noOperands() throws(UsageError) {
-            if let extra = operands.first { throw UsageError("unexpected argument '\(extra)'") }
-        }
-        let profileName = profile.isEmpty ? "the default profile" : "profile \"\(profile)\""
-        switch action {
-        case "list":
-            try noOperands()
-            let client = try connect(try socketPath(a), clientName: "snapback-bookmarks")
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Every bookmark of the profile, most recently updated first.")
+        @OptionGroup var common: Common
+        @OptionGroup var output: JSONOption
+
+        func run() throws {
+            let client = try common.connect()
             defer { client.close() }
             var all: [WireBookmark] = []
             var token = ""
             repeat {
-                let page: ListBookmarksReply = try client.call(.listBookmarks(profile: profile, pageSize: 0, pageToken: token))
+                let page: ListBookmarksReply = try client.call(.listBookmarks(profile: common.profile, pageSize: 0, pageToken: token))
                 all += page.bookmarks
                 token = page.nextPageToken
             } while !token.isEmpty
+            if output.json {
+                say(JSON.object(["profile": .string(common.profile), "bookmarks": .array(all.map(\.json))]).rendered)
+                return
+            }
             if all.isEmpty {
-                say("no bookmarks in \(profileName)")
-                return ExitCode.ok
+                say("no bookmarks in \(common.profileName)")
+                return
             }
             let idWidth = max(10, all.map(\.contentId.count).max() ?? 0) + 2
             say(padRight("CONTENT", idWidth) + padLeft("CONTENT TIME", 12) + padLeft("STREAM TIME", 13) + "  "
@@ -115,35 +106,73 @@ enum BookmarksCommand {
                 say(padRight(b.contentId, idWidth) + padLeft(clock(b.contentTime), 12) + padLeft(clock(b.streamTime), 13)
                     + "  " + padRight(utcDate(b.updatedAt), 25) + b.streamId + (b.finished ? "  (finished)" : ""))
             }
-            say("\(all.count) bookmark\(all.count == 1 ? "" : "s") in \(profileName)")
-        case "get":
-            let id = try contentId()
-            let client = try connect(try socketPath(a), clientName: "snapback-bookmarks")
+            say("\(all.count) bookmark\(all.count == 1 ? "" : "s") in \(common.profileName)")
+        }
+    }
+
+    struct Get: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "One bookmark (exit 1 if there is none).")
+        @OptionGroup var common: Common
+        @OptionGroup var output: JSONOption
+        @Argument(help: ArgumentHelp("The content id.", valueName: "content-id")) var contentId: String
+
+        func validate() throws { try checkNonEmpty(contentId, "CONTENT_ID") }
+
+        func run() throws {
+            let client = try common.connect()
             defer { client.close() }
-            guard let b = try bookmark(client, profile: profile, contentId: id) else {
-                throw CommandError("no bookmark for \"\(id)\" in \(profileName)")
+            guard let b = try BookmarksCommand.bookmark(client, profile: common.profile, contentId: contentId) else {
+                throw CommandError("no bookmark for \"\(contentId)\" in \(common.profileName)")
             }
-            say("content      \(b.contentId) (\(profileName))")
+            if output.json {
+                say(b.json.rendered)
+                return
+            }
+            say("content      \(b.contentId) (\(common.profileName))")
             say("resume at    content \(clock(b.contentTime)) (ads excluded)")
             say("taken at     stream \(clock(b.streamTime)) of \"\(b.streamId)\"")
             say("updated      \(utcDate(b.updatedAt))")
             if b.finished { say("finished     yes: the viewer reached the end; playback starts over") }
-        case "delete":
-            let id = try contentId()
-            let client = try connect(try socketPath(a), clientName: "snapback-bookmarks")
-            defer { client.close() }
-            let reply: DeleteBookmarkReply = try client.call(.deleteBookmark(profile: profile, contentId: id))
-            say(reply.deleted ? "deleted the bookmark of \"\(id)\" in \(profileName)" : "no bookmark for \"\(id)\" in \(profileName)")
-        case "clear":
-            try noOperands()
-            let client = try connect(try socketPath(a), clientName: "snapback-bookmarks")
-            defer { client.close() }
-            let reply: ClearBookmarksReply = try client.call(.clearBookmarks(profile: profile))
-            say("deleted \(reply.deleted) bookmark\(reply.deleted == 1 ? "" : "s") in \(profileName)")
-        default:
-            throw UsageError("unknown bookmarks command '\(action)' (list, get, delete, clear)")
         }
-        return ExitCode.ok
+    }
+
+    struct Delete: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete one bookmark.")
+        @OptionGroup var common: Common
+        @OptionGroup var output: JSONOption
+        @Argument(help: ArgumentHelp("The content id.", valueName: "content-id")) var contentId: String
+
+        func validate() throws { try checkNonEmpty(contentId, "CONTENT_ID") }
+
+        func run() throws {
+            let client = try common.connect()
+            defer { client.close() }
+            let reply: DeleteBookmarkReply = try client.call(.deleteBookmark(profile: common.profile, contentId: contentId))
+            if output.json {
+                say(JSON.object(["profile": .string(common.profile), "content_id": .string(contentId),
+                                 "deleted": .bool(reply.deleted)]).rendered)
+                return
+            }
+            say(reply.deleted ? "deleted the bookmark of \"\(contentId)\" in \(common.profileName)"
+                : "no bookmark for \"\(contentId)\" in \(common.profileName)")
+        }
+    }
+
+    struct Clear: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete every bookmark of the profile.")
+        @OptionGroup var common: Common
+        @OptionGroup var output: JSONOption
+
+        func run() throws {
+            let client = try common.connect()
+            defer { client.close() }
+            let reply: ClearBookmarksReply = try client.call(.clearBookmarks(profile: common.profile))
+            if output.json {
+                say(JSON.object(["profile": .string(common.profile), "deleted": .number(Double(reply.deleted))]).rendered)
+                return
+            }
+            say("deleted \(reply.deleted) bookmark\(reply.deleted == 1 ? "" : "s") in \(common.profileName)")
+        }
     }
 
     /// The bookmark, or nil when the daemon has none (NOT_FOUND).

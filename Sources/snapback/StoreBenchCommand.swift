@@ -1,7 +1,9 @@
+import ArgumentParser
 import Glibc
 import SnapbackClient
 import SnapbackTimeline
 import SnapbackWire
+import SnapbackCLI
 
 /// `snapback bench-store`: the durable store under load, through a real snapbackd.
 /// - saves per second and save latency (Pause request sent → BookmarkSaved push received) with 100
@@ -9,62 +11,65 @@ import SnapbackWire
 /// - the loop's message latency (GetStatus round trips from another client) idle, under a paced load
 ///   that commits nothing, and under the same load where every tick commits a bookmark: commits run on
 ///   the writer thread, so the last must not be slower than the second.
-enum StoreBenchCommand {
-    static let usage = """
-        Usage: snapback bench-store [--snapbackd PATH] [--sessions N] [--seconds S] [--interval MS]
-                                    [--loop-cpu N] [--other-cpu N] [--no-pin]
+struct StoreBenchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench-store",
+        abstract: "The SQLite store through snapbackd: saves/s, save latency, loop latency while committing.",
+        discussion: prose("""
+            Starts its own snapbackd (temporary socket and state directory, log level warning) and measures
+            the SQLite store through it:
 
-        Starts its own snapbackd (temporary socket and state directory, log level warning) and measures
-        the SQLite store through it:
+              1. throughput: N sessions (one connection each) save bookmarks in a closed loop — play,
+                 pause, wait for BookmarkSaved — for S seconds: saves/s, p50/p99 save latency.
+              2. loop latency: a separate client sends GetStatus round trips back to back while
+                 a. nothing else happens (idle);
+                 b. the N sessions each send two playhead reports every MS ms (no commits);
+                 c. the N sessions each send a playhead report and a Pause every MS ms (one commit each);
+                 d. one session saves in a closed loop: the writer is always committing, the loop
+                    has little else to do.
+                 p50/p99 per case; c/b and d/a are what the store's commits cost the loop.
 
-          1. throughput: N sessions (one connection each) save bookmarks in a closed loop — play,
-             pause, wait for BookmarkSaved — for S seconds: saves/s, p50/p99 save latency.
-          2. loop latency: a separate client sends GetStatus round trips back to back while
-             a. nothing else happens (idle);
-             b. the N sessions each send two playhead reports every MS ms (no commits);
-             c. the N sessions each send a playhead report and a Pause every MS ms (one commit each);
-             d. one session saves in a closed loop: the writer is always committing, the loop
-                has little else to do.
-             p50/p99 per case; c/b and d/a are what the store's commits cost the loop.
+            Pinning (sched_setaffinity, when both CPUs are available) keeps the loop and its probe on one
+            CPU, as in `snapback bench`, so that the probe measures the loop, not the scheduler; the
+            players of phase 2 run on the other CPU, those of phase 1 anywhere. The last
+            line reads `ratio loop p99 committing/no-commit load (c/b) = X.XX` (the target: about 1, no
+            rise); d/a, the loop beside a writer that never stops committing, should be about 1 too.
+            """))
 
-        Options:
-          --snapbackd PATH  The daemon to measure (default: snapbackd next to this executable)
-          --sessions N      Concurrent sessions (default 100)
-          --seconds S       Length of each measured phase (default 5)
-          --interval MS     Tick of each session in phases 2b and 2c (default 100)
-          --loop-cpu N      CPU for snapbackd's loop thread and the GetStatus client (default 0)
-          --other-cpu N     CPU for the store's writer thread and the players (default 1)
-          --no-pin          Pin nothing (a cross-CPU wake-up costs 50-90 µs and blurs the figures)
-          -h, --help        Show this help
+    @Option(name: .long, help: ArgumentHelp("The daemon to measure (default: snapbackd next to this executable).",
+                                            valueName: "path"), completion: .file())
+    var snapbackd: String?
+    @Option(name: .long, help: ArgumentHelp("Concurrent sessions.", valueName: "n")) var sessions = 100
+    @Option(name: .long, help: ArgumentHelp("Length of each measured phase.", valueName: "s")) var seconds = 5
+    @Option(name: .long, help: ArgumentHelp("Tick of each session in phases 2b and 2c.", valueName: "ms"))
+    var interval = 100
+    @Option(name: .customLong("loop-cpu"), help: ArgumentHelp(
+        "CPU for snapbackd's loop thread and the GetStatus client.", valueName: "n"))
+    var loopCPU = 0
+    @Option(name: .customLong("other-cpu"), help: ArgumentHelp(
+        "CPU for the store's writer thread and the players.", valueName: "n"))
+    var otherCPU = 1
+    @Flag(name: .customLong("no-pin"), help: "Pin nothing (a cross-CPU wake-up costs 50-90 µs and blurs the figures).")
+    var noPin = false
 
-        Pinning (sched_setaffinity, when both CPUs are available) keeps the loop and its probe on one
-        CPU, as in `snapback bench`, so that the probe measures the loop, not the scheduler; the
-        players of phase 2 run on the other CPU, those of phase 1 anywhere. The last
-        line reads `ratio loop p99 committing/no-commit load (c/b) = X.XX` (the target: about 1, no
-        rise); d/a, the loop beside a writer that never stops committing, should be about 1 too.
-        """
+    func validate() throws {
+        if let snapbackd { try checkNonEmpty(snapbackd, "--snapbackd") }
+        try checkRange(sessions, "--sessions", 1...1000)
+        try checkRange(seconds, "--seconds", 1...600)
+        try checkRange(interval, "--interval", 1...10_000)
+        try checkRange(loopCPU, "--loop-cpu", 0...1023)
+        try checkRange(otherCPU, "--other-cpu", 0...1023)
+        try checkExecutable(snapbackd ?? siblingDaemonPath())
+    }
 
-    static func run(_ args: ArraySlice<String>) throws -> Int32 {
-        let a = try Arguments(args, valueOptions: ["--snapbackd", "--sessions", "--seconds", "--interval", "--loop-cpu", "--other-cpu"],
-                              flagOptions: ["--no-pin"])
-        if a.wantsHelp {
-            say(usage)
-            return ExitCode.ok
-        }
-        try a.expectPositionals(atMost: 0)
-        let own = BenchCommand.executablePath()
-        let daemonPath = try a.string("--snapbackd", default: own.map { BenchCommand.dirname($0) + "/snapbackd" } ?? "snapbackd")
-        let sessions = try a.integer("--sessions", default: 100, in: 1...1000)
-        let seconds = try a.integer("--seconds", default: 5, in: 1...600)
-        let interval = try a.integer("--interval", default: 100, in: 1...10_000)
-        let loopCPU = try a.integer("--loop-cpu", default: 0, in: 0...1023)
-        let otherCPU = try a.integer("--other-cpu", default: 1, in: 0...1023)
-        let pin = !a.has("--no-pin") && loopCPU != otherCPU && Processes.cpuAllowed(loopCPU) && Processes.cpuAllowed(otherCPU)
-        cpus = pin ? (loopCPU, otherCPU) : nil
-        guard access(daemonPath, X_OK) == 0 else {
-            throw UsageError("--snapbackd: \(daemonPath) is not an executable file")
-        }
+    func run() throws {
+        let pin = !noPin && loopCPU != otherCPU && Processes.cpuAllowed(loopCPU) && Processes.cpuAllowed(otherCPU)
+        Self.cpus = pin ? (loopCPU, otherCPU) : nil
+        try Self.measure(daemonPath: snapbackd ?? siblingDaemonPath(), sessions: sessions, seconds: seconds,
+                         interval: interval)
+    }
 
+    static func measure(daemonPath: String, sessions: Int, seconds: Int, interval: Int) throws {
         let directory = try Processes.makeTemporaryDirectory("snapback-bench-store")
         let socket = directory + "/snapbackd.sock"
         let pid = try Processes.spawn(daemonPath, ["--socket", socket, "--state-dir", directory + "/state", "--log-level", "warning"])
@@ -121,7 +126,6 @@ enum StoreBenchCommand {
         say("ratio loop p99 c/a (\(sessions) sessions committing / idle) = \(fixed(p99.commit / p99.idle, 2))")
         say("ratio loop p99 d/a (writer always committing / idle) = \(fixed(p99.busy / p99.idle, 2))")
         say("ratio loop p99 committing/no-commit load (c/b) = \(fixed(p99.commit / p99.load, 2))")
-        return ExitCode.ok
     }
 
     /// (loop CPU, other CPU) when pinning.

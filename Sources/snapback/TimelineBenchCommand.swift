@@ -1,30 +1,35 @@
+import ArgumentParser
 import Glibc
 import SnapbackTimeline
+import SnapbackCLI
 
 /// `snapback bench-timeline`: the pure timeline on one core, no daemon, no I/O.
 /// - events per second for a session with 100 breaks (a player's mix: playhead reports, seeks that snap
 ///   back, ad events, pauses), against a baseline loop that only builds the same events;
 /// - conversions for 10 vs 100,000 breaks: ns per conversion and the ratio (O(log n): close to 1).
-enum TimelineBenchCommand {
-    static let usage = """
-        Usage: snapback bench-timeline [--events N] [--conversions N]
+struct TimelineBenchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench-timeline",
+        abstract: "The timeline engine alone: events per second, conversions for 10 vs 100,000 breaks.",
+        discussion: prose("""
+            Measures the timeline engine in-process on one core (pin it with taskset for steady figures):
+            events per second for a session with 100 ad breaks, and stream→content / content→stream
+            conversions with 10 vs 100,000 breaks.
+            """))
 
-        Measures the timeline engine in-process on one core (pin it with taskset for steady figures):
-        events per second for a session with 100 ad breaks, and stream→content / content→stream
-        conversions with 10 vs 100,000 breaks.
+    @Option(name: .long, help: ArgumentHelp("Events to apply.", valueName: "n")) var events = 2_000_000
+    @Option(name: .long, help: ArgumentHelp("Conversions per layout.", valueName: "n")) var conversions = 2_000_000
 
-        Options:
-          --events N        Events to apply (default 2000000)
-          --conversions N   Conversions per layout (default 2000000)
-        """
+    func validate() throws {
+        try checkRange(events, "--events", 1000...1_000_000_000)
+        try checkRange(conversions, "--conversions", 1000...1_000_000_000)
+    }
 
-    static func run(_ args: ArraySlice<String>) throws -> Int32 {
-        let arguments = try Arguments(args, valueOptions: ["--events", "--conversions"])
-        if arguments.wantsHelp { say(usage); return ExitCode.ok }
-        try arguments.expectPositionals(atMost: 0)
-        let events = try arguments.integer("--events", default: 2_000_000, in: 1000...1_000_000_000)
-        let conversions = try arguments.integer("--conversions", default: 2_000_000, in: 1000...1_000_000_000)
+    func run() throws {
+        try Self.measure(events: events, conversions: conversions)
+    }
 
+    static func measure(events: Int, conversions: Int) throws {
         say("timeline engine, one core, in-process")
         let (rate, baseline) = try eventRate(events)
         say("  events, session with 100 breaks: \(fixed(rate / 1e6, 2)) M events/s (\(fixed(1e9 / rate, 0)) ns/event); "
@@ -37,7 +42,6 @@ enum TimelineBenchCommand {
         say("    near a moving playhead:        10 breaks \(fixed(small, 1)), 100,000 breaks \(fixed(large, 1))")
         say("    uniformly random in the stream: 10 breaks \(fixed(smallRandom, 1)), 100,000 breaks \(fixed(largeRandom, 1)) (memory-bound)")
         say("ratio conversion 100,000/10 breaks = \(fixed(large / small, 2)) near the playhead, \(fixed(largeRandom / smallRandom, 2)) random")
-        return ExitCode.ok
     }
 
     static func now() -> Double {

@@ -1,68 +1,74 @@
+import ArgumentParser
 import Glibc
+import SnapbackCLI
 
-// snapback: the command-line client of snapbackd (demo, operator queries, benchmarks).
+// snapback: the command-line client of snapbackd (demo, operator queries, live decisions, benchmarks).
 
-let topUsage = """
-    Usage: snapback COMMAND [OPTIONS]
+/// The root command: its subcommands are the tool's commands; help, usage errors and shell completion
+/// (`--generate-completion-script bash|zsh|fish`) are swift-argument-parser's.
+struct Snapback: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "snapback",
+        abstract: "The command-line client of snapbackd, the ad-timeline daemon.",
+        discussion: prose("""
+            The queries (status, sessions, session, convert, bookmarks) take --json: one JSON document on \
+            stdout; watch --json prints JSON lines. The demo and the benchmarks print text.
+            The daemon's socket is --socket, else $SNAPBACK_SOCKET, else \(defaultSocketPath).
 
-    The command-line client of snapbackd, the ad-timeline daemon.
+            Exit status: 0 on success, 1 when the command failed, 2 for a bad command line.
+            """),
+        subcommands: [
+            DemoCommand.self, StatusCommand.self, SessionsCommand.self, SessionCommand.self, ConvertCommand.self,
+            WatchCommand.self, BookmarksCommand.self,
+            BenchCommand.self, TimelineBenchCommand.self, StoreBenchCommand.self,
+            // Internal: the fixed exchange `make check-budget` drives while callgrind counts the daemon,
+            // and the raw ping-pong peer the bench spawns. Not listed in the help.
+            BenchExchangeCommand.self, BenchEchoServer.self,
+        ]
+    )
 
-    Commands:
-      demo        A scripted player that tells the snapback and bookmark story through the socket
-      status      The daemon's version, limits and counters
-      bookmarks   List, show, delete or clear the bookmarks of a viewer profile
-      bench       snapbackd's SeekEnded → snapback push round trip vs a raw Unix-socket ping-pong
-      bench-timeline  The timeline engine alone: events per second, conversions for 10 vs 100,000 breaks
-      bench-store The SQLite store through snapbackd: saves/s, save latency, loop latency while committing
+    /// No command: a bad command line (exit 2), as it always was, rather than help with exit 0.
+    func run() throws {
+        throw ValidationError("a command is needed")
+    }
+}
 
-    Run 'snapback COMMAND --help' for a command's options.
-    Exit status: 0 on success, 1 when the command failed, 2 for a bad command line.
-    """
-
-/// Runs one command: `--help` prints its usage (exit 0), a usage error prints the message and the usage
-/// on stderr (exit 2), a run-time failure one line on stderr (exit 1).
-func runCommand(_ name: String, usage: String, _ body: () throws -> Int32) -> Int32 {
+/// Parses the command line and runs the command. Help and completion scripts go to stdout (exit 0); a
+/// bad command line prints argument-parser's message and usage on stderr and exits 2 (the status this
+/// tool has always documented, where argument-parser alone would exit 64); a run-time failure prints one
+/// line, `snapback COMMAND: why`, and exits 1.
+func main() -> Int32 {
+    var command: any ParsableCommand
     do {
-        return try body()
-    } catch let error as UsageError {
-        warn("snapback \(name): \(error)\n\n\(usage)")
-        return ExitCode.usage
+        command = try Snapback.parseAsRoot()
     } catch {
-        warn("snapback \(name): \(error)")
+        return report(parseError: error)
+    }
+    do {
+        try command.run()
+        return ExitCode.ok
+    } catch let exit as ArgumentParser.ExitCode {
+        return exit.rawValue
+    } catch {
+        // argument-parser's own commands (help) end in errors of its own; a ValidationError found only
+        // once running (a daemon binary that is not executable) is still a bad command line.
+        let status = Snapback.exitCode(for: error)
+        if status == .success || status == .validationFailure { return report(parseError: error) }
+        let arguments = CommandLine.arguments.dropFirst().prefix { !$0.hasPrefix("-") }
+        warn("snapback \(arguments.first ?? ""): \(error)")
         return ExitCode.failure
     }
 }
 
-let arguments = CommandLine.arguments
-let rest = arguments.dropFirst(2)
-let status: Int32
-switch arguments.count > 1 ? arguments[1] : "" {
-case "demo":
-    status = runCommand("demo", usage: DemoCommand.usage) { try DemoCommand.run(rest) }
-case "status":
-    status = runCommand("status", usage: StatusCommand.usage) { try StatusCommand.run(rest) }
-case "bookmarks":
-    status = runCommand("bookmarks", usage: BookmarksCommand.usage) { try BookmarksCommand.run(rest) }
-case "bench":
-    status = runCommand("bench", usage: BenchCommand.usage) { try BenchCommand.run(rest) }
-case "bench-timeline":
-    status = runCommand("bench-timeline", usage: TimelineBenchCommand.usage) { try TimelineBenchCommand.run(rest) }
-case "bench-store":
-    status = runCommand("bench-store", usage: StoreBenchCommand.usage) { try StoreBenchCommand.run(rest) }
-case BenchExchangeCommand.commandName:
-    // Internal: the fixed exchange `make check-budget` drives while callgrind counts the daemon.
-    status = runCommand(BenchExchangeCommand.commandName, usage: BenchExchangeCommand.usage) { try BenchExchangeCommand.run(rest) }
-case BenchEchoServer.commandName:
-    // Internal: the raw ping-pong peer the bench spawns (not a user command).
-    status = BenchEchoServer.run(rest)
-case "-h", "--help", "help":
-    say(topUsage)
-    status = ExitCode.ok
-case "":
-    warn("snapback: a command is needed\n\n\(topUsage)")
-    status = ExitCode.usage
-default:
-    warn("snapback: unknown command '\(arguments[1])'\n\n\(topUsage)")
-    status = ExitCode.usage
+func report(parseError error: any Error) -> Int32 {
+    let message = Snapback.fullMessage(for: error)
+    let status = Snapback.exitCode(for: error)
+    if status == .success {
+        if !message.isEmpty { say(message) }
+        return ExitCode.ok
+    }
+    warn(message)
+    return status == .validationFailure ? ExitCode.usage : status.rawValue
 }
-exit(status)
+
+exit(main())

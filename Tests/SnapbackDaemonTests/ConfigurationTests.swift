@@ -155,6 +155,19 @@ import Testing
         #expect(anyone.allows(PeerCredentials(pid: 1, uid: 4242, gid: 4242), socketGroup: nil))
     }
 
+    @Test func adminGroupsAreRootAndTheListedGroupsByNameOrGid() throws {
+        let access = try parse("[access]\nadmin-groups = snapback 77\n").access
+        #expect(access.adminGroups == [990, 77])
+        #expect(access.isAdmin(PeerCredentials(pid: 1, uid: 0, gid: 0)))
+        #expect(access.isAdmin(PeerCredentials(pid: 1, uid: 5, gid: 990)))
+        #expect(access.isAdmin(PeerCredentials(pid: 1, uid: 5, gid: 5, groups: [3, 77])))
+        #expect(!access.isAdmin(PeerCredentials(pid: 1, uid: 5, gid: 5, groups: [3])))
+        #expect(!DaemonConfiguration().access.isAdmin(PeerCredentials(pid: 1, uid: 5, gid: 44)))
+        #expect(throws: ConfigurationError.self) { try parse("admin-groups = nosuchgroup") }
+        #expect(try parse("[limits]\nmax-watch-queue-bytes = 64K").maxWatchQueueBytes == 65536)
+        #expect(throws: ConfigurationError.self) { try parse("max-watch-queue-bytes = 100") }
+    }
+
     @Test func accessListChecksUidPrimaryAndSupplementaryGroupsAndTheSocketGroup() throws {
         let access = try parse("allow-users = 1001\nallow-groups = @socket video\n").access
         #expect(access.allows(PeerCredentials(pid: 1, uid: 1001, gid: 5), socketGroup: 990))

@@ -19,6 +19,8 @@ import Testing
         let breaks = [AdBreak(id: "pre", start: 0, duration: 30), AdBreak(id: "b1", start: 630, duration: 60, adDurations: [30, 30]),
                       AdBreak(id: "b2", start: 1290, duration: 90)]
         var p = DaemonProgram()
+        // Peer 0 (root) watches its own decisions: the replay checks the stream's seqs too.
+        p.send(.watchDecisions(sessionId: 0, contentId: ""), callId: 99)
         p.send(.openSession(OpenSessionRequest(streamId: "s", contentId: "movie", breaks: breaks, contentDuration: 1800)))
         p.send(.event(sessionId: 1, .playheadReported(streamTime: 300, rate: 1, playing: true)), callId: 2)
         p.send(.event(sessionId: 1, .seekStarted(from: 300)), callId: 3)
@@ -33,6 +35,8 @@ import Testing
         p.send(.event(sessionId: 1, .trickPlayEnded(streamTime: 1700)), callId: 9)
         p.send(.event(sessionId: 1, .paused(streamTime: 1700)), callId: 10)
         p.send(.getSessionState(sessionId: 1), callId: 11)
+        p.send(.listSessions, callId: 15)
+        p.send(.getSession(sessionId: 1), callId: 16)
         p.send(.closeSession(sessionId: 1), callId: 12)
         p.commitWrites()
         p.send(.getBookmark(profile: "", contentId: "movie"), callId: 13)

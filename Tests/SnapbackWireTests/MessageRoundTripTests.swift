@@ -73,6 +73,10 @@ let everyRequest: [WireRequest] = [
     .streamTimeForContentTime(sessionId: 11, contentTime: 600),
     .breakAt(sessionId: 11, streamTime: 650),
     .getSessionState(sessionId: 12),
+    .listSessions,
+    .getSession(sessionId: 12),
+    .watchDecisions(sessionId: 0, contentId: ""),
+    .watchDecisions(sessionId: 7, contentId: "movie-42"),
     .getBookmark(profile: "", contentId: "movie-42"),
     .listBookmarks(profile: "kids", pageSize: 50, pageToken: "tok"),
     .listBookmarks(profile: "", pageSize: 0, pageToken: ""),
@@ -98,6 +102,28 @@ struct MessageRequestRoundTripTests {
         let body = request.encoded()
         let decoded = try WireRequest.decode(method: request.method, body: body)
         #expect(decoded == request)
+    }
+
+    @Test func operatorMessagesRoundTrip() throws {
+        let state = SessionStateReply(phase: .inBreak, currentBreakId: "b1", streamTime: 610, contentTime: 600,
+                                      playing: true, rate: 1, pendingReturn: 900,
+                                      breaks: [AdBreak(id: "b1", start: 600, duration: 30, watched: true)])
+        let info = SessionInfo(sessionId: 3, contentId: "movie", streamId: "s", profile: "kids", kind: .live,
+                               policyPreset: "ima", clientName: "shell", peerUid: 1000, peerPid: 42, openedAt: 1.8e9,
+                               pushes: 4, breakCount: 1, state: state, contentDuration: 1800)
+        #expect(try SessionInfo.decode(info.encoded()) == info)
+        let list = ListSessionsReply(sessions: [info, info])
+        #expect(try ListSessionsReply.decode(list.encoded()) == list)
+        #expect(try ListSessionsReply.decode([]) == ListSessionsReply(sessions: []))
+        for kind in WireDecision.Kind.allCases {
+            let decision = WireDecision(seq: 9, sessionId: 3, contentId: "movie", streamId: "s", profile: "kids", at: 1.8e9,
+                                        kind: kind, reason: "why", streamTime: 600, seekReason: .snapback, breakId: "b1",
+                                        contentTime: 570, bookmarkTrigger: .paused)
+            #expect(try WireDecision.decode(decision.encoded()) == decision)
+        }
+        // Timers are not decisions.
+        let timer = TimelineAction(.scheduleTimer(.bookmark, deadline: 5), reason: "periodic")
+        #expect(WireDecision(timer, sessionId: 1, contentId: "", streamId: "", profile: "", at: 0) == nil)
     }
 
     @Test func encodeIntoAppendsAfterExistingBytes() throws {

@@ -40,9 +40,11 @@ struct ProtoMethodTableTests {
         #expect(WireMethod.seekEnded.rawValue == 0x0103)
         #expect(WireMethod.getSessionState.rawValue == 0x0111)
         #expect(WireMethod.clearBookmarks.rawValue == 0x0203)
+        #expect(WireMethod.watchDecisions.name == "snapback.v1.Control/WatchDecisions")
+        #expect(WireMethod.watchDecisions.rawValue == 0x0004)
     }
 
-    @Test(arguments: [UInt16(0x0002), 0x00FF, 0x0112, 0x01FF, 0x0204, 0x0300, 0x0301, 0xFF00, 0xFFFF])
+    @Test(arguments: [UInt16(0x0005), 0x00FF, 0x0112, 0x01FF, 0x0204, 0x0300, 0x0301, 0xFF00, 0xFFFF])
     func unknownIdsAreNil(_ raw: UInt16) {
         #expect(WireMethod(rawValue: raw) == nil)
     }

@@ -129,6 +129,9 @@ _ENUMS = {  # values are consecutive from 0 in every snapback enum
     "WatchedWhen": "WATCHED_WHEN_UNSPECIFIED WATCHED_WHEN_ON_BEGIN WATCHED_WHEN_ON_END WATCHED_WHEN_NEVER",
     "WatchedBreakOnPlayback": "WATCHED_BREAK_ON_PLAYBACK_UNSPECIFIED WATCHED_BREAK_ON_PLAYBACK_REPLAY "
                               "WATCHED_BREAK_ON_PLAYBACK_SKIP",
+    "DecisionKind": "DECISION_KIND_UNSPECIFIED DECISION_KIND_SEEK DECISION_KIND_BREAK_WATCHED "
+                    "DECISION_KIND_BREAK_COMPLETED DECISION_KIND_PLAY_BREAK DECISION_KIND_ALL_ADS_COMPLETED "
+                    "DECISION_KIND_SAVE_BOOKMARK DECISION_KIND_CLEAR_BOOKMARK",
     "ResumeBreaks": "RESUME_BREAKS_UNSPECIFIED RESUME_BREAKS_NONE RESUME_BREAKS_PREROLL RESUME_BREAKS_LAST_BEFORE "
                     "RESUME_BREAKS_PREROLL_AND_LAST_BEFORE",
 }
@@ -148,6 +151,17 @@ _MESSAGES = {
                    "uint32 sessions=5; uint64 requests=6; uint64 pushes=7; StoreStatus store=8; "
                    "uint64 log_lines_dropped=9",
     "StoreStatus": "string kind=1; string path=2; uint64 bookmarks=3; string error=4",
+    "ListSessionsRequest": "",
+    "ListSessionsReply": "repeated SessionInfo sessions=1",
+    "GetSessionRequest": "uint64 session_id=1",
+    "SessionInfo": "uint64 session_id=1; string content_id=2; string stream_id=3; string profile=4; "
+                   "SessionKind kind=5; string policy_preset=6; string client_name=7; uint32 peer_uid=8; "
+                   "int32 peer_pid=9; double opened_at=10; uint64 pushes=11; uint32 break_count=12; "
+                   "SessionStateReply state=13; optional double content_duration=14",
+    "WatchDecisionsRequest": "uint64 session_id=1; string content_id=2",
+    "Decision": "uint64 seq=1; uint64 session_id=2; string content_id=3; string stream_id=4; string profile=5; "
+                "double at=6; DecisionKind kind=7; string reason=8; double stream_time=9; SeekReason seek_reason=10; "
+                "string break_id=11; double content_time=12; BookmarkTrigger bookmark_trigger=13",
     # policy.proto
     "PolicyOverrides": "SkippedBreakChoice skipped_break_choice=1; SeekGate seek_gate=2; "
                        "optional bool enforce_backward_seeks=3; ReturnToTarget return_to_target=4; "
@@ -235,8 +249,8 @@ def _parse_schema(text):
 
 SCHEMA = {name: _parse_schema(text) for name, text in _MESSAGES.items()}
 
-_DEFAULTS = {"uint32": 0, "uint64": 0, "bool": False, "double": 0.0, "string": "", "bytes": b""}
-_WIRE = {"uint32": VARINT, "uint64": VARINT, "bool": VARINT, "double": I64, "string": LEN, "bytes": LEN}
+_DEFAULTS = {"uint32": 0, "int32": 0, "uint64": 0, "bool": False, "double": 0.0, "string": "", "bytes": b""}
+_WIRE = {"uint32": VARINT, "int32": VARINT, "uint64": VARINT, "bool": VARINT, "double": I64, "string": LEN, "bytes": LEN}
 
 
 def _wire_type(ftype):
@@ -250,6 +264,8 @@ def _has_presence(f):
 def _enc_scalar(ftype, v):
     if ftype in ENUMS or ftype in ("uint32", "uint64", "bool"):
         return enc_varint(int(v))
+    if ftype == "int32":
+        return enc_varint(int(v) & 0xFFFFFFFFFFFFFFFF)  # negatives take ten bytes, as in protobuf
     if ftype == "double":
         return struct.pack("<d", float(v))
     if ftype == "string":
@@ -301,6 +317,9 @@ def _dec_scalar(f, wt, raw):
         return v if 0 <= v < len(ENUMS[t]) else 0  # unknown values read as UNSPECIFIED
     if t == "uint32":
         return raw & 0xFFFFFFFF
+    if t == "int32":
+        v = raw & 0xFFFFFFFF
+        return v - (1 << 32) if v >= 1 << 31 else v
     if t == "uint64":
         return raw
     if t == "bool":
@@ -386,7 +405,11 @@ STATUS_NAMES = ("OK CANCELLED UNKNOWN INVALID_ARGUMENT DEADLINE_EXCEEDED NOT_FOU
 globals().update({name: code for code, name in enumerate(STATUS_NAMES)})
 
 _SERVICES = [  # (service, [(rpc, request, reply)]), in declaration order: id = service << 8 | index
-    ("Control", [("Hello", "HelloRequest", "HelloReply"), ("GetStatus", "StatusRequest", "StatusReply")]),
+    # WatchDecisions answers an empty RESPONSE (reply None), then Decision PUSH frames on its call id.
+    ("Control", [("Hello", "HelloRequest", "HelloReply"), ("GetStatus", "StatusRequest", "StatusReply"),
+                 ("ListSessions", "ListSessionsRequest", "ListSessionsReply"),
+                 ("GetSession", "GetSessionRequest", "SessionInfo"),
+                 ("WatchDecisions", "WatchDecisionsRequest", None)]),
     ("Timeline", [("OpenSession", "OpenSessionRequest", "OpenSessionReply")]
      + [(ev, ev + "Request", "EventReply") for ev in (
          "ReportPlayhead SeekStarted SeekEnded AdBreakStarted AdBreakEnded AdStarted AdEnded TrickPlayStarted "
@@ -404,6 +427,7 @@ METHODS = {"%s/%s" % (svc, rpc): Method("%s/%s" % (svc, rpc), sid << 8 | i, req,
            for sid, (svc, rpcs) in enumerate(_SERVICES) for i, (rpc, req, rep) in enumerate(rpcs)}
 METHODS_BY_ID = {m.id: m for m in METHODS.values()}
 OPEN_SESSION = METHODS["Timeline/OpenSession"].id
+WATCH_DECISIONS = METHODS["Control/WatchDecisions"].id
 
 Frame = collections.namedtuple("Frame", "call_id type status method body")
 PushEvent = collections.namedtuple("PushEvent", "call_id method push")  # the frame's header and its Push
@@ -507,7 +531,9 @@ class Client:
         elif ftype == PUSH:
             if status != 0:
                 raise ProtocolError("push with status %d" % status)
-            self._pushes.append(PushEvent(call_id, method, decode("Push", body)))
+            # A push carries a Push, or a Decision on a WatchDecisions stream (PushEvent.push holds either).
+            kind = "Decision" if method == WATCH_DECISIONS else "Push"
+            self._pushes.append(PushEvent(call_id, method, decode(kind, body)))
         else:
             raise ProtocolError("frame type %d from the server" % ftype)
         return frame
@@ -551,6 +577,8 @@ class Client:
             raise RpcError(frame.status, st.message, m.name if m else frame.method, call_id, st.code)
         if m is None:
             raise ProtocolError("OK response for unknown method 0x%04x" % frame.method)
+        if m.reply is None:
+            return None
         reply = decode(m.reply, frame.body)
         if frame.method == OPEN_SESSION:
             self.session_call_ids[reply.session_id] = call_id  # close_session() forgets it

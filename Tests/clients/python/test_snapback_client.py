@@ -323,6 +323,38 @@ def run(path, version, proc):
         return msg
     check("a peer off the allow-list -> PERMISSION_DENIED with call id 0, then closed", refused_peer)
 
+    def watch_decisions():
+        # An operator (root, as the tests run) watches every session; another player snaps back.
+        w = sb.Client(path)
+        w.hello("snapback-python-watch")
+        wid = w.send("Control/WatchDecisions")
+        expect(w.result(wid) is None, "WatchDecisions answered a body")
+        p = sb.Client(path)
+        p.hello("snapback-python-player2")
+        r = p.open_session(stream_id="py-2", content_id="py-watched", breaks=[{"id": "w1", "start": 600.0, "duration": 30.0}])
+        p.call("Timeline/SeekEnded", session_id=r.session_id, from_stream_time=300.0, to_stream_time=900.0)
+        seen = []
+        while True:
+            ev = w.next_push(timeout=5)
+            expect(ev is not None, "no decision within 5 s; saw %r" % seen)
+            expect(ev.call_id == wid and ev.method == sb.WATCH_DECISIONS, "push on call %d method 0x%04x" % (ev.call_id, ev.method))
+            expect(ev.push.seq == len(seen) + 1, "decision seq %d after %d" % (ev.push.seq, len(seen)))
+            seen.append(ev.push)
+            if ev.push.kind == sb.DECISION_KIND_SEEK:
+                break
+        d = seen[-1]
+        expect(d.session_id == r.session_id and d.content_id == "py-watched", "decision %r" % (d,))
+        expect(d.stream_time == 600.0 and d.seek_reason == sb.SEEK_REASON_SNAPBACK, "decision %r" % (d,))
+        listed = c.call("Control/ListSessions")
+        ids = [s.session_id for s in listed.sessions]
+        expect(r.session_id in ids, "ListSessions %r" % ids)
+        info = c.call("Control/GetSession", session_id=r.session_id)
+        expect([b.id for b in info.state.breaks] == ["w1"] and info.client_name == "snapback-python-player2", "%r" % (info,))
+        p.close()
+        w.close()
+        return "decision #%d %r; ListSessions %s" % (d.seq, d.reason, ids)
+    check("WatchDecisions: another player's snapback arrives with its reason; ListSessions, GetSession", watch_decisions)
+
     def sigterm():
         # c is still connected with an open session: the stop must still be clean.
         proc.send_signal(signal.SIGTERM)

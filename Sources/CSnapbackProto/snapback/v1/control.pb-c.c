@@ -232,6 +232,276 @@ void   snapback__v1__store_status__free_unpacked
   assert(message->base.descriptor == &snapback__v1__store_status__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   snapback__v1__list_sessions_request__init
+                     (Snapback__V1__ListSessionsRequest         *message)
+{
+  static const Snapback__V1__ListSessionsRequest init_value = SNAPBACK__V1__LIST_SESSIONS_REQUEST__INIT;
+  *message = init_value;
+}
+size_t snapback__v1__list_sessions_request__get_packed_size
+                     (const Snapback__V1__ListSessionsRequest *message)
+{
+  assert(message->base.descriptor == &snapback__v1__list_sessions_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t snapback__v1__list_sessions_request__pack
+                     (const Snapback__V1__ListSessionsRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &snapback__v1__list_sessions_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t snapback__v1__list_sessions_request__pack_to_buffer
+                     (const Snapback__V1__ListSessionsRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &snapback__v1__list_sessions_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Snapback__V1__ListSessionsRequest *
+       snapback__v1__list_sessions_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Snapback__V1__ListSessionsRequest *)
+     protobuf_c_message_unpack (&snapback__v1__list_sessions_request__descriptor,
+                                allocator, len, data);
+}
+void   snapback__v1__list_sessions_request__free_unpacked
+                     (Snapback__V1__ListSessionsRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &snapback__v1__list_sessions_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   snapback__v1__list_sessions_reply__init
+                     (Snapback__V1__ListSessionsReply         *message)
+{
+  static const Snapback__V1__ListSessionsReply init_value = SNAPBACK__V1__LIST_SESSIONS_REPLY__INIT;
+  *message = init_value;
+}
+size_t snapback__v1__list_sessions_reply__get_packed_size
+                     (const Snapback__V1__ListSessionsReply *message)
+{
+  assert(message->base.descriptor == &snapback__v1__list_sessions_reply__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t snapback__v1__list_sessions_reply__pack
+                     (const Snapback__V1__ListSessionsReply *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &snapback__v1__list_sessions_reply__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t snapback__v1__list_sessions_reply__pack_to_buffer
+                     (const Snapback__V1__ListSessionsReply *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &snapback__v1__list_sessions_reply__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Snapback__V1__ListSessionsReply *
+       snapback__v1__list_sessions_reply__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Snapback__V1__ListSessionsReply *)
+     protobuf_c_message_unpack (&snapback__v1__list_sessions_reply__descriptor,
+                                allocator, len, data);
+}
+void   snapback__v1__list_sessions_reply__free_unpacked
+                     (Snapback__V1__ListSessionsReply *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &snapback__v1__list_sessions_reply__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   snapback__v1__get_session_request__init
+                     (Snapback__V1__GetSessionRequest         *message)
+{
+  static const Snapback__V1__GetSessionRequest init_value = SNAPBACK__V1__GET_SESSION_REQUEST__INIT;
+  *message = init_value;
+}
+size_t snapback__v1__get_session_request__get_packed_size
+                     (const Snapback__V1__GetSessionRequest *message)
+{
+  assert(message->base.descriptor == &snapback__v1__get_session_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t snapback__v1__get_session_request__pack
+                     (const Snapback__V1__GetSessionRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &snapback__v1__get_session_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t snapback__v1__get_session_request__pack_to_buffer
+                     (const Snapback__V1__GetSessionRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &snapback__v1__get_session_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Snapback__V1__GetSessionRequest *
+       snapback__v1__get_session_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Snapback__V1__GetSessionRequest *)
+     protobuf_c_message_unpack (&snapback__v1__get_session_request__descriptor,
+                                allocator, len, data);
+}
+void   snapback__v1__get_session_request__free_unpacked
+                     (Snapback__V1__GetSessionRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &snapback__v1__get_session_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   snapback__v1__session_info__init
+                     (Snapback__V1__SessionInfo         *message)
+{
+  static const Snapback__V1__SessionInfo init_value = SNAPBACK__V1__SESSION_INFO__INIT;
+  *message = init_value;
+}
+size_t snapback__v1__session_info__get_packed_size
+                     (const Snapback__V1__SessionInfo *message)
+{
+  assert(message->base.descriptor == &snapback__v1__session_info__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t snapback__v1__session_info__pack
+                     (const Snapback__V1__SessionInfo *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &snapback__v1__session_info__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t snapback__v1__session_info__pack_to_buffer
+                     (const Snapback__V1__SessionInfo *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &snapback__v1__session_info__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Snapback__V1__SessionInfo *
+       snapback__v1__session_info__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Snapback__V1__SessionInfo *)
+     protobuf_c_message_unpack (&snapback__v1__session_info__descriptor,
+                                allocator, len, data);
+}
+void   snapback__v1__session_info__free_unpacked
+                     (Snapback__V1__SessionInfo *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &snapback__v1__session_info__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   snapback__v1__watch_decisions_request__init
+                     (Snapback__V1__WatchDecisionsRequest         *message)
+{
+  static const Snapback__V1__WatchDecisionsRequest init_value = SNAPBACK__V1__WATCH_DECISIONS_REQUEST__INIT;
+  *message = init_value;
+}
+size_t snapback__v1__watch_decisions_request__get_packed_size
+                     (const Snapback__V1__WatchDecisionsRequest *message)
+{
+  assert(message->base.descriptor == &snapback__v1__watch_decisions_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t snapback__v1__watch_decisions_request__pack
+                     (const Snapback__V1__WatchDecisionsRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &snapback__v1__watch_decisions_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t snapback__v1__watch_decisions_request__pack_to_buffer
+                     (const Snapback__V1__WatchDecisionsRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &snapback__v1__watch_decisions_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Snapback__V1__WatchDecisionsRequest *
+       snapback__v1__watch_decisions_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Snapback__V1__WatchDecisionsRequest *)
+     protobuf_c_message_unpack (&snapback__v1__watch_decisions_request__descriptor,
+                                allocator, len, data);
+}
+void   snapback__v1__watch_decisions_request__free_unpacked
+                     (Snapback__V1__WatchDecisionsRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &snapback__v1__watch_decisions_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   snapback__v1__decision__init
+                     (Snapback__V1__Decision         *message)
+{
+  static const Snapback__V1__Decision init_value = SNAPBACK__V1__DECISION__INIT;
+  *message = init_value;
+}
+size_t snapback__v1__decision__get_packed_size
+                     (const Snapback__V1__Decision *message)
+{
+  assert(message->base.descriptor == &snapback__v1__decision__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t snapback__v1__decision__pack
+                     (const Snapback__V1__Decision *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &snapback__v1__decision__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t snapback__v1__decision__pack_to_buffer
+                     (const Snapback__V1__Decision *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &snapback__v1__decision__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Snapback__V1__Decision *
+       snapback__v1__decision__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Snapback__V1__Decision *)
+     protobuf_c_message_unpack (&snapback__v1__decision__descriptor,
+                                allocator, len, data);
+}
+void   snapback__v1__decision__free_unpacked
+                     (Snapback__V1__Decision *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &snapback__v1__decision__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 static const ProtobufCFieldDescriptor snapback__v1__hello_request__field_descriptors[2] =
 {
   {
@@ -649,14 +919,606 @@ const ProtobufCMessageDescriptor snapback__v1__store_status__descriptor =
   (ProtobufCMessageInit) snapback__v1__store_status__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCMethodDescriptor snapback__v1__control__method_descriptors[2] =
+#define snapback__v1__list_sessions_request__field_descriptors NULL
+#define snapback__v1__list_sessions_request__field_indices_by_name NULL
+#define snapback__v1__list_sessions_request__number_ranges NULL
+const ProtobufCMessageDescriptor snapback__v1__list_sessions_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "snapback.v1.ListSessionsRequest",
+  "ListSessionsRequest",
+  "Snapback__V1__ListSessionsRequest",
+  "snapback.v1",
+  sizeof(Snapback__V1__ListSessionsRequest),
+  0,
+  snapback__v1__list_sessions_request__field_descriptors,
+  snapback__v1__list_sessions_request__field_indices_by_name,
+  0,  snapback__v1__list_sessions_request__number_ranges,
+  (ProtobufCMessageInit) snapback__v1__list_sessions_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor snapback__v1__list_sessions_reply__field_descriptors[1] =
+{
+  {
+    "sessions",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Snapback__V1__ListSessionsReply, n_sessions),
+    offsetof(Snapback__V1__ListSessionsReply, sessions),
+    &snapback__v1__session_info__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned snapback__v1__list_sessions_reply__field_indices_by_name[] = {
+  0,   /* field[0] = sessions */
+};
+static const ProtobufCIntRange snapback__v1__list_sessions_reply__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor snapback__v1__list_sessions_reply__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "snapback.v1.ListSessionsReply",
+  "ListSessionsReply",
+  "Snapback__V1__ListSessionsReply",
+  "snapback.v1",
+  sizeof(Snapback__V1__ListSessionsReply),
+  1,
+  snapback__v1__list_sessions_reply__field_descriptors,
+  snapback__v1__list_sessions_reply__field_indices_by_name,
+  1,  snapback__v1__list_sessions_reply__number_ranges,
+  (ProtobufCMessageInit) snapback__v1__list_sessions_reply__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor snapback__v1__get_session_request__field_descriptors[1] =
+{
+  {
+    "session_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__GetSessionRequest, session_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned snapback__v1__get_session_request__field_indices_by_name[] = {
+  0,   /* field[0] = session_id */
+};
+static const ProtobufCIntRange snapback__v1__get_session_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor snapback__v1__get_session_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "snapback.v1.GetSessionRequest",
+  "GetSessionRequest",
+  "Snapback__V1__GetSessionRequest",
+  "snapback.v1",
+  sizeof(Snapback__V1__GetSessionRequest),
+  1,
+  snapback__v1__get_session_request__field_descriptors,
+  snapback__v1__get_session_request__field_indices_by_name,
+  1,  snapback__v1__get_session_request__number_ranges,
+  (ProtobufCMessageInit) snapback__v1__get_session_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor snapback__v1__session_info__field_descriptors[14] =
+{
+  {
+    "session_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__SessionInfo, session_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "content_id",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__SessionInfo, content_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "stream_id",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__SessionInfo, stream_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "profile",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__SessionInfo, profile),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "kind",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__SessionInfo, kind),
+    &snapback__v1__session_kind__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "policy_preset",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__SessionInfo, policy_preset),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "client_name",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__SessionInfo, client_name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "peer_uid",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__SessionInfo, peer_uid),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "peer_pid",
+    9,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__SessionInfo, peer_pid),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "opened_at",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__SessionInfo, opened_at),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "pushes",
+    11,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__SessionInfo, pushes),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "break_count",
+    12,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__SessionInfo, break_count),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "state",
+    13,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__SessionInfo, state),
+    &snapback__v1__session_state_reply__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "content_duration",
+    14,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    offsetof(Snapback__V1__SessionInfo, _content_duration_case),
+    offsetof(Snapback__V1__SessionInfo, content_duration),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned snapback__v1__session_info__field_indices_by_name[] = {
+  11,   /* field[11] = break_count */
+  6,   /* field[6] = client_name */
+  13,   /* field[13] = content_duration */
+  1,   /* field[1] = content_id */
+  4,   /* field[4] = kind */
+  9,   /* field[9] = opened_at */
+  8,   /* field[8] = peer_pid */
+  7,   /* field[7] = peer_uid */
+  5,   /* field[5] = policy_preset */
+  3,   /* field[3] = profile */
+  10,   /* field[10] = pushes */
+  0,   /* field[0] = session_id */
+  12,   /* field[12] = state */
+  2,   /* field[2] = stream_id */
+};
+static const ProtobufCIntRange snapback__v1__session_info__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 14 }
+};
+const ProtobufCMessageDescriptor snapback__v1__session_info__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "snapback.v1.SessionInfo",
+  "SessionInfo",
+  "Snapback__V1__SessionInfo",
+  "snapback.v1",
+  sizeof(Snapback__V1__SessionInfo),
+  14,
+  snapback__v1__session_info__field_descriptors,
+  snapback__v1__session_info__field_indices_by_name,
+  1,  snapback__v1__session_info__number_ranges,
+  (ProtobufCMessageInit) snapback__v1__session_info__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor snapback__v1__watch_decisions_request__field_descriptors[2] =
+{
+  {
+    "session_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__WatchDecisionsRequest, session_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "content_id",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__WatchDecisionsRequest, content_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned snapback__v1__watch_decisions_request__field_indices_by_name[] = {
+  1,   /* field[1] = content_id */
+  0,   /* field[0] = session_id */
+};
+static const ProtobufCIntRange snapback__v1__watch_decisions_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor snapback__v1__watch_decisions_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "snapback.v1.WatchDecisionsRequest",
+  "WatchDecisionsRequest",
+  "Snapback__V1__WatchDecisionsRequest",
+  "snapback.v1",
+  sizeof(Snapback__V1__WatchDecisionsRequest),
+  2,
+  snapback__v1__watch_decisions_request__field_descriptors,
+  snapback__v1__watch_decisions_request__field_indices_by_name,
+  1,  snapback__v1__watch_decisions_request__number_ranges,
+  (ProtobufCMessageInit) snapback__v1__watch_decisions_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor snapback__v1__decision__field_descriptors[13] =
+{
+  {
+    "seq",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__Decision, seq),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "session_id",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__Decision, session_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "content_id",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__Decision, content_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "stream_id",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__Decision, stream_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "profile",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__Decision, profile),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "at",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__Decision, at),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "kind",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__Decision, kind),
+    &snapback__v1__decision_kind__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "reason",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__Decision, reason),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "stream_time",
+    9,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__Decision, stream_time),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "seek_reason",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__Decision, seek_reason),
+    &snapback__v1__seek_reason__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "break_id",
+    11,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__Decision, break_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "content_time",
+    12,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__Decision, content_time),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "bookmark_trigger",
+    13,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__Decision, bookmark_trigger),
+    &snapback__v1__bookmark_trigger__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned snapback__v1__decision__field_indices_by_name[] = {
+  5,   /* field[5] = at */
+  12,   /* field[12] = bookmark_trigger */
+  10,   /* field[10] = break_id */
+  2,   /* field[2] = content_id */
+  11,   /* field[11] = content_time */
+  6,   /* field[6] = kind */
+  4,   /* field[4] = profile */
+  7,   /* field[7] = reason */
+  9,   /* field[9] = seek_reason */
+  0,   /* field[0] = seq */
+  1,   /* field[1] = session_id */
+  3,   /* field[3] = stream_id */
+  8,   /* field[8] = stream_time */
+};
+static const ProtobufCIntRange snapback__v1__decision__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 13 }
+};
+const ProtobufCMessageDescriptor snapback__v1__decision__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "snapback.v1.Decision",
+  "Decision",
+  "Snapback__V1__Decision",
+  "snapback.v1",
+  sizeof(Snapback__V1__Decision),
+  13,
+  snapback__v1__decision__field_descriptors,
+  snapback__v1__decision__field_indices_by_name,
+  1,  snapback__v1__decision__number_ranges,
+  (ProtobufCMessageInit) snapback__v1__decision__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCEnumValue snapback__v1__decision_kind__enum_values_by_number[8] =
+{
+  { "DECISION_KIND_UNSPECIFIED", "SNAPBACK__V1__DECISION_KIND__DECISION_KIND_UNSPECIFIED", 0 },
+  { "DECISION_KIND_SEEK", "SNAPBACK__V1__DECISION_KIND__DECISION_KIND_SEEK", 1 },
+  { "DECISION_KIND_BREAK_WATCHED", "SNAPBACK__V1__DECISION_KIND__DECISION_KIND_BREAK_WATCHED", 2 },
+  { "DECISION_KIND_BREAK_COMPLETED", "SNAPBACK__V1__DECISION_KIND__DECISION_KIND_BREAK_COMPLETED", 3 },
+  { "DECISION_KIND_PLAY_BREAK", "SNAPBACK__V1__DECISION_KIND__DECISION_KIND_PLAY_BREAK", 4 },
+  { "DECISION_KIND_ALL_ADS_COMPLETED", "SNAPBACK__V1__DECISION_KIND__DECISION_KIND_ALL_ADS_COMPLETED", 5 },
+  { "DECISION_KIND_SAVE_BOOKMARK", "SNAPBACK__V1__DECISION_KIND__DECISION_KIND_SAVE_BOOKMARK", 6 },
+  { "DECISION_KIND_CLEAR_BOOKMARK", "SNAPBACK__V1__DECISION_KIND__DECISION_KIND_CLEAR_BOOKMARK", 7 },
+};
+static const ProtobufCIntRange snapback__v1__decision_kind__value_ranges[] = {
+{0, 0},{0, 8}
+};
+static const ProtobufCEnumValueIndex snapback__v1__decision_kind__enum_values_by_name[8] =
+{
+  { "DECISION_KIND_ALL_ADS_COMPLETED", 5 },
+  { "DECISION_KIND_BREAK_COMPLETED", 3 },
+  { "DECISION_KIND_BREAK_WATCHED", 2 },
+  { "DECISION_KIND_CLEAR_BOOKMARK", 7 },
+  { "DECISION_KIND_PLAY_BREAK", 4 },
+  { "DECISION_KIND_SAVE_BOOKMARK", 6 },
+  { "DECISION_KIND_SEEK", 1 },
+  { "DECISION_KIND_UNSPECIFIED", 0 },
+};
+const ProtobufCEnumDescriptor snapback__v1__decision_kind__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "snapback.v1.DecisionKind",
+  "DecisionKind",
+  "Snapback__V1__DecisionKind",
+  "snapback.v1",
+  8,
+  snapback__v1__decision_kind__enum_values_by_number,
+  8,
+  snapback__v1__decision_kind__enum_values_by_name,
+  1,
+  snapback__v1__decision_kind__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCMethodDescriptor snapback__v1__control__method_descriptors[5] =
 {
   { "Hello", &snapback__v1__hello_request__descriptor, &snapback__v1__hello_reply__descriptor },
   { "GetStatus", &snapback__v1__status_request__descriptor, &snapback__v1__status_reply__descriptor },
+  { "ListSessions", &snapback__v1__list_sessions_request__descriptor, &snapback__v1__list_sessions_reply__descriptor },
+  { "GetSession", &snapback__v1__get_session_request__descriptor, &snapback__v1__session_info__descriptor },
+  { "WatchDecisions", &snapback__v1__watch_decisions_request__descriptor, &snapback__v1__decision__descriptor },
 };
 const unsigned snapback__v1__control__method_indices_by_name[] = {
+  3,        /* GetSession */
   1,        /* GetStatus */
-  0         /* Hello */
+  0,        /* Hello */
+  2,        /* ListSessions */
+  4         /* WatchDecisions */
 };
 const ProtobufCServiceDescriptor snapback__v1__control__descriptor =
 {
@@ -665,7 +1527,7 @@ const ProtobufCServiceDescriptor snapback__v1__control__descriptor =
   "Control",
   "Snapback__V1__Control",
   "snapback.v1",
-  2,
+  5,
   snapback__v1__control__method_descriptors,
   snapback__v1__control__method_indices_by_name
 };
@@ -684,6 +1546,30 @@ void snapback__v1__control__get_status(ProtobufCService *service,
 {
   assert(service->descriptor == &snapback__v1__control__descriptor);
   service->invoke(service, 1, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void snapback__v1__control__list_sessions(ProtobufCService *service,
+                                          const Snapback__V1__ListSessionsRequest *input,
+                                          Snapback__V1__ListSessionsReply_Closure closure,
+                                          void *closure_data)
+{
+  assert(service->descriptor == &snapback__v1__control__descriptor);
+  service->invoke(service, 2, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void snapback__v1__control__get_session(ProtobufCService *service,
+                                        const Snapback__V1__GetSessionRequest *input,
+                                        Snapback__V1__SessionInfo_Closure closure,
+                                        void *closure_data)
+{
+  assert(service->descriptor == &snapback__v1__control__descriptor);
+  service->invoke(service, 3, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void snapback__v1__control__watch_decisions(ProtobufCService *service,
+                                            const Snapback__V1__WatchDecisionsRequest *input,
+                                            Snapback__V1__Decision_Closure closure,
+                                            void *closure_data)
+{
+  assert(service->descriptor == &snapback__v1__control__descriptor);
+  service->invoke(service, 4, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void snapback__v1__control__init (Snapback__V1__Control_Service *service,
                                   Snapback__V1__Control_ServiceDestroy destroy)

@@ -1,0 +1,105 @@
+import SnapbackTimeline
+import SnapbackWire
+
+// The daemon's replies as the CLI's `--json` prints them: the `.proto` field names (snake_case), times
+// in seconds as the protocol has them.
+
+extension HelloReply {
+    public var json: JSON {
+        .object([
+            "protocol_version": .uint(UInt64(protocolVersion)), "server_name": .string(serverName),
+            "server_version": .string(serverVersion), "max_frame_size": .uint(UInt64(maxFrameSize)),
+            "max_outbound_queue_bytes": .uint(maxOutboundQueueBytes),
+            "policy_presets": .array(policyPresets.map { .string($0) }),
+            "default_policy_preset": .string(defaultPolicyPreset),
+            "max_breaks_per_session": .uint(UInt64(maxBreaksPerSession)),
+        ])
+    }
+}
+
+extension StatusReply {
+    public var json: JSON {
+        .object([
+            "uptime": .number(uptime), "server_version": .string(serverVersion),
+            "protocol_version": .uint(UInt64(protocolVersion)), "connections": .uint(UInt64(connections)),
+            "sessions": .uint(UInt64(sessions)), "requests": .uint(requests), "pushes": .uint(pushes),
+            "store": .object([
+                "kind": .string(store.kind), "path": .string(store.path), "bookmarks": .uint(store.bookmarks),
+                "error": .string(store.error),
+            ]),
+        ])
+    }
+}
+
+extension WireBookmark {
+    public var json: JSON {
+        .object([
+            "content_id": .string(contentId), "profile": .string(profile), "content_time": .number(contentTime),
+            "stream_time": .number(streamTime), "stream_id": .string(streamId), "updated_at": .number(updatedAt),
+            "finished": .bool(finished),
+        ])
+    }
+}
+
+extension AdBreak {
+    public var json: JSON {
+        .object([
+            "id": .string(id), "start": .number(start), "duration": .number(duration),
+            "ad_durations": .array(adDurations.map { .number($0) }), "watched": .bool(watched),
+        ])
+    }
+}
+
+extension SessionStateReply {
+    public var json: JSON {
+        .object([
+            "phase": phase.map { .string($0.rawValue) } ?? .null,
+            "current_break_id": currentBreakId.map { .string($0) } ?? .null,
+            "stream_time": .number(streamTime), "content_time": .number(contentTime), "playing": .bool(playing),
+            "rate": .number(rate), "pending_return": .number(pendingReturn),
+            "breaks": .array(breaks.map(\.json)), "cooldown_until": .number(cooldownUntil),
+            "last_bookmark_content_time": .number(lastBookmarkContentTime),
+        ])
+    }
+}
+
+extension SessionInfo {
+    /// `withBreaks` false for the ListSessions view (the reply carries none).
+    public func json(withBreaks: Bool = true) -> JSON {
+        var state = self.state.json
+        if !withBreaks, case .object(var members) = state {
+            members.pairs.removeAll { $0.0 == "breaks" }
+            state = .object(members)
+        }
+        return .object([
+            "session_id": .uint(sessionId), "content_id": .string(contentId), "stream_id": .string(streamId),
+            "profile": .string(profile), "kind": .string(kind == .live ? "live" : "on-demand"),
+            "policy_preset": .string(policyPreset), "client_name": .string(clientName),
+            "peer_uid": .uint(UInt64(peerUid)), "peer_pid": .number(Double(peerPid)), "opened_at": .number(openedAt),
+            "pushes": .uint(pushes), "break_count": .uint(UInt64(breakCount)),
+            "content_duration": .number(contentDuration), "state": state,
+        ])
+    }
+}
+
+extension WireDecision {
+    public var json: JSON {
+        var members: JSON.Members = [
+            "seq": .uint(seq), "session_id": .uint(sessionId), "content_id": .string(contentId),
+            "stream_id": .string(streamId), "profile": .string(profile), "at": .number(at),
+            "kind": kind.map { .string($0.rawValue) } ?? .null, "reason": .string(reason),
+        ]
+        switch kind {
+        case .seek?:
+            members.pairs += [("stream_time", .number(streamTime)), ("seek_reason", seekReason.map { .string($0.rawValue) } ?? .null)]
+        case .breakWatched?, .breakCompleted?, .playBreak?:
+            members.pairs.append(("break_id", .string(breakId)))
+        case .saveBookmark?:
+            members.pairs += [("content_time", .number(contentTime)), ("stream_time", .number(streamTime)),
+                              ("bookmark_trigger", bookmarkTrigger.map { .string($0.rawValue) } ?? .null)]
+        case .allAdsCompleted?, .clearBookmark?, nil:
+            break
+        }
+        return .object(members)
+    }
+}

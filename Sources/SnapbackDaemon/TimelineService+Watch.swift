@@ -1,0 +1,129 @@
+import SnapbackTimeline
+import SnapbackWire
+
+/// A WatchDecisions subscriber: where its decisions go and which it wants.
+final class Watcher {
+    let connection: any PeerPort
+    let callId: UInt32
+    /// 0 = every session.
+    let sessionId: UInt64
+    /// "" = every content.
+    let contentId: String
+    /// The seq of the last decision sent on this stream.
+    var seq: UInt64 = 0
+
+    init(connection: any PeerPort, callId: UInt32, sessionId: UInt64, contentId: String) {
+        self.connection = connection
+        self.callId = callId
+        self.sessionId = sessionId
+        self.contentId = contentId
+    }
+
+    func wants(_ entry: SessionEntry) -> Bool {
+        (sessionId == 0 || sessionId == entry.id) && (contentId.isEmpty || contentId == entry.contentId)
+    }
+}
+
+extension TimelineService {
+    // MARK: Who may see what
+
+    /// Root and the admin groups see every session; any other peer the sessions its own uid opened.
+    func mayInspect(_ entry: SessionEntry, by peer: PeerCredentials) -> Bool {
+        configuration.access.isAdmin(peer) || entry.owner.uid == peer.uid
+    }
+
+    func sessionInfo(_ entry: SessionEntry, at now: Double, withBreaks: Bool) -> SessionInfo {
+        var state = SessionStateReply(entry.timeline.snapshot(at: now))
+        let breakCount = state.breaks.count
+        if !withBreaks { state.breaks = [] }
+        return SessionInfo(
+            sessionId: entry.id, contentId: entry.contentId, streamId: entry.streamId, profile: entry.profile,
+            kind: entry.timeline.kind, policyPreset: entry.preset, clientName: entry.clientName,
+            peerUid: entry.owner.uid, peerPid: entry.owner.pid, openedAt: entry.openedAt, pushes: entry.pushSeq,
+            breakCount: UInt32(clamping: breakCount), state: state, contentDuration: entry.timeline.contentDuration)
+    }
+
+    // MARK: Control/ListSessions, GetSession
+
+    func listSessions(_ header: FrameHeader, _ connection: any PeerPort, _ now: Double) {
+        let peer = connection.peer
+        var visible: [SessionInfo] = []
+        for id in sessions.ids {
+            guard let entry = sessions[id], mayInspect(entry, by: peer) else { continue }
+            visible.append(sessionInfo(entry, at: now, withBreaks: false))
+        }
+        reply(connection, header) { ListSessionsReply(sessions: visible).encode(into: &$0) }
+    }
+
+    func getSession(_ id: UInt64, _ header: FrameHeader, _ connection: any PeerPort, _ now: Double) {
+        // A session the caller may not see reads as one that does not exist: its id tells nothing.
+        guard let entry = sessions[id], mayInspect(entry, by: connection.peer) else {
+            fail(connection, header, .notFound, "no session \(id)")
+            return
+        }
+        let info = sessionInfo(entry, at: now, withBreaks: true)
+        reply(connection, header) { info.encode(into: &$0) }
+    }
+
+    // MARK: Control/WatchDecisions
+
+    func watchDecisions(sessionId: UInt64, contentId: String, _ header: FrameHeader, _ state: ConnectionState,
+                        _ connection: any PeerPort) {
+        let peer = connection.peer
+        guard configuration.access.isAdmin(peer) else {
+            fail(connection, header, .permissionDenied,
+                 "uid \(peer.uid) (gid \(peer.gid)) may not watch decisions: root and the admin groups only")
+            return
+        }
+        guard state.watcher == nil else {
+            fail(connection, header, .failedPrecondition, "this connection already watches decisions")
+            return
+        }
+        let watcher = Watcher(connection: connection, callId: header.callId, sessionId: sessionId, contentId: contentId)
+        state.watcher = watcher
+        watchers.append(watcher)
+        logger.info("connection \(connection.id): watching decisions of "
+            + (sessionId == 0 ? "every session" : "session \(sessionId)")
+            + (contentId.isEmpty ? "" : " of content \"\(contentId)\""))
+        // The reply opens the stream: every decision after it is pushed.
+        reply(connection, header) { _ in 0 }
+    }
+
+    func unsubscribe(_ watcher: Watcher) {
+        watchers.removeAll { $0 === watcher }
+        (watcher.connection.handlerContext as? ConnectionState)?.watcher = nil
+    }
+
+    /// Sends the decision `action` stands for to every watcher that wants it. A watcher whose queue has
+    /// passed its bound is dropped — unsubscribed and its connection closed — so that a watcher that
+    /// stops reading costs the players nothing: it is never waited for, and its backlog is bounded.
+    @inline(never)  // kept out of `execute`, the snapback round trip's path, which it would only enlarge
+    func publish(_ action: TimelineAction, for entry: SessionEntry, at now: Double) {
+        guard var decision = WireDecision(action, sessionId: entry.id, contentId: entry.contentId,
+                                          streamId: entry.streamId, profile: entry.profile, at: now) else { return }
+        var index = 0
+        while index < watchers.count {
+            let watcher = watchers[index]
+            guard watcher.wants(entry) else {
+                index += 1
+                continue
+            }
+            let connection = watcher.connection
+            decision.seq = watcher.seq + 1
+            scratch.removeAll(keepingCapacity: true)
+            decision.encode(into: &scratch)
+            let queued = connection.queuedOutboundBytes
+            let bound = configuration.maxWatchQueueBytes
+            guard connection.canSend, queued + FrameHeader.size + scratch.count <= bound else {
+                watchers.remove(at: index)
+                (connection.handlerContext as? ConnectionState)?.watcher = nil
+                connection.closeAfterFlush(
+                    reason: "watcher not reading: \(queued) bytes queued, limit \(bound); dropped", level: .warning)
+                continue
+            }
+            watcher.seq += 1
+            connection.send(.push(callId: watcher.callId, method: WireMethod.watchDecisions.rawValue), body: scratch)
+            index += 1
+        }
+    }
+}

@@ -1,0 +1,204 @@
+import ArgumentParser
+import Glibc
+import SnapbackCLI
+import SnapbackClient
+import SnapbackTimeline
+import SnapbackWire
+
+/// `snapback sessions`: the daemon's open sessions (Control/ListSessions).
+struct SessionsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sessions",
+        abstract: "The daemon's open sessions (Control/ListSessions).",
+        discussion: prose("""
+            One line per session: content, kind, preset, phase, playhead (stream and content time), breaks,
+            and the player that opened it. Root and the members of snapbackd's admin-groups see every
+            session; anyone else sees the sessions its own uid opened.
+            """))
+
+    @OptionGroup var socket: SocketOption
+    @OptionGroup var output: JSONOption
+
+    func run() throws {
+        let client = try connect(socket.path, clientName: "snapback-sessions")
+        defer { client.close() }
+        let reply: ListSessionsReply = try client.call(.listSessions)
+        if output.json {
+            say(JSON.object(["sessions": .array(reply.sessions.map { $0.json(withBreaks: false) })]).rendered)
+            return
+        }
+        for line in SessionDrawing.table(reply.sessions) { say(line) }
+    }
+}
+
+/// `snapback session ID`: one session drawn as a timeline (Control/GetSession).
+struct SessionCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "session",
+        abstract: "One session drawn as a timeline: breaks, playhead, pending return (Control/GetSession).",
+        discussion: prose("""
+            The stream is drawn as a bar with its breaks (█ not watched, ▒ watched), the playhead (●) and \
+            the return the daemon will make after the current break (◆); under it the same timeline in \
+            content time, ads removed, with a tick (┊) where each break sits. Then every break with its \
+            stream and content times, length, ads and state: watched or not, playing, and the return that \
+            follows it. The protocol tells no more of a break's state (a break skipped during a cooldown \
+            shows as not watched; the cooldown is shown). Colour when stdout is a terminal (not with \
+            NO_COLOR set), plain text otherwise.
+            """))
+
+    @OptionGroup var socket: SocketOption
+    @OptionGroup var output: JSONOption
+    @Argument(help: ArgumentHelp("The session id (see snapback sessions).", valueName: "id")) var id: UInt64
+    @Option(name: .long, help: ArgumentHelp("Columns to draw in (default: the terminal's, else 80).", valueName: "n"))
+    var width: Int?
+
+    func validate() throws {
+        if let width { try checkRange(width, "--width", 40...1000) }
+    }
+
+    func run() throws {
+        let info = try fetchSession(id, socket: socket.path, clientName: "snapback-session")
+        if output.json {
+            say(info.json().rendered)
+            return
+        }
+        let style = TerminalStyle(color: Terminal.wantsColor)
+        for line in SessionDrawing.lines(info, width: width ?? Terminal.columns, style: style) { say(line) }
+    }
+}
+
+/// `snapback convert ID --stream T | --content T`.
+struct ConvertCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "convert",
+        abstract: "Stream time ↔ content time for a session.",
+        discussion: prose("""
+            Converts with the session's breaks as GetSession reports them, by the daemon's own conversion \
+            code (a stream time inside a break is the content time where the break sits). Times are \
+            seconds or m:ss / h:mm:ss, with fractions: 960, 16:00, 1:02:03.5.
+            """))
+
+    @OptionGroup var socket: SocketOption
+    @OptionGroup var output: JSONOption
+    @Argument(help: ArgumentHelp("The session id (see snapback sessions).", valueName: "id")) var id: UInt64
+    @Option(name: .long, help: ArgumentHelp("A stream time (ads included) to convert to content time.", valueName: "time"))
+    var stream: String?
+    @Option(name: .long, help: ArgumentHelp("A content time (ads excluded) to convert to stream time.", valueName: "time"))
+    var content: String?
+
+    func validate() throws {
+        guard (stream == nil) != (content == nil) else { throw ValidationError("give one of --stream and --content") }
+        for (name, text) in [("--stream", stream), ("--content", content)] {
+            if let text, parseTime(text) == nil {
+                throw ValidationError("\(name): '\(text)' is not a time (seconds, m:ss or h:mm:ss)")
+            }
+        }
+    }
+
+    func run() throws {
+        let info = try fetchSession(id, socket: socket.path, clientName: "snapback-convert")
+        let layout: TimelineLayout
+        do {
+            layout = try TimelineLayout(breaks: info.state.breaks)
+        } catch {
+            throw CommandError("session \(id): its breaks do not form a timeline: \(error)")
+        }
+        let streamTime: Double
+        let contentTime: Double
+        if let stream {
+            streamTime = parseTime(stream)!
+            contentTime = layout.contentTime(forStreamTime: streamTime)
+        } else {
+            contentTime = parseTime(content!)!
+            streamTime = layout.streamTime(forContentTime: contentTime)
+        }
+        let inBreak = layout.breakContaining(streamTime)
+        if output.json {
+            say(JSON.object([
+                "session_id": .uint(id), "stream_time": .number(streamTime), "content_time": .number(contentTime),
+                "in_break": inBreak.map { .string($0.id) } ?? .null,
+            ]).rendered)
+            return
+        }
+        say("session \(id): stream \(clock(streamTime)) = content \(clock(contentTime))"
+            + (inBreak.map { " (inside break \($0.id), which sits at content \(clock(contentTime)))" } ?? ""))
+    }
+}
+
+/// `snapback watch`: the daemon's decisions as they are made (Control/WatchDecisions).
+struct WatchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "watch",
+        abstract: "A live stream of the daemon's decisions with their reasons (Control/WatchDecisions).",
+        discussion: prose("""
+            Every decision of every session — or of one session or content — as the daemon makes it: \
+            seeks with their reason (a snapback, the return after the break, a resume, a skip), breaks \
+            watched and completed, bookmarks saved: "why did it snap me back?". One line per decision, \
+            or one JSON object per line with --json. Runs until interrupted, the daemon goes away, or \
+            --count decisions arrived.
+
+            Root and the members of snapbackd's admin-groups only. A watcher that does not keep up is \
+            dropped by the daemon (exit 1), never slowing the players.
+            """))
+
+    @OptionGroup var socket: SocketOption
+    @Flag(name: .long, help: "One JSON object per decision, one per line (JSON lines).") var json = false
+    @Option(name: .long, help: ArgumentHelp("Only this session's decisions.", valueName: "id")) var session: UInt64?
+    @Option(name: .long, help: ArgumentHelp("Only decisions of sessions playing this content.", valueName: "content-id"))
+    var content: String?
+    @Option(name: .long, help: ArgumentHelp("Stop after this many decisions.", valueName: "n")) var count: Int?
+
+    func validate() throws {
+        if let content { try checkNonEmpty(content, "--content") }
+        if session == 0 { throw ValidationError("--session: session ids start at 1") }
+        if let count { try checkRange(count, "--count", 1...Int.max) }
+    }
+
+    func run() throws {
+        let client = try connect(socket.path, clientName: "snapback-watch")
+        defer { client.close() }
+        try client.watchDecisions(sessionId: session ?? 0, contentId: content ?? "")
+        var seen = 0
+        while count.map({ seen < $0 }) ?? true {
+            let next = Result { () throws(SnapbackClientError) -> WireDecision in try client.nextDecision(timeout: nil) }
+            if case .failure(.socket(.closedByPeer)) = next {
+                throw CommandError("snapbackd closed the connection (stopping, or it dropped this watcher for not keeping up)")
+            }
+            let decision = try next.get()
+            say(json ? decision.json.rendered : SessionDrawing.line(decision))
+            seen += 1
+        }
+    }
+}
+
+/// GetSession, with NOT_FOUND worded for the operator.
+func fetchSession(_ id: UInt64, socket: String, clientName: String) throws -> SessionInfo {
+    let client = try connect(socket, clientName: clientName)
+    defer { client.close() }
+    let reply = Result { () throws(SnapbackClientError) -> SessionInfo in try client.call(.getSession(sessionId: id)) }
+    if case .failure(let error) = reply, error.code == .notFound {
+        throw CommandError("no open session \(id) that you may see (snapback sessions lists them)")
+    }
+    return try reply.get()
+}
+
+/// What stdout is.
+enum Terminal {
+    /// Colour when stdout is a terminal, unless NO_COLOR is set or TERM is dumb.
+    static var wantsColor: Bool {
+        guard isatty(STDOUT_FILENO) == 1 else { return false }
+        if let noColor = getenv("NO_COLOR"), noColor.pointee != 0 { return false }
+        if let term = getenv("TERM"), String(cString: term) == "dumb" { return false }
+        return true
+    }
+
+    /// The terminal's width, else $COLUMNS, else 80.
+    static var columns: Int {
+        var size = winsize()
+        if isatty(STDOUT_FILENO) == 1, ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col >= 40 {
+            return Int(size.ws_col)
+        }
+        if let env = getenv("COLUMNS"), let n = Int(String(cString: env)), n >= 40 { return n }
+        return 80
+    }
+}

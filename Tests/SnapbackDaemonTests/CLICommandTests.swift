@@ -1,0 +1,310 @@
+import Foundation
+import SnapbackClient
+import SnapbackTimeline
+import SnapbackWire
+import Testing
+
+/// The `snapback` binary against a running daemon, every command in text and with `--json`. Deadlines
+/// here are hang guards only; nothing is timed.
+@Suite struct CLICommandTests {
+    static var cli: String { BenchCommandTests.cliPath }
+
+    /// Runs `snapback ARGS --socket SOCKET`.
+    static func run(_ daemon: DaemonHarness, _ arguments: [String]) throws -> (status: Int32, output: String) {
+        try runToEnd(cli, arguments + ["--socket", daemon.socketPath])
+    }
+
+    /// `--json` output as one JSON object.
+    static func json(_ daemon: DaemonHarness, _ arguments: [String]) throws -> [String: Any] {
+        let (status, output) = try run(daemon, arguments + ["--json"])
+        #expect(status == 0, "\(output)")
+        #expect(output.hasSuffix("\n") && output.dropLast().split(separator: "\n").count == 1, "one line: \(output)")
+        let object = try JSONSerialization.jsonObject(with: Data(output.utf8))
+        return try #require(object as? [String: Any], "\(output)")
+    }
+
+    /// A player whose session sits in break b1 after a snapback from 5:00 over 10:00 to 15:00.
+    static func snappedBack(_ daemon: DaemonHarness, content: String = "movie") throws -> (SnapbackClient, UInt64) {
+        let player = try daemon.player("cli-test-player")
+        let session = try player.openSession(Streams.seed(contentId: content, profile: "kids")).sessionId
+        try player.send(.playheadReported(streamTime: 300, rate: 1, playing: true), session: session)
+        try player.send(.seekEnded(from: 300, to: 900), session: session)
+        try player.send(.adBreakStarted(breakId: "b1"), session: session)
+        try player.send(.playheadReported(streamTime: 615, rate: 1, playing: true), session: session)
+        return (player, session)
+    }
+
+    @Test func statusInTextAndJSON() throws {
+        let daemon = try DaemonHarness()
+        let (status, text) = try Self.run(daemon, ["status"])
+        #expect(status == 0, "\(text)")
+        #expect(text.contains("snapbackd ") && text.contains("presets"), "\(text)")
+        let json = try Self.json(daemon, ["status"])
+        let hello = try #require(json["hello"] as? [String: Any])
+        #expect(hello["server_name"] as? String == "snapbackd")
+        #expect((json["status"] as? [String: Any])?["protocol_version"] as? Int == 1)
+    }
+
+    @Test func bookmarksInTextAndJSON() throws {
+        let daemon = try DaemonHarness()
+        let player = try daemon.player()
+        let session = try player.openSession(Streams.seed(contentId: "m1", profile: "p")).sessionId
+        try player.send(.playheadReported(streamTime: 120, rate: 1, playing: true), session: session)
+        try player.send(.paused(streamTime: 120), session: session)
+        _ = try player.closeSession(session)
+
+        var (status, text) = try Self.run(daemon, ["bookmarks", "list", "--profile", "p"])
+        #expect(status == 0 && text.contains("m1") && text.contains("1 bookmark in profile \"p\""), "\(text)")
+        let list = try Self.json(daemon, ["bookmarks", "list", "--profile", "p"])
+        let bookmarks = try #require(list["bookmarks"] as? [[String: Any]])
+        #expect(bookmarks.count == 1 && bookmarks[0]["content_id"] as? String == "m1")
+        #expect(bookmarks[0]["content_time"] as? Double == 120)
+
+        (status, text) = try Self.run(daemon, ["bookmarks", "get", "m1", "--profile", "p"])
+        #expect(status == 0 && text.contains("resume at    content 2:00"), "\(text)")
+        #expect(try Self.json(daemon, ["bookmarks", "get", "m1", "--profile", "p"])["stream_id"] as? String == "stream-m1")
+        (status, text) = try Self.run(daemon, ["bookmarks", "get", "nope", "--profile", "p"])
+        #expect(status == 1 && text.contains("no bookmark for \"nope\""), "\(text)")
+
+        #expect(try Self.json(daemon, ["bookmarks", "delete", "m1", "--profile", "p"])["deleted"] as? Bool == true)
+        (status, text) = try Self.run(daemon, ["bookmarks", "delete", "m1", "--profile", "p"])
+        #expect(status == 0 && text.contains("no bookmark for \"m1\""), "\(text)")
+        #expect(try Self.json(daemon, ["bookmarks", "clear", "--profile", "p"])["deleted"] as? Int == 0)
+        (status, text) = try Self.run(daemon, ["bookmarks", "clear", "--profile", "p"])
+        #expect(status == 0 && text.contains("deleted 0 bookmarks"), "\(text)")
+    }
+
+    @Test func sessionsSessionAndConvertInTextAndJSON() throws {
+        let daemon = try DaemonHarness()
+        let (player, session) = try Self.snappedBack(daemon)
+        defer { player.close() }
+
+        var (status, text) = try Self.run(daemon, ["sessions"])
+        #expect(status == 0, "\(text)")
+        #expect(text.contains("movie") && text.contains("break b1") && text.contains("cli-test-player"), "\(text)")
+        let sessions = try #require(try Self.json(daemon, ["sessions"])["sessions"] as? [[String: Any]])
+        #expect(sessions.count == 1)
+        #expect(sessions.first?["session_id"] as? Int == Int(session) && sessions.first?["break_count"] as? Int == 1)
+
+        (status, text) = try Self.run(daemon, ["session", String(session), "--width", "100"])
+        #expect(status == 0, "\(text)")
+        // Not a terminal: plain text, no escape sequences.
+        #expect(!text.contains("\u{1B}["), "\(text)")
+        #expect(text.contains("phase: in break b1"), "\(text)")
+        #expect(text.contains("playhead: stream 10:15 = content 10:00"), "\(text)")
+        #expect(text.contains("return after b1: stream 15:00 = content 14:00"), "\(text)")
+        #expect(text.contains("not watched, playing, then back to 15:00"), "\(text)")
+        let info = try Self.json(daemon, ["session", String(session)])
+        let state = try #require(info["state"] as? [String: Any])
+        #expect(state["pending_return"] as? Double == 900 && state["current_break_id"] as? String == "b1")
+        #expect((state["breaks"] as? [[String: Any]])?.first?["watched"] as? Bool == false)
+        (status, text) = try Self.run(daemon, ["session", "99"])
+        #expect(status == 1 && text.contains("no open session 99"), "\(text)")
+
+        (status, text) = try Self.run(daemon, ["convert", String(session), "--stream", "16:00"])
+        #expect(status == 0 && text.contains("stream 16:00 = content 15:00"), "\(text)")
+        let back = try Self.json(daemon, ["convert", String(session), "--content", "15:00"])
+        #expect(back["stream_time"] as? Double == 960 && back["content_time"] as? Double == 900)
+        (status, text) = try Self.run(daemon, ["convert", String(session), "--stream", "x"])
+        #expect(status == 2 && text.contains("not a time"), "\(text)")
+    }
+
+    @Test func demoAndUsageErrors() throws {
+        let daemon = try DaemonHarness()
+        var (status, text) = try Self.run(daemon, ["demo"])
+        #expect(status == 0 && text.contains("All expected pushes and replies arrived"), "\(text)")
+        (status, text) = try runToEnd(Self.cli, ["no-such-command"])
+        #expect(status == 2 && text.contains("Usage: snapback"), "\(text)")
+        (status, text) = try runToEnd(Self.cli, [])
+        #expect(status == 2 && text.contains("a command is needed"), "\(text)")
+        (status, text) = try runToEnd(Self.cli, ["bookmarks"])
+        #expect(status == 2 && text.contains("list, get, delete or clear is needed"), "\(text)")
+        (status, text) = try runToEnd(Self.cli, ["--help"])
+        #expect(status == 0 && text.contains("watch") && text.contains("sessions"), "\(text)")
+        (status, text) = try runToEnd(Self.cli, ["--generate-completion-script", "bash"])
+        #expect(status == 0 && text.contains("_snapback"), "\(text.prefix(200))")
+    }
+
+    /// `snapback watch` as a child process, reading its stdout line by line.
+    final class Watcher {
+        let process = Process()
+        let pipe = Pipe()
+        var buffer = Data()
+
+        init(_ daemon: DaemonHarness, _ arguments: [String]) throws {
+            process.executableURL = URL(fileURLWithPath: CLICommandTests.cli)
+            process.arguments = ["watch"] + arguments + ["--socket", daemon.socketPath]
+            process.standardOutput = pipe
+            process.standardError = FileHandle.standardError
+            try process.run()
+        }
+
+        deinit {
+            if process.isRunning { process.terminate() }
+            process.waitUntilExit()
+        }
+
+        /// Every line until the process exits (it does after --count decisions).
+        func linesToEnd() -> [String] {
+            let data = pipe.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+        }
+    }
+
+    /// 100 players, each on its own connection, reporting playheads and pausing (each pause is a
+    /// bookmark decision) for `rounds` rounds; every answer must come back OK.
+    static func hundredPlayers(_ socketPath: String, rounds: Int) throws -> Int {
+        var players: [(SnapbackClient, UInt64)] = []
+        for i in 0..<100 {
+            let p = try SnapbackClient(socketPath: socketPath, clientName: "other-\(i)")
+            players.append((p, try p.openSession(Streams.seed(contentId: "other-\(i)")).sessionId))
+        }
+        var answered = 0
+        for round in 0..<rounds {
+            let t = Double(10 + round)
+            for (p, s) in players {
+                try p.send(.playheadReported(streamTime: t, rate: 1, playing: true), session: s)
+                try p.send(.paused(streamTime: t), session: s)
+                answered += 2
+            }
+        }
+        for (p, _) in players { p.close() }
+        return answered
+    }
+
+    @Test func watchSeesAnotherPlayersSnapbackWhileAHundredPlayersRun() throws {
+        let daemon = try DaemonHarness()
+        let json = try Watcher(daemon, ["--json", "--content", "target", "--count", "1"])
+        let text = try Watcher(daemon, ["--content", "target", "--count", "1"])
+        let everything = try Watcher(daemon, ["--json", "--count", "50"])
+        // All three subscribed before anyone plays (a hang guard of 20 s, polled).
+        var subscribed = 0
+        for _ in 0..<400 {
+            subscribed = daemon.stderrLines.filter { $0.contains("watching decisions") }.count
+            if subscribed == 3 { break }
+            usleep(50_000)
+        }
+        try #require(subscribed == 3)
+
+        /// The other players' outcome, written by their thread before `done` is signalled.
+        final class Outcome: @unchecked Sendable {
+            var answered = 0
+            var error: (any Error)?
+            let done = DispatchSemaphore(value: 0)
+        }
+        let outcome = Outcome()
+        let socketPath = daemon.socketPath
+        Thread.detachNewThread {
+            do { outcome.answered = try Self.hundredPlayers(socketPath, rounds: 3) } catch { outcome.error = error }
+            outcome.done.signal()
+        }
+        let (player, session) = try Self.snappedBack(daemon, content: "target")
+        defer { player.close() }
+        #expect(outcome.done.wait(timeout: .now() + 120) == .success, "hang guard")
+        #expect(outcome.error == nil, "\(String(describing: outcome.error))")
+        #expect(outcome.answered == 600)
+
+        let line = try #require(json.linesToEnd().first)
+        let decision = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        #expect(decision["session_id"] as? Int == Int(session) && decision["content_id"] as? String == "target")
+        #expect(decision["kind"] as? String == "seek" && decision["seek_reason"] as? String == "snapback")
+        #expect(decision["stream_time"] as? Double == 600 && decision["seq"] as? Int == 1)
+        #expect((decision["reason"] as? String)?.contains("b1") == true, "\(line)")
+        let textLine = try #require(text.linesToEnd().first)
+        #expect(textLine.contains("session \(session) \"target\" seek to 10:00 (snapback): "), "\(textLine)")
+        // The unfiltered watcher: JSON lines, gapless, from the other players too.
+        let all = try everything.linesToEnd().map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+        #expect(all.count == 50)
+        #expect(all.map { $0["seq"] as? Int } == Array(1...50))
+        #expect(all.contains { ($0["content_id"] as? String)?.hasPrefix("other-") == true })
+    }
+
+    @Test func aWatcherThatStopsReadingIsDroppedWhileThePlayersAreAnswered() throws {
+        let directory = try DaemonHarness.makeTemporaryDirectory()
+        let config = directory.appendingPathComponent("snapbackd.conf").path
+        try "[limits]\nmax-watch-queue-bytes = 4K\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let daemon = try DaemonHarness(arguments: ["--config", config], in: directory)
+        // Subscribes, then never reads: the kernel's socket buffer fills, then the daemon's queue.
+        let stalled = try daemon.player("stalled-watcher")
+        try stalled.watchDecisions()
+        #expect(try Self.hundredPlayers(daemon.socketPath, rounds: 30) == 6000)
+        #expect(daemon.waitForLog(containing: "watcher not reading", timeout: 30), "\(daemon.stderrLines.suffix(5))")
+        // Every player call above returned OK (a failure throws); the daemon serves on.
+        let after = try daemon.player("after")
+        let _: StatusReply = try after.call(.getStatus)
+        // The dropped watcher's connection is closed once its queue is out (or after 2 s): reading what is
+        // left ends in end of file.
+        var ended = false
+        for _ in 0..<100_000 {
+            do {
+                _ = try stalled.nextDecision(timeout: .seconds(30))
+            } catch {
+                ended = error == .socket(.closedByPeer)
+                break
+            }
+        }
+        #expect(ended)
+    }
+}
+
+/// Who may watch and whose sessions a peer sees, through the real binaries: `snapback` run as another
+/// uid (setpriv) against a daemon that lets anyone connect.
+@Suite struct CLIAccessTests {
+    /// `snapback ARGS` as `uid`/`gid` (no supplementary groups).
+    static func runAs(_ uid: UInt32, _ gid: UInt32, _ daemon: DaemonHarness, _ arguments: [String]) throws -> (status: Int32, output: String) {
+        try runToEnd("/usr/bin/setpriv", ["--reuid=\(uid)", "--regid=\(gid)", "--clear-groups", CLICommandTests.cli]
+            + arguments + ["--socket", daemon.socketPath])
+    }
+
+    static func daemon(_ config: String) throws -> DaemonHarness {
+        let directory = try DaemonHarness.makeTemporaryDirectory()
+        let path = directory.appendingPathComponent("snapbackd.conf").path
+        try config.write(toFile: path, atomically: true, encoding: .utf8)
+        let daemon = try DaemonHarness(arguments: ["--config", path], in: directory)
+        // The socket is 0660 root:root: let the kernel pass anyone, so that snapbackd decides.
+        chmod(daemon.socketPath, 0o666)
+        chmod(directory.path, 0o755)
+        return daemon
+    }
+
+    @Test func anotherUidSeesOnlyItsOwnSessionsAndMayNotWatch() throws {
+        let daemon = try Self.daemon("[access]\nallow-users = *\n")
+        let (player, session) = try CLICommandTests.snappedBack(daemon)
+        defer { player.close() }
+
+        var (status, text) = try Self.runAs(65534, 65534, daemon, ["watch", "--count", "1"])
+        #expect(status == 1 && text.contains("PERMISSION_DENIED") && text.contains("root and the admin groups only"), "\(text)")
+        (status, text) = try Self.runAs(65534, 65534, daemon, ["sessions"])
+        #expect(status == 0 && text.contains("no open sessions"), "\(text)")
+        (status, text) = try Self.runAs(65534, 65534, daemon, ["session", String(session)])
+        #expect(status == 1 && text.contains("no open session \(session)"), "\(text)")
+        // Root sees it.
+        (status, text) = try CLICommandTests.run(daemon, ["sessions"])
+        #expect(status == 0 && text.contains("1 session"), "\(text)")
+    }
+
+    @Test func anAdminGroupMemberSeesEverySessionAndMayWatch() throws {
+        let daemon = try Self.daemon("[access]\nallow-users = *\nadmin-groups = 4343\n")
+        let (player, session) = try CLICommandTests.snappedBack(daemon)
+        defer { player.close() }
+        var (status, text) = try Self.runAs(4001, 4343, daemon, ["sessions", "--json"])
+        #expect(status == 0 && text.contains("\"session_id\":\(session)"), "\(text)")
+        // Subscribed (the daemon logs it) and then sees the next decision: the break's end timer is far
+        // away, so another session's snapback makes one.
+        let watcher = Process()
+        watcher.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        watcher.arguments = ["--reuid=4001", "--regid=4343", "--clear-groups", CLICommandTests.cli, "watch", "--count", "1",
+                             "--socket", daemon.socketPath]
+        let pipe = Pipe()
+        watcher.standardOutput = pipe
+        try watcher.run()
+        #expect(daemon.waitForLog(containing: "watching decisions", timeout: 20))
+        let (other, _) = try CLICommandTests.snappedBack(daemon, content: "other")
+        defer { other.close() }
+        text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        watcher.waitUntilExit()
+        status = watcher.terminationStatus
+        #expect(status == 0 && text.contains("\"other\" seek to 10:00 (snapback)"), "\(text)")
+    }
+}
