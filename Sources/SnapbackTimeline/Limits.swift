@@ -35,9 +35,10 @@ public enum Limits {
     /// Snapbacks to one break before it counts as watched (the top of the range means "no loop guard",
     /// as the benchmark's session uses it).
     public static let snapbacksPerBreak: ClosedRange<Int> = 1...1_000_000_000
-    /// Mid-rolls an ad-rules session may schedule (one a minute for six days): a request of a
-    /// few bytes must not build 100,000 breaks, milliseconds of the loop and megabytes each.
-    public static let adRulesMidrolls = 10_000
+    /// Mid-rolls an ad-rules session may schedule (one every ten minutes for almost a week; ad rules
+    /// serve on-demand programs): a request of a few bytes must not build thousands of breaks, which
+    /// costs the loop milliseconds and the daemon megabytes per session.
+    public static let adRulesMidrolls = 1000
     /// An ad's index within its break.
     public static let adIndex: ClosedRange<Int> = 0...99_999
 }

@@ -211,13 +211,13 @@ import Testing
     @Test func tooManyMidRollsAreRefusedBeforeTheyAreMade() throws {
         expectRejected(SessionConfiguration(contentDuration: 1e8, adRules: AdRules(midrollEvery: 1e-300)),
                        with: .tooManyBreaks(limit: Limits.adRulesMidrolls))
-        expectRejected(SessionConfiguration(contentDuration: 600_060, adRules: AdRules(midrollEvery: 60)),
+        expectRejected(SessionConfiguration(contentDuration: 600_600, adRules: AdRules(midrollEvery: 600)),
                        with: .tooManyBreaks(limit: Limits.adRulesMidrolls))
-        expectRejected(SessionConfiguration(contentDuration: 1e6, adRules: AdRules(midrollTimes: (1...10_001).map(Double.init))),
+        expectRejected(SessionConfiguration(contentDuration: 1e6, adRules: AdRules(midrollTimes: (1...1001).map(Double.init))),
                        with: .tooManyBreaks(limit: Limits.adRulesMidrolls))
-        // One a minute for six days fits.
+        // One every ten minutes for six days fits.
         let days = try TimelineSession(SessionConfiguration(contentDuration: 6 * 86_400,
-                                                            adRules: AdRules(preroll: false, midrollEvery: 60, postroll: false)))
-        #expect(days.layout.count == 6 * 1440 - 1)
+                                                            adRules: AdRules(preroll: false, midrollEvery: 600, postroll: false)))
+        #expect(days.layout.count == 6 * 144 - 1)
     }
 }
