@@ -42,7 +42,8 @@ def templates(session_id):
         ("Timeline/OpenSession", e("OpenSessionRequest", stream_id="r", content_id="r", content_duration=3600.0,
                                    ad_rules={"preroll": True, "midroll_times": [600.0], "midroll_every": 900.0,
                                              "postroll": True, "break_duration": 30.0},
-                                   policy_overrides={"bookmark_interval": 10.0, "cooldown": 5.0})),
+                                   policy_overrides={"bookmark_interval": 10.0})),
+        ("Timeline/OpenSession", e("OpenSessionRequest", stream_id="l", kind=2, policy_overrides={"cooldown": 5.0})),
         ("Timeline/ReportPlayhead", e("ReportPlayheadRequest", session_id=s, stream_time=300.0, rate=1.0, playing=True)),
         ("Timeline/SeekEnded", e("SeekEndedRequest", session_id=s, from_stream_time=300.0, to_stream_time=900.0)),
         ("Timeline/AdBreakStarted", e("AdBreakStartedRequest", session_id=s, break_id="b1")),
@@ -59,8 +60,33 @@ def templates(session_id):
     ]
 
 
+def double_offsets(buf, base=0, depth=0):
+    """Where the 8-byte values of double fields start, in nested messages too (a LEN field that parses
+    as a message is taken for one: a string that happens to parse only adds harmless offsets)."""
+    found, pos = [], 0
+    try:
+        while pos < len(buf):
+            start = pos
+            num, wt, val, pos = sb.read_field(buf, pos)
+            if wt == sb.I64:
+                found.append(base + pos - 8)
+            elif wt == sb.LEN and depth < 3 and val:
+                found += double_offsets(val, base + pos - len(val), depth + 1)
+    except sb.DecodeError:
+        pass
+    return found
+
+
 def mutate(rng, body):
     b = bytearray(body)
+    # Most often one double field set to a value that is finite but huge, negative, or not a number:
+    # what a buggy player sends, and what once took the daemon down (a 1e300 break duration).
+    doubles = double_offsets(bytes(b))
+    if doubles and rng.random() < 0.5:
+        i = rng.choice(doubles)
+        b[i:i + 8] = struct.pack("<d", rng.choice(HUGE))
+        if rng.random() < 0.7:
+            return bytes(b)
     for _ in range(rng.randint(1, 4)):
         kind = rng.randrange(6)
         if kind == 0 and b:
