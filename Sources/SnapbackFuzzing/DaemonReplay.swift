@@ -45,9 +45,16 @@ public struct DaemonReplay {
         input = Reader(data)
     }
 
+    /// Runs a program, then checks that nothing kept the service alive: every peer is gone, so a
+    /// service that outlives its replay is held by a reference cycle (a leak in the daemon too).
     public static func run(_ data: UnsafeRawBufferPointer) {
-        var replay = DaemonReplay(data)
-        replay.run()
+        weak var service: TimelineService?
+        do {
+            var replay = DaemonReplay(data)
+            service = replay.service
+            replay.run()
+        }
+        if service != nil { fatalError("the service outlived its replay: a reference cycle keeps it alive") }
     }
 
     public mutating func run() {
@@ -61,8 +68,10 @@ public struct DaemonReplay {
             step()
             check()
         }
+        // As the daemon stops: sessions closed, writes committed, then the connections go.
         service.shutdown()
         store.completeWrites()
+        for peer in peers { peer.disconnect() }
         check()
     }
 

@@ -109,11 +109,15 @@ import Testing
         }
     }
 
-    /// Writes the seeds into the corpus when `SNAPBACK_WRITE_FUZZ_SEEDS=1` (after a protocol change).
-    @Test func writeSeedsWhenAsked() throws {
-        guard ProcessInfo.processInfo.environment["SNAPBACK_WRITE_FUZZ_SEEDS"] == "1" else { return }
+    /// The committed seeds are these programs: a program names its method by its index among the
+    /// protocol's methods, so a new method shifts them and the files must be written again
+    /// (`SNAPBACK_WRITE_FUZZ_SEEDS=1 swift test --filter DaemonFuzzTests`).
+    @Test func committedSeedsAreCurrent() throws {
+        let write = ProcessInfo.processInfo.environment["SNAPBACK_WRITE_FUZZ_SEEDS"] == "1"
         for (i, seed) in Self.seeds.enumerated() {
-            try Data(seed).write(to: Self.corpus.appendingPathComponent("seed-\(i)"))
+            let file = Self.corpus.appendingPathComponent("seed-\(i)")
+            if write { try Data(seed).write(to: file) }
+            #expect((try? [UInt8](Data(contentsOf: file))) == seed, "\(file.lastPathComponent) is stale")
         }
     }
 }
