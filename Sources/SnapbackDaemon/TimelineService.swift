@@ -11,8 +11,8 @@ import SnapbackWire
 /// A final class confined to one thread — the libuv loop's in the daemon, the caller's with an
 /// ``EmbeddedPeer`` — that checks it at every entry. Not an actor: nothing ever awaits it, because
 /// decode → timeline → encode must run on the loop thread with no executor hop (a hop costs as much
-/// as a whole round trip), and entering an actor synchronously from a libuv callback took either an
-/// `unsafeBitCast` of its isolation or the runtime's `assumeIsolated` check (about 700 instructions
+/// as a whole round trip), and entering an actor synchronously from a libuv callback took either a
+/// bit cast stripping its isolation or the runtime's `assumeIsolated` check (about 700 instructions
 /// per frame, a tenth of the daemon's work on the snapback round trip). The thread check is one
 /// `pthread_self` and a compare.
 ///
