@@ -1,9 +1,9 @@
 import CLibUV
 import Glibc
 
-/// What a handler factory gets: the loop to put timers and the service actor on, the options, the
-/// configuration in force at start, the logger.
-public struct DaemonContext: Sendable {
+/// What a handler factory gets, on the loop thread: the loop to put timers and the service on, the
+/// options, the configuration in force at start, the logger.
+public struct DaemonContext {
     public let loop: EventLoop
     public let options: DaemonOptions
     /// Files and command line merged. Later changes reach a handler that implements
@@ -11,8 +11,6 @@ public struct DaemonContext: Sendable {
     public let configuration: DaemonConfiguration
     /// Runs closures from other threads (the store's writer) on the loop thread; closed last.
     public let post: LoopPost
-    /// The executor for the service actor: `loop.executor`.
-    public var executor: LoopExecutor { loop.executor }
     public var logger: Logger { loop.logger }
 }
 
@@ -30,7 +28,7 @@ public struct DaemonContext: Sendable {
 ///
 /// Stopping (SIGTERM, SIGINT) closes the listener, calls the handler's `shutdown()`, lets every
 /// connection write its queued output for up to ``drainTimeoutMilliseconds``, then closes every handle
-/// left (connections, timers, signal watchers, the executor's wake-up) and runs the loop until it has
+/// left (connections, timers, signal watchers, the mailbox's wake-up) and runs the loop until it has
 /// none: `uv_loop_close` must then succeed, or the exit status is 1. A second signal cuts the drain
 /// short.
 public final class Daemon {

@@ -1,16 +1,15 @@
 import CLibUV
 import Glibc
 
-/// The libuv loop and the loop-wide bookkeeping of the I/O shell: the executor, the open connections,
-/// the connections with output to flush, and the timers to close at shutdown.
+/// The libuv loop and the loop-wide bookkeeping of the I/O shell: the open connections, the
+/// connections with output to flush, and the timers to close at shutdown.
 ///
-/// Loop-confined: create it on the thread that will run it and use it only there (libuv callbacks and
-/// the loop executor's jobs run there). It is `@unchecked Sendable` only so that an actor running on
-/// the ``LoopExecutor`` can keep it.
-public final class EventLoop: @unchecked Sendable {
+/// Loop-confined: create it on the thread that will run it and use it only there (libuv callbacks run
+/// there; other threads reach the loop through ``LoopPost``).
+public final class EventLoop {
     let raw: UnsafeMutablePointer<uv_loop_t>
-    /// Runs actor jobs on this loop's thread.
-    public let executor: LoopExecutor
+    /// The thread that created the loop and runs it.
+    private let thread: pthread_t
     public let logger: Logger
 
     /// Flushes output queued by code that ran outside a libuv callback of this shell (a safety net:
@@ -54,18 +53,10 @@ public final class EventLoop: @unchecked Sendable {
             raw.deallocate()
             throw LibUVError("uv_loop_init", result)
         }
-        do {
-            executor = try LoopExecutor(loop: raw)
-        } catch {
-            uv_loop_close(raw)
-            raw.deallocate()
-            throw error
-        }
+        thread = pthread_self()
         do {
             timerQueue = try TimerQueue(loop: raw)
         } catch {
-            executor.close()
-            uv_run(raw, UV_RUN_DEFAULT)  // the executor's close callback
             uv_loop_close(raw)
             raw.deallocate()
             throw error
@@ -90,7 +81,7 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     /// True on the loop's thread.
-    public var isOnLoopThread: Bool { executor.isOnLoopThread }
+    public var isOnLoopThread: Bool { pthread_equal(pthread_self(), thread) != 0 }
 
     /// Runs until no referenced handle is left (after a shutdown) or ``stop()`` is called.
     public func run() {
@@ -218,7 +209,7 @@ public final class EventLoop: @unchecked Sendable {
 
     // MARK: Shutdown
 
-    /// Closes the loop's own handles (the executor's wake-up, the timers' timerfd and the flush safety
+    /// Closes the loop's own handles (the timers' timerfd and the flush safety
     /// net). The last step of a shutdown, after every other handle and timer was closed.
     func closeOwnHandles() {
         flushPending()
@@ -227,7 +218,6 @@ public final class EventLoop: @unchecked Sendable {
         logRetryTimer?.close()
         logRetryTimer = nil
         watched = []
-        executor.close()
         timerQueue.close()
         if uv_is_closing(asHandle(prepare)) == 0 {
             uv_close(asHandle(prepare)) { handle in

@@ -1,9 +1,8 @@
 import CLibUV
 import Glibc
 
-/// Work handed to the loop thread from any thread, run there in the order it was sent: the one
-/// mechanism under both the actor executor (`LoopExecutor`, jobs) and `LoopPost` (closures from the
-/// store's writer thread).
+/// Work handed to the loop thread from any thread, run there in the order it was sent: the mechanism
+/// under `LoopPost` (closures from the store's writer thread).
 ///
 /// A pthread mutex guards the queue (TSan-clean, unlike a futex-based Mutex) and `uv_async_send` wakes
 /// the loop; libuv coalesces wake-ups, so the async callback drains until the queue is empty, then

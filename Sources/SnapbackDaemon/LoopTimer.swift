@@ -7,8 +7,8 @@
 /// ``close()``). A shutdown closes timers their owners left open; ``start(after:repeatingEvery:)`` on a
 /// closed timer does nothing.
 ///
-/// Loop-confined, `@unchecked Sendable` only so that an actor on the ``LoopExecutor`` can hold one.
-public final class LoopTimer: @unchecked Sendable {
+/// Loop-confined: create, start and close it on the loop thread.
+public final class LoopTimer {
     /// The queue's record of the timer; the loop keeps it until it is closed.
     final class State {
         unowned let loop: EventLoop

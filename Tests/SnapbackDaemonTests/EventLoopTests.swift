@@ -2,25 +2,6 @@ import Foundation
 @testable import SnapbackDaemon
 import Testing
 
-/// An actor that lives on the loop, as TimelineService does.
-actor LoopActor {
-    let loop: EventLoop
-    var counter = 0
-    nonisolated var unownedExecutor: UnownedSerialExecutor { loop.executor.asUnownedSerialExecutor() }
-    init(loop: EventLoop) { self.loop = loop }
-
-    func increment() -> Bool {
-        counter += 1
-        return loop.isOnLoopThread
-    }
-
-    /// Closes the loop's own handles so `run()` returns.
-    func stopLoop() {
-        loop.closeAllTimers()
-        loop.closeOwnHandles()
-    }
-}
-
 /// Runs a loop on its own thread; `body` runs on that thread before `uv_run`.
 final class LoopThread: @unchecked Sendable {
     private var loop: EventLoop?
@@ -49,50 +30,32 @@ final class LoopThread: @unchecked Sendable {
     }
 }
 
-@Suite struct LoopExecutorTests {
-    @Test func jobsFromOtherThreadsRunOnTheLoopThread() async throws {
-        let thread = LoopThread()
-        let loop = thread.start()
-        let actor = LoopActor(loop: loop)
-        #expect(!loop.isOnLoopThread)
-        let results = await withTaskGroup(of: Bool.self) { group in
-            for _ in 0..<2000 {
-                group.addTask { await actor.increment() }
-            }
-            return await group.reduce(into: [Bool]()) { $0.append($1) }
-        }
-        #expect(results.count == 2000)
-        #expect(results.allSatisfy { $0 })
-        #expect(await actor.counter == 2000)
-        await actor.stopLoop()
-        #expect(thread.waitUntilStopped() == 0)
-    }
-
-    @Test func timerCallbacksEnterTheActorWithAssumeIsolated() async throws {
+/// The loop on its own thread: its timers, and a clean close.
+@Suite struct EventLoopTests {
+    @Test func timersFireOnTheLoopThreadInDeadlineOrder() throws {
         let thread = LoopThread()
         let box = Box()
         let loop = thread.start { loop in
-            let actor = LoopActor(loop: loop)
-            box.actor = actor
             var fired: [Int] = []
             var timers: [LoopTimer] = []
             for (index, delay) in [30, 10, 20].enumerated() {
                 let timer = LoopTimer(loop: loop) {
+                    precondition(loop.isOnLoopThread)
                     fired.append(index)
-                    _ = actor.assumeIsolated { $0.increment() }
                     if fired.count == 3 {
                         box.fired = fired
                         timers.removeAll()  // deinit closes them
-                        actor.assumeIsolated { $0.stopLoop() }
+                        loop.closeAllTimers()
+                        loop.closeOwnHandles()
                     }
                 }
                 timer.start(after: UInt64(delay))
                 timers.append(timer)
             }
         }
+        #expect(!loop.isOnLoopThread)
         #expect(thread.waitUntilStopped() == 0)
         #expect(box.fired == [1, 2, 0])
-        _ = loop
     }
 
     @Test func timersLeftOpenAreClosedAtShutdownAndTheLoopClosesCleanly() throws {
@@ -118,7 +81,6 @@ final class LoopThread: @unchecked Sendable {
 }
 
 final class Box: @unchecked Sendable {
-    var actor: LoopActor?
     var fired: [Int] = []
     var timers: [LoopTimer] = []
     var stopper: LoopTimer?
