@@ -5,7 +5,7 @@ import Glibc
 /// store's writer thread hands commit results back (`SQLiteViewerStateStore(post: context.post.post)`),
 /// without SnapbackStore importing libuv.
 ///
-/// Closures travel in a `LoopMailbox` (the mechanism under `LoopExecutor` too); after each drain the
+/// Closures travel in a `LoopMailbox`; after each drain the
 /// output they queued is flushed. The daemon creates one in `setUp` (``DaemonContext/post``) and closes
 /// it in its last step, after the handler's `shutdown()`: closing runs what is still queued, then closes
 /// the handle; later posts are dropped.
