@@ -183,9 +183,6 @@ public final class ManualClock: ServiceClock {
         timers.removeAll { $0.callback == nil }
     }
 
-    /// The earliest deadline of a started timer.
-    public var nextDeadline: Double? { timers.compactMap(\.deadline).min() }
-
     final class Timer: ServiceTimer {
         unowned let clock: ManualClock
         let order: Int

@@ -82,7 +82,6 @@ final class MemoryReturn {
     /// Below this many sessions at the high-water mark, what could be returned is not worth a walk.
     static let minimumHighWater = 256
     static let settleSeconds = 2.0
-    private(set) var trims = 0
 
     init(clock: any ServiceClock) { self.clock = clock }
 
@@ -101,7 +100,6 @@ final class MemoryReturn {
 
     private func trim() {
         malloc_trim(0)
-        trims += 1
         highWater = open
     }
 

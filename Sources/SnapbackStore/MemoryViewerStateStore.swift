@@ -18,7 +18,6 @@ public final class MemoryViewerStateStore: ViewerStateStore {
     public var path: String { "" }
     public var bookmarkCount: Int { stored.values.reduce(0) { $0 + $1.count } }
     public var lastError: String? { failWrites.map { "\($0)" } }
-    public var pendingWrites: Int { pending.count }
 
     /// Runs the completions of the writes made so far, in order; returns how many.
     @discardableResult
