@@ -188,9 +188,7 @@ extension TimelineSession {
     }
 
     /// Which break, if any, the seek from → to is held to.
-    /// `mutating` only so that the seek path passes the session by reference: called as a plain method
-    /// from a mutating one, the whole session (337 bytes) was copied for the call. It changes nothing.
-    mutating func selectBreak(from: Double, to: Double, landed: Int?) -> Int? {
+    func selectBreak(from: Double, to: Double, landed: Int?) -> Int? {
         let forward = to > from
         if !forward && !(policy.enforceBackwardSeeks && to < from) { return nil }
         // Candidate range [lo, hi) of break indices, by start.
