@@ -56,9 +56,12 @@ let package = Package(
         .executableTarget(name: "snapback-fuzz", dependencies: ["SnapbackFuzzing"]),
         .executableTarget(name: "snapback-fuzz-daemon", dependencies: ["SnapbackFuzzing"]),
         .executableTarget(name: "snapback", dependencies: [
-            "SnapbackClient", "SnapbackWire", "SnapbackTimeline", "SnapbackCLI",
+            "SnapbackClient", "SnapbackWire", "SnapbackTimeline", "SnapbackCLI", "CLinux",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
+        // Linux calls the client's benchmarks need that Swift's Glibc module leaves out (epoll, CPU
+        // affinity), in C with their real types.
+        .target(name: "CLinux", path: "Sources/CLinux"),
         // What the CLI draws and prints, as pure functions of replies (a session's timeline, JSON): a
         // library so that unit tests reach it without a daemon. No argument parsing, no I/O.
         .target(name: "SnapbackCLI", dependencies: ["SnapbackWire", "SnapbackTimeline"]),

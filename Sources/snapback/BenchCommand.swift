@@ -1,4 +1,5 @@
 import ArgumentParser
+import CLinux
 import Glibc
 import SnapbackClient
 import SnapbackTimeline
@@ -551,43 +552,17 @@ struct BenchEchoServer: ParsableCommand {
     }
 }
 
-/// epoll through `dlsym`: the Glibc module does not import <sys/epoll.h>.
+/// An epoll instance watching one socket (the C side: `CLinux`).
 struct Epoll {
-    private typealias Create = @convention(c) (Int32) -> Int32
-    private typealias Control = @convention(c) (Int32, Int32, Int32, UnsafeMutableRawPointer) -> Int32
-    private typealias Wait = @convention(c) (Int32, UnsafeMutableRawPointer, Int32, Int32) -> Int32
-    /// `struct epoll_event` is packed on x86-64 (12 bytes), naturally aligned elsewhere (16).
-    #if arch(x86_64)
-    private static let eventSize = 12, dataOffset = 4
-    #else
-    private static let eventSize = 16, dataOffset = 8
-    #endif
-
     private let epfd: Int32
-    private let waitCall: Wait
-    private let events: UnsafeMutableRawPointer
 
     init?(watching fd: Int32) {
-        guard let create = dlsym(nil, "epoll_create1"), let control = dlsym(nil, "epoll_ctl"),
-              let wait = dlsym(nil, "epoll_wait") else { return nil }
-        epfd = unsafeBitCast(create, to: Create.self)(O_CLOEXEC)
+        epfd = snapback_epoll_watch(fd)
         guard epfd >= 0 else { return nil }
-        waitCall = unsafeBitCast(wait, to: Wait.self)
-        events = .allocate(byteCount: 8 * Self.eventSize, alignment: 8)
-        events.initializeMemory(as: UInt8.self, repeating: 0, count: 8 * Self.eventSize)
-        events.storeBytes(of: UInt32(1), as: UInt32.self)  // EPOLLIN
-        events.storeBytes(of: Int32(fd), toByteOffset: Self.dataOffset, as: Int32.self)
-        guard unsafeBitCast(control, to: Control.self)(epfd, 1 /* EPOLL_CTL_ADD */, fd, events) == 0 else { return nil }
     }
 
     /// Waits until the socket is readable.
-    func wait() -> Bool {
-        while true {
-            let n = waitCall(epfd, events, 8, -1)
-            if n > 0 { return true }
-            if n < 0 && errno != EINTR { return false }
-        }
-    }
+    func wait() -> Bool { snapback_epoll_wait_readable(epfd) == 1 }
 }
 
 func hex(_ bytes: [UInt8]) -> String {

@@ -1,3 +1,4 @@
+import CLinux
 import Glibc
 import SnapbackClient
 import SnapbackCLI
@@ -63,27 +64,14 @@ enum Processes {
 
     /// Restricts a thread (`tid` 0: the calling one) to one CPU.
     static func pin(_ tid: pid_t, cpu: Int) -> Bool {
-        var set = cpu_set_t()
-        withUnsafeMutableBytes(of: &set) { raw in raw[cpu / 8] |= UInt8(1 << (cpu % 8)) }
-        guard let call = affinityCall("sched_setaffinity") else { return false }
-        return call(tid, MemoryLayout<cpu_set_t>.size, &set) == 0
+        guard let cpu = Int32(exactly: cpu) else { return false }
+        return snapback_pin_thread(tid, cpu) == 0
     }
 
     /// Whether this thread may run on `cpu`.
     static func cpuAllowed(_ cpu: Int) -> Bool {
-        var set = cpu_set_t()
-        guard cpu >= 0, cpu < MemoryLayout<cpu_set_t>.size * 8, let call = affinityCall("sched_getaffinity"),
-              call(0, MemoryLayout<cpu_set_t>.size, &set) == 0 else { return false }
-        return withUnsafeBytes(of: &set) { raw in raw[cpu / 8] & UInt8(1 << (cpu % 8)) != 0 }
-    }
-
-    typealias AffinityCall = @convention(c) (pid_t, Int, UnsafeMutableRawPointer) -> Int32
-
-    /// glibc's `sched_setaffinity` / `sched_getaffinity`, which the Glibc module does not import (they
-    /// are behind _GNU_SOURCE), looked up in the C library already loaded.
-    static func affinityCall(_ name: String) -> AffinityCall? {
-        guard let symbol = dlsym(nil, name) else { return nil }
-        return unsafeBitCast(symbol, to: AffinityCall.self)
+        guard let cpu = Int32(exactly: cpu) else { return false }
+        return snapback_cpu_allowed(cpu) == 1
     }
 
     /// Pins every thread of a process.

@@ -1,0 +1,21 @@
+#ifndef SNAPBACK_CLINUX_H
+#define SNAPBACK_CLINUX_H
+/* Linux calls the command-line client's benchmarks need and Swift's Glibc module leaves out:
+ * <sys/epoll.h> is not imported (and struct epoll_event is packed on x86-64), and the CPU affinity
+ * calls sit behind _GNU_SOURCE. Written here in C so that Swift calls them with their real types. */
+
+#include <sys/types.h>
+
+/* A new epoll instance (close-on-exec) watching fd for input; -1 with errno set on failure. */
+int snapback_epoll_watch(int fd);
+
+/* Blocks until the watched descriptor is readable: 1, or 0 on an error other than EINTR. */
+int snapback_epoll_wait_readable(int epfd);
+
+/* Restricts thread tid (0: the calling one) to one CPU: 0, or -1 with errno set. */
+int snapback_pin_thread(pid_t tid, int cpu);
+
+/* Whether the calling thread may run on cpu: 1 or 0. */
+int snapback_cpu_allowed(int cpu);
+
+#endif
