@@ -1,3 +1,4 @@
+import SnapbackClient
 import SnapbackDaemon
 import SnapbackTimeline
 import SnapbackWire
@@ -15,9 +16,9 @@ import Testing
         do {
             try body()
             Issue.record("expected RESOURCE_EXHAUSTED", sourceLocation: sourceLocation)
-        } catch let status as WireStatus {
-            #expect(status.code == .resourceExhausted, "\(status)", sourceLocation: sourceLocation)
-            #expect(status.message.contains("limit of 100"), "\(status)", sourceLocation: sourceLocation)
+        } catch let error as SnapbackClientError {
+            #expect(error.code == .resourceExhausted, "\(error)", sourceLocation: sourceLocation)
+            #expect("\(error)".contains("limit of 100"), "\(error)", sourceLocation: sourceLocation)
         } catch {
             Issue.record("unexpected \(error)", sourceLocation: sourceLocation)
         }
@@ -27,14 +28,14 @@ import Testing
         let daemon = EmbeddedDaemon { $0.maxBreaks = 100 }
         let a = try daemon.player()
         let b = try daemon.player()
-        let first = try a.openSession(OpenSessionRequest(streamId: "a", contentId: "a", breaks: Self.breaks(60)))
+        let first = try a.openSession(OpenSessionRequest(streamId: "a", contentId: "a", breaks: Self.breaks(60))).sessionId
         expectExhausted { _ = try b.openSession(OpenSessionRequest(streamId: "b", contentId: "b", breaks: Self.breaks(41))) }
         // Exactly up to the limit is fine.
-        let second = try b.openSession(OpenSessionRequest(streamId: "b", contentId: "b", breaks: Self.breaks(40)))
+        let second = try b.openSession(OpenSessionRequest(streamId: "b", contentId: "b", breaks: Self.breaks(40))).sessionId
         // Closing a session gives its breaks back.
-        try a.call(.closeSession(sessionId: first))
+        try a.closeSession(first)
         _ = try b.openSession(OpenSessionRequest(streamId: "c", contentId: "c", breaks: Self.breaks(60)))
-        try b.call(.closeSession(sessionId: second))
+        try b.closeSession(second)
     }
 
     @Test func adRulesBreaksCountOnceBuilt() throws {
@@ -52,10 +53,10 @@ import Testing
     @Test func liveUpdatesAreHeldToTheBudgetAndAPlayerGoingAwayFreesIt() throws {
         let daemon = EmbeddedDaemon { $0.maxBreaks = 100 }
         let player = try daemon.player()
-        let live = try player.openSession(OpenSessionRequest(streamId: "l", contentId: "", kind: .live))
-        try player.call(.event(sessionId: live, .breaksUpdated(Self.breaks(90))))
-        expectExhausted { try player.call(.event(sessionId: live, .breaksUpdated(Self.breaks(20, from: 100_000)))) }
-        try player.call(.event(sessionId: live, .breaksUpdated(Self.breaks(10, from: 100_000))))
+        let live = try player.openSession(OpenSessionRequest(streamId: "l", contentId: "", kind: .live)).sessionId
+        try player.send(.breaksUpdated(Self.breaks(90)), session: live)
+        expectExhausted { try player.send(.breaksUpdated(Self.breaks(20, from: 100_000)), session: live) }
+        try player.send(.breaksUpdated(Self.breaks(10, from: 100_000)), session: live)
         player.peer.disconnect()
         let next = try daemon.player()
         _ = try next.openSession(OpenSessionRequest(streamId: "n", contentId: "n", breaks: Self.breaks(100)))

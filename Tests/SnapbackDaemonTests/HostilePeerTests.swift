@@ -4,12 +4,13 @@ import SnapbackTimeline
 import SnapbackWire
 import Testing
 
-/// What an attacker or a buggy player tried against the release binary, each answered to that client
-/// while the daemon keeps serving everyone else. Each test is a regression for one finding.
+/// What an attacker or a buggy player tried, each answered to that client while the service keeps serving
+/// everyone else; in process (the wire-level mutation test sends the same over the binary's socket). Each
+/// test is a regression for one finding.
 @Suite struct HostilePeerTests {
     /// The refusal for `body`, and then a bystander's seed story still answered correctly by the same daemon.
-    func expectRefused(_ daemon: DaemonHarness, _ field: String, sourceLocation: SourceLocation = #_sourceLocation,
-                       _ body: (SnapbackClient) throws -> Void) throws {
+    func expectRefused(_ daemon: EmbeddedDaemon, _ field: String, sourceLocation: SourceLocation = #_sourceLocation,
+                       _ body: (EmbeddedPlayer) throws -> Void) throws {
         let attacker = try daemon.player("attacker")
         do {
             try body(attacker)
@@ -23,7 +24,7 @@ import Testing
         let _: StatusReply = try attacker.call(.getStatus)
     }
 
-    func expectServing(_ daemon: DaemonHarness, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    func expectServing(_ daemon: EmbeddedDaemon, sourceLocation: SourceLocation = #_sourceLocation) throws {
         let bystander = try daemon.player("bystander")
         let session = try bystander.openSession(Streams.seed()).sessionId
         try bystander.send(.playheadReported(streamTime: 300, rate: 1, playing: true), session: session)
@@ -35,7 +36,7 @@ import Testing
     /// A stitched break of 1e300 s that the playhead then enters: the break-end timer's conversion to
     /// milliseconds trapped (SIGILL) and took every player down.
     @Test func aBreakOfAHugeDurationIsRefused() throws {
-        let daemon = try DaemonHarness()
+        let daemon = EmbeddedDaemon()
         try expectRefused(daemon, "breaks[0].duration") { attacker in
             let open = Streams.seed(breaks: [AdBreak(id: "b1", start: 600, duration: 1e300)])
             let session = try attacker.openSession(open).sessionId
@@ -51,7 +52,7 @@ import Testing
 
     /// Ad rules with a break duration of 1e300 and a pre-roll.
     @Test func adRulesWithAHugeBreakDurationAreRefused() throws {
-        let daemon = try DaemonHarness()
+        let daemon = EmbeddedDaemon()
         try expectRefused(daemon, "ad_rules.break_duration") { attacker in
             var open = Streams.seed(breaks: [])
             open.adRules = AdRules(preroll: true, midrollTimes: [600], breakDuration: 1e300)
@@ -62,7 +63,7 @@ import Testing
 
     /// A bookmark interval of 1e17 s, then a playing ReportPlayhead (the periodic bookmark timer).
     @Test func aHugeBookmarkIntervalIsRefused() throws {
-        let daemon = try DaemonHarness()
+        let daemon = EmbeddedDaemon()
         try expectRefused(daemon, "policy_overrides.bookmark_interval") { attacker in
             var overrides = PolicyOverrides()
             overrides.bookmarkInterval = 1e17
@@ -73,7 +74,7 @@ import Testing
 
     /// Events and queries with numbers out of range, each refused in the field's own name.
     @Test func eventNumbersOutOfRangeAreRefused() throws {
-        let daemon = try DaemonHarness()
+        let daemon = EmbeddedDaemon()
         let owner = try daemon.player("owner")
         let session = try owner.openSession(Streams.seed()).sessionId
         let cases: [(TimelineEvent, String)] = [
@@ -99,7 +100,7 @@ import Testing
 
     /// A negative rate within range is playback backwards: accepted, and it projects no jump.
     @Test func aNegativeRateIsRewindAndAccepted() throws {
-        let daemon = try DaemonHarness()
+        let daemon = EmbeddedDaemon()
         let player = try daemon.player()
         let session = try player.openSession(Streams.seed()).sessionId
         try player.send(.playheadReported(streamTime: 300, rate: 1, playing: true), session: session)
@@ -109,7 +110,7 @@ import Testing
     /// Content id bytes `ff fe` were stored, logged and listed as U+FFFD, so different byte strings shared
     /// one bookmark. proto3 forbids them: INVALID_ARGUMENT naming the field.
     @Test func invalidUTF8IsRefusedNamingTheField() throws {
-        let daemon = try DaemonHarness()
+        let daemon = EmbeddedDaemon()
         try expectRefused(daemon, "content_id: not valid UTF-8") { attacker in
             // GetBookmarkRequest{content_id: ff fe}
             _ = try attacker.rawCall(method: WireMethod.getBookmark.rawValue, body: [0x12, 0x02, 0xFF, 0xFE])

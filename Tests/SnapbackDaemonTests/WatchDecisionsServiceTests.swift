@@ -9,24 +9,19 @@ import Testing
 /// that a watcher that stops reading is dropped while the players are answered as before.
 @Suite struct WatchDecisionsServiceTests {
     final class Box {
-        let clock = ManualClock()
-        let store = MemoryViewerStateStore()
-        let service: TimelineService
-        var nextId: UInt64 = 1
+        let daemon: EmbeddedDaemon
+        var clock: ManualClock { daemon.clock }
 
         init(_ configure: (inout DaemonConfiguration) -> Void = { _ in }) {
-            var configuration = DaemonConfiguration()
-            configuration.access.anyone = true
-            configure(&configuration)
-            service = TimelineService(clock: clock, logger: Logger(level: .error), configuration: configuration, store: store)
+            daemon = EmbeddedDaemon {
+                $0.access.anyone = true
+                configure(&$0)
+            }
         }
 
         /// A connected peer that said Hello.
         func peer(uid: UInt32 = 0, gid: UInt32 = 0, groups: [UInt32] = [], name: String = "peer") -> EmbeddedPeer {
-            let p = EmbeddedPeer(id: nextId, peer: PeerCredentials(pid: Int32(1000 + nextId), uid: uid, gid: gid, groups: groups),
-                                 handler: service, logger: Logger(level: .error))
-            nextId += 1
-            p.connect()
+            let p = daemon.connect(uid: uid, gid: gid, groups: groups)
             let hello = WireRequest.hello(HelloRequest(clientName: name))
             p.receive(.request(callId: 1, method: hello.method.rawValue), body: hello.encoded())
             _ = p.takeSent()
