@@ -80,6 +80,7 @@ release: deps ## Release build (static Swift runtime, no Foundation)
 
 run: release ## Run snapbackd in the foreground on the development socket
 	@mkdir -p $(dir $(SOCKET)) $(STATE_DIR)
+	@echo "snapbackd on $(SOCKET): in another shell, export SNAPBACK_SOCKET=$(abspath $(SOCKET)) and run snapback status"
 	$(RELEASE_BIN)/snapbackd --socket $(SOCKET) --state-dir $(STATE_DIR) --log-level $(LOG_LEVEL)
 
 demo: release ## Start snapbackd and a scripted player that tells the seeds' story

@@ -2,8 +2,8 @@
 /// when given, they win over the file (``DaemonConfiguration/overridden(by:)``), at start and on reload.
 public struct DaemonOptions: Sendable, Hashable {
     /// Bound when the daemon is not socket-activated; ignored when it is.
-    public var socketPath = "./.run/snapbackd.sock"
-    public var stateDirectory = "./.run/state"
+    public var socketPath = "/run/snapback/snapbackd.sock"
+    public var stateDirectory = "/var/lib/snapback"
     /// `--config`: the main configuration file; nil for ``ConfigurationLoader/defaultPath``, which may
     /// be missing (a file named with `--config` may not).
     public var configPath: String?
@@ -129,11 +129,11 @@ public struct DaemonOptions: Sendable, Hashable {
                                       order; see snapbackd.conf(5). The options below win over it.
           --check-config              Load the configuration, print it as in force, and exit: 0 if it
                                       is valid, 1 with FILE:LINE: REASON if not
-          --socket PATH               Unix socket to listen on (default ./.run/snapbackd.sock), unless
+          --socket PATH               Unix socket to listen on (default /run/snapback/snapbackd.sock), unless
                                       started by socket activation (LISTEN_FDS), which wins.
                                       The parent directory is created; a stale socket is replaced.
           --state-dir DIR             Directory of the viewer-state database, DIR/snapback.db (SQLite,
-                                      created if missing; default ./.run/state): bookmarks and watched
+                                      created if missing; default /var/lib/snapback): bookmarks and watched
                                       breaks survive restarts, crashes and power cuts
           --log-level LEVEL           error, warning, notice, info or debug (default info)
           --max-frame-size BYTES      Largest request body accepted (default 1048576); a larger

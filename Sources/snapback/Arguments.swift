@@ -27,7 +27,8 @@ struct JSONOption: ParsableArguments {
     var json = false
 }
 
-let defaultSocketPath = "./.run/snapbackd.sock"
+/// snapbackd.socket's, as in libsnapback: what a player and an operator on the box use.
+let defaultSocketPath = "/run/snapback/snapbackd.sock"
 
 /// An integer option's range check, worded as the tool always has: `--batch: '0' is not a whole number
 /// in 1...10000000`.
