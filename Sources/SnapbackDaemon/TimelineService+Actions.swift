@@ -19,14 +19,10 @@ extension TimelineService {
                 push(actions[index], to: entry)
             case .breakWatched(let breakId):
                 logger.info("session \(entry.id): \(actions[index])")
-                push(actions[index], to: entry)
                 if !entry.contentId.isEmpty, entry.timeline.kind == .onDemand {
-                    let id = entry.id
-                    store.markWatched(contentId: entry.contentId, breakId: breakId, at: now) { result in
-                        if case .failure(let error) = result {
-                            self.logger.warning("session \(id): watched break \(breakId) not kept: \(error)")
-                        }
-                    }
+                    markWatched(actions[index], breakId: breakId, entry: entry, at: now)
+                } else {
+                    push(actions[index], to: entry)
                 }
             case .breakCompleted:
                 // Device-wide, so the cooldown after a break holds for every player on the box.
@@ -48,6 +44,22 @@ extension TimelineService {
                 logger.debug("session \(entry.id): \(actions[index])")
                 entry.timer(timer)?.stop()
             }
+        }
+    }
+
+    /// A watched break is kept for the content's later sessions; like a bookmark, it is pushed only once
+    /// committed, so a player (or libsnapback reopening its sessions after a restart) is never told a break
+    /// is watched that the daemon could forget. If the write fails, the break still counts as watched in
+    /// this session: the push follows a session error saying it was not kept.
+    private func markWatched(_ action: TimelineAction, breakId: String, entry: SessionEntry, at now: Double) {
+        entry.pendingWrites += 1
+        store.markWatched(contentId: entry.contentId, breakId: breakId, at: now) { result in
+            if case .failure(let error) = result {
+                self.logger.warning("session \(entry.id): watched break \(breakId) not kept: \(error)")
+                self.pushError(error.statusCode, "watched break \(breakId) not kept: \(error)", to: entry)
+            }
+            self.push(action, to: entry)
+            entry.writeCompleted()
         }
     }
 

@@ -96,6 +96,52 @@ import Testing
     }
 }
 
+/// What the daemon acknowledges it keeps: a watched break is pushed only once the store committed it.
+@Suite struct WatchedAcknowledgementTests {
+    /// The seed story up to the break's end, with the store's commits held back; returns the pushes sent
+    /// before any commit completed.
+    func endTheBreak(_ daemon: EmbeddedDaemon) throws -> (EmbeddedPlayer, pushesBeforeCommit: [WirePushMessage]) {
+        let player = try daemon.player()
+        let session = try player.openSession(Streams.seed()).sessionId
+        try player.send(.playheadReported(streamTime: 300, rate: 1, playing: true), session: session)
+        try player.send(.seekEnded(from: 300, to: 900), session: session)
+        try player.send(.adBreakStarted(breakId: "b1"), session: session)
+        try player.send(.playheadReported(streamTime: 630, rate: 1, playing: true), session: session)
+        let ended = WireRequest.event(sessionId: session, .adBreakEnded(breakId: "b1"))
+        player.peer.receive(.request(callId: 100, method: ended.method.rawValue), body: ended.encoded())
+        let before = try player.peer.takeSent().filter { $0.header.type == .push }.map { try WirePushMessage.decode($0.body) }
+        return (player, before)
+    }
+
+    @Test func breakWatchedFollowsTheCommitOfTheWatchedMark() throws {
+        let daemon = EmbeddedDaemon()
+        let (player, before) = try endTheBreak(daemon)
+        // The return seek is not held back; the watched break is.
+        #expect(before.seeks.map(\.0) == [900])
+        #expect(before.watchedBreaks.isEmpty)
+        let after = try player.nextPushes()
+        #expect(after.watchedBreaks == ["b1"])
+        #expect(try daemon.store.watchedBreaks(contentId: "seed", since: 0) == ["b1"])
+        // Numbered in the order sent, without a gap (the snapback's seek was 1).
+        #expect((before + after).map(\.seq) == Array(2...UInt64(1 + before.count + after.count)))
+    }
+
+    @Test func aWatchedMarkNotKeptIsSaidThenTheBreakCountsInThisSession() throws {
+        let daemon = EmbeddedDaemon()
+        daemon.store.failWrites = .unavailable("disk full")
+        let (player, before) = try endTheBreak(daemon)
+        #expect(before.watchedBreaks.isEmpty)
+        let after = try player.nextPushes()
+        let errorIndex = after.firstIndex { if case .sessionError = $0.kind { true } else { false } }
+        let watchedIndex = after.firstIndex { if case .breakWatched = $0.kind { true } else { false } }
+        #expect(errorIndex != nil && watchedIndex != nil && errorIndex! < watchedIndex!)
+        if let errorIndex, case .sessionError(_, let message) = after[errorIndex].kind {
+            #expect(message.contains("watched break b1 not kept"), "\(message)")
+        }
+        #expect(try daemon.store.watchedBreaks(contentId: "seed", since: 0).isEmpty)
+    }
+}
+
 /// Bad input gets a clear status to that client, and the daemon goes on serving.
 @Suite struct RpcErrorTests {
     func expectStatus(_ code: StatusCode, _ body: () throws -> Void, sourceLocation: SourceLocation = #_sourceLocation) {

@@ -74,7 +74,8 @@ static void test_seed_story(void) {
     int before = pl.n_pushes;
     CALL(&pl, e, snapback_ad_break_ended(s, "b1", on_reply, &e));
     CHECK(a.status == 0 && b.status == 0 && e.status == 0);
-    const struct pushed *w = find_push(&pl, SNAPBACK_PUSH_BREAK_WATCHED, before);
+    /* BreakWatched, like BookmarkSaved, is sent once the store committed it: it may follow the reply. */
+    const struct pushed *w = wait_push(&pl, SNAPBACK_PUSH_BREAK_WATCHED, before, 5000);
     const struct pushed *back = find_push(&pl, SNAPBACK_PUSH_SEEK, before);
     CHECK(w && strcmp(w->text, "b1") == 0);
     CHECK(back && back->stream_time == 900 && back->seek_reason == SNAPBACK_SEEK_RESUME_AFTER_SNAPBACK);
@@ -161,7 +162,7 @@ static void test_every_push_kind(void) {
     struct res a = RES(&pl), b = RES(&pl), ph = RES(&pl), cc = RES(&pl);
     CALL(&pl, a, snapback_ad_break_started(s, "preroll", on_reply, &a));
     CALL(&pl, b, snapback_ad_break_ended(s, "preroll", on_reply, &b));
-    const struct pushed *w = find_push(&pl, SNAPBACK_PUSH_BREAK_WATCHED, 0);
+    const struct pushed *w = wait_push(&pl, SNAPBACK_PUSH_BREAK_WATCHED, 0, 5000);
     CHECK(b.status == SNAPBACK_OK && w && strcmp(w->text, "preroll") == 0);
     CALL(&pl, ph, snapback_report_playhead(s, 1790, 1, true, on_reply, &ph));
     int before = pl.n_pushes;
@@ -215,6 +216,7 @@ static void test_reconnect_restores_sessions(void) {
     CALL(&pl, r[3], snapback_report_playhead(s, 630, 1, true, on_reply, &r[3]));
     CALL(&pl, r[4], snapback_ad_break_ended(s, "b1", on_reply, &r[4]));
     CALL(&pl, r[5], snapback_report_playhead(s, 950, 1, true, on_reply, &r[5]));
+    CHECK(wait_push(&pl, SNAPBACK_PUSH_BREAK_WATCHED, 0, 5000));
     CHECK(count_pushes(&pl, SNAPBACK_PUSH_BREAK_WATCHED) == 1);
 
     CHECK(daemon_stop(&d, SIGKILL) != -1);

@@ -140,6 +140,13 @@ final class EmbeddedPlayer {
         return pushes.removeFirst()
     }
 
+    /// Every push sent so far, after completing the store's writes.
+    func nextPushes() throws(SnapbackClientError) -> [WirePushMessage] {
+        _ = store.completeWrites()
+        _ = try collect()
+        return takePushes()
+    }
+
     func watchDecisions(sessionId: UInt64 = 0, contentId: String = "") throws(SnapbackClientError) {
         _ = try rawCall(method: WireMethod.watchDecisions.rawValue,
                         body: WireRequest.watchDecisions(sessionId: sessionId, contentId: contentId).encoded())

@@ -153,7 +153,8 @@ struct  Snapback__V1__SeekCommand
 
 
 /*
- * A break now counts as watched.
+ * A break now counts as watched. For an on-demand session with a content id, sent after the watched
+ * mark was committed to the store (as BookmarkSaved is), so it may follow the event's reply.
  */
 struct  Snapback__V1__BreakWatched
 {
