@@ -182,11 +182,13 @@ def run(path, version, proc):
         p2 = c.take_pushes()
         expect_push_frames(p2)
         pushes = p1 + p2
-        # BreakWatched follows the watched mark's commit, so it may come after the reply (PROTOCOL.md).
-        while not any(e.push.kind == "break_watched" for e in pushes):
+        # BreakWatched and the return's BookmarkSaved follow their commits, so they may come after the
+        # reply (PROTOCOL.md): wait for both, so that later calls see only their own pushes.
+        while not all(any(e.push.kind == k for e in pushes) for k in ("break_watched", "bookmark_saved")):
             ev = c.next_push(timeout=5.0)
             if ev is None:
                 break
+            expect_push_frames([ev])
             pushes.append(ev)
         st["bookmarks"] += [e.push for e in pushes if e.push.kind == "bookmark_saved"]
         watched = [e.push for e in pushes if e.push.kind == "break_watched"]
@@ -212,7 +214,7 @@ def run(path, version, proc):
     def close():
         r = c.close_session(sid)
         pushes = c.take_pushes()
-        expect(all(e.push.seq <= r.last_push_seq for e in pushes), "pushes before the reply not counted in it")
+        expect(all(e.push.seq <= r.last_push_seq for e in pushes), "pushes before the reply not counted in it: %s, last_push_seq %d" % ([(e.push.seq, e.push.kind) for e in pushes], r.last_push_seq))
         while True:  # a BookmarkSaved may follow the reply (PROTOCOL.md): give it a second
             ev = c.next_push(timeout=1.0)
             if ev is None:
