@@ -71,8 +71,7 @@ public final class SQLiteViewerStateStore: ViewerStateStore {
     private var writerThread: pthread_t?
 
     /// Completions of queued writes, in queue order (nil for writes nobody waits for).
-    private var pending: [((Result<Int, StoreError>) -> Void)?] = []
-    private var pendingHead = 0
+    private var pending = FIFO<((Result<Int, StoreError>) -> Void)?>()
     private var cachedCount = 0
     private var cachedLastBreak: Double?
     /// Why the store cannot serve now (it could not open the database); nil when it can.
@@ -85,7 +84,7 @@ public final class SQLiteViewerStateStore: ViewerStateStore {
     /// Transactions committed since the store opened (each one fdatasync of the WAL).
     public private(set) var commits = 0
     /// Writes made whose completion has not run yet.
-    public var unfinishedWrites: Int { pending.count - pendingHead }
+    public var unfinishedWrites: Int { pending.count }
 
     /// Opens (creating it if needed) `directory/snapback.db` and starts the writer thread. Never
     /// throws: a database that cannot be opened leaves the store unavailable (`lastError` says why)
@@ -284,18 +283,8 @@ public final class SQLiteViewerStateStore: ViewerStateStore {
                 writeError = nil
             }
             for result in report.results {
-                let completion = pending[pendingHead]
-                pending[pendingHead] = nil
-                pendingHead += 1
-                completion?(result)
+                if let completion = pending.popFirst() { completion?(result) }
             }
-        }
-        if pendingHead == pending.count {
-            pending.removeAll(keepingCapacity: true)
-            pendingHead = 0
-        } else if pendingHead > 256 && pendingHead * 2 > pending.count {
-            pending.removeFirst(pendingHead)
-            pendingHead = 0
         }
     }
 
@@ -319,10 +308,7 @@ public final class SQLiteViewerStateStore: ViewerStateStore {
         }
         deliver()
         var lost = 0
-        while pendingHead < pending.count {
-            let completion = pending[pendingHead]
-            pending[pendingHead] = nil
-            pendingHead += 1
+        while let completion = pending.popFirst() {
             lost += 1
             completion?(.failure(.unavailable("snapbackd stopped before the write was committed")))
         }

@@ -22,9 +22,8 @@ final class StoreWriteQueue: @unchecked Sendable {
     private let writerDone: UnsafeMutablePointer<pthread_cond_t>
 
     // Guarded by `mutex`.
-    private var queue: [WriteOp] = []
-    private var queueHead = 0
-    /// How many of the queued writes (from `queueHead`) the writer may take.
+    private var queue = FIFO<WriteOp>()
+    /// How many of the queued writes (from the front) the writer may take.
     private var released = 0
     private var outbox: [BatchReport] = []
     private var deliveryPosted = false
@@ -67,14 +66,14 @@ final class StoreWriteQueue: @unchecked Sendable {
     func enqueue(_ op: WriteOp) -> Bool {
         locked {
             queue.append(op)
-            return queue.count - queueHead == released + 1
+            return queue.count == released + 1
         }
     }
 
     /// Lets the writer take every write queued so far, in one batch (up to its batch size).
     func release() {
         locked {
-            released = queue.count - queueHead
+            released = queue.count
             // A busy writer takes these with its next batch without a wake-up (no futex call here).
             if released > 0 && writerWaiting { pthread_cond_signal(workReady) }
         }
@@ -94,7 +93,7 @@ final class StoreWriteQueue: @unchecked Sendable {
     /// Releases what is queued and tells the writer to finish once it has committed it.
     func stop() {
         locked {
-            released = queue.count - queueHead
+            released = queue.count
             stopping = true
             pthread_cond_signal(workReady)
         }
@@ -132,17 +131,8 @@ final class StoreWriteQueue: @unchecked Sendable {
             }
             guard released > 0 else { return false }
             let n = min(released, max(1, limit))
-            batch.append(contentsOf: queue[queueHead..<queueHead + n])
-            queueHead += n
+            queue.moveFirst(n, into: &batch)
             released -= n
-            // Drop what was taken once it is most of the array (amortized: no shift per batch).
-            if queueHead == queue.count {
-                queue.removeAll(keepingCapacity: true)
-                queueHead = 0
-            } else if queueHead > 1024 && queueHead * 2 > queue.count {
-                queue.removeFirst(queueHead)
-                queueHead = 0
-            }
             return true
         }
     }
@@ -205,5 +195,44 @@ struct ThreadOwner {
 
     func check(_ what: StaticString = "store object") {
         assert(pthread_equal(pthread_self(), thread) != 0, "\(what) used off its thread")
+    }
+}
+
+/// First in, first out on an array with a moving head: taking from the front shifts nothing; what
+/// was taken is let go at once (its slot emptied) and the array compacted once it is mostly taken.
+struct FIFO<Element> {
+    private var slots: [Element?] = []
+    private var head = 0
+
+    var count: Int { slots.count - head }
+    var isEmpty: Bool { head == slots.count }
+
+    mutating func append(_ element: Element) { slots.append(element) }
+
+    mutating func popFirst() -> Element? {
+        guard head < slots.count else { return nil }
+        defer {
+            slots[head] = nil
+            head += 1
+            compact()
+        }
+        return slots[head]
+    }
+
+    /// Moves the first `n` (at most `count`) to the end of `into`.
+    mutating func moveFirst(_ n: Int, into target: inout [Element]) {
+        for _ in 0..<min(max(0, n), count) {
+            if let element = popFirst() { target.append(element) }
+        }
+    }
+
+    private mutating func compact() {
+        if head == slots.count {
+            slots.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head > 256 && head * 2 > slots.count {
+            slots.removeFirst(head)
+            head = 0
+        }
     }
 }
