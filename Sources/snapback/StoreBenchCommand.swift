@@ -40,8 +40,8 @@ struct StoreBenchCommand: ParsableCommand {
 
             Pinning (sched_setaffinity, when both CPUs are available) keeps the loop and its probe on one
             CPU, as in `snapback bench`, so that the probe measures the loop, not the scheduler; the
-            players of phase 2 run on the other CPU, those of phase 1 anywhere. The last
-            line reads `ratio loop p99 committing/no-commit load (c/b) = X.XX` (the target: about 1, no
+            players of phase 2 run on the other CPU, those of phase 1 anywhere. Phase 2
+            ends with the line `ratio loop p99 committing/no-commit load (c/b) = X.XX` (the target: about 1, no
             rise); d/a, the loop beside a writer that never stops committing, should be about 1 too.
             --group-commit-only runs phase 3 alone (no daemon).
             """))
