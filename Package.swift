@@ -55,8 +55,10 @@ let package = Package(
         .executableTarget(name: "snapbackd", dependencies: ["SnapbackDaemon"]),
         .executableTarget(name: "snapback-fuzz", dependencies: ["SnapbackFuzzing"]),
         .executableTarget(name: "snapback-fuzz-daemon", dependencies: ["SnapbackFuzzing"]),
+        // SnapbackDaemon and SnapbackStore for `bench-store`'s in-process group-commit phase (the real
+        // service and store on a virtual clock).
         .executableTarget(name: "snapback", dependencies: [
-            "SnapbackClient", "SnapbackWire", "SnapbackTimeline", "SnapbackCLI", "CLinux",
+            "SnapbackClient", "SnapbackWire", "SnapbackTimeline", "SnapbackCLI", "CLinux", "SnapbackDaemon", "SnapbackStore",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // Linux calls the client's benchmarks need that Swift's Glibc module leaves out (epoll, CPU

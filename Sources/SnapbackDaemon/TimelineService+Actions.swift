@@ -90,7 +90,9 @@ extension TimelineService {
             let id = entry.id
             // Unowned: the service outlives every session's timers (closed with the session), and a weak
             // reference would put the service's every retain on the runtime's slow path.
-            handle = clock.makeTimer { [unowned self] in self.timerFired(timer, session: id) }
+            let callback = { [unowned self] in self.timerFired(timer, session: id) }
+            // Periodic bookmarks on the shared tick: the saves of one tick commit together.
+            handle = timer == .bookmark && bookmarkTicks.tick > 0 ? bookmarkTicks.makeTimer(callback) : clock.makeTimer(callback)
             entry.setTimer(timer, handle)
         }
         handle.start(afterSeconds: deadline - now)

@@ -29,6 +29,8 @@ public final class TimelineService {
     var defaultPreset: AdPolicy.Preset { configuration.defaultPreset }
     let startedAt: Double
     private let owner: pthread_t
+    /// The periodic bookmarks' shared tick (see ``TickTimers``).
+    let bookmarkTicks: TickTimers
 
     var sessions = SessionTable()
     /// Ad breaks across every open session, held under `configuration.maxBreaks`.
@@ -51,9 +53,15 @@ public final class TimelineService {
     private(set) var watching = false
 
     /// Call on the thread that will drive it.
+    ///
+    /// - Parameter bookmarkTick: seconds of the grid periodic bookmarks are aligned to, so that the
+    ///   saves of all playing sessions fall on a few shared ticks — 6 per 30-second interval — and
+    ///   each tick's saves are one transaction in the store. 0: each session on its own timer
+    ///   (`snapback bench-store`'s baseline).
     public init(clock: any ServiceClock, logger: Logger, configuration: DaemonConfiguration,
-                store: any ViewerStateStore) {
+                store: any ViewerStateStore, bookmarkTick: Double = 5) {
         self.clock = clock
+        bookmarkTicks = TickTimers(clock: clock, tick: bookmarkTick.isFinite ? max(0, bookmarkTick) : 0)
         self.logger = logger
         self.store = store
         self.configuration = configuration

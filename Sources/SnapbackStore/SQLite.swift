@@ -28,6 +28,12 @@ struct SQLiteError: Error, CustomStringConvertible {
     /// connection's `max_page_count`.
     var isFull: Bool { primary == SQLITE_FULL || systemErrno == ENOSPC || systemErrno == EDQUOT }
 
+    /// A failure of one statement's own data (a constraint, a value too big or of the wrong type), not
+    /// of the database: the other writes of its transaction may still commit without it.
+    var isStatementSpecific: Bool {
+        primary == SQLITE_CONSTRAINT || primary == SQLITE_TOOBIG || primary == SQLITE_MISMATCH || primary == SQLITE_RANGE
+    }
+
     /// How the store reports it: full → RESOURCE_EXHAUSTED, anything else (read-only, cannot open, I/O
     /// error, busy, corrupt) → UNAVAILABLE.
     var storeError: StoreError {

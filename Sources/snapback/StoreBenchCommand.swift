@@ -10,11 +10,13 @@ import SnapbackCLI
 ///   sessions saving as fast as they are acknowledged;
 /// - the loop's message latency (GetStatus round trips from another client) idle, under a paced load
 ///   that commits nothing, and under the same load where every tick commits a bookmark: commits run on
-///   the writer thread, so the last must not be slower than the second.
+///   the writer thread, so the last must not be slower than the second;
+/// - commits and bytes written per minute by the periodic bookmarks of N playing sessions, with group
+///   commit and without (``GroupCommitBench``).
 struct StoreBenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench-store",
-        abstract: "The SQLite store through snapbackd: saves/s, save latency, loop latency while committing.",
+        abstract: "The SQLite store: saves/s, save latency, loop latency while committing, commits per minute.",
         discussion: prose("""
             Starts its own snapbackd (temporary socket and state directory, log level warning) and measures
             the SQLite store through it:
@@ -28,12 +30,20 @@ struct StoreBenchCommand: ParsableCommand {
                  d. one session saves in a closed loop: the writer is always committing, the loop
                     has little else to do.
                  p50/p99 per case; c/b and d/a are what the store's commits cost the loop.
+              3. group commit: the periodic bookmarks of the N sessions playing for a minute (30-second
+                 interval, each started at its own moment), in process — the daemon's service and the
+                 SQLite store on a virtual clock — a. with each save its own commit and each session on
+                 its own timer (what snapbackd did before group commit), b. as snapbackd does: bookmark
+                 timers on a shared 5-second tick, each tick's saves in one transaction. Saves, commits
+                 (each one fdatasync of the WAL), KiB passed to write(2) and KiB that reached the block
+                 device (/proc/self/io; 0 on tmpfs) per minute, and the ratios a/b.
 
             Pinning (sched_setaffinity, when both CPUs are available) keeps the loop and its probe on one
             CPU, as in `snapback bench`, so that the probe measures the loop, not the scheduler; the
-            players of phase 2 run on the other CPU, those of phase 1 anywhere. The last
-            line reads `ratio loop p99 committing/no-commit load (c/b) = X.XX` (the target: about 1, no
+            players of phase 2 run on the other CPU, those of phase 1 anywhere. Phase 2
+            ends with the line `ratio loop p99 committing/no-commit load (c/b) = X.XX` (the target: about 1, no
             rise); d/a, the loop beside a writer that never stops committing, should be about 1 too.
+            --group-commit-only runs phase 3 alone (no daemon).
             """))
 
     @Option(name: .long, help: ArgumentHelp("The daemon to measure (default: snapbackd next to this executable).",
@@ -51,6 +61,8 @@ struct StoreBenchCommand: ParsableCommand {
     var otherCPU = 1
     @Flag(name: .customLong("no-pin"), help: "Pin nothing (a cross-CPU wake-up costs 50-90 µs and blurs the figures).")
     var noPin = false
+    @Flag(name: .customLong("group-commit-only"), help: "Run only phase 3, the periodic bookmarks' commits per minute (in process).")
+    var groupCommitOnly = false
 
     func validate() throws {
         if let snapbackd { try checkNonEmpty(snapbackd, "--snapbackd") }
@@ -59,14 +71,17 @@ struct StoreBenchCommand: ParsableCommand {
         try checkRange(interval, "--interval", 1...10_000)
         try checkRange(loopCPU, "--loop-cpu", 0...1023)
         try checkRange(otherCPU, "--other-cpu", 0...1023)
-        try checkExecutable(snapbackd ?? siblingDaemonPath())
+        if !groupCommitOnly { try checkExecutable(snapbackd ?? siblingDaemonPath()) }
     }
 
     func run() throws {
         let pin = !noPin && loopCPU != otherCPU && Processes.cpuAllowed(loopCPU) && Processes.cpuAllowed(otherCPU)
         Self.cpus = pin ? (loopCPU, otherCPU) : nil
-        try Self.measure(daemonPath: snapbackd ?? siblingDaemonPath(), sessions: sessions, seconds: seconds,
-                         interval: interval)
+        if !groupCommitOnly {
+            try Self.measure(daemonPath: snapbackd ?? siblingDaemonPath(), sessions: sessions, seconds: seconds,
+                             interval: interval)
+        }
+        try GroupCommitBench.report(sessions: sessions)
     }
 
     static func measure(daemonPath: String, sessions: Int, seconds: Int, interval: Int) throws {

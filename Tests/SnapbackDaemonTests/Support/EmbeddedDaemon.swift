@@ -13,10 +13,11 @@ final class EmbeddedDaemon {
     let service: TimelineService
     private var nextPeer: UInt64 = 1
 
-    init(_ change: (inout DaemonConfiguration) -> Void = { _ in }) {
+    init(bookmarkTick: Double = 5, _ change: (inout DaemonConfiguration) -> Void = { _ in }) {
         var configuration = DaemonConfiguration()
         change(&configuration)
-        service = TimelineService(clock: clock, logger: Logger(level: .error), configuration: configuration, store: store)
+        service = TimelineService(clock: clock, logger: Logger(level: .error), configuration: configuration, store: store,
+                                  bookmarkTick: bookmarkTick)
     }
 
     /// A connected peer that has not said Hello (for tests of the Hello gate).

@@ -1,0 +1,90 @@
+import CSQLite
+
+/// The SQLite store's reads: a second, query-only connection (WAL readers never wait for the writer)
+/// answering indexed point queries and one page of a profile.
+///
+/// **Thread.** The loop thread only — it is built there with the store and every call comes from the
+/// store's front; ``ThreadOwner`` checks it in debug builds. It may be closed (no connection) until the
+/// writer has opened a database for it to read.
+final class StoreReader {
+    private let path: String
+    private let busyTimeout: Int32
+    private let owner = ThreadOwner()
+    private var statements: ReaderStatements?
+
+    init(path: String, busyTimeoutMilliseconds: Int32) {
+        self.path = path
+        self.busyTimeout = busyTimeoutMilliseconds
+    }
+
+    var isOpen: Bool { statements != nil }
+
+    /// Opens the read connection on the database the writer opened. Returns the device-wide last-break
+    /// time stored there.
+    func open() throws(SQLiteError) -> Double? {
+        owner.check("the store's reader")
+        let opened = try ReaderStatements(SQLiteSchema.openReader(path: path, busyTimeout: busyTimeout))
+        let s = opened.lastBreak
+        defer { s.reset() }
+        let lastBreak = try s.step() ? s.double(0) : nil
+        statements = opened
+        return lastBreak
+    }
+
+    /// Lets the connection go (the writer's is then the last one, and closing it checkpoints the WAL).
+    func close() {
+        owner.check("the store's reader")
+        statements = nil
+    }
+
+    /// The statements; the front checks ``isOpen`` first, so the error is only a safety net.
+    private func ready() throws(SQLiteError) -> ReaderStatements {
+        owner.check("the store's reader")
+        guard let statements else { throw SQLiteError(code: SQLITE_CANTOPEN, message: "the read connection is not open") }
+        return statements
+    }
+
+    func bookmark(profile: String, contentId: String) throws(SQLiteError) -> Bookmark? {
+        let r = try ready()
+        let s = r.getBookmark
+        defer { s.reset() }
+        try s.bind(1, profile)
+        try s.bind(2, contentId)
+        guard try s.step() else { return nil }
+        return Bookmark(profile: profile, contentId: contentId, contentTime: s.double(0), streamTime: s.double(1),
+                        streamId: s.text(2), updatedAt: s.double(3), finished: s.int64(4) != 0)
+    }
+
+    /// Up to `rows` bookmarks of a profile, most recent first, after `cursor`.
+    func page(profile: String, after cursor: (updatedAt: Double, contentId: String)?, rows: Int) throws(SQLiteError) -> [Bookmark] {
+        let r = try ready()
+        let s = cursor == nil ? r.firstPage : r.nextPage
+        defer { s.reset() }
+        var page: [Bookmark] = []
+        try s.bind(1, profile)
+        if let cursor {
+            try s.bind(2, cursor.updatedAt)
+            try s.bind(3, cursor.contentId)
+            try s.bind(4, Int64(rows))
+        } else {
+            try s.bind(2, Int64(rows))
+        }
+        while page.count < rows, try s.step() {
+            page.append(Bookmark(profile: profile, contentId: s.text(0), contentTime: s.double(1), streamTime: s.double(2),
+                                 streamId: s.text(3), updatedAt: s.double(4), finished: s.int64(5) != 0))
+        }
+        return page
+    }
+
+    /// Break ids of `contentId` watched at or after `since`.
+    func watchedBreaks(contentId: String, since: Double) throws(SQLiteError) -> Set<String> {
+        let r = try ready()
+        let s = r.watched
+        defer { s.reset() }
+        var ids: Set<String> = []
+        try s.bind(1, contentId)
+        try s.bind(2, since)
+        while try s.step() { ids.insert(s.text(0)) }
+        return ids
+    }
+}
