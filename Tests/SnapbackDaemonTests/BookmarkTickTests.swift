@@ -64,8 +64,8 @@ import Testing
         for i in 0..<100 {
             let player = try daemon.player()
             let session = try player.openSession(OpenSessionRequest(streamId: "s\(i)", contentId: "c\(i)",
-                                                                    contentDuration: 7200))
-            try player.call(.event(sessionId: session, .playheadReported(streamTime: 0, rate: 1, playing: true)))
+                                                                    contentDuration: 7200)).sessionId
+            try player.send(.playheadReported(streamTime: 0, rate: 1, playing: true), session: session)
             _ = player.peer.takeSent()
             players.append(player)
             daemon.clock.advance(by: 0.29)  // starts spread over 29 s
