@@ -87,7 +87,7 @@ run: release ## Run snapbackd in the foreground on the development socket
 demo: release ## Start snapbackd and a scripted player that tells the seeds' story
 	@scripts/demo.sh $(RELEASE_BIN)
 
-test: deps check-proto ## Build, run unit, wire and daemon integration tests, then the systemd, install, footprint and budget checks
+test: deps check-proto ## Build, run unit, wire and daemon integration tests, mpv end to end, then the systemd, install, footprint and budget checks
 	$(SWIFT) build
 	SNAPBACKD_BIN=$(CURDIR)/$(DEBUG_BIN)/snapbackd $(SWIFT) test --parallel
 	python3 Tests/clients/python/test_snapback_client.py $(DEBUG_BIN)/snapbackd

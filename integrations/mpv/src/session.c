@@ -171,7 +171,7 @@ void sbmpv_open_session(struct plugin *p, bool resume) {
     int rc = snapback_session_open(p->client, &sp, on_opened, p, &p->session);
     if (rc != SNAPBACK_OK) {
         /* Away: the session opens when the library has reconnected (on_connection). */
-        sbmpv_log(p, rc != SNAPBACK_E_DISCONNECTED, "no session for \"%s\" yet: %s", p->content_id,
+        sbmpv_log(p, rc == SNAPBACK_E_DISCONNECTED, "no session for \"%s\" yet: %s", p->content_id,
                   snapback_strerror(rc));
         p->session = NULL;
         return;
