@@ -240,7 +240,11 @@ static void file_preloaded(struct plugin *p) {
         return;
     }
     p->file_loaded = true;
-    sbmpv_open_session(p, p->opt.resume);
+    /* A start the viewer asked for (--start) wins over the bookmark. */
+    char *start = string_property(p, "start");
+    bool asked = start && strcmp(start, "none") != 0;
+    free(start);
+    sbmpv_open_session(p, p->opt.resume && !asked);
 }
 
 /* ---------------------------------------------------------------------------------------------- */
