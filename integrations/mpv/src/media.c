@@ -82,7 +82,8 @@ int sbm_breaks_from_chapters(const sbm_chapter *chapters, size_t n, double durat
     for (size_t i = 0; i < n; i++) {
         if (!sbm_is_ad_title(chapters[i].title, prefix)) continue;
         double start = chapters[i].time, end = i + 1 < n ? chapters[i + 1].time : duration;
-        if (!isfinite(start) || !isfinite(end) || start < 0) start = 0;
+        if (!isfinite(start)) continue; /* a chapter without a time */
+        if (start < 0) start = 0;     /* mpv may place the first a little before the file's start */
         if (!isfinite(end) || end <= start) continue; /* empty, or its end unknown */
         if (start > SBM_MAX_TIME || end - start > SBM_MAX_DURATION) {
             sbm_breaks_free(out);

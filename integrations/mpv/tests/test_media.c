@@ -56,6 +56,11 @@ static void test_chapters(void) {
     /* No ad chapters: no breaks (the session still keeps the bookmark). */
     sbm_chapter story[] = {{"Opening", 0}, {"Middle", 28}};
     CHECK(sbm_breaks_from_chapters(story, 2, 88, NULL, &b, err, sizeof err) == 0 && b.n == 0);
+    /* A chapter without a time is no break; one a little before the start begins at 0. */
+    sbm_chapter odd[] = {{"Ad", NAN}, {"Ad", -0.064}, {"Content", 9.936}};
+    CHECK(sbm_breaks_from_chapters(odd, 3, 90, NULL, &b, err, sizeof err) == 0);
+    CHECK(b.n == 1 && b.items[0].start == 0 && b.items[0].duration == 9.936 && !strcmp(b.items[0].id, "ad@0"));
+    sbm_breaks_free(&b);
     /* Beyond the daemon's range. */
     sbm_chapter far[] = {{"Ad", 2e10}, {"Content", 2e10 + 5}};
     CHECK(sbm_breaks_from_chapters(far, 2, 3e10, NULL, &b, err, sizeof err) == -1 && strstr(err, "range"));
