@@ -48,6 +48,8 @@ FISHCOMPDIR := $(PREFIX)/share/fish/vendor_completions.d
 
 # libsnapback, the C client library: its build, examples, tests and install rules.
 include libsnapback/build.mk
+# The mpv plugin and its end-to-end test.
+include integrations/mpv/build.mk
 
 INSTALLED   := $(BINDIR)/snapbackd $(BINDIR)/snapback \
 	$(UNITDIR)/snapbackd.service $(UNITDIR)/snapbackd.socket $(SYSUSERSDIR)/snapback.conf \
@@ -86,12 +88,13 @@ run: release ## Run snapbackd in the foreground on the development socket
 demo: release ## Start snapbackd and a scripted player that tells the seeds' story
 	@scripts/demo.sh $(RELEASE_BIN)
 
-test: deps check-proto ## Build, run unit, wire and daemon integration tests, then the systemd, install, footprint and budget checks
+test: deps check-proto ## Build, run unit, wire and daemon integration tests, mpv end to end, then the systemd, install, footprint and budget checks
 	$(SWIFT) build
 	SNAPBACKD_BIN=$(CURDIR)/$(DEBUG_BIN)/snapbackd $(SWIFT) test --parallel
 	python3 Tests/clients/python/test_snapback_client.py $(DEBUG_BIN)/snapbackd
 	python3 Tests/clients/python/wire_mutation.py $(DEBUG_BIN)/snapbackd --seconds 10
 	$(MAKE) --no-print-directory test-c
+	$(MAKE) --no-print-directory test-mpv
 	$(MAKE) --no-print-directory check-systemd
 	$(MAKE) --no-print-directory check-install
 	$(MAKE) --no-print-directory check-footprint

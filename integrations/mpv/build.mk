@@ -1,0 +1,54 @@
+# The mpv plugin (snapback.so), its unit tests and its end-to-end test with a real mpv. Included by
+# the top-level Makefile after libsnapback/build.mk.
+#
+# libsnapback goes into the plugin statically: mpv loads a plugin by path from its scripts directory,
+# so one self-contained file that needs no libsnapback.so on the loader's path is what a user copies
+# there; the version script keeps every symbol but mpv_open_cplugin inside it. The plugin must not
+# link libmpv: mpv's own binary provides the client API to the plugins it loads.
+
+MPV_APT_PACKAGES := mpv libmpv-dev ffmpeg
+MPV_BUILD       := $(C_BUILD)/mpv
+MPV_SOURCES     := $(wildcard integrations/mpv/src/*.c)
+MPV_HEADERS     := $(wildcard integrations/mpv/src/*.h) libsnapback/include/snapback/snapback.h
+MPV_CFLAGS      := $(C_WARNINGS) -fPIC -fvisibility=hidden -Ilibsnapback/include \
+	$(shell pkg-config --cflags mpv 2>/dev/null)
+# The end-to-end test's bound: it fails rather than hang.
+MPV_TEST_SECONDS ?= 240
+
+.PHONY: mpv-plugin deps-mpv test-mpv
+
+mpv-plugin: $(MPV_BUILD)/snapback.so ## Build the mpv plugin (mpv --script=.build-c/mpv/snapback.so)
+
+$(MPV_BUILD)/snapback.so: $(MPV_SOURCES) $(MPV_HEADERS) integrations/mpv/plugin.map $(C_REL)/libsnapback.a
+	@mkdir -p $(MPV_BUILD)
+	$(CC) $(MPV_CFLAGS) -O2 -g -shared -Wl,--version-script=integrations/mpv/plugin.map -o $@ $(MPV_SOURCES) \
+		$(C_REL)/libsnapback.a $(PROTOBUF_C_LIBS) -lm
+
+# The file-reading half (chapters, sidecar JSON, clock) without mpv, under ASan and UBSan.
+$(MPV_BUILD)/test_media: integrations/mpv/tests/test_media.c integrations/mpv/src/media.c integrations/mpv/src/json.c \
+		$(MPV_HEADERS)
+	@mkdir -p $(MPV_BUILD)
+	$(CC) $(C_WARNINGS) $(ASAN_FLAGS) -Ilibsnapback/include -Iintegrations/mpv/src -o $@ $< \
+		integrations/mpv/src/media.c integrations/mpv/src/json.c -lm
+
+# mpv, libmpv-dev (the client API header) and ffmpeg (the test media), installed when missing. A
+# machine where they cannot be installed skips the end-to-end test, saying so.
+deps-mpv:
+	@missing=""; for p in $(MPV_APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; } \
+			|| echo "deps-mpv: could not install$$missing" >&2; \
+	fi
+
+test-mpv: deps lib deps-mpv ## mpv under snapback, end to end: the plugin in a real mpv against the real daemon
+	@if ! command -v mpv >/dev/null || ! command -v ffmpeg >/dev/null || ! pkg-config --exists mpv; then \
+		echo "test-mpv: SKIPPED: mpv, libmpv-dev or ffmpeg is not installed and could not be (make deps-mpv)"; \
+		exit 0; \
+	fi; \
+	$(SWIFT) build --product snapbackd && \
+	$(MAKE) --no-print-directory $(MPV_BUILD)/snapback.so $(MPV_BUILD)/test_media && \
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		$(MPV_BUILD)/test_media && \
+	timeout -k 10 $(MPV_TEST_SECONDS) python3 integrations/mpv/tests/test_mpv.py \
+		--plugin $(CURDIR)/$(MPV_BUILD)/snapback.so --snapbackd $(CURDIR)/$(DEBUG_BIN)/snapbackd

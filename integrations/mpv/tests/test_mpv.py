@@ -1,0 +1,272 @@
+#!/usr/bin/env python3
+"""mpv under snapback, end to end: the real daemon, a real mpv (headless: --vo=null --ao=null) with the
+snapback.so plugin, and test media made by ffmpeg (make_media.py). Standard library only.
+
+What mpv does is read from mpv itself, through its JSON IPC (--input-ipc-server), never from the
+plugin. Positions are compared within TOLERANCE: the plugin's seeks are exact, the viewer's here are
+mpv's default absolute seeks (precise too), keyframes are every second, and the position is polled
+every POLL seconds while mpv plays; 0.5 s covers those and a report's delay, and is far below every
+distance the checks tell apart (the shortest break is 2 s).
+
+    test_mpv.py --plugin .build-c/mpv/snapback.so --snapbackd .build/debug/snapbackd
+"""
+import argparse
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import make_media  # noqa: E402
+
+TOLERANCE = 0.5
+POLL = 0.05
+A = make_media.STITCHINGS["a"]
+B = make_media.STITCHINGS["b"]
+
+
+class Failure(Exception):
+    pass
+
+
+def check(cond, what):
+    if not cond:
+        raise Failure(what)
+    print(f"ok   {what}")
+
+
+def wait_socket(path, proc, seconds, what):
+    deadline = time.monotonic() + seconds
+    while not os.path.exists(path):
+        if proc.poll() is not None:
+            raise Failure(f"{what} exited ({proc.returncode}) before creating {path}")
+        if time.monotonic() > deadline:
+            raise Failure(f"{what} did not create {path} in {seconds} s")
+        time.sleep(0.02)
+
+
+class Mpv:
+    """One mpv process with the plugin, driven and observed through its JSON IPC."""
+
+    def __init__(self, work, plugin, daemon_socket, media, name, paused=False):
+        self.ipc_path = os.path.join(work, f"{name}.ipc")
+        self.log_path = os.path.join(work, f"{name}.log")
+        args = ["mpv", "--no-config", "--vo=null", "--ao=null", "--term-osd=force", "--idle=no",
+                f"--script={plugin}", f"--input-ipc-server={self.ipc_path}",
+                f"--script-opts=snapback-socket={daemon_socket},snapback-verbose=yes"]
+        if paused:
+            args.append("--pause")
+        self.log = open(self.log_path, "w")
+        self.proc = subprocess.Popen(args + [media], stdout=self.log, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL)
+        wait_socket(self.ipc_path, self.proc, 10, "mpv")
+        self.sock = socket.socket(socket.AF_UNIX)
+        self.sock.settimeout(5)
+        self.sock.connect(self.ipc_path)
+        self.reader = self.sock.makefile("rb")
+        self.request = 0
+
+    def command(self, *args):
+        self.request += 1
+        self.sock.sendall((json.dumps({"command": list(args), "request_id": self.request}) + "\n").encode())
+        while True:
+            line = self.reader.readline()
+            if not line:
+                raise Failure(f"mpv closed its IPC during {args}")
+            reply = json.loads(line)
+            if reply.get("request_id") == self.request and "error" in reply:
+                return reply
+
+    def position(self):
+        """mpv's own time-pos, or None when it has none (no file loaded yet)."""
+        reply = self.command("get_property", "time-pos")
+        return reply.get("data") if reply["error"] == "success" else None
+
+    def wait_position(self, predicate, seconds, what):
+        """Polls time-pos until predicate(pos) holds; returns the positions seen."""
+        seen = []
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            pos = self.position()
+            if pos is not None:
+                seen.append(pos)
+                if predicate(pos):
+                    return seen
+            time.sleep(POLL)
+        raise Failure(f"{what}: not within {seconds} s (positions seen: {summary(seen)})")
+
+    def seek(self, target):
+        check(self.command("seek", str(target), "absolute")["error"] == "success", f"mpv accepts seek {target}")
+
+    def output(self):
+        if not self.log.closed:
+            self.log.flush()
+        with open(self.log_path, errors="replace") as f:
+            return f.read()
+
+    def quit(self):
+        self.command("quit")
+        try:
+            code = self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            raise Failure("mpv did not quit within 10 s")
+        self.sock.close()
+        self.log.close()
+        check(code == 0, f"mpv quit with status 0 (got {code})")
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def summary(seen):
+    if len(seen) <= 12:
+        return ", ".join(f"{p:.2f}" for p in seen)
+    return ", ".join(f"{p:.2f}" for p in seen[:6]) + " … " + ", ".join(f"{p:.2f}" for p in seen[-6:])
+
+
+def in_break(stitching, pos):
+    return any(s <= pos < s + d for s, d, _ in make_media.layout(stitching))
+
+
+def story(work, plugin, sock, media):
+    movie_a, movie_b = media
+    first_break = make_media.layout(A)[0]  # (10, 6): content 10
+    b_start, b_end = first_break[0], first_break[0] + first_break[1]
+    target = 20.0
+
+    print("-- A, first viewing: a seek over an unwatched break")
+    mpv = Mpv(work, plugin, sock, movie_a, "a1")
+    try:
+        mpv.wait_position(lambda p: p >= 1.0, 10, "mpv plays A")
+        mpv.seek(target)
+        seen = mpv.wait_position(lambda p: b_start - TOLERANCE <= p < b_end, 3,
+                                 f"the seek to {target} over the unwatched break lands in it [{b_start}, {b_end})")
+        check(True, f"mpv is in the break at {seen[-1]:.2f} after the seek to {target}")
+        # The break plays to its end, then mpv is pushed on to the seek target: the first position past
+        # the break (beyond a report's delay) is the target, never the content between them.
+        seen = mpv.wait_position(lambda p: p >= b_end + 0.3, first_break[1] + 4, "mpv leaves the break")
+        check(abs(seen[-1] - target) <= TOLERANCE + 0.5,
+              f"after the break mpv is at the seek target {target} (at {seen[-1]:.2f})")
+        check("Ad break — you will return to 0:20" in mpv.output(),
+              "mpv showed \"Ad break — you will return to 0:20\"")
+
+        print("-- A: a seek over the watched break goes straight through")
+        mpv.seek(5)
+        mpv.wait_position(lambda p: abs(p - 5) <= TOLERANCE, 3, "mpv is back at 5 (backward seeks are not held)")
+        mpv.seek(22)
+        seen = mpv.wait_position(lambda p: p >= 22 - TOLERANCE, 3, "the seek to 22 lands")
+        check(abs(seen[-1] - 22) <= TOLERANCE, f"the seek to 22 over the watched break lands at {seen[-1]:.2f}")
+        later = []
+        deadline = time.monotonic() + 1.5
+        while time.monotonic() < deadline:
+            later.append(mpv.position())
+            time.sleep(POLL)
+        check(all(p is not None and p >= 22 - TOLERANCE and not in_break(A, p) for p in later),
+              f"mpv stays past the watched break for 1.5 s ({summary([p for p in later if p is not None])})")
+
+        print("-- A: pause and quit")
+        check(mpv.command("set_property", "pause", True)["error"] == "success", "mpv pauses")
+        time.sleep(0.3)
+        stopped = mpv.position()
+        content = make_media.content_time(A, stopped)
+        print(f"     paused at stream {stopped:.2f} = content {content:.2f}")
+        check(not in_break(A, stopped), "the pause is in content")
+        mpv.quit()
+    finally:
+        mpv.kill()
+
+    print("-- A again: resumes at the same content time")
+    with resumed(work, plugin, sock, movie_a, "a2", A, content) as (mpv, _):
+        mpv.quit()
+
+    print("-- B, another stitching (other ad lengths, breaks from its sidecar): the same content point")
+    with resumed(work, plugin, sock, movie_b, "b1", B, content) as (mpv, first):
+        check(mpv.command("set_property", "pause", False)["error"] == "success", "mpv plays B")
+        mpv.wait_position(lambda p: p >= first + 1.0, 5, "B plays on from there")
+        mpv.quit()
+        check("3 breaks from sidecar" in mpv.output(), "B's breaks came from its sidecar")
+
+
+@contextlib.contextmanager
+def resumed(work, plugin, sock, movie, name, stitching, content):
+    """mpv started paused on `movie`, whose first position must be `content`'s stream time in that
+    stitching (the plugin holds the start until the session's resume): yields mpv and that position,
+    and kills mpv if it is still running afterwards."""
+    expect = make_media.stream_time(stitching, content)
+    mpv = Mpv(work, plugin, sock, movie, name, paused=True)
+    try:
+        first = mpv.wait_position(lambda p: True, 10, "mpv has a position")[0]
+        check(abs(first - expect) <= TOLERANCE,
+              f"{name} starts at {first:.2f} = content {make_media.content_time(stitching, first):.2f}; "
+              f"content {content:.2f} is at {expect:.2f} there")
+        yield mpv, first
+    finally:
+        mpv.kill()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--plugin", required=True)
+    ap.add_argument("--snapbackd", required=True)
+    ap.add_argument("--keep", action="store_true", help="keep the working directory (media, logs)")
+    args = ap.parse_args()
+    for tool in ("mpv", "ffmpeg"):
+        if not shutil.which(tool):
+            print(f"test_mpv: SKIPPED: {tool} is not installed (Debian: apt-get install mpv libmpv-dev ffmpeg)")
+            return 0
+    work = tempfile.mkdtemp(prefix="snapback-mpv.")
+    sock = os.path.join(work, "snapbackd.sock")
+    daemon_log = open(os.path.join(work, "snapbackd.log"), "w")
+    daemon = None
+    ok = False
+    try:
+        started = time.monotonic()
+        media = [make_media.make(work, "a"), make_media.make(work, "b")]
+        print(f"test media made in {time.monotonic() - started:.1f} s")
+        daemon = subprocess.Popen([args.snapbackd, "--socket", sock, "--state-dir", os.path.join(work, "state"),
+                                   "--config", "/dev/null", "--log-level", "info"],
+                                  stdout=daemon_log, stderr=subprocess.STDOUT)
+        wait_socket(sock, daemon, 10, "snapbackd")
+        story(work, args.plugin, sock, media)
+        for name in ("a1", "a2", "b1"):
+            with open(os.path.join(work, f"{name}.log"), errors="replace") as f:
+                bad = [l for l in f.read().splitlines() if l.startswith("[snapback]") and
+                       ("failed" in l or "error" in l or "not opened" in l or "did not open" in l)]
+            check(not bad, f"the plugin reported no failure in {name} ({bad[:3]})")
+        daemon.send_signal(signal.SIGTERM)
+        check(daemon.wait(10) == 0, "snapbackd stops cleanly")
+        ok = True
+    except (Failure, subprocess.CalledProcessError, OSError) as e:
+        print(f"FAIL {e}", file=sys.stderr)
+    finally:
+        if daemon and daemon.poll() is None:
+            daemon.kill()
+            daemon.wait()
+        daemon_log.close()
+        if not ok:
+            for name in ("snapbackd", "a1", "a2", "b1"):
+                path = os.path.join(work, f"{name}.log")
+                if os.path.exists(path):
+                    with open(path, errors="replace") as f:
+                        lines = [l for l in f.read().replace("\r", "\n").splitlines() if "AV:" not in l]
+                    print(f"--- {name}.log (last 25 lines)", file=sys.stderr)
+                    print("\n".join(lines[-25:]), file=sys.stderr)
+        if args.keep or not ok:
+            print(f"test_mpv: working directory kept: {work}", file=sys.stderr)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    print("test_mpv: ok" if ok else "test_mpv: FAILED")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
