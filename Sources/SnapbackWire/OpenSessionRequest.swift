@@ -146,7 +146,7 @@ extension OpenSessionRequest: WireMessage {
             }
             return OpenSessionRequest(
                 streamId: try ProtoC.string(m.stream_id, "stream_id"), contentId: try ProtoC.string(m.content_id, "content_id"),
-                profile: try ProtoC.string(m.profile, "profile"), kind: try SessionKind.from(m.kind, field: "kind"),
+                profile: try ProtoC.string(m.profile, "profile"), kind: try SessionKind.from(m.kind, field: "kind") ?? .onDemand,
                 breaks: try AdBreak.list(m.breaks, m.n_breaks),
                 contentDuration: m._content_duration_case.rawValue != 0 ? m.content_duration : nil,
                 preset: preset, overrides: overrides ?? PolicyOverrides(), resume: resume, adRules: adRules,

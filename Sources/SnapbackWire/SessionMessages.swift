@@ -88,7 +88,7 @@ extension SessionInfo: WireMessage {
         self.init(
             sessionId: m.session_id, contentId: try ProtoC.string(m.content_id, "content_id"),
             streamId: try ProtoC.string(m.stream_id, "stream_id"), profile: try ProtoC.string(m.profile, "profile"),
-            kind: (try? SessionKind.from(m.kind, field: "kind")) ?? .onDemand,
+            kind: SessionKind(proto: m.kind) ?? .onDemand,
             policyPreset: try ProtoC.string(m.policy_preset, "policy_preset"),
             clientName: try ProtoC.string(m.client_name, "client_name"), peerUid: m.peer_uid, peerPid: m.peer_pid,
             openedAt: m.opened_at, pushes: m.pushes, breakCount: m.break_count, state: state,
@@ -206,25 +206,6 @@ public struct WireDecision: Sendable, Equatable {
         case .scheduleTimer, .cancelTimer:
             return nil
         }
-    }
-}
-
-extension WireDecision.Kind {
-    var proto: Snapback__V1__DecisionKind {
-        switch self {
-        case .seek: return SNAPBACK__V1__DECISION_KIND__DECISION_KIND_SEEK
-        case .breakWatched: return SNAPBACK__V1__DECISION_KIND__DECISION_KIND_BREAK_WATCHED
-        case .breakCompleted: return SNAPBACK__V1__DECISION_KIND__DECISION_KIND_BREAK_COMPLETED
-        case .playBreak: return SNAPBACK__V1__DECISION_KIND__DECISION_KIND_PLAY_BREAK
-        case .allAdsCompleted: return SNAPBACK__V1__DECISION_KIND__DECISION_KIND_ALL_ADS_COMPLETED
-        case .saveBookmark: return SNAPBACK__V1__DECISION_KIND__DECISION_KIND_SAVE_BOOKMARK
-        case .clearBookmark: return SNAPBACK__V1__DECISION_KIND__DECISION_KIND_CLEAR_BOOKMARK
-        }
-    }
-
-    init?(proto v: Snapback__V1__DecisionKind) {
-        guard let kind = Self.allCases.first(where: { $0.proto == v }) else { return nil }
-        self = kind
     }
 }
 
