@@ -74,50 +74,34 @@ public struct PolicyOverrides: Sendable, Equatable {
 // The wire form, field by field through the table: each row's proto field is found by its name in
 // protobuf-c's descriptor. An enum travels as its Swift position + 1 (0 is UNSPECIFIED: not overridden).
 extension PolicyOverrides {
-    var proto: Snapback__V1__PolicyOverrides {
-        var m = Snapback__V1__PolicyOverrides()
-        snapback__v1__policy_overrides__init(&m)
-        let descriptor = m.base.descriptor!
-        withUnsafeMutableBytes(of: &m) { raw in
-            let message = raw.baseAddress!
-            for field in fields {
-                let slot = ProtoSlot(descriptor, field.protoName)
-                switch field.kind {
-                case .flag(let k): slot.set(values[keyPath: k], in: message)
-                case .seconds(let k, _): slot.set(values[keyPath: k], in: message)
-                case .count(let k, _, _): slot.set(UInt32(clamping: values[keyPath: k]), in: message)
-                case .choice(let c): slot.set(UInt32(c.position(values) + 1), in: message)
-                }
+    func write(to m: ProtoBuilder) -> ProtoBuilder {
+        for field in fields {
+            let name = field.protoName
+            switch field.kind {
+            case .flag(let k): m.set(name, values[keyPath: k])
+            case .seconds(let k, _): m.set(name, values[keyPath: k])
+            case .count(let k, _, _): m.set(name, UInt32(clamping: values[keyPath: k]))
+            case .choice(let c): m.setEnum(name, UInt32(c.position(values) + 1))
             }
         }
         return m
     }
 
-    init(proto m: Snapback__V1__PolicyOverrides) throws(WireError) {
+    init(_ m: ProtoReader) throws(WireError) {
         self.init()
-        let descriptor = m.base.descriptor!
-        // withUnsafeBytes rethrows untyped errors: the first refusal comes out as a value.
-        let refusal = withUnsafeBytes(of: m) { raw -> WireError? in
-            let message = raw.baseAddress!
-            for field in AdPolicy.fields {
-                let slot = ProtoSlot(descriptor, field.protoName)
-                guard slot.isSet(in: message) else { continue }
-                var policy = AdPolicy()
-                switch field.kind {
-                case .flag(let k): policy[keyPath: k] = slot.bool(in: message)
-                case .seconds(let k, _): policy[keyPath: k] = slot.double(in: message)
-                case .count(let k, _, _): policy[keyPath: k] = Int(slot.uint32(in: message))
-                case .choice(let c):
-                    let number = slot.uint32(in: message)
-                    guard (1...UInt32(c.names.count)).contains(number) else {
-                        return unknownEnumValue("policy_overrides.\(field.protoName)", number)
-                    }
-                    c.assign(&policy, Int(number) - 1)
-                }
-                set(field, from: policy)
+        for field in AdPolicy.fields where m.isSet(field.protoName) {
+            let name = field.protoName
+            var policy = AdPolicy()
+            switch field.kind {
+            case .flag(let k): policy[keyPath: k] = m.bool(name)
+            case .seconds(let k, _): policy[keyPath: k] = m.double(name)
+            case .count(let k, _, _): policy[keyPath: k] = Int(m.uint32(name))
+            case .choice(let c):
+                let number = m.enumNumber(name)
+                guard number <= UInt32(c.names.count) else { throw unknownEnumValue(m.path + name, number) }
+                c.assign(&policy, Int(number) - 1)
             }
-            return nil
+            set(field, from: policy)
         }
-        if let refusal { throw refusal }
     }
 }

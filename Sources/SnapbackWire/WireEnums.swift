@@ -23,8 +23,9 @@ extension ProtoEnum {
 
     /// The case of a proto value; nil for UNSPECIFIED or a value this version does not know (a newer
     /// server's), which a client reads past.
-    init?(proto value: Proto) {
-        let number = value.rawValue
+    init?(proto value: Proto) { self.init(protoNumber: value.rawValue) }
+
+    init?(protoNumber number: UInt32) {
         guard number >= 1, number <= UInt32(Self.allCases.count) else { return nil }
         self = Self.allCases[Int(number) - 1]
     }
@@ -32,8 +33,12 @@ extension ProtoEnum {
     /// A value from a peer's request: nil for UNSPECIFIED (the caller's default); a value this version
     /// does not know is INVALID_ARGUMENT naming the field.
     static func from(_ value: Proto, field: @autoclosure () -> String) throws(WireError) -> Self? {
-        if value.rawValue == 0 { return nil }
-        guard let known = Self(proto: value) else { throw unknownEnumValue(field(), value.rawValue) }
+        try from(number: value.rawValue, field: field())
+    }
+
+    static func from(number: UInt32, field: @autoclosure () -> String) throws(WireError) -> Self? {
+        if number == 0 { return nil }
+        guard let known = Self(protoNumber: number) else { throw unknownEnumValue(field(), number) }
         return known
     }
 }
