@@ -16,9 +16,13 @@ extension ProtoEnum {
     @inline(__always)
     var proto: Proto { Proto(rawValue: protoNumber)! }
 
+    @inline(__always)
     var protoNumber: UInt32 {
-        // `allCases` is a constant array: the position is a short scan, no allocation.
-        UInt32(truncatingIfNeeded: Self.allCases.firstIndex(of: self)! + 1)
+        // A no-payload enum of 2 to 256 cases is stored as one byte, its case's index in declaration
+        // order (Swift's type layout): the number is a load, not a scan of `allCases` — the snapback
+        // round trip's seek push carries one (`make check-budget`). `ProtoTableTests` checks both agree.
+        if MemoryLayout<Self>.size == 1 { return UInt32(withUnsafeBytes(of: self) { $0[0] }) + 1 }
+        return UInt32(truncatingIfNeeded: Self.allCases.firstIndex(of: self)! + 1)
     }
 
     /// The case of a proto value; nil for UNSPECIFIED or a value this version does not know (a newer

@@ -22,8 +22,18 @@ extension WireRequest {
             return .hello(try HelloRequest.decode(body))
         case .openSession:
             return .openSession(try OpenSessionRequest.decode(body, defaultPreset: defaultPreset))
-        case .reportPlayhead, .seekStarted, .seekEnded, .adBreakStarted, .adBreakEnded, .adStarted, .adEnded,
-             .trickPlayStarted, .trickPlayEnded, .contentComplete, .updateBreaks, .pause, .closeSession:
+        case .reportPlayhead:
+            if let m = WireFastPath.decodeReportPlayhead(body) {
+                return .event(sessionId: m.session, .playheadReported(streamTime: m.streamTime, rate: m.rate, playing: m.playing))
+            }
+            return try decodeEvent(method: method, body: body)
+        case .seekEnded:
+            if let m = WireFastPath.decodeSeekEnded(body) {
+                return .event(sessionId: m.session, .seekEnded(from: m.from, to: m.to))
+            }
+            return try decodeEvent(method: method, body: body)
+        case .seekStarted, .adBreakStarted, .adBreakEnded, .adStarted, .adEnded, .trickPlayStarted, .trickPlayEnded,
+             .contentComplete, .updateBreaks, .pause, .closeSession:
             return try decodeEvent(method: method, body: body)
         case .getStatus, .listSessions, .getSession, .watchDecisions, .contentTimeForStreamTime,
              .streamTimeForContentTime, .breakAt, .getSessionState, .getBookmark, .listBookmarks, .deleteBookmark,
@@ -58,13 +68,10 @@ extension WireRequest {
     }
 
     /// The session events, hand-written against the generated structs: the event path (ReportPlayhead
-    /// and SeekEnded in their clean form do not even get here: `WireFastPath`).
+    /// and SeekEnded in their clean form do not get here: `WireFastPath` reads them above).
     private static func decodeEvent(method: WireMethod, body: UnsafeRawBufferPointer) throws(WireError) -> WireRequest {
         switch method {
         case .reportPlayhead:
-            if let m = WireFastPath.decodeReportPlayhead(body) {
-                return .event(sessionId: m.session, .playheadReported(streamTime: m.streamTime, rate: m.rate, playing: m.playing))
-            }
             return try ProtoC.unpack(body, "snapback.v1.ReportPlayheadRequest",
                                      snapback__v1__report_playhead_request__unpack,
                                      snapback__v1__report_playhead_request__free_unpacked) { p throws(WireError) in
@@ -80,9 +87,6 @@ extension WireRequest {
             }
 
         case .seekEnded:
-            if let m = WireFastPath.decodeSeekEnded(body) {
-                return .event(sessionId: m.session, .seekEnded(from: m.from, to: m.to))
-            }
             return try ProtoC.unpack(body, "snapback.v1.SeekEndedRequest", snapback__v1__seek_ended_request__unpack,
                                      snapback__v1__seek_ended_request__free_unpacked) { p throws(WireError) in
                 .event(sessionId: p.pointee.session_id,
