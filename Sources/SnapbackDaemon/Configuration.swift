@@ -17,15 +17,23 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// The preset of sessions whose OpenSession names none.
     public var defaultPreset: AdPolicy.Preset = .snapback
     /// Changes to ``defaultPreset`` for sessions that name no preset (a session naming a preset gets that
-    /// preset as it is). `bookmarkInterval` and `finishedMargin` are never set here: see below.
+    /// preset as it is). The device-wide fields are never set here: see below.
     public var policyOverrides = PolicyOverrides()
 
-    // [bookmarks]: device-wide (flash wear), so they apply to every session, whatever its preset; a
-    // session's own overrides still win.
+    // [bookmarks]: the policy's device-wide fields (`AdPolicy.Field.deviceWide`: the bookmark timing,
+    // for flash wear) apply to every session, whatever its preset; a session's own overrides still win.
+    /// The values of the device-wide fields (its other fields are not used).
+    public var deviceWidePolicy = AdPolicy()
     /// Seconds between periodic bookmarks while content plays; 0 = none.
-    public var bookmarkInterval: Double = 30
+    public var bookmarkInterval: Double {
+        get { deviceWidePolicy.bookmarkInterval }
+        set { deviceWidePolicy.bookmarkInterval = newValue }
+    }
     /// Within this many seconds of the content's end, the bookmark is cleared as finished.
-    public var finishedMargin: Double = 30
+    public var finishedMargin: Double {
+        get { deviceWidePolicy.finishedMargin }
+        set { deviceWidePolicy.finishedMargin = newValue }
+    }
     /// How long a watched break stays watched for a later session of the same content (on demand only;
     /// live sessions never carry watched state). 0 = not kept at all.
     public var watchedRetention: Double = 24 * 3600
@@ -69,22 +77,20 @@ public struct DaemonConfiguration: Sendable, Equatable {
 
     /// The policy of sessions that name no preset.
     public var defaultPolicy: AdPolicy {
-        var policy = policyOverrides.applied(to: AdPolicy(preset: defaultPreset))
-        policy.bookmarkInterval = bookmarkInterval
-        policy.finishedMargin = finishedMargin
-        return policy
+        withDeviceWideFields(policyOverrides.applied(to: AdPolicy(preset: defaultPreset)))
     }
 
     /// The policy of a session: the preset it named as it is (or the configured default policy if it
-    /// named none), with the configured bookmark timing, then the session's own overrides.
+    /// named none), with the configured device-wide fields, then the session's own overrides.
     public func policy(requestedPreset: AdPolicy.Preset?, overrides: PolicyOverrides) -> AdPolicy {
-        var base = defaultPolicy
-        if let requestedPreset {
-            base = AdPolicy(preset: requestedPreset)
-            base.bookmarkInterval = bookmarkInterval
-            base.finishedMargin = finishedMargin
-        }
+        let base = requestedPreset.map { withDeviceWideFields(AdPolicy(preset: $0)) } ?? defaultPolicy
         return overrides.applied(to: base)
+    }
+
+    private func withDeviceWideFields(_ policy: AdPolicy) -> AdPolicy {
+        var p = policy
+        for field in AdPolicy.fields where field.deviceWide { field.copy(from: deviceWidePolicy, to: &p) }
+        return p
     }
 
     /// The per-connection limits for connections accepted from now on.

@@ -135,17 +135,6 @@ public enum ConfigurationFile {
     /// Built per use: loading a configuration is rare, and a table of closures is no `Sendable` global.
     static var keys: [Key] {
         var keys: [Key] = []
-        func policy<Value>(
-            _ name: String,
-            _ parse: @escaping (String) throws(Reason) -> Value,
-            _ render: @escaping (Value) -> String,
-            _ field: WritableKeyPath<PolicyOverrides, Value?>,
-            _ current: KeyPath<AdPolicy, Value>
-        ) {
-            keys.append(Key(section: .policy, name: name, apply: { configuration, text, _ throws(Reason) in
-                configuration.policyOverrides[keyPath: field] = try parse(text)
-            }, render: { render($0.defaultPolicy[keyPath: current]) }))
-        }
         func value<Value>(
             _ section: Section,
             _ name: String,
@@ -158,35 +147,14 @@ public enum ConfigurationFile {
             }, render: { render($0[keyPath: field]) }))
         }
 
-        value(.policy, "preset", enumeration(AdPolicy.Preset.self), { $0.rawValue }, \.defaultPreset)
-        policy("skipped-break-choice", enumeration(AdPolicy.SkippedBreakChoice.self), { $0.rawValue },
-               \.skippedBreakChoice, \.skippedBreakChoice)
-        policy("seek-gate", enumeration(AdPolicy.SeekGate.self), { $0.rawValue }, \.seekGate, \.seekGate)
-        policy("enforce-backward-seeks", boolean, yesNo, \.enforceBackwardSeeks, \.enforceBackwardSeeks)
-        policy("return-to-target", enumeration(AdPolicy.ReturnToTarget.self), { $0.rawValue },
-               \.returnToTarget, \.returnToTarget)
-        policy("landing-in-unwatched-break", enumeration(AdPolicy.LandingInBreak.self), { $0.rawValue },
-               \.landingInUnwatchedBreak, \.landingInUnwatchedBreak)
-        policy("skip-watched-break-on-landing", boolean, yesNo,
-               \.skipWatchedBreakOnLanding, \.skipWatchedBreakOnLanding)
-        policy("watched-when", enumeration(AdPolicy.WatchedWhen.self), { $0.rawValue }, \.watchedWhen, \.watchedWhen)
-        policy("refuse-seeks-during-unwatched-break", boolean, yesNo,
-               \.refuseSeeksDuringUnwatchedBreak, \.refuseSeeksDuringUnwatchedBreak)
-        policy("watched-break-on-playback", enumeration(AdPolicy.WatchedBreakOnPlayback.self), { $0.rawValue },
-               \.watchedBreakOnPlayback, \.watchedBreakOnPlayback)
-        policy("snapback-landing-offset", duration, seconds, \.snapbackLandingOffset, \.snapbackLandingOffset)
-        policy("cooldown", duration, seconds, \.cooldown, \.cooldown)
-        policy("trick-play-as-seek", boolean, yesNo, \.trickPlayAsSeek, \.trickPlayAsSeek)
-        policy("resume-breaks", enumeration(AdPolicy.ResumeBreaks.self), { $0.rawValue }, \.resumeBreaks, \.resumeBreaks)
-        policy("preroll-disabled", boolean, yesNo, \.prerollDisabled, \.prerollDisabled)
-        policy("midrolls-disabled", boolean, yesNo, \.midrollsDisabled, \.midrollsDisabled)
-        policy("live-snapback", boolean, yesNo, \.liveSnapback, \.liveSnapback)
-        policy("live-bookmarks", boolean, yesNo, \.liveBookmarks, \.liveBookmarks)
-        policy("max-snapbacks-per-break", count(in: 1...1000), { "\($0)" }, \.maxSnapbacksPerBreak, \.maxSnapbacksPerBreak)
-        policy("coverage-tolerance", duration, seconds, \.coverageTolerance, \.coverageTolerance)
-
-        value(.bookmarks, "bookmark-interval", duration, seconds, \.bookmarkInterval)
-        value(.bookmarks, "finished-margin", duration, seconds, \.finishedMargin)
+        value(.policy, "preset", { text throws(Reason) in
+            guard let preset = AdPolicy.Preset(rawValue: text) else {
+                throw notOneOf(text, AdPolicy.Preset.allCases.map(\.rawValue))
+            }
+            return preset
+        }, { $0.rawValue }, \.defaultPreset)
+        // The policy's own fields, from its table: [policy], then the device-wide ones in [bookmarks].
+        keys += AdPolicy.fields.map(policyKey)
         value(.bookmarks, "watched-retention", duration, seconds, \.watchedRetention)
 
         value(.limits, "max-connections", count(in: 1...65536), { "\($0)" }, \.maxConnections)
@@ -233,16 +201,36 @@ public enum ConfigurationFile {
 
     static var keysByName: [String: Key] { Dictionary(uniqueKeysWithValues: keys.map { ($0.name, $0) }) }
 
+    /// A field of the policy: a change to the default preset, or in [bookmarks] a value for every session.
+    static func policyKey(_ field: AdPolicy.Field) -> Key {
+        Key(section: field.deviceWide ? .bookmarks : .policy, name: field.key, apply: { configuration, text, _ throws(Reason) in
+            var policy = AdPolicy()
+            try assign(text, to: field, of: &policy)
+            if field.deviceWide {
+                field.copy(from: policy, to: &configuration.deviceWidePolicy)
+            } else {
+                configuration.policyOverrides.set(field, from: policy)
+            }
+        }, render: { field.text(in: $0.defaultPolicy) })
+    }
+
     // MARK: Values
 
-    static func enumeration<E: RawRepresentable & CaseIterable>(_: E.Type) -> (String) throws(Reason) -> E
-    where E.RawValue == String {
-        { text throws(Reason) in
-            guard let value = E(rawValue: text) else {
-                throw Reason("'\(text)' is not one of \(E.allCases.map(\.rawValue).joined(separator: ", "))")
-            }
-            return value
+    /// Reads `text` as the value of `field` into `policy`. (A duration the file takes, at most a year,
+    /// is within the policy's range for seconds.)
+    static func assign(_ text: String, to field: AdPolicy.Field, of policy: inout AdPolicy) throws(Reason) {
+        switch field.kind {
+        case .flag(let k): policy[keyPath: k] = try boolean(text)
+        case .seconds(let k, _): policy[keyPath: k] = try duration(text)
+        case .count(let k, _, let configured): policy[keyPath: k] = try count(in: configured)(text)
+        case .choice(let c):
+            guard let position = c.names.firstIndex(of: text) else { throw notOneOf(text, c.names) }
+            c.assign(&policy, position)
         }
+    }
+
+    static func notOneOf(_ text: String, _ names: [String]) -> Reason {
+        Reason("'\(text)' is not one of \(names.joined(separator: ", "))")
     }
 
     static func boolean(_ text: String) throws(Reason) -> Bool {
@@ -253,9 +241,6 @@ public enum ConfigurationFile {
         }
     }
 
-    static func yesNo(_ value: Bool) -> String { value ? "yes" : "no" }
-
-    /// Seconds: a non-negative number, optionally followed by ms, s, min or h.
     /// A list of ids, names or one wildcard (allow-users, allow-groups): whether the wildcard was given,
     /// and the ids, names resolved through `resolve`.
     static func idList(_ text: String, wildcard: String, resolve: (String) -> UInt32?,
@@ -278,6 +263,7 @@ public enum ConfigurationFile {
         ((wildcard.map { [$0] } ?? []) + ids.map { "\($0)" }).joined(separator: " ")
     }
 
+    /// Seconds: a non-negative number, optionally followed by ms, s, min or h; at most a year.
     static func duration(_ text: String) throws(Reason) -> Double {
         let units: [(String, Double)] = [("ms", 0.001), ("min", 60), ("s", 1), ("h", 3600)]
         var number = text
@@ -308,10 +294,7 @@ public enum ConfigurationFile {
     }
 
     /// `30`, `0.5`: a number of seconds as the file takes it.
-    static func seconds(_ value: Double) -> String {
-        if value == value.rounded(), abs(value) < 1e15 { return "\(Int(value))" }
-        return "\(value)"
-    }
+    static func seconds(_ value: Double) -> String { AdPolicy.Field.text(seconds: value) }
 
     static func count(in range: ClosedRange<Int>) -> (String) throws(Reason) -> Int {
         { text throws(Reason) in

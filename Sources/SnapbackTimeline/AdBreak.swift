@@ -51,7 +51,7 @@ public struct AdBreak: Sendable, Equatable, Hashable {
 }
 
 /// On-demand streams have a fixed timeline; live streams grow and receive new breaks as they go.
-public enum SessionKind: Sendable, Equatable {
+public enum SessionKind: Sendable, Equatable, CaseIterable {
     case onDemand
     case live
 }

@@ -34,7 +34,7 @@ public struct SessionConfiguration: Sendable, Equatable {
 
 /// A read-only view of a session for queries and status.
 public struct TimelineSnapshot: Sendable, Equatable {
-    public enum Phase: String, Sendable, Equatable {
+    public enum Phase: String, Sendable, Equatable, CaseIterable {
         case content, inBreak = "in-break", seeking, trickPlay = "trick-play", finished, closed
     }
     public var phase: Phase

@@ -26,37 +26,30 @@ public struct WireBookmark: Sendable, Equatable {
 }
 
 extension WireBookmark: WireMessage {
-    func proto(_ arena: CArena) -> Snapback__V1__Bookmark {
-        var m = Snapback__V1__Bookmark()
-        snapback__v1__bookmark__init(&m)
-        m.content_id = arena.string(contentId)
-        m.profile = arena.string(profile)
-        m.content_time = contentTime
-        m.stream_time = streamTime
-        m.stream_id = arena.string(streamId)
-        m.updated_at = updatedAt
-        m.finished = ProtoC.cBool(finished)
+    func write(to m: ProtoBuilder) -> ProtoBuilder {
+        m.set("content_id", contentId)
+        m.set("profile", profile)
+        m.set("content_time", contentTime)
+        m.set("stream_time", streamTime)
+        m.set("stream_id", streamId)
+        m.set("updated_at", updatedAt)
+        m.set("finished", finished)
         return m
     }
 
-    init(proto m: Snapback__V1__Bookmark) throws(WireError) {
-        self.init(contentId: try ProtoC.string(m.content_id, "content_id"), profile: try ProtoC.string(m.profile, "profile"),
-                  contentTime: m.content_time, streamTime: m.stream_time, streamId: try ProtoC.string(m.stream_id, "stream_id"),
-                  updatedAt: m.updated_at, finished: ProtoC.bool(m.finished))
+    init(_ m: ProtoReader) throws(WireError) {
+        self.init(contentId: try m.string("content_id"), profile: try m.string("profile"),
+                  contentTime: m.double("content_time"), streamTime: m.double("stream_time"),
+                  streamId: try m.string("stream_id"), updatedAt: m.double("updated_at"), finished: m.bool("finished"))
     }
 
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int {
-        let arena = CArena()
-        var m = proto(arena)
-        return withExtendedLifetime(arena) { ProtoC.append(&m, to: &out) }
+        write(to: ProtoBuilder(WireMethod.getBookmark.replyDescriptor, arena: CArena())).append(to: &out)
     }
 
     public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> WireBookmark {
-        try ProtoC.unpack(body, "snapback.v1.Bookmark", snapback__v1__bookmark__unpack,
-                          snapback__v1__bookmark__free_unpacked) { m throws(WireError) in
-            try WireBookmark(proto: m.pointee)
-        }
+        try ProtoC.read(body, WireMethod.getBookmark.replyDescriptor) { m throws(WireError) in try WireBookmark(m) }
     }
 }
 
@@ -75,35 +68,16 @@ public struct ListBookmarksReply: Sendable, Equatable {
 extension ListBookmarksReply: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int {
-        let arena = CArena()
-        var m = Snapback__V1__ListBookmarksReply()
-        snapback__v1__list_bookmarks_reply__init(&m)
-        if !bookmarks.isEmpty {
-            let items = arena.allocate(Snapback__V1__Bookmark.self, count: bookmarks.count)
-            let pointers = arena.allocate(UnsafeMutablePointer<Snapback__V1__Bookmark>?.self, count: bookmarks.count)
-            for (i, b) in bookmarks.enumerated() {
-                (items + i).initialize(to: b.proto(arena))
-                (pointers + i).initialize(to: items + i)
-            }
-            m.n_bookmarks = bookmarks.count
-            m.bookmarks = pointers
-        }
-        m.next_page_token = arena.string(nextPageToken)
-        return withExtendedLifetime(arena) { ProtoC.append(&m, to: &out) }
+        let m = ProtoBuilder(WireMethod.listBookmarks.replyDescriptor, arena: CArena())
+        m.set("bookmarks", bookmarks.map { $0.write(to: m.sub("bookmarks")) })
+        m.set("next_page_token", nextPageToken)
+        return m.append(to: &out)
     }
 
     public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> ListBookmarksReply {
-        try ProtoC.unpack(body, "snapback.v1.ListBookmarksReply", snapback__v1__list_bookmarks_reply__unpack,
-                          snapback__v1__list_bookmarks_reply__free_unpacked) { p throws(WireError) in
-            let m = p.pointee
-            var bookmarks: [WireBookmark] = []
-            if let list = m.bookmarks {
-                bookmarks.reserveCapacity(m.n_bookmarks)
-                for i in 0..<m.n_bookmarks {
-                    if let b = list[i] { bookmarks.append(try WireBookmark(proto: b.pointee)) }
-                }
-            }
-            return ListBookmarksReply(bookmarks: bookmarks, nextPageToken: try ProtoC.string(m.next_page_token, "next_page_token"))
+        try ProtoC.read(body, WireMethod.listBookmarks.replyDescriptor) { m throws(WireError) in
+            ListBookmarksReply(bookmarks: try m.nestedList("bookmarks").map { (b) throws(WireError) in try WireBookmark(b) },
+                               nextPageToken: try m.string("next_page_token"))
         }
     }
 }
@@ -118,17 +92,13 @@ public struct DeleteBookmarkReply: Sendable, Equatable {
 extension DeleteBookmarkReply: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int {
-        var m = Snapback__V1__DeleteBookmarkReply()
-        snapback__v1__delete_bookmark_reply__init(&m)
-        m.deleted = ProtoC.cBool(deleted)
-        return ProtoC.append(&m, to: &out)
+        let m = ProtoBuilder(WireMethod.deleteBookmark.replyDescriptor, arena: CArena())
+        m.set("deleted", deleted)
+        return m.append(to: &out)
     }
 
     public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> DeleteBookmarkReply {
-        try ProtoC.unpack(body, "snapback.v1.DeleteBookmarkReply", snapback__v1__delete_bookmark_reply__unpack,
-                          snapback__v1__delete_bookmark_reply__free_unpacked) { m throws(WireError) in
-            DeleteBookmarkReply(deleted: ProtoC.bool(m.pointee.deleted))
-        }
+        try ProtoC.read(body, WireMethod.deleteBookmark.replyDescriptor) { m in DeleteBookmarkReply(deleted: m.bool("deleted")) }
     }
 }
 
@@ -142,16 +112,12 @@ public struct ClearBookmarksReply: Sendable, Equatable {
 extension ClearBookmarksReply: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int {
-        var m = Snapback__V1__ClearBookmarksReply()
-        snapback__v1__clear_bookmarks_reply__init(&m)
-        m.deleted = deleted
-        return ProtoC.append(&m, to: &out)
+        let m = ProtoBuilder(WireMethod.clearBookmarks.replyDescriptor, arena: CArena())
+        m.set("deleted", deleted)
+        return m.append(to: &out)
     }
 
     public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> ClearBookmarksReply {
-        try ProtoC.unpack(body, "snapback.v1.ClearBookmarksReply", snapback__v1__clear_bookmarks_reply__unpack,
-                          snapback__v1__clear_bookmarks_reply__free_unpacked) { m throws(WireError) in
-            ClearBookmarksReply(deleted: m.pointee.deleted)
-        }
+        try ProtoC.read(body, WireMethod.clearBookmarks.replyDescriptor) { m in ClearBookmarksReply(deleted: m.uint32("deleted")) }
     }
 }

@@ -15,19 +15,15 @@ public struct HelloRequest: Sendable, Equatable {
 extension HelloRequest: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int {
-        var m = Snapback__V1__HelloRequest()
-        snapback__v1__hello_request__init(&m)
-        m.protocol_version = protocolVersion
-        return clientName.withCString { name in
-            m.client_name = UnsafeMutablePointer(mutating: name)
-            return ProtoC.append(&m, to: &out)
-        }
+        let m = ProtoBuilder(WireMethod.hello.requestDescriptor, arena: CArena())
+        m.set("protocol_version", protocolVersion)
+        m.set("client_name", clientName)
+        return m.append(to: &out)
     }
 
     public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> HelloRequest {
-        try ProtoC.unpack(body, "snapback.v1.HelloRequest", snapback__v1__hello_request__unpack,
-                          snapback__v1__hello_request__free_unpacked) { m throws(WireError) in
-            HelloRequest(protocolVersion: m.pointee.protocol_version, clientName: try ProtoC.string(m.pointee.client_name, "client_name"))
+        try ProtoC.read(body, WireMethod.hello.requestDescriptor) { m throws(WireError) in
+            HelloRequest(protocolVersion: m.uint32("protocol_version"), clientName: try m.string("client_name"))
         }
     }
 }
@@ -63,31 +59,26 @@ public struct HelloReply: Sendable, Equatable {
 extension HelloReply: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int {
-        let arena = CArena()
-        var m = Snapback__V1__HelloReply()
-        snapback__v1__hello_reply__init(&m)
-        m.protocol_version = protocolVersion
-        m.server_name = arena.string(serverName)
-        m.server_version = arena.string(serverVersion)
-        m.max_frame_size = maxFrameSize
-        m.max_outbound_queue_bytes = maxOutboundQueueBytes
-        m.n_policy_presets = policyPresets.count
-        m.policy_presets = arena.strings(policyPresets)
-        m.default_policy_preset = arena.string(defaultPolicyPreset)
-        m.max_breaks_per_session = maxBreaksPerSession
-        return withExtendedLifetime(arena) { ProtoC.append(&m, to: &out) }
+        let m = ProtoBuilder(WireMethod.hello.replyDescriptor, arena: CArena())
+        m.set("protocol_version", protocolVersion)
+        m.set("server_name", serverName)
+        m.set("server_version", serverVersion)
+        m.set("max_frame_size", maxFrameSize)
+        m.set("max_outbound_queue_bytes", maxOutboundQueueBytes)
+        m.set("policy_presets", policyPresets)
+        m.set("default_policy_preset", defaultPolicyPreset)
+        m.set("max_breaks_per_session", maxBreaksPerSession)
+        return m.append(to: &out)
     }
 
     public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> HelloReply {
-        try ProtoC.unpack(body, "snapback.v1.HelloReply", snapback__v1__hello_reply__unpack,
-                          snapback__v1__hello_reply__free_unpacked) { p throws(WireError) in
-            let m = p.pointee
-            return HelloReply(protocolVersion: m.protocol_version, serverName: try ProtoC.string(m.server_name, "server_name"),
-                              serverVersion: try ProtoC.string(m.server_version, "server_version"), maxFrameSize: m.max_frame_size,
-                              maxOutboundQueueBytes: m.max_outbound_queue_bytes,
-                              policyPresets: try ProtoC.strings(m.policy_presets, m.n_policy_presets, "policy_presets"),
-                              defaultPolicyPreset: try ProtoC.string(m.default_policy_preset, "default_policy_preset"),
-                              maxBreaksPerSession: m.max_breaks_per_session)
+        try ProtoC.read(body, WireMethod.hello.replyDescriptor) { m throws(WireError) in
+            HelloReply(protocolVersion: m.uint32("protocol_version"), serverName: try m.string("server_name"),
+                       serverVersion: try m.string("server_version"), maxFrameSize: m.uint32("max_frame_size"),
+                       maxOutboundQueueBytes: m.uint64("max_outbound_queue_bytes"),
+                       policyPresets: try m.strings("policy_presets"),
+                       defaultPolicyPreset: try m.string("default_policy_preset"),
+                       maxBreaksPerSession: m.uint32("max_breaks_per_session"))
         }
     }
 }
@@ -141,40 +132,35 @@ public struct StatusReply: Sendable, Equatable {
 extension StatusReply: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int {
-        let arena = CArena()
-        var s = Snapback__V1__StoreStatus()
-        snapback__v1__store_status__init(&s)
-        s.kind = arena.string(store.kind)
-        s.path = arena.string(store.path)
-        s.bookmarks = store.bookmarks
-        s.error = arena.string(store.error)
-        var m = Snapback__V1__StatusReply()
-        snapback__v1__status_reply__init(&m)
-        m.uptime = uptime
-        m.server_version = arena.string(serverVersion)
-        m.protocol_version = protocolVersion
-        m.connections = connections
-        m.sessions = sessions
-        m.requests = requests
-        m.pushes = pushes
-        m.store = arena.box(s)
-        m.log_lines_dropped = logLinesDropped
-        return withExtendedLifetime(arena) { ProtoC.append(&m, to: &out) }
+        let m = ProtoBuilder(WireMethod.getStatus.replyDescriptor, arena: CArena())
+        let s = m.sub("store")
+        s.set("kind", store.kind)
+        s.set("path", store.path)
+        s.set("bookmarks", store.bookmarks)
+        s.set("error", store.error)
+        m.set("uptime", uptime)
+        m.set("server_version", serverVersion)
+        m.set("protocol_version", protocolVersion)
+        m.set("connections", connections)
+        m.set("sessions", sessions)
+        m.set("requests", requests)
+        m.set("pushes", pushes)
+        m.set("store", s)
+        m.set("log_lines_dropped", logLinesDropped)
+        return m.append(to: &out)
     }
 
     public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> StatusReply {
-        try ProtoC.unpack(body, "snapback.v1.StatusReply", snapback__v1__status_reply__unpack,
-                          snapback__v1__status_reply__free_unpacked) { p throws(WireError) in
-            let m = p.pointee
+        try ProtoC.read(body, WireMethod.getStatus.replyDescriptor) { m throws(WireError) in
             var store = StoreStatus()
-            if let s = m.store?.pointee {
-                store = StoreStatus(kind: try ProtoC.string(s.kind, "kind"), path: try ProtoC.string(s.path, "path"), bookmarks: s.bookmarks,
-                                    error: try ProtoC.string(s.error, "error"))
+            if let s = m.nested("store") {
+                store = StoreStatus(kind: try s.string("kind"), path: try s.string("path"), bookmarks: s.uint64("bookmarks"),
+                                    error: try s.string("error"))
             }
-            return StatusReply(uptime: m.uptime, serverVersion: try ProtoC.string(m.server_version, "server_version"),
-                               protocolVersion: m.protocol_version, connections: m.connections, sessions: m.sessions,
-                               requests: m.requests, pushes: m.pushes, store: store,
-                               logLinesDropped: m.log_lines_dropped)
+            return StatusReply(uptime: m.double("uptime"), serverVersion: try m.string("server_version"),
+                               protocolVersion: m.uint32("protocol_version"), connections: m.uint32("connections"),
+                               sessions: m.uint32("sessions"), requests: m.uint64("requests"), pushes: m.uint64("pushes"),
+                               store: store, logLinesDropped: m.uint64("log_lines_dropped"))
         }
     }
 }

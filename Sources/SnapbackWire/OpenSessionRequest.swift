@@ -69,44 +69,31 @@ public struct OpenSessionRequest: Sendable, Equatable {
 extension OpenSessionRequest: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int {
-        let arena = CArena()
-        var m = Snapback__V1__OpenSessionRequest()
-        snapback__v1__open_session_request__init(&m)
-        m.stream_id = arena.string(streamId)
-        m.content_id = arena.string(contentId)
-        m.profile = arena.string(profile)
-        m.kind = kind.proto
-        m.n_breaks = breaks.count
-        m.breaks = arena.adBreaks(breaks)
-        if let d = contentDuration {
-            m._content_duration_case = SNAPBACK__V1__OPEN_SESSION_REQUEST___CONTENT_DURATION_CONTENT_DURATION
-            m.content_duration = d
-        }
-        m.policy_preset = arena.string(requestedPreset?.rawValue ?? "")
-        if !overrides.isEmpty { m.policy_overrides = arena.box(overrides.proto) }
+        let m = ProtoBuilder(WireMethod.openSession.requestDescriptor, arena: CArena())
+        m.set("stream_id", streamId)
+        m.set("content_id", contentId)
+        m.set("profile", profile)
+        m.set("kind", kind)
+        m.set("breaks", breaks)
+        m.set("content_duration", contentDuration)
+        m.set("policy_preset", requestedPreset?.rawValue ?? "")
+        if !overrides.isEmpty { m.set("policy_overrides", overrides.write(to: m.sub("policy_overrides"))) }
         if resume != ResumeOptions() {
-            var r = Snapback__V1__ResumeOptions()
-            snapback__v1__resume_options__init(&r)
-            r.use_bookmark = ProtoC.cBool(resume.useBookmark)
-            if let t = resume.contentTime {
-                r._resume_content_time_case = SNAPBACK__V1__RESUME_OPTIONS___RESUME_CONTENT_TIME_RESUME_CONTENT_TIME
-                r.resume_content_time = t
-            }
-            m.resume = arena.box(r)
+            let r = m.sub("resume")
+            r.set("use_bookmark", resume.useBookmark)
+            r.set("resume_content_time", resume.contentTime)
+            m.set("resume", r)
         }
         if let rules = adRules {
-            var r = Snapback__V1__AdRules()
-            snapback__v1__ad_rules__init(&r)
-            r.preroll = ProtoC.cBool(rules.preroll)
-            r.n_midroll_times = rules.midrollTimes.count
-            r.midroll_times = arena.doubles(rules.midrollTimes)
-            r.midroll_every = rules.midrollEvery
-            r.postroll = ProtoC.cBool(rules.postroll)
-            r._break_duration_case = SNAPBACK__V1__AD_RULES___BREAK_DURATION_BREAK_DURATION
-            r.break_duration = rules.breakDuration
-            m.ad_rules = arena.box(r)
+            let r = m.sub("ad_rules")
+            r.set("preroll", rules.preroll)
+            r.set("midroll_times", rules.midrollTimes)
+            r.set("midroll_every", rules.midrollEvery)
+            r.set("postroll", rules.postroll)
+            r.set("break_duration", rules.breakDuration)
+            m.set("ad_rules", r)
         }
-        return withExtendedLifetime(arena) { ProtoC.append(&m, to: &out) }
+        return m.append(to: &out)
     }
 
     /// Decodes with the `.snapback` default preset; the daemon uses `decode(_:defaultPreset:)`.
@@ -118,10 +105,8 @@ extension OpenSessionRequest: WireMessage {
     /// unknown enum value, throws `.invalidArgument`.
     public static func decode(_ body: UnsafeRawBufferPointer,
                               defaultPreset: AdPolicy.Preset) throws(WireError) -> OpenSessionRequest {
-        try ProtoC.unpack(body, "snapback.v1.OpenSessionRequest", snapback__v1__open_session_request__unpack,
-                          snapback__v1__open_session_request__free_unpacked) { p throws(WireError) in
-            let m = p.pointee
-            let presetName = try ProtoC.string(m.policy_preset, "policy_preset")
+        try ProtoC.read(body, WireMethod.openSession.requestDescriptor) { m throws(WireError) in
+            let presetName = try m.string("policy_preset")
             var preset: AdPolicy.Preset?
             if !presetName.isEmpty {
                 guard let named = AdPolicy.Preset(rawValue: presetName) else {
@@ -130,25 +115,23 @@ extension OpenSessionRequest: WireMessage {
                 }
                 preset = named
             }
-            let overrides = try m.policy_overrides.map { (o) throws(WireError) in try PolicyOverrides(proto: o.pointee) }
+            let overrides = try m.nested("policy_overrides").map { (o) throws(WireError) in try PolicyOverrides(o) }
             var resume = ResumeOptions()
-            if let r = m.resume?.pointee {
-                resume.useBookmark = ProtoC.bool(r.use_bookmark)
-                if r._resume_content_time_case.rawValue != 0 { resume.contentTime = r.resume_content_time }
+            if let r = m.nested("resume") {
+                resume.useBookmark = r.bool("use_bookmark")
+                resume.contentTime = r.optionalDouble("resume_content_time")
             }
             var adRules: AdRules?
-            if let r = m.ad_rules?.pointee {
-                var rules = AdRules(preroll: ProtoC.bool(r.preroll),
-                                    midrollTimes: ProtoC.doubles(r.midroll_times, r.n_midroll_times),
-                                    midrollEvery: r.midroll_every, postroll: ProtoC.bool(r.postroll))
-                if r._break_duration_case.rawValue != 0 { rules.breakDuration = r.break_duration }
+            if let r = m.nested("ad_rules") {
+                var rules = AdRules(preroll: r.bool("preroll"), midrollTimes: r.doubles("midroll_times"),
+                                    midrollEvery: r.double("midroll_every"), postroll: r.bool("postroll"))
+                if let duration = r.optionalDouble("break_duration") { rules.breakDuration = duration }
                 adRules = rules
             }
             return OpenSessionRequest(
-                streamId: try ProtoC.string(m.stream_id, "stream_id"), contentId: try ProtoC.string(m.content_id, "content_id"),
-                profile: try ProtoC.string(m.profile, "profile"), kind: try SessionKind.from(m.kind, field: "kind"),
-                breaks: try AdBreak.list(m.breaks, m.n_breaks),
-                contentDuration: m._content_duration_case.rawValue != 0 ? m.content_duration : nil,
+                streamId: try m.string("stream_id"), contentId: try m.string("content_id"),
+                profile: try m.string("profile"), kind: try m.enumValue("kind", as: SessionKind.self) ?? .onDemand,
+                breaks: try AdBreak.list(m, "breaks"), contentDuration: m.optionalDouble("content_duration"),
                 preset: preset, overrides: overrides ?? PolicyOverrides(), resume: resume, adRules: adRules,
                 defaultPreset: defaultPreset)
         }

@@ -47,52 +47,41 @@ public struct SessionInfo: Sendable, Equatable {
 extension SessionInfo: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int {
-        let arena = CArena()
-        var m = proto(arena)
-        return withExtendedLifetime(arena) { ProtoC.append(&m, to: &out) }
+        write(to: ProtoBuilder(WireMethod.getSession.replyDescriptor, arena: CArena())).append(to: &out)
     }
 
-    func proto(_ arena: CArena) -> Snapback__V1__SessionInfo {
-        var m = Snapback__V1__SessionInfo()
-        snapback__v1__session_info__init(&m)
-        m.session_id = sessionId
-        m.content_id = arena.string(contentId)
-        m.stream_id = arena.string(streamId)
-        m.profile = arena.string(profile)
-        m.kind = kind.proto
-        m.policy_preset = arena.string(policyPreset)
-        m.client_name = arena.string(clientName)
-        m.peer_uid = peerUid
-        m.peer_pid = peerPid
-        m.opened_at = openedAt
-        m.pushes = pushes
-        m.break_count = breakCount
-        m.state = arena.box(state.proto(arena))
-        if let contentDuration {
-            m._content_duration_case = SNAPBACK__V1__SESSION_INFO___CONTENT_DURATION_CONTENT_DURATION
-            m.content_duration = contentDuration
-        }
+    func write(to m: ProtoBuilder) -> ProtoBuilder {
+        m.set("session_id", sessionId)
+        m.set("content_id", contentId)
+        m.set("stream_id", streamId)
+        m.set("profile", profile)
+        m.set("kind", kind)
+        m.set("policy_preset", policyPreset)
+        m.set("client_name", clientName)
+        m.set("peer_uid", peerUid)
+        m.set("peer_pid", peerPid)
+        m.set("opened_at", openedAt)
+        m.set("pushes", pushes)
+        m.set("break_count", breakCount)
+        m.set("state", state.write(to: m.sub("state")))
+        m.set("content_duration", contentDuration)
         return m
     }
 
     public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> SessionInfo {
-        try ProtoC.unpack(body, "snapback.v1.SessionInfo", snapback__v1__session_info__unpack,
-                          snapback__v1__session_info__free_unpacked) { p throws(WireError) in
-            try SessionInfo(proto: p.pointee)
-        }
+        try ProtoC.read(body, WireMethod.getSession.replyDescriptor) { m throws(WireError) in try SessionInfo(m) }
     }
 
-    init(proto m: Snapback__V1__SessionInfo) throws(WireError) {
-        let state = try m.state.map { (s) throws(WireError) in try SessionStateReply(proto: s.pointee) }
+    init(_ m: ProtoReader) throws(WireError) {
+        let state = try m.nested("state").map { (s) throws(WireError) in try SessionStateReply(s) }
             ?? SessionStateReply(phase: nil, streamTime: 0, contentTime: 0, playing: false, rate: 0)
         self.init(
-            sessionId: m.session_id, contentId: try ProtoC.string(m.content_id, "content_id"),
-            streamId: try ProtoC.string(m.stream_id, "stream_id"), profile: try ProtoC.string(m.profile, "profile"),
-            kind: (try? SessionKind.from(m.kind, field: "kind")) ?? .onDemand,
-            policyPreset: try ProtoC.string(m.policy_preset, "policy_preset"),
-            clientName: try ProtoC.string(m.client_name, "client_name"), peerUid: m.peer_uid, peerPid: m.peer_pid,
-            openedAt: m.opened_at, pushes: m.pushes, breakCount: m.break_count, state: state,
-            contentDuration: m._content_duration_case.rawValue != 0 ? m.content_duration : nil)
+            sessionId: m.uint64("session_id"), contentId: try m.string("content_id"), streamId: try m.string("stream_id"),
+            profile: try m.string("profile"), kind: m.knownEnumValue("kind", as: SessionKind.self) ?? .onDemand,
+            policyPreset: try m.string("policy_preset"), clientName: try m.string("client_name"),
+            peerUid: m.uint32("peer_uid"), peerPid: m.int32("peer_pid"), openedAt: m.double("opened_at"),
+            pushes: m.uint64("pushes"), breakCount: m.uint32("break_count"), state: state,
+            contentDuration: m.optionalDouble("content_duration"))
     }
 }
 
@@ -105,27 +94,14 @@ public struct ListSessionsReply: Sendable, Equatable {
 extension ListSessionsReply: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int {
-        let arena = CArena()
-        var m = Snapback__V1__ListSessionsReply()
-        snapback__v1__list_sessions_reply__init(&m)
-        m.n_sessions = sessions.count
-        if !sessions.isEmpty {
-            let items = arena.allocate(UnsafeMutablePointer<Snapback__V1__SessionInfo>?.self, count: sessions.count)
-            for (i, session) in sessions.enumerated() { (items + i).initialize(to: arena.box(session.proto(arena))) }
-            m.sessions = items
-        }
-        return withExtendedLifetime(arena) { ProtoC.append(&m, to: &out) }
+        let m = ProtoBuilder(WireMethod.listSessions.replyDescriptor, arena: CArena())
+        m.set("sessions", sessions.map { $0.write(to: m.sub("sessions")) })
+        return m.append(to: &out)
     }
 
     public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> ListSessionsReply {
-        try ProtoC.unpack(body, "snapback.v1.ListSessionsReply", snapback__v1__list_sessions_reply__unpack,
-                          snapback__v1__list_sessions_reply__free_unpacked) { p throws(WireError) in
-            var sessions: [SessionInfo] = []
-            for i in 0..<p.pointee.n_sessions {
-                guard let s = p.pointee.sessions[i] else { continue }
-                sessions.append(try SessionInfo(proto: s.pointee))
-            }
-            return ListSessionsReply(sessions: sessions)
+        try ProtoC.read(body, WireMethod.listSessions.replyDescriptor) { m throws(WireError) in
+            ListSessionsReply(sessions: try m.nestedList("sessions").map { (s) throws(WireError) in try SessionInfo(s) })
         }
     }
 }
@@ -209,58 +185,35 @@ public struct WireDecision: Sendable, Equatable {
     }
 }
 
-extension WireDecision.Kind {
-    var proto: Snapback__V1__DecisionKind {
-        switch self {
-        case .seek: return SNAPBACK__V1__DECISION_KIND__DECISION_KIND_SEEK
-        case .breakWatched: return SNAPBACK__V1__DECISION_KIND__DECISION_KIND_BREAK_WATCHED
-        case .breakCompleted: return SNAPBACK__V1__DECISION_KIND__DECISION_KIND_BREAK_COMPLETED
-        case .playBreak: return SNAPBACK__V1__DECISION_KIND__DECISION_KIND_PLAY_BREAK
-        case .allAdsCompleted: return SNAPBACK__V1__DECISION_KIND__DECISION_KIND_ALL_ADS_COMPLETED
-        case .saveBookmark: return SNAPBACK__V1__DECISION_KIND__DECISION_KIND_SAVE_BOOKMARK
-        case .clearBookmark: return SNAPBACK__V1__DECISION_KIND__DECISION_KIND_CLEAR_BOOKMARK
-        }
-    }
-
-    init?(proto v: Snapback__V1__DecisionKind) {
-        guard let kind = Self.allCases.first(where: { $0.proto == v }) else { return nil }
-        self = kind
-    }
-}
-
 extension WireDecision: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int {
-        let arena = CArena()
-        var m = Snapback__V1__Decision()
-        snapback__v1__decision__init(&m)
-        m.seq = seq
-        m.session_id = sessionId
-        m.content_id = arena.string(contentId)
-        m.stream_id = arena.string(streamId)
-        m.profile = arena.string(profile)
-        m.at = at
-        if let kind { m.kind = kind.proto }
-        m.reason = arena.string(reason)
-        m.stream_time = streamTime
-        if let seekReason { m.seek_reason = seekReason.proto }
-        m.break_id = arena.string(breakId)
-        m.content_time = contentTime
-        if let bookmarkTrigger { m.bookmark_trigger = bookmarkTrigger.proto }
-        return withExtendedLifetime(arena) { ProtoC.append(&m, to: &out) }
+        let m = ProtoBuilder(WireMethod.watchDecisions.replyDescriptor, arena: CArena())
+        m.set("seq", seq)
+        m.set("session_id", sessionId)
+        m.set("content_id", contentId)
+        m.set("stream_id", streamId)
+        m.set("profile", profile)
+        m.set("at", at)
+        m.set("kind", kind)
+        m.set("reason", reason)
+        m.set("stream_time", streamTime)
+        m.set("seek_reason", seekReason)
+        m.set("break_id", breakId)
+        m.set("content_time", contentTime)
+        m.set("bookmark_trigger", bookmarkTrigger)
+        return m.append(to: &out)
     }
 
     public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> WireDecision {
-        try ProtoC.unpack(body, "snapback.v1.Decision", snapback__v1__decision__unpack,
-                          snapback__v1__decision__free_unpacked) { p throws(WireError) in
-            let m = p.pointee
-            return WireDecision(
-                seq: m.seq, sessionId: m.session_id, contentId: try ProtoC.string(m.content_id, "content_id"),
-                streamId: try ProtoC.string(m.stream_id, "stream_id"), profile: try ProtoC.string(m.profile, "profile"),
-                at: m.at, kind: Kind(proto: m.kind), reason: try ProtoC.string(m.reason, "reason"),
-                streamTime: m.stream_time, seekReason: SeekReason(proto: m.seek_reason),
-                breakId: try ProtoC.string(m.break_id, "break_id"), contentTime: m.content_time,
-                bookmarkTrigger: BookmarkTrigger(proto: m.bookmark_trigger))
+        try ProtoC.read(body, WireMethod.watchDecisions.replyDescriptor) { m throws(WireError) in
+            WireDecision(
+                seq: m.uint64("seq"), sessionId: m.uint64("session_id"), contentId: try m.string("content_id"),
+                streamId: try m.string("stream_id"), profile: try m.string("profile"), at: m.double("at"),
+                kind: m.knownEnumValue("kind", as: Kind.self), reason: try m.string("reason"),
+                streamTime: m.double("stream_time"), seekReason: m.knownEnumValue("seek_reason", as: SeekReason.self),
+                breakId: try m.string("break_id"), contentTime: m.double("content_time"),
+                bookmarkTrigger: m.knownEnumValue("bookmark_trigger", as: BookmarkTrigger.self))
         }
     }
 }

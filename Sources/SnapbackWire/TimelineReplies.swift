@@ -32,37 +32,24 @@ public struct OpenSessionReply: Sendable, Equatable {
 extension OpenSessionReply: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int {
-        let arena = CArena()
-        var m = Snapback__V1__OpenSessionReply()
-        snapback__v1__open_session_reply__init(&m)
-        m.session_id = sessionId
-        if let t = startStreamTime {
-            m._start_stream_time_case = SNAPBACK__V1__OPEN_SESSION_REPLY___START_STREAM_TIME_START_STREAM_TIME
-            m.start_stream_time = t
-        }
-        m.n_breaks_before_resume = breaksBeforeResume.count
-        m.breaks_before_resume = arena.strings(breaksBeforeResume)
-        m.policy_preset = arena.string(policyPreset)
-        if let t = resumeContentTime {
-            m._resume_content_time_case = SNAPBACK__V1__OPEN_SESSION_REPLY___RESUME_CONTENT_TIME_RESUME_CONTENT_TIME
-            m.resume_content_time = t
-        }
-        m.resumed_from_bookmark = ProtoC.cBool(resumedFromBookmark)
-        m.last_push_seq = lastPushSeq
-        return withExtendedLifetime(arena) { ProtoC.append(&m, to: &out) }
+        let m = ProtoBuilder(WireMethod.openSession.replyDescriptor, arena: CArena())
+        m.set("session_id", sessionId)
+        m.set("start_stream_time", startStreamTime)
+        m.set("breaks_before_resume", breaksBeforeResume)
+        m.set("policy_preset", policyPreset)
+        m.set("resume_content_time", resumeContentTime)
+        m.set("resumed_from_bookmark", resumedFromBookmark)
+        m.set("last_push_seq", lastPushSeq)
+        return m.append(to: &out)
     }
 
     public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> OpenSessionReply {
-        try ProtoC.unpack(body, "snapback.v1.OpenSessionReply", snapback__v1__open_session_reply__unpack,
-                          snapback__v1__open_session_reply__free_unpacked) { p throws(WireError) in
-            let m = p.pointee
-            return OpenSessionReply(
-                sessionId: m.session_id,
-                startStreamTime: m._start_stream_time_case.rawValue != 0 ? m.start_stream_time : nil,
-                breaksBeforeResume: try ProtoC.strings(m.breaks_before_resume, m.n_breaks_before_resume, "breaks_before_resume"),
-                policyPreset: try ProtoC.string(m.policy_preset, "policy_preset"),
-                resumeContentTime: m._resume_content_time_case.rawValue != 0 ? m.resume_content_time : nil,
-                resumedFromBookmark: ProtoC.bool(m.resumed_from_bookmark), lastPushSeq: m.last_push_seq)
+        try ProtoC.read(body, WireMethod.openSession.replyDescriptor) { m throws(WireError) in
+            OpenSessionReply(
+                sessionId: m.uint64("session_id"), startStreamTime: m.optionalDouble("start_stream_time"),
+                breaksBeforeResume: try m.strings("breaks_before_resume"), policyPreset: try m.string("policy_preset"),
+                resumeContentTime: m.optionalDouble("resume_content_time"),
+                resumedFromBookmark: m.bool("resumed_from_bookmark"), lastPushSeq: m.uint64("last_push_seq"))
         }
     }
 }
@@ -98,16 +85,14 @@ public struct ContentTimeReply: Sendable, Equatable {
 extension ContentTimeReply: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int {
-        var m = Snapback__V1__ContentTimeReply()
-        snapback__v1__content_time_reply__init(&m)
-        m.content_time = contentTime
-        return ProtoC.append(&m, to: &out)
+        let m = ProtoBuilder(WireMethod.contentTimeForStreamTime.replyDescriptor, arena: CArena())
+        m.set("content_time", contentTime)
+        return m.append(to: &out)
     }
 
     public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> ContentTimeReply {
-        try ProtoC.unpack(body, "snapback.v1.ContentTimeReply", snapback__v1__content_time_reply__unpack,
-                          snapback__v1__content_time_reply__free_unpacked) { m throws(WireError) in
-            ContentTimeReply(contentTime: m.pointee.content_time)
+        try ProtoC.read(body, WireMethod.contentTimeForStreamTime.replyDescriptor) { m in
+            ContentTimeReply(contentTime: m.double("content_time"))
         }
     }
 }
@@ -121,16 +106,14 @@ public struct StreamTimeReply: Sendable, Equatable {
 extension StreamTimeReply: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int {
-        var m = Snapback__V1__StreamTimeReply()
-        snapback__v1__stream_time_reply__init(&m)
-        m.stream_time = streamTime
-        return ProtoC.append(&m, to: &out)
+        let m = ProtoBuilder(WireMethod.streamTimeForContentTime.replyDescriptor, arena: CArena())
+        m.set("stream_time", streamTime)
+        return m.append(to: &out)
     }
 
     public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> StreamTimeReply {
-        try ProtoC.unpack(body, "snapback.v1.StreamTimeReply", snapback__v1__stream_time_reply__unpack,
-                          snapback__v1__stream_time_reply__free_unpacked) { m throws(WireError) in
-            StreamTimeReply(streamTime: m.pointee.stream_time)
+        try ProtoC.read(body, WireMethod.streamTimeForContentTime.replyDescriptor) { m in
+            StreamTimeReply(streamTime: m.double("stream_time"))
         }
     }
 }
@@ -151,19 +134,16 @@ public struct BreakAtReply: Sendable, Equatable {
 extension BreakAtReply: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int {
-        let arena = CArena()
-        var m = Snapback__V1__BreakAtReply()
-        snapback__v1__break_at_reply__init(&m)
-        if let b = previous { m.previous = arena.box(arena.adBreak(b)) }
-        if let b = next { m.next = arena.box(arena.adBreak(b)) }
-        return withExtendedLifetime(arena) { ProtoC.append(&m, to: &out) }
+        let m = ProtoBuilder(WireMethod.breakAt.replyDescriptor, arena: CArena())
+        m.set("previous", previous?.write(to: m.sub("previous")))
+        m.set("next", next?.write(to: m.sub("next")))
+        return m.append(to: &out)
     }
 
     public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> BreakAtReply {
-        try ProtoC.unpack(body, "snapback.v1.BreakAtReply", snapback__v1__break_at_reply__unpack,
-                          snapback__v1__break_at_reply__free_unpacked) { p throws(WireError) in
-            BreakAtReply(previous: try p.pointee.previous.map { (b) throws(WireError) in try AdBreak(proto: b.pointee, field: "previous") },
-                         next: try p.pointee.next.map { (b) throws(WireError) in try AdBreak(proto: b.pointee, field: "next") })
+        try ProtoC.read(body, WireMethod.breakAt.replyDescriptor) { m throws(WireError) in
+            BreakAtReply(previous: try m.nested("previous").map { (b) throws(WireError) in try AdBreak(b) },
+                         next: try m.nested("next").map { (b) throws(WireError) in try AdBreak(b) })
         }
     }
 }
@@ -207,56 +187,38 @@ public struct SessionStateReply: Sendable, Equatable {
 extension SessionStateReply: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int {
-        let arena = CArena()
-        var m = proto(arena)
-        return withExtendedLifetime(arena) { ProtoC.append(&m, to: &out) }
+        write(to: ProtoBuilder(WireMethod.getSessionState.replyDescriptor, arena: CArena())).append(to: &out)
     }
 
-    /// The message as protobuf-c's struct; its strings and breaks live in `arena` (also when embedded in
-    /// a `SessionInfo`).
-    func proto(_ arena: CArena) -> Snapback__V1__SessionStateReply {
-        var m = Snapback__V1__SessionStateReply()
-        snapback__v1__session_state_reply__init(&m)
-        if let phase { m.phase = phase.proto }
-        if let id = currentBreakId { m.current_break_id = arena.string(id) }
-        m.stream_time = streamTime
-        m.content_time = contentTime
-        m.playing = ProtoC.cBool(playing)
-        m.rate = rate
-        if let t = pendingReturn {
-            m._pending_return_case = SNAPBACK__V1__SESSION_STATE_REPLY___PENDING_RETURN_PENDING_RETURN
-            m.pending_return = t
-        }
-        m.n_breaks = breaks.count
-        m.breaks = arena.adBreaks(breaks)
-        if let t = cooldownUntil {
-            m._cooldown_until_case = SNAPBACK__V1__SESSION_STATE_REPLY___COOLDOWN_UNTIL_COOLDOWN_UNTIL
-            m.cooldown_until = t
-        }
-        if let t = lastBookmarkContentTime {
-            m._last_bookmark_content_time_case =
-                SNAPBACK__V1__SESSION_STATE_REPLY___LAST_BOOKMARK_CONTENT_TIME_LAST_BOOKMARK_CONTENT_TIME
-            m.last_bookmark_content_time = t
-        }
+    /// The message in `m` (also when embedded in a `SessionInfo`).
+    func write(to m: ProtoBuilder) -> ProtoBuilder {
+        m.set("phase", phase)
+        if let id = currentBreakId { m.set("current_break_id", id) }
+        m.set("stream_time", streamTime)
+        m.set("content_time", contentTime)
+        m.set("playing", playing)
+        m.set("rate", rate)
+        m.set("pending_return", pendingReturn)
+        m.set("breaks", breaks)
+        m.set("cooldown_until", cooldownUntil)
+        m.set("last_bookmark_content_time", lastBookmarkContentTime)
         return m
     }
 
     public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> SessionStateReply {
-        try ProtoC.unpack(body, "snapback.v1.SessionStateReply", snapback__v1__session_state_reply__unpack,
-                          snapback__v1__session_state_reply__free_unpacked) { p throws(WireError) in
-            try SessionStateReply(proto: p.pointee)
+        try ProtoC.read(body, WireMethod.getSessionState.replyDescriptor) { m throws(WireError) in
+            try SessionStateReply(m)
         }
     }
 
-    init(proto m: Snapback__V1__SessionStateReply) throws(WireError) {
-        let breakId = try ProtoC.string(m.current_break_id, "current_break_id")
+    init(_ m: ProtoReader) throws(WireError) {
+        let breakId = try m.string("current_break_id")
         self.init(
-            phase: TimelineSnapshot.Phase(proto: m.phase), currentBreakId: breakId.isEmpty ? nil : breakId,
-            streamTime: m.stream_time, contentTime: m.content_time, playing: ProtoC.bool(m.playing), rate: m.rate,
-            pendingReturn: m._pending_return_case.rawValue != 0 ? m.pending_return : nil,
-            breaks: try AdBreak.list(m.breaks, m.n_breaks),
-            cooldownUntil: m._cooldown_until_case.rawValue != 0 ? m.cooldown_until : nil,
-            lastBookmarkContentTime: m._last_bookmark_content_time_case.rawValue != 0
-                ? m.last_bookmark_content_time : nil)
+            phase: m.knownEnumValue("phase", as: TimelineSnapshot.Phase.self),
+            currentBreakId: breakId.isEmpty ? nil : breakId, streamTime: m.double("stream_time"),
+            contentTime: m.double("content_time"), playing: m.bool("playing"), rate: m.double("rate"),
+            pendingReturn: m.optionalDouble("pending_return"), breaks: try AdBreak.list(m, "breaks"),
+            cooldownUntil: m.optionalDouble("cooldown_until"),
+            lastBookmarkContentTime: m.optionalDouble("last_bookmark_content_time"))
     }
 }

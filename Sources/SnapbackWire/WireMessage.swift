@@ -36,18 +36,20 @@ enum ProtoC {
     @inline(__always)
     @discardableResult
     static func append<M>(_ message: inout M, to out: inout [UInt8]) -> Int {
-        withUnsafeMutablePointer(to: &message) { p in
-            let base = UnsafePointer<ProtobufCMessage>(OpaquePointer(p))
-            let size = protobuf_c_message_get_packed_size(base)
-            guard size > 0 else { return 0 }
-            let start = out.count
-            out.append(contentsOf: repeatElement(0, count: size))
-            let written = out.withUnsafeMutableBufferPointer { buffer in
-                protobuf_c_message_pack(base, buffer.baseAddress! + start)
-            }
-            assert(written == size, "protobuf-c packed \(written) bytes, announced \(size)")
-            return size
+        withUnsafeMutablePointer(to: &message) { p in append(UnsafePointer<ProtobufCMessage>(OpaquePointer(p)), to: &out) }
+    }
+
+    /// Packs the message at `base` at the end of `out`.
+    static func append(_ base: UnsafePointer<ProtobufCMessage>, to out: inout [UInt8]) -> Int {
+        let size = protobuf_c_message_get_packed_size(base)
+        guard size > 0 else { return 0 }
+        let start = out.count
+        out.append(contentsOf: repeatElement(0, count: size))
+        let written = out.withUnsafeMutableBufferPointer { buffer in
+            protobuf_c_message_pack(base, buffer.baseAddress! + start)
         }
+        assert(written == size, "protobuf-c packed \(written) bytes, announced \(size)")
+        return size
     }
 
     /// Unpacks `body` with a generated `*__unpack`, hands the message to `read`, and frees it with the
@@ -140,31 +142,6 @@ final class CArena {
         return p
     }
 
-    /// `AdBreak`s as a protobuf-c repeated message field (an array of pointers).
-    func adBreaks(_ breaks: [AdBreak]) -> UnsafeMutablePointer<UnsafeMutablePointer<Snapback__V1__AdBreak>?>? {
-        guard !breaks.isEmpty else { return nil }
-        let items = allocate(Snapback__V1__AdBreak.self, count: breaks.count)
-        let pointers = allocate(UnsafeMutablePointer<Snapback__V1__AdBreak>?.self, count: breaks.count)
-        for (i, b) in breaks.enumerated() {
-            (items + i).initialize(to: adBreak(b))
-            (pointers + i).initialize(to: items + i)
-        }
-        return pointers
-    }
-
-    /// One `AdBreak` message; its strings and arrays live in the arena.
-    func adBreak(_ b: AdBreak) -> Snapback__V1__AdBreak {
-        var m = Snapback__V1__AdBreak()
-        snapback__v1__ad_break__init(&m)
-        m.id = string(b.id)
-        m.start = b.start
-        m.duration = b.duration
-        m.n_ad_durations = b.adDurations.count
-        m.ad_durations = doubles(b.adDurations)
-        m.watched = ProtoC.cBool(b.watched)
-        return m
-    }
-
     /// A single message kept in the arena, for a pointer-typed (sub-message) field.
     func box<T>(_ value: T) -> UnsafeMutablePointer<T> {
         let p = allocate(T.self, count: 1)
@@ -174,20 +151,29 @@ final class CArena {
 }
 
 extension AdBreak {
-    init(proto m: Snapback__V1__AdBreak, field: @autoclosure () -> String) throws(WireError) {
-        self.init(id: try ProtoC.string(m.id, "\(field()).id"), start: m.start, duration: m.duration,
-                  adDurations: ProtoC.doubles(m.ad_durations, m.n_ad_durations), watched: ProtoC.bool(m.watched))
+    /// The break as `snapback.v1.AdBreak` in `m`.
+    func write(to m: ProtoBuilder) -> ProtoBuilder {
+        m.set("id", id)
+        m.set("start", start)
+        m.set("duration", duration)
+        m.set("ad_durations", adDurations)
+        m.set("watched", watched)
+        return m
     }
 
-    static func list(_ p: UnsafeMutablePointer<UnsafeMutablePointer<Snapback__V1__AdBreak>?>?, _ count: Int)
-        throws(WireError) -> [AdBreak]
-    {
-        guard let p, count > 0 else { return [] }
-        var out: [AdBreak] = []
-        out.reserveCapacity(count)
-        for i in 0..<count {
-            if let b = p[i] { out.append(try AdBreak(proto: b.pointee, field: "breaks[\(i)]")) }
-        }
-        return out
+    init(_ m: ProtoReader) throws(WireError) {
+        self.init(id: try m.string("id"), start: m.double("start"), duration: m.double("duration"),
+                  adDurations: m.doubles("ad_durations"), watched: m.bool("watched"))
+    }
+
+    /// The breaks of the repeated field `name`.
+    static func list(_ m: ProtoReader, _ name: String) throws(WireError) -> [AdBreak] {
+        try m.nestedList(name).map { (b) throws(WireError) in try AdBreak(b) }
+    }
+}
+
+extension ProtoBuilder {
+    func set(_ name: String, _ breaks: [AdBreak]) {
+        set(name, breaks.map { $0.write(to: sub(name)) })
     }
 }

@@ -26,7 +26,7 @@ public enum WirePush {
                                       into buffer: UnsafeMutableRawBufferPointer) -> Int {
         guard case .seek(let to, let why) = action.kind else { preconditionFailure("encodeSeekPush: not a seek") }
         return WireFastPath.encodeSeekPush(sessionId: sessionId, seq: seq, reason: action.reason, to: to,
-                                           seekReason: UInt64(why.proto.rawValue), into: buffer)
+                                           seekReason: UInt64(why.protoNumber), into: buffer)
     }
 
     /// Appends the Push body for `action`, with `action.reason` as its reason. Returns false, appending
@@ -38,7 +38,7 @@ public enum WirePush {
                                   into out: inout [UInt8]) -> Bool {
         if case .seek(let to, let why) = action.kind {
             _ = WireFastPath.encodeSeekPush(sessionId: sessionId, seq: seq, reason: action.reason, to: to,
-                                            seekReason: UInt64(why.proto.rawValue), into: &out)
+                                            seekReason: UInt64(why.protoNumber), into: &out)
             return true
         }
         guard let message = WirePushMessage(sessionId: sessionId, seq: seq, action: action) else { return false }

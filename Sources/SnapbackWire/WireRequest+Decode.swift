@@ -20,36 +20,58 @@ extension WireRequest {
         switch method {
         case .hello:
             return .hello(try HelloRequest.decode(body))
-
-        case .getStatus:
-            return try ProtoC.unpack(body, "snapback.v1.StatusRequest", snapback__v1__status_request__unpack,
-                                     snapback__v1__status_request__free_unpacked) { _ throws(WireError) in .getStatus }
-
-        case .listSessions:
-            return try ProtoC.unpack(body, "snapback.v1.ListSessionsRequest", snapback__v1__list_sessions_request__unpack,
-                                     snapback__v1__list_sessions_request__free_unpacked) { _ throws(WireError) in .listSessions }
-
-        case .getSession:
-            return try ProtoC.unpack(body, "snapback.v1.GetSessionRequest", snapback__v1__get_session_request__unpack,
-                                     snapback__v1__get_session_request__free_unpacked) { p throws(WireError) in
-                .getSession(sessionId: p.pointee.session_id)
-            }
-
-        case .watchDecisions:
-            return try ProtoC.unpack(body, "snapback.v1.WatchDecisionsRequest",
-                                     snapback__v1__watch_decisions_request__unpack,
-                                     snapback__v1__watch_decisions_request__free_unpacked) { p throws(WireError) in
-                .watchDecisions(sessionId: p.pointee.session_id,
-                                contentId: try ProtoC.string(p.pointee.content_id, "content_id"))
-            }
-
         case .openSession:
             return .openSession(try OpenSessionRequest.decode(body, defaultPreset: defaultPreset))
-
         case .reportPlayhead:
             if let m = WireFastPath.decodeReportPlayhead(body) {
                 return .event(sessionId: m.session, .playheadReported(streamTime: m.streamTime, rate: m.rate, playing: m.playing))
             }
+            return try decodeEvent(method: method, body: body)
+        case .seekEnded:
+            if let m = WireFastPath.decodeSeekEnded(body) {
+                return .event(sessionId: m.session, .seekEnded(from: m.from, to: m.to))
+            }
+            return try decodeEvent(method: method, body: body)
+        case .seekStarted, .adBreakStarted, .adBreakEnded, .adStarted, .adEnded, .trickPlayStarted, .trickPlayEnded,
+             .contentComplete, .updateBreaks, .pause, .closeSession:
+            return try decodeEvent(method: method, body: body)
+        case .getStatus, .listSessions, .getSession, .watchDecisions, .contentTimeForStreamTime,
+             .streamTimeForContentTime, .breakAt, .getSessionState, .getBookmark, .listBookmarks, .deleteBookmark,
+             .clearBookmarks:
+            return try ProtoC.read(body, method.requestDescriptor) { m throws(WireError) in
+                try query(method, m)
+            }
+        }
+    }
+
+    /// The requests off the event path, read by field name from the rpc's request message.
+    private static func query(_ method: WireMethod, _ m: ProtoReader) throws(WireError) -> WireRequest {
+        switch method {
+        case .getStatus: return .getStatus
+        case .listSessions: return .listSessions
+        case .getSession: return .getSession(sessionId: m.uint64("session_id"))
+        case .watchDecisions: return .watchDecisions(sessionId: m.uint64("session_id"), contentId: try m.string("content_id"))
+        case .contentTimeForStreamTime:
+            return .contentTimeForStreamTime(sessionId: m.uint64("session_id"), streamTime: m.double("stream_time"))
+        case .streamTimeForContentTime:
+            return .streamTimeForContentTime(sessionId: m.uint64("session_id"), contentTime: m.double("content_time"))
+        case .breakAt: return .breakAt(sessionId: m.uint64("session_id"), streamTime: m.double("stream_time"))
+        case .getSessionState: return .getSessionState(sessionId: m.uint64("session_id"))
+        case .getBookmark: return .getBookmark(profile: try m.string("profile"), contentId: try m.string("content_id"))
+        case .listBookmarks:
+            return .listBookmarks(profile: try m.string("profile"), pageSize: m.uint32("page_size"),
+                                  pageToken: try m.string("page_token"))
+        case .deleteBookmark: return .deleteBookmark(profile: try m.string("profile"), contentId: try m.string("content_id"))
+        case .clearBookmarks: return .clearBookmarks(profile: try m.string("profile"))
+        default: preconditionFailure("\(method) is decoded elsewhere")
+        }
+    }
+
+    /// The session events, hand-written against the generated structs: the event path (ReportPlayhead
+    /// and SeekEnded in their clean form do not get here: `WireFastPath` reads them above).
+    private static func decodeEvent(method: WireMethod, body: UnsafeRawBufferPointer) throws(WireError) -> WireRequest {
+        switch method {
+        case .reportPlayhead:
             return try ProtoC.unpack(body, "snapback.v1.ReportPlayheadRequest",
                                      snapback__v1__report_playhead_request__unpack,
                                      snapback__v1__report_playhead_request__free_unpacked) { p throws(WireError) in
@@ -65,9 +87,6 @@ extension WireRequest {
             }
 
         case .seekEnded:
-            if let m = WireFastPath.decodeSeekEnded(body) {
-                return .event(sessionId: m.session, .seekEnded(from: m.from, to: m.to))
-            }
             return try ProtoC.unpack(body, "snapback.v1.SeekEndedRequest", snapback__v1__seek_ended_request__unpack,
                                      snapback__v1__seek_ended_request__free_unpacked) { p throws(WireError) in
                 .event(sessionId: p.pointee.session_id,
@@ -125,9 +144,9 @@ extension WireRequest {
             }
 
         case .updateBreaks:
-            return try ProtoC.unpack(body, "snapback.v1.UpdateBreaksRequest", snapback__v1__update_breaks_request__unpack,
-                                     snapback__v1__update_breaks_request__free_unpacked) { p throws(WireError) in
-                .event(sessionId: p.pointee.session_id, .breaksUpdated(try AdBreak.list(p.pointee.breaks, p.pointee.n_breaks)))
+            // Breaks are many fields deep: read by name, like the queries.
+            return try ProtoC.read(body, method.requestDescriptor) { m throws(WireError) in
+                .event(sessionId: m.uint64("session_id"), .breaksUpdated(try AdBreak.list(m, "breaks")))
             }
 
         case .pause:
@@ -142,61 +161,8 @@ extension WireRequest {
                 .closeSession(sessionId: p.pointee.session_id)
             }
 
-        case .contentTimeForStreamTime:
-            return try ProtoC.unpack(body, "snapback.v1.ContentTimeForStreamTimeRequest",
-                                     snapback__v1__content_time_for_stream_time_request__unpack,
-                                     snapback__v1__content_time_for_stream_time_request__free_unpacked) {
-                p throws(WireError) in
-                .contentTimeForStreamTime(sessionId: p.pointee.session_id, streamTime: p.pointee.stream_time)
-            }
-
-        case .streamTimeForContentTime:
-            return try ProtoC.unpack(body, "snapback.v1.StreamTimeForContentTimeRequest",
-                                     snapback__v1__stream_time_for_content_time_request__unpack,
-                                     snapback__v1__stream_time_for_content_time_request__free_unpacked) {
-                p throws(WireError) in
-                .streamTimeForContentTime(sessionId: p.pointee.session_id, contentTime: p.pointee.content_time)
-            }
-
-        case .breakAt:
-            return try ProtoC.unpack(body, "snapback.v1.BreakAtRequest", snapback__v1__break_at_request__unpack,
-                                     snapback__v1__break_at_request__free_unpacked) { p throws(WireError) in
-                .breakAt(sessionId: p.pointee.session_id, streamTime: p.pointee.stream_time)
-            }
-
-        case .getSessionState:
-            return try ProtoC.unpack(body, "snapback.v1.GetSessionStateRequest",
-                                     snapback__v1__get_session_state_request__unpack,
-                                     snapback__v1__get_session_state_request__free_unpacked) { p throws(WireError) in
-                .getSessionState(sessionId: p.pointee.session_id)
-            }
-
-        case .getBookmark:
-            return try ProtoC.unpack(body, "snapback.v1.GetBookmarkRequest", snapback__v1__get_bookmark_request__unpack,
-                                     snapback__v1__get_bookmark_request__free_unpacked) { p throws(WireError) in
-                .getBookmark(profile: try ProtoC.string(p.pointee.profile, "profile"), contentId: try ProtoC.string(p.pointee.content_id, "content_id"))
-            }
-
-        case .listBookmarks:
-            return try ProtoC.unpack(body, "snapback.v1.ListBookmarksRequest", snapback__v1__list_bookmarks_request__unpack,
-                                     snapback__v1__list_bookmarks_request__free_unpacked) { p throws(WireError) in
-                .listBookmarks(profile: try ProtoC.string(p.pointee.profile, "profile"), pageSize: p.pointee.page_size,
-                               pageToken: try ProtoC.string(p.pointee.page_token, "page_token"))
-            }
-
-        case .deleteBookmark:
-            return try ProtoC.unpack(body, "snapback.v1.DeleteBookmarkRequest",
-                                     snapback__v1__delete_bookmark_request__unpack,
-                                     snapback__v1__delete_bookmark_request__free_unpacked) { p throws(WireError) in
-                .deleteBookmark(profile: try ProtoC.string(p.pointee.profile, "profile"), contentId: try ProtoC.string(p.pointee.content_id, "content_id"))
-            }
-
-        case .clearBookmarks:
-            return try ProtoC.unpack(body, "snapback.v1.ClearBookmarksRequest",
-                                     snapback__v1__clear_bookmarks_request__unpack,
-                                     snapback__v1__clear_bookmarks_request__free_unpacked) { p throws(WireError) in
-                .clearBookmarks(profile: try ProtoC.string(p.pointee.profile, "profile"))
-            }
+        default:
+            preconditionFailure("\(method) is not an event")
         }
     }
 

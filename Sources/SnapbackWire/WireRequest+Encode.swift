@@ -11,112 +11,42 @@ extension WireRequest {
         switch self {
         case .hello(let hello):
             return hello.encode(into: &out)
-
-        case .getStatus:
-            var m = Snapback__V1__StatusRequest()
-            snapback__v1__status_request__init(&m)
-            return ProtoC.append(&m, to: &out)
-
-        case .listSessions:
-            var m = Snapback__V1__ListSessionsRequest()
-            snapback__v1__list_sessions_request__init(&m)
-            return ProtoC.append(&m, to: &out)
-
-        case .getSession(let sessionId):
-            var m = Snapback__V1__GetSessionRequest()
-            snapback__v1__get_session_request__init(&m)
-            m.session_id = sessionId
-            return ProtoC.append(&m, to: &out)
-
-        case .watchDecisions(let sessionId, let contentId):
-            var m = Snapback__V1__WatchDecisionsRequest()
-            snapback__v1__watch_decisions_request__init(&m)
-            m.session_id = sessionId
-            return contentId.withCString { id in
-                m.content_id = UnsafeMutablePointer(mutating: id)
-                return ProtoC.append(&m, to: &out)
-            }
-
         case .openSession(let open):
             return open.encode(into: &out)
-
         case .event(let sessionId, let event):
             return WireRequest.encode(sessionId: sessionId, event: event, into: &out)
-
         case .closeSession(let sessionId):
-            var m = Snapback__V1__CloseSessionRequest()
-            snapback__v1__close_session_request__init(&m)
-            m.session_id = sessionId
-            return ProtoC.append(&m, to: &out)
+            return WireRequest.encode(sessionId: sessionId, event: .closed, into: &out)
+        default:
+            let m = ProtoBuilder(method.requestDescriptor, arena: CArena())
+            writeQuery(to: m)
+            return m.append(to: &out)
+        }
+    }
 
-        case .contentTimeForStreamTime(let sessionId, let streamTime):
-            var m = Snapback__V1__ContentTimeForStreamTimeRequest()
-            snapback__v1__content_time_for_stream_time_request__init(&m)
-            m.session_id = sessionId
-            m.stream_time = streamTime
-            return ProtoC.append(&m, to: &out)
-
-        case .streamTimeForContentTime(let sessionId, let contentTime):
-            var m = Snapback__V1__StreamTimeForContentTimeRequest()
-            snapback__v1__stream_time_for_content_time_request__init(&m)
-            m.session_id = sessionId
-            m.content_time = contentTime
-            return ProtoC.append(&m, to: &out)
-
-        case .breakAt(let sessionId, let streamTime):
-            var m = Snapback__V1__BreakAtRequest()
-            snapback__v1__break_at_request__init(&m)
-            m.session_id = sessionId
-            m.stream_time = streamTime
-            return ProtoC.append(&m, to: &out)
-
-        case .getSessionState(let sessionId):
-            var m = Snapback__V1__GetSessionStateRequest()
-            snapback__v1__get_session_state_request__init(&m)
-            m.session_id = sessionId
-            return ProtoC.append(&m, to: &out)
-
-        case .getBookmark(let profile, let contentId):
-            var m = Snapback__V1__GetBookmarkRequest()
-            snapback__v1__get_bookmark_request__init(&m)
-            return profile.withCString { p in
-                contentId.withCString { c in
-                    m.profile = UnsafeMutablePointer(mutating: p)
-                    m.content_id = UnsafeMutablePointer(mutating: c)
-                    return ProtoC.append(&m, to: &out)
-                }
-            }
-
+    /// The requests off the event path, field by field by name into the rpc's request message.
+    private func writeQuery(to m: ProtoBuilder) {
+        switch self {
+        case .getStatus, .listSessions: break
+        case .getSession(let id), .getSessionState(let id): m.set("session_id", id)
+        case .watchDecisions(let id, let contentId):
+            m.set("session_id", id)
+            m.set("content_id", contentId)
+        case .contentTimeForStreamTime(let id, let t), .breakAt(let id, let t):
+            m.set("session_id", id)
+            m.set("stream_time", t)
+        case .streamTimeForContentTime(let id, let t):
+            m.set("session_id", id)
+            m.set("content_time", t)
+        case .getBookmark(let profile, let contentId), .deleteBookmark(let profile, let contentId):
+            m.set("profile", profile)
+            m.set("content_id", contentId)
         case .listBookmarks(let profile, let pageSize, let pageToken):
-            var m = Snapback__V1__ListBookmarksRequest()
-            snapback__v1__list_bookmarks_request__init(&m)
-            m.page_size = pageSize
-            return profile.withCString { p in
-                pageToken.withCString { t in
-                    m.profile = UnsafeMutablePointer(mutating: p)
-                    m.page_token = UnsafeMutablePointer(mutating: t)
-                    return ProtoC.append(&m, to: &out)
-                }
-            }
-
-        case .deleteBookmark(let profile, let contentId):
-            var m = Snapback__V1__DeleteBookmarkRequest()
-            snapback__v1__delete_bookmark_request__init(&m)
-            return profile.withCString { p in
-                contentId.withCString { c in
-                    m.profile = UnsafeMutablePointer(mutating: p)
-                    m.content_id = UnsafeMutablePointer(mutating: c)
-                    return ProtoC.append(&m, to: &out)
-                }
-            }
-
-        case .clearBookmarks(let profile):
-            var m = Snapback__V1__ClearBookmarksRequest()
-            snapback__v1__clear_bookmarks_request__init(&m)
-            return profile.withCString { p in
-                m.profile = UnsafeMutablePointer(mutating: p)
-                return ProtoC.append(&m, to: &out)
-            }
+            m.set("profile", profile)
+            m.set("page_size", pageSize)
+            m.set("page_token", pageToken)
+        case .clearBookmarks(let profile): m.set("profile", profile)
+        case .hello, .openSession, .event, .closeSession: preconditionFailure("\(method) is encoded elsewhere")
         }
     }
 
@@ -213,13 +143,10 @@ extension WireRequest {
             return ProtoC.append(&m, to: &out)
 
         case .breaksUpdated(let breaks):
-            let arena = CArena()
-            var m = Snapback__V1__UpdateBreaksRequest()
-            snapback__v1__update_breaks_request__init(&m)
-            m.session_id = sessionId
-            m.n_breaks = breaks.count
-            m.breaks = arena.adBreaks(breaks)
-            return withExtendedLifetime(arena) { ProtoC.append(&m, to: &out) }
+            let m = ProtoBuilder(WireMethod.updateBreaks.requestDescriptor, arena: CArena())
+            m.set("session_id", sessionId)
+            m.set("breaks", breaks)
+            return m.append(to: &out)
 
         case .paused(let streamTime):
             var m = Snapback__V1__PauseRequest()
@@ -229,7 +156,10 @@ extension WireRequest {
             return ProtoC.append(&m, to: &out)
 
         case .closed:
-            return WireRequest.closeSession(sessionId: sessionId).encode(into: &out)
+            var m = Snapback__V1__CloseSessionRequest()
+            snapback__v1__close_session_request__init(&m)
+            m.session_id = sessionId
+            return ProtoC.append(&m, to: &out)
 
         case .playerDisconnected, .timerFired:
             preconditionFailure("\(event.name) is the daemon's own event and has no wire method")

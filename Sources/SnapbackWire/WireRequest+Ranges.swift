@@ -56,15 +56,20 @@ extension WireRequest {
             try check(rules.midrollEvery, Limits.duration, "ad_rules.midroll_every")
             try check(rules.breakDuration, Limits.duration, "ad_rules.break_duration")
         }
-        let o = open.overrides
-        let spans: [(Double?, String)] = [
-            (o.snapbackLandingOffset, "snapback_landing_offset"), (o.cooldown, "cooldown"),
-            (o.coverageTolerance, "coverage_tolerance"), (o.bookmarkInterval, "bookmark_interval"),
-            (o.finishedMargin, "finished_margin"),
-        ]
-        for case (let value?, let field) in spans { try check(value, Limits.duration, "policy_overrides.\(field)") }
-        if let n = o.maxSnapbacksPerBreak {
-            try check(n, Limits.snapbacksPerBreak, "policy_overrides.max_snapbacks_per_break")
+        try checkRanges(open.overrides)
+    }
+
+    /// Every overridden number within its field's range (`AdPolicy.fields`).
+    static func checkRanges(_ overrides: PolicyOverrides) throws(WireError) {
+        for field in overrides.fields {
+            switch field.kind {
+            case .seconds(let k, let limit):
+                try check(overrides.values[keyPath: k], limit, "policy_overrides.\(field.protoName)")
+            case .count(let k, let range, _):
+                try check(overrides.values[keyPath: k], range, "policy_overrides.\(field.protoName)")
+            case .flag, .choice:
+                continue
+            }
         }
     }
 

@@ -1,0 +1,184 @@
+import CSnapbackProto
+
+/// A message protobuf-c unpacked, read by field name (cold path: one lookup in the descriptor per
+/// field). Strings are checked to be UTF-8 and named in the error with `path`, the message's place in
+/// the request ("breaks[2]." for a nested one).
+struct ProtoReader {
+    let message: UnsafeRawPointer
+    let descriptor: UnsafePointer<ProtobufCMessageDescriptor>
+    let path: String
+
+    init(_ message: UnsafeRawPointer, path: String = "") {
+        self.message = message
+        descriptor = message.assumingMemoryBound(to: ProtobufCMessage.self).pointee.descriptor
+        self.path = path
+    }
+
+    private func slot(_ name: String) -> ProtoSlot { ProtoSlot(descriptor, name) }
+
+    func uint64(_ name: String) -> UInt64 { slot(name).load(UInt64.self, PROTOBUF_C_TYPE_UINT64, from: message) }
+    func uint32(_ name: String) -> UInt32 { slot(name).load(UInt32.self, PROTOBUF_C_TYPE_UINT32, from: message) }
+    func int32(_ name: String) -> Int32 { slot(name).load(Int32.self, PROTOBUF_C_TYPE_INT32, from: message) }
+    func double(_ name: String) -> Double { slot(name).load(Double.self, PROTOBUF_C_TYPE_DOUBLE, from: message) }
+
+    func bool(_ name: String) -> Bool {
+        slot(name).load(protobuf_c_boolean.self, PROTOBUF_C_TYPE_BOOL, from: message) != 0
+    }
+
+    /// A proto3 `optional` double: nil when absent.
+    func optionalDouble(_ name: String) -> Double? {
+        let s = slot(name)
+        return s.isSet(in: message) ? s.load(Double.self, PROTOBUF_C_TYPE_DOUBLE, from: message) : nil
+    }
+
+    /// Whether a proto3 `optional` field is present, or an enum is not UNSPECIFIED.
+    func isSet(_ name: String) -> Bool { slot(name).isSet(in: message) }
+
+    /// An enum's number as sent (0 = UNSPECIFIED).
+    func enumNumber(_ name: String) -> UInt32 { slot(name).load(UInt32.self, PROTOBUF_C_TYPE_ENUM, from: message) }
+
+    /// An enum from a peer: nil for UNSPECIFIED; a value this version does not know is refused, naming
+    /// the field.
+    func enumValue<E: ProtoEnum>(_ name: String, as _: E.Type) throws(WireError) -> E? {
+        try E.from(number: enumNumber(name), field: path + name)
+    }
+
+    /// An enum from a server: nil for UNSPECIFIED or a value newer than this version.
+    func knownEnumValue<E: ProtoEnum>(_ name: String, as _: E.Type) -> E? { E(protoNumber: enumNumber(name)) }
+
+    func string(_ name: String) throws(WireError) -> String {
+        try ProtoC.string(slot(name).load(UnsafePointer<CChar>?.self, PROTOBUF_C_TYPE_STRING, from: message), path + name)
+    }
+
+    func strings(_ name: String) throws(WireError) -> [String] {
+        var out: [String] = []
+        for (i, p) in slot(name).elements(UnsafePointer<CChar>?.self, PROTOBUF_C_TYPE_STRING, in: message).enumerated() {
+            out.append(try ProtoC.string(p, "\(path)\(name)[\(i)]"))
+        }
+        return out
+    }
+
+    func doubles(_ name: String) -> [Double] {
+        Array(slot(name).elements(Double.self, PROTOBUF_C_TYPE_DOUBLE, in: message))
+    }
+
+    /// A sub-message, nil when absent.
+    func nested(_ name: String) -> ProtoReader? {
+        slot(name).load(UnsafeRawPointer?.self, PROTOBUF_C_TYPE_MESSAGE, from: message)
+            .map { ProtoReader($0, path: "\(path)\(name).") }
+    }
+
+    /// A repeated sub-message's elements (a null element, which protobuf-c never unpacks, is skipped).
+    func nestedList(_ name: String) -> [ProtoReader] {
+        slot(name).elements(UnsafeRawPointer?.self, PROTOBUF_C_TYPE_MESSAGE, in: message).enumerated()
+            .compactMap { i, p in p.map { ProtoReader($0, path: "\(path)\(name)[\(i)].") } }
+    }
+}
+
+/// A message being built for packing, field by field by name; its strings, arrays and sub-messages
+/// live in `arena` until it is packed.
+struct ProtoBuilder {
+    let message: UnsafeMutableRawPointer
+    let arena: CArena
+
+    /// An empty message of `descriptor`'s type (every field at its default).
+    init(_ descriptor: UnsafePointer<ProtobufCMessageDescriptor>, arena: CArena) {
+        message = UnsafeMutableRawPointer(arena.allocate(UInt64.self, count: (descriptor.pointee.sizeof_message + 7) / 8))
+        protobuf_c_message_init(descriptor, message)
+        self.arena = arena
+    }
+
+    private var descriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+        message.assumingMemoryBound(to: ProtobufCMessage.self).pointee.descriptor
+    }
+
+    private func slot(_ name: String) -> ProtoSlot { ProtoSlot(descriptor, name) }
+
+    func set(_ name: String, _ v: UInt64) { slot(name).store(v, PROTOBUF_C_TYPE_UINT64, into: message) }
+    func set(_ name: String, _ v: UInt32) { slot(name).store(v, PROTOBUF_C_TYPE_UINT32, into: message) }
+    func set(_ name: String, _ v: Int32) { slot(name).store(v, PROTOBUF_C_TYPE_INT32, into: message) }
+    func set(_ name: String, _ v: Double) { slot(name).store(v, PROTOBUF_C_TYPE_DOUBLE, into: message) }
+    func set(_ name: String, _ v: Bool) { slot(name).store(ProtoC.cBool(v), PROTOBUF_C_TYPE_BOOL, into: message) }
+
+    /// A proto3 `optional` double: left absent when nil.
+    func set(_ name: String, _ v: Double?) {
+        if let v { set(name, v) }
+    }
+
+    /// An enum by its proto number; nil leaves it UNSPECIFIED.
+    func set<E: ProtoEnum>(_ name: String, _ v: E?) {
+        if let v { setEnum(name, v.protoNumber) }
+    }
+
+    func setEnum(_ name: String, _ number: UInt32) { slot(name).store(number, PROTOBUF_C_TYPE_ENUM, into: message) }
+
+    func set(_ name: String, _ v: String) {
+        slot(name).store(UnsafePointer(arena.string(v)), PROTOBUF_C_TYPE_STRING, into: message)
+    }
+
+    func set(_ name: String, _ v: [String]) {
+        slot(name).setElements(arena.strings(v), count: v.count, PROTOBUF_C_TYPE_STRING, into: message)
+    }
+
+    func set(_ name: String, _ v: [Double]) {
+        slot(name).setElements(arena.doubles(v), count: v.count, PROTOBUF_C_TYPE_DOUBLE, into: message)
+    }
+
+    /// A sub-message, built in the same arena; nil leaves it absent.
+    func set(_ name: String, _ v: ProtoBuilder?) {
+        guard let v else { return }
+        slot(name).store(UnsafeRawPointer(v.message), PROTOBUF_C_TYPE_MESSAGE, into: message)
+    }
+
+    func set(_ name: String, _ v: [ProtoBuilder]) {
+        guard !v.isEmpty else { return }
+        let pointers = arena.allocate(UnsafeRawPointer?.self, count: v.count)
+        for (i, m) in v.enumerated() { (pointers + i).initialize(to: UnsafeRawPointer(m.message)) }
+        slot(name).setElements(pointers, count: v.count, PROTOBUF_C_TYPE_MESSAGE, into: message)
+    }
+
+    /// A builder for a sub-message of field `name`, in the same arena.
+    func sub(_ name: String) -> ProtoBuilder {
+        ProtoBuilder(slot(name).field.descriptor.assumingMemoryBound(to: ProtobufCMessageDescriptor.self), arena: arena)
+    }
+
+    /// Packs the message at the end of `out`; returns the number of bytes appended.
+    @discardableResult
+    func append(to out: inout [UInt8]) -> Int {
+        withExtendedLifetime(arena) { ProtoC.append(message.assumingMemoryBound(to: ProtobufCMessage.self), to: &out) }
+    }
+}
+
+extension ProtoC {
+    /// Unpacks `body` as a message of `descriptor`'s type, hands it to `read`, and frees it whatever
+    /// `read` does. Bytes that do not parse throw `.malformed` naming the message.
+    static func read<R>(_ body: UnsafeRawBufferPointer, _ descriptor: UnsafePointer<ProtobufCMessageDescriptor>,
+                        _ read: (ProtoReader) throws(WireError) -> R) throws(WireError) -> R {
+        let data = body.baseAddress?.assumingMemoryBound(to: UInt8.self)
+        guard let message = protobuf_c_message_unpack(descriptor, nil, body.count, data) else {
+            throw .malformed(message: String(cString: descriptor.pointee.name))
+        }
+        defer { protobuf_c_message_free_unpacked(message, nil) }
+        return try read(ProtoReader(UnsafeRawPointer(message)))
+    }
+}
+
+extension WireMethod {
+    /// protobuf-c's descriptor of the rpc's request message.
+    var requestDescriptor: UnsafePointer<ProtobufCMessageDescriptor> { rpc.input }
+
+    /// protobuf-c's descriptor of the rpc's reply message.
+    var replyDescriptor: UnsafePointer<ProtobufCMessageDescriptor> { rpc.output }
+
+    /// The rpc in its generated service descriptor: the method's index is its position there
+    /// (`ProtoMethodTableTests`).
+    private var rpc: ProtobufCMethodDescriptor {
+        let descriptor: ProtobufCServiceDescriptor
+        switch service {
+        case .control: descriptor = snapback__v1__control__descriptor
+        case .timeline: descriptor = snapback__v1__timeline__descriptor
+        case .bookmarks: descriptor = snapback__v1__bookmarks__descriptor
+        }
+        return descriptor.methods[Int(index)]
+    }
+}
