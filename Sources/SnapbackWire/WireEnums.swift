@@ -9,6 +9,8 @@ import SnapbackTimeline
 protocol ProtoEnum: CaseIterable, Equatable where AllCases == [Self] {
     /// The enum protoc-c generated.
     associatedtype Proto: RawRepresentable where Proto.RawValue == UInt32
+    /// The proto value's number: the case's position in `allCases`, plus one.
+    var protoNumber: UInt32 { get }
 }
 
 extension ProtoEnum {
@@ -16,13 +18,8 @@ extension ProtoEnum {
     @inline(__always)
     var proto: Proto { Proto(rawValue: protoNumber)! }
 
-    @inline(__always)
     var protoNumber: UInt32 {
-        // A no-payload enum of 2 to 256 cases is stored as one byte, its case's index in declaration
-        // order (Swift's type layout): the number is a load, not a scan of `allCases` — the snapback
-        // round trip's seek push carries one (`make check-budget`). `ProtoTableTests` checks both agree.
-        if MemoryLayout<Self>.size == 1 { return UInt32(withUnsafeBytes(of: self) { $0[0] }) + 1 }
-        return UInt32(truncatingIfNeeded: Self.allCases.firstIndex(of: self)! + 1)
+        UInt32(truncatingIfNeeded: (Self.allCases.firstIndex(of: self) ?? -1) + 1)
     }
 
     /// The case of a proto value; nil for UNSPECIFIED or a value this version does not know (a newer
@@ -53,7 +50,26 @@ func unknownEnumValue(_ field: String, _ raw: UInt32) -> WireError {
 }
 
 extension SessionKind: ProtoEnum { typealias Proto = Snapback__V1__SessionKind }
-extension SeekReason: ProtoEnum { typealias Proto = Snapback__V1__SeekReason }
+extension SeekReason: ProtoEnum {
+    typealias Proto = Snapback__V1__SeekReason
+
+    /// A switch, not the scan of `allCases` (an array built per call): the snapback round trip's seek push
+    /// carries a reason, and the round trip allocates nothing (`make check-budget`). `ProtoTableTests`
+    /// checks it against the declaration order.
+    var protoNumber: UInt32 {
+        switch self {
+        case .snapback: 1
+        case .resumeAfterSnapback: 2
+        case .resumeFromBookmark: 3
+        case .breakBeforeResume: 4
+        case .skipWatchedBreak: 5
+        case .skipDuringCooldown: 6
+        case .skipDisabledBreak: 7
+        case .startOfBreak: 8
+        case .seekRefusedDuringAd: 9
+        }
+    }
+}
 extension BookmarkTrigger: ProtoEnum { typealias Proto = Snapback__V1__BookmarkTrigger }
 extension TimelineSnapshot.Phase: ProtoEnum { typealias Proto = Snapback__V1__SessionPhase }
 extension WireDecision.Kind: ProtoEnum { typealias Proto = Snapback__V1__DecisionKind }
