@@ -138,7 +138,8 @@ def run(daemon_path, bin_dir, work, round_trips):
     env.pop("NOTIFY_SOCKET", None)
     with open(log, "w") as log_file:
         daemon = subprocess.Popen(
-            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--dump-instr=no",
+            # Names as the linker has them (gen-link-order.py writes them as section names).
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--dump-instr=no", "--demangle=no",
              "--dump-line=no", "--compress-strings=no", "--compress-pos=no",
              daemon_path, "--socket", sock, "--state-dir", state,
              "--log-level", "warning"],
