@@ -120,7 +120,7 @@ def wait_for_socket(path, process, log, seconds=120):
     fail(f"snapbackd under valgrind did not listen on {path} within {seconds} s")
 
 
-def run(daemon_path, bin_dir, work, round_trips):
+def run(daemon_path, bin_dir, work, round_trips, daemon_arguments=()):
     """One daemon under callgrind and one exchange of `round_trips` round trips; returns its Profile.
 
     The socket and state paths are the same in both runs, and the state directory starts empty, so the
@@ -142,7 +142,7 @@ def run(daemon_path, bin_dir, work, round_trips):
             ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--dump-instr=no", "--demangle=no",
              "--dump-line=no", "--compress-strings=no", "--compress-pos=no",
              daemon_path, "--socket", sock, "--state-dir", state,
-             "--log-level", "warning"],
+             "--log-level", "warning", *daemon_arguments],
             stdin=subprocess.DEVNULL, stdout=log_file, stderr=log_file, env=env)
     client = None
     try:

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """make check-footprint: what the release daemon costs the box at rest.
 
-Starts the release snapbackd on a temporary socket and state directory, waits until it accepts a
+Starts the release snapbackd on a temporary socket and state directory, with the configuration file
+`make install` installs (every key commented out, read at each start), waits until it accepts a
 connection (the socket is bound after the store is open), lets it settle, and reads its resident memory
 from /proc: VmRSS from status, Rss/Pss/Private_Dirty from smaps_rollup, and Rss per mapping from smaps
 (the binary, each shared library, the heap, anonymous memory, the stacks), so that a change in any of
@@ -70,8 +71,11 @@ def rss_by_mapping(pid):
 def measure(daemon):
     directory = tempfile.mkdtemp(prefix="snapback-footprint.")
     sock = os.path.join(directory, "snapbackd.sock")
+    # The configuration file `make install` puts in /etc: the daemon on the box reads it at every start.
+    config = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "config", "snapbackd.conf")
     process = subprocess.Popen(
-        [daemon, "--socket", sock, "--state-dir", os.path.join(directory, "state"), "--log-level", "warning"],
+        [daemon, "--socket", sock, "--state-dir", os.path.join(directory, "state"), "--config", config,
+         "--log-level", "warning"],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 10

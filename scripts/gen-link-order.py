@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """make link-order: which code the release daemon runs, as the linker's section order.
 
-Runs the release snapbackd under callgrind as `make check-budget` does (start-up, Hello, the bench's
-session, 200 snapback round trips, closing, SIGTERM) and writes the sections of every function it ran,
+Runs the release snapbackd under callgrind as `make check-budget` does (start-up reading the installed
+configuration file, Hello, the bench's session, 200 snapback round trips, closing, SIGTERM) and writes the sections of every function it ran,
 one `.text.NAME` a line, sorted, to OUT. The release link (Package.swift, `smallDaemon`) places those
 sections first and together, so that the code the daemon runs at start-up, at rest and per message
 fills few 64 KiB windows of the binary instead of touching a page in most of them (`make
@@ -36,7 +36,9 @@ def main(argv):
     try:
         daemon = os.path.join(work, "snapbackd")
         subprocess.run(["strip", "--strip-debug", "-o", daemon, os.path.join(bin_dir, "snapbackd")], check=True)
-        profile = budget.run(daemon, bin_dir, work, ROUND_TRIPS)
+        # With the configuration file `make install` puts in /etc, which the daemon reads at every start.
+        config = os.path.join(os.path.dirname(here), "config", "snapbackd.conf")
+        profile = budget.run(daemon, bin_dir, work, ROUND_TRIPS, ["--config", config])
     finally:
         shutil.rmtree(work, ignore_errors=True)
     names = {name for name in profile.own if name and not name.startswith("0x")}
