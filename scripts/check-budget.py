@@ -120,7 +120,7 @@ def wait_for_socket(path, process, log, seconds=120):
     fail(f"snapbackd under valgrind did not listen on {path} within {seconds} s")
 
 
-def run(daemon_path, bin_dir, work, round_trips):
+def run(daemon_path, bin_dir, work, round_trips, daemon_arguments=()):
     """One daemon under callgrind and one exchange of `round_trips` round trips; returns its Profile.
 
     The socket and state paths are the same in both runs, and the state directory starts empty, so the
@@ -138,10 +138,11 @@ def run(daemon_path, bin_dir, work, round_trips):
     env.pop("NOTIFY_SOCKET", None)
     with open(log, "w") as log_file:
         daemon = subprocess.Popen(
-            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--dump-instr=no",
+            # Names as the linker has them (gen-link-order.py writes them as section names).
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--dump-instr=no", "--demangle=no",
              "--dump-line=no", "--compress-strings=no", "--compress-pos=no",
              daemon_path, "--socket", sock, "--state-dir", state,
-             "--log-level", "warning"],
+             "--log-level", "warning", *daemon_arguments],
             stdin=subprocess.DEVNULL, stdout=log_file, stderr=log_file, env=env)
     client = None
     try:

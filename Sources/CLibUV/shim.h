@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 #include <sys/timerfd.h>
 #include <malloc.h> /* malloc_trim, which the Glibc module leaves out */
+#include <nss.h>    /* __nss_configure_lookup, likewise */
 #include <sys/syscall.h>
 #include <unistd.h>
 

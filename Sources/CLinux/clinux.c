@@ -39,6 +39,13 @@ int snapback_pin_thread(pid_t tid, int cpu) {
     return sched_setaffinity(tid, sizeof set, &set);
 }
 
+int snapback_unpin_thread(void) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) CPU_SET(cpu, &set);
+    return sched_setaffinity(0, sizeof set, &set);
+}
+
 int snapback_cpu_allowed(int cpu) {
     cpu_set_t set;
     if (cpu < 0 || cpu >= CPU_SETSIZE || sched_getaffinity(0, sizeof set, &set) != 0) return 0;

@@ -103,3 +103,32 @@ extension WireDecision {
         return .object(members)
     }
 }
+
+extension WirePushMessage {
+    public var json: JSON {
+        var members: JSON.Members = ["session_id": .uint(sessionId), "seq": .uint(seq), "reason": .string(reason)]
+        switch kind {
+        case .seek(let to, let seekReason):
+            members.pairs += [("kind", .string("seek")), ("stream_time", .number(to)),
+                              ("seek_reason", seekReason.map { .string($0.rawValue) } ?? .null)]
+        case .breakWatched(let id):
+            members.pairs += [("kind", .string("break_watched")), ("break_id", .string(id))]
+        case .bookmarkSaved(let contentTime, let streamTime, let trigger):
+            members.pairs += [("kind", .string("bookmark_saved")), ("content_time", .number(contentTime)),
+                              ("stream_time", .number(streamTime)),
+                              ("bookmark_trigger", trigger.map { .string($0.rawValue) } ?? .null)]
+        case .bookmarkCleared:
+            members.pairs.append(("kind", .string("bookmark_cleared")))
+        case .playBreak(let id):
+            members.pairs += [("kind", .string("play_break")), ("break_id", .string(id))]
+        case .allAdsCompleted:
+            members.pairs.append(("kind", .string("all_ads_completed")))
+        case .sessionError(let code, let message):
+            members.pairs += [("kind", .string("session_error")), ("code", .uint(UInt64(code.rawValue))),
+                              ("message", .string(message))]
+        case .unknown:
+            members.pairs.append(("kind", .string("unknown")))
+        }
+        return .object(members)
+    }
+}

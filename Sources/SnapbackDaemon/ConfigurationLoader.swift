@@ -1,3 +1,4 @@
+import CLibUV
 import Glibc
 
 /// Reads the configuration files: the main file, then `<main file>.d/*.conf` in lexical (byte) order,
@@ -92,9 +93,20 @@ public enum ConfigurationLoader {
     }
 }
 
-/// User and group names from the system's databases (NSS).
+/// User and group names from the system's account files, /etc/passwd and /etc/group (where
+/// systemd-sysusers puts the socket's group).
+///
+/// Only the files: the release daemon is linked statically (Package.swift), and glibc's static NSS would
+/// dlopen the other modules of nsswitch.conf (nss-systemd for a name the files do not have), shared
+/// objects that need the shared libc, which crashes the process. The files module is inside the static
+/// libc; the debug build looks names up the same way, so the tests see what the box does.
 public struct SystemAccounts: AccountResolver {
-    public init() {}
+    public init() { _ = Self.filesOnly }
+
+    private static let filesOnly: Void = {
+        _ = __nss_configure_lookup("passwd", "files")
+        _ = __nss_configure_lookup("group", "files")
+    }()
 
     public func userId(named name: String) -> UInt32? {
         var entry = passwd()

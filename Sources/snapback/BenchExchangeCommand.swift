@@ -32,13 +32,11 @@ struct BenchExchangeCommand: ParsableCommand {
 
     func run() throws {
         let commandName = Self.commandName
-        let client = try connect(socket, clientName: "snapback-check-budget")
-        defer { client.close() }
-        let (session, request, _) = try Bench.openSnapbackSession(client)
-        try Bench.setReceiveTimeout(client.socket.fd)
-        let exchange = PingPong(fd: client.socket.fd, request: request)
-        try exchange.run(roundTrips, samples: nil)
-        _ = try client.closeSession(session)
+        let probe = try SnapbackProbe(socket: socket, clientName: "snapback-check-budget")
+        defer { probe.client.close() }
+        let client = probe.client
+        try probe.loop.run(roundTrips, samples: nil)
+        _ = try client.closeSession(probe.session)
         // The connection stays open until the daemon closes it: SIGTERM (sent once this line is read) then
         // always finds one idle connection to drain. Closing it first would race with the signal, and the
         // daemon's two ways of stopping (with and without a connection left) differ by a few thousand

@@ -24,6 +24,10 @@ struct DemoCommand: ParsableCommand {
               3. The same content reopens in a stream whose ads have other lengths: the daemon resumes at
                  the same content time, at another stream time.
 
+            With --json, one JSON document instead: the server's Hello, every step in order (kind sent,
+            push with the push's fields, reply, note, act or layout, and its text), the checks that passed,
+            and "ok" (false with "error" when a check failed; the exit status is then 1).
+
             Exit status: 0 when every expected push and reply arrived, 1 otherwise, 2 for a bad command line.
             """))
 
@@ -38,6 +42,7 @@ struct DemoCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Pause between messages, so a daemon log shown alongside keeps up.",
                                             valueName: "ms"))
     var pace = 0
+    @OptionGroup var output: JSONOption
 
     func validate() throws {
         try checkNonEmpty(content, "--content")
@@ -47,8 +52,14 @@ struct DemoCommand: ParsableCommand {
 
     func run() throws {
         let demo = Demo(socketPath: socket.path, contentId: content, profile: profile,
-                        paceMicroseconds: UInt32(pace * 1000))
-        try demo.run()
+                        paceMicroseconds: UInt32(pace * 1000), json: output.json)
+        do {
+            try demo.run()
+            if output.json { say(demo.document(error: nil).rendered) }
+        } catch {
+            if output.json { say(demo.document(error: error).rendered) }
+            throw error
+        }
     }
 }
 
@@ -63,6 +74,10 @@ final class Demo {
     /// The last push seq seen per session, to check they come 1, 2, 3… without gaps.
     var lastSeq: [UInt64: UInt64] = [:]
     var checks: [String] = []
+    /// With --json: the steps as they happened, printed as one document at the end instead of text.
+    let json: Bool
+    var steps: [JSON] = []
+    var hello: HelloReply?
 
     static let contentDuration = 1800.0
     static let streamA = [
@@ -76,7 +91,8 @@ final class Demo {
         AdBreak(id: "mid2", start: 1520, duration: 30),
     ]
 
-    init(socketPath: String, contentId: String, profile: String, paceMicroseconds: UInt32) {
+    init(socketPath: String, contentId: String, profile: String, paceMicroseconds: UInt32, json: Bool = false) {
+        self.json = json
         self.socketPath = socketPath
         self.contentId = contentId
         self.profile = profile
@@ -84,17 +100,18 @@ final class Demo {
     }
 
     func run() throws {
-        say("snapback demo: a scripted player on \(socketPath)")
+        line("snapback demo: a scripted player on \(socketPath)")
         client = try connect(socketPath, clientName: "snapback-demo", retryFor: 3)
         settle()
         let hello = client.hello
-        say("connected to \(hello.serverName) \(hello.serverVersion) (protocol \(hello.protocolVersion); "
+        self.hello = hello
+        line("connected to \(hello.serverName) \(hello.serverVersion) (protocol \(hello.protocolVersion); "
             + "presets \(hello.policyPresets.joined(separator: ", ")); default \(hello.defaultPolicyPreset))")
         let bookmark = try firstVisit()
         try secondVisit(bookmark: bookmark)
-        say("")
-        say("All expected pushes and replies arrived:")
-        for check in checks { say("  ✓ \(check)") }
+        line("")
+        line("All expected pushes and replies arrived:")
+        for check in checks { line("  ✓ \(check)") }
         client.close()
     }
 
@@ -103,8 +120,8 @@ final class Demo {
     /// Returns the content time of the bookmark the pause saved.
     func firstVisit() throws -> Double {
         let layout = try TimelineLayout(breaks: Self.streamA)
-        say("")
-        say("── 1. Snapback: the viewer seeks past an unwatched break ──")
+        line("")
+        line("── 1. Snapback: the viewer seeks past an unwatched break ──", kind: "act")
         printLayout("stream \"bbb-a\"", layout, contentDuration: Self.contentDuration)
         let open = OpenSessionRequest(
             streamId: "bbb-a", contentId: contentId, profile: profile, breaks: Self.streamA,
@@ -114,8 +131,8 @@ final class Demo {
         settle()
         received(client.takePushes(), session: reply.sessionId)
         let session = reply.sessionId
-        say("← session \(session) opened, preset \(reply.policyPreset), "
-            + (reply.startStreamTime.map { "start at \(clock($0))" } ?? "start at the beginning"))
+        line("← session \(session) opened, preset \(reply.policyPreset), "
+            + (reply.startStreamTime.map { "start at \(clock($0))" } ?? "start at the beginning"), kind: "reply")
         try checkFresh(session, break: "mid1")
 
         try send(.playheadReported(streamTime: 300, rate: 1, playing: true), session, layout,
@@ -167,12 +184,12 @@ final class Demo {
         let closing = try client.closeSession(session)
         settle()
         received(closing, session: session)
-        say("← session \(session) closed" + (closing.isEmpty ? " (the bookmark is already up to date)" : ""))
+        line("← session \(session) closed" + (closing.isEmpty ? " (the bookmark is already up to date)" : ""), kind: "reply")
 
         sent("Bookmarks/Get profile \"\(profile)\" content \"\(contentId)\"")
         let stored: WireBookmark = try client.call(.getBookmark(profile: profile, contentId: contentId))
         settle()
-        say("← bookmark: content \(clock(stored.contentTime)), taken at stream \(clock(stored.streamTime)) of \"\(stored.streamId)\"")
+        line("← bookmark: content \(clock(stored.contentTime)), taken at stream \(clock(stored.streamTime)) of \"\(stored.streamId)\"", kind: "reply")
         guard same(stored.contentTime, contentTime) else {
             throw CommandError("the stored bookmark is at content \(clock(stored.contentTime)), expected \(clock(contentTime))")
         }
@@ -184,8 +201,8 @@ final class Demo {
     func secondVisit(bookmark: Double) throws {
         let layout = try TimelineLayout(breaks: Self.streamB)
         let expectedStart = layout.streamTime(forContentTime: bookmark)
-        say("")
-        say("── 2. Bookmark: the viewer comes back; the new stream's ads have other lengths ──")
+        line("")
+        line("── 2. Bookmark: the viewer comes back; the new stream's ads have other lengths ──", kind: "act")
         printLayout("stream \"bbb-b\"", layout, contentDuration: Self.contentDuration)
         var overrides = PolicyOverrides()
         overrides.resumeBreaks = AdPolicy.ResumeBreaks.none
@@ -200,10 +217,10 @@ final class Demo {
         let session = reply.sessionId
         var pushes = client.takePushes()
         received(pushes, session: session)
-        say("← session \(session) opened, preset \(reply.policyPreset), "
+        line("← session \(session) opened, preset \(reply.policyPreset), "
             + (reply.resumedFromBookmark ? "resumed from the bookmark" : "NOT resumed from a bookmark")
             + (reply.resumeContentTime.map { " at content \(clock($0))" } ?? "")
-            + (reply.startStreamTime.map { ", start at stream \(clock($0))" } ?? ""))
+            + (reply.startStreamTime.map { ", start at stream \(clock($0))" } ?? ""), kind: "reply")
         guard reply.resumedFromBookmark, let resumed = reply.resumeContentTime, same(resumed, bookmark) else {
             throw CommandError("expected the session to resume from the bookmark at content \(clock(bookmark))")
         }
@@ -221,7 +238,7 @@ final class Demo {
         let converted: ContentTimeReply = try client.call(.contentTimeForStreamTime(sessionId: session, streamTime: start))
         settle()
         let equal = same(converted.contentTime, bookmark)
-        say("← content \(clock(converted.contentTime))")
+        line("← content \(clock(converted.contentTime))", kind: "reply")
         note("content \(clock(converted.contentTime)) \(equal ? "=" : "≠") the bookmark's content \(clock(bookmark)): "
              + "stream 16:00 before, stream \(clock(start)) now, the same point of the program")
         guard equal else { throw CommandError("the resume point is not the bookmark's content time") }
@@ -235,7 +252,7 @@ final class Demo {
         let closing = try client.closeSession(session)
         settle()
         received(closing, session: session)
-        say("← session \(session) closed")
+        line("← session \(session) closed", kind: "reply")
     }
 
     // MARK: Steps
@@ -270,7 +287,7 @@ final class Demo {
     }
 
     func sent(_ line: String) {
-        say("→ \(line)")
+        self.line("→ \(line)", kind: "sent")
     }
 
     /// Lets the daemon's log lines about an exchange (shown alongside by scripts/demo.sh) come out before
@@ -279,13 +296,33 @@ final class Demo {
         if pace > 0 { usleep(pace) }
     }
 
-    func note(_ text: String) { say("   \(text)") }
+    func note(_ text: String) { line("   \(text)", kind: "note") }
+
+    /// One line of the story: printed, or with --json kept as a step of `kind` (the push's fields too).
+    func line(_ text: String, kind: String = "text", push: WirePushMessage? = nil) {
+        guard json else { return say(text) }
+        if text.isEmpty { return }
+        var members: JSON.Members = ["kind": .string(kind), "text": .string(text)]
+        if let push { members.pairs.append(("push", push.json)) }
+        steps.append(.object(members))
+    }
+
+    /// The --json document: the server, the steps, the checks, and whether the story completed.
+    func document(error: (any Error)?) -> JSON {
+        var members: JSON.Members = [
+            "socket": .string(socketPath), "content_id": .string(contentId), "profile": .string(profile),
+            "server": hello?.json ?? .null, "steps": .array(steps), "checks": .array(checks.map { .string($0) }),
+            "ok": .bool(error == nil),
+        ]
+        if let error { members.pairs.append(("error", .string("\(error)"))) }
+        return .object(members)
+    }
 
     func received(_ pushes: [WirePushMessage], session: UInt64) {
         for push in pushes {
             let expected = (lastSeq[session] ?? 0) + 1
             lastSeq[session] = push.seq
-            say("← \(describe(push))" + (push.seq == expected ? "" : "   (seq gap: expected #\(expected))"))
+            line("← \(describe(push))" + (push.seq == expected ? "" : "   (seq gap: expected #\(expected))"), kind: "push", push: push)
         }
     }
 
@@ -321,12 +358,12 @@ final class Demo {
 
     func printLayout(_ name: String, _ layout: TimelineLayout, contentDuration: Double) {
         let streamEnd = contentDuration + layout.breaks.reduce(0) { $0 + $1.duration }
-        say("\(name) of \"\(contentId)\": \(clock(contentDuration)) of content, \(clock(streamEnd)) with its ads")
-        say("   " + padRight("break", 7) + padRight("stream time", 15) + padRight("length", 8) + "at content")
+        line("\(name) of \"\(contentId)\": \(clock(contentDuration)) of content, \(clock(streamEnd)) with its ads", kind: "layout")
+        line("   " + padRight("break", 7) + padRight("stream time", 15) + padRight("length", 8) + "at content", kind: "layout")
         for b in layout.breaks {
-            say("   " + padRight(b.id, 7) + padRight("\(clock(b.start))–\(clock(b.end))", 15)
+            line("   " + padRight(b.id, 7) + padRight("\(clock(b.start))–\(clock(b.end))", 15)
                 + padRight("\(Seconds(b.duration)) s", 8) + clock(layout.contentTime(forStreamTime: b.start))
-                + (b.watched ? "   (watched already)" : ""))
+                + (b.watched ? "   (watched already)" : ""), kind: "layout")
         }
     }
 }

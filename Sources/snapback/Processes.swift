@@ -28,6 +28,24 @@ enum Processes {
         return pid
     }
 
+    /// Starts `path` with one end of a new socketpair as its fd 3 (and killed on a signal to the bench);
+    /// returns it and this process's end.
+    static func spawnWithSocket(_ path: String, _ arguments: [String]) throws -> (pid: pid_t, fd: Int32) {
+        var ends: [Int32] = [0, 0]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0 else {
+            throw CommandError("socketpair: \(String(cString: strerror(errno)))")
+        }
+        defer { Glibc.close(ends[1]) }
+        do {
+            let pid = try spawn(path, arguments, inheritFd: ends[1])
+            BenchCleanup.killOnSignal(pid)
+            return (pid, ends[0])
+        } catch {
+            Glibc.close(ends[0])
+            throw error
+        }
+    }
+
     /// The child's exit status if it has ended (reaping it), nil while it runs.
     static func reap(_ pid: pid_t) -> Int32? {
         var status: Int32 = 0

@@ -11,8 +11,9 @@ struct Snapback: ParsableCommand {
         commandName: "snapback",
         abstract: "The command-line client of snapbackd, the ad-timeline daemon.",
         discussion: prose("""
-            The queries (status, sessions, session, convert, bookmarks) take --json: one JSON document on \
-            stdout; watch --json prints JSON lines. The demo and the benchmarks print text.
+            The queries (status, sessions, session, convert, bookmarks), the demo and bench take --json: \
+            one JSON document on stdout; watch --json prints JSON lines. bench-timeline and bench-store \
+            print text.
             The daemon's socket is --socket, else $SNAPBACK_SOCKET, else \(defaultSocketPath).
 
             Exit status: 0 on success, 1 when the command failed, 2 for a bad command line.
@@ -22,8 +23,8 @@ struct Snapback: ParsableCommand {
             WatchCommand.self, BookmarksCommand.self,
             BenchCommand.self, TimelineBenchCommand.self, StoreBenchCommand.self,
             // Internal: the fixed exchange `make check-budget` drives while callgrind counts the daemon,
-            // and the raw ping-pong peer the bench spawns. Not listed in the help.
-            BenchExchangeCommand.self, BenchEchoServer.self,
+            // the raw ping-pong peer and the load process the bench spawns. Not listed in the help.
+            BenchExchangeCommand.self, BenchEchoServer.self, BenchLoadGenerator.self,
         ]
     )
 

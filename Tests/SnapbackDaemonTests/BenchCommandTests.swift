@@ -27,6 +27,62 @@ import Testing
         #expect(lines.contains { $0.contains("SIGTERM → exited 0") })
     }
 
+    /// `--json`: one document, its figures where a program finds them.
+    static func document(_ arguments: [String]) throws -> [String: Any] {
+        let (status, text) = try run(arguments + ["--json"])
+        #expect(status == 0, "\(text)")
+        #expect(text.hasSuffix("\n") && text.dropLast().split(separator: "\n").count == 1, "one line: \(text)")
+        return try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], "\(text)")
+    }
+
+    @Test func theRoundTripInJSON() throws {
+        let json = try Self.document(["bench", "--snapbackd", DaemonHarness.binaryPath,
+                                      "--iterations", "200", "--batch", "50", "--rounds", "2", "--warmup", "10"])
+        let bench = try #require(json["round_trip"] as? [String: Any])
+        #expect((bench["per_round"] as? [Any])?.count == 2)
+        for kind in ["raw", "epoll_echo", "snapbackd"] {
+            let figures = try #require(bench[kind] as? [String: Any], "\(kind)")
+            let p50 = try #require(figures["p50_us"] as? Double)
+            let p99 = try #require(figures["p99_us"] as? Double)
+            #expect(p50 > 0 && p99 >= p50)
+        }
+        #expect((bench["ratio_p50_snapbackd_raw"] as? Double ?? 0) > 0)
+        #expect((bench["idle_rss_kib"] as? Double ?? 0) > 0)
+        #expect(bench["stopped"] as? String == "exited 0")
+    }
+
+    /// The three modes in one run, small: the cold path, the load (every report answered) and memory per
+    /// session, each with its ratio or figure.
+    @Test func theModesInOneRunInJSON() throws {
+        let json = try Self.document(["bench", "--snapbackd", DaemonHarness.binaryPath, "--spacing", "1",
+                                      "--probes", "100", "--load", "--load-connections", "20", "--load-hz", "20",
+                                      "--sessions", "300", "--sessions-per-connection", "30"])
+        #expect(json["round_trip"] == nil)
+        let spacing = try #require(json["spacing"] as? [String: Any])
+        #expect(spacing["spacing_ms"] as? Int == 1 && spacing["probes"] as? Int == 100)
+        #expect((spacing["ratio_p50_snapbackd_epoll_echo"] as? Double ?? 0) > 0)
+        let load = try #require(json["load"] as? [String: Any])
+        #expect(load["connections"] as? Int == 20 && load["sessions_per_connection"] as? Int == 10)
+        let sent = try #require(load["reports_sent"] as? Int)
+        #expect(sent > 0 && load["reports_answered"] as? Int == sent && load["reports_failed"] as? Int == 0, "\(load)")
+        #expect((load["ratio_p99_loaded_unloaded"] as? Double ?? 0) > 0)
+        let sessions = try #require(json["sessions"] as? [String: Any])
+        #expect(sessions["sessions"] as? Int == 300 && sessions["connections"] as? Int == 10)
+        let idle = try #require(sessions["idle_rss_kib"] as? Int)
+        let open = try #require(sessions["sessions_rss_kib"] as? Int)
+        #expect(open > idle, "\(sessions)")
+        #expect((sessions["bytes_per_session"] as? Double ?? 0) > 0)
+    }
+
+    @Test func theModesInText() throws {
+        let (status, text) = try Self.run(["bench", "--snapbackd", DaemonHarness.binaryPath, "--spacing", "1",
+                                           "--probes", "100", "--sessions", "100"])
+        #expect(status == 0, "\(text)")
+        #expect(text.contains("ratio p50 snapbackd/epoll echo at 1 ms spacing = "), "\(text)")
+        #expect(text.contains("bytes per session = "), "\(text)")
+        #expect(!text.contains("ratio p50 snapbackd/raw"), "no round trip bench when a mode is given")
+    }
+
     @Test func aBadBatchIsAUsageError() throws {
         let (status, text) = try Self.run(["bench", "--batch", "0"])
         #expect(status == 2)

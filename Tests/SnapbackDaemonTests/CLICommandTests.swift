@@ -125,6 +125,28 @@ import Testing
         #expect(status == 0 && text.contains("_snapback"), "\(text.prefix(200))")
     }
 
+    /// `demo --json`: one document with every step; the pushes the story checks carry their fields. A
+    /// second run on the same content fails (its break is watched): still one document, "ok" false.
+    @Test func demoInJSON() throws {
+        let daemon = try DaemonHarness()
+        let json = try Self.json(daemon, ["demo", "--content", "json-demo"])
+        #expect(json["ok"] as? Bool == true && json["content_id"] as? String == "json-demo")
+        #expect((json["server"] as? [String: Any])?["server_name"] as? String == "snapbackd")
+        let steps = try #require(json["steps"] as? [[String: Any]])
+        let pushes = steps.compactMap { $0["kind"] as? String == "push" ? $0["push"] as? [String: Any] : nil }
+        let snapback = try #require(pushes.first { $0["seek_reason"] as? String == "snapback" }, "\(pushes)")
+        #expect(snapback["kind"] as? String == "seek" && snapback["stream_time"] as? Double == 600)
+        #expect(pushes.contains { $0["kind"] as? String == "bookmark_saved" && $0["content_time"] as? Double == 870
+                                  && $0["bookmark_trigger"] as? String == "paused" })
+        #expect(steps.contains { $0["kind"] as? String == "sent" && ($0["text"] as? String ?? "").contains("SeekEnded") })
+        #expect((json["checks"] as? [String])?.count == 4)
+
+        let (status, output) = try Self.run(daemon, ["demo", "--content", "json-demo", "--json"])
+        #expect(status == 1, "\(output)")
+        let failed = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8).prefix { $0 != 10 }) as? [String: Any])
+        #expect(failed["ok"] as? Bool == false && (failed["error"] as? String ?? "").contains("already watched"), "\(failed)")
+    }
+
     /// `snapback watch` as a child process, reading its stdout line by line.
     final class Watcher {
         let process = Process()

@@ -15,6 +15,9 @@ int snapback_epoll_wait_readable(int epfd);
 /* Restricts thread tid (0: the calling one) to one CPU: 0, or -1 with errno set. */
 int snapback_pin_thread(pid_t tid, int cpu);
 
+/* Lets the calling thread run on every CPU its cpuset allows again: 0, or -1 with errno set. */
+int snapback_unpin_thread(void);
+
 /* Whether the calling thread may run on cpu: 1 or 0. */
 int snapback_cpu_allowed(int cpu);
 
