@@ -1,12 +1,12 @@
 /// What a session was opened with, validated, and never changes: its kind, policy, durations and how its
 /// breaks are played. A final class: a session holds it by reference, so handling an event copies one
-/// pointer of configuration instead of the policy and its strings.
-public final class TimelineSettings: Sendable {
-    public let kind: SessionKind
-    public let policy: AdPolicy
-    public let contentDuration: Double?
+/// pointer of configuration instead of the whole policy and the durations.
+final class TimelineSettings: Sendable {
+    let kind: SessionKind
+    let policy: AdPolicy
+    let contentDuration: Double?
     /// The bookmark the session opened from, if any (content time).
-    public let resumeContentTime: Double?
+    let resumeContentTime: Double?
     /// Client-side ad rules: breaks on content time, content paused while one plays, started with
     /// `playBreak` actions instead of seeks.
     let adRulesMode: Bool
