@@ -260,8 +260,7 @@ extension TimelineService {
         // happen, starts its own) and put back with its capacity: no allocation per event.
         var actions = actionBuffer
         actionBuffer = []
-        // Emptied from the end: cheaper than removeAll's generic range replacement for two or three actions.
-        while !actions.isEmpty { actions.removeLast() }
+        actions.removeAll(keepingCapacity: true)
         defer { actionBuffer = actions }
         let breaksBefore = entry.timeline.layout.count
         if case .breaksUpdated(let fresh) = event, !hasRoom(forBreaks: fresh.count, header, connection) { return }

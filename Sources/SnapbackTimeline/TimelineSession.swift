@@ -218,7 +218,6 @@ public struct TimelineSession: Sendable {
     /// Every event method starts here, so that calling it directly refuses what `handle(_:at:)` refuses:
     /// a closed session takes nothing (a late pause or content-complete must not bring it back as paused
     /// or finished), one not opened takes nothing but its closing, and the wall time must be a time.
-    @inline(__always)  // the snapback round trip's first call: a plain call costs its budget (see README)
     func checkAccepting(_ event: StaticString, at now: Double) throws(TimelineError) {
         switch state {
         case .closed: throw .sessionClosed
