@@ -138,8 +138,8 @@ extension TimelineService {
             reply(connection, header) { WireReply.encodeStreamTimeReply(streamTime: entry.timeline.layout.streamTime(forContentTime: c), into: &$0) }
         case .breakAt(let id, let t):
             guard let entry = session(id, header, state, connection) else { return }
-            let layout = entry.timeline.layout
-            reply(connection, header) { WireReply.encodeBreakAtReply(previous: layout.previousBreak(atOrBefore: t), next: layout.nextBreak(after: t), into: &$0) }
+            let timeline = entry.timeline
+            reply(connection, header) { WireReply.encodeBreakAtReply(previous: timeline.previousBreak(atOrBefore: t), next: timeline.nextBreak(after: t), into: &$0) }
         case .getSessionState(let id):
             guard let entry = session(id, header, state, connection) else { return }
             let snapshot = entry.timeline.snapshot(at: now)
@@ -242,7 +242,8 @@ extension TimelineService {
         state.add(entry)
         memory.sessionCountChanged(sessions.count)
         logger.info("session \(id) opened: content \"\(open.contentId)\" stream \"\(open.streamId)\", \(open.kind == .live ? "live" : "on demand"), \(timeline.layout.count) breaks, preset \(open.preset.rawValue)\(resume.map { ", resume at content \(Seconds($0))" } ?? "")")
-        let actions = entry.timeline.opened(at: now)
+        var actions: [TimelineAction] = []
+        entry.timeline.opened(at: now, into: &actions)
         var start: Double?
         for action in actions { if case .seek(let to, _) = action.kind { start = to; break } }
         execute(actions, for: entry, at: now)
@@ -259,8 +260,7 @@ extension TimelineService {
         // happen, starts its own) and put back with its capacity: no allocation per event.
         var actions = actionBuffer
         actionBuffer = []
-        // Emptied from the end: cheaper than removeAll's generic range replacement for two or three actions.
-        while !actions.isEmpty { actions.removeLast() }
+        actions.removeAll(keepingCapacity: true)
         defer { actionBuffer = actions }
         let breaksBefore = entry.timeline.layout.count
         if case .breaksUpdated(let fresh) = event, !hasRoom(forBreaks: fresh.count, header, connection) { return }

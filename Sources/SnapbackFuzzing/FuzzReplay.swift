@@ -57,7 +57,8 @@ public struct FuzzReplay {
             guard sessions.count < 64 else { return }
             do {
                 var session = try TimelineSession(open.configuration(resumeContentTime: open.resume.contentTime))
-                _ = session.opened(at: now)
+                var opening: [TimelineAction] = []
+                session.opened(at: now, into: &opening)
                 sessions.append(session)
                 sessionsOpened += 1
             } catch {
@@ -77,10 +78,10 @@ public struct FuzzReplay {
             _ = try? sessions[Int(id - 1)].handle(.closed, at: now)
         case .contentTimeForStreamTime(let id, let t), .breakAt(let id, let t):
             guard id >= 1, id <= UInt64(sessions.count), t.isFinite else { return }
-            let layout = sessions[Int(id - 1)].layout
-            _ = layout.contentTime(forStreamTime: t)
-            _ = layout.previousBreak(atOrBefore: t)
-            _ = layout.nextBreak(after: t)
+            let session = sessions[Int(id - 1)]
+            _ = session.layout.contentTime(forStreamTime: t)
+            _ = session.previousBreak(atOrBefore: t)
+            _ = session.nextBreak(after: t)
         case .streamTimeForContentTime(let id, let c):
             guard id >= 1, id <= UInt64(sessions.count), c.isFinite else { return }
             _ = sessions[Int(id - 1)].layout.streamTime(forContentTime: c)

@@ -33,8 +33,9 @@ extension Seconds {
         return whole
     }
 
-    /// The value as whole seconds when it prints as such (no fraction at millisecond precision).
-    var wholeSeconds: Int64? {
+    /// The value as whole seconds when it prints as such (no fraction at millisecond precision): the
+    /// wire's reason writer prints those digit by digit.
+    public var wholeSeconds: Int64? {
         guard value.isFinite, abs(value) < 1e15 else { return nil }
         let millis = Self.roundedMillis(value)
         return millis % 1000 == 0 ? millis / 1000 : nil

@@ -25,7 +25,7 @@ public enum BookmarkTrigger: String, Sendable, Equatable, CaseIterable {
     case paused, closed, disconnected, seek, periodic, snapbackReturn = "snapback-return"
 }
 
-/// What the timeline asks its shell to do, with a short reason a log or a CLI can show.
+/// What the timeline asks its shell to do, with its reason (as data; a log or a CLI shows its words).
 public struct TimelineAction: Sendable, Equatable, CustomStringConvertible {
     public enum Kind: Sendable, Equatable {
         /// Command the player to seek to a stream time.
@@ -51,7 +51,8 @@ public struct TimelineAction: Sendable, Equatable, CustomStringConvertible {
     }
 
     public var kind: Kind
-    /// Why, in a few words: "seek 300→900 skipped unwatched break b1 at 600".
+    /// Why: the rule and what it applied to; `reason.description` words it ("seek 300→900 skipped
+    /// unwatched break b1 at 600").
     public var reason: TimelineReason
 
     public init(_ kind: Kind, reason: TimelineReason) {

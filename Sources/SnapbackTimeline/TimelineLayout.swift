@@ -1,5 +1,7 @@
 /// A session's breaks sorted by start, with prefix sums for O(log n) conversions between stream time
-/// (ads included) and content time (ads excluded), and the validation of a set of breaks.
+/// (ads included) and content time (ads excluded), and the validation of a set of breaks. Geometry only,
+/// and immutable: what the viewer did to the breaks (watched, snapbacks) is the session's progress, and
+/// a live stream's new breaks make a new layout (`adding(_:)`).
 ///
 /// Conversions (IMA `contentTimeForStreamTime` / `streamTimeForContentTime`, TVSDK local time):
 /// - stream → content: a stream time inside a break maps to the break's content position (the content time
@@ -9,19 +11,16 @@
 /// - live streams and ad-rules sessions: both are the identity.
 public struct TimelineLayout: Sendable, Equatable {
     /// The breaks, sorted by start.
-    public private(set) var breaks: [AdBreak]
+    public let breaks: [AdBreak]
     /// `adTimeBefore[i]` = total duration of breaks 0..<i; one more element than `breaks`.
-    private var adTimeBefore: [Double]
+    private let adTimeBefore: [Double]
     /// `contentPosition[i]` = the content time at which break i is inserted.
-    private var contentPosition: SortedTimes
+    private let contentPosition: SortedTimes
     /// Break starts and ends, compact for the searches (an `AdBreak` is several cache lines apart from
     /// the next).
-    private var starts: SortedTimes
-    private var ends: [Double]
-    private var indexById: [String: Int]
-    /// Snapbacks to each break since it last completed (the loop guard), by index: kept here so the seek
-    /// path counts without hashing the break id.
-    private(set) var snapbackCounts: [Int]
+    private let starts: SortedTimes
+    private let ends: [Double]
+    private let indexById: [String: Int]
     /// Live streams and ad-rules sessions (whose player time is content time): conversions are the identity.
     public let isIdentity: Bool
 
@@ -30,85 +29,21 @@ public struct TimelineLayout: Sendable, Equatable {
 
     /// Builds a layout from breaks in any order, rejecting bad times, empty or duplicate ids and overlaps.
     public init(breaks: [AdBreak], identity: Bool = false) throws(TimelineError) {
-        self.isIdentity = identity
-        self.breaks = []
-        self.adTimeBefore = [0]
-        self.contentPosition = SortedTimes()
-        self.starts = SortedTimes()
-        self.ends = []
-        self.indexById = [:]
-        self.snapbackCounts = []
         try Self.validate(breaks)
-        self.breaks = breaks.sorted { $0.start < $1.start }
-        try Self.checkOverlaps(self.breaks)
-        rebuildIndexes()
+        let sorted = breaks.sorted { $0.start < $1.start }
+        try Self.checkOverlaps(sorted)
+        self.init(sorted: sorted, identity: identity)
     }
 
-    public var count: Int { breaks.count }
-    public var totalAdTime: Double { adTimeBefore[adTimeBefore.count - 1] }
-
-    public func index(ofBreak id: String) -> Int? { indexById[id] }
-    public func breakWith(id: String) -> AdBreak? { indexById[id].map { breaks[$0] } }
-
-    mutating func setWatched(_ watched: Bool, at index: Int) { breaks[index].watched = watched }
-
-    mutating func setSnapbackCount(_ count: Int, at index: Int) { snapbackCounts[index] = count }
-
-    /// Adds breaks (live streams). A break whose id is already known must be identical (repeated updates
-    /// are idempotent); a changed or overlapping one is rejected and the layout is left unchanged.
-    public mutating func add(_ new: [AdBreak]) throws(TimelineError) {
-        try Self.validate(new)
-        var fresh: [AdBreak] = []
-        for b in new {
-            if let i = indexById[b.id] {
-                let old = breaks[i]
-                if old.start != b.start || old.duration != b.duration { throw .duplicateBreakId(b.id) }
-            } else {
-                fresh.append(b)
-            }
-        }
-        if fresh.isEmpty { return }
-        if breaks.count + fresh.count > Self.maxBreaks { throw .tooManyBreaks(limit: Self.maxBreaks) }
-        let merged = (breaks + fresh).sorted { $0.start < $1.start }
-        try Self.checkOverlaps(merged)
-        var counts: [String: Int] = [:]
-        for (b, n) in zip(breaks, snapbackCounts) where n > 0 { counts[b.id] = n }
-        breaks = merged
-        rebuildIndexes()
-        for (i, b) in breaks.enumerated() { snapbackCounts[i] = counts[b.id] ?? 0 }
-    }
-
-    private static func validate(_ breaks: [AdBreak]) throws(TimelineError) {
-        if breaks.count > maxBreaks { throw .tooManyBreaks(limit: maxBreaks) }
-        var seen = Set<String>()
-        seen.reserveCapacity(breaks.count)
-        for b in breaks {
-            if b.id.isEmpty { throw .emptyBreakId }
-            try TimelineSession.checkTime(b.start, "break \(b.id) start")
-            try TimelineSession.checkDuration(b.duration, "break \(b.id) duration")
-            for d in b.adDurations { try TimelineSession.checkDuration(d, "break \(b.id) ad duration") }
-            if !seen.insert(b.id).inserted { throw .duplicateBreakId(b.id) }
-        }
-    }
-
-    private static func checkOverlaps(_ sorted: [AdBreak]) throws(TimelineError) {
-        guard sorted.count > 1 else { return }
-        for i in 1..<sorted.count {
-            let a = sorted[i - 1], b = sorted[i]
-            // Back-to-back breaks (a.end == b.start) are fine; two breaks at one start are not, unless both
-            // are empty (ad rules may schedule zero-length markers).
-            if b.start < a.end || (b.start == a.start && (a.duration > 0 || b.duration > 0)) {
-                throw .overlappingBreaks(a.id, b.id)
-            }
-        }
-    }
-
-    private mutating func rebuildIndexes() {
-        adTimeBefore = [0]
+    /// The indexes of breaks already validated and sorted.
+    private init(sorted breaks: [AdBreak], identity: Bool) {
+        self.breaks = breaks
+        isIdentity = identity
+        var adTimeBefore: [Double] = [0]
         adTimeBefore.reserveCapacity(breaks.count + 1)
         var positions: [Double] = []
         positions.reserveCapacity(breaks.count)
-        indexById = [:]
+        var indexById: [String: Int] = [:]
         indexById.reserveCapacity(breaks.count)
         var sum = 0.0
         for (i, b) in breaks.enumerated() {
@@ -124,10 +59,63 @@ public struct TimelineLayout: Sendable, Equatable {
             adTimeBefore.append(sum)
             indexById[b.id] = i
         }
+        self.adTimeBefore = adTimeBefore
+        self.indexById = indexById
         contentPosition = SortedTimes(positions)
-        snapbackCounts = Array(repeating: 0, count: breaks.count)
         starts = SortedTimes(breaks.map(\.start))
         ends = breaks.map(\.end)
+    }
+
+    public var count: Int { breaks.count }
+    public var totalAdTime: Double { adTimeBefore[adTimeBefore.count - 1] }
+
+    public func index(ofBreak id: String) -> Int? { indexById[id] }
+    public func breakWith(id: String) -> AdBreak? { indexById[id].map { breaks[$0] } }
+
+    /// This layout with `new` breaks added (live streams). A break whose id is already known must be
+    /// identical (repeated updates are idempotent); a changed or overlapping one is rejected. Returns
+    /// nil when every break is already known.
+    public func adding(_ new: [AdBreak]) throws(TimelineError) -> TimelineLayout? {
+        try Self.validate(new)
+        var fresh: [AdBreak] = []
+        for b in new {
+            if let i = indexById[b.id] {
+                let old = breaks[i]
+                if old.start != b.start || old.duration != b.duration { throw .duplicateBreakId(b.id) }
+            } else {
+                fresh.append(b)
+            }
+        }
+        if fresh.isEmpty { return nil }
+        if breaks.count + fresh.count > Self.maxBreaks { throw .tooManyBreaks(limit: Self.maxBreaks) }
+        let merged = (breaks + fresh).sorted { $0.start < $1.start }
+        try Self.checkOverlaps(merged)
+        return TimelineLayout(sorted: merged, identity: isIdentity)
+    }
+
+    private static func validate(_ breaks: [AdBreak]) throws(TimelineError) {
+        if breaks.count > maxBreaks { throw .tooManyBreaks(limit: maxBreaks) }
+        var seen = Set<String>()
+        seen.reserveCapacity(breaks.count)
+        for b in breaks {
+            if b.id.isEmpty { throw .emptyBreakId }
+            try TimelineSettings.checkTime(b.start, "break \(b.id) start")
+            try TimelineSettings.checkDuration(b.duration, "break \(b.id) duration")
+            for d in b.adDurations { try TimelineSettings.checkDuration(d, "break \(b.id) ad duration") }
+            if !seen.insert(b.id).inserted { throw .duplicateBreakId(b.id) }
+        }
+    }
+
+    private static func checkOverlaps(_ sorted: [AdBreak]) throws(TimelineError) {
+        guard sorted.count > 1 else { return }
+        for i in 1..<sorted.count {
+            let a = sorted[i - 1], b = sorted[i]
+            // Back-to-back breaks (a.end == b.start) are fine; two breaks at one start are not, unless both
+            // are empty (ad rules may schedule zero-length markers).
+            if b.start < a.end || (b.start == a.start && (a.duration > 0 || b.duration > 0)) {
+                throw .overlappingBreaks(a.id, b.id)
+            }
+        }
     }
 
     // MARK: Searches

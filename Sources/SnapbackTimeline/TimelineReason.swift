@@ -1,139 +1,139 @@
-/// Why the timeline took a decision, in a few words a log or a CLI can show:
-/// "seek 300→900 skipped unwatched break b1 at 600".
-///
-/// Worded only when read: the seek path keeps the snapback's numbers and writes the words straight into
-/// the push (`write(to:)`), without building a String per snapback. Written like a string everywhere
-/// else (`reason: "paused at \(t)"`). Two reasons are equal when they read the same.
-public struct TimelineReason: Sendable, Equatable, CustomStringConvertible, ExpressibleByStringInterpolation {
-    enum Storage: Sendable {
-        case text(String)
-        /// "<seek|jump> FROM→TO skipped unwatched break ID at START"
-        case snapback(jump: Bool, from: Double, to: Double, breakId: String, start: Double)
+/// Why the timeline took a decision, as data: which rule, with the times and break it applied to. The
+/// timeline never words a reason; the edges do when they show one (`description`, e.g. "seek 300→900
+/// skipped unwatched break b1 at 600", in the daemon's log, a push's reason, the CLI), so a decision costs
+/// no string.
+public enum TimelineReason: Sendable, Equatable {
+    // MARK: Seeks the session commands
+
+    /// A seek (or a playhead jump) skipped an unwatched break: back to it.
+    case snapback(jump: Bool, from: Double, to: Double, breakId: String, start: Double)
+    /// The snapback's break played: on to where the viewer wanted to go.
+    case returnToTarget(breakId: String, target: Double)
+    /// Opened from a bookmark: to its position in this stream's layout.
+    case resume(contentTime: Double, streamTime: Double)
+    /// Opened from a bookmark: a break before it plays first (the resume policy).
+    case breakBeforeResume(contentTime: Double, breakId: String, policy: AdPolicy.ResumeBreaks)
+    /// Opened from a bookmark: the next of the breaks that play before it.
+    case nextBreakBeforeResume
+    /// A break reached by playback is not played, for `cause`.
+    case breakSkipped(SkipCause, breakId: String, start: Double, end: Double)
+    /// The pre-roll is disabled (failover): the session starts after it.
+    case prerollDisabled(breakId: String)
+    /// A seek while an unwatched break plays: back to where the viewer was in it.
+    case seekRefused(from: Double, to: Double, breakId: String)
+    /// Trick play while an unwatched break plays: back into it.
+    case trickPlayRefused(breakId: String)
+    /// A move landed in a break during the cooldown: to its end.
+    case landedDuringCooldown(Move, breakId: String, until: Double)
+    /// A move landed in the unwatched break it is held to: to its start, or to the start of the ad it
+    /// landed in (`adStart`).
+    case heldToBreakStart(Move, from: Double, to: Double, breakId: String, start: Double, adStart: Bool)
+    /// A move landed in an unwatched break (none skipped before it): to `start`.
+    case landedInUnwatchedBreak(Move, from: Double, to: Double, breakId: String, start: Double)
+    /// A move landed in a watched break the policy skips: to its end.
+    case landedInWatchedBreak(Move, breakId: String, end: Double)
+    /// A move landed in a disabled break: to its end.
+    case landedInDisabledBreak(Move, breakId: String, end: Double)
+
+    // MARK: Breaks
+
+    /// An ad-rules break starts playing.
+    case breakPlays(Entry, breakId: String)
+    /// A break counts as watched as soon as it begins (`watchedWhen == .onBegin`).
+    case watchedOnBegin(breakId: String)
+    /// A break counts as watched because it played to its end.
+    case watchedOnEnd(breakId: String, Completion)
+    /// A break played to its end.
+    case breakCompleted(Completion)
+    /// The loop guard let the viewer go: `max` snapbacks to the break already.
+    case loopGuard(max: Int, breakId: String)
+    /// The ad-rules post-roll played: every ad has.
+    case postrollCompleted(breakId: String)
+    /// Content complete in an ad-rules session without a post-roll to play.
+    case noPostroll
+
+    // MARK: Bookmarks and timers
+
+    /// A bookmark is saved at content time `contentTime`.
+    case bookmark(BookmarkCause, contentTime: Double)
+    /// The bookmark is cleared: the viewer finished.
+    case finished(FinishCause)
+    /// The periodic bookmark's timer.
+    case periodicBookmark
+    /// The break-end timer, at the break's expected end.
+    case expectedBreakEnd
+    /// A timer is disarmed.
+    case timerCancelled(TimerCause)
+
+    /// How the viewer moved.
+    public enum Move: String, Sendable, Equatable {
+        /// A seek the player reported.
+        case seek
+        /// A playhead jump the player did not report as a seek.
+        case jump
+        /// Trick play, taken as one seek from its start to its end.
+        case trickPlay = "trick play"
     }
 
-    let storage: Storage
-
-    init(_ storage: Storage) { self.storage = storage }
-
-    public init(_ text: String) { storage = .text(text) }
-    public init(stringLiteral value: String) { storage = .text(value) }
-    public init(stringInterpolation: DefaultStringInterpolation) { storage = .text(String(stringInterpolation: stringInterpolation)) }
-
-    /// The snapback's reason.
-    public static func snapback(jump: Bool, from: Double, to: Double, breakId: String, start: Double) -> TimelineReason {
-        TimelineReason(.snapback(jump: jump, from: from, to: to, breakId: breakId, start: start))
+    /// Why a break is skipped.
+    public enum SkipCause: Sendable, Equatable {
+        case prerollDisabled, midrollsDisabled, alreadyWatched
+        case cooldown(until: Double)
     }
 
-    public var isEmpty: Bool {
-        if case .text(let t) = storage { return t.isEmpty }
-        return false
+    /// How the viewer came to be at a break.
+    public enum Entry: Sendable, Equatable {
+        case contentReached(Double)
+        case playheadEntered(Double)
+        case adBreakStartedEvent
+        case contentComplete
+        case sessionOpened
+        /// The return after a break landed in this one.
+        case returnedInto
+        /// The session sent the viewer there, for this reason.
+        indirect case commanded(TimelineReason)
     }
 
-    public var description: String {
-        switch storage {
-        case .text(let t): return t
-        case .snapback:
-            var bytes: [UInt8] = []
-            bytes.reserveCapacity(64)
-            write(to: &bytes)
-            return String(decoding: bytes, as: UTF8.self)
-        }
+    /// How a break was seen to its end.
+    public enum Completion: Sendable, Equatable {
+        case playheadReachedEnd(Double)
+        case adBreakEndedEvent
+        case lastAdEnded
+        /// Ad rules: no ad-break-ended within the break's expected duration.
+        case noAdBreakEnded
+        /// No report since, and the break must have played out by now.
+        case expectedEndPassed
     }
 
-    /// At least as many bytes as the reason takes in UTF-8 (``write(into:)`` never writes more).
-    public var utf8CountBound: Int {
-        switch storage {
-        case .text(let t): return t.utf8.count
-        // The literals take 37 bytes and a time at most 25 (a sign, 15 digits, a point, 3 decimals, or
-        // Swift's own form of a huge value): 160 leaves room.
-        case .snapback(_, _, _, let breakId, _): return 160 + breakId.utf8.count
-        }
+    /// What saved a bookmark.
+    public enum BookmarkCause: Sendable, Equatable {
+        case paused(at: Double)
+        case closed(disconnected: Bool, at: Double)
+        case closedWhileSeeking(disconnected: Bool, from: Double)
+        case periodic(interval: Double)
+        case settled(Move, at: Double)
+        case afterBreak(breakId: String, at: Double)
     }
 
-    /// Writes the reason as UTF-8 at the start of `buffer` (sized with ``utf8CountBound``); returns how
-    /// many bytes it wrote.
-    public func write(into buffer: UnsafeMutableRawBufferPointer) -> Int {
-        switch storage {
-        case .text(var t):
-            return t.withUTF8 { text in
-                let n = min(text.count, buffer.count)
-                if n > 0 { buffer.baseAddress!.copyMemory(from: text.baseAddress!, byteCount: n) }
-                return n
-            }
-        case .snapback(let jump, let from, let to, let breakId, let start):
-            var id = breakId
-            return id.withUTF8 { idBytes in
-                var w = ReasonWriter(buffer)
-                w.put(jump ? "jump " : "seek ")
-                w.put(Seconds(from))
-                w.put("→")
-                w.put(Seconds(to))
-                w.put(" skipped unwatched break ")
-                w.put(UnsafeRawBufferPointer(idBytes))
-                w.put(" at ")
-                w.put(Seconds(start))
-                return w.count
-            }
-        }
+    /// Why the viewer counts as finished.
+    public enum FinishCause: Sendable, Equatable {
+        case contentComplete
+        case postrollStarted(breakId: String)
+        case nearEnd(contentTime: Double, margin: Double, end: Double)
     }
 
-    /// Appends the reason as UTF-8.
-    public func write(to bytes: inout [UInt8]) {
-        let bound = utf8CountBound
-        withUnsafeTemporaryAllocation(byteCount: bound, alignment: 1) { buffer in
-            let n = write(into: buffer)
-            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[..<n]))
-        }
-    }
-
-    public static func == (a: TimelineReason, b: TimelineReason) -> Bool { a.description == b.description }
-}
-
-/// Writes a reason into a buffer sized for it: literals, break ids and whole seconds are copied in
-/// place; a time with a fraction (rare in reasons) goes through `Seconds.description`.
-struct ReasonWriter {
-    let buffer: UnsafeMutableRawBufferPointer
-    private(set) var count = 0
-
-    init(_ buffer: UnsafeMutableRawBufferPointer) { self.buffer = buffer }
-
-    @inline(__always)
-    mutating func put(_ s: StaticString) {
-        s.withUTF8Buffer { put(UnsafeRawBufferPointer($0)) }
-    }
-
-    @inline(__always)  // literals of known length: the copy folds into a few moves
-    mutating func put(_ bytes: UnsafeRawBufferPointer) {
-        let n = min(bytes.count, buffer.count - count)
-        guard n > 0 else { return }
-        let to = buffer.baseAddress! + count
-        let from = bytes.baseAddress!
-        if n <= 32 {
-            // The literals and ids of a reason are short: a byte loop beats a call into memcpy.
-            for i in 0..<n { to.storeBytes(of: from.load(fromByteOffset: i, as: UInt8.self), toByteOffset: i, as: UInt8.self) }
-        } else {
-            to.copyMemory(from: from, byteCount: n)
-        }
-        count += n
-    }
-
-    mutating func put(_ t: Seconds) {
-        guard let whole = t.wholeSeconds, buffer.count - count >= 20 else {
-            var text = t.description
-            text.withUTF8 { put(UnsafeRawBufferPointer($0)) }
-            return
-        }
-        var n = whole.magnitude
-        if whole < 0 { buffer[count] = UInt8(ascii: "-"); count += 1 }
-        var digits = 1
-        var m = n
-        while m >= 10 { m /= 10; digits += 1 }
-        var i = count + digits
-        count = i
-        repeat {
-            i -= 1
-            buffer[i] = UInt8(truncatingIfNeeded: n % 10) &+ UInt8(ascii: "0")
-            n /= 10
-        } while n > 0
+    /// Why a timer is disarmed.
+    public enum TimerCause: String, Sendable, Equatable {
+        case leftBreakUnseen = "left the break without seeing its start"
+        case wentBeforeBreak = "playhead went back before the break"
+        case adBreakPlays = "an ad break plays"
+        case breakCompleted = "break completed"
+        case breakEndedMidway = "ad-break-ended for a break entered mid-way: not counted as watched"
+        case paused
+        case contentComplete = "content complete"
+        case sessionClosed = "session closed"
+        case seekLeftBreak = "seek left the break"
+        case trickPlay = "trick play"
+        case bookmarkCleared = "bookmark cleared"
     }
 }

@@ -2,8 +2,8 @@
 /// passed in. No I/O, no clock, no Foundation.
 ///
 /// ```
-///   opened ──▶ content ◀──────────── break completed (watched; then the pending plan: a return seek,
-///               │   │  ▲                                 or the next break before a resume point)
+///  not opened ─ opened ─▶ content ◀──────────── break completed (watched; then the pending plan: a return
+///               │   │  ▲                                 seek, or the next break before a resume point)
 ///   seek started│   │  │ left the break (not covered: not watched)
 ///               ▼   │  │
 ///            seeking│  inBreak(b) ◀── playhead enters b │ snapback │ seek landed in b │ resume plan
@@ -17,22 +17,41 @@
 /// Stitched streams (server-side ads) hold breaks on stream time and command seeks. Ad-rules sessions
 /// (client-side ads) hold breaks on content time; the content pauses while a break plays, and breaks are
 /// started with `playBreak` actions instead of seeks.
+///
+/// The session is its settings (immutable, shared), its layout (immutable geometry), the viewer's
+/// progress, where the player is, which timers are armed, the plan after the current break, and its
+/// `State`, whose cases carry what holds only in them. Helpers append their actions to the caller's
+/// buffer and return what the caller needs to decide next (an `Outcome`), never re-reading the actions.
 public struct TimelineSession: Sendable {
-    public let kind: SessionKind
-    public let policy: AdPolicy
-    public let contentDuration: Double?
+    let settings: TimelineSettings
+    /// The session's breaks as geometry: their `watched` flags are always false here; the session's own
+    /// (`snapshot(at:)`, `previousBreak(atOrBefore:)`, `nextBreak(after:)`) carry the viewer's.
     public internal(set) var layout: TimelineLayout
-    /// The post-roll of an ad-rules session: played on content complete, never by the playhead.
-    let postrollId: String?
-    let adRulesMode: Bool
-    /// Ad rules: the expected duration of a break (the layout holds breaks as zero-length markers).
-    let adRulesBreakDuration: Double
+    var progress: Progress
+    var player = PlayerPosition()
+    var timers = ArmedTimers()
+    var state: State = .notOpened
+    /// What comes after the break that completes next, in order: a snapback's return, the breaks and the
+    /// seek of a resume, the ad-rules post-roll's "all ads completed". It outlives a break left mid-way
+    /// (the viewer may come back to complete it) and is dropped by every new seek decision.
+    var plan: [PlanStep] = []
 
-    /// What comes after the current break, in order.
-    enum PlanStep: Sendable, Equatable {
-        case seek(to: Double, reason: SeekReason, why: TimelineReason)
-        case playBreak(id: String, why: TimelineReason)
-        case allAdsCompleted
+    public var kind: SessionKind { settings.kind }
+    public var policy: AdPolicy { settings.policy }
+    public var contentDuration: Double? { settings.contentDuration }
+
+    /// Where the session stands. Each case holds what is true only there.
+    enum State: Sendable, Equatable {
+        /// Built; `opened(at:)` not called yet.
+        case notOpened
+        case content
+        case inBreak(BreakVisit)
+        /// Between seek started and seek ended; `before` is what was interrupted.
+        indirect case seeking(from: Double, before: State)
+        case trickPlay(from: Double, rate: Double)
+        /// Playback is over: the content completed and no break plays.
+        case finished
+        case closed
     }
 
     /// How the session is in a break.
@@ -45,119 +64,91 @@ public struct TimelineSession: Sendable {
         var startedByEvent: Bool
         /// Whether the break was unwatched when this visit began. Seeks are refused for the whole visit
         /// then, even once a watched-on-begin policy has marked it watched.
-        var unwatchedAtEntry: Bool = true
+        var unwatchedAtEntry: Bool
     }
 
-    enum Phase: Sendable, Equatable {
-        case content
-        case inBreak(BreakVisit)
-        /// Between seek started and seek ended; `before` is what was interrupted.
-        indirect case seeking(from: Double, before: Phase)
-        case trickPlay(from: Double, rate: Double)
-        case finished
-        case closed
+    enum PlanStep: Sendable, Equatable {
+        /// `why` nil: worded when it runs (most snapbacks never get there).
+        case seek(to: Double, reason: SeekReason, why: TimelineReason?)
+        case playBreak(id: String, why: TimelineReason)
+        case allAdsCompleted
     }
 
-    var phase: Phase = .content
-    var plan: [PlanStep] = []
-
-    /// Drops what the plan still held (a new seek or the end of the content decides afresh). Element by
-    /// element from the end: the plan holds one step or none, and `removeAll` went through the generic
-    /// range replacement on every snapback.
-    mutating func clearPlan() {
-        while !plan.isEmpty { plan.removeLast() }
+    /// What the viewer did that outlives any one state.
+    struct Progress: Sendable {
+        /// By layout index.
+        var breaks: [BreakProgress]
+        var cooldownUntil: Double?
+        var lastBookmark: Double?
+        var bookmarkCleared = false
+        /// The player reported the content's end. A fact, not a state: where playback stands after it is
+        /// `State` (`.finished` once nothing plays; a post-roll may still play, and an ad-rules viewer may
+        /// seek back into the content).
+        var contentEnded = false
+        /// Whether the player ever reported a position (playhead, pause, seek, trick play). A session
+        /// closed before that has nothing to bookmark: saving its start would overwrite the viewer's.
+        var playerReportedPosition = false
     }
-    var playhead: Double = 0
-    var playheadWallTime: Double = 0
-    var rate: Double = 1
-    var playing: Bool = false
-    /// Breaks that later seeks are never held to (skipped by a resume, or given up by the loop guard).
-    var exempt: Set<String> = []
-    var cooldownUntil: Double?
-    /// The target of the last seek the session commanded, until the player is seen there: a seek-ended or
-    /// a playhead jump to it is the echo of our command, not a viewer's seek.
-    var commandedSeek: Double?
-    var lastBookmark: Double?
-    var bookmarkCleared = false
-    var bookmarkTimerArmed = false
-    var breakTimerArmed = false
-    var contentCompleted = false
-    var sawPlayhead = false
-    /// Whether the player ever reported a position (playhead, pause, seek, trick play). A session closed
-    /// before that has nothing to bookmark: saving its start would overwrite the viewer's bookmark.
-    var playerReportedPosition = false
-    var didOpen = false
+
+    struct BreakProgress: Sendable, Equatable {
+        var watched: Bool
+        /// Later seeks are never held to it (skipped by a resume, or given up by the loop guard).
+        var exempt = false
+        /// Snapbacks to it since it last completed (the loop guard).
+        var snapbacks = 0
+    }
+
+    /// Where the player is, as last reported (or as the session sent it).
+    struct PlayerPosition: Sendable {
+        var playhead = 0.0
+        var wallTime = 0.0
+        var rate = 1.0
+        var playing = false
+        /// Whether a first position is known: the first report is where the player starts, not a jump.
+        var placed = false
+        /// The target of the last seek the session commanded, until the player is seen there: a
+        /// seek-ended or a playhead jump to it is the echo of our command, not a viewer's seek.
+        var commandedSeek: Double?
+    }
+
+    struct ArmedTimers: Sendable {
+        var bookmark = false
+        var breakEnd = false
+    }
+
+    /// Whether a step sent the player elsewhere (commanded a seek): what the event would do next then
+    /// waits for the player to arrive.
+    enum Outcome { case stayed, seekCommanded }
 
     /// Validates the configuration and builds the session. Call `opened(at:)` next.
     public init(_ configuration: SessionConfiguration) throws(TimelineError) {
-        kind = configuration.kind
-        policy = configuration.policy
-        if let d = configuration.contentDuration {
-            try Self.checkDuration(d, "content duration")
-        }
-        contentDuration = configuration.contentDuration
-        try Self.validate(policy)
-        if let rules = configuration.adRules {
-            guard configuration.kind == .onDemand else { throw .notSupported("ad rules on a live stream") }
-            let expanded = try Self.expand(rules, contentDuration: configuration.contentDuration)
-            layout = try TimelineLayout(breaks: expanded.breaks, identity: true)
-            postrollId = expanded.postrollId
-            adRulesMode = true
-            adRulesBreakDuration = rules.breakDuration
-        } else {
-            layout = try TimelineLayout(breaks: configuration.breaks, identity: configuration.kind == .live)
-            postrollId = nil
-            adRulesMode = false
-            adRulesBreakDuration = 0
+        var breaks = configuration.breaks
+        settings = try TimelineSettings(configuration, breaks: &breaks)
+        let built = try TimelineLayout(breaks: breaks.map(\.unwatched), identity: settings.adRulesMode || settings.isLive)
+        layout = built
+        if !settings.adRulesMode, let d = settings.contentDuration, !settings.isLive, let last = built.breaks.last,
+           built.contentPosition(ofBreakAt: built.count - 1) > d + TimelineSettings.positionTolerance {
             // A post-roll sits exactly at the content's end; the player's content duration and the breaks'
             // positions are sums of different terms, so "exactly" allows their rounding (a millisecond).
-            if let d = contentDuration, configuration.kind == .onDemand, let last = layout.breaks.last,
-               layout.contentPosition(ofBreakAt: layout.count - 1) > d + Self.positionTolerance {
-                throw .breakOutOfRange(id: last.id, start: last.start)
-            }
+            throw .breakOutOfRange(id: last.id, start: last.start)
         }
-        for id in configuration.previouslyWatchedBreakIds {
-            if let i = layout.index(ofBreak: id) { layout.setWatched(true, at: i) }
-        }
-        if let resume = configuration.resumeContentTime {
-            try Self.checkTime(resume, "resume content time")
-        }
-        resumeContentTime = configuration.resumeContentTime
-        if let at = configuration.lastBreakCompletedAt, policy.cooldown > 0, at.isFinite {
-            cooldownUntil = at + policy.cooldown
-        }
-    }
-
-    let resumeContentTime: Double?
-
-    /// How far apart two content times may be and still be the same position (rounding of sums).
-    static let positionTolerance = 0.001
-
-    private static func validate(_ p: AdPolicy) throws(TimelineError) {
-        let times: [(String, Double)] = [
-            ("snapback landing offset", p.snapbackLandingOffset), ("cooldown", p.cooldown),
-            ("coverage tolerance", p.coverageTolerance), ("bookmark interval", p.bookmarkInterval),
-            ("finished margin", p.finishedMargin),
-        ]
-        for (field, value) in times { try checkDuration(value, field) }
-        if p.maxSnapbacksPerBreak < 1 { throw .notSupported("max snapbacks per break below 1") }
-        if p.maxSnapbacksPerBreak > Limits.snapbacksPerBreak.upperBound {
-            throw .notSupported("max snapbacks per break above \(Limits.snapbacksPerBreak.upperBound)")
+        try settings.checkResume()
+        let watched = Set(breaks.lazy.filter(\.watched).map(\.id)).union(configuration.previouslyWatchedBreakIds)
+        progress = Progress(breaks: built.breaks.map { BreakProgress(watched: watched.contains($0.id)) })
+        if let at = configuration.lastBreakCompletedAt, settings.policy.cooldown > 0, at.isFinite {
+            progress.cooldownUntil = at + settings.policy.cooldown
         }
     }
 
     // MARK: Derived
 
-    public var isClosed: Bool { phase == .closed }
-    var isLive: Bool { kind == .live }
-    var snapbackEnabled: Bool { !isLive || policy.liveSnapback }
-    var bookmarksEnabled: Bool { !isLive || policy.liveBookmarks }
+    public var isClosed: Bool { state == .closed }
 
     /// The stream's end when known: content plus every break. Seeks the session commands stay in
     /// [0, streamEnd].
     public var streamEnd: Double? {
-        if adRulesMode { return contentDuration }
-        guard let d = contentDuration, !isLive else { return nil }
+        if settings.adRulesMode { return settings.contentDuration }
+        guard let d = settings.contentDuration, !settings.isLive else { return nil }
         return layout.streamDuration(forContentDuration: d)
     }
 
@@ -169,54 +160,41 @@ public struct TimelineSession: Sendable {
 
     /// Where the playhead is now, extrapolated from the last report when content is playing.
     func estimatedPlayhead(at now: Double) -> Double {
-        guard playing, case .content = phase, now > playheadWallTime else { return playhead }
-        return clamp(playhead + (now - playheadWallTime) * rate)
+        guard player.playing, case .content = state, now > player.wallTime else { return player.playhead }
+        return clamp(player.playhead + (now - player.wallTime) * player.rate)
     }
 
     func contentTime(forStreamTime s: Double) -> Double { layout.contentTime(forStreamTime: s) }
 
-    // MARK: Events
+    func isWatched(_ i: Int) -> Bool { progress.breaks[i].watched }
 
-    /// Applies one event; dispatches to the method of the same name. An event that is refused leaves the
-    /// session exactly as it was.
-    public mutating func handle(_ event: TimelineEvent, at now: Double) throws(TimelineError) -> [TimelineAction] {
-        try checkAccepting(at: now)
-        switch event {
-        case .playheadReported(let t, let rate, let playing):
-            return try playheadReported(streamTime: t, rate: rate, playing: playing, at: now)
-        case .seekStarted(let from): return try seekStarted(from: from, at: now)
-        case .seekEnded(let from, let to): return try seekEnded(from: from, to: to, at: now)
-        case .adBreakStarted(let id): return try adBreakStarted(id: id, at: now)
-        case .adBreakEnded(let id): return try adBreakEnded(id: id, at: now)
-        case .adStarted(let id, let index): return try adStarted(breakId: id, index: index, at: now)
-        case .adEnded(let id, let index): return try adEnded(breakId: id, index: index, at: now)
-        case .trickPlayStarted(let t, let rate): return try trickPlayStarted(streamTime: t, rate: rate, at: now)
-        case .trickPlayEnded(let t): return try trickPlayEnded(streamTime: t, at: now)
-        case .contentCompleted: return try contentCompleted(at: now)
-        case .breaksUpdated(let breaks): return try breaksUpdated(breaks, at: now)
-        case .paused(let t): return try paused(streamTime: t, at: now)
-        case .closed: return closed(at: now, trigger: .closed)
-        case .playerDisconnected: return closed(at: now, trigger: .disconnected)
-        case .timerFired(let timer): return timerFired(timer, at: now)
-        }
+    /// Break `i` with the viewer's watched flag.
+    func breakAt(_ i: Int) -> AdBreak {
+        var b = layout.breaks[i]
+        b.watched = progress.breaks[i].watched
+        return b
     }
 
-    /// ``handle(_:at:)`` appending the actions to `actions` — a buffer the caller keeps from event to
-    /// event, so the snapback path allocates nothing. When the event is refused, `actions` is unchanged.
-    public mutating func handle(_ event: TimelineEvent, at now: Double, into actions: inout [TimelineAction]) throws(TimelineError) {
-        switch event {
-        case .seekEnded(let from, let to):
-            try seekEnded(from: from, to: to, at: now, into: &actions)
-        default:
-            actions.append(contentsOf: try handle(event, at: now))
-        }
+    /// Every break, sorted by start, with the viewer's watched flags.
+    public var breaks: [AdBreak] { layout.breaks.indices.map(breakAt) }
+
+    /// The last break starting at or before `t` (it may contain `t`), with its watched flag.
+    public func previousBreak(atOrBefore t: Double) -> AdBreak? {
+        let k = layout.countStarting(atOrBefore: t)
+        return k > 0 ? breakAt(k - 1) : nil
+    }
+
+    /// The first break starting strictly after `t`, with its watched flag.
+    public func nextBreak(after t: Double) -> AdBreak? {
+        let k = layout.countStarting(atOrBefore: t)
+        return k < layout.count ? breakAt(k) : nil
     }
 
     /// The breaks that play before the viewer reaches the pending return point: the current one, then
     /// those planned (e.g. the breaks a resume plays before the bookmark), in play order.
     public var plannedBreakIds: [String] {
         var ids: [String] = []
-        if case .inBreak(let v) = phase { ids.append(v.id) }
+        if case .inBreak(let v) = state { ids.append(v.id) }
         for step in plan { if case .playBreak(let id, _) = step { ids.append(id) } }
         return ids
     }
@@ -224,60 +202,29 @@ public struct TimelineSession: Sendable {
     /// A read-only view for queries.
     public func snapshot(at now: Double) -> TimelineSnapshot {
         let t = estimatedPlayhead(at: now)
-        let phaseName: TimelineSnapshot.Phase
         var current: String?
-        switch phase {
-        case .content: phaseName = .content
-        case .inBreak(let v): phaseName = .inBreak; current = v.id
-        case .seeking: phaseName = .seeking
-        case .trickPlay: phaseName = .trickPlay
-        case .finished: phaseName = .finished
-        case .closed: phaseName = .closed
-        }
+        if case .inBreak(let v) = state { current = v.id }
         var pending: Double?
         for step in plan { if case .seek(let to, _, _) = step { pending = to } }
         return TimelineSnapshot(
-            phase: phaseName, currentBreakId: current, streamTime: t, contentTime: contentTime(forStreamTime: t),
-            playing: playing, rate: rate, pendingReturn: pending, breaks: layout.breaks,
-            cooldownUntil: cooldownUntil.flatMap { $0 > now ? $0 : nil }, lastBookmarkContentTime: lastBookmark)
+            phase: state.phase, currentBreakId: current, streamTime: t, contentTime: contentTime(forStreamTime: t),
+            playing: player.playing, rate: player.rate, pendingReturn: pending, breaks: breaks,
+            cooldownUntil: progress.cooldownUntil.flatMap { $0 > now ? $0 : nil },
+            lastBookmarkContentTime: progress.lastBookmark)
     }
 
     // MARK: Validation helpers
 
     /// Every event method starts here, so that calling it directly refuses what `handle(_:at:)` refuses:
     /// a closed session takes nothing (a late pause or content-complete must not bring it back as paused
-    /// or finished), and the wall time must be a time.
-    @inline(__always)  // a call copied the whole session (337 bytes) to pass it, on every event
-    func checkAccepting(at now: Double) throws(TimelineError) {
-        if phase == .closed { throw .sessionClosed }
+    /// or finished), one not opened takes nothing but its closing, and the wall time must be a time.
+    func checkAccepting(_ event: StaticString, at now: Double) throws(TimelineError) {
+        switch state {
+        case .closed: throw .sessionClosed
+        case .notOpened: throw .unexpectedEvent(event: "\(event)", state: stateName)
+        default: break
+        }
         guard now.isFinite else { throw .invalidTime(field: "wall time", value: now) }
-    }
-
-    static func checkTime(_ t: Double, _ field: String) throws(TimelineError) {
-        try check(t, Limits.position, field)
-    }
-
-    static func checkDuration(_ d: Double, _ field: String) throws(TimelineError) {
-        try check(d, Limits.duration, field)
-    }
-
-    /// NaN, infinities and negative values are not times at all; a finite value past the limit is one
-    /// too large to compute with.
-    @inline(__always)
-    static func check(_ value: Double, _ limit: Limit, _ field: @autoclosure () -> String) throws(TimelineError) {
-        guard limit.contains(value) else {
-            if value.isFinite && value >= limit.range.lowerBound {
-                throw .outOfRange(field: field(), value: value, limit: limit)
-            }
-            throw .invalidTime(field: field(), value: value)
-        }
-    }
-
-    static func checkRate(_ rate: Double) throws(TimelineError) {
-        guard Limits.rate.contains(rate) else {
-            if rate.isFinite { throw .outOfRange(field: "rate", value: rate, limit: Limits.rate) }
-            throw .invalidRate(rate)
-        }
     }
 
     func breakIndex(_ id: String) throws(TimelineError) -> Int {
@@ -285,8 +232,9 @@ public struct TimelineSession: Sendable {
         return i
     }
 
-    var phaseName: String {
-        switch phase {
+    var stateName: String {
+        switch state {
+        case .notOpened: return "not opened"
         case .content: return "playing content"
         case .inBreak(let v): return "in ad break \(v.id)"
         case .seeking: return "seeking"
@@ -294,5 +242,27 @@ public struct TimelineSession: Sendable {
         case .finished: return "finished"
         case .closed: return "closed"
         }
+    }
+}
+
+extension TimelineSession.State {
+    var phase: TimelineSnapshot.Phase {
+        switch self {
+        case .notOpened, .content: return .content
+        case .inBreak: return .inBreak
+        case .seeking: return .seeking
+        case .trickPlay: return .trickPlay
+        case .finished: return .finished
+        case .closed: return .closed
+        }
+    }
+}
+
+extension AdBreak {
+    /// The break as geometry, without the viewer's watched flag.
+    var unwatched: AdBreak {
+        var b = self
+        b.watched = false
+        return b
     }
 }

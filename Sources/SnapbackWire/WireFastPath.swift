@@ -7,7 +7,7 @@ import SnapbackTimeline
 /// that byte for byte against `ProtoC`.
 enum WireFastPath {
     /// At least the size of the seek push `encodeSeekPush` writes for `reason`.
-    static func seekPushBound(reason: TimelineReason) -> Int {
+    static func seekPushBound(reason: PushReason) -> Int {
         // session_id and seq: tag + 10-byte varint each; reason: tag + length varint + text; seek: tag,
         // length, stream_time (tag + 8), reason (tag + varint).
         let text = reason.utf8CountBound
@@ -17,7 +17,7 @@ enum WireFastPath {
     /// `Push{session_id, seq, reason, seek: SeekCommand{stream_time, reason}}`, written at the start of
     /// `buffer` (at least ``seekPushBound(reason:)`` bytes, e.g. straight into a connection's outbound
     /// buffer). Returns the body's length.
-    static func encodeSeekPush(sessionId: UInt64, seq: UInt64, reason: TimelineReason, to streamTime: Double,
+    static func encodeSeekPush(sessionId: UInt64, seq: UInt64, reason: PushReason, to streamTime: Double,
                                seekReason: UInt64, into buffer: UnsafeMutableRawBufferPointer) -> Int {
         var out = RawWriter(buffer)
         out.uint64Field(1, sessionId)
@@ -63,13 +63,6 @@ enum WireFastPath {
         let n = out.withUnsafeMutableBytes { encode(UnsafeMutableRawBufferPointer(rebasing: $0[start...])) }
         out.removeLast(bound - n)
         return n
-    }
-
-    static func encodeSeekPush(sessionId: UInt64, seq: UInt64, reason: TimelineReason, to streamTime: Double,
-                               seekReason: UInt64, into out: inout [UInt8]) -> Int {
-        append(to: &out, bound: seekPushBound(reason: reason)) {
-            encodeSeekPush(sessionId: sessionId, seq: seq, reason: reason, to: streamTime, seekReason: seekReason, into: $0)
-        }
     }
 
     static func encodeEventReply(lastPushSeq: UInt64, into out: inout [UInt8]) -> Int {

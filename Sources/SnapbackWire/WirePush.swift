@@ -12,23 +12,6 @@ public enum WirePush {
         }
     }
 
-    /// For a `seek`, the most bytes ``encodeSeekPush(sessionId:seq:action:into:)`` writes; nil for any
-    /// other kind (those go through ``encodePush(sessionId:seq:action:into:)``).
-    public static func seekPushBound(_ action: TimelineAction) -> Int? {
-        guard case .seek = action.kind else { return nil }
-        return WireFastPath.seekPushBound(reason: action.reason)
-    }
-
-    /// The `seek` push — the snapback round trip's — written at the start of `buffer` (at least
-    /// ``seekPushBound(_:)`` bytes: a connection's outbound buffer, no copy in between). Same bytes as
-    /// ``encodePush(sessionId:seq:action:into:)``. Returns the body's length.
-    public static func encodeSeekPush(sessionId: UInt64, seq: UInt64, action: TimelineAction,
-                                      into buffer: UnsafeMutableRawBufferPointer) -> Int {
-        guard case .seek(let to, let why) = action.kind else { preconditionFailure("encodeSeekPush: not a seek") }
-        return WireFastPath.encodeSeekPush(sessionId: sessionId, seq: seq, reason: action.reason, to: to,
-                                           seekReason: UInt64(why.protoNumber), into: buffer)
-    }
-
     /// Appends the Push body for `action`, with `action.reason` as its reason. Returns false, appending
     /// nothing, for an action that is not pushed (`isPushed` is false): take a seq only when it is.
     /// `seek` — the snapback round trip's — is written by hand (WireFastPath, same bytes as protobuf-c);
@@ -36,9 +19,8 @@ public enum WirePush {
     @discardableResult
     public static func encodePush(sessionId: UInt64, seq: UInt64, action: TimelineAction,
                                   into out: inout [UInt8]) -> Bool {
-        if case .seek(let to, let why) = action.kind {
-            _ = WireFastPath.encodeSeekPush(sessionId: sessionId, seq: seq, reason: action.reason, to: to,
-                                            seekReason: UInt64(why.protoNumber), into: &out)
+        if let seek = WireSeekPush(action) {
+            _ = WireFastPath.append(to: &out, bound: seek.bound) { seek.encode(sessionId: sessionId, seq: seq, into: $0) }
             return true
         }
         guard let message = WirePushMessage(sessionId: sessionId, seq: seq, action: action) else { return false }
@@ -53,6 +35,32 @@ public enum WirePush {
                                               into out: inout [UInt8]) -> Int {
         WirePushMessage(sessionId: sessionId, seq: seq, reason: "", kind: .sessionError(code: code, message: message))
             .encode(into: &out)
+    }
+}
+
+/// A `seek` push — the snapback round trip's — ready to be written straight into a connection's outbound
+/// buffer (no copy in between): reserve ``bound`` bytes, then ``encode(sessionId:seq:into:)``. Same bytes
+/// as ``WirePush/encodePush(sessionId:seq:action:into:)``.
+public struct WireSeekPush {
+    let reason: PushReason
+    let streamTime: Double
+    let seekReason: UInt64
+
+    /// Nil for an action that is not a seek.
+    public init?(_ action: TimelineAction) {
+        guard case .seek(let to, let why) = action.kind else { return nil }
+        reason = PushReason(action.reason)
+        streamTime = to
+        seekReason = UInt64(why.proto.rawValue)
+    }
+
+    /// The most bytes ``encode(sessionId:seq:into:)`` writes.
+    public var bound: Int { WireFastPath.seekPushBound(reason: reason) }
+
+    /// Writes the Push body at the start of `buffer` (at least ``bound`` bytes); returns its length.
+    public func encode(sessionId: UInt64, seq: UInt64, into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        WireFastPath.encodeSeekPush(sessionId: sessionId, seq: seq, reason: reason, to: streamTime, seekReason: seekReason,
+                                    into: buffer)
     }
 }
 

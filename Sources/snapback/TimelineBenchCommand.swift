@@ -70,7 +70,8 @@ struct TimelineBenchCommand: ParsableCommand {
         policy.bookmarkInterval = 30
         let config = SessionConfiguration(contentDuration: 60_000, breaks: hundredBreaks(), policy: policy)
         var session = try TimelineSession(config)
-        _ = session.opened(at: 0)
+        var opening: [TimelineAction] = []
+        session.opened(at: 0, into: &opening)
         var t = 0.0
         var wall = 0.0
         var sink = 0
@@ -90,7 +91,7 @@ struct TimelineBenchCommand: ParsableCommand {
             if !moved { t += 0.5 }
             if t > 60_000 || session.isClosed {
                 session = try TimelineSession(config)
-                _ = session.opened(at: wall)
+                session.opened(at: wall, into: &opening)
                 t = 0
             }
         }

@@ -101,7 +101,7 @@ import Testing
         var s = try playing(at: 1940)
         let actions = try s.report(1951, at: 1011)
         #expect(actions.clearsBookmark)
-        #expect(actions.first { $0.kind == .clearBookmark }?.reason == "finished: content 1771 is within 30 s of the end 1800")
+        #expect(actions.first { $0.kind == .clearBookmark }?.reason.description == "finished: content 1771 is within 30 s of the end 1800")
         #expect(actions.cancelledTimers == [.bookmark])
     }
 

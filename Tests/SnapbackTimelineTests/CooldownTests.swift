@@ -46,7 +46,7 @@ import Testing
         var s = try duringCooldownFromEarlierPlayer(at: 590)
         let actions = try s.report(600.5, at: 1010)
         #expect(actions.seeks == [Seek(660, .skipDuringCooldown)])
-        #expect(actions.first(where: \.isSeek)?.reason == "cooldown until 1200: break m1 600–660 skipped")
+        #expect(actions.first(where: \.isSeek)?.reason.description == "cooldown until 1200: break m1 600–660 skipped")
     }
 
     @Test func aSeekLandingInAnUnwatchedBreakDuringTheCooldownSkipsIt() throws {

@@ -76,6 +76,13 @@ enum Factory {
 }
 
 extension TimelineSession {
+    /// `opened(at:into:)`, returning the actions.
+    mutating func opened(at now: Double) -> [TimelineAction] {
+        var actions: [TimelineAction] = []
+        opened(at: now, into: &actions)
+        return actions
+    }
+
     /// A playhead report (playing at rate 1 unless told).
     @discardableResult
     mutating func report(_ t: Double, at now: Double, rate: Double = 1, playing: Bool = true) throws(TimelineError)

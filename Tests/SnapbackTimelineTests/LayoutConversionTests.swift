@@ -219,8 +219,8 @@ import Testing
 
     @Test func addingTheSameBreakAgainIsIdempotent() throws {
         var layout = try TimelineLayout(breaks: Factory.oneBreak, identity: true)
-        try layout.add(Factory.oneBreak + [AdBreak(id: "b2", start: 1200, duration: 30)])
-        try layout.add(Factory.oneBreak)
+        layout = try layout.adding(Factory.oneBreak + [AdBreak(id: "b2", start: 1200, duration: 30)]) ?? layout
+        layout = try layout.adding(Factory.oneBreak) ?? layout
         #expect(layout.breaks.map(\.id) == ["b1", "b2"])
     }
 
@@ -228,7 +228,7 @@ import Testing
         var layout = try TimelineLayout(breaks: Factory.oneBreak, identity: true)
         let before = layout
         #expect(throws: TimelineError.duplicateBreakId("b1")) {
-            try layout.add([AdBreak(id: "b2", start: 1200, duration: 30), AdBreak(id: "b1", start: 600, duration: 90)])
+            layout = try layout.adding([AdBreak(id: "b2", start: 1200, duration: 30), AdBreak(id: "b1", start: 600, duration: 90)]) ?? layout
         }
         #expect(layout == before)
     }
@@ -236,7 +236,7 @@ import Testing
     @Test func addingAnOverlappingBreakIsRejectedAndLeavesTheLayoutUnchanged() throws {
         var layout = try TimelineLayout(breaks: Factory.oneBreak, identity: true)
         let before = layout
-        #expect(throws: TimelineError.overlappingBreaks("b1", "x")) { try layout.add([AdBreak(id: "x", start: 630, duration: 10)]) }
+        #expect(throws: TimelineError.overlappingBreaks("b1", "x")) { _ = try layout.adding([AdBreak(id: "x", start: 630, duration: 10)]) }
         #expect(layout == before)
     }
 }

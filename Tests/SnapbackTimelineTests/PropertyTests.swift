@@ -312,7 +312,7 @@ struct RandomTimeline {
                 case .allAdsCompleted, .clearBookmark, .cancelTimer:
                     break
                 }
-                #expect(!a.reason.isEmpty)
+                #expect(!a.reason.description.isEmpty)
             }
             let snap = s.snapshot(at: now)
             if snap.phase == .inBreak {
@@ -353,7 +353,7 @@ struct RandomTimeline {
         var follow: Double?
         _ = a.opened(at: now)
         _ = b.opened(at: now)
-        let sentinel = TimelineAction(.allAdsCompleted, reason: "already in the buffer")
+        let sentinel = TimelineAction(.allAdsCompleted, reason: .noPostroll)
         var buffer: [TimelineAction] = []
         for step in 0..<400 {
             let event = Self.randomEvent(&rng, a, follow: follow, end: end, mayClose: step >= 380)

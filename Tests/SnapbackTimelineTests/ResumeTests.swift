@@ -11,7 +11,7 @@ import Testing
     @Test func noneGoesStraightToTheBookmark() throws {
         let (s, opened) = try Factory.session(policy: resumePolicy(.none), resume: 900)
         #expect(opened.seeks == [Seek(990, .resumeFromBookmark)])
-        #expect(opened.first(where: \.isSeek)?.reason == "resume at content 900 = stream 990 in this layout")
+        #expect(opened.first(where: \.isSeek)?.reason.description == "resume at content 900 = stream 990 in this layout")
         #expect(s.snapshot(at: 1000).lastBookmarkContentTime == 900)
     }
 

@@ -27,7 +27,7 @@ import Testing
         let released = try snapBackAndLeave(&s, at: 1031)
         #expect(released.seeks == [])
         #expect(released.watched == ["b1"])
-        #expect(released.first { $0.kind == .breakWatched(breakId: "b1") }?.reason
+        #expect(released.first { $0.kind == .breakWatched(breakId: "b1") }?.reason.description
             == "snapback loop guard: 3 snapbacks to b1 already")
         #expect(released.bookmarks == [840])
         #expect(try snapBackAndLeave(&s, at: 1041).seeks == [])
@@ -305,20 +305,20 @@ import Testing
         try s.handle(.closed, at: 1001)
         let before = s.snapshot(at: 1002)
         do {
-            let actions: [TimelineAction]
+            var actions: [TimelineAction] = []
             switch event {
-            case .playheadReported(let t, let r, let p): actions = try s.playheadReported(streamTime: t, rate: r, playing: p, at: 1002)
-            case .seekStarted(let f): actions = try s.seekStarted(from: f, at: 1002)
-            case .seekEnded(let f, let t): actions = try s.seekEnded(from: f, to: t, at: 1002)
-            case .adBreakStarted(let id): actions = try s.adBreakStarted(id: id, at: 1002)
-            case .adBreakEnded(let id): actions = try s.adBreakEnded(id: id, at: 1002)
-            case .adStarted(let id, let i): actions = try s.adStarted(breakId: id, index: i, at: 1002)
-            case .adEnded(let id, let i): actions = try s.adEnded(breakId: id, index: i, at: 1002)
-            case .trickPlayStarted(let t, let r): actions = try s.trickPlayStarted(streamTime: t, rate: r, at: 1002)
-            case .trickPlayEnded(let t): actions = try s.trickPlayEnded(streamTime: t, at: 1002)
-            case .contentCompleted: actions = try s.contentCompleted(at: 1002)
-            case .breaksUpdated(let b): actions = try s.breaksUpdated(b, at: 1002)
-            case .paused(let t): actions = try s.paused(streamTime: t, at: 1002)
+            case .playheadReported(let t, let r, let p): try s.playheadReported(streamTime: t, rate: r, playing: p, at: 1002, into: &actions)
+            case .seekStarted(let f): try s.seekStarted(from: f, at: 1002)
+            case .seekEnded(let f, let t): try s.seekEnded(from: f, to: t, at: 1002, into: &actions)
+            case .adBreakStarted(let id): try s.adBreakStarted(id: id, at: 1002, into: &actions)
+            case .adBreakEnded(let id): try s.adBreakEnded(id: id, at: 1002, into: &actions)
+            case .adStarted(let id, let i): try s.adStarted(breakId: id, index: i, at: 1002, into: &actions)
+            case .adEnded(let id, let i): try s.adEnded(breakId: id, index: i, at: 1002, into: &actions)
+            case .trickPlayStarted(let t, let r): try s.trickPlayStarted(streamTime: t, rate: r, at: 1002, into: &actions)
+            case .trickPlayEnded(let t): try s.trickPlayEnded(streamTime: t, at: 1002, into: &actions)
+            case .contentCompleted: try s.contentCompleted(at: 1002, into: &actions)
+            case .breaksUpdated(let b): try s.breaksUpdated(b, at: 1002)
+            case .paused(let t): try s.paused(streamTime: t, at: 1002, into: &actions)
             case .closed, .playerDisconnected, .timerFired: return  // only through handle(_:at:)
             }
             Issue.record("\(event.name) after close was accepted: \(actions)")

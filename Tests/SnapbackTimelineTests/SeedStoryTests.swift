@@ -7,12 +7,12 @@ import Testing
     /// at 10:00; snapped back to 10:00, the break plays, then on to 15:00.
     @Test func seekFrom5To15OverBreakAt10SnapsBackThenReturns() throws {
         var (s, _) = try Factory.session(breaks: [AdBreak(id: "b1", start: 600, duration: 60)], contentDuration: 1800)
-        _ = try s.playheadReported(streamTime: 300, rate: 1, playing: true, at: 1000)
-        let seek = try s.seekEnded(from: 300, to: 900, at: 1001)
+        _ = try s.handle(.playheadReported(streamTime: 300, rate: 1, playing: true), at: 1000)
+        let seek = try s.handle(.seekEnded(from: 300, to: 900), at: 1001)
         #expect(seek.seeks == [Seek(600, .snapback)])
-        #expect(seek.first { $0.isSeek }?.reason == "seek 300→900 skipped unwatched break b1 at 600")
-        _ = try s.adBreakStarted(id: "b1", at: 1002)
-        let ended = try s.adBreakEnded(id: "b1", at: 1062)
+        #expect(seek.first { $0.isSeek }?.reason.description == "seek 300→900 skipped unwatched break b1 at 600")
+        _ = try s.handle(.adBreakStarted(breakId: "b1"), at: 1002)
+        let ended = try s.handle(.adBreakEnded(breakId: "b1"), at: 1062)
         #expect(ended.watched == ["b1"])
         #expect(ended.seeks == [Seek(900, .resumeAfterSnapback)])
         // Content 900 − 60 s of ads = 840.
@@ -24,19 +24,19 @@ import Testing
     @Test func iosSampleLandsOneSecondIntoTheBreakForTheKeyframe() throws {
         var (s, _) = try Factory.session(breaks: [AdBreak(id: "b1", start: 600, duration: 60)],
                                          policy: Factory.policy { $0.snapbackLandingOffset = 1 })
-        _ = try s.playheadReported(streamTime: 300, rate: 1, playing: true, at: 1000)
-        #expect(try s.seekEnded(from: 300, to: 900, at: 1001).seeks == [Seek(601, .snapback)])
-        _ = try s.playheadReported(streamTime: 601, rate: 1, playing: true, at: 1002)
-        #expect(try s.adBreakEnded(id: "b1", at: 1061).seeks == [Seek(900, .resumeAfterSnapback)])
+        _ = try s.handle(.playheadReported(streamTime: 300, rate: 1, playing: true), at: 1000)
+        #expect(try s.handle(.seekEnded(from: 300, to: 900), at: 1001).seeks == [Seek(601, .snapback)])
+        _ = try s.handle(.playheadReported(streamTime: 601, rate: 1, playing: true), at: 1002)
+        #expect(try s.handle(.adBreakEnded(breakId: "b1"), at: 1061).seeks == [Seek(900, .resumeAfterSnapback)])
     }
 
     /// IMA iOS Swift sample (seed 001): `if contentPlayer.currentTime().seconds < seekEndTime` — no return
     /// seek when the viewer is already at (or past) the target once the break ends.
     @Test func swiftSampleReturnsOnlyToATargetStillAhead() throws {
         var (s, _) = try Factory.session(breaks: [AdBreak(id: "b1", start: 600, duration: 60)])
-        _ = try s.playheadReported(streamTime: 300, rate: 1, playing: true, at: 1000)
-        _ = try s.seekEnded(from: 300, to: 660, at: 1001)
-        #expect(try s.adBreakEnded(id: "b1", at: 1061).seeks == [])
+        _ = try s.handle(.playheadReported(streamTime: 300, rate: 1, playing: true), at: 1000)
+        _ = try s.handle(.seekEnded(from: 300, to: 660), at: 1001)
+        #expect(try s.handle(.adBreakEnded(breakId: "b1"), at: 1061).seeks == [])
     }
 
     /// TVSDK (seed 003): at the 20th minute with five minutes of ads before it, stream time 1200 is
@@ -55,7 +55,7 @@ import Testing
         var (first, _) = try Factory.session(breaks: [
             AdBreak(id: "pre", start: 0, duration: 30, watched: true), AdBreak(id: "b1", start: 630, duration: 60, watched: true),
         ])
-        _ = try first.playheadReported(streamTime: 1000, rate: 1, playing: true, at: 1000)
+        _ = try first.handle(.playheadReported(streamTime: 1000, rate: 1, playing: true), at: 1000)
         let closed = try first.handle(.closed, at: 1000)
         // 1000 − 30 − 60 = 910.
         #expect(closed.bookmarks == [910])

@@ -14,7 +14,7 @@ import Testing
         var (s, _) = try Factory.session()
         _ = try s.report(620, at: 1000)
         _ = try s.report(640, at: 1020)
-        let paused = try s.paused(streamTime: 650, at: 1030)
+        let paused = try s.handle(.paused(streamTime: 650), at: 1030)
         // b1 starts at stream 630 after the 30 s pre-roll: content 600.
         #expect(paused.bookmarks == [600])
     }
@@ -23,14 +23,14 @@ import Testing
     @Test(arguments: [0.5, 0.0, 1.0])
     func slowMotionIsNotTrickPlay(rate: Double) throws {
         var (s, _) = try Factory.session()
-        #expect(throws: TimelineError.invalidRate(rate)) { try s.trickPlayStarted(streamTime: 100, rate: rate, at: 1000) }
+        #expect(throws: TimelineError.invalidRate(rate)) { try s.handle(.trickPlayStarted(streamTime: 100, rate: rate), at: 1000) }
     }
 
     @Test(arguments: [-2.0, 2.0, 32.0])
     func fastForwardAndRewindAreTrickPlay(rate: Double) throws {
         var (s, _) = try Factory.session()
         _ = try s.report(100, at: 1000)
-        _ = try s.trickPlayStarted(streamTime: 100, rate: rate, at: 1001)
+        _ = try s.handle(.trickPlayStarted(streamTime: 100, rate: rate), at: 1001)
         #expect(s.snapshot(at: 1001).phase == .trickPlay)
     }
 }
@@ -75,10 +75,10 @@ import Testing
     func aBreakPlayedToItsEndIsCompletedWhateverTheWatchedPolicy(when: AdPolicy.WatchedWhen) throws {
         var (s, _) = try Factory.session(policy: Factory.policy { $0.watchedWhen = when })
         _ = try s.report(620, at: 1000)
-        let begun = try s.adBreakStarted(id: "b1", at: 1010)
+        let begun = try s.handle(.adBreakStarted(breakId: "b1"), at: 1010)
         #expect(Self.completed(begun).isEmpty)
         #expect(begun.watched == (when == .onBegin ? ["b1"] : []))
-        let ended = try s.adBreakEnded(id: "b1", at: 1070)
+        let ended = try s.handle(.adBreakEnded(breakId: "b1"), at: 1070)
         #expect(Self.completed(ended) == ["b1"])
     }
 
@@ -88,10 +88,10 @@ import Testing
             $0.refuseSeeksDuringUnwatchedBreak = false
         })
         _ = try s.report(300, at: 1000)
-        #expect(try s.seekEnded(from: 300, to: 900, at: 1001).seeks == [Seek(630, .snapback)])
+        #expect(try s.handle(.seekEnded(from: 300, to: 900), at: 1001).seeks == [Seek(630, .snapback)])
         // The viewer gets away from b1 and skips it again: a second snapback would be the loop.
-        _ = try s.seekEnded(from: 640, to: 300, at: 1002)
-        let guarded = try s.seekEnded(from: 300, to: 900, at: 1003)
+        _ = try s.handle(.seekEnded(from: 640, to: 300), at: 1002)
+        let guarded = try s.handle(.seekEnded(from: 300, to: 900), at: 1003)
         #expect(guarded.seeks.isEmpty)
         #expect(guarded.watched == ["b1"])
         #expect(Self.completed(guarded).isEmpty)

@@ -22,7 +22,7 @@ import Testing
         var s = try playing(at: 300, watched: ["m3"])
         let actions = try s.seek(from: 300, to: 2000, at: 1001)
         #expect(actions.seeks == [Seek(1200, .snapback)])
-        #expect(actions.first(where: \.isSeek)?.reason == "seek 300→2000 skipped unwatched break m2 at 1200")
+        #expect(actions.first(where: \.isSeek)?.reason.description == "seek 300→2000 skipped unwatched break m2 at 1200")
     }
 
     @Test func nearestOnlyPlaysNothingWhenTheNearestSkippedBreakIsWatched() throws {
@@ -126,7 +126,7 @@ import Testing
         try s.seek(from: 300, to: 900, at: 1001)
         let ended = try s.playBreak("m1", at: 1002)
         #expect(ended.seeks == [Seek(900, .resumeAfterSnapback)])
-        #expect(ended.first(where: \.isSeek)?.reason == "break m1 done, on to the seek target 900")
+        #expect(ended.first(where: \.isSeek)?.reason.description == "break m1 done, on to the seek target 900")
     }
 
     @Test func ifBeyondBreakDoesNotReturnToATargetAtTheBreakEnd() throws {
@@ -218,7 +218,7 @@ import Testing
         var s = try inFirstBreak()
         let actions = try s.seek(from: 610, to: 900, at: 1020)
         #expect(actions.seeks == [Seek(610, .seekRefusedDuringAd)])
-        #expect(actions.first(where: \.isSeek)?.reason == "seek 610→900 refused: unwatched break m1 is playing")
+        #expect(actions.first(where: \.isSeek)?.reason.description == "seek 610→900 refused: unwatched break m1 is playing")
         #expect(s.snapshot(at: 1020).currentBreakId == "m1")
     }
 
@@ -315,6 +315,6 @@ import Testing
         var s = try playing(at: 300)
         let actions = try s.report(900, at: 1001)
         #expect(actions.seeks == [Seek(600, .snapback)])
-        #expect(actions.first(where: \.isSeek)?.reason == "jump 300→900 skipped unwatched break m1 at 600")
+        #expect(actions.first(where: \.isSeek)?.reason.description == "jump 300→900 skipped unwatched break m1 at 600")
     }
 }

@@ -11,7 +11,7 @@ import Testing
         #expect(try s.handle(.adBreakStarted(breakId: "b1"), at: 1010).watched == [])
         let ended = try s.handle(.adBreakEnded(breakId: "b1"), at: 1070)
         #expect(ended.watched == ["b1"])
-        #expect(ended.first { $0.kind == .breakWatched(breakId: "b1") }?.reason == "break b1 completed: ad-break-ended event")
+        #expect(ended.first { $0.kind == .breakWatched(breakId: "b1") }?.reason.description == "break b1 completed: ad-break-ended event")
         #expect(s.isWatched("b1"))
     }
 

@@ -122,7 +122,7 @@ struct MessageRequestRoundTripTests {
             #expect(try WireDecision.decode(decision.encoded()) == decision)
         }
         // Timers are not decisions.
-        let timer = TimelineAction(.scheduleTimer(.bookmark, deadline: 5), reason: "periodic")
+        let timer = TimelineAction(.scheduleTimer(.bookmark, deadline: 5), reason: .periodicBookmark)
         #expect(WireDecision(timer, sessionId: 1, contentId: "", streamId: "", profile: "", at: 0) == nil)
     }
 
@@ -262,16 +262,18 @@ struct MessageReplyRoundTripTests {
 }
 
 let pushedActions: [TimelineAction] = [
-    TimelineAction(.seek(to: 600, reason: .snapback), reason: "seek 300→900 skipped unwatched break b1 at 600"),
-    TimelineAction(.seek(to: 0, reason: .resumeAfterSnapback), reason: ""),
-    TimelineAction(.breakWatched(breakId: "b1"), reason: "played to its end"),
-    TimelineAction(.playBreak(breakId: "mid-2"), reason: "mid-roll at 1200"),
-    TimelineAction(.allAdsCompleted, reason: "post-roll done"),
-    TimelineAction(.saveBookmark(contentTime: 870, streamTime: 960, trigger: .paused), reason: "paused"),
-    TimelineAction(.clearBookmark, reason: "finished"),
-] + SeekReason.allCases.map { TimelineAction(.seek(to: 12.5, reason: $0), reason: TimelineReason($0.rawValue)) }
+    TimelineAction(.seek(to: 600, reason: .snapback), reason: .snapback(jump: false, from: 300, to: 900, breakId: "b1", start: 600)),
+    TimelineAction(.seek(to: 0, reason: .resumeAfterSnapback), reason: .returnToTarget(breakId: "b1", target: 0)),
+    TimelineAction(.breakWatched(breakId: "b1"), reason: .watchedOnEnd(breakId: "b1", .playheadReachedEnd(660))),
+    TimelineAction(.playBreak(breakId: "mid-2"), reason: .breakPlays(.contentReached(1200), breakId: "mid-2")),
+    TimelineAction(.allAdsCompleted, reason: .postrollCompleted(breakId: "postroll")),
+    TimelineAction(.saveBookmark(contentTime: 870, streamTime: 960, trigger: .paused), reason: .bookmark(.paused(at: 960), contentTime: 870)),
+    TimelineAction(.clearBookmark, reason: .finished(.contentComplete)),
+] + SeekReason.allCases.map {
+      TimelineAction(.seek(to: 12.5, reason: $0), reason: .seekRefused(from: 1, to: 12.5, breakId: $0.rawValue))
+  }
   + BookmarkTrigger.allCases.map {
-      TimelineAction(.saveBookmark(contentTime: 1, streamTime: 2, trigger: $0), reason: TimelineReason($0.rawValue))
+      TimelineAction(.saveBookmark(contentTime: 1, streamTime: 2, trigger: $0), reason: .bookmark(.settled(.seek, at: 2), contentTime: 1))
   }
 
 @Suite("Pushes round-trip")
@@ -289,8 +291,8 @@ struct MessagePushRoundTripTests {
     }
 
     @Test(arguments: [
-        TimelineAction(.scheduleTimer(.bookmark, deadline: 30), reason: "periodic"),
-        TimelineAction(.cancelTimer(.breakEnd), reason: "break ended"),
+        TimelineAction(.scheduleTimer(.bookmark, deadline: 30), reason: .periodicBookmark),
+        TimelineAction(.cancelTimer(.breakEnd), reason: .timerCancelled(.breakCompleted)),
     ])
     func timersAreNeverPushed(_ action: TimelineAction) {
         #expect(!WirePush.isPushed(action.kind))

@@ -51,8 +51,7 @@ var protocolExamples: [Example] {
                                                 body: WireRequest.event(sessionId: 1, .seekEnded(from: 300, to: 900))
                                                     .encoded())))
     var push: [UInt8] = []
-    WirePush.encodePush(sessionId: 1, seq: 1,
-                        action: TimelineAction(.seek(to: 600, reason: .snapback), reason: "skipped b1"), into: &push)
+    WirePushMessage(sessionId: 1, seq: 1, reason: "skipped b1", kind: .seek(to: 600, reason: .snapback)).encode(into: &push)
     examples.append(Example(note: "S→C Push{session_id: 1, seq: 1, reason: \"skipped b1\", seek{600, SNAPBACK}}",
                             frame: exampleFrame(.push, callId: 2, method: .openSession, body: push)))
     var reply: [UInt8] = []

@@ -42,9 +42,11 @@ import Testing
             let reason = reasons[Int(rng.next() % UInt64(reasons.count))]
             let why = SeekReason.allCases[Int(rng.next() % UInt64(SeekReason.allCases.count))]
             var fast: [UInt8] = []
-            let n = WirePush.encodePush(sessionId: session, seq: seq,
-                                        action: TimelineAction(.seek(to: to, reason: why), reason: TimelineReason(reason)), into: &fast)
-            #expect(n)
+            let n = WireFastPath.append(to: &fast, bound: WireFastPath.seekPushBound(reason: .text(reason))) {
+                WireFastPath.encodeSeekPush(sessionId: session, seq: seq, reason: .text(reason), to: to,
+                                            seekReason: UInt64(why.proto.rawValue), into: $0)
+            }
+            #expect(n == fast.count)
             #expect(fast == Self.protoCSeekPush(sessionId: session, seq: seq, reason: reason, to: to, why: why),
                     "session \(session) seq \(seq) to \(to) \(why)")
         }
@@ -58,6 +60,15 @@ import Testing
         var fast: [UInt8] = []
         WirePush.encodePush(sessionId: 1, seq: 2, action: TimelineAction(.seek(to: 600, reason: .snapback), reason: reason), into: &fast)
         #expect(fast == Self.protoCSeekPush(sessionId: 1, seq: 2, reason: reason.description, to: 600, why: .snapback))
+    }
+
+    /// A seek with any other reason is written by the same encoder, with the reason's text.
+    @Test func textReasonMatchesProtobufC() {
+        let reason = TimelineReason.seekRefused(from: 610, to: 900, breakId: "m1")
+        var fast: [UInt8] = []
+        WirePush.encodePush(sessionId: 5, seq: 6, action: TimelineAction(.seek(to: 610, reason: .seekRefusedDuringAd), reason: reason),
+                            into: &fast)
+        #expect(fast == Self.protoCSeekPush(sessionId: 5, seq: 6, reason: reason.description, to: 610, why: .seekRefusedDuringAd))
     }
 
     @Test(arguments: [UInt64(0), 1, 127, 128, 300, 16_384, UInt64.max])

@@ -1,0 +1,140 @@
+/// What a session was opened with, validated, and never changes: its kind, policy, durations and how its
+/// breaks are played. A final class: a session holds it by reference, so handling an event copies one
+/// pointer of configuration instead of the whole policy and the durations.
+final class TimelineSettings: Sendable {
+    let kind: SessionKind
+    let policy: AdPolicy
+    let contentDuration: Double?
+    /// The bookmark the session opened from, if any (content time).
+    let resumeContentTime: Double?
+    /// Client-side ad rules: breaks on content time, content paused while one plays, started with
+    /// `playBreak` actions instead of seeks.
+    let adRulesMode: Bool
+    /// Ad rules: the expected duration of a break (the layout holds breaks as zero-length markers).
+    let adRulesBreakDuration: Double
+    /// The post-roll of an ad-rules session: played on content complete, never by the playhead.
+    let postrollId: String?
+    let isLive: Bool
+    let snapbackEnabled: Bool
+    let bookmarksEnabled: Bool
+
+    /// How far apart two content times may be and still be the same position (rounding of sums).
+    static let positionTolerance = 0.001
+
+    /// Validates the durations, the policy and the ad rules, and sets `breaks` to the session's breaks
+    /// (the ad rules' when it has some). The layout validates the breaks; the session then checks the
+    /// resume time (``checkResume()``), in that order.
+    init(_ configuration: SessionConfiguration, breaks: inout [AdBreak]) throws(TimelineError) {
+        kind = configuration.kind
+        policy = configuration.policy
+        if let d = configuration.contentDuration { try Self.checkDuration(d, "content duration") }
+        contentDuration = configuration.contentDuration
+        try Self.validate(policy)
+        var postroll: String?
+        if let rules = configuration.adRules {
+            guard configuration.kind == .onDemand else { throw .notSupported("ad rules on a live stream") }
+            let expanded = try Self.expand(rules, contentDuration: configuration.contentDuration)
+            breaks = expanded.breaks
+            postroll = expanded.postrollId
+        }
+        postrollId = postroll
+        resumeContentTime = configuration.resumeContentTime
+        adRulesMode = configuration.adRules != nil
+        adRulesBreakDuration = configuration.adRules?.breakDuration ?? 0
+        isLive = kind == .live
+        snapbackEnabled = !isLive || policy.liveSnapback
+        bookmarksEnabled = !isLive || policy.liveBookmarks
+    }
+
+    func checkResume() throws(TimelineError) {
+        if let resume = resumeContentTime { try Self.checkTime(resume, "resume content time") }
+    }
+
+    private static func validate(_ p: AdPolicy) throws(TimelineError) {
+        let times: [(String, Double)] = [
+            ("snapback landing offset", p.snapbackLandingOffset), ("cooldown", p.cooldown),
+            ("coverage tolerance", p.coverageTolerance), ("bookmark interval", p.bookmarkInterval),
+            ("finished margin", p.finishedMargin),
+        ]
+        for (field, value) in times { try checkDuration(value, field) }
+        if p.maxSnapbacksPerBreak < 1 { throw .notSupported("max snapbacks per break below 1") }
+        if p.maxSnapbacksPerBreak > Limits.snapbacksPerBreak.upperBound {
+            throw .notSupported("max snapbacks per break above \(Limits.snapbacksPerBreak.upperBound)")
+        }
+    }
+
+    // MARK: Range checks
+
+    static func checkTime(_ t: Double, _ field: String) throws(TimelineError) {
+        try check(t, Limits.position, field)
+    }
+
+    static func checkDuration(_ d: Double, _ field: String) throws(TimelineError) {
+        try check(d, Limits.duration, field)
+    }
+
+    /// NaN, infinities and negative values are not times at all; a finite value past the limit is one
+    /// too large to compute with.
+    @inline(__always)
+    static func check(_ value: Double, _ limit: Limit, _ field: @autoclosure () -> String) throws(TimelineError) {
+        guard limit.contains(value) else {
+            if value.isFinite && value >= limit.range.lowerBound {
+                throw .outOfRange(field: field(), value: value, limit: limit)
+            }
+            throw .invalidTime(field: field(), value: value)
+        }
+    }
+
+    static func checkRate(_ rate: Double) throws(TimelineError) {
+        guard Limits.rate.contains(rate) else {
+            if rate.isFinite { throw .outOfRange(field: "rate", value: rate, limit: Limits.rate) }
+            throw .invalidRate(rate)
+        }
+    }
+
+    // MARK: Ad rules
+
+    /// Expands client-side ad rules into breaks on content time: `preroll` at 0, `midroll-<t>` at each
+    /// given time and every `midrollEvery` seconds of content, `postroll` at the content's end (played on
+    /// content complete only).
+    static func expand(_ rules: AdRules, contentDuration: Double?) throws(TimelineError)
+        -> (breaks: [AdBreak], postrollId: String?)
+    {
+        try checkDuration(rules.breakDuration, "ad rules break duration")
+        try checkDuration(rules.midrollEvery, "ad rules mid-roll interval")
+        if rules.midrollTimes.count > Limits.adRulesMidrolls { throw .tooManyBreaks(limit: Limits.adRulesMidrolls) }
+        var times = Set<Double>()
+        for t in rules.midrollTimes {
+            try checkTime(t, "ad rules mid-roll time")
+            if let d = contentDuration, t >= d { throw .breakOutOfRange(id: "midroll-\(Seconds(t))", start: t) }
+            if t > 0 { times.insert(t) }
+        }
+        if rules.midrollEvery > 0 {
+            guard let d = contentDuration else { throw .notSupported("mid-rolls every N seconds without a content duration") }
+            // Counted before any is made: a tiny interval over a long program (found by the daemon fuzzer)
+            // took 100,000 set insertions — milliseconds of the loop per request — before it was refused.
+            if (d / rules.midrollEvery).rounded(.up) > Double(Limits.adRulesMidrolls) {
+                throw .tooManyBreaks(limit: Limits.adRulesMidrolls)
+            }
+            var t = rules.midrollEvery
+            while t < d {
+                times.insert(t)
+                if times.count > Limits.adRulesMidrolls { throw .tooManyBreaks(limit: Limits.adRulesMidrolls) }
+                t += rules.midrollEvery
+            }
+        }
+        var breaks: [AdBreak] = []
+        if rules.preroll { breaks.append(AdBreak(id: "preroll", start: 0, duration: 0)) }
+        // Content pauses while a break plays: breaks take no content time, so the layout holds them as
+        // zero-length markers (the expected duration arms the break-end timer).
+        for t in times.sorted() { breaks.append(AdBreak(id: "midroll-\(Seconds(t))", start: t, duration: 0)) }
+        var postrollId: String?
+        if rules.postroll {
+            // Kept beyond every mid-roll; its position only orders it (it plays on content complete).
+            let at = contentDuration ?? ((times.max() ?? 0) + 1)
+            breaks.append(AdBreak(id: "postroll", start: at, duration: 0))
+            postrollId = "postroll"
+        }
+        return (breaks, postrollId)
+    }
+}
