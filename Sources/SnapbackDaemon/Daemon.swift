@@ -239,7 +239,7 @@ public final class Daemon {
         }
         (handler as? ConfigurationReloading)?.apply(configuration)
         logger.info("configuration: \(configurationFiles.isEmpty ? "built-in defaults" : configurationFiles.joined(separator: ", ")); "
-                    + "allowed: \(describe(configuration.access))")
+                    + "allowed: \(configuration.access.describe(socketGroup: configuration.socketGroup))")
         if let usec = watchdogMicroseconds, let notifier {
             // Every half interval, from the loop thread: if the loop stalls, the pings stop.
             let interval = max(1, usec / 2 / 1000)
@@ -250,15 +250,6 @@ public final class Daemon {
             watchdogTimer = timer
             logger.info("watchdog: WATCHDOG=1 every \(interval) ms (WATCHDOG_USEC=\(usec))")
         }
-    }
-
-    private func describe(_ access: AccessList) -> String {
-        if access.anyone { return "anyone" }
-        var parts = access.users.map { "uid \($0)" } + access.groups.map { "gid \($0)" }
-        if access.socketGroup {
-            parts.append(configuration.socketGroup.map { "gid \($0) (the socket's group)" } ?? "the socket's group (unknown)")
-        }
-        return parts.isEmpty ? "nobody" : parts.joined(separator: ", ")
     }
 
     /// Reads and unsets the test hook's variable; nil unless set to 1…600.
@@ -400,9 +391,4 @@ public final class Daemon {
         post?.close()
         loop.closeOwnHandles()
     }
-}
-
-func writeStandardError(_ text: String) {
-    fflush(nil)
-    writeAll(STDERR_FILENO, text)
 }
