@@ -77,7 +77,7 @@ INSTALLED   := $(BINDIR)/snapbackd $(BINDIR)/snapback \
 	$(PREFIX)/lib/libsnapback.so.$(LIBSNAPBACK_SOVERSION) $(PREFIX)/lib/libsnapback.so $(PREFIX)/lib/libsnapback.a \
 	$(PREFIX)/lib/pkgconfig/libsnapback.pc
 
-.PHONY: help deps build release run demo test check-budget check-footprint check-proto check-systemd check-install proto \
+.PHONY: help deps build release run demo test format lint check-budget check-footprint check-proto check-systemd check-install proto \
 	bench bench-grpc link-order fuzz install install-lib uninstall clean
 
 help: ## List the targets
@@ -104,7 +104,7 @@ run: release ## Run snapbackd in the foreground on the development socket
 demo: release ## Start snapbackd and a scripted player that tells the seeds' story
 	@scripts/demo.sh $(RELEASE_BIN)
 
-test: deps check-proto ## Build, run unit, wire and daemon integration tests, mpv end to end, then the systemd, install, footprint and budget checks
+test: deps check-proto lint ## Lint, build, run unit, wire and daemon integration tests, mpv end to end, then the systemd, install, footprint and budget checks
 	$(SWIFT) build
 	SNAPBACKD_BIN=$(CURDIR)/$(DEBUG_BIN)/snapbackd $(SWIFT) test --parallel
 	python3 Tests/clients/python/test_snapback_client.py $(DEBUG_BIN)/snapbackd
@@ -134,6 +134,16 @@ link-order: release ## Write the release daemon's link order (the code it runs, 
 
 check-budget: release ## Fail if a snapback round trip costs the release daemon over BUDGET_INSTRUCTIONS instructions or allocates (callgrind)
 	@scripts/check-budget.py $(RELEASE_BIN) $(BUDGET_INSTRUCTIONS) $(BUDGET_ALLOCATIONS)
+
+# swift-format (bundled with the toolchain) with the committed .swift-format: `make format` rewrites,
+# `make lint` (part of `make test`) fails on any file that `make format` would change.
+SWIFT_SOURCES := Sources Tests Package.swift
+
+format: ## Format the Swift sources (swift format, .swift-format)
+	$(SWIFT) format format --in-place --recursive --parallel $(SWIFT_SOURCES)
+
+lint: ## Fail if a Swift source is not formatted as `make format` would
+	$(SWIFT) format lint --strict --recursive --parallel $(SWIFT_SOURCES)
 
 check-proto: deps ## Fail when the committed protobuf-c code does not match proto/
 	@scripts/gen-proto.sh --check

@@ -13,8 +13,10 @@ extension Connection {
         /// Time a frame may take from its first byte to its last before the connection is closed.
         public var partialFrameTimeoutMilliseconds: UInt64
 
-        public init(maxFrameSize: Int = 1 << 20, maxOutboundBytes: Int = 8 << 20, readBufferSize: Int = 16 * 1024,
-                    helloTimeoutMilliseconds: UInt64 = 5000, partialFrameTimeoutMilliseconds: UInt64 = 10_000) {
+        public init(
+            maxFrameSize: Int = 1 << 20, maxOutboundBytes: Int = 8 << 20, readBufferSize: Int = 16 * 1024,
+            helloTimeoutMilliseconds: UInt64 = 5000, partialFrameTimeoutMilliseconds: UInt64 = 10_000
+        ) {
             self.maxFrameSize = maxFrameSize
             self.maxOutboundBytes = maxOutboundBytes
             self.readBufferSize = readBufferSize

@@ -18,8 +18,9 @@ extension Connection {
     func closeIfOverdue(now: UInt64) -> Bool {
         guard isOpen else { return false }
         if let since = partialFrameSince, since &+ partialFrameTimeout <= now {
-            close(reason: "partial frame not completed within \(describeDuration(milliseconds: partialFrameTimeout)) "
-                  + "(\(max(unframedBytes, 0)) of its bytes received)", level: .warning)
+            close(
+                reason: "partial frame not completed within \(describeDuration(milliseconds: partialFrameTimeout)) "
+                    + "(\(max(unframedBytes, 0)) of its bytes received)", level: .warning)
             return true
         }
         if !handshakeCompleted, acceptedAt &+ helloTimeout <= now {

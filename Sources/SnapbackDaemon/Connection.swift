@@ -352,20 +352,22 @@ public final class Connection: PeerPort {
     /// body still to come makes the count negative, and the frame is partial until it has been skipped).
     private func handleDecodedFrames() -> Bool {
         var completed = false
-        let error = handler.deliverFrames(on: self, logger: loop.logger, next: {
-            guard self.isOpen, let event = self.decoder.next() else { return nil }
-            switch event {
-            case .frame(_, let body):
-                self.unframedBytes &-= FrameHeader.size &+ body.count
-                completed = true
-            case .oversized(let header):
-                self.unframedBytes &-= FrameHeader.size &+ Int(header.length)
-                completed = true
-            case .protocolError:
-                break
-            }
-            return event
-        })
+        let error = handler.deliverFrames(
+            on: self, logger: loop.logger,
+            next: {
+                guard self.isOpen, let event = self.decoder.next() else { return nil }
+                switch event {
+                case .frame(_, let body):
+                    self.unframedBytes &-= FrameHeader.size &+ body.count
+                    completed = true
+                case .oversized(let header):
+                    self.unframedBytes &-= FrameHeader.size &+ Int(header.length)
+                    completed = true
+                case .protocolError:
+                    break
+                }
+                return event
+            })
         if let error {
             // Whatever answers were queued before the bad header still go out if the socket takes them.
             flush()

@@ -4,16 +4,20 @@ extension TimelineSession {
     /// Saves the bookmark at the content time of `streamTime` (a position inside a break saves the break's
     /// content position), unless bookmarks are off for this session, it was cleared as finished, the
     /// position is past the finished margin (then it is cleared), or it is within 0.5 s of the last one saved.
-    mutating func saveBookmark(streamTime t: Double, trigger: BookmarkTrigger, cause: TimelineReason.BookmarkCause,
-                               into actions: inout [TimelineAction]) {
+    mutating func saveBookmark(
+        streamTime t: Double, trigger: BookmarkTrigger, cause: TimelineReason.BookmarkCause,
+        into actions: inout [TimelineAction]
+    ) {
         guard settings.bookmarksEnabled, !progress.bookmarkCleared else { return }
         if finishedCheck(streamTime: t, into: &actions) { return }
         let c = contentTime(forStreamTime: t)
         // Within half a second of the last one saved: nothing a viewer would notice, and one flash write less.
         if let last = progress.lastBookmark, abs(last - c) < 0.5 { return }
         progress.lastBookmark = c
-        actions.append(TimelineAction(.saveBookmark(contentTime: c, streamTime: t, trigger: trigger),
-                                      reason: .bookmark(cause, contentTime: c)))
+        actions.append(
+            TimelineAction(
+                .saveBookmark(contentTime: c, streamTime: t, trigger: trigger),
+                reason: .bookmark(cause, contentTime: c)))
     }
 
     /// Clears the bookmark once the viewer is within the finished margin of the content's end. Returns
@@ -94,8 +98,9 @@ extension TimelineSession {
         }
         plan = plays.dropFirst().map { .playBreak(id: layout.breaks[$0].id, why: .nextBreakBeforeResume) }
         plan.append(.seek(to: target, reason: .resumeFromBookmark, why: why))
-        goToBreak(index: first, reason: .breakBeforeResume,
-                  why: .breakBeforeResume(contentTime: c, breakId: layout.breaks[first].id, policy: policy.resumeBreaks),
-                  at: now, into: &actions)
+        goToBreak(
+            index: first, reason: .breakBeforeResume,
+            why: .breakBeforeResume(contentTime: c, breakId: layout.breaks[first].id, policy: policy.resumeBreaks),
+            at: now, into: &actions)
     }
 }

@@ -116,7 +116,8 @@ extension TimelineSession {
 
     // MARK: Pause, completion, updates, close
 
-    public mutating func paused(streamTime t: Double, at now: Double, into actions: inout [TimelineAction]) throws(TimelineError) {
+    public mutating func paused(streamTime t: Double, at now: Double, into actions: inout [TimelineAction]) throws(TimelineError)
+    {
         try checkAccepting("paused", at: now)
         try TimelineSettings.checkTime(t, "pause position")
         progress.playerReportedPosition = true
@@ -137,7 +138,8 @@ extension TimelineSession {
         clearBookmark(.contentComplete, into: &actions)
         if settings.adRulesMode {
             if let id = settings.postrollId, let i = layout.index(ofBreak: id), skipReason(for: i, at: now) == nil,
-               !isWatched(i) || policy.watchedBreakOnPlayback == .replay {
+                !isWatched(i) || policy.watchedBreakOnPlayback == .replay
+            {
                 clearPlan()
                 plan.append(.allAdsCompleted)
                 enterBreak(index: i, fromStart: true, at: now, how: .contentComplete, into: &actions)
@@ -176,8 +178,9 @@ extension TimelineSession {
         if !progress.playerReportedPosition {
             // Opened and closed without playing: the stored bookmark stays as it was.
         } else if case .seeking(let from, _) = state {
-            saveBookmark(streamTime: from, trigger: trigger, cause: .closedWhileSeeking(disconnected: disconnected, from: from),
-                         into: &actions)
+            saveBookmark(
+                streamTime: from, trigger: trigger, cause: .closedWhileSeeking(disconnected: disconnected, from: from),
+                into: &actions)
         } else if state != .finished {
             saveBookmark(streamTime: t, trigger: trigger, cause: .closed(disconnected: disconnected, at: t), into: &actions)
         }

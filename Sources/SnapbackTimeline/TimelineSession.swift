@@ -127,7 +127,8 @@ public struct TimelineSession: Sendable {
         let built = try TimelineLayout(breaks: breaks.map(\.unwatched), identity: settings.adRulesMode || settings.isLive)
         layout = built
         if !settings.adRulesMode, let d = settings.contentDuration, !settings.isLive, let last = built.breaks.last,
-           built.contentPosition(ofBreakAt: built.count - 1) > d + TimelineSettings.positionTolerance {
+            built.contentPosition(ofBreakAt: built.count - 1) > d + TimelineSettings.positionTolerance
+        {
             // A post-roll sits exactly at the content's end; the player's content duration and the breaks'
             // positions are sums of different terms, so "exactly" allows their rounding (a millisecond).
             throw .breakOutOfRange(id: last.id, start: last.start)

@@ -16,9 +16,11 @@ public struct OpenSessionReply: Sendable, Equatable {
     /// The seq of the last push the opening caused, 0 if none.
     public var lastPushSeq: UInt64
 
-    public init(sessionId: UInt64, startStreamTime: Double? = nil, breaksBeforeResume: [String] = [],
-                policyPreset: String, resumeContentTime: Double? = nil, resumedFromBookmark: Bool = false,
-                lastPushSeq: UInt64 = 0) {
+    public init(
+        sessionId: UInt64, startStreamTime: Double? = nil, breaksBeforeResume: [String] = [],
+        policyPreset: String, resumeContentTime: Double? = nil, resumedFromBookmark: Bool = false,
+        lastPushSeq: UInt64 = 0
+    ) {
         self.sessionId = sessionId
         self.startStreamTime = startStreamTime
         self.breaksBeforeResume = breaksBeforeResume
@@ -69,8 +71,10 @@ extension EventReply: WireMessage {
     }
 
     public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> EventReply {
-        try ProtoC.unpack(body, "snapback.v1.EventReply", snapback__v1__event_reply__unpack,
-                          snapback__v1__event_reply__free_unpacked) { m throws(WireError) in
+        try ProtoC.unpack(
+            body, "snapback.v1.EventReply", snapback__v1__event_reply__unpack,
+            snapback__v1__event_reply__free_unpacked
+        ) { m throws(WireError) in
             EventReply(lastPushSeq: m.pointee.last_push_seq)
         }
     }
@@ -142,8 +146,9 @@ extension BreakAtReply: WireMessage {
 
     public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> BreakAtReply {
         try ProtoC.read(body, WireMethod.breakAt.replyDescriptor) { m throws(WireError) in
-            BreakAtReply(previous: try m.nested("previous").map { (b) throws(WireError) in try AdBreak(b) },
-                         next: try m.nested("next").map { (b) throws(WireError) in try AdBreak(b) })
+            BreakAtReply(
+                previous: try m.nested("previous").map { (b) throws(WireError) in try AdBreak(b) },
+                next: try m.nested("next").map { (b) throws(WireError) in try AdBreak(b) })
         }
     }
 }
@@ -162,9 +167,11 @@ public struct SessionStateReply: Sendable, Equatable {
     public var cooldownUntil: Double?
     public var lastBookmarkContentTime: Double?
 
-    public init(phase: TimelineSnapshot.Phase?, currentBreakId: String? = nil, streamTime: Double,
-                contentTime: Double, playing: Bool, rate: Double, pendingReturn: Double? = nil,
-                breaks: [AdBreak] = [], cooldownUntil: Double? = nil, lastBookmarkContentTime: Double? = nil) {
+    public init(
+        phase: TimelineSnapshot.Phase?, currentBreakId: String? = nil, streamTime: Double,
+        contentTime: Double, playing: Bool, rate: Double, pendingReturn: Double? = nil,
+        breaks: [AdBreak] = [], cooldownUntil: Double? = nil, lastBookmarkContentTime: Double? = nil
+    ) {
         self.phase = phase
         self.currentBreakId = currentBreakId
         self.streamTime = streamTime
@@ -178,9 +185,10 @@ public struct SessionStateReply: Sendable, Equatable {
     }
 
     public init(_ s: TimelineSnapshot) {
-        self.init(phase: s.phase, currentBreakId: s.currentBreakId, streamTime: s.streamTime,
-                  contentTime: s.contentTime, playing: s.playing, rate: s.rate, pendingReturn: s.pendingReturn,
-                  breaks: s.breaks, cooldownUntil: s.cooldownUntil, lastBookmarkContentTime: s.lastBookmarkContentTime)
+        self.init(
+            phase: s.phase, currentBreakId: s.currentBreakId, streamTime: s.streamTime,
+            contentTime: s.contentTime, playing: s.playing, rate: s.rate, pendingReturn: s.pendingReturn,
+            breaks: s.breaks, cooldownUntil: s.cooldownUntil, lastBookmarkContentTime: s.lastBookmarkContentTime)
     }
 }
 

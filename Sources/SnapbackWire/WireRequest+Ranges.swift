@@ -14,8 +14,9 @@ extension WireRequest {
             try Self.check(t, Limits.position, "stream_time")
         case .streamTimeForContentTime(_, let t):
             try Self.check(t, Limits.position, "content_time")
-        case .hello, .getStatus, .listSessions, .getSession, .watchDecisions, .closeSession, .getSessionState, .getBookmark, .listBookmarks, .deleteBookmark,
-             .clearBookmarks:
+        case .hello, .getStatus, .listSessions, .getSession, .watchDecisions, .closeSession, .getSessionState, .getBookmark,
+            .listBookmarks, .deleteBookmark,
+            .clearBookmarks:
             // No numbers, or none that can go wrong: page_size is capped by the server.
             return
         }

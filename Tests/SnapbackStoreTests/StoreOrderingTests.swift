@@ -1,6 +1,7 @@
 import Foundation
-@testable import SnapbackStore
 import Testing
+
+@testable import SnapbackStore
 
 /// The SQLite store's completions: in order, on the calling thread, what was queued committed together,
 /// and a close that commits what is queued first.

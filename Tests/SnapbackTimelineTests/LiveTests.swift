@@ -7,8 +7,9 @@ import Testing
     func live(policy: AdPolicy = AdPolicy(), watched: Set<String> = [], resume: Double? = nil) throws
         -> (TimelineSession, [TimelineAction])
     {
-        try Factory.session(breaks: Factory.oneBreak, kind: .live, contentDuration: nil, policy: policy,
-                            resume: resume, watched: watched)
+        try Factory.session(
+            breaks: Factory.oneBreak, kind: .live, contentDuration: nil, policy: policy,
+            resume: resume, watched: watched)
     }
 
     func playing(at t: Double, policy: AdPolicy = AdPolicy(), watched: Set<String> = []) throws -> TimelineSession {
@@ -63,26 +64,30 @@ import Testing
 
     @Test func anUpdateChangingAKnownBreakIsRefused() throws {
         var s = try playing(at: 300)
-        expectRefused(&s, .breaksUpdated([AdBreak(id: "b1", start: 600, duration: 90)]), at: 1001,
-                      with: .duplicateBreakId("b1"))
+        expectRefused(
+            &s, .breaksUpdated([AdBreak(id: "b1", start: 600, duration: 90)]), at: 1001,
+            with: .duplicateBreakId("b1"))
     }
 
     @Test func anUpdateOverlappingAKnownBreakIsRefused() throws {
         var s = try playing(at: 300)
-        expectRefused(&s, .breaksUpdated([AdBreak(id: "x", start: 650, duration: 30)]), at: 1001,
-                      with: .overlappingBreaks("b1", "x"))
+        expectRefused(
+            &s, .breaksUpdated([AdBreak(id: "x", start: 650, duration: 30)]), at: 1001,
+            with: .overlappingBreaks("b1", "x"))
     }
 
     @Test func anUpdateWithABadTimeIsRefused() throws {
         var s = try playing(at: 300)
-        expectRefused(&s, .breaksUpdated([AdBreak(id: "x", start: -1, duration: 30)]), at: 1001,
-                      with: .invalidTime(field: "break x start", value: -1))
+        expectRefused(
+            &s, .breaksUpdated([AdBreak(id: "x", start: -1, duration: 30)]), at: 1001,
+            with: .invalidTime(field: "break x start", value: -1))
     }
 
     @Test func breakUpdatesOnAnOnDemandStreamAreRefused() throws {
         var s = try Factory.playing(at: 300)
-        expectRefused(&s, .breaksUpdated([AdBreak(id: "x", start: 1200, duration: 30)]), at: 1001,
-                      with: .notSupported("breaks updated on an on-demand stream"))
+        expectRefused(
+            &s, .breaksUpdated([AdBreak(id: "x", start: 1200, duration: 30)]), at: 1001,
+            with: .notSupported("breaks updated on an on-demand stream"))
     }
 
     /// TVSDK: live replays even watched breaks.
