@@ -46,6 +46,7 @@ extension AdBreak {
         .object([
             "id": .string(id), "start": .number(start), "duration": .number(duration),
             "ad_durations": .array(adDurations.map { .number($0) }), "watched": .bool(watched),
+            "content_resume_offset": .number(contentResumeOffset),
         ])
     }
 }

@@ -155,6 +155,8 @@ struct MessageDecodeTests {
         (open { r in r.contentDuration = 1e300 }, "content_duration must be a duration from 0 to 1e8 seconds (got 1e+300)"),
         (open { r in r.breaks = [AdBreak(id: "b1", start: 600, duration: 1e300)] }, "breaks[0].duration must be a duration from 0 to 1e8 seconds (got 1e+300)"),
         (open { r in r.breaks = [AdBreak(id: "b1", start: -600, duration: 30)] }, "breaks[0].start must be a time from 0 to 1e10 seconds (got -600.0)"),
+        (open { r in r.breaks = [AdBreak(id: "b1", start: 600, duration: 60, contentResumeOffset: 61)] }, "breaks[0].content_resume_offset must be a content resume offset from 0 to the break's duration, 60 seconds (got 61.0)"),
+        (open { r in r.breaks = [AdBreak(id: "b1", start: 600, duration: 60, contentResumeOffset: .nan)] }, "breaks[0].content_resume_offset must be a content resume offset from 0 to the break's duration, 60 seconds (got nan)"),
         (open { r in r.resume.contentTime = 1e17 }, "resume.resume_content_time must be a time from 0 to 1e10 seconds (got 1e+17)"),
         (open { r in r.adRules = AdRules(breakDuration: 1e300) }, "ad_rules.break_duration must be a duration from 0 to 1e8 seconds (got 1e+300)"),
         (open { r in r.adRules = AdRules(midrollTimes: [60, 1e12]) }, "ad_rules.midroll_times[1] must be a time from 0 to 1e10 seconds (got 1000000000000.0)"),
