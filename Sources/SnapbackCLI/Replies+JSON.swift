@@ -45,7 +45,8 @@ extension AdBreak {
     public var json: JSON {
         .object([
             "id": .string(id), "start": .number(start), "duration": .number(duration),
-            "ad_durations": .array(adDurations.map { .number($0) }), "watched": .bool(watched)
+            "ad_durations": .array(adDurations.map { .number($0) }), "watched": .bool(watched),
+            "content_resume_offset": .number(contentResumeOffset)
         ])
     }
 }

@@ -40,7 +40,8 @@ public enum SessionDrawing {
         let layout = try? TimelineLayout(breaks: breaks)
         let adTime = layout?.totalAdTime ?? breaks.reduce(0) { $0 + $1.duration }
         var end = max(breaks.last?.end ?? 0, state.streamTime, state.pendingReturn ?? 0)
-        if let d = info.contentDuration { end = max(end, d + adTime) }
+        // Breaks that replace content add less than their duration to the stream.
+        if let d = info.contentDuration { end = max(end, layout?.streamDuration(forContentDuration: d) ?? d + adTime) }
         if !(end > 0) { end = 1 }
         let contentEnd = max(info.contentDuration ?? (end - adTime), state.contentTime, 1)
         func content(_ t: Double) -> Double { layout?.contentTime(forStreamTime: t) ?? t }

@@ -160,13 +160,15 @@ extension AdBreak {
         m.set("duration", duration)
         m.set("ad_durations", adDurations)
         m.set("watched", watched)
+        m.set("content_resume_offset", contentResumeOffset)
         return m
     }
 
     init(_ m: ProtoReader) throws(WireError) {
         self.init(
             id: try m.string("id"), start: m.double("start"), duration: m.double("duration"),
-            adDurations: m.doubles("ad_durations"), watched: m.bool("watched"))
+            adDurations: m.doubles("ad_durations"), watched: m.bool("watched"),
+            contentResumeOffset: m.optionalDouble("content_resume_offset"))
     }
 
     /// The breaks of the repeated field `name`.

@@ -96,9 +96,10 @@ import Testing
         #expect(layout.totalAdTime == 300)
     }
 
-    // MARK: Live
+    // MARK: Ad rules (live sessions: `ContentResumeOffsetTests`)
 
-    @Test func liveConversionsAreTheIdentity() throws {
+    /// Ad-rules sessions, whose player time is content time.
+    @Test func identityConversionsIgnoreTheBreaks() throws {
         let layout = try TimelineLayout(breaks: Factory.seedBreaks, identity: true)
         #expect(layout.contentTime(forStreamTime: 650) == 650)
         #expect(layout.streamTime(forContentTime: 650) == 650)

@@ -1,8 +1,8 @@
 import SnapbackTimeline
 import Testing
 
-/// Live sessions: identity conversions, breaks arriving as the stream goes on, no snapback and no bookmarks
-/// by default. Stream: one break b1 at 600 (60 s).
+/// Live sessions: breaks that replace content (content time is stream time outside them), breaks arriving
+/// as the stream goes on, no snapback and no bookmarks by default. Stream: one break b1 at 600 (60 s).
 @Suite struct LiveTests {
     func live(policy: AdPolicy = AdPolicy(), watched: Set<String> = [], resume: Double? = nil) throws
         -> (TimelineSession, [TimelineAction])
@@ -18,10 +18,15 @@ import Testing
         return s
     }
 
-    @Test func contentTimeIsStreamTime() throws {
+    /// A live break replaces the content it covers (no offset given): content time is stream time around
+    /// it, and inside it the content time where the content stopped (a bookmark is never inside an ad).
+    @Test func contentTimeIsStreamTimeOutsideBreaks() throws {
         var s = try playing(at: 590)
+        #expect(s.snapshot(at: 1000).contentTime == 590)
         try s.report(630, at: 1040)
-        #expect(s.snapshot(at: 1040).contentTime == 630)
+        #expect(s.snapshot(at: 1040).contentTime == 600)
+        try s.report(700, at: 1110)
+        #expect(s.snapshot(at: 1110).contentTime == 700)
         #expect(s.streamEnd == nil)
     }
 

@@ -191,6 +191,14 @@ struct MessageDecodeTests {
             "breaks[0].start must be a time from 0 to 1e10 seconds (got -600.0)"
         ),
         (
+            open { r in r.breaks = [AdBreak(id: "b1", start: 600, duration: 60, contentResumeOffset: 61)] },
+            "breaks[0].content_resume_offset must be a content resume offset from 0 to the break's duration, 60 seconds (got 61.0)"
+        ),
+        (
+            open { r in r.breaks = [AdBreak(id: "b1", start: 600, duration: 60, contentResumeOffset: .nan)] },
+            "breaks[0].content_resume_offset must be a content resume offset from 0 to the break's duration, 60 seconds (got nan)"
+        ),
+        (
             open { r in r.resume.contentTime = 1e17 },
             "resume.resume_content_time must be a time from 0 to 1e10 seconds (got 1e+17)"
         ),

@@ -6,8 +6,8 @@ import Testing
 
 let sampleBreaks: [AdBreak] = [
     AdBreak(id: "pre", start: 0, duration: 30, adDurations: [15, 15], watched: true),
-    AdBreak(id: "b1", start: 630, duration: 60.5, adDurations: [], watched: false),
-    AdBreak(id: "brk-é", start: 1290.25, duration: 45, adDurations: [10, 20, 15])
+    AdBreak(id: "b1", start: 630, duration: 60.5, adDurations: [], watched: false, contentResumeOffset: 0),
+    AdBreak(id: "brk-é", start: 1290.25, duration: 45, adDurations: [10, 20, 15], contentResumeOffset: 45)
 ]
 
 var everyOverride: PolicyOverrides {
