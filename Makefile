@@ -143,14 +143,16 @@ bench: release ## Benchmarks with their baselines: round trip vs raw socket, col
 
 # `make bench-grpc`: the usual alternative, a gRPC-Swift-2 server (bench/grpc, a package of its own that
 # the daemon never depends on; its first build takes minutes) answering the same call, measured beside
-# snapbackd in one run, everything pinned to GRPC_BENCH_CPU. GRPC_BENCH_ARGS: e.g. --json, --calls N, --rounds N.
+# snapbackd in one run, everything pinned to GRPC_BENCH_CPU (GRPC_BENCH_TASKSET= leaves the gRPC server
+# and client free to use every CPU; snapback bench always pins). GRPC_BENCH_ARGS: --json, --calls N, --rounds N.
 GRPC_BENCH_CPU  ?= 0
+GRPC_BENCH_TASKSET ?= taskset -c $(GRPC_BENCH_CPU)
 GRPC_BENCH_ARGS ?=
 GRPC_BENCH_BIN  := bench/grpc/.build/release
 
 bench-grpc: release ## snapbackd beside a gRPC-Swift-2 server answering the same call: p50/p99, idle RSS, ratios (slow build)
 	$(SWIFT) build --package-path bench/grpc $(RELEASE_FLAGS)
-	taskset -c $(GRPC_BENCH_CPU) $(GRPC_BENCH_BIN)/snapback-grpc-bench --cpu $(GRPC_BENCH_CPU) \
+	$(GRPC_BENCH_TASKSET) $(GRPC_BENCH_BIN)/snapback-grpc-bench --cpu $(GRPC_BENCH_CPU) \
 		--snapback $(RELEASE_BIN)/snapback --snapbackd $(RELEASE_BIN)/snapbackd \
 		--server $(GRPC_BENCH_BIN)/snapback-grpc-server $(GRPC_BENCH_ARGS)
 
