@@ -159,6 +159,21 @@ bench: release ## Benchmarks with their baselines: round trip vs raw socket, col
 	taskset -c 0 $(RELEASE_BIN)/snapback bench-timeline
 	$(RELEASE_BIN)/snapback bench-store --snapbackd $(RELEASE_BIN)/snapbackd --seconds 3
 
+# `make bench-grpc`: the usual alternative, a gRPC-Swift-2 server (bench/grpc, a package of its own that
+# the daemon never depends on; its first build takes minutes) answering the same call, measured beside
+# snapbackd in one run, everything pinned to GRPC_BENCH_CPU (GRPC_BENCH_TASKSET= leaves the gRPC server
+# and client free to use every CPU; snapback bench always pins). GRPC_BENCH_ARGS: --json, --calls N, --rounds N.
+GRPC_BENCH_CPU  ?= 0
+GRPC_BENCH_TASKSET ?= taskset -c $(GRPC_BENCH_CPU)
+GRPC_BENCH_ARGS ?=
+GRPC_BENCH_BIN  := bench/grpc/.build/release
+
+bench-grpc: release ## snapbackd beside a gRPC-Swift-2 server answering the same call: p50/p99, idle RSS, ratios (slow build)
+	$(SWIFT) build --package-path bench/grpc $(RELEASE_FLAGS)
+	$(GRPC_BENCH_TASKSET) $(GRPC_BENCH_BIN)/snapback-grpc-bench --cpu $(GRPC_BENCH_CPU) \
+		--snapback $(RELEASE_BIN)/snapback --snapbackd $(RELEASE_BIN)/snapbackd \
+		--server $(GRPC_BENCH_BIN)/snapback-grpc-server $(GRPC_BENCH_ARGS)
+
 FUZZ_SECONDS ?= 60
 # Coverage for every Swift module, not only the entry point's (SwiftPM's --sanitize=fuzzer alone left
 # the libraries uninstrumented), as libFuzzer wants it: inline 8-bit counters and a PC table.
@@ -224,4 +239,4 @@ uninstall: ## Remove what make install put in place (a changed configuration is 
 		$(DESTDIR)$(SYSCONFDIR)/snapback/snapbackd.conf.d $(DESTDIR)$(SYSCONFDIR)/snapback 2>/dev/null
 
 clean: ## Remove build outputs and the development run directory
-	rm -rf .build .build-c .run
+	rm -rf .build .build-c .run bench/grpc/.build
