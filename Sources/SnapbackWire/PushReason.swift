@@ -25,9 +25,7 @@ enum PushReason {
     var utf8CountBound: Int {
         switch self {
         case .text(let t): return t.utf8.count
-        // The literals take 37 bytes and a time at most 25 (a sign, 15 digits, a point, 3 decimals, or
-        // Swift's own form of a huge value): 160 leaves room.
-        case .snapback(_, _, _, let breakId, _): return 160 + breakId.utf8.count
+        case .snapback(_, _, _, let breakId, _): return Self.snapbackBound(breakId: breakId)
         }
     }
 
@@ -42,20 +40,35 @@ enum PushReason {
                 return n
             }
         case .snapback(let jump, let from, let to, let breakId, let start):
-            var id = breakId
-            return id.withUTF8 { idBytes in
-                var w = ReasonWriter(buffer)
-                w.put(jump ? "jump " : "seek ")
-                w.put(Seconds(from))
-                w.put("→")
-                w.put(Seconds(to))
-                w.put(" skipped unwatched break ")
-                w.put(UnsafeRawBufferPointer(idBytes))
-                w.put(" at ")
-                w.put(Seconds(start))
-                return w.count
-            }
+            return Self.writeSnapback(jump: jump, from: from, to: to, breakId: breakId, start: start, into: buffer)
         }
+    }
+
+    /// At least as many bytes as the snapback's words take (the literals take 37 bytes and a time at most
+    /// 25 — a sign, 15 digits, a point, 3 decimals, or Swift's own form of a huge value: 160 leaves room).
+    static func snapbackBound(breakId: String) -> Int { 160 + breakId.utf8.count }
+
+    /// "<seek|jump> FROM→TO skipped unwatched break ID at START" at the start of `buffer` (at least
+    /// ``snapbackBound(breakId:)`` bytes), the id read in place (a native string's bytes are contiguous;
+    /// any other is copied first). Returns how many bytes it wrote.
+    static func writeSnapback(
+        jump: Bool, from: Double, to: Double, breakId: String, start: Double, into buffer: UnsafeMutableRawBufferPointer
+    ) -> Int {
+        func write(_ id: UnsafeRawBufferPointer) -> Int {
+            var w = ReasonWriter(buffer)
+            w.put(jump ? "jump " : "seek ")
+            w.put(Seconds(from))
+            w.put("→")
+            w.put(Seconds(to))
+            w.put(" skipped unwatched break ")
+            w.put(id)
+            w.put(" at ")
+            w.put(Seconds(start))
+            return w.count
+        }
+        if let n = breakId.utf8.withContiguousStorageIfAvailable({ write(UnsafeRawBufferPointer($0)) }) { return n }
+        var id = breakId
+        return id.withUTF8 { write(UnsafeRawBufferPointer($0)) }
     }
 }
 
