@@ -113,11 +113,11 @@ extension TimelineService {
     func push(_ action: TimelineAction, to entry: SessionEntry) {
         guard WirePush.isPushed(action.kind), let (connection, seq) = takePushSeq(entry) else { return }
         let header = FrameHeader.push(callId: entry.callId, method: WireMethod.openSession.rawValue)
-        if let seek = WireSeekPush(action) {
+        if let bound = WireSeekPush.bound(action) {
             // The snapback's push, encoded straight into the connection's outbound buffer.
             let id = entry.id
-            connection.send(header, reservingBodyCapacity: seek.bound) {
-                seek.encode(sessionId: id, seq: seq, into: $0)
+            connection.send(header, reservingBodyCapacity: bound) {
+                WireSeekPush.encode(action, sessionId: id, seq: seq, into: $0)
             }
         } else {
             scratch.removeAll(keepingCapacity: true)

@@ -7,11 +7,14 @@ import SnapbackTimeline
 /// that byte for byte against `ProtoC`.
 enum WireFastPath {
     /// At least the size of the seek push `encodeSeekPush` writes for `reason`.
-    static func seekPushBound(reason: PushReason) -> Int {
+    static func seekPushBound(reason: PushReason) -> Int { seekPushBound(reasonBound: reason.utf8CountBound) }
+
+    /// At least the size of a seek push whose reason takes at most `text` bytes.
+    @inline(__always)
+    static func seekPushBound(reasonBound text: Int) -> Int {
         // session_id and seq: tag + 10-byte varint each; reason: tag + length varint + text; seek: tag,
         // length, stream_time (tag + 8), reason (tag + varint).
-        let text = reason.utf8CountBound
-        return 11 + 11 + 1 + RawWriter.varintSize(UInt64(text)) + text + 2 + 9 + 11
+        11 + 11 + 1 + RawWriter.varintSize(UInt64(text)) + text + 2 + 9 + 11
     }
 
     /// `Push{session_id, seq, reason, seek: SeekCommand{stream_time, reason}}`, written at the start of
@@ -21,16 +24,28 @@ enum WireFastPath {
         sessionId: UInt64, seq: UInt64, reason: PushReason, to streamTime: Double,
         seekReason: UInt64, into buffer: UnsafeMutableRawBufferPointer
     ) -> Int {
+        encodeSeekPush(
+            sessionId: sessionId, seq: seq, hasReason: !reason.isEmpty, writeReason: reason.write(into:), to: streamTime,
+            seekReason: seekReason, into: buffer)
+    }
+
+    /// The same, the reason written by `writeReason` (at most as many bytes as the bound was given for),
+    /// when `hasReason`.
+    @inline(__always)
+    static func encodeSeekPush(
+        sessionId: UInt64, seq: UInt64, hasReason: Bool, writeReason: (UnsafeMutableRawBufferPointer) -> Int,
+        to streamTime: Double, seekReason: UInt64, into buffer: UnsafeMutableRawBufferPointer
+    ) -> Int {
         var out = RawWriter(buffer)
         out.uint64Field(1, sessionId)
         out.uint64Field(2, seq)
-        if !reason.isEmpty {
+        if hasReason {
             // The reason is worded straight into the frame behind a one-byte length; in the rare case of
             // 128 bytes or more it moves along to make room for a longer one.
             out.varint(3 << 3 | 2)
             let lengthAt = out.count
             let textAt = lengthAt + 1
-            let length = reason.write(into: UnsafeMutableRawBufferPointer(rebasing: buffer[textAt...]))
+            let length = writeReason(UnsafeMutableRawBufferPointer(rebasing: buffer[textAt...]))
             let lengthSize = RawWriter.varintSize(UInt64(length))
             if lengthSize > 1 {
                 (buffer.baseAddress! + lengthAt + lengthSize).copyMemory(from: buffer.baseAddress! + textAt, byteCount: length)

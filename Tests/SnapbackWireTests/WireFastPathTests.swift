@@ -66,6 +66,27 @@ import Testing
         #expect(fast == Self.protoCSeekPush(sessionId: 1, seq: 2, reason: reason.description, to: 600, why: .snapback))
     }
 
+    /// The daemon's snapback push, written from the action in place, has the bytes of `encodePush`; any
+    /// other push (another reason, another kind) is left to `encodePush`.
+    @Test(arguments: ["b1", "ü", String(repeating: "long-break-id-", count: 12)])
+    func seekPushFromTheActionMatchesEncodePush(breakId: String) {
+        let reason = TimelineReason.snapback(jump: true, from: 300.5, to: 900, breakId: breakId, start: 600)
+        let action = TimelineAction(.seek(to: 600.25, reason: .snapback), reason: reason)
+        var expected: [UInt8] = []
+        WirePush.encodePush(sessionId: 7, seq: 300, action: action, into: &expected)
+        guard let bound = WireSeekPush.bound(action) else {
+            Issue.record("no bound for a snapback's seek")
+            return
+        }
+        var fast: [UInt8] = []
+        _ = WireFastPath.append(to: &fast, bound: bound) { WireSeekPush.encode(action, sessionId: 7, seq: 300, into: $0) }
+        #expect(fast == expected)
+        #expect(
+            WireSeekPush.bound(
+                TimelineAction(.seek(to: 1, reason: .startOfBreak), reason: .seekRefused(from: 1, to: 2, breakId: "b"))) == nil)
+        #expect(WireSeekPush.bound(TimelineAction(.breakWatched(breakId: breakId), reason: reason)) == nil)
+    }
+
     /// A seek with any other reason is written by the same encoder, with the reason's text.
     @Test func textReasonMatchesProtobufC() {
         let reason = TimelineReason.seekRefused(from: 610, to: 900, breakId: "m1")
