@@ -32,6 +32,9 @@ extension TimelineReason: CustomStringConvertible {
         case .loopGuard(let max, let id): return "snapback loop guard: \(max) snapbacks to \(id) already"
         case .postrollCompleted(let id): return "post-roll \(id) completed"
         case .noPostroll: return "content complete, no post-roll to play"
+        case .notPlayed(let why, let id): return "break \(id) not played: \(why.words)"
+        case .confirms(let event, let id):
+            return "\(event.rawValue) \(id) confirms what the session already concluded: accepted, nothing to do"
         case .bookmark(let cause, let c): return "\(cause): content \(Seconds(c))"
         case .finished(let cause): return "finished: \(cause)"
         case .periodicBookmark: return "periodic bookmark"
@@ -99,6 +102,20 @@ extension TimelineReason.FinishCause: CustomStringConvertible {
         case .postrollStarted(let id): return "post-roll \(id) started"
         case .nearEnd(let c, let margin, let end):
             return "content \(Seconds(c)) is within \(Seconds(margin)) s of the end \(Seconds(end))"
+        }
+    }
+}
+
+extension BreakSkipReason {
+    /// Why, in a few words, for a reason's description.
+    var words: String {
+        switch self {
+        case .trickPlay: return "trick play went over it"
+        case .resumePlan: return "the resume went past it"
+        case .cooldown: return "the cooldown after a break is running"
+        case .exempt: return "exempt from snapbacks (skipped by a resume, or given up by the loop guard)"
+        case .watched: return "already watched, and watched breaks are skipped"
+        case .disabled: return "disabled for this session (failover)"
         }
     }
 }

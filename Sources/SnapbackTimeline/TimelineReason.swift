@@ -51,6 +51,10 @@ public enum TimelineReason: Sendable, Equatable {
     case postrollCompleted(breakId: String)
     /// Content complete in an ad-rules session without a post-roll to play.
     case noPostroll
+    /// Break `breakId` is not played here: the words of a `breakSkipped` action.
+    case notPlayed(BreakSkipReason, breakId: String)
+    /// An ad event that confirms what the session already concluded, for break `breakId`.
+    case confirms(AdEventName, breakId: String)
 
     // MARK: Bookmarks and timers
 
@@ -64,6 +68,12 @@ public enum TimelineReason: Sendable, Equatable {
     case expectedBreakEnd
     /// A timer is disarmed.
     case timerCancelled(TimerCause)
+
+    /// The ad events, as the player names them.
+    public enum AdEventName: String, Sendable, Equatable {
+        case adBreakStarted = "ad-break-started", adBreakEnded = "ad-break-ended", adStarted = "ad-started"
+        case adEnded = "ad-ended"
+    }
 
     /// How the viewer moved.
     public enum Move: String, Sendable, Equatable {

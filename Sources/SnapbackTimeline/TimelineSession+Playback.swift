@@ -125,6 +125,7 @@ extension TimelineSession {
 
     /// The viewer is out of the break: back in the content, or finished if the content already ended.
     mutating func leaveBreak() {
+        if case .inBreak(let visit) = state { noteLeft(visit) }
         state = progress.contentEnded ? .finished : .content
     }
 
@@ -135,6 +136,7 @@ extension TimelineSession {
                              into actions: inout [TimelineAction]) -> Outcome {
         let b = layout.breaks[i]
         if let skip = skipReason(for: i, at: now) {
+            noteSkipped(i, Self.skipReason(skip), into: &actions)
             // Ad rules have nothing to seek over: the break is simply not played.
             if settings.adRulesMode { return .stayed }
             commandSeek(to: b.end, reason: skip.seek, why: .breakSkipped(skip.cause, breakId: b.id, start: b.start, end: b.end),
@@ -206,6 +208,7 @@ extension TimelineSession {
         }
         actions.append(TimelineAction(.breakCompleted(breakId: b.id), reason: .breakCompleted(how)))
         if policy.cooldown > 0 { progress.cooldownUntil = now + policy.cooldown }
+        progress.breaks[i].skipped = nil
         progress.breaks[i].snapbacks = 0
         if !settings.adRulesMode { player.playhead = b.end }
         player.wallTime = now

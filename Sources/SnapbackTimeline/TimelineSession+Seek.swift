@@ -40,8 +40,9 @@ extension TimelineSession {
         player.commandedSeek = nil
         // Every seek while a break that began unwatched plays is refused, one within the break too: it goes
         // back to where the viewer was, not to the break's start (a scrub must not restart the break).
-        if case .inBreak(let visit) = before, visit.unwatchedAtEntry, policy.refuseSeeksDuringUnwatchedBreak,
-           settings.snapbackEnabled, let i = layout.index(ofBreak: visit.id) {
+        if case .inBreak(let visit) = before {
+            if visit.unwatchedAtEntry, policy.refuseSeeksDuringUnwatchedBreak, settings.snapbackEnabled,
+               let i = layout.index(ofBreak: visit.id) {
             let b = layout.breaks[i]
             state = before
             // Back to the seek's origin when it lies in the break; otherwise to the session's own position
@@ -51,6 +52,8 @@ extension TimelineSession {
             commandSeek(to: settings.adRulesMode ? from : inBreak, reason: .seekRefusedDuringAd,
                         why: .seekRefused(from: from, to: to, breakId: b.id), into: &actions)
             return
+            }
+            noteLeft(visit)
         }
         let hadBreakTimer = timers.breakEnd
         timers.breakEnd = false
@@ -84,6 +87,7 @@ extension TimelineSession {
             // too: replaying a watched break the seek landed in would show more ads than without a cooldown.
             if let i = landedIndex {
                 let b = layout.breaks[i]
+                noteSkipped(i, .cooldown, into: &actions)
                 commandSeek(to: b.end, reason: .skipDuringCooldown,
                             why: .landedDuringCooldown(move, breakId: b.id, until: cooldown), into: &actions)
                 return .seekCommanded
@@ -99,6 +103,7 @@ extension TimelineSession {
                 // Loop guard: the break never reads as watched (events missing or early). Let the viewer go.
                 progress.breaks[s].exempt = true
                 progress.breaks[s].snapbacks = 0
+                noteSkipped(s, .exempt, into: &actions)
                 if !isWatched(s) && policy.watchedWhen != .never {
                     progress.breaks[s].watched = true
                     actions.append(TimelineAction(.breakWatched(breakId: b.id),
@@ -131,9 +136,15 @@ extension TimelineSession {
                              at: now, landing: settings.adRulesMode ? nil : landing, into: &actions)
         }
 
+        // The break this seek would be held to is exempt (a resume skipped it, the loop guard gave it up).
+        if settings.snapbackEnabled, let e = selectBreak(from: from, to: to, landed: landedIndex, ignoringExempt: true),
+           progress.breaks[e].exempt {
+            noteSkipped(e, .exempt, into: &actions)
+        }
         if let l = landedIndex {
             let b = layout.breaks[l]
             if isWatched(l) && policy.skipWatchedBreakOnLanding {
+                noteSkipped(l, .watched, into: &actions)
                 commandSeek(to: b.end, reason: .skipWatchedBreak, why: .landedInWatchedBreak(move, breakId: b.id, end: b.end),
                             into: &actions)
                 player.playhead = b.end
@@ -141,6 +152,7 @@ extension TimelineSession {
                 return .seekCommanded
             }
             if isDisabled(l) {
+                noteSkipped(l, .disabled, into: &actions)
                 commandSeek(to: b.end, reason: .skipDisabledBreak, why: .landedInDisabledBreak(move, breakId: b.id, end: b.end),
                             into: &actions)
                 return .seekCommanded
@@ -173,7 +185,7 @@ extension TimelineSession {
     }
 
     /// Which break, if any, the seek from → to is held to.
-    func selectBreak(from: Double, to: Double, landed: Int?) -> Int? {
+    func selectBreak(from: Double, to: Double, landed: Int?, ignoringExempt: Bool = false) -> Int? {
         let forward = to > from
         if !forward && !(policy.enforceBackwardSeeks && to < from) { return nil }
         let adRules = settings.adRulesMode
@@ -190,7 +202,7 @@ extension TimelineSession {
         let postrollId = settings.postrollId
         func eligible(_ i: Int) -> Bool {
             let p = progress.breaks[i]
-            guard !p.watched, !p.exempt, !isDisabled(i) else { return false }
+            guard !p.watched, !p.exempt || ignoringExempt, !isDisabled(i) else { return false }
             let b = layout.breaks[i]
             return b.id != postrollId && !(b.duration == 0 && !adRules)
         }
@@ -234,6 +246,7 @@ extension TimelineSession {
             }
             cancelTimer(.bookmark, .trickPlay, into: &actions)
             cancelTimer(.breakEnd, .trickPlay, into: &actions)
+            if case .inBreak(let visit) = state { noteLeft(visit) }
             state = .trickPlay(from: t, rate: rate)
             player.rate = rate
             player.playhead = t
@@ -256,12 +269,14 @@ extension TimelineSession {
         player.rate = 1
         state = .content
         player.commandedSeek = nil
+        let mark = actions.count
         if policy.trickPlayAsSeek {
             decideSeek(from: from, to: t, at: now, implicit: false, into: &actions)
-            return
+        } else {
+            player.playhead = t
+            player.wallTime = now
+            settled(at: t, move: .trickPlay, at: now, into: &actions)
         }
-        player.playhead = t
-        player.wallTime = now
-        settled(at: t, move: .trickPlay, at: now, into: &actions)
+        noteTrickPlaySkips(from: from, to: t, mark: mark, into: &actions)
     }
 }

@@ -96,6 +96,11 @@ public struct TimelineSession: Sendable {
         var exempt = false
         /// Snapbacks to it since it last completed (the loop guard).
         var snapbacks = 0
+        /// The viewer was in it and left it (by its end, a seek, trick play): a late or repeated ad event
+        /// for it confirms what the session concluded instead of contradicting it.
+        var left = false
+        /// Why it was last skipped (the last `breakSkipped` action for it).
+        var skipped: BreakSkipReason?
     }
 
     /// Where the player is, as last reported (or as the session sent it).
@@ -210,7 +215,7 @@ public struct TimelineSession: Sendable {
             phase: state.phase, currentBreakId: current, streamTime: t, contentTime: contentTime(forStreamTime: t),
             playing: player.playing, rate: player.rate, pendingReturn: pending, breaks: breaks,
             cooldownUntil: progress.cooldownUntil.flatMap { $0 > now ? $0 : nil },
-            lastBookmarkContentTime: progress.lastBookmark)
+            lastBookmarkContentTime: progress.lastBookmark, breakStates: breakStates)
     }
 
     // MARK: Validation helpers

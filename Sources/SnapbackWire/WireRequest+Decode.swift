@@ -97,28 +97,32 @@ extension WireRequest {
             return try ProtoC.unpack(body, "snapback.v1.AdBreakStartedRequest",
                                      snapback__v1__ad_break_started_request__unpack,
                                      snapback__v1__ad_break_started_request__free_unpacked) { p throws(WireError) in
-                .event(sessionId: p.pointee.session_id, .adBreakStarted(breakId: try ProtoC.string(p.pointee.break_id, "break_id")))
+                .event(sessionId: p.pointee.session_id, .adBreakStarted(breakId: try ProtoC.string(p.pointee.break_id, "break_id"),
+                                                          streamTime: p.pointee._stream_time_case.rawValue != 0 ? p.pointee.stream_time : nil))
             }
 
         case .adBreakEnded:
             return try ProtoC.unpack(body, "snapback.v1.AdBreakEndedRequest",
                                      snapback__v1__ad_break_ended_request__unpack,
                                      snapback__v1__ad_break_ended_request__free_unpacked) { p throws(WireError) in
-                .event(sessionId: p.pointee.session_id, .adBreakEnded(breakId: try ProtoC.string(p.pointee.break_id, "break_id")))
+                .event(sessionId: p.pointee.session_id, .adBreakEnded(breakId: try ProtoC.string(p.pointee.break_id, "break_id"),
+                                                        streamTime: p.pointee._stream_time_case.rawValue != 0 ? p.pointee.stream_time : nil))
             }
 
         case .adStarted:
             return try ProtoC.unpack(body, "snapback.v1.AdStartedRequest", snapback__v1__ad_started_request__unpack,
                                      snapback__v1__ad_started_request__free_unpacked) { p throws(WireError) in
                 .event(sessionId: p.pointee.session_id,
-                       .adStarted(breakId: try ProtoC.string(p.pointee.break_id, "break_id"), index: Int(p.pointee.index)))
+                       .adStarted(breakId: try ProtoC.string(p.pointee.break_id, "break_id"), index: Int(p.pointee.index),
+                                  streamTime: p.pointee._stream_time_case.rawValue != 0 ? p.pointee.stream_time : nil))
             }
 
         case .adEnded:
             return try ProtoC.unpack(body, "snapback.v1.AdEndedRequest", snapback__v1__ad_ended_request__unpack,
                                      snapback__v1__ad_ended_request__free_unpacked) { p throws(WireError) in
                 .event(sessionId: p.pointee.session_id,
-                       .adEnded(breakId: try ProtoC.string(p.pointee.break_id, "break_id"), index: Int(p.pointee.index)))
+                       .adEnded(breakId: try ProtoC.string(p.pointee.break_id, "break_id"), index: Int(p.pointee.index),
+                                streamTime: p.pointee._stream_time_case.rawValue != 0 ? p.pointee.stream_time : nil))
             }
 
         case .trickPlayStarted:
