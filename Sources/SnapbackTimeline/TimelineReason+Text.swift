@@ -5,6 +5,8 @@ extension TimelineReason: CustomStringConvertible {
         case .snapback(let jump, let from, let to, let id, let start):
             return "\(jump ? "jump" : "seek") \(Seconds(from))→\(Seconds(to)) skipped unwatched break \(id) at \(Seconds(start))"
         case .returnToTarget(let id, let target): return "break \(id) done, on to the seek target \(Seconds(target))"
+        case .resumptionPoint(let id, let at):
+            return "interstitial \(id) done, the content resumes at its resumption point \(Seconds(at))"
         case .resume(let c, let s): return "resume at content \(Seconds(c)) = stream \(Seconds(s)) in this layout"
         case .breakBeforeResume(let c, let id, let policy):
             return "resume at content \(Seconds(c)): break \(id) plays first (\(policy.rawValue))"

@@ -9,6 +9,8 @@ public enum TimelineReason: Sendable, Equatable {
     case snapback(jump: Bool, from: Double, to: Double, breakId: String, start: Double)
     /// The snapback's break played: on to where the viewer wanted to go.
     case returnToTarget(breakId: String, target: Double)
+    /// The interstitial played: the primary content resumes at its resumption point (hls.js).
+    case resumptionPoint(breakId: String, at: Double)
     /// Opened from a bookmark: to its position in this stream's layout.
     case resume(contentTime: Double, streamTime: Double)
     /// Opened from a bookmark: a break before it plays first (the resume policy).

@@ -175,7 +175,7 @@ extension TimelineSession {
         guard settings.isLive else { throw .notSupported("breaks updated on an on-demand stream") }
         guard let grown = try layout.adding(breaks.map(\.unwatched)) else { return }
         var merged = grown.breaks.map { _ in BreakProgress(watched: false) }
-        for b in breaks where b.watched {
+        for b in breaks where b.watched && policy.watchedWhen != .never {
             if let j = grown.index(ofBreak: b.id) { merged[j].watched = true }
         }
         for (i, b) in layout.breaks.enumerated() {

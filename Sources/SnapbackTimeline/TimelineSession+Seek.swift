@@ -129,6 +129,11 @@ extension TimelineSession {
             clearPlan()
             if policy.returnToTarget != .never {
                 plan.append(.seek(to: target, reason: .resumeAfterSnapback, why: nil))
+            } else if settings.adRulesMode {
+                // hls.js #7029: after the interstitial, the primary content resumes at its resumption point,
+                // not at the seek target (the player is at the target while the interstitial plays).
+                plan.append(.seek(to: b.start, reason: .resumeAfterSnapback,
+                                  why: .resumptionPoint(breakId: b.id, at: b.start)))
             }
             let landing = min(b.start + policy.snapbackLandingOffset, max(b.start, b.end - 0.001))
             return goToBreak(index: s, reason: .snapback,
@@ -190,13 +195,18 @@ extension TimelineSession {
         if !forward && !(policy.enforceBackwardSeeks && to < from) { return nil }
         let adRules = settings.adRulesMode
         // Candidate range [lo, hi) of break indices, by start.
-        let hi = adRules ? layout.countStarting(atOrBefore: to) : landed.map { $0 + 1 } ?? layout.countStarting(atOrBefore: to)
+        var hi = adRules ? layout.countStarting(atOrBefore: to) : landed.map { $0 + 1 } ?? layout.countStarting(atOrBefore: to)
         var lo = 0
         if forward && policy.seekGate == .crossedBreaks {
             // Breaks starting at or after the origin (for ad rules, strictly after: a break at the origin
             // has just played or is the one the content paused for).
             lo = layout.countStarting(atOrBefore: from)
             if !adRules, lo > 0, layout.breaks[lo - 1].start == from { lo -= 1 }
+        } else if policy.seekGate == .allBreaksBeforeTarget, let l = landed, l == hi - 1, !adRules,
+                  to <= layout.breaks[l].start + TimelineSettings.positionTolerance, isPostroll(l) {
+            // Media3: a seek to the content's end, where the post-roll starts, plays the last mid-roll it
+            // skipped, then ends the content and plays the post-roll (the return to the target lands in it).
+            hi = l
         }
         guard lo < hi else { return nil }
         let postrollId = settings.postrollId

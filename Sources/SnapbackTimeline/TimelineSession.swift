@@ -138,7 +138,10 @@ public struct TimelineSession: Sendable {
             throw .breakOutOfRange(id: last.id, start: last.start)
         }
         try settings.checkResume()
-        let watched = Set(breaks.lazy.filter(\.watched).map(\.id)).union(configuration.previouslyWatchedBreakIds)
+        // "Never": every break plays every time, those the player or the store call watched too (an
+        // "enforce watched breaks" rule, RDK Firebolt's `skipRestriction: adsAll`).
+        let watched = settings.policy.watchedWhen == .never ? []
+            : Set(breaks.lazy.filter(\.watched).map(\.id)).union(configuration.previouslyWatchedBreakIds)
         progress = Progress(breaks: built.breaks.map { BreakProgress(watched: watched.contains($0.id)) })
         if let at = configuration.lastBreakCompletedAt, settings.policy.cooldown > 0, at.isFinite {
             progress.cooldownUntil = at + settings.policy.cooldown
