@@ -119,13 +119,13 @@ extension TimelineSession {
 
     /// The viewer is in break `i` (by playback, ad event or a command of ours): the visit begins.
     mutating func visit(_ i: Int, fromStart: Bool, byEvent: Bool = false) {
+        progress.breaks[i].visited = true
         state = .inBreak(BreakVisit(id: layout.breaks[i].id, fromStart: fromStart, startedByEvent: byEvent,
                                     unwatchedAtEntry: !isWatched(i)))
     }
 
     /// The viewer is out of the break: back in the content, or finished if the content already ended.
     mutating func leaveBreak() {
-        if case .inBreak(let visit) = state { noteLeft(visit) }
         state = progress.contentEnded ? .finished : .content
     }
 

@@ -40,9 +40,8 @@ extension TimelineSession {
         player.commandedSeek = nil
         // Every seek while a break that began unwatched plays is refused, one within the break too: it goes
         // back to where the viewer was, not to the break's start (a scrub must not restart the break).
-        if case .inBreak(let visit) = before {
-            if visit.unwatchedAtEntry, policy.refuseSeeksDuringUnwatchedBreak, settings.snapbackEnabled,
-               let i = layout.index(ofBreak: visit.id) {
+        if case .inBreak(let visit) = before, visit.unwatchedAtEntry, policy.refuseSeeksDuringUnwatchedBreak,
+           settings.snapbackEnabled, let i = layout.index(ofBreak: visit.id) {
             let b = layout.breaks[i]
             state = before
             // Back to the seek's origin when it lies in the break; otherwise to the session's own position
@@ -52,8 +51,6 @@ extension TimelineSession {
             commandSeek(to: settings.adRulesMode ? from : inBreak, reason: .seekRefusedDuringAd,
                         why: .seekRefused(from: from, to: to, breakId: b.id), into: &actions)
             return
-            }
-            noteLeft(visit)
         }
         let hadBreakTimer = timers.breakEnd
         timers.breakEnd = false
@@ -142,7 +139,7 @@ extension TimelineSession {
         }
 
         // The break this seek would be held to is exempt (a resume skipped it, the loop guard gave it up).
-        if settings.snapbackEnabled, let e = selectBreak(from: from, to: to, landed: landedIndex, ignoringExempt: true),
+        if settings.snapbackEnabled, let e = exemptBreakHeld(from: from, to: to, landed: landedIndex),
            progress.breaks[e].exempt {
             noteSkipped(e, .exempt, into: &actions)
         }
@@ -190,7 +187,18 @@ extension TimelineSession {
     }
 
     /// Which break, if any, the seek from → to is held to.
-    func selectBreak(from: Double, to: Double, landed: Int?, ignoringExempt: Bool = false) -> Int? {
+    func selectBreak(from: Double, to: Double, landed: Int?) -> Int? {
+        select(from: from, to: to, landed: landed, ignoringExempt: false)
+    }
+
+    /// The break the seek would be held to if exempt breaks were not (off the snapback path: its own copy).
+    @inline(never)
+    func exemptBreakHeld(from: Double, to: Double, landed: Int?) -> Int? {
+        select(from: from, to: to, landed: landed, ignoringExempt: true)
+    }
+
+    @inline(__always)
+    private func select(from: Double, to: Double, landed: Int?, ignoringExempt: Bool) -> Int? {
         let forward = to > from
         if !forward && !(policy.enforceBackwardSeeks && to < from) { return nil }
         let adRules = settings.adRulesMode
@@ -256,7 +264,6 @@ extension TimelineSession {
             }
             cancelTimer(.bookmark, .trickPlay, into: &actions)
             cancelTimer(.breakEnd, .trickPlay, into: &actions)
-            if case .inBreak(let visit) = state { noteLeft(visit) }
             state = .trickPlay(from: t, rate: rate)
             player.rate = rate
             player.playhead = t
