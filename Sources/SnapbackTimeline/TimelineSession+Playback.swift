@@ -119,7 +119,6 @@ extension TimelineSession {
 
     /// The viewer is in break `i` (by playback, ad event or a command of ours): the visit begins.
     mutating func visit(_ i: Int, fromStart: Bool, byEvent: Bool = false) {
-        progress.breaks[i].visited = true
         state = .inBreak(BreakVisit(id: layout.breaks[i].id, fromStart: fromStart, startedByEvent: byEvent,
                                     unwatchedAtEntry: !isWatched(i)))
     }
@@ -144,6 +143,7 @@ extension TimelineSession {
             return .seekCommanded
         }
         visit(i, fromStart: fromStart, byEvent: byEvent)
+        progress.breaks[i].visited = true
         if settings.adRulesMode {
             actions.append(TimelineAction(.playBreak(breakId: b.id), reason: .breakPlays(how, breakId: b.id)))
             armBreakTimer(b, from: b.start, at: now, into: &actions)
@@ -201,6 +201,7 @@ extension TimelineSession {
         let b = layout.breaks[i]
         // A break that completes after content complete (the post-roll) ends the session's playback.
         leaveBreak()
+        progress.breaks[i].visited = true
         cancelTimer(.breakEnd, .breakCompleted, into: &actions)
         if policy.watchedWhen == .onEnd && !isWatched(i) {
             progress.breaks[i].watched = true
@@ -265,6 +266,8 @@ extension TimelineSession {
         player.playhead = target
         player.wallTime = now
         visit(i, fromStart: true)
+        // A snapback's break is marked by its snapback count (`endConfirms`): no second write on that path.
+        if reason != .snapback { progress.breaks[i].visited = true }
         markWatchedOnBegin(i, into: &actions)
         armBreakTimer(b, from: target, at: now, into: &actions)
         if timers.bookmark { cancelTimer(.bookmark, .adBreakPlays, into: &actions) }

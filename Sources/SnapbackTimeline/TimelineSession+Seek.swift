@@ -168,6 +168,7 @@ extension TimelineSession {
             }
             // A watched break replayed from where the viewer landed.
             visit(l, fromStart: to <= b.start + policy.coverageTolerance)
+            progress.breaks[l].visited = true
             armBreakTimer(b, from: to, at: now, into: &actions)
             return .stayed
         }
@@ -182,6 +183,7 @@ extension TimelineSession {
         if let i = layout.indexOfBreak(containing: to) {
             let b = layout.breaks[i]
             visit(i, fromStart: to <= b.start + policy.coverageTolerance)
+            progress.breaks[i].visited = true
             armBreakTimer(b, from: to, at: now, into: &actions)
         }
     }

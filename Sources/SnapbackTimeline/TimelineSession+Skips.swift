@@ -57,7 +57,7 @@ extension TimelineSession {
     /// concluded: it was in the break and left it, counts it as watched, or the playhead is past its end.
     func endConfirms(_ i: Int, at now: Double) -> Bool {
         let p = progress.breaks[i]
-        if p.visited || p.watched { return true }
+        if p.visited || p.snapbacks > 0 || p.watched { return true }
         return !settings.adRulesMode && estimatedPlayhead(at: now) >= layout.breaks[i].end - 0.001
     }
 
@@ -65,7 +65,7 @@ extension TimelineSession {
     /// played out: the viewer left the break and is still at its end (stitched: the playhead past its end
     /// within the tolerance; ad rules: the content still at the break's position).
     func startConfirms(_ i: Int, at now: Double) -> Bool {
-        guard progress.breaks[i].visited else { return false }
+        guard progress.breaks[i].visited || progress.breaks[i].snapbacks > 0 else { return false }
         let b = layout.breaks[i]
         let t = estimatedPlayhead(at: now)
         if settings.adRulesMode { return t == b.start }

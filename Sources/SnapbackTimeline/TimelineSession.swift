@@ -96,8 +96,9 @@ public struct TimelineSession: Sendable {
         var exempt = false
         /// Snapbacks to it since it last completed (the loop guard).
         var snapbacks = 0
-        /// The viewer was in it (is, or left it since): a late or repeated ad event for it, once the
-        /// viewer is out, confirms what the session concluded instead of contradicting it.
+        /// The viewer was in it (is, or left it since), but for a snapback's visit, which `snapbacks`
+        /// records: a late or repeated ad event for it, once the viewer is out, confirms what the session
+        /// concluded instead of contradicting it.
         var visited = false
         /// Why it was last skipped (the last `breakSkipped` action for it).
         var skipped: BreakSkipReason?
