@@ -46,8 +46,9 @@ extension TimelineSession {
             let p = progress.breaks[i]
             let position: TimelineSnapshot.BreakPosition =
                 isPostroll(i) ? .postroll : layout.breaks[i].start == 0 ? .preroll : .midroll
-            return TimelineSnapshot.BreakState(breakId: layout.breaks[i].id, position: position, watched: p.watched,
-                                               exempt: p.exempt, skipped: p.skipped)
+            return TimelineSnapshot.BreakState(
+                breakId: layout.breaks[i].id, position: position, watched: p.watched,
+                exempt: p.exempt, skipped: p.skipped)
         }
     }
 
@@ -78,8 +79,10 @@ extension TimelineSession {
 
     /// An ad event carrying the player's position: a playhead report at that position (playing, rate 1)
     /// made just before it, and the event, as one: if the event is refused, neither applies.
-    mutating func withPosition(_ t: Double?, at now: Double, into actions: inout [TimelineAction],
-                               _ event: (inout TimelineSession, inout [TimelineAction]) throws(TimelineError) -> Void)
+    mutating func withPosition(
+        _ t: Double?, at now: Double, into actions: inout [TimelineAction],
+        _ event: (inout TimelineSession, inout [TimelineAction]) throws(TimelineError) -> Void
+    )
         throws(TimelineError)
     {
         guard let t else {

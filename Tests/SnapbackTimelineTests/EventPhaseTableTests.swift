@@ -47,7 +47,7 @@ import Testing
         ("ContentComplete", .contentCompleted),
         ("UpdateBreaks", .breaksUpdated([])),
         ("Pause", .paused(streamTime: 310)),
-        ("CloseSession", .closed),
+        ("CloseSession", .closed)
     ]
 
     /// What the timeline does: `accepted`, `no-op` (OK, nothing changes), or the refusal's status.

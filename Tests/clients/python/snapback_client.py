@@ -180,7 +180,8 @@ _MESSAGES = {
                        "optional uint32 max_snapbacks_per_break=18; optional double coverage_tolerance=19; "
                        "optional double bookmark_interval=20; optional double finished_margin=21",
     # timeline.proto
-    "AdBreak": "string id=1; double start=2; double duration=3; repeated double ad_durations=4; bool watched=5",
+    "AdBreak": "string id=1; double start=2; double duration=3; repeated double ad_durations=4; bool watched=5; "
+               "optional double content_resume_offset=6",
     "AdRules": "bool preroll=1; repeated double midroll_times=2; double midroll_every=3; bool postroll=4; "
                "optional double break_duration=5",
     "ResumeOptions": "bool use_bookmark=1; optional double resume_content_time=2",

@@ -400,6 +400,25 @@ def run(path, version, proc):
                                                         for b in bs])
     check("BreakSkipped push, ad event stream_time, racing AdBreakEnded, break_states", skipped_and_racing)
 
+    def replacing_break():
+        # content_resume_offset = the break's duration: the break replaces the content it covers, so stream
+        # 900 is content 900 (an inserted break would make it 840); the state echoes the field, and an offset
+        # longer than the break is refused naming it.
+        r = c.open_session(stream_id="py-r", content_id="py-replaced",
+                           breaks=[{"id": "r1", "start": 600.0, "duration": 60.0, "content_resume_offset": 60.0}],
+                           content_duration=1800.0)
+        ct = c.call("Timeline/ContentTimeForStreamTime", session_id=r.session_id, stream_time=900.0)
+        expect(ct.content_time == 900.0, "content time %g" % ct.content_time)
+        state = c.call("Timeline/GetSessionState", session_id=r.session_id)
+        expect([b.content_resume_offset for b in state.breaks] == [60.0], "%r" % (state.breaks,))
+        detail = expect_error(sb.INVALID_ARGUMENT, lambda: c.open_session(
+            stream_id="py-r2", content_id="py-replaced-2",
+            breaks=[{"id": "r1", "start": 600.0, "duration": 60.0, "content_resume_offset": 61.0}]))
+        expect("breaks[0].content_resume_offset" in detail, detail)
+        c.close_session(r.session_id)
+        return "stream 900 = content %g; %s" % (ct.content_time, detail)
+    check("AdBreak.content_resume_offset: a replacing break; out of range -> INVALID_ARGUMENT", replacing_break)
+
     def sigterm():
         # c is still connected with an open session: the stop must still be clean.
         proc.send_signal(signal.SIGTERM)
