@@ -188,6 +188,7 @@ extension TimelineSession {
             if let j = grown.index(ofBreak: b.id) { merged[j] = progress.breaks[i] }
         }
         layout = grown
+        streamEnd = Self.streamEnd(settings, grown)
         progress.breaks = merged
     }
 

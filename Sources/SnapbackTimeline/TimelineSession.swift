@@ -135,6 +135,7 @@ public struct TimelineSession: Sendable {
         let live = settings.isLive
         let built = try TimelineLayout(breaks: breaks.map { $0.geometry(live: live) }, identity: settings.adRulesMode)
         layout = built
+        streamEnd = Self.streamEnd(settings, built)
         if !settings.adRulesMode, let d = settings.contentDuration, !settings.isLive, let last = built.breaks.last,
             built.contentPosition(ofBreakAt: built.count - 1) > d + TimelineSettings.positionTolerance
         {
@@ -161,7 +162,11 @@ public struct TimelineSession: Sendable {
 
     /// The stream's end when known: content plus every break. Seeks the session commands stay in
     /// [0, streamEnd].
-    public var streamEnd: Double? {
+    /// Kept with the layout (set wherever the layout is): every commanded seek clamps to it, and computing
+    /// it on each clamp cost the snapback round trip about 80 instructions (check-budget).
+    public internal(set) var streamEnd: Double?
+
+    static func streamEnd(_ settings: TimelineSettings, _ layout: TimelineLayout) -> Double? {
         if settings.adRulesMode { return settings.contentDuration }
         guard let d = settings.contentDuration, !settings.isLive else { return nil }
         return layout.streamDuration(forContentDuration: d)

@@ -81,7 +81,7 @@ typedef enum _Snapback__V1__BreakSkipReason {
    */
   SNAPBACK__V1__BREAK_SKIP_REASON__BREAK_SKIP_REASON_TRICK_PLAY = 1,
   /*
-   * A resume from a bookmark went past it without playing it (it is exempt from then on).
+   * A resume from a bookmark went past it, unwatched, without playing it (it is exempt from then on).
    */
   SNAPBACK__V1__BREAK_SKIP_REASON__BREAK_SKIP_REASON_RESUME_PLAN = 2,
   /*
