@@ -169,7 +169,8 @@ public struct SessionStateReply: Sendable, Equatable {
     /// Per break, in the order of `breaks`. A position or skip reason unknown to this version reads as nil.
     public var breakStates: [BreakState]
 
-    /// `snapback.v1.BreakState`.
+    /// `snapback.v1.BreakState`: the timeline's, but for a position or skip reason this version does not
+    /// know, which reads as nil.
     public struct BreakState: Sendable, Equatable {
         public var breakId: String
         public var position: TimelineSnapshot.BreakPosition?
@@ -177,19 +178,13 @@ public struct SessionStateReply: Sendable, Equatable {
         public var exempt: Bool
         public var skipped: BreakSkipReason?
 
-        public init(
-            breakId: String, position: TimelineSnapshot.BreakPosition?, watched: Bool, exempt: Bool = false,
-            skipped: BreakSkipReason? = nil
-        ) {
-            self.breakId = breakId
-            self.position = position
-            self.watched = watched
-            self.exempt = exempt
-            self.skipped = skipped
+        init(_ s: TimelineSnapshot.BreakState) {
+            self.init(breakId: s.breakId, position: s.position, watched: s.watched, exempt: s.exempt, skipped: s.skipped)
         }
 
-        public init(_ s: TimelineSnapshot.BreakState) {
-            self.init(breakId: s.breakId, position: s.position, watched: s.watched, exempt: s.exempt, skipped: s.skipped)
+        init(breakId: String, position: TimelineSnapshot.BreakPosition?, watched: Bool, exempt: Bool, skipped: BreakSkipReason?) {
+            (self.breakId, self.position, self.watched, self.exempt) = (breakId, position, watched, exempt)
+            self.skipped = skipped
         }
     }
 
