@@ -30,7 +30,9 @@ RELEASE_BIN := .build/release
 # destroyed through outlined functions, the snapback reason is taken into a PushReason), checkAccepting
 # left to the optimizer and the daemon's action buffer emptied with removeAll(keepingCapacity:); 6,984
 # with breaks that replace content (the layout's resume positions; the stream's end kept O(1): a search
-# there, under every commanded seek's clamp, made it 7,215). The
+# there, under every commanded seek's clamp, made it 7,215); 6,853 with issue #11's skipped breaks and
+# tolerant events (the action and reason enums' new cases, +60) and the stream's end stored with the
+# layout instead of computed under each of the snapback's three clamps (7,044 without). The
 # tricks kept because the budget needs them are the EventReply's hand-written encoder (+434 without),
 # the plan emptied from its end (+467 and an allocation without) and the connection's last-used session
 # (+141). The budget leaves ~2.6% now (~7% before the refactor): the refactor's cost is to be won back,
