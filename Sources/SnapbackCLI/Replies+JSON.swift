@@ -102,6 +102,8 @@ extension WireDecision {
                 ("content_time", .number(contentTime)), ("stream_time", .number(streamTime)),
                 ("bookmark_trigger", bookmarkTrigger.map { .string($0.rawValue) } ?? .null)
             ]
+        case .breakSkipped?:
+            members.pairs += [("break_id", .string(breakId)), ("skip_reason", skipReason.map { .string($0.rawValue) } ?? .null)]
         case .allAdsCompleted?, .clearBookmark?, nil:
             break
         }
@@ -130,6 +132,11 @@ extension WirePushMessage {
             members.pairs.append(("kind", .string("bookmark_cleared")))
         case .playBreak(let id):
             members.pairs += [("kind", .string("play_break")), ("break_id", .string(id))]
+        case .breakSkipped(let id, let why):
+            members.pairs += [
+                ("kind", .string("break_skipped")), ("break_id", .string(id)),
+                ("skip_reason", why.map { .string($0.rawValue) } ?? .null)
+            ]
         case .allAdsCompleted:
             members.pairs.append(("kind", .string("all_ads_completed")))
         case .sessionError(let code, let message):

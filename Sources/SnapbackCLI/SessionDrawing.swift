@@ -232,6 +232,7 @@ public enum SessionDrawing {
                 "save bookmark at content \(clock(d.contentTime)) (stream \(clock(d.streamTime)), "
                 + "\(d.bookmarkTrigger?.rawValue ?? "unknown trigger"))"
         case .clearBookmark?: what = "clear bookmark"
+        case .breakSkipped?: what = "break \(d.breakId) skipped (\(d.skipReason?.rawValue ?? "unknown reason"))"
         case nil: what = "(a decision this client does not know)"
         }
         let time = utcDate(d.at).split(separator: " ").dropFirst().first.map(String.init) ?? "-"

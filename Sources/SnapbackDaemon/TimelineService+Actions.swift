@@ -14,7 +14,7 @@ extension TimelineService {
         for index in actions.indices {
             if watched { publish(actions[index], for: entry, at: now) }
             switch actions[index].kind {
-            case .seek, .playBreak, .allAdsCompleted:
+            case .seek, .playBreak, .allAdsCompleted, .breakSkipped:
                 logger.info("session \(entry.id): \(actions[index])")
                 push(actions[index], to: entry)
             case .breakWatched(let breakId):
@@ -47,6 +47,9 @@ extension TimelineService {
             case .cancelTimer(let timer):
                 logger.debug("session \(entry.id): \(actions[index])")
                 entry.timer(timer)?.stop()
+            case .noEffect:
+                // An ad event that confirms what the session concluded (a late or repeated one): OK, no effect.
+                logger.debug("session \(entry.id): \(actions[index])")
             }
         }
     }

@@ -25,10 +25,13 @@ extension AdPolicy {
     /// unplayed and starts after the seek origin — so only the nearest break before the target, forward
     /// seeks only; landing at `cue.start` (HTML5, Android, tvOS); back to the target after the break only
     /// if it is still ahead (HTML5, iOS Swift); seek controls disabled during ads; resume from a bookmark
-    /// with `streamTimeForContentTime` and no break before it (HTML5/Android).
+    /// with `streamTimeForContentTime` and no break before it (HTML5/Android). A break counts as watched
+    /// as soon as it starts: IMA DAI marks a cue point `played` when its break begins (Shaka's IMA DAI
+    /// integration: "the cue point gets marked as 'played' as soon as the playhead hits it").
     public static var ima: AdPolicy {
         var p = AdPolicy()
         p.skippedBreakChoice = .nearestOnly
+        p.watchedWhen = .onBegin
         p.returnToTarget = .ifBeyondBreak
         p.resumeBreaks = .none
         return p
@@ -38,9 +41,11 @@ extension AdPolicy {
     /// watched; backward seeks go to the target; a seek into an unwatched break plays from the start of
     /// the ad it landed in; into a watched break, just after it; a break is watched on begin; trick play
     /// skips ads then plays the last break skipped and goes to the trick-play position; resume plays the
-    /// pre-roll (sample).
+    /// pre-roll (sample). Seeks during a break are not refused: "TVSDK does not provide a way to disable
+    /// seeking during ads" (the application may), which is what makes on-begin vs on-end observable.
     public static var tvsdk: AdPolicy {
         var p = AdPolicy()
+        p.refuseSeeksDuringUnwatchedBreak = false
         p.skippedBreakChoice = .nearestOnly
         p.landingInUnwatchedBreak = .adStart
         p.watchedWhen = .onBegin
@@ -68,7 +73,8 @@ extension AdPolicy {
     /// Apple HLS interstitials as hls.js enforces them: the *first* restricted interstitial a forward seek
     /// crosses plays, never on backward seeks, seeking inside it is refused (`X-RESTRICT=SKIP`), and
     /// afterwards playback resumes at the interstitial's resume point, not the user's target
-    /// (hls.js #7029).
+    /// (hls.js #7029): on an ad-rules (primary timeline) session, a seek to the interstitial's position
+    /// once it played (`returnToTarget == .never`).
     public static var hlsjs: AdPolicy {
         var p = AdPolicy()
         p.skippedBreakChoice = .first

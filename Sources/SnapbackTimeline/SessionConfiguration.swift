@@ -53,4 +53,33 @@ public struct TimelineSnapshot: Sendable, Equatable {
     /// Wall time until which breaks are skipped (cooldown), if one is running.
     public var cooldownUntil: Double?
     public var lastBookmarkContentTime: Double?
+    /// What the viewer did with each break, in the order of `breaks`.
+    public var breakStates: [BreakState] = []
+
+    /// Where a break sits in the content.
+    public enum BreakPosition: String, Sendable, Equatable, CaseIterable {
+        case preroll, midroll, postroll
+    }
+
+    /// One break as the viewer left it.
+    public struct BreakState: Sendable, Equatable {
+        public var breakId: String
+        public var position: BreakPosition
+        public var watched: Bool
+        /// Later seeks are never held to it (a resume skipped it, or the loop guard gave it up).
+        public var exempt: Bool
+        /// Why it was last skipped; nil = never.
+        public var skipped: BreakSkipReason?
+
+        public init(
+            breakId: String, position: BreakPosition, watched: Bool, exempt: Bool = false,
+            skipped: BreakSkipReason? = nil
+        ) {
+            self.breakId = breakId
+            self.position = position
+            self.watched = watched
+            self.exempt = exempt
+            self.skipped = skipped
+        }
+    }
 }

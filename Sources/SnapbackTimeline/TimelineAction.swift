@@ -20,6 +20,22 @@ public enum SeekReason: String, Sendable, Equatable, CaseIterable {
     case seekRefusedDuringAd = "seek-refused-during-ad"
 }
 
+/// Why a break was not played where the viewer met it (TVSDK's AD_BREAK_SKIPPED, with its cause).
+public enum BreakSkipReason: String, Sendable, Equatable, CaseIterable {
+    /// Trick play went over it, and another break (or none) plays instead.
+    case trickPlay = "trick-play"
+    /// A resume from a bookmark went past it without playing it.
+    case resumePlan = "resume-plan"
+    /// Reached during the cooldown after a break.
+    case cooldown
+    /// A seek went over it, unwatched, and it is exempt (a resume skipped it, or the loop guard gave it up).
+    case exempt
+    /// Reached, or landed in, while watched, under a policy that skips watched breaks.
+    case watched
+    /// Disabled for this session (failover).
+    case disabled
+}
+
 /// Why a bookmark was saved.
 public enum BookmarkTrigger: String, Sendable, Equatable, CaseIterable {
     case paused, closed, disconnected, seek, periodic, snapbackReturn = "snapback-return"
@@ -36,6 +52,13 @@ public struct TimelineAction: Sendable, Equatable, CustomStringConvertible {
         /// device-wide "last break completed" time the shell keeps so a cooldown holds across players.
         /// Not pushed.
         case breakCompleted(breakId: String)
+        /// A break was not played where the viewer met it. Pushed (BreakSkipped) before the seek that
+        /// skips it, if any.
+        case breakSkipped(breakId: String, why: BreakSkipReason)
+        /// The event was accepted and changed nothing: it confirms what the session already concluded (an
+        /// ad-break-ended after the playhead left the break, a repeated ad-break-started). Not pushed; the
+        /// shell logs it at debug.
+        case noEffect
         /// Ad-rules mode: pause the content and play this break.
         case playBreak(breakId: String)
         /// Ad-rules mode: every break that will play has played (after the post-roll).
@@ -66,6 +89,8 @@ public struct TimelineAction: Sendable, Equatable, CustomStringConvertible {
         case .breakWatched(let id): return "break \(id) watched: \(reason)"
         case .breakCompleted(let id): return "break \(id) completed: \(reason)"
         case .playBreak(let id): return "play break \(id): \(reason)"
+        case .breakSkipped(let id, let why): return "break \(id) skipped (\(why.rawValue)): \(reason)"
+        case .noEffect: return "no effect: \(reason)"
         case .allAdsCompleted: return "all ads completed: \(reason)"
         case .saveBookmark(let c, let s, let t):
             return "save bookmark at content \(Seconds(c)) (stream \(Seconds(s)), \(t.rawValue)): \(reason)"

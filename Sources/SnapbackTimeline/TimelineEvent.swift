@@ -7,10 +7,12 @@ public enum TimelineEvent: Sendable, Equatable {
     case playheadReported(streamTime: Double, rate: Double, playing: Bool)
     case seekStarted(from: Double)
     case seekEnded(from: Double, to: Double)
-    case adBreakStarted(breakId: String)
-    case adBreakEnded(breakId: String)
-    case adStarted(breakId: String, index: Int)
-    case adEnded(breakId: String, index: Int)
+    /// The ad events may carry the player's stream time (`streamTime`, nil when not sent): it is taken as a
+    /// playhead report made just before the event, so a player need not send one of its own.
+    case adBreakStarted(breakId: String, streamTime: Double? = nil)
+    case adBreakEnded(breakId: String, streamTime: Double? = nil)
+    case adStarted(breakId: String, index: Int, streamTime: Double? = nil)
+    case adEnded(breakId: String, index: Int, streamTime: Double? = nil)
     case trickPlayStarted(streamTime: Double, rate: Double)
     case trickPlayEnded(streamTime: Double)
     case contentCompleted

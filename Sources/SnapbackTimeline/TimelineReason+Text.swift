@@ -5,6 +5,8 @@ extension TimelineReason: CustomStringConvertible {
         case .snapback(let jump, let from, let to, let id, let start):
             return "\(jump ? "jump" : "seek") \(Seconds(from))→\(Seconds(to)) skipped unwatched break \(id) at \(Seconds(start))"
         case .returnToTarget(let id, let target): return "break \(id) done, on to the seek target \(Seconds(target))"
+        case .resumptionPoint(let id, let at):
+            return "interstitial \(id) done, the content resumes at its resumption point \(Seconds(at))"
         case .resume(let c, let s): return "resume at content \(Seconds(c)) = stream \(Seconds(s)) in this layout"
         case .breakBeforeResume(let c, let id, let policy):
             return "resume at content \(Seconds(c)): break \(id) plays first (\(policy.rawValue))"
@@ -33,6 +35,9 @@ extension TimelineReason: CustomStringConvertible {
         case .loopGuard(let max, let id): return "snapback loop guard: \(max) snapbacks to \(id) already"
         case .postrollCompleted(let id): return "post-roll \(id) completed"
         case .noPostroll: return "content complete, no post-roll to play"
+        case .notPlayed(let why, let id): return "break \(id) not played: \(why.words)"
+        case .confirms(let event, let id):
+            return "\(event.rawValue) \(id) confirms what the session already concluded: accepted, nothing to do"
         case .bookmark(let cause, let c): return "\(cause): content \(Seconds(c))"
         case .finished(let cause): return "finished: \(cause)"
         case .periodicBookmark: return "periodic bookmark"
@@ -100,6 +105,20 @@ extension TimelineReason.FinishCause: CustomStringConvertible {
         case .postrollStarted(let id): return "post-roll \(id) started"
         case .nearEnd(let c, let margin, let end):
             return "content \(Seconds(c)) is within \(Seconds(margin)) s of the end \(Seconds(end))"
+        }
+    }
+}
+
+extension BreakSkipReason {
+    /// Why, in a few words, for a reason's description.
+    var words: String {
+        switch self {
+        case .trickPlay: return "trick play went over it"
+        case .resumePlan: return "the resume went past it"
+        case .cooldown: return "the cooldown after a break is running"
+        case .exempt: return "exempt from snapbacks (skipped by a resume, or given up by the loop guard)"
+        case .watched: return "already watched, and watched breaks are skipped"
+        case .disabled: return "disabled for this session (failover)"
         }
     }
 }

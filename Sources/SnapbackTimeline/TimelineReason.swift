@@ -9,6 +9,8 @@ public enum TimelineReason: Sendable, Equatable {
     case snapback(jump: Bool, from: Double, to: Double, breakId: String, start: Double)
     /// The snapback's break played: on to where the viewer wanted to go.
     case returnToTarget(breakId: String, target: Double)
+    /// The interstitial played: the primary content resumes at its resumption point (hls.js).
+    case resumptionPoint(breakId: String, at: Double)
     /// Opened from a bookmark: to its position in this stream's layout.
     case resume(contentTime: Double, streamTime: Double)
     /// Opened from a bookmark: a break before it plays first (the resume policy).
@@ -51,6 +53,10 @@ public enum TimelineReason: Sendable, Equatable {
     case postrollCompleted(breakId: String)
     /// Content complete in an ad-rules session without a post-roll to play.
     case noPostroll
+    /// Break `breakId` is not played here: the words of a `breakSkipped` action.
+    case notPlayed(BreakSkipReason, breakId: String)
+    /// An ad event that confirms what the session already concluded, for break `breakId`.
+    case confirms(AdEventName, breakId: String)
 
     // MARK: Bookmarks and timers
 
@@ -64,6 +70,12 @@ public enum TimelineReason: Sendable, Equatable {
     case expectedBreakEnd
     /// A timer is disarmed.
     case timerCancelled(TimerCause)
+
+    /// The ad events, as the player names them.
+    public enum AdEventName: String, Sendable, Equatable {
+        case adBreakStarted = "ad-break-started", adBreakEnded = "ad-break-ended", adStarted = "ad-started"
+        case adEnded = "ad-ended"
+    }
 
     /// How the viewer moved.
     public enum Move: String, Sendable, Equatable {

@@ -111,7 +111,11 @@ extension TimelineSession {
         case .prerollAndLastBefore: plays = [preroll, last].compactMap { $0 }
         }
         plays = plays.filter { !isDisabled($0) && !isWatched($0) }
-        for i in before where !plays.contains(i) { progress.breaks[i].exempt = true }
+        for i in before where !plays.contains(i) {
+            progress.breaks[i].exempt = true
+            // A watched break is not skipped, it is done (and a reopen's resume over it says nothing).
+            if !isWatched(i) { noteSkipped(i, .resumePlan, into: &actions) }
+        }
         progress.lastBookmark = c
         let why = TimelineReason.resume(contentTime: c, streamTime: target)
         guard let first = plays.first else {

@@ -19,10 +19,22 @@ extension TimelineSession {
             try playheadReported(streamTime: t, rate: rate, playing: playing, at: now, into: &actions)
         case .seekStarted(let from): try seekStarted(from: from, at: now)
         case .seekEnded(let from, let to): try seekEnded(from: from, to: to, at: now, into: &actions)
-        case .adBreakStarted(let id): try adBreakStarted(id: id, at: now, into: &actions)
-        case .adBreakEnded(let id): try adBreakEnded(id: id, at: now, into: &actions)
-        case .adStarted(let id, let index): try adStarted(breakId: id, index: index, at: now, into: &actions)
-        case .adEnded(let id, let index): try adEnded(breakId: id, index: index, at: now, into: &actions)
+        case .adBreakStarted(let id, let t):
+            try withPosition(t, at: now, into: &actions) { (s, a) throws(TimelineError) in
+                try s.adBreakStarted(id: id, at: now, into: &a)
+            }
+        case .adBreakEnded(let id, let t):
+            try withPosition(t, at: now, into: &actions) { (s, a) throws(TimelineError) in
+                try s.adBreakEnded(id: id, at: now, into: &a)
+            }
+        case .adStarted(let id, let index, let t):
+            try withPosition(t, at: now, into: &actions) { (s, a) throws(TimelineError) in
+                try s.adStarted(breakId: id, index: index, at: now, into: &a)
+            }
+        case .adEnded(let id, let index, let t):
+            try withPosition(t, at: now, into: &actions) { (s, a) throws(TimelineError) in
+                try s.adEnded(breakId: id, index: index, at: now, into: &a)
+            }
         case .trickPlayStarted(let t, let rate): try trickPlayStarted(streamTime: t, rate: rate, at: now, into: &actions)
         case .trickPlayEnded(let t): try trickPlayEnded(streamTime: t, at: now, into: &actions)
         case .contentCompleted: try contentCompleted(at: now, into: &actions)
@@ -46,9 +58,13 @@ extension TimelineSession {
         let i = try breakIndex(id)
         switch state {
         case .inBreak(var visit) where visit.id == id:
-            if visit.startedByEvent { throw .unexpectedEvent(event: "ad-break-started \(id)", state: stateName) }
+            // A repeated start (or one after the playhead entered the break) confirms the visit.
+            if visit.startedByEvent { return confirmed(.adBreakStarted, breakId: id, into: &actions) }
             visit.startedByEvent = true
             state = .inBreak(visit)
+        case .content where startConfirms(i, at: now):
+            // The start of a break that already played out and that the viewer just left: late, not new.
+            confirmed(.adBreakStarted, breakId: id, into: &actions)
         case .content:
             if !settings.adRulesMode {
                 player.playhead = layout.breaks[i].start
@@ -66,6 +82,9 @@ extension TimelineSession {
         try checkAccepting("ad-break-ended", at: now)
         let i = try breakIndex(id)
         guard case .inBreak(let visit) = state, visit.id == id else {
+            // After the playhead left the break (androidx/media #1538: the end event races the playhead),
+            // or a second end: what the session concluded already. Refused only for a break never met.
+            if endConfirms(i, at: now) { return confirmed(.adBreakEnded, breakId: id, into: &actions) }
             throw .unexpectedEvent(event: "ad-break-ended \(id)", state: stateName)
         }
         // The player says the break played out. Trust it only if the break was seen from its start.
@@ -88,6 +107,8 @@ extension TimelineSession {
             return
         case .content where index == 0:
             try adBreakStarted(id: id, at: now, into: &actions)
+        case .content where startConfirms(i, at: now):
+            confirmed(.adStarted, breakId: id, into: &actions)
         default:
             throw .unexpectedEvent(event: "ad-started \(id)#\(index)", state: stateName)
         }
@@ -100,6 +121,7 @@ extension TimelineSession {
         let i = try breakIndex(id)
         try checkAdIndex(index, in: layout.breaks[i])
         guard case .inBreak(let visit) = state, visit.id == id else {
+            if endConfirms(i, at: now) { return confirmed(.adEnded, breakId: id, into: &actions) }
             throw .unexpectedEvent(event: "ad-ended \(id)#\(index)", state: stateName)
         }
         let ads = layout.breaks[i].adDurations.count
@@ -159,13 +181,14 @@ extension TimelineSession {
         guard settings.isLive else { throw .notSupported("breaks updated on an on-demand stream") }
         guard let grown = try layout.adding(breaks.map { $0.geometry(live: true) }) else { return }
         var merged = grown.breaks.map { _ in BreakProgress(watched: false) }
-        for b in breaks where b.watched {
+        for b in breaks where b.watched && policy.watchedWhen != .never {
             if let j = grown.index(ofBreak: b.id) { merged[j].watched = true }
         }
         for (i, b) in layout.breaks.enumerated() {
             if let j = grown.index(ofBreak: b.id) { merged[j] = progress.breaks[i] }
         }
         layout = grown
+        streamEnd = Self.streamEnd(settings, grown)
         progress.breaks = merged
     }
 

@@ -147,6 +147,7 @@ extension TimelineSession {
     ) -> Outcome {
         let b = layout.breaks[i]
         if let skip = skipReason(for: i, at: now) {
+            noteSkipped(i, Self.skipReason(skip), into: &actions)
             // Ad rules have nothing to seek over: the break is simply not played.
             if settings.adRulesMode { return .stayed }
             commandSeek(
@@ -155,6 +156,7 @@ extension TimelineSession {
             return .seekCommanded
         }
         visit(i, fromStart: fromStart, byEvent: byEvent)
+        progress.breaks[i].visited = true
         if settings.adRulesMode {
             actions.append(TimelineAction(.playBreak(breakId: b.id), reason: .breakPlays(how, breakId: b.id)))
             armBreakTimer(b, from: b.start, at: now, into: &actions)
@@ -214,6 +216,7 @@ extension TimelineSession {
         let b = layout.breaks[i]
         // A break that completes after content complete (the post-roll) ends the session's playback.
         leaveBreak()
+        progress.breaks[i].visited = true
         cancelTimer(.breakEnd, .breakCompleted, into: &actions)
         if policy.watchedWhen == .onEnd && !isWatched(i) {
             progress.breaks[i].watched = true
@@ -221,6 +224,7 @@ extension TimelineSession {
         }
         actions.append(TimelineAction(.breakCompleted(breakId: b.id), reason: .breakCompleted(how)))
         if policy.cooldown > 0 { progress.cooldownUntil = now + policy.cooldown }
+        progress.breaks[i].skipped = nil
         progress.breaks[i].snapbacks = 0
         if !settings.adRulesMode { player.playhead = b.end }
         player.wallTime = now
@@ -283,6 +287,8 @@ extension TimelineSession {
         player.playhead = target
         player.wallTime = now
         visit(i, fromStart: true)
+        // A snapback's break is marked by its snapback count (`endConfirms`): no second write on that path.
+        if reason != .snapback { progress.breaks[i].visited = true }
         markWatchedOnBegin(i, into: &actions)
         armBreakTimer(b, from: target, at: now, into: &actions)
         if timers.bookmark { cancelTimer(.bookmark, .adBreakPlays, into: &actions) }

@@ -88,6 +88,7 @@ extension TimelineSession {
             // too: replaying a watched break the seek landed in would show more ads than without a cooldown.
             if let i = landedIndex {
                 let b = layout.breaks[i]
+                noteSkipped(i, .cooldown, into: &actions)
                 commandSeek(
                     to: b.end, reason: .skipDuringCooldown,
                     why: .landedDuringCooldown(move, breakId: b.id, until: cooldown), into: &actions)
@@ -104,6 +105,7 @@ extension TimelineSession {
                 // Loop guard: the break never reads as watched (events missing or early). Let the viewer go.
                 progress.breaks[s].exempt = true
                 progress.breaks[s].snapbacks = 0
+                noteSkipped(s, .exempt, into: &actions)
                 if !isWatched(s) && policy.watchedWhen != .never {
                     progress.breaks[s].watched = true
                     actions.append(
@@ -133,6 +135,13 @@ extension TimelineSession {
             clearPlan()
             if policy.returnToTarget != .never {
                 plan.append(.seek(to: target, reason: .resumeAfterSnapback, why: nil))
+            } else if settings.adRulesMode {
+                // hls.js #7029: after the interstitial, the primary content resumes at its resumption point,
+                // not at the seek target (the player is at the target while the interstitial plays).
+                plan.append(
+                    .seek(
+                        to: b.start, reason: .resumeAfterSnapback,
+                        why: .resumptionPoint(breakId: b.id, at: b.start)))
             }
             let landing = min(b.start + policy.snapbackLandingOffset, max(b.start, b.end - 0.001))
             return goToBreak(
@@ -141,9 +150,16 @@ extension TimelineSession {
                 at: now, landing: settings.adRulesMode ? nil : landing, into: &actions)
         }
 
+        // The break this seek would be held to is exempt (a resume skipped it, the loop guard gave it up).
+        if settings.snapbackEnabled, let e = exemptBreakHeld(from: from, to: to, landed: landedIndex),
+            progress.breaks[e].exempt
+        {
+            noteSkipped(e, .exempt, into: &actions)
+        }
         if let l = landedIndex {
             let b = layout.breaks[l]
             if isWatched(l) && policy.skipWatchedBreakOnLanding {
+                noteSkipped(l, .watched, into: &actions)
                 commandSeek(
                     to: b.end, reason: .skipWatchedBreak, why: .landedInWatchedBreak(move, breakId: b.id, end: b.end),
                     into: &actions)
@@ -152,6 +168,7 @@ extension TimelineSession {
                 return .seekCommanded
             }
             if isDisabled(l) {
+                noteSkipped(l, .disabled, into: &actions)
                 commandSeek(
                     to: b.end, reason: .skipDisabledBreak, why: .landedInDisabledBreak(move, breakId: b.id, end: b.end),
                     into: &actions)
@@ -167,6 +184,7 @@ extension TimelineSession {
             }
             // A watched break replayed from where the viewer landed.
             visit(l, fromStart: to <= b.start + policy.coverageTolerance)
+            progress.breaks[l].visited = true
             armBreakTimer(b, from: to, at: now, into: &actions)
             return .stayed
         }
@@ -181,29 +199,47 @@ extension TimelineSession {
         if let i = layout.indexOfBreak(containing: to) {
             let b = layout.breaks[i]
             visit(i, fromStart: to <= b.start + policy.coverageTolerance)
+            progress.breaks[i].visited = true
             armBreakTimer(b, from: to, at: now, into: &actions)
         }
     }
 
     /// Which break, if any, the seek from → to is held to.
     func selectBreak(from: Double, to: Double, landed: Int?) -> Int? {
+        select(from: from, to: to, landed: landed, ignoringExempt: false)
+    }
+
+    /// The break the seek would be held to if exempt breaks were not (off the snapback path: its own copy).
+    @inline(never)
+    func exemptBreakHeld(from: Double, to: Double, landed: Int?) -> Int? {
+        select(from: from, to: to, landed: landed, ignoringExempt: true)
+    }
+
+    @inline(__always)
+    private func select(from: Double, to: Double, landed: Int?, ignoringExempt: Bool) -> Int? {
         let forward = to > from
         if !forward && !(policy.enforceBackwardSeeks && to < from) { return nil }
         let adRules = settings.adRulesMode
         // Candidate range [lo, hi) of break indices, by start.
-        let hi = adRules ? layout.countStarting(atOrBefore: to) : landed.map { $0 + 1 } ?? layout.countStarting(atOrBefore: to)
+        var hi = adRules ? layout.countStarting(atOrBefore: to) : landed.map { $0 + 1 } ?? layout.countStarting(atOrBefore: to)
         var lo = 0
         if forward && policy.seekGate == .crossedBreaks {
             // Breaks starting at or after the origin (for ad rules, strictly after: a break at the origin
             // has just played or is the one the content paused for).
             lo = layout.countStarting(atOrBefore: from)
             if !adRules, lo > 0, layout.breaks[lo - 1].start == from { lo -= 1 }
+        } else if policy.seekGate == .allBreaksBeforeTarget, let l = landed, l == hi - 1, !adRules,
+            to <= layout.breaks[l].start + TimelineSettings.positionTolerance, isPostroll(l)
+        {
+            // Media3: a seek to the content's end, where the post-roll starts, plays the last mid-roll it
+            // skipped, then ends the content and plays the post-roll (the return to the target lands in it).
+            hi = l
         }
         guard lo < hi else { return nil }
         let postrollId = settings.postrollId
         func eligible(_ i: Int) -> Bool {
             let p = progress.breaks[i]
-            guard !p.watched, !p.exempt, !isDisabled(i) else { return false }
+            guard !p.watched, !p.exempt || ignoringExempt, !isDisabled(i) else { return false }
             let b = layout.breaks[i]
             return b.id != postrollId && !(b.duration == 0 && !adRules)
         }
@@ -272,12 +308,14 @@ extension TimelineSession {
         player.rate = 1
         state = .content
         player.commandedSeek = nil
+        let mark = actions.count
         if policy.trickPlayAsSeek {
             decideSeek(from: from, to: t, at: now, implicit: false, into: &actions)
-            return
+        } else {
+            player.playhead = t
+            player.wallTime = now
+            settled(at: t, move: .trickPlay, at: now, into: &actions)
         }
-        player.playhead = t
-        player.wallTime = now
-        settled(at: t, move: .trickPlay, at: now, into: &actions)
+        noteTrickPlaySkips(from: from, to: t, mark: mark, into: &actions)
     }
 }

@@ -98,6 +98,12 @@ public struct TimelineSession: Sendable {
         var exempt = false
         /// Snapbacks to it since it last completed (the loop guard).
         var snapbacks = 0
+        /// The viewer was in it (is, or left it since), but for a snapback's visit, which `snapbacks`
+        /// records: a late or repeated ad event for it, once the viewer is out, confirms what the session
+        /// concluded instead of contradicting it.
+        var visited = false
+        /// Why it was last skipped (the last `breakSkipped` action for it).
+        var skipped: BreakSkipReason?
     }
 
     /// Where the player is, as last reported (or as the session sent it).
@@ -129,6 +135,7 @@ public struct TimelineSession: Sendable {
         let live = settings.isLive
         let built = try TimelineLayout(breaks: breaks.map { $0.geometry(live: live) }, identity: settings.adRulesMode)
         layout = built
+        streamEnd = Self.streamEnd(settings, built)
         if !settings.adRulesMode, let d = settings.contentDuration, !settings.isLive, let last = built.breaks.last,
             built.contentPosition(ofBreakAt: built.count - 1) > d + TimelineSettings.positionTolerance
         {
@@ -137,7 +144,12 @@ public struct TimelineSession: Sendable {
             throw .breakOutOfRange(id: last.id, start: last.start)
         }
         try settings.checkResume()
-        let watched = Set(breaks.lazy.filter(\.watched).map(\.id)).union(configuration.previouslyWatchedBreakIds)
+        // "Never": every break plays every time, those the player or the store call watched too (an
+        // "enforce watched breaks" rule, RDK Firebolt's `skipRestriction: adsAll`).
+        let watched =
+            settings.policy.watchedWhen == .never
+            ? []
+            : Set(breaks.lazy.filter(\.watched).map(\.id)).union(configuration.previouslyWatchedBreakIds)
         progress = Progress(breaks: built.breaks.map { BreakProgress(watched: watched.contains($0.id)) })
         if let at = configuration.lastBreakCompletedAt, settings.policy.cooldown > 0, at.isFinite {
             progress.cooldownUntil = at + settings.policy.cooldown
@@ -150,7 +162,11 @@ public struct TimelineSession: Sendable {
 
     /// The stream's end when known: content plus every break. Seeks the session commands stay in
     /// [0, streamEnd].
-    public var streamEnd: Double? {
+    /// Kept with the layout (set wherever the layout is): every commanded seek clamps to it, and computing
+    /// it on each clamp cost the snapback round trip about 80 instructions (check-budget).
+    public internal(set) var streamEnd: Double?
+
+    static func streamEnd(_ settings: TimelineSettings, _ layout: TimelineLayout) -> Double? {
         if settings.adRulesMode { return settings.contentDuration }
         guard let d = settings.contentDuration, !settings.isLive else { return nil }
         return layout.streamDuration(forContentDuration: d)
@@ -214,7 +230,7 @@ public struct TimelineSession: Sendable {
             phase: state.phase, currentBreakId: current, streamTime: t, contentTime: contentTime(forStreamTime: t),
             playing: player.playing, rate: player.rate, pendingReturn: pending, breaks: breaks,
             cooldownUntil: progress.cooldownUntil.flatMap { $0 > now ? $0 : nil },
-            lastBookmarkContentTime: progress.lastBookmark)
+            lastBookmarkContentTime: progress.lastBookmark, breakStates: breakStates)
     }
 
     // MARK: Validation helpers

@@ -119,6 +119,7 @@ public struct WireDecision: Sendable, Equatable {
         case allAdsCompleted = "all-ads-completed"
         case saveBookmark = "save-bookmark"
         case clearBookmark = "clear-bookmark"
+        case breakSkipped = "break-skipped"
     }
 
     public var seq: UInt64
@@ -135,11 +136,14 @@ public struct WireDecision: Sendable, Equatable {
     public var breakId: String
     public var contentTime: Double
     public var bookmarkTrigger: BookmarkTrigger?
+    /// BREAK_SKIPPED: why; nil otherwise or when unknown to this version.
+    public var skipReason: BreakSkipReason?
 
     public init(
         seq: UInt64 = 0, sessionId: UInt64, contentId: String, streamId: String = "", profile: String = "",
         at: Double, kind: Kind?, reason: String, streamTime: Double = 0, seekReason: SeekReason? = nil,
-        breakId: String = "", contentTime: Double = 0, bookmarkTrigger: BookmarkTrigger? = nil
+        breakId: String = "", contentTime: Double = 0, bookmarkTrigger: BookmarkTrigger? = nil,
+        skipReason: BreakSkipReason? = nil
     ) {
         self.seq = seq
         self.sessionId = sessionId
@@ -154,6 +158,7 @@ public struct WireDecision: Sendable, Equatable {
         self.breakId = breakId
         self.contentTime = contentTime
         self.bookmarkTrigger = bookmarkTrigger
+        self.skipReason = skipReason
     }
 
     /// The decision a timeline action stands for; nil for the timers, which are the daemon's own business.
@@ -187,7 +192,11 @@ public struct WireDecision: Sendable, Equatable {
             bookmarkTrigger = trigger
         case .clearBookmark:
             kind = .clearBookmark
-        case .scheduleTimer, .cancelTimer:
+        case .breakSkipped(let id, let why):
+            kind = .breakSkipped
+            breakId = id
+            skipReason = why
+        case .scheduleTimer, .cancelTimer, .noEffect:
             return nil
         }
     }
@@ -210,6 +219,7 @@ extension WireDecision: WireMessage {
         m.set("break_id", breakId)
         m.set("content_time", contentTime)
         m.set("bookmark_trigger", bookmarkTrigger)
+        m.set("skip_reason", skipReason)
         return m.append(to: &out)
     }
 
@@ -221,7 +231,8 @@ extension WireDecision: WireMessage {
                 kind: m.knownEnumValue("kind", as: Kind.self), reason: try m.string("reason"),
                 streamTime: m.double("stream_time"), seekReason: m.knownEnumValue("seek_reason", as: SeekReason.self),
                 breakId: try m.string("break_id"), contentTime: m.double("content_time"),
-                bookmarkTrigger: m.knownEnumValue("bookmark_trigger", as: BookmarkTrigger.self))
+                bookmarkTrigger: m.knownEnumValue("bookmark_trigger", as: BookmarkTrigger.self),
+                skipReason: m.knownEnumValue("skip_reason", as: BreakSkipReason.self))
         }
     }
 }

@@ -166,11 +166,33 @@ public struct SessionStateReply: Sendable, Equatable {
     public var breaks: [AdBreak]
     public var cooldownUntil: Double?
     public var lastBookmarkContentTime: Double?
+    /// Per break, in the order of `breaks`. A position or skip reason unknown to this version reads as nil.
+    public var breakStates: [BreakState]
+
+    /// `snapback.v1.BreakState`: the timeline's, but for a position or skip reason this version does not
+    /// know, which reads as nil.
+    public struct BreakState: Sendable, Equatable {
+        public var breakId: String
+        public var position: TimelineSnapshot.BreakPosition?
+        public var watched: Bool
+        public var exempt: Bool
+        public var skipped: BreakSkipReason?
+
+        init(_ s: TimelineSnapshot.BreakState) {
+            self.init(breakId: s.breakId, position: s.position, watched: s.watched, exempt: s.exempt, skipped: s.skipped)
+        }
+
+        init(breakId: String, position: TimelineSnapshot.BreakPosition?, watched: Bool, exempt: Bool, skipped: BreakSkipReason?) {
+            (self.breakId, self.position, self.watched, self.exempt) = (breakId, position, watched, exempt)
+            self.skipped = skipped
+        }
+    }
 
     public init(
         phase: TimelineSnapshot.Phase?, currentBreakId: String? = nil, streamTime: Double,
         contentTime: Double, playing: Bool, rate: Double, pendingReturn: Double? = nil,
-        breaks: [AdBreak] = [], cooldownUntil: Double? = nil, lastBookmarkContentTime: Double? = nil
+        breaks: [AdBreak] = [], cooldownUntil: Double? = nil, lastBookmarkContentTime: Double? = nil,
+        breakStates: [BreakState] = []
     ) {
         self.phase = phase
         self.currentBreakId = currentBreakId
@@ -182,13 +204,15 @@ public struct SessionStateReply: Sendable, Equatable {
         self.breaks = breaks
         self.cooldownUntil = cooldownUntil
         self.lastBookmarkContentTime = lastBookmarkContentTime
+        self.breakStates = breakStates
     }
 
     public init(_ s: TimelineSnapshot) {
         self.init(
             phase: s.phase, currentBreakId: s.currentBreakId, streamTime: s.streamTime,
             contentTime: s.contentTime, playing: s.playing, rate: s.rate, pendingReturn: s.pendingReturn,
-            breaks: s.breaks, cooldownUntil: s.cooldownUntil, lastBookmarkContentTime: s.lastBookmarkContentTime)
+            breaks: s.breaks, cooldownUntil: s.cooldownUntil, lastBookmarkContentTime: s.lastBookmarkContentTime,
+            breakStates: s.breakStates.map(BreakState.init))
     }
 }
 
@@ -210,6 +234,17 @@ extension SessionStateReply: WireMessage {
         m.set("breaks", breaks)
         m.set("cooldown_until", cooldownUntil)
         m.set("last_bookmark_content_time", lastBookmarkContentTime)
+        m.set(
+            "break_states",
+            breakStates.map { b in
+                let e = m.sub("break_states")
+                e.set("break_id", b.breakId)
+                e.set("position", b.position)
+                e.set("watched", b.watched)
+                e.set("exempt", b.exempt)
+                e.set("skip_reason", b.skipped)
+                return e
+            })
         return m
     }
 
@@ -227,6 +262,13 @@ extension SessionStateReply: WireMessage {
             contentTime: m.double("content_time"), playing: m.bool("playing"), rate: m.double("rate"),
             pendingReturn: m.optionalDouble("pending_return"), breaks: try AdBreak.list(m, "breaks"),
             cooldownUntil: m.optionalDouble("cooldown_until"),
-            lastBookmarkContentTime: m.optionalDouble("last_bookmark_content_time"))
+            lastBookmarkContentTime: m.optionalDouble("last_bookmark_content_time"),
+            breakStates: try m.nestedList("break_states").map { (b) throws(WireError) in
+                BreakState(
+                    breakId: try b.string("break_id"),
+                    position: b.knownEnumValue("position", as: TimelineSnapshot.BreakPosition.self),
+                    watched: b.bool("watched"), exempt: b.bool("exempt"),
+                    skipped: b.knownEnumValue("skip_reason", as: BreakSkipReason.self))
+            })
     }
 }

@@ -71,6 +71,8 @@ extension SeekReason: ProtoEnum {
     }
 }
 extension BookmarkTrigger: ProtoEnum { typealias Proto = Snapback__V1__BookmarkTrigger }
+extension BreakSkipReason: ProtoEnum { typealias Proto = Snapback__V1__BreakSkipReason }
+extension TimelineSnapshot.BreakPosition: ProtoEnum { typealias Proto = Snapback__V1__BreakPosition }
 extension TimelineSnapshot.Phase: ProtoEnum { typealias Proto = Snapback__V1__SessionPhase }
 extension WireDecision.Kind: ProtoEnum { typealias Proto = Snapback__V1__DecisionKind }
 extension AdPolicy.SkippedBreakChoice: ProtoEnum { typealias Proto = Snapback__V1__SkippedBreakChoice }

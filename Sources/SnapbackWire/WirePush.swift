@@ -7,8 +7,8 @@ public enum WirePush {
     /// `saveBookmark` is pushed as BookmarkSaved once the store has committed it.
     public static func isPushed(_ kind: TimelineAction.Kind) -> Bool {
         switch kind {
-        case .seek, .breakWatched, .playBreak, .allAdsCompleted, .saveBookmark, .clearBookmark: return true
-        case .scheduleTimer, .cancelTimer, .breakCompleted: return false
+        case .seek, .breakWatched, .breakSkipped, .playBreak, .allAdsCompleted, .saveBookmark, .clearBookmark: return true
+        case .scheduleTimer, .cancelTimer, .breakCompleted, .noEffect: return false
         }
     }
 
@@ -86,6 +86,8 @@ public struct WirePushMessage: Sendable, Equatable {
         /// The bookmark was committed. `trigger` is nil when unknown to this version.
         case bookmarkSaved(contentTime: Double, streamTime: Double, trigger: BookmarkTrigger?)
         case bookmarkCleared
+        /// `reason` is nil when unknown to this version.
+        case breakSkipped(breakId: String, reason: BreakSkipReason?)
         case playBreak(breakId: String)
         case allAdsCompleted
         /// `code` is `.unknown` for a code this version does not know.
@@ -116,7 +118,8 @@ public struct WirePushMessage: Sendable, Equatable {
         case .allAdsCompleted: kind = .allAdsCompleted
         case .saveBookmark(let c, let s, let t): kind = .bookmarkSaved(contentTime: c, streamTime: s, trigger: t)
         case .clearBookmark: kind = .bookmarkCleared
-        case .scheduleTimer, .cancelTimer, .breakCompleted: return nil
+        case .breakSkipped(let id, let why): kind = .breakSkipped(breakId: id, reason: why)
+        case .scheduleTimer, .cancelTimer, .breakCompleted, .noEffect: return nil
         }
         self.init(sessionId: sessionId, seq: seq, reason: action.reason.description, kind: kind)
     }
@@ -158,6 +161,13 @@ extension WirePushMessage: WireMessage {
             snapback__v1__bookmark_cleared__init(&s)
             m.kind_case = SNAPBACK__V1__PUSH__KIND_BOOKMARK_CLEARED
             m.bookmark_cleared = arena.box(s)
+        case .breakSkipped(let id, let why):
+            var s = Snapback__V1__BreakSkipped()
+            snapback__v1__break_skipped__init(&s)
+            s.break_id = arena.string(id)
+            if let why { s.reason = why.proto }
+            m.kind_case = SNAPBACK__V1__PUSH__KIND_BREAK_SKIPPED
+            m.break_skipped = arena.box(s)
         case .playBreak(let id):
             var s = Snapback__V1__PlayBreak()
             snapback__v1__play_break__init(&s)
@@ -202,6 +212,11 @@ extension WirePushMessage: WireMessage {
                 }
             case SNAPBACK__V1__PUSH__KIND_BOOKMARK_CLEARED:
                 kind = .bookmarkCleared
+            case SNAPBACK__V1__PUSH__KIND_BREAK_SKIPPED:
+                if let s = m.break_skipped?.pointee {
+                    kind = .breakSkipped(
+                        breakId: try ProtoC.string(s.break_id, "break_id"), reason: BreakSkipReason(proto: s.reason))
+                }
             case SNAPBACK__V1__PUSH__KIND_PLAY_BREAK:
                 if let s = m.play_break?.pointee { kind = .playBreak(breakId: try ProtoC.string(s.break_id, "break_id")) }
             case SNAPBACK__V1__PUSH__KIND_ALL_ADS_COMPLETED:

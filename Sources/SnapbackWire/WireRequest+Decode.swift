@@ -114,7 +114,10 @@ extension WireRequest {
                 snapback__v1__ad_break_started_request__free_unpacked
             ) { p throws(WireError) in
                 .event(
-                    sessionId: p.pointee.session_id, .adBreakStarted(breakId: try ProtoC.string(p.pointee.break_id, "break_id")))
+                    sessionId: p.pointee.session_id,
+                    .adBreakStarted(
+                        breakId: try ProtoC.string(p.pointee.break_id, "break_id"),
+                        streamTime: p.pointee._stream_time_case.rawValue != 0 ? p.pointee.stream_time : nil))
             }
 
         case .adBreakEnded:
@@ -123,7 +126,11 @@ extension WireRequest {
                 snapback__v1__ad_break_ended_request__unpack,
                 snapback__v1__ad_break_ended_request__free_unpacked
             ) { p throws(WireError) in
-                .event(sessionId: p.pointee.session_id, .adBreakEnded(breakId: try ProtoC.string(p.pointee.break_id, "break_id")))
+                .event(
+                    sessionId: p.pointee.session_id,
+                    .adBreakEnded(
+                        breakId: try ProtoC.string(p.pointee.break_id, "break_id"),
+                        streamTime: p.pointee._stream_time_case.rawValue != 0 ? p.pointee.stream_time : nil))
             }
 
         case .adStarted:
@@ -133,7 +140,9 @@ extension WireRequest {
             ) { p throws(WireError) in
                 .event(
                     sessionId: p.pointee.session_id,
-                    .adStarted(breakId: try ProtoC.string(p.pointee.break_id, "break_id"), index: Int(p.pointee.index)))
+                    .adStarted(
+                        breakId: try ProtoC.string(p.pointee.break_id, "break_id"), index: Int(p.pointee.index),
+                        streamTime: p.pointee._stream_time_case.rawValue != 0 ? p.pointee.stream_time : nil))
             }
 
         case .adEnded:
@@ -143,7 +152,9 @@ extension WireRequest {
             ) { p throws(WireError) in
                 .event(
                     sessionId: p.pointee.session_id,
-                    .adEnded(breakId: try ProtoC.string(p.pointee.break_id, "break_id"), index: Int(p.pointee.index)))
+                    .adEnded(
+                        breakId: try ProtoC.string(p.pointee.break_id, "break_id"), index: Int(p.pointee.index),
+                        streamTime: p.pointee._stream_time_case.rawValue != 0 ? p.pointee.stream_time : nil))
             }
 
         case .trickPlayStarted:

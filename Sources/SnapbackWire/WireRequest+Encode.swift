@@ -83,38 +83,54 @@ extension WireRequest {
             m.to_stream_time = to
             return ProtoC.append(&m, to: &out)
 
-        case .adBreakStarted(let breakId):
+        case .adBreakStarted(let breakId, let streamTime):
             var m = Snapback__V1__AdBreakStartedRequest()
             snapback__v1__ad_break_started_request__init(&m)
             m.session_id = sessionId
+            if let streamTime {
+                m._stream_time_case = SNAPBACK__V1__AD_BREAK_STARTED_REQUEST___STREAM_TIME_STREAM_TIME
+                m.stream_time = streamTime
+            }
             return breakId.withCString { id in
                 m.break_id = UnsafeMutablePointer(mutating: id)
                 return ProtoC.append(&m, to: &out)
             }
 
-        case .adBreakEnded(let breakId):
+        case .adBreakEnded(let breakId, let streamTime):
             var m = Snapback__V1__AdBreakEndedRequest()
             snapback__v1__ad_break_ended_request__init(&m)
             m.session_id = sessionId
+            if let streamTime {
+                m._stream_time_case = SNAPBACK__V1__AD_BREAK_ENDED_REQUEST___STREAM_TIME_STREAM_TIME
+                m.stream_time = streamTime
+            }
             return breakId.withCString { id in
                 m.break_id = UnsafeMutablePointer(mutating: id)
                 return ProtoC.append(&m, to: &out)
             }
 
-        case .adStarted(let breakId, let index):
+        case .adStarted(let breakId, let index, let streamTime):
             var m = Snapback__V1__AdStartedRequest()
             snapback__v1__ad_started_request__init(&m)
             m.session_id = sessionId
+            if let streamTime {
+                m._stream_time_case = SNAPBACK__V1__AD_STARTED_REQUEST___STREAM_TIME_STREAM_TIME
+                m.stream_time = streamTime
+            }
             m.index = UInt32(clamping: index)
             return breakId.withCString { id in
                 m.break_id = UnsafeMutablePointer(mutating: id)
                 return ProtoC.append(&m, to: &out)
             }
 
-        case .adEnded(let breakId, let index):
+        case .adEnded(let breakId, let index, let streamTime):
             var m = Snapback__V1__AdEndedRequest()
             snapback__v1__ad_ended_request__init(&m)
             m.session_id = sessionId
+            if let streamTime {
+                m._stream_time_case = SNAPBACK__V1__AD_ENDED_REQUEST___STREAM_TIME_STREAM_TIME
+                m.stream_time = streamTime
+            }
             m.index = UInt32(clamping: index)
             return breakId.withCString { id in
                 m.break_id = UnsafeMutablePointer(mutating: id)

@@ -32,8 +32,11 @@ extension WireRequest {
         case .seekEnded(let from, let to):
             try check(from, Limits.position, "from_stream_time")
             try check(to, Limits.position, "to_stream_time")
-        case .adStarted(_, let index), .adEnded(_, let index):
+        case .adStarted(_, let index, let t), .adEnded(_, let index, let t):
             try check(index, Limits.adIndex, "index")
+            if let t { try check(t, Limits.position, "stream_time") }
+        case .adBreakStarted(_, let t), .adBreakEnded(_, let t):
+            if let t { try check(t, Limits.position, "stream_time") }
         case .trickPlayStarted(let t, let rate):
             try check(t, Limits.position, "stream_time")
             try check(rate, Limits.rate, "rate")
@@ -41,7 +44,7 @@ extension WireRequest {
             try check(t, Limits.position, "stream_time")
         case .breaksUpdated(let breaks):
             try checkRanges(breaks)
-        case .adBreakStarted, .adBreakEnded, .contentCompleted, .closed, .playerDisconnected, .timerFired:
+        case .contentCompleted, .closed, .playerDisconnected, .timerFired:
             return
         }
     }

@@ -47,6 +47,8 @@ func describe(_ push: WirePushMessage) -> String {
         what = "bookmark cleared"
     case .playBreak(let id):
         what = "play break \(id)"
+    case .breakSkipped(let id, let why):
+        what = "break \(id) skipped (\(why?.rawValue ?? "unknown reason"))"
     case .allAdsCompleted:
         what = "all ads completed"
     case .sessionError(let code, let message):
@@ -57,6 +59,9 @@ func describe(_ push: WirePushMessage) -> String {
     return "push #\(push.seq) \(what)" + (push.reason.isEmpty ? "" : ": \(push.reason)")
 }
 
+/// The position an ad event carries, as its description shows it.
+private func at(_ t: Double?) -> String { t.map { " at \(clock($0))" } ?? "" }
+
 /// An event as the player would name the call: `SeekEnded 5:00 → 15:00`.
 func describe(_ event: TimelineEvent) -> String {
     switch event {
@@ -64,10 +69,10 @@ func describe(_ event: TimelineEvent) -> String {
         return "ReportPlayhead \(clock(t)) \(playing ? "playing" : "not playing")" + (rate == 1 ? "" : " at \(rate)×")
     case .seekStarted(let from): return "SeekStarted \(clock(from))"
     case .seekEnded(let from, let to): return "SeekEnded \(clock(from)) → \(clock(to))"
-    case .adBreakStarted(let id): return "AdBreakStarted \(id)"
-    case .adBreakEnded(let id): return "AdBreakEnded \(id)"
-    case .adStarted(let id, let index): return "AdStarted \(id) #\(index)"
-    case .adEnded(let id, let index): return "AdEnded \(id) #\(index)"
+    case .adBreakStarted(let id, let t): return "AdBreakStarted \(id)" + at(t)
+    case .adBreakEnded(let id, let t): return "AdBreakEnded \(id)" + at(t)
+    case .adStarted(let id, let index, let t): return "AdStarted \(id) #\(index)" + at(t)
+    case .adEnded(let id, let index, let t): return "AdEnded \(id) #\(index)" + at(t)
     case .trickPlayStarted(let t, let rate): return "TrickPlayStarted \(clock(t)) at \(rate)×"
     case .trickPlayEnded(let t): return "TrickPlayEnded \(clock(t))"
     case .contentCompleted: return "ContentComplete"

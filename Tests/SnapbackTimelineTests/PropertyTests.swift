@@ -315,9 +315,9 @@ struct RandomTimeline {
                     }
                 case .scheduleTimer(_, let d):
                     #expect(d.isFinite && d >= now, "seed \(seed): \(event) → \(a)")
-                case .breakWatched(let id), .breakCompleted(let id), .playBreak(let id):
+                case .breakWatched(let id), .breakCompleted(let id), .playBreak(let id), .breakSkipped(let id, _):
                     #expect(s.layout.breakWith(id: id) != nil, "seed \(seed): \(event) → \(a)")
-                case .allAdsCompleted, .clearBookmark, .cancelTimer:
+                case .allAdsCompleted, .clearBookmark, .cancelTimer, .noEffect:
                     break
                 }
                 #expect(!a.reason.description.isEmpty)

@@ -334,14 +334,39 @@ struct MessagePushRoundTripTests {
         #expect(try roundTrip(push) == push)
     }
 
+    @Test func breakSkipped() throws {
+        let action = TimelineAction(.breakSkipped(breakId: "b1", why: .trickPlay), reason: .notPlayed(.trickPlay, breakId: "b1"))
+        var out: [UInt8] = []
+        #expect(WirePush.encodePush(sessionId: 3, seq: 2, action: action, into: &out))
+        let push = try WirePushMessage.decode(out)
+        #expect(
+            push
+                == WirePushMessage(
+                    sessionId: 3, seq: 2, reason: "break b1 not played: trick play went over it",
+                    kind: .breakSkipped(breakId: "b1", reason: .trickPlay)))
+        #expect(try roundTrip(push) == push)
+        // A reason from a newer server reads as nil: Push{1, 1, break_skipped{"b", reason 42}}.
+        let newer: [UInt8] = [0x08, 0x01, 0x10, 0x01, 0x5A, 0x05, 0x0A, 0x01, 0x62, 0x10, 42]
+        #expect(try WirePushMessage.decode(newer).kind == .breakSkipped(breakId: "b", reason: nil))
+    }
+
+    @Test func noEffectIsNotPushed() {
+        var out: [UInt8] = []
+        #expect(
+            !WirePush.encodePush(
+                sessionId: 3, seq: 2, action: TimelineAction(.noEffect, reason: .confirms(.adBreakEnded, breakId: "b1")),
+                into: &out))
+        #expect(out.isEmpty)
+    }
+
     @Test func pushWithoutKindReadsAsUnknown() throws {
         let push = WirePushMessage(sessionId: 1, seq: 2, reason: "r", kind: .unknown)
         #expect(try roundTrip(push) == push)
     }
 
     @Test func pushOfAKindFromANewerServerReadsAsUnknown() throws {
-        // session_id 5, seq 6, then field 11 (a message kind this version lacks) holding field 1 = 1.
-        let body: [UInt8] = [0x08, 0x05, 0x10, 0x06, 0x5A, 0x02, 0x08, 0x01]
+        // session_id 5, seq 6, then field 12 (a message kind this version lacks) holding field 1 = 1.
+        let body: [UInt8] = [0x08, 0x05, 0x10, 0x06, 0x62, 0x02, 0x08, 0x01]
         #expect(try WirePushMessage.decode(body) == WirePushMessage(sessionId: 5, seq: 6, reason: "", kind: .unknown))
     }
 

@@ -55,6 +55,8 @@ import Testing
         expectMirrored(SessionKind.self, snapback__v1__session_kind__descriptor)
         expectMirrored(SeekReason.self, snapback__v1__seek_reason__descriptor)
         expectMirrored(BookmarkTrigger.self, snapback__v1__bookmark_trigger__descriptor)
+        expectMirrored(BreakSkipReason.self, snapback__v1__break_skip_reason__descriptor)
+        expectMirrored(TimelineSnapshot.BreakPosition.self, snapback__v1__break_position__descriptor)
         expectMirrored(TimelineSnapshot.Phase.self, snapback__v1__session_phase__descriptor)
         expectMirrored(WireDecision.Kind.self, snapback__v1__decision_kind__descriptor)
         expectMirrored(AdPolicy.SkippedBreakChoice.self, snapback__v1__skipped_break_choice__descriptor)

@@ -712,10 +712,14 @@ static void test_errors_policy_and_resume(void) {
     CALL(&pl, x[4], snapback_ad_break_ended(s3, "b1", on_reply, &x[4]));
     CHECK(x[4].status == SNAPBACK_OK && find_push(&pl, SNAPBACK_PUSH_SEEK, before) == NULL);
 
-    /* Out of order: FAILED_PRECONDITION, the session goes on. */
-    struct res again = RES(&pl), unknown = RES(&pl);
+    /* A second end confirms the first: OK, nothing pushed. Out of order: FAILED_PRECONDITION, the session
+     * goes on. */
+    struct res again = RES(&pl), unknown = RES(&pl), stray = RES(&pl);
+    before = pl.n_pushes;
     CALL(&pl, again, snapback_ad_break_ended(s3, "b1", on_reply, &again));
-    CHECK(again.status == SNAPBACK_FAILED_PRECONDITION && again.message[0] != 0);
+    CHECK(again.status == SNAPBACK_OK && pl.n_pushes == before);
+    CALL(&pl, stray, snapback_trick_play_ended(s3, 700, on_reply, &stray));
+    CHECK(stray.status == SNAPBACK_FAILED_PRECONDITION && stray.message[0] != 0);
     CALL(&pl, unknown, snapback_ad_break_started(s3, "zz", on_reply, &unknown));
     CHECK(unknown.status == SNAPBACK_NOT_FOUND);
     CHECK(snapback_session_close(s3, NULL, NULL) == SNAPBACK_OK);

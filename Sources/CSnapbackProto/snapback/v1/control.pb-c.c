@@ -1271,7 +1271,7 @@ const ProtobufCMessageDescriptor snapback__v1__watch_decisions_request__descript
   (ProtobufCMessageInit) snapback__v1__watch_decisions_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor snapback__v1__decision__field_descriptors[13] =
+static const ProtobufCFieldDescriptor snapback__v1__decision__field_descriptors[14] =
 {
   {
     "seq",
@@ -1429,6 +1429,18 @@ static const ProtobufCFieldDescriptor snapback__v1__decision__field_descriptors[
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "skip_reason",
+    14,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__Decision, skip_reason),
+    &snapback__v1__break_skip_reason__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned snapback__v1__decision__field_indices_by_name[] = {
   5,   /* field[5] = at */
@@ -1442,13 +1454,14 @@ static const unsigned snapback__v1__decision__field_indices_by_name[] = {
   9,   /* field[9] = seek_reason */
   0,   /* field[0] = seq */
   1,   /* field[1] = session_id */
+  13,   /* field[13] = skip_reason */
   3,   /* field[3] = stream_id */
   8,   /* field[8] = stream_time */
 };
 static const ProtobufCIntRange snapback__v1__decision__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 13 }
+  { 0, 14 }
 };
 const ProtobufCMessageDescriptor snapback__v1__decision__descriptor =
 {
@@ -1458,14 +1471,14 @@ const ProtobufCMessageDescriptor snapback__v1__decision__descriptor =
   "Snapback__V1__Decision",
   "snapback.v1",
   sizeof(Snapback__V1__Decision),
-  13,
+  14,
   snapback__v1__decision__field_descriptors,
   snapback__v1__decision__field_indices_by_name,
   1,  snapback__v1__decision__number_ranges,
   (ProtobufCMessageInit) snapback__v1__decision__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCEnumValue snapback__v1__decision_kind__enum_values_by_number[8] =
+static const ProtobufCEnumValue snapback__v1__decision_kind__enum_values_by_number[9] =
 {
   { "DECISION_KIND_UNSPECIFIED", "SNAPBACK__V1__DECISION_KIND__DECISION_KIND_UNSPECIFIED", 0 },
   { "DECISION_KIND_SEEK", "SNAPBACK__V1__DECISION_KIND__DECISION_KIND_SEEK", 1 },
@@ -1475,14 +1488,16 @@ static const ProtobufCEnumValue snapback__v1__decision_kind__enum_values_by_numb
   { "DECISION_KIND_ALL_ADS_COMPLETED", "SNAPBACK__V1__DECISION_KIND__DECISION_KIND_ALL_ADS_COMPLETED", 5 },
   { "DECISION_KIND_SAVE_BOOKMARK", "SNAPBACK__V1__DECISION_KIND__DECISION_KIND_SAVE_BOOKMARK", 6 },
   { "DECISION_KIND_CLEAR_BOOKMARK", "SNAPBACK__V1__DECISION_KIND__DECISION_KIND_CLEAR_BOOKMARK", 7 },
+  { "DECISION_KIND_BREAK_SKIPPED", "SNAPBACK__V1__DECISION_KIND__DECISION_KIND_BREAK_SKIPPED", 8 },
 };
 static const ProtobufCIntRange snapback__v1__decision_kind__value_ranges[] = {
-{0, 0},{0, 8}
+{0, 0},{0, 9}
 };
-static const ProtobufCEnumValueIndex snapback__v1__decision_kind__enum_values_by_name[8] =
+static const ProtobufCEnumValueIndex snapback__v1__decision_kind__enum_values_by_name[9] =
 {
   { "DECISION_KIND_ALL_ADS_COMPLETED", 5 },
   { "DECISION_KIND_BREAK_COMPLETED", 3 },
+  { "DECISION_KIND_BREAK_SKIPPED", 8 },
   { "DECISION_KIND_BREAK_WATCHED", 2 },
   { "DECISION_KIND_CLEAR_BOOKMARK", 7 },
   { "DECISION_KIND_PLAY_BREAK", 4 },
@@ -1497,9 +1512,9 @@ const ProtobufCEnumDescriptor snapback__v1__decision_kind__descriptor =
   "DecisionKind",
   "Snapback__V1__DecisionKind",
   "snapback.v1",
-  8,
+  9,
   snapback__v1__decision_kind__enum_values_by_number,
-  8,
+  9,
   snapback__v1__decision_kind__enum_values_by_name,
   1,
   snapback__v1__decision_kind__value_ranges,

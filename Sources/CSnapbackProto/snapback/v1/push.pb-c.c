@@ -322,6 +322,51 @@ void   snapback__v1__all_ads_completed__free_unpacked
   assert(message->base.descriptor == &snapback__v1__all_ads_completed__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   snapback__v1__break_skipped__init
+                     (Snapback__V1__BreakSkipped         *message)
+{
+  static const Snapback__V1__BreakSkipped init_value = SNAPBACK__V1__BREAK_SKIPPED__INIT;
+  *message = init_value;
+}
+size_t snapback__v1__break_skipped__get_packed_size
+                     (const Snapback__V1__BreakSkipped *message)
+{
+  assert(message->base.descriptor == &snapback__v1__break_skipped__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t snapback__v1__break_skipped__pack
+                     (const Snapback__V1__BreakSkipped *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &snapback__v1__break_skipped__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t snapback__v1__break_skipped__pack_to_buffer
+                     (const Snapback__V1__BreakSkipped *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &snapback__v1__break_skipped__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Snapback__V1__BreakSkipped *
+       snapback__v1__break_skipped__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Snapback__V1__BreakSkipped *)
+     protobuf_c_message_unpack (&snapback__v1__break_skipped__descriptor,
+                                allocator, len, data);
+}
+void   snapback__v1__break_skipped__free_unpacked
+                     (Snapback__V1__BreakSkipped *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &snapback__v1__break_skipped__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   snapback__v1__session_error__init
                      (Snapback__V1__SessionError         *message)
 {
@@ -367,7 +412,7 @@ void   snapback__v1__session_error__free_unpacked
   assert(message->base.descriptor == &snapback__v1__session_error__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-static const ProtobufCFieldDescriptor snapback__v1__push__field_descriptors[10] =
+static const ProtobufCFieldDescriptor snapback__v1__push__field_descriptors[11] =
 {
   {
     "session_id",
@@ -489,11 +534,24 @@ static const ProtobufCFieldDescriptor snapback__v1__push__field_descriptors[10] 
     0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "break_skipped",
+    11,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Snapback__V1__Push, kind_case),
+    offsetof(Snapback__V1__Push, break_skipped),
+    &snapback__v1__break_skipped__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned snapback__v1__push__field_indices_by_name[] = {
   8,   /* field[8] = all_ads_completed */
   6,   /* field[6] = bookmark_cleared */
   5,   /* field[5] = bookmark_saved */
+  10,   /* field[10] = break_skipped */
   4,   /* field[4] = break_watched */
   7,   /* field[7] = play_break */
   2,   /* field[2] = reason */
@@ -505,7 +563,7 @@ static const unsigned snapback__v1__push__field_indices_by_name[] = {
 static const ProtobufCIntRange snapback__v1__push__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 10 }
+  { 0, 11 }
 };
 const ProtobufCMessageDescriptor snapback__v1__push__descriptor =
 {
@@ -515,7 +573,7 @@ const ProtobufCMessageDescriptor snapback__v1__push__descriptor =
   "Snapback__V1__Push",
   "snapback.v1",
   sizeof(Snapback__V1__Push),
-  10,
+  11,
   snapback__v1__push__field_descriptors,
   snapback__v1__push__field_indices_by_name,
   1,  snapback__v1__push__number_ranges,
@@ -749,6 +807,57 @@ const ProtobufCMessageDescriptor snapback__v1__all_ads_completed__descriptor =
   (ProtobufCMessageInit) snapback__v1__all_ads_completed__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor snapback__v1__break_skipped__field_descriptors[2] =
+{
+  {
+    "break_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__BreakSkipped, break_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "reason",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__BreakSkipped, reason),
+    &snapback__v1__break_skip_reason__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned snapback__v1__break_skipped__field_indices_by_name[] = {
+  0,   /* field[0] = break_id */
+  1,   /* field[1] = reason */
+};
+static const ProtobufCIntRange snapback__v1__break_skipped__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor snapback__v1__break_skipped__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "snapback.v1.BreakSkipped",
+  "BreakSkipped",
+  "Snapback__V1__BreakSkipped",
+  "snapback.v1",
+  sizeof(Snapback__V1__BreakSkipped),
+  2,
+  snapback__v1__break_skipped__field_descriptors,
+  snapback__v1__break_skipped__field_indices_by_name,
+  1,  snapback__v1__break_skipped__number_ranges,
+  (ProtobufCMessageInit) snapback__v1__break_skipped__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCFieldDescriptor snapback__v1__session_error__field_descriptors[2] =
 {
   {
@@ -842,6 +951,44 @@ const ProtobufCEnumDescriptor snapback__v1__seek_reason__descriptor =
   snapback__v1__seek_reason__enum_values_by_name,
   1,
   snapback__v1__seek_reason__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCEnumValue snapback__v1__break_skip_reason__enum_values_by_number[7] =
+{
+  { "BREAK_SKIP_REASON_UNSPECIFIED", "SNAPBACK__V1__BREAK_SKIP_REASON__BREAK_SKIP_REASON_UNSPECIFIED", 0 },
+  { "BREAK_SKIP_REASON_TRICK_PLAY", "SNAPBACK__V1__BREAK_SKIP_REASON__BREAK_SKIP_REASON_TRICK_PLAY", 1 },
+  { "BREAK_SKIP_REASON_RESUME_PLAN", "SNAPBACK__V1__BREAK_SKIP_REASON__BREAK_SKIP_REASON_RESUME_PLAN", 2 },
+  { "BREAK_SKIP_REASON_COOLDOWN", "SNAPBACK__V1__BREAK_SKIP_REASON__BREAK_SKIP_REASON_COOLDOWN", 3 },
+  { "BREAK_SKIP_REASON_EXEMPT", "SNAPBACK__V1__BREAK_SKIP_REASON__BREAK_SKIP_REASON_EXEMPT", 4 },
+  { "BREAK_SKIP_REASON_WATCHED", "SNAPBACK__V1__BREAK_SKIP_REASON__BREAK_SKIP_REASON_WATCHED", 5 },
+  { "BREAK_SKIP_REASON_DISABLED", "SNAPBACK__V1__BREAK_SKIP_REASON__BREAK_SKIP_REASON_DISABLED", 6 },
+};
+static const ProtobufCIntRange snapback__v1__break_skip_reason__value_ranges[] = {
+{0, 0},{0, 7}
+};
+static const ProtobufCEnumValueIndex snapback__v1__break_skip_reason__enum_values_by_name[7] =
+{
+  { "BREAK_SKIP_REASON_COOLDOWN", 3 },
+  { "BREAK_SKIP_REASON_DISABLED", 6 },
+  { "BREAK_SKIP_REASON_EXEMPT", 4 },
+  { "BREAK_SKIP_REASON_RESUME_PLAN", 2 },
+  { "BREAK_SKIP_REASON_TRICK_PLAY", 1 },
+  { "BREAK_SKIP_REASON_UNSPECIFIED", 0 },
+  { "BREAK_SKIP_REASON_WATCHED", 5 },
+};
+const ProtobufCEnumDescriptor snapback__v1__break_skip_reason__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "snapback.v1.BreakSkipReason",
+  "BreakSkipReason",
+  "Snapback__V1__BreakSkipReason",
+  "snapback.v1",
+  7,
+  snapback__v1__break_skip_reason__enum_values_by_number,
+  7,
+  snapback__v1__break_skip_reason__enum_values_by_name,
+  1,
+  snapback__v1__break_skip_reason__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
 static const ProtobufCEnumValue snapback__v1__bookmark_trigger__enum_values_by_number[7] =

@@ -1222,6 +1222,51 @@ void   snapback__v1__session_state_reply__free_unpacked
   assert(message->base.descriptor == &snapback__v1__session_state_reply__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   snapback__v1__break_state__init
+                     (Snapback__V1__BreakState         *message)
+{
+  static const Snapback__V1__BreakState init_value = SNAPBACK__V1__BREAK_STATE__INIT;
+  *message = init_value;
+}
+size_t snapback__v1__break_state__get_packed_size
+                     (const Snapback__V1__BreakState *message)
+{
+  assert(message->base.descriptor == &snapback__v1__break_state__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t snapback__v1__break_state__pack
+                     (const Snapback__V1__BreakState *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &snapback__v1__break_state__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t snapback__v1__break_state__pack_to_buffer
+                     (const Snapback__V1__BreakState *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &snapback__v1__break_state__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Snapback__V1__BreakState *
+       snapback__v1__break_state__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Snapback__V1__BreakState *)
+     protobuf_c_message_unpack (&snapback__v1__break_state__descriptor,
+                                allocator, len, data);
+}
+void   snapback__v1__break_state__free_unpacked
+                     (Snapback__V1__BreakState *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &snapback__v1__break_state__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 static const ProtobufCFieldDescriptor snapback__v1__ad_break__field_descriptors[6] =
 {
   {
@@ -1929,7 +1974,7 @@ const ProtobufCMessageDescriptor snapback__v1__seek_ended_request__descriptor =
   (ProtobufCMessageInit) snapback__v1__seek_ended_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor snapback__v1__ad_break_started_request__field_descriptors[2] =
+static const ProtobufCFieldDescriptor snapback__v1__ad_break_started_request__field_descriptors[3] =
 {
   {
     "session_id",
@@ -1955,15 +2000,28 @@ static const ProtobufCFieldDescriptor snapback__v1__ad_break_started_request__fi
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "stream_time",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    offsetof(Snapback__V1__AdBreakStartedRequest, _stream_time_case),
+    offsetof(Snapback__V1__AdBreakStartedRequest, stream_time),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned snapback__v1__ad_break_started_request__field_indices_by_name[] = {
   1,   /* field[1] = break_id */
   0,   /* field[0] = session_id */
+  2,   /* field[2] = stream_time */
 };
 static const ProtobufCIntRange snapback__v1__ad_break_started_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 2 }
+  { 0, 3 }
 };
 const ProtobufCMessageDescriptor snapback__v1__ad_break_started_request__descriptor =
 {
@@ -1973,14 +2031,14 @@ const ProtobufCMessageDescriptor snapback__v1__ad_break_started_request__descrip
   "Snapback__V1__AdBreakStartedRequest",
   "snapback.v1",
   sizeof(Snapback__V1__AdBreakStartedRequest),
-  2,
+  3,
   snapback__v1__ad_break_started_request__field_descriptors,
   snapback__v1__ad_break_started_request__field_indices_by_name,
   1,  snapback__v1__ad_break_started_request__number_ranges,
   (ProtobufCMessageInit) snapback__v1__ad_break_started_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor snapback__v1__ad_break_ended_request__field_descriptors[2] =
+static const ProtobufCFieldDescriptor snapback__v1__ad_break_ended_request__field_descriptors[3] =
 {
   {
     "session_id",
@@ -2006,15 +2064,28 @@ static const ProtobufCFieldDescriptor snapback__v1__ad_break_ended_request__fiel
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "stream_time",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    offsetof(Snapback__V1__AdBreakEndedRequest, _stream_time_case),
+    offsetof(Snapback__V1__AdBreakEndedRequest, stream_time),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned snapback__v1__ad_break_ended_request__field_indices_by_name[] = {
   1,   /* field[1] = break_id */
   0,   /* field[0] = session_id */
+  2,   /* field[2] = stream_time */
 };
 static const ProtobufCIntRange snapback__v1__ad_break_ended_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 2 }
+  { 0, 3 }
 };
 const ProtobufCMessageDescriptor snapback__v1__ad_break_ended_request__descriptor =
 {
@@ -2024,14 +2095,14 @@ const ProtobufCMessageDescriptor snapback__v1__ad_break_ended_request__descripto
   "Snapback__V1__AdBreakEndedRequest",
   "snapback.v1",
   sizeof(Snapback__V1__AdBreakEndedRequest),
-  2,
+  3,
   snapback__v1__ad_break_ended_request__field_descriptors,
   snapback__v1__ad_break_ended_request__field_indices_by_name,
   1,  snapback__v1__ad_break_ended_request__number_ranges,
   (ProtobufCMessageInit) snapback__v1__ad_break_ended_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor snapback__v1__ad_started_request__field_descriptors[3] =
+static const ProtobufCFieldDescriptor snapback__v1__ad_started_request__field_descriptors[4] =
 {
   {
     "session_id",
@@ -2069,16 +2140,29 @@ static const ProtobufCFieldDescriptor snapback__v1__ad_started_request__field_de
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "stream_time",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    offsetof(Snapback__V1__AdStartedRequest, _stream_time_case),
+    offsetof(Snapback__V1__AdStartedRequest, stream_time),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned snapback__v1__ad_started_request__field_indices_by_name[] = {
   1,   /* field[1] = break_id */
   2,   /* field[2] = index */
   0,   /* field[0] = session_id */
+  3,   /* field[3] = stream_time */
 };
 static const ProtobufCIntRange snapback__v1__ad_started_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 3 }
+  { 0, 4 }
 };
 const ProtobufCMessageDescriptor snapback__v1__ad_started_request__descriptor =
 {
@@ -2088,14 +2172,14 @@ const ProtobufCMessageDescriptor snapback__v1__ad_started_request__descriptor =
   "Snapback__V1__AdStartedRequest",
   "snapback.v1",
   sizeof(Snapback__V1__AdStartedRequest),
-  3,
+  4,
   snapback__v1__ad_started_request__field_descriptors,
   snapback__v1__ad_started_request__field_indices_by_name,
   1,  snapback__v1__ad_started_request__number_ranges,
   (ProtobufCMessageInit) snapback__v1__ad_started_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor snapback__v1__ad_ended_request__field_descriptors[3] =
+static const ProtobufCFieldDescriptor snapback__v1__ad_ended_request__field_descriptors[4] =
 {
   {
     "session_id",
@@ -2133,16 +2217,29 @@ static const ProtobufCFieldDescriptor snapback__v1__ad_ended_request__field_desc
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "stream_time",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    offsetof(Snapback__V1__AdEndedRequest, _stream_time_case),
+    offsetof(Snapback__V1__AdEndedRequest, stream_time),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned snapback__v1__ad_ended_request__field_indices_by_name[] = {
   1,   /* field[1] = break_id */
   2,   /* field[2] = index */
   0,   /* field[0] = session_id */
+  3,   /* field[3] = stream_time */
 };
 static const ProtobufCIntRange snapback__v1__ad_ended_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 3 }
+  { 0, 4 }
 };
 const ProtobufCMessageDescriptor snapback__v1__ad_ended_request__descriptor =
 {
@@ -2152,7 +2249,7 @@ const ProtobufCMessageDescriptor snapback__v1__ad_ended_request__descriptor =
   "Snapback__V1__AdEndedRequest",
   "snapback.v1",
   sizeof(Snapback__V1__AdEndedRequest),
-  3,
+  4,
   snapback__v1__ad_ended_request__field_descriptors,
   snapback__v1__ad_ended_request__field_indices_by_name,
   1,  snapback__v1__ad_ended_request__number_ranges,
@@ -2808,7 +2905,7 @@ const ProtobufCMessageDescriptor snapback__v1__get_session_state_request__descri
   (ProtobufCMessageInit) snapback__v1__get_session_state_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor snapback__v1__session_state_reply__field_descriptors[10] =
+static const ProtobufCFieldDescriptor snapback__v1__session_state_reply__field_descriptors[11] =
 {
   {
     "phase",
@@ -2930,8 +3027,21 @@ static const ProtobufCFieldDescriptor snapback__v1__session_state_reply__field_d
     0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "break_states",
+    11,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Snapback__V1__SessionStateReply, n_break_states),
+    offsetof(Snapback__V1__SessionStateReply, break_states),
+    &snapback__v1__break_state__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned snapback__v1__session_state_reply__field_indices_by_name[] = {
+  10,   /* field[10] = break_states */
   7,   /* field[7] = breaks */
   3,   /* field[3] = content_time */
   8,   /* field[8] = cooldown_until */
@@ -2946,7 +3056,7 @@ static const unsigned snapback__v1__session_state_reply__field_indices_by_name[]
 static const ProtobufCIntRange snapback__v1__session_state_reply__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 10 }
+  { 0, 11 }
 };
 const ProtobufCMessageDescriptor snapback__v1__session_state_reply__descriptor =
 {
@@ -2956,11 +3066,101 @@ const ProtobufCMessageDescriptor snapback__v1__session_state_reply__descriptor =
   "Snapback__V1__SessionStateReply",
   "snapback.v1",
   sizeof(Snapback__V1__SessionStateReply),
-  10,
+  11,
   snapback__v1__session_state_reply__field_descriptors,
   snapback__v1__session_state_reply__field_indices_by_name,
   1,  snapback__v1__session_state_reply__number_ranges,
   (ProtobufCMessageInit) snapback__v1__session_state_reply__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor snapback__v1__break_state__field_descriptors[5] =
+{
+  {
+    "break_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__BreakState, break_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "position",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__BreakState, position),
+    &snapback__v1__break_position__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "watched",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__BreakState, watched),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "exempt",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__BreakState, exempt),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "skip_reason",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__BreakState, skip_reason),
+    &snapback__v1__break_skip_reason__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned snapback__v1__break_state__field_indices_by_name[] = {
+  0,   /* field[0] = break_id */
+  3,   /* field[3] = exempt */
+  1,   /* field[1] = position */
+  4,   /* field[4] = skip_reason */
+  2,   /* field[2] = watched */
+};
+static const ProtobufCIntRange snapback__v1__break_state__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 5 }
+};
+const ProtobufCMessageDescriptor snapback__v1__break_state__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "snapback.v1.BreakState",
+  "BreakState",
+  "Snapback__V1__BreakState",
+  "snapback.v1",
+  sizeof(Snapback__V1__BreakState),
+  5,
+  snapback__v1__break_state__field_descriptors,
+  snapback__v1__break_state__field_indices_by_name,
+  1,  snapback__v1__break_state__number_ranges,
+  (ProtobufCMessageInit) snapback__v1__break_state__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCEnumValue snapback__v1__session_kind__enum_values_by_number[3] =
@@ -3029,6 +3229,38 @@ const ProtobufCEnumDescriptor snapback__v1__session_phase__descriptor =
   snapback__v1__session_phase__enum_values_by_name,
   1,
   snapback__v1__session_phase__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCEnumValue snapback__v1__break_position__enum_values_by_number[4] =
+{
+  { "BREAK_POSITION_UNSPECIFIED", "SNAPBACK__V1__BREAK_POSITION__BREAK_POSITION_UNSPECIFIED", 0 },
+  { "BREAK_POSITION_PREROLL", "SNAPBACK__V1__BREAK_POSITION__BREAK_POSITION_PREROLL", 1 },
+  { "BREAK_POSITION_MIDROLL", "SNAPBACK__V1__BREAK_POSITION__BREAK_POSITION_MIDROLL", 2 },
+  { "BREAK_POSITION_POSTROLL", "SNAPBACK__V1__BREAK_POSITION__BREAK_POSITION_POSTROLL", 3 },
+};
+static const ProtobufCIntRange snapback__v1__break_position__value_ranges[] = {
+{0, 0},{0, 4}
+};
+static const ProtobufCEnumValueIndex snapback__v1__break_position__enum_values_by_name[4] =
+{
+  { "BREAK_POSITION_MIDROLL", 2 },
+  { "BREAK_POSITION_POSTROLL", 3 },
+  { "BREAK_POSITION_PREROLL", 1 },
+  { "BREAK_POSITION_UNSPECIFIED", 0 },
+};
+const ProtobufCEnumDescriptor snapback__v1__break_position__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "snapback.v1.BreakPosition",
+  "BreakPosition",
+  "Snapback__V1__BreakPosition",
+  "snapback.v1",
+  4,
+  snapback__v1__break_position__enum_values_by_number,
+  4,
+  snapback__v1__break_position__enum_values_by_name,
+  1,
+  snapback__v1__break_position__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
 static const ProtobufCMethodDescriptor snapback__v1__timeline__method_descriptors[18] =

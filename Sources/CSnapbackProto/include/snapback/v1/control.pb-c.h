@@ -62,7 +62,11 @@ typedef enum _Snapback__V1__DecisionKind {
   /*
    * The viewer finished: the bookmark is cleared.
    */
-  SNAPBACK__V1__DECISION_KIND__DECISION_KIND_CLEAR_BOOKMARK = 7
+  SNAPBACK__V1__DECISION_KIND__DECISION_KIND_CLEAR_BOOKMARK = 7,
+  /*
+   * Break `break_id` was not played where the viewer met it, for `skip_reason`.
+   */
+  SNAPBACK__V1__DECISION_KIND__DECISION_KIND_BREAK_SKIPPED = 8
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(SNAPBACK__V1__DECISION_KIND)
 } Snapback__V1__DecisionKind;
 
@@ -349,7 +353,7 @@ struct  Snapback__V1__Decision
    */
   Snapback__V1__SeekReason seek_reason;
   /*
-   * BREAK_WATCHED, BREAK_COMPLETED, PLAY_BREAK.
+   * BREAK_WATCHED, BREAK_COMPLETED, PLAY_BREAK, BREAK_SKIPPED.
    */
   char *break_id;
   /*
@@ -360,10 +364,14 @@ struct  Snapback__V1__Decision
    * SAVE_BOOKMARK only.
    */
   Snapback__V1__BookmarkTrigger bookmark_trigger;
+  /*
+   * BREAK_SKIPPED only.
+   */
+  Snapback__V1__BreakSkipReason skip_reason;
 };
 #define SNAPBACK__V1__DECISION__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&snapback__v1__decision__descriptor) \
-    , 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, SNAPBACK__V1__DECISION_KIND__DECISION_KIND_UNSPECIFIED, (char *)protobuf_c_empty_string, 0, SNAPBACK__V1__SEEK_REASON__SEEK_REASON_UNSPECIFIED, (char *)protobuf_c_empty_string, 0, SNAPBACK__V1__BOOKMARK_TRIGGER__BOOKMARK_TRIGGER_UNSPECIFIED }
+    , 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, SNAPBACK__V1__DECISION_KIND__DECISION_KIND_UNSPECIFIED, (char *)protobuf_c_empty_string, 0, SNAPBACK__V1__SEEK_REASON__SEEK_REASON_UNSPECIFIED, (char *)protobuf_c_empty_string, 0, SNAPBACK__V1__BOOKMARK_TRIGGER__BOOKMARK_TRIGGER_UNSPECIFIED, SNAPBACK__V1__BREAK_SKIP_REASON__BREAK_SKIP_REASON_UNSPECIFIED }
 
 
 /* Snapback__V1__HelloRequest methods */

@@ -22,6 +22,7 @@ typedef struct Snapback__V1__BookmarkSaved Snapback__V1__BookmarkSaved;
 typedef struct Snapback__V1__BookmarkCleared Snapback__V1__BookmarkCleared;
 typedef struct Snapback__V1__PlayBreak Snapback__V1__PlayBreak;
 typedef struct Snapback__V1__AllAdsCompleted Snapback__V1__AllAdsCompleted;
+typedef struct Snapback__V1__BreakSkipped Snapback__V1__BreakSkipped;
 typedef struct Snapback__V1__SessionError Snapback__V1__SessionError;
 
 
@@ -71,6 +72,37 @@ typedef enum _Snapback__V1__SeekReason {
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(SNAPBACK__V1__SEEK_REASON)
 } Snapback__V1__SeekReason;
 /*
+ * Why a break was not played where the viewer met it. Mirrors Swift `BreakSkipReason`.
+ */
+typedef enum _Snapback__V1__BreakSkipReason {
+  SNAPBACK__V1__BREAK_SKIP_REASON__BREAK_SKIP_REASON_UNSPECIFIED = 0,
+  /*
+   * Trick play (fast-forward, rewind) went over it and another break, or none, plays instead.
+   */
+  SNAPBACK__V1__BREAK_SKIP_REASON__BREAK_SKIP_REASON_TRICK_PLAY = 1,
+  /*
+   * A resume from a bookmark went past it, unwatched, without playing it (it is exempt from then on).
+   */
+  SNAPBACK__V1__BREAK_SKIP_REASON__BREAK_SKIP_REASON_RESUME_PLAN = 2,
+  /*
+   * Reached during the cooldown after a break.
+   */
+  SNAPBACK__V1__BREAK_SKIP_REASON__BREAK_SKIP_REASON_COOLDOWN = 3,
+  /*
+   * A seek went over it, unwatched, and it is exempt (a resume skipped it, or the loop guard gave it up).
+   */
+  SNAPBACK__V1__BREAK_SKIP_REASON__BREAK_SKIP_REASON_EXEMPT = 4,
+  /*
+   * Reached, or landed in, while watched, under a policy that skips watched breaks.
+   */
+  SNAPBACK__V1__BREAK_SKIP_REASON__BREAK_SKIP_REASON_WATCHED = 5,
+  /*
+   * Disabled for this session (failover: pre-roll or mid-rolls disabled).
+   */
+  SNAPBACK__V1__BREAK_SKIP_REASON__BREAK_SKIP_REASON_DISABLED = 6
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(SNAPBACK__V1__BREAK_SKIP_REASON)
+} Snapback__V1__BreakSkipReason;
+/*
  * Why a bookmark was saved. Mirrors Swift `BookmarkTrigger`.
  */
 typedef enum _Snapback__V1__BookmarkTrigger {
@@ -94,7 +126,8 @@ typedef enum {
   SNAPBACK__V1__PUSH__KIND_BOOKMARK_CLEARED = 7,
   SNAPBACK__V1__PUSH__KIND_PLAY_BREAK = 8,
   SNAPBACK__V1__PUSH__KIND_ALL_ADS_COMPLETED = 9,
-  SNAPBACK__V1__PUSH__KIND_SESSION_ERROR = 10
+  SNAPBACK__V1__PUSH__KIND_SESSION_ERROR = 10,
+  SNAPBACK__V1__PUSH__KIND_BREAK_SKIPPED = 11
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(SNAPBACK__V1__PUSH__KIND__CASE)
 } Snapback__V1__Push__KindCase;
 
@@ -124,10 +157,11 @@ struct  Snapback__V1__Push
     Snapback__V1__BookmarkCleared *bookmark_cleared;
     Snapback__V1__PlayBreak *play_break;
     Snapback__V1__AllAdsCompleted *all_ads_completed;
-    /*
-     * 11..15 (one-byte tags) kept for the next kinds.
-     */
     Snapback__V1__SessionError *session_error;
+    /*
+     * 12..15 (one-byte tags) kept for the next kinds.
+     */
+    Snapback__V1__BreakSkipped *break_skipped;
   };
 };
 #define SNAPBACK__V1__PUSH__INIT \
@@ -222,6 +256,21 @@ struct  Snapback__V1__AllAdsCompleted
 #define SNAPBACK__V1__ALL_ADS_COMPLETED__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&snapback__v1__all_ads_completed__descriptor) \
      }
+
+
+/*
+ * A break was not played where the viewer met it, and why. Sent before the seek (if any) that skips it,
+ * once per break per occasion; informational (TVSDK's AD_BREAK_SKIPPED): the player need not act.
+ */
+struct  Snapback__V1__BreakSkipped
+{
+  ProtobufCMessage base;
+  char *break_id;
+  Snapback__V1__BreakSkipReason reason;
+};
+#define SNAPBACK__V1__BREAK_SKIPPED__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&snapback__v1__break_skipped__descriptor) \
+    , (char *)protobuf_c_empty_string, SNAPBACK__V1__BREAK_SKIP_REASON__BREAK_SKIP_REASON_UNSPECIFIED }
 
 
 /*
@@ -375,6 +424,25 @@ Snapback__V1__AllAdsCompleted *
 void   snapback__v1__all_ads_completed__free_unpacked
                      (Snapback__V1__AllAdsCompleted *message,
                       ProtobufCAllocator *allocator);
+/* Snapback__V1__BreakSkipped methods */
+void   snapback__v1__break_skipped__init
+                     (Snapback__V1__BreakSkipped         *message);
+size_t snapback__v1__break_skipped__get_packed_size
+                     (const Snapback__V1__BreakSkipped   *message);
+size_t snapback__v1__break_skipped__pack
+                     (const Snapback__V1__BreakSkipped   *message,
+                      uint8_t             *out);
+size_t snapback__v1__break_skipped__pack_to_buffer
+                     (const Snapback__V1__BreakSkipped   *message,
+                      ProtobufCBuffer     *buffer);
+Snapback__V1__BreakSkipped *
+       snapback__v1__break_skipped__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   snapback__v1__break_skipped__free_unpacked
+                     (Snapback__V1__BreakSkipped *message,
+                      ProtobufCAllocator *allocator);
 /* Snapback__V1__SessionError methods */
 void   snapback__v1__session_error__init
                      (Snapback__V1__SessionError         *message);
@@ -417,6 +485,9 @@ typedef void (*Snapback__V1__PlayBreak_Closure)
 typedef void (*Snapback__V1__AllAdsCompleted_Closure)
                  (const Snapback__V1__AllAdsCompleted *message,
                   void *closure_data);
+typedef void (*Snapback__V1__BreakSkipped_Closure)
+                 (const Snapback__V1__BreakSkipped *message,
+                  void *closure_data);
 typedef void (*Snapback__V1__SessionError_Closure)
                  (const Snapback__V1__SessionError *message,
                   void *closure_data);
@@ -427,6 +498,7 @@ typedef void (*Snapback__V1__SessionError_Closure)
 /* --- descriptors --- */
 
 extern const ProtobufCEnumDescriptor    snapback__v1__seek_reason__descriptor;
+extern const ProtobufCEnumDescriptor    snapback__v1__break_skip_reason__descriptor;
 extern const ProtobufCEnumDescriptor    snapback__v1__bookmark_trigger__descriptor;
 extern const ProtobufCMessageDescriptor snapback__v1__push__descriptor;
 extern const ProtobufCMessageDescriptor snapback__v1__seek_command__descriptor;
@@ -435,6 +507,7 @@ extern const ProtobufCMessageDescriptor snapback__v1__bookmark_saved__descriptor
 extern const ProtobufCMessageDescriptor snapback__v1__bookmark_cleared__descriptor;
 extern const ProtobufCMessageDescriptor snapback__v1__play_break__descriptor;
 extern const ProtobufCMessageDescriptor snapback__v1__all_ads_completed__descriptor;
+extern const ProtobufCMessageDescriptor snapback__v1__break_skipped__descriptor;
 extern const ProtobufCMessageDescriptor snapback__v1__session_error__descriptor;
 
 PROTOBUF_C__END_DECLS

@@ -15,6 +15,7 @@ PROTOBUF_C__BEGIN_DECLS
 #endif
 
 #include "snapback/v1/policy.pb-c.h"
+#include "snapback/v1/push.pb-c.h"
 
 typedef struct Snapback__V1__AdBreak Snapback__V1__AdBreak;
 typedef struct Snapback__V1__AdRules Snapback__V1__AdRules;
@@ -43,6 +44,7 @@ typedef struct Snapback__V1__BreakAtRequest Snapback__V1__BreakAtRequest;
 typedef struct Snapback__V1__BreakAtReply Snapback__V1__BreakAtReply;
 typedef struct Snapback__V1__GetSessionStateRequest Snapback__V1__GetSessionStateRequest;
 typedef struct Snapback__V1__SessionStateReply Snapback__V1__SessionStateReply;
+typedef struct Snapback__V1__BreakState Snapback__V1__BreakState;
 
 
 /* --- enums --- */
@@ -72,6 +74,22 @@ typedef enum _Snapback__V1__SessionPhase {
   SNAPBACK__V1__SESSION_PHASE__SESSION_PHASE_CLOSED = 6
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(SNAPBACK__V1__SESSION_PHASE)
 } Snapback__V1__SessionPhase;
+/*
+ * Where a break sits in the content.
+ */
+typedef enum _Snapback__V1__BreakPosition {
+  SNAPBACK__V1__BREAK_POSITION__BREAK_POSITION_UNSPECIFIED = 0,
+  /*
+   * At content time 0.
+   */
+  SNAPBACK__V1__BREAK_POSITION__BREAK_POSITION_PREROLL = 1,
+  SNAPBACK__V1__BREAK_POSITION__BREAK_POSITION_MIDROLL = 2,
+  /*
+   * At the content's end (known from content_duration; ad rules: their post-roll).
+   */
+  SNAPBACK__V1__BREAK_POSITION__BREAK_POSITION_POSTROLL = 3
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(SNAPBACK__V1__BREAK_POSITION)
+} Snapback__V1__BreakPosition;
 
 /* --- messages --- */
 
@@ -343,27 +361,60 @@ struct  Snapback__V1__SeekEndedRequest
     , 0, 0, 0 }
 
 
+typedef enum {
+  SNAPBACK__V1__AD_BREAK_STARTED_REQUEST___STREAM_TIME__NOT_SET = 0,
+  SNAPBACK__V1__AD_BREAK_STARTED_REQUEST___STREAM_TIME_STREAM_TIME = 3
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(SNAPBACK__V1__AD_BREAK_STARTED_REQUEST___STREAM_TIME__CASE)
+} Snapback__V1__AdBreakStartedRequest__StreamTimeCase;
+
+/*
+ * The ad events may carry the player's position, `stream_time` (seconds of stream time; absent = not
+ * sent): it is taken as a ReportPlayhead(stream_time, playing) made just before the event, so the player
+ * need not send one of its own. An ad event that confirms what the daemon already concluded (an
+ * AdBreakEnded after the playhead left the break, a repeated AdBreakStarted) is answered OK and has no
+ * effect; PROTOCOL.md "Events by session phase" lists what is refused.
+ */
 struct  Snapback__V1__AdBreakStartedRequest
 {
   ProtobufCMessage base;
   uint64_t session_id;
   char *break_id;
+  Snapback__V1__AdBreakStartedRequest__StreamTimeCase _stream_time_case;
+  union {
+    double stream_time;
+  };
 };
 #define SNAPBACK__V1__AD_BREAK_STARTED_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&snapback__v1__ad_break_started_request__descriptor) \
-    , 0, (char *)protobuf_c_empty_string }
+    , 0, (char *)protobuf_c_empty_string, SNAPBACK__V1__AD_BREAK_STARTED_REQUEST___STREAM_TIME__NOT_SET, {0} }
 
+
+typedef enum {
+  SNAPBACK__V1__AD_BREAK_ENDED_REQUEST___STREAM_TIME__NOT_SET = 0,
+  SNAPBACK__V1__AD_BREAK_ENDED_REQUEST___STREAM_TIME_STREAM_TIME = 3
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(SNAPBACK__V1__AD_BREAK_ENDED_REQUEST___STREAM_TIME__CASE)
+} Snapback__V1__AdBreakEndedRequest__StreamTimeCase;
 
 struct  Snapback__V1__AdBreakEndedRequest
 {
   ProtobufCMessage base;
   uint64_t session_id;
   char *break_id;
+  Snapback__V1__AdBreakEndedRequest__StreamTimeCase _stream_time_case;
+  union {
+    double stream_time;
+  };
 };
 #define SNAPBACK__V1__AD_BREAK_ENDED_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&snapback__v1__ad_break_ended_request__descriptor) \
-    , 0, (char *)protobuf_c_empty_string }
+    , 0, (char *)protobuf_c_empty_string, SNAPBACK__V1__AD_BREAK_ENDED_REQUEST___STREAM_TIME__NOT_SET, {0} }
 
+
+typedef enum {
+  SNAPBACK__V1__AD_STARTED_REQUEST___STREAM_TIME__NOT_SET = 0,
+  SNAPBACK__V1__AD_STARTED_REQUEST___STREAM_TIME_STREAM_TIME = 4
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(SNAPBACK__V1__AD_STARTED_REQUEST___STREAM_TIME__CASE)
+} Snapback__V1__AdStartedRequest__StreamTimeCase;
 
 struct  Snapback__V1__AdStartedRequest
 {
@@ -374,11 +425,21 @@ struct  Snapback__V1__AdStartedRequest
    * 0-based index of the ad within the break.
    */
   uint32_t index;
+  Snapback__V1__AdStartedRequest__StreamTimeCase _stream_time_case;
+  union {
+    double stream_time;
+  };
 };
 #define SNAPBACK__V1__AD_STARTED_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&snapback__v1__ad_started_request__descriptor) \
-    , 0, (char *)protobuf_c_empty_string, 0 }
+    , 0, (char *)protobuf_c_empty_string, 0, SNAPBACK__V1__AD_STARTED_REQUEST___STREAM_TIME__NOT_SET, {0} }
 
+
+typedef enum {
+  SNAPBACK__V1__AD_ENDED_REQUEST___STREAM_TIME__NOT_SET = 0,
+  SNAPBACK__V1__AD_ENDED_REQUEST___STREAM_TIME_STREAM_TIME = 4
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(SNAPBACK__V1__AD_ENDED_REQUEST___STREAM_TIME__CASE)
+} Snapback__V1__AdEndedRequest__StreamTimeCase;
 
 struct  Snapback__V1__AdEndedRequest
 {
@@ -389,10 +450,14 @@ struct  Snapback__V1__AdEndedRequest
    * 0-based index of the ad within the break.
    */
   uint32_t index;
+  Snapback__V1__AdEndedRequest__StreamTimeCase _stream_time_case;
+  union {
+    double stream_time;
+  };
 };
 #define SNAPBACK__V1__AD_ENDED_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&snapback__v1__ad_ended_request__descriptor) \
-    , 0, (char *)protobuf_c_empty_string, 0 }
+    , 0, (char *)protobuf_c_empty_string, 0, SNAPBACK__V1__AD_ENDED_REQUEST___STREAM_TIME__NOT_SET, {0} }
 
 
 struct  Snapback__V1__TrickPlayStartedRequest
@@ -629,6 +694,11 @@ struct  Snapback__V1__SessionStateReply
    */
   size_t n_breaks;
   Snapback__V1__AdBreak **breaks;
+  /*
+   * What the viewer did with each break, in the order of `breaks`.
+   */
+  size_t n_break_states;
+  Snapback__V1__BreakState **break_states;
   Snapback__V1__SessionStateReply__PendingReturnCase _pending_return_case;
   union {
     double pending_return;
@@ -644,7 +714,33 @@ struct  Snapback__V1__SessionStateReply
 };
 #define SNAPBACK__V1__SESSION_STATE_REPLY__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&snapback__v1__session_state_reply__descriptor) \
-    , SNAPBACK__V1__SESSION_PHASE__SESSION_PHASE_UNSPECIFIED, (char *)protobuf_c_empty_string, 0, 0, 0, 0, 0,NULL, SNAPBACK__V1__SESSION_STATE_REPLY___PENDING_RETURN__NOT_SET, {0}, SNAPBACK__V1__SESSION_STATE_REPLY___COOLDOWN_UNTIL__NOT_SET, {0}, SNAPBACK__V1__SESSION_STATE_REPLY___LAST_BOOKMARK_CONTENT_TIME__NOT_SET, {0} }
+    , SNAPBACK__V1__SESSION_PHASE__SESSION_PHASE_UNSPECIFIED, (char *)protobuf_c_empty_string, 0, 0, 0, 0, 0,NULL, 0,NULL, SNAPBACK__V1__SESSION_STATE_REPLY___PENDING_RETURN__NOT_SET, {0}, SNAPBACK__V1__SESSION_STATE_REPLY___COOLDOWN_UNTIL__NOT_SET, {0}, SNAPBACK__V1__SESSION_STATE_REPLY___LAST_BOOKMARK_CONTENT_TIME__NOT_SET, {0} }
+
+
+/*
+ * One break of a session as the viewer left it.
+ */
+struct  Snapback__V1__BreakState
+{
+  ProtobufCMessage base;
+  char *break_id;
+  Snapback__V1__BreakPosition position;
+  /*
+   * It counts as watched (this session, or an earlier one of the content).
+   */
+  protobuf_c_boolean watched;
+  /*
+   * Later seeks are never held to it: a resume skipped it, or the loop guard gave it up.
+   */
+  protobuf_c_boolean exempt;
+  /*
+   * Why it was last skipped (the last BreakSkipped push for it); UNSPECIFIED = never skipped.
+   */
+  Snapback__V1__BreakSkipReason skip_reason;
+};
+#define SNAPBACK__V1__BREAK_STATE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&snapback__v1__break_state__descriptor) \
+    , (char *)protobuf_c_empty_string, SNAPBACK__V1__BREAK_POSITION__BREAK_POSITION_UNSPECIFIED, 0, 0, SNAPBACK__V1__BREAK_SKIP_REASON__BREAK_SKIP_REASON_UNSPECIFIED }
 
 
 /* Snapback__V1__AdBreak methods */
@@ -1160,6 +1256,25 @@ Snapback__V1__SessionStateReply *
 void   snapback__v1__session_state_reply__free_unpacked
                      (Snapback__V1__SessionStateReply *message,
                       ProtobufCAllocator *allocator);
+/* Snapback__V1__BreakState methods */
+void   snapback__v1__break_state__init
+                     (Snapback__V1__BreakState         *message);
+size_t snapback__v1__break_state__get_packed_size
+                     (const Snapback__V1__BreakState   *message);
+size_t snapback__v1__break_state__pack
+                     (const Snapback__V1__BreakState   *message,
+                      uint8_t             *out);
+size_t snapback__v1__break_state__pack_to_buffer
+                     (const Snapback__V1__BreakState   *message,
+                      ProtobufCBuffer     *buffer);
+Snapback__V1__BreakState *
+       snapback__v1__break_state__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   snapback__v1__break_state__free_unpacked
+                     (Snapback__V1__BreakState *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Snapback__V1__AdBreak_Closure)
@@ -1242,6 +1357,9 @@ typedef void (*Snapback__V1__GetSessionStateRequest_Closure)
                   void *closure_data);
 typedef void (*Snapback__V1__SessionStateReply_Closure)
                  (const Snapback__V1__SessionStateReply *message,
+                  void *closure_data);
+typedef void (*Snapback__V1__BreakState_Closure)
+                 (const Snapback__V1__BreakState *message,
                   void *closure_data);
 
 /* --- services --- */
@@ -1425,6 +1543,7 @@ void snapback__v1__timeline__get_session_state(ProtobufCService *service,
 
 extern const ProtobufCEnumDescriptor    snapback__v1__session_kind__descriptor;
 extern const ProtobufCEnumDescriptor    snapback__v1__session_phase__descriptor;
+extern const ProtobufCEnumDescriptor    snapback__v1__break_position__descriptor;
 extern const ProtobufCMessageDescriptor snapback__v1__ad_break__descriptor;
 extern const ProtobufCMessageDescriptor snapback__v1__ad_rules__descriptor;
 extern const ProtobufCMessageDescriptor snapback__v1__resume_options__descriptor;
@@ -1452,6 +1571,7 @@ extern const ProtobufCMessageDescriptor snapback__v1__break_at_request__descript
 extern const ProtobufCMessageDescriptor snapback__v1__break_at_reply__descriptor;
 extern const ProtobufCMessageDescriptor snapback__v1__get_session_state_request__descriptor;
 extern const ProtobufCMessageDescriptor snapback__v1__session_state_reply__descriptor;
+extern const ProtobufCMessageDescriptor snapback__v1__break_state__descriptor;
 extern const ProtobufCServiceDescriptor snapback__v1__timeline__descriptor;
 
 PROTOBUF_C__END_DECLS
