@@ -1077,60 +1077,58 @@ int snapback_seek_ended(snapback_session *s, double from, double to, snapback_re
     return session_call(s, M_SEEK_ENDED, &r.base, cb, user);
 }
 
-/* The ad events: `at` NULL sends no position; otherwise *at is the player's position, sent in the
- * request's optional stream_time and kept as the session's last position. */
-static int ad_break_event(snapback_session *s, unsigned method, const char *break_id, const double *at,
-                          snapback_reply_cb cb, void *user) {
-    if (!s || !break_id) return SNAPBACK_E_INVALID;
-    if (at) note_position(s, *at);
-    if (method == M_AD_BREAK_STARTED) {
-        Snapback__V1__AdBreakStartedRequest r = SNAPBACK__V1__AD_BREAK_STARTED_REQUEST__INIT;
-        r.break_id = (char *)break_id;
-        if (at) {
-            r._stream_time_case = SNAPBACK__V1__AD_BREAK_STARTED_REQUEST___STREAM_TIME_STREAM_TIME;
-            r.stream_time = *at;
-        }
-        return session_call(s, method, &r.base, cb, user);
-    }
-    Snapback__V1__AdBreakEndedRequest r = SNAPBACK__V1__AD_BREAK_ENDED_REQUEST__INIT;
-    r.break_id = (char *)break_id;
-    if (at) {
-        r._stream_time_case = SNAPBACK__V1__AD_BREAK_ENDED_REQUEST___STREAM_TIME_STREAM_TIME;
-        r.stream_time = *at;
-    }
-    return session_call(s, method, &r.base, cb, user);
-}
+/* Sets an ad event request's optional stream_time when `at` is given. */
+#define SET_POSITION(req, case_value, at)          \
+    do {                                           \
+        if (at) {                                  \
+            (req)._stream_time_case = (case_value); \
+            (req).stream_time = *(at);             \
+        }                                          \
+    } while (0)
 
+/* The ad events: `at` NULL sends no position; otherwise *at is the player's position, sent in the
+ * request's optional stream_time and kept as the session's last position. `index` for the per-ad ones. */
 static int ad_event(snapback_session *s, unsigned method, const char *break_id, uint32_t index, const double *at,
                     snapback_reply_cb cb, void *user) {
     if (!s || !break_id) return SNAPBACK_E_INVALID;
     if (at) note_position(s, *at);
-    if (method == M_AD_STARTED) {
-        Snapback__V1__AdStartedRequest r = SNAPBACK__V1__AD_STARTED_REQUEST__INIT;
-        r.break_id = (char *)break_id;
-        r.index = index;
-        if (at) {
-            r._stream_time_case = SNAPBACK__V1__AD_STARTED_REQUEST___STREAM_TIME_STREAM_TIME;
-            r.stream_time = *at;
-        }
+    char *id = (char *)break_id;
+    switch (method) {
+    case M_AD_BREAK_STARTED: {
+        Snapback__V1__AdBreakStartedRequest r = SNAPBACK__V1__AD_BREAK_STARTED_REQUEST__INIT;
+        r.break_id = id;
+        SET_POSITION(r, SNAPBACK__V1__AD_BREAK_STARTED_REQUEST___STREAM_TIME_STREAM_TIME, at);
         return session_call(s, method, &r.base, cb, user);
     }
-    Snapback__V1__AdEndedRequest r = SNAPBACK__V1__AD_ENDED_REQUEST__INIT;
-    r.break_id = (char *)break_id;
-    r.index = index;
-    if (at) {
-        r._stream_time_case = SNAPBACK__V1__AD_ENDED_REQUEST___STREAM_TIME_STREAM_TIME;
-        r.stream_time = *at;
+    case M_AD_BREAK_ENDED: {
+        Snapback__V1__AdBreakEndedRequest r = SNAPBACK__V1__AD_BREAK_ENDED_REQUEST__INIT;
+        r.break_id = id;
+        SET_POSITION(r, SNAPBACK__V1__AD_BREAK_ENDED_REQUEST___STREAM_TIME_STREAM_TIME, at);
+        return session_call(s, method, &r.base, cb, user);
     }
-    return session_call(s, method, &r.base, cb, user);
+    case M_AD_STARTED: {
+        Snapback__V1__AdStartedRequest r = SNAPBACK__V1__AD_STARTED_REQUEST__INIT;
+        r.break_id = id;
+        r.index = index;
+        SET_POSITION(r, SNAPBACK__V1__AD_STARTED_REQUEST___STREAM_TIME_STREAM_TIME, at);
+        return session_call(s, method, &r.base, cb, user);
+    }
+    default: {
+        Snapback__V1__AdEndedRequest r = SNAPBACK__V1__AD_ENDED_REQUEST__INIT;
+        r.break_id = id;
+        r.index = index;
+        SET_POSITION(r, SNAPBACK__V1__AD_ENDED_REQUEST___STREAM_TIME_STREAM_TIME, at);
+        return session_call(s, M_AD_ENDED, &r.base, cb, user);
+    }
+    }
 }
 
 int snapback_ad_break_started(snapback_session *s, const char *break_id, snapback_reply_cb cb, void *user) {
-    return ad_break_event(s, M_AD_BREAK_STARTED, break_id, NULL, cb, user);
+    return ad_event(s, M_AD_BREAK_STARTED, break_id, 0, NULL, cb, user);
 }
 
 int snapback_ad_break_ended(snapback_session *s, const char *break_id, snapback_reply_cb cb, void *user) {
-    return ad_break_event(s, M_AD_BREAK_ENDED, break_id, NULL, cb, user);
+    return ad_event(s, M_AD_BREAK_ENDED, break_id, 0, NULL, cb, user);
 }
 
 int snapback_ad_started(snapback_session *s, const char *break_id, uint32_t index, snapback_reply_cb cb,
@@ -1145,12 +1143,12 @@ int snapback_ad_ended(snapback_session *s, const char *break_id, uint32_t index,
 
 int snapback_ad_break_started_at(snapback_session *s, const char *break_id, double stream_time,
                                  snapback_reply_cb cb, void *user) {
-    return ad_break_event(s, M_AD_BREAK_STARTED, break_id, &stream_time, cb, user);
+    return ad_event(s, M_AD_BREAK_STARTED, break_id, 0, &stream_time, cb, user);
 }
 
 int snapback_ad_break_ended_at(snapback_session *s, const char *break_id, double stream_time,
                                snapback_reply_cb cb, void *user) {
-    return ad_break_event(s, M_AD_BREAK_ENDED, break_id, &stream_time, cb, user);
+    return ad_event(s, M_AD_BREAK_ENDED, break_id, 0, &stream_time, cb, user);
 }
 
 int snapback_ad_started_at(snapback_session *s, const char *break_id, uint32_t index, double stream_time,

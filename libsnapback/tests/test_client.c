@@ -981,6 +981,33 @@ out:
     daemon_cleanup(&d);
 }
 
+/* The per-ad events with the position: the daemon takes it as a playhead report (the state is at 615
+ * at once, not where the last report left it), and the library keeps it for a reopen. */
+static void test_ad_events_with_position(void) {
+    struct daemon d = {0};
+    struct player pl = {0};
+    CHECK(daemon_start(&d));
+    CHECK(connect_player(&pl, &d));
+    snapback_session_params p = seed_params("positions");
+    struct res opened = RES(&pl);
+    snapback_session *s = open_session(&pl, &p, &opened);
+    CHECK(s);
+    struct res ph = RES(&pl), as = RES(&pl), ae = RES(&pl), st = RES(&pl);
+    CALL(&pl, ph, snapback_report_playhead(s, 590, 1, true, on_reply, &ph));
+    CALL(&pl, as, snapback_ad_started_at(s, "b1", 0, 600.5, on_reply, &as));
+    CHECK(as.status == SNAPBACK_OK);
+    CALL(&pl, ae, snapback_ad_ended_at(s, "b1", 0, 615, on_reply, &ae));
+    CHECK(ae.status == SNAPBACK_OK);
+    double position = 0;
+    CHECK(snapback_session_position(s, &position) && position == 615);
+    CALL(&pl, st, snapback_get_session_state(s, on_reply, &st));
+    CHECK(st.status == SNAPBACK_OK && strcmp(st.text, "b1") == 0);
+    CHECK(st.r.u.state.stream_time >= 615 && st.r.u.state.stream_time < 616);
+out:
+    snapback_client_free(pl.c);
+    daemon_cleanup(&d);
+}
+
 static const struct {
     const char *name;
     void (*fn)(void);
@@ -1001,6 +1028,7 @@ static const struct {
     {"connect_without_daemon", test_connect_without_daemon},
     {"break_skipped_by_trick_play", test_break_skipped_by_trick_play},
     {"break_states_after_a_resume", test_break_states_after_a_resume},
+    {"ad_events_with_position", test_ad_events_with_position},
 };
 
 int main(int argc, char **argv) {
