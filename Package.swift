@@ -31,28 +31,33 @@ let hotPath: [SwiftSetting] = [.unsafeFlags(["-enforce-exclusivity=unchecked"], 
 // in the order Sources/snapbackd/link-order.txt gives (`make link-order` writes it from a callgrind run).
 // Measured on the release build: 10.0 MiB idle dynamically linked, 6.6 MiB static, see README.
 let functionSections: [SwiftSetting] = [.unsafeFlags(["-Xfrontend", "-function-sections"], .when(configuration: .release))]
-let smallDaemon: [LinkerSetting] = [.unsafeFlags([
-    "-static-executable",
-    // Where `-luv` finds the archive (a linker script naming Debian's libuv_a.a).
-    "-L", Context.packageDirectory + "/Sources/snapbackd/static-libs",
-    "-Xlinker", "--section-ordering-file=" + Context.packageDirectory + "/Sources/snapbackd/link-order.txt",
-], .when(configuration: .release))]
+let smallDaemon: [LinkerSetting] = [
+    .unsafeFlags(
+        [
+            "-static-executable",
+            // Where `-luv` finds the archive (a linker script naming Debian's libuv_a.a).
+            "-L", Context.packageDirectory + "/Sources/snapbackd/static-libs",
+            "-Xlinker", "--section-ordering-file=" + Context.packageDirectory + "/Sources/snapbackd/link-order.txt"
+        ], .when(configuration: .release))
+]
 
 let package = Package(
     name: "snapback",
     products: [
         .executable(name: "snapbackd", targets: ["snapbackd"]),
         .executable(name: "snapback", targets: ["snapback"]),
-        .library(name: "SnapbackTimeline", targets: ["SnapbackTimeline"]),
+        .library(name: "SnapbackTimeline", targets: ["SnapbackTimeline"])
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2")
     ],
     targets: [
-        .systemLibrary(name: "CLibUV", path: "Sources/CLibUV", pkgConfig: "libuv",
-                       providers: [.apt(["libuv1-dev"])]),
-        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
-                       providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(
+            name: "CLibUV", path: "Sources/CLibUV", pkgConfig: "libuv",
+            providers: [.apt(["libuv1-dev"])]),
+        .systemLibrary(
+            name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]),
         .target(
             name: "CSnapbackProto",
             path: "Sources/CSnapbackProto",
@@ -61,8 +66,9 @@ let package = Package(
         ),
         // No I/O and no Foundation; `rounded()` needs libm.
         .target(name: "SnapbackTimeline", swiftSettings: hotPath + functionSections, linkerSettings: [.linkedLibrary("m")]),
-        .target(name: "SnapbackWire", dependencies: ["CSnapbackProto", "SnapbackTimeline"],
-                swiftSettings: hotPath + functionSections),
+        .target(
+            name: "SnapbackWire", dependencies: ["CSnapbackProto", "SnapbackTimeline"],
+            swiftSettings: hotPath + functionSections),
         .target(name: "SnapbackStore", dependencies: ["SnapbackTimeline", "CSQLite"], swiftSettings: functionSections),
         .target(
             name: "SnapbackDaemon",
@@ -71,16 +77,19 @@ let package = Package(
         ),
         .target(name: "SnapbackClient", dependencies: ["SnapbackWire", "SnapbackTimeline", "CSnapbackProto"]),
         .target(name: "SnapbackFuzzing", dependencies: ["SnapbackWire", "SnapbackTimeline", "SnapbackDaemon", "SnapbackStore"]),
-        .executableTarget(name: "snapbackd", dependencies: ["SnapbackDaemon"], exclude: ["static-libs", "link-order.txt"],
-                          swiftSettings: functionSections, linkerSettings: smallDaemon),
+        .executableTarget(
+            name: "snapbackd", dependencies: ["SnapbackDaemon"], exclude: ["static-libs", "link-order.txt"],
+            swiftSettings: functionSections, linkerSettings: smallDaemon),
         .executableTarget(name: "snapback-fuzz", dependencies: ["SnapbackFuzzing"]),
         .executableTarget(name: "snapback-fuzz-daemon", dependencies: ["SnapbackFuzzing"]),
         // SnapbackDaemon and SnapbackStore for `bench-store`'s in-process group-commit phase (the real
         // service and store on a virtual clock).
-        .executableTarget(name: "snapback", dependencies: [
-            "SnapbackClient", "SnapbackWire", "SnapbackTimeline", "SnapbackCLI", "CLinux", "SnapbackDaemon", "SnapbackStore",
-            .product(name: "ArgumentParser", package: "swift-argument-parser"),
-        ]),
+        .executableTarget(
+            name: "snapback",
+            dependencies: [
+                "SnapbackClient", "SnapbackWire", "SnapbackTimeline", "SnapbackCLI", "CLinux", "SnapbackDaemon", "SnapbackStore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser")
+            ]),
         // Linux calls the client's benchmarks need that Swift's Glibc module leaves out (epoll, CPU
         // affinity), in C with their real types.
         .target(name: "CLinux", path: "Sources/CLinux"),
@@ -90,14 +99,17 @@ let package = Package(
         // Helpers the test suites share (a seeded generator); not part of any product.
         .target(name: "SnapbackTestSupport", path: "Tests/SnapbackTestSupport"),
         .testTarget(name: "SnapbackTimelineTests", dependencies: ["SnapbackTimeline", "SnapbackTestSupport"]),
-        .testTarget(name: "SnapbackWireTests",
-                    dependencies: ["SnapbackWire", "CSnapbackProto", "SnapbackFuzzing", "SnapbackTestSupport"]),
+        .testTarget(
+            name: "SnapbackWireTests",
+            dependencies: ["SnapbackWire", "CSnapbackProto", "SnapbackFuzzing", "SnapbackTestSupport"]),
         .testTarget(name: "SnapbackStoreTests", dependencies: ["SnapbackStore", "CSQLite"]),
         .testTarget(name: "SnapbackCLITests", dependencies: ["SnapbackCLI", "SnapbackWire", "SnapbackTimeline"]),
         .testTarget(
             name: "SnapbackDaemonTests",
-            dependencies: ["SnapbackClient", "SnapbackWire", "CSnapbackProto", "SnapbackDaemon", "SnapbackStore",
-                           "SnapbackFuzzing", "SnapbackTestSupport"]
-        ),
+            dependencies: [
+                "SnapbackClient", "SnapbackWire", "CSnapbackProto", "SnapbackDaemon", "SnapbackStore",
+                "SnapbackFuzzing", "SnapbackTestSupport"
+            ]
+        )
     ]
 )

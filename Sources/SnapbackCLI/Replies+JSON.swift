@@ -12,7 +12,7 @@ extension HelloReply {
             "max_outbound_queue_bytes": .uint(maxOutboundQueueBytes),
             "policy_presets": .array(policyPresets.map { .string($0) }),
             "default_policy_preset": .string(defaultPolicyPreset),
-            "max_breaks_per_session": .uint(UInt64(maxBreaksPerSession)),
+            "max_breaks_per_session": .uint(UInt64(maxBreaksPerSession))
         ])
     }
 }
@@ -25,8 +25,8 @@ extension StatusReply {
             "sessions": .uint(UInt64(sessions)), "requests": .uint(requests), "pushes": .uint(pushes),
             "store": .object([
                 "kind": .string(store.kind), "path": .string(store.path), "bookmarks": .uint(store.bookmarks),
-                "error": .string(store.error),
-            ]),
+                "error": .string(store.error)
+            ])
         ])
     }
 }
@@ -36,7 +36,7 @@ extension WireBookmark {
         .object([
             "content_id": .string(contentId), "profile": .string(profile), "content_time": .number(contentTime),
             "stream_time": .number(streamTime), "stream_id": .string(streamId), "updated_at": .number(updatedAt),
-            "finished": .bool(finished),
+            "finished": .bool(finished)
         ])
     }
 }
@@ -46,6 +46,7 @@ extension AdBreak {
         .object([
             "id": .string(id), "start": .number(start), "duration": .number(duration),
             "ad_durations": .array(adDurations.map { .number($0) }), "watched": .bool(watched),
+            "content_resume_offset": .number(contentResumeOffset)
         ])
     }
 }
@@ -59,7 +60,7 @@ extension SessionStateReply {
             "rate": .number(rate), "pending_return": .number(pendingReturn),
             "breaks": .array(breaks.map(\.json)), "cooldown_until": .number(cooldownUntil),
             "last_bookmark_content_time": .number(lastBookmarkContentTime),
-            "break_states": .array(breakStates.map(\.json)),
+            "break_states": .array(breakStates.map(\.json))
         ])
     }
 }
@@ -71,7 +72,7 @@ extension SessionStateReply.BreakState {
         .object([
             "break_id": .string(breakId), "position": position.map { .string($0.rawValue) } ?? .null,
             "watched": .bool(watched), "exempt": .bool(exempt),
-            "skip_reason": skipped.map { .string($0.rawValue) } ?? .null,
+            "skip_reason": skipped.map { .string($0.rawValue) } ?? .null
         ])
     }
 }
@@ -90,7 +91,7 @@ extension SessionInfo {
             "policy_preset": .string(policyPreset), "client_name": .string(clientName),
             "peer_uid": .uint(UInt64(peerUid)), "peer_pid": .number(Double(peerPid)), "opened_at": .number(openedAt),
             "pushes": .uint(pushes), "break_count": .uint(UInt64(breakCount)),
-            "content_duration": .number(contentDuration), "state": state,
+            "content_duration": .number(contentDuration), "state": state
         ])
     }
 }
@@ -100,16 +101,20 @@ extension WireDecision {
         var members: JSON.Members = [
             "seq": .uint(seq), "session_id": .uint(sessionId), "content_id": .string(contentId),
             "stream_id": .string(streamId), "profile": .string(profile), "at": .number(at),
-            "kind": kind.map { .string($0.rawValue) } ?? .null, "reason": .string(reason),
+            "kind": kind.map { .string($0.rawValue) } ?? .null, "reason": .string(reason)
         ]
         switch kind {
         case .seek?:
-            members.pairs += [("stream_time", .number(streamTime)), ("seek_reason", seekReason.map { .string($0.rawValue) } ?? .null)]
+            members.pairs += [
+                ("stream_time", .number(streamTime)), ("seek_reason", seekReason.map { .string($0.rawValue) } ?? .null)
+            ]
         case .breakWatched?, .breakCompleted?, .playBreak?:
             members.pairs.append(("break_id", .string(breakId)))
         case .saveBookmark?:
-            members.pairs += [("content_time", .number(contentTime)), ("stream_time", .number(streamTime)),
-                              ("bookmark_trigger", bookmarkTrigger.map { .string($0.rawValue) } ?? .null)]
+            members.pairs += [
+                ("content_time", .number(contentTime)), ("stream_time", .number(streamTime)),
+                ("bookmark_trigger", bookmarkTrigger.map { .string($0.rawValue) } ?? .null)
+            ]
         case .breakSkipped?:
             members.pairs += [("break_id", .string(breakId)), ("skip_reason", skipReason.map { .string($0.rawValue) } ?? .null)]
         case .allAdsCompleted?, .clearBookmark?, nil:
@@ -124,26 +129,34 @@ extension WirePushMessage {
         var members: JSON.Members = ["session_id": .uint(sessionId), "seq": .uint(seq), "reason": .string(reason)]
         switch kind {
         case .seek(let to, let seekReason):
-            members.pairs += [("kind", .string("seek")), ("stream_time", .number(to)),
-                              ("seek_reason", seekReason.map { .string($0.rawValue) } ?? .null)]
+            members.pairs += [
+                ("kind", .string("seek")), ("stream_time", .number(to)),
+                ("seek_reason", seekReason.map { .string($0.rawValue) } ?? .null)
+            ]
         case .breakWatched(let id):
             members.pairs += [("kind", .string("break_watched")), ("break_id", .string(id))]
         case .bookmarkSaved(let contentTime, let streamTime, let trigger):
-            members.pairs += [("kind", .string("bookmark_saved")), ("content_time", .number(contentTime)),
-                              ("stream_time", .number(streamTime)),
-                              ("bookmark_trigger", trigger.map { .string($0.rawValue) } ?? .null)]
+            members.pairs += [
+                ("kind", .string("bookmark_saved")), ("content_time", .number(contentTime)),
+                ("stream_time", .number(streamTime)),
+                ("bookmark_trigger", trigger.map { .string($0.rawValue) } ?? .null)
+            ]
         case .bookmarkCleared:
             members.pairs.append(("kind", .string("bookmark_cleared")))
         case .playBreak(let id):
             members.pairs += [("kind", .string("play_break")), ("break_id", .string(id))]
         case .breakSkipped(let id, let why):
-            members.pairs += [("kind", .string("break_skipped")), ("break_id", .string(id)),
-                              ("skip_reason", why.map { .string($0.rawValue) } ?? .null)]
+            members.pairs += [
+                ("kind", .string("break_skipped")), ("break_id", .string(id)),
+                ("skip_reason", why.map { .string($0.rawValue) } ?? .null)
+            ]
         case .allAdsCompleted:
             members.pairs.append(("kind", .string("all_ads_completed")))
         case .sessionError(let code, let message):
-            members.pairs += [("kind", .string("session_error")), ("code", .uint(UInt64(code.rawValue))),
-                              ("message", .string(message))]
+            members.pairs += [
+                ("kind", .string("session_error")), ("code", .uint(UInt64(code.rawValue))),
+                ("message", .string(message))
+            ]
         case .unknown:
             members.pairs.append(("kind", .string("unknown")))
         }

@@ -43,7 +43,8 @@ public enum SessionDrawing {
         let layout = try? TimelineLayout(breaks: breaks)
         let adTime = layout?.totalAdTime ?? breaks.reduce(0) { $0 + $1.duration }
         var end = max(breaks.last?.end ?? 0, state.streamTime, state.pendingReturn ?? 0)
-        if let d = info.contentDuration { end = max(end, d + adTime) }
+        // Breaks that replace content add less than their duration to the stream.
+        if let d = info.contentDuration { end = max(end, layout?.streamDuration(forContentDuration: d) ?? d + adTime) }
         if !(end > 0) { end = 1 }
         let contentEnd = max(info.contentDuration ?? (end - adTime), state.contentTime, 1)
         func content(_ t: Double) -> Double { layout?.contentTime(forStreamTime: t) ?? t }
@@ -57,11 +58,13 @@ public enum SessionDrawing {
         }
 
         var out: [String] = []
-        out.append("session \(info.sessionId) · content \"\(info.contentId)\" · stream \"\(info.streamId)\""
-            + (info.profile.isEmpty ? "" : " · profile \"\(info.profile)\""))
-        out.append("\(info.kind == .live ? "live" : "on demand"), preset \(info.policyPreset) · client \"\(info.clientName)\" "
-            + "(uid \(info.peerUid), pid \(info.peerPid)) · opened \(utcDate(info.openedAt)) · \(info.pushes) push"
-            + (info.pushes == 1 ? "" : "es"))
+        out.append(
+            "session \(info.sessionId) · content \"\(info.contentId)\" · stream \"\(info.streamId)\""
+                + (info.profile.isEmpty ? "" : " · profile \"\(info.profile)\""))
+        out.append(
+            "\(info.kind == .live ? "live" : "on demand"), preset \(info.policyPreset) · client \"\(info.clientName)\" "
+                + "(uid \(info.peerUid), pid \(info.peerPid)) · opened \(utcDate(info.openedAt)) · \(info.pushes) push"
+                + (info.pushes == 1 ? "" : "es"))
         out.append(phaseLine(state))
 
         // The bars: a label column, then the cells, then the end time.
@@ -105,16 +108,23 @@ public enum SessionDrawing {
         out.append(String(repeating: " ", count: label) + "0:00")
         out.append(padRight("stream", label) + "├" + paint(stream, streamKinds, style) + "┤ " + endText)
         out.append(padRight("content", label) + "├" + paint(contentBar, contentKinds, style) + "┤ " + clock(contentEnd))
-        out.append(marker(playheadMark, at: playheadColumn, offset: label + 1, cells: cells,
-                          text: "playhead: stream \(clock(state.streamTime)) = content \(clock(state.contentTime))",
-                          style.playhead))
+        out.append(
+            marker(
+                playheadMark, at: playheadColumn, offset: label + 1, cells: cells,
+                text: "playhead: stream \(clock(state.streamTime)) = content \(clock(state.contentTime))",
+                style.playhead))
         if let t = state.pendingReturn {
-            out.append(marker(returnMark, at: column(t, of: end), offset: label + 1, cells: cells,
-                              text: "return after \(state.currentBreakId ?? "the break"): stream \(clock(t)) = content \(clock(content(t)))",
-                              style.pending))
+            out.append(
+                marker(
+                    returnMark, at: column(t, of: end), offset: label + 1, cells: cells,
+                    text:
+                        "return after \(state.currentBreakId ?? "the break"): stream \(clock(t)) = content \(clock(content(t)))",
+                    style.pending))
         }
-        out.append(style.dim("legend: \(unwatchedCell) break not watched  \(watchedCell) watched  \(skippedCell) skipped "
-            + "or exempt  \(breakTick) break (content time)  \(playheadMark) playhead  \(returnMark) pending return"))
+        out.append(
+            style.dim(
+                "legend: \(unwatchedCell) break not watched  \(watchedCell) watched  \(skippedCell) skipped "
+                    + "or exempt  \(breakTick) break (content time)  \(playheadMark) playhead  \(returnMark) pending return"))
 
         if let until = state.cooldownUntil {
             out.append("cooldown: breaks are skipped until \(utcDate(until))")
@@ -129,8 +139,9 @@ public enum SessionDrawing {
             return out
         }
         let idWidth = max(5, breaks.map(\.id.count).max() ?? 0) + 2
-        out.append(padRight("BREAK", idWidth) + padRight("STREAM", 22) + padRight("CONTENT", 10) + padRight("LENGTH", 8)
-            + padRight("ADS", 5) + padRight("POSITION", 11) + "STATE")
+        out.append(
+            padRight("BREAK", idWidth) + padRight("STREAM", 22) + padRight("CONTENT", 10) + padRight("LENGTH", 8)
+                + padRight("ADS", 5) + padRight("POSITION", 11) + "STATE")
         for b in breaks {
             let s = breakStates[b.id]
             var what = kind(b) == 2 ? style.watched("watched") : style.unwatched("not watched")
@@ -138,10 +149,11 @@ public enum SessionDrawing {
             if let why = s?.skipped { what += ", " + style.skipped("skipped (\(why.rawValue))") }
             if state.currentBreakId == b.id { what += ", " + style.playhead("playing") }
             if let t = state.pendingReturn, state.currentBreakId == b.id { what += style.pending(", then back to \(clock(t))") }
-            out.append(padRight(b.id, idWidth) + padRight("\(clock(b.start)) → \(clock(b.end))", 22)
-                + padRight(clock(content(b.start)), 10) + padRight(clock(b.duration), 8)
-                + padRight(b.adDurations.isEmpty ? "-" : "\(b.adDurations.count)", 5)
-                + padRight(s?.position.map(positionText) ?? "-", 11) + what)
+            out.append(
+                padRight(b.id, idWidth) + padRight("\(clock(b.start)) → \(clock(b.end))", 22)
+                    + padRight(clock(content(b.start)), 10) + padRight(clock(b.duration), 8)
+                    + padRight(b.adDurations.isEmpty ? "-" : "\(b.adDurations.count)", 5)
+                    + padRight(s?.position.map(positionText) ?? "-", 11) + what)
         }
         return out
     }
@@ -190,8 +202,10 @@ public enum SessionDrawing {
     }
 
     /// A mark under the bar at `column` with its text on its right, or on its left when it does not fit.
-    static func marker(_ mark: Character, at column: Int, offset: Int, cells: Int, text: String,
-                       _ paint: (String) -> String) -> String {
+    static func marker(
+        _ mark: Character, at column: Int, offset: Int, cells: Int, text: String,
+        _ paint: (String) -> String
+    ) -> String {
         if column + 2 + text.count <= cells + 2 {
             return String(repeating: " ", count: offset + column) + paint("\(mark) \(text)")
         }
@@ -204,9 +218,11 @@ public enum SessionDrawing {
         guard !sessions.isEmpty else { return ["no open sessions"] }
         let contentWidth = max(8, sessions.map(\.contentId.count).max() ?? 0) + 2
         let clientWidth = max(7, sessions.map(\.clientName.count).max() ?? 0) + 2
-        var out = [padRight("ID", 6) + padRight("CONTENT", contentWidth) + padRight("KIND", 10) + padRight("PRESET", 9)
-            + padRight("PHASE", 10) + padLeft("STREAM", 9) + padLeft("CONTENT", 9) + padLeft("BREAKS", 8) + "  "
-            + padRight("CLIENT", clientWidth) + "UID/PID"]
+        var out = [
+            padRight("ID", 6) + padRight("CONTENT", contentWidth) + padRight("KIND", 10) + padRight("PRESET", 9)
+                + padRight("PHASE", 10) + padLeft("STREAM", 9) + padLeft("CONTENT", 9) + padLeft("BREAKS", 8) + "  "
+                + padRight("CLIENT", clientWidth) + "UID/PID"
+        ]
         for s in sessions {
             let phase: String
             switch s.state.phase {
@@ -218,10 +234,11 @@ public enum SessionDrawing {
             case .closed?: phase = "closed"
             case nil: phase = "?"
             }
-            out.append(padRight("\(s.sessionId)", 6) + padRight(s.contentId, contentWidth)
-                + padRight(s.kind == .live ? "live" : "on-demand", 10) + padRight(s.policyPreset, 9) + padRight(phase, 10)
-                + padLeft(clock(s.state.streamTime), 9) + padLeft(clock(s.state.contentTime), 9)
-                + padLeft("\(s.breakCount)", 8) + "  " + padRight(s.clientName, clientWidth) + "\(s.peerUid)/\(s.peerPid)")
+            out.append(
+                padRight("\(s.sessionId)", 6) + padRight(s.contentId, contentWidth)
+                    + padRight(s.kind == .live ? "live" : "on-demand", 10) + padRight(s.policyPreset, 9) + padRight(phase, 10)
+                    + padLeft(clock(s.state.streamTime), 9) + padLeft(clock(s.state.contentTime), 9)
+                    + padLeft("\(s.breakCount)", 8) + "  " + padRight(s.clientName, clientWidth) + "\(s.peerUid)/\(s.peerPid)")
         }
         out.append("\(sessions.count) session\(sessions.count == 1 ? "" : "s")")
         return out
@@ -236,8 +253,10 @@ public enum SessionDrawing {
         case .breakCompleted?: what = "break \(d.breakId) completed"
         case .playBreak?: what = "play break \(d.breakId)"
         case .allAdsCompleted?: what = "all ads completed"
-        case .saveBookmark?: what = "save bookmark at content \(clock(d.contentTime)) (stream \(clock(d.streamTime)), "
-            + "\(d.bookmarkTrigger?.rawValue ?? "unknown trigger"))"
+        case .saveBookmark?:
+            what =
+                "save bookmark at content \(clock(d.contentTime)) (stream \(clock(d.streamTime)), "
+                + "\(d.bookmarkTrigger?.rawValue ?? "unknown trigger"))"
         case .clearBookmark?: what = "clear bookmark"
         case .breakSkipped?: what = "break \(d.breakId) skipped (\(d.skipReason?.rawValue ?? "unknown reason"))"
         case nil: what = "(a decision this client does not know)"

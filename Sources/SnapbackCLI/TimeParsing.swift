@@ -2,7 +2,8 @@
 /// (`16:00`, `1:02:03.5`), as `clock` prints them. nil for anything else, negatives and non-finite values.
 public func parseTime(_ text: String) -> Double? {
     let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-    guard (1...3).contains(parts.count), parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0.isASCII && ($0.isNumber || $0 == ".") } })
+    guard (1...3).contains(parts.count),
+        parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0.isASCII && ($0.isNumber || $0 == ".") } })
     else { return nil }
     var seconds = 0.0
     for (i, part) in parts.enumerated() {

@@ -102,8 +102,9 @@ public final class FrameSocket {
                 let written = Glibc.send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
                 if written < 0 {
                     if errno == EINTR { continue }
-                    return .failure(errno == EAGAIN || errno == EWOULDBLOCK
-                        ? .timedOut : .system(call: "send", errno: errno))
+                    return .failure(
+                        errno == EAGAIN || errno == EWOULDBLOCK
+                            ? .timedOut : .system(call: "send", errno: errno))
                 }
                 offset += written
             }

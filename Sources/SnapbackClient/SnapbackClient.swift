@@ -38,7 +38,9 @@ public final class SnapbackClient {
     public var timeout: Duration
 
     /// Connects to `path` and performs the Hello exchange.
-    public init(socketPath path: String, clientName: String = "snapback", timeout: Duration = .seconds(5)) throws(SnapbackClientError) {
+    public init(socketPath path: String, clientName: String = "snapback", timeout: Duration = .seconds(5))
+        throws(SnapbackClientError)
+    {
         do {
             socket = try FrameSocket(connectingTo: path)
         } catch {
@@ -90,7 +92,9 @@ public final class SnapbackClient {
     /// Sends `request` and waits for its reply, decoded as `Reply`. Pushes that arrive meanwhile are
     /// kept in `pendingPushes` (the daemon writes an event's pushes before its reply).
     @discardableResult
-    public func call<Reply: WireMessage>(_ request: WireRequest, as _: Reply.Type = Reply.self) throws(SnapbackClientError) -> Reply {
+    public func call<Reply: WireMessage>(_ request: WireRequest, as _: Reply.Type = Reply.self) throws(SnapbackClientError)
+        -> Reply
+    {
         let body = try rawCall(method: request.method.rawValue, body: request.encoded())
         do {
             return try body.withUnsafeBytes { (raw) throws(WireError) in try Reply.decode(raw) }
@@ -138,7 +142,8 @@ public final class SnapbackClient {
     private func keepPush(_ frame: Frame) throws(SnapbackClientError) {
         if frame.header.method == WireMethod.watchDecisions.rawValue {
             do {
-                pendingDecisions.append(try frame.body.withUnsafeBytes { (raw) throws(WireError) in try WireDecision.decode(raw) })
+                pendingDecisions.append(
+                    try frame.body.withUnsafeBytes { (raw) throws(WireError) in try WireDecision.decode(raw) })
             } catch {
                 throw .malformedReply("decision: \(error)")
             }

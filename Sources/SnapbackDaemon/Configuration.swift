@@ -143,6 +143,16 @@ public struct AccessList: Sendable, Equatable {
         return peer.groups.contains { adminGroups.contains($0) }
     }
 
+    /// Who is allowed, for the start-up log line: "uid 0, gid 1001 (the socket's group)".
+    func describe(socketGroup socketGid: UInt32?) -> String {
+        if anyone { return "anyone" }
+        var parts = users.map { "uid \($0)" } + groups.map { "gid \($0)" }
+        if socketGroup {
+            parts.append(socketGid.map { "gid \($0) (the socket's group)" } ?? "the socket's group (unknown)")
+        }
+        return parts.isEmpty ? "nobody" : parts.joined(separator: ", ")
+    }
+
     public func allows(_ peer: PeerCredentials, socketGroup socketGid: UInt32?) -> Bool {
         if anyone || users.contains(peer.uid) { return true }
         var allowed = groups

@@ -19,7 +19,8 @@ public enum ConfigurationLoader {
     /// Loads `path` (the default path if nil) and its drop-ins. A missing default file is the same as
     /// an empty one; a missing file named with `--config` is an error. A missing drop-in directory is
     /// fine.
-    public static func load(path: String?, resolver: any AccountResolver = SystemAccounts()) throws(ConfigurationError) -> Loaded {
+    public static func load(path: String?, resolver: any AccountResolver = SystemAccounts()) throws(ConfigurationError) -> Loaded
+    {
         let mainPath = path ?? defaultPath
         var configuration = DaemonConfiguration()
         var files: [String] = []

@@ -15,30 +15,6 @@ import SnapbackWire
 ///
 /// Loop-confined: use it only on the loop thread, where the handler's callbacks run.
 public final class Connection: PeerPort {
-    /// Per-connection limits.
-    public struct Configuration: Sendable, Hashable {
-        /// Largest request body accepted; longer ones are skipped and reported to the handler.
-        public var maxFrameSize: Int
-        /// Output queued for the peer beyond which it is disconnected.
-        public var maxOutboundBytes: Int
-        /// Initial read buffer; it grows for one large frame and shrinks back.
-        public var readBufferSize: Int
-        /// Time from accept to a completed handshake (``completeHandshake()``) before the connection
-        /// is closed.
-        public var helloTimeoutMilliseconds: UInt64
-        /// Time a frame may take from its first byte to its last before the connection is closed.
-        public var partialFrameTimeoutMilliseconds: UInt64
-
-        public init(maxFrameSize: Int = 1 << 20, maxOutboundBytes: Int = 8 << 20, readBufferSize: Int = 16 * 1024,
-                    helloTimeoutMilliseconds: UInt64 = 5000, partialFrameTimeoutMilliseconds: UInt64 = 10_000) {
-            self.maxFrameSize = maxFrameSize
-            self.maxOutboundBytes = maxOutboundBytes
-            self.readBufferSize = readBufferSize
-            self.helloTimeoutMilliseconds = helloTimeoutMilliseconds
-            self.partialFrameTimeoutMilliseconds = partialFrameTimeoutMilliseconds
-        }
-    }
-
     /// Unique for the daemon's lifetime, starting at 1.
     public let id: UInt64
     /// The peer's pid, uid and gid when it connected (SO_PEERCRED).
@@ -70,17 +46,17 @@ public final class Connection: PeerPort {
     // received; the loop keeps those connections in a list checked by one timer (``EventLoop/watch(_:)``).
     // The read path only counts bytes and, when a read ends between frames, clears a field: no timer
     // is touched per frame.
-    private let helloTimeout: UInt64
-    private let partialFrameTimeout: UInt64
+    let helloTimeout: UInt64
+    let partialFrameTimeout: UInt64
     /// Loop time (`uv_now`, milliseconds) of the accept.
-    private let acceptedAt: UInt64
+    let acceptedAt: UInt64
     /// Set by the handler once the peer said Hello.
     public private(set) var handshakeCompleted = false
     /// Bytes received that are not yet part of a whole frame: the frame in progress. Negative while
     /// the body of an oversized frame, announced by a header already counted, is still to come.
-    private var unframedBytes = 0
+    private(set) var unframedBytes = 0
     /// Loop time when the frame in progress began to arrive; nil between frames.
-    private var partialFrameSince: UInt64?
+    private(set) var partialFrameSince: UInt64?
     /// Set while the connection is in the loop's deadline list.
     var isWatched = false
 
@@ -146,34 +122,6 @@ public final class Connection: PeerPort {
     /// long as it likes.
     public func completeHandshake() {
         handshakeCompleted = true
-    }
-
-    /// The loop time (milliseconds) by which the connection must have made progress, if any: the end
-    /// of its Hello timeout, or of its partial-frame timeout, whichever comes first.
-    var deadline: UInt64? {
-        var result: UInt64?
-        if !handshakeCompleted {
-            result = acceptedAt &+ helloTimeout
-        }
-        if let since = partialFrameSince {
-            result = min(result ?? .max, since &+ partialFrameTimeout)
-        }
-        return result
-    }
-
-    /// Closes the connection if its deadline passed at loop time `now`; returns whether it did.
-    func closeIfOverdue(now: UInt64) -> Bool {
-        guard isOpen else { return false }
-        if let since = partialFrameSince, since &+ partialFrameTimeout <= now {
-            close(reason: "partial frame not completed within \(describeDuration(milliseconds: partialFrameTimeout)) "
-                  + "(\(max(unframedBytes, 0)) of its bytes received)", level: .warning)
-            return true
-        }
-        if !handshakeCompleted, acceptedAt &+ helloTimeout <= now {
-            close(reason: "no Hello within \(describeDuration(milliseconds: helloTimeout)) of connecting", level: .warning)
-            return true
-        }
-        return false
     }
 
     /// Largest request body accepted on this connection (fixed at accept).
@@ -404,20 +352,22 @@ public final class Connection: PeerPort {
     /// body still to come makes the count negative, and the frame is partial until it has been skipped).
     private func handleDecodedFrames() -> Bool {
         var completed = false
-        let error = handler.deliverFrames(on: self, logger: loop.logger, next: {
-            guard self.isOpen, let event = self.decoder.next() else { return nil }
-            switch event {
-            case .frame(_, let body):
-                self.unframedBytes &-= FrameHeader.size &+ body.count
-                completed = true
-            case .oversized(let header):
-                self.unframedBytes &-= FrameHeader.size &+ Int(header.length)
-                completed = true
-            case .protocolError:
-                break
-            }
-            return event
-        })
+        let error = handler.deliverFrames(
+            on: self, logger: loop.logger,
+            next: {
+                guard self.isOpen, let event = self.decoder.next() else { return nil }
+                switch event {
+                case .frame(_, let body):
+                    self.unframedBytes &-= FrameHeader.size &+ body.count
+                    completed = true
+                case .oversized(let header):
+                    self.unframedBytes &-= FrameHeader.size &+ Int(header.length)
+                    completed = true
+                case .protocolError:
+                    break
+                }
+                return event
+            })
         if let error {
             // Whatever answers were queued before the bad header still go out if the socket takes them.
             flush()

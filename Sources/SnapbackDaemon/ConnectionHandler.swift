@@ -42,14 +42,18 @@ extension ConnectionHandler {
     /// the port stopped reading. Returns the framing error that stopped it, after which the port must
     /// close: the stream cannot be resynchronised. (The decoder is reached through `next`, one short
     /// access per frame, because the handler may read the port — its `maxFrameSize` — while it works.)
-    func deliverFrames(on port: any PeerPort, logger: Logger,
-                       next: () -> FrameDecoder.Event?) -> FrameProtocolError? {
+    func deliverFrames(
+        on port: any PeerPort, logger: Logger,
+        next: () -> FrameDecoder.Event?
+    ) -> FrameProtocolError? {
         while let event = next() {
             switch event {
             case .frame(let header, let body):
                 frameReceived(header, body: body, on: port)
             case .oversized(let header):
-                logger.debug("connection \(port.id): \(header.length)-byte request over the \(port.maxFrameSize)-byte limit, body discarded")
+                logger.debug(
+                    "connection \(port.id): \(header.length)-byte request over the \(port.maxFrameSize)-byte limit, body discarded"
+                )
                 oversizedFrame(header, on: port)
             case .protocolError(let error):
                 return error

@@ -73,8 +73,10 @@ public final class Daemon {
     /// - Parameters:
     ///   - configuration: as loaded from the files; the command line's options are laid over it here.
     ///   - configurationFiles: the files it came from, for the log.
-    public init(options: DaemonOptions, configuration: DaemonConfiguration = DaemonConfiguration(),
-                configurationFiles: [String] = [], makeHandler: @escaping HandlerFactory) {
+    public init(
+        options: DaemonOptions, configuration: DaemonConfiguration = DaemonConfiguration(),
+        configurationFiles: [String] = [], makeHandler: @escaping HandlerFactory
+    ) {
         self.options = options
         self.configuration = configuration.overridden(by: options)
         self.configurationFiles = configurationFiles
@@ -124,8 +126,10 @@ public final class Daemon {
                 Logger(level: .error).error(error.description)
                 return 1
             }
-            return Daemon(options: options, configuration: loaded.configuration,
-                          configurationFiles: loaded.files, makeHandler: makeHandler).run()
+            return Daemon(
+                options: options, configuration: loaded.configuration,
+                configurationFiles: loaded.files, makeHandler: makeHandler
+            ).run()
         }
     }
 
@@ -238,8 +242,9 @@ public final class Daemon {
             configuration.socketGroup = status.st_gid
         }
         (handler as? ConfigurationReloading)?.apply(configuration)
-        logger.info("configuration: \(configurationFiles.isEmpty ? "built-in defaults" : configurationFiles.joined(separator: ", ")); "
-                    + "allowed: \(describe(configuration.access))")
+        logger.info(
+            "configuration: \(configurationFiles.isEmpty ? "built-in defaults" : configurationFiles.joined(separator: ", ")); "
+                + "allowed: \(configuration.access.describe(socketGroup: configuration.socketGroup))")
         if let usec = watchdogMicroseconds, let notifier {
             // Every half interval, from the loop thread: if the loop stalls, the pings stop.
             let interval = max(1, usec / 2 / 1000)
@@ -250,27 +255,6 @@ public final class Daemon {
             watchdogTimer = timer
             logger.info("watchdog: WATCHDOG=1 every \(interval) ms (WATCHDOG_USEC=\(usec))")
         }
-    }
-
-    private func describe(_ access: AccessList) -> String {
-        if access.anyone { return "anyone" }
-        var parts = access.users.map { "uid \($0)" } + access.groups.map { "gid \($0)" }
-        if access.socketGroup {
-            parts.append(configuration.socketGroup.map { "gid \($0) (the socket's group)" } ?? "the socket's group (unknown)")
-        }
-        return parts.isEmpty ? "nobody" : parts.joined(separator: ", ")
-    }
-
-    /// Reads and unsets the test hook's variable; nil unless set to 1…600.
-    private static func takeStallHook(logger: Logger) -> UInt32? {
-        guard let text = SocketActivation.environment(stallHookVariable) else { return nil }
-        unsetenv(stallHookVariable)
-        guard let seconds = UInt32(text), (1...600).contains(seconds) else {
-            logger.warning("\(stallHookVariable)=\(text) ignored: not a number of seconds in 1...600")
-            return nil
-        }
-        logger.warning("test hook \(stallHookVariable) is set: SIGUSR1 will block the event loop for \(seconds) s")
-        return seconds
     }
 
     private func received(_ signal: Int32) {
@@ -308,8 +292,9 @@ public final class Daemon {
         }
         guard let post else { return }
         isReloading = true
-        notifier?.send("RELOADING=1", "STATUS=reloading the configuration",
-                       "MONOTONIC_USEC=\(ServiceNotifier.monotonicMicroseconds())")
+        notifier?.send(
+            "RELOADING=1", "STATUS=reloading the configuration",
+            "MONOTONIC_USEC=\(ServiceNotifier.monotonicMicroseconds())")
         let path = options.configPath
         nonisolated(unsafe) let daemon = self  // touched again only on the loop thread, in the post
         let started = DetachedThread.run {
@@ -349,8 +334,9 @@ public final class Daemon {
         listener?.configuration = next.connectionConfiguration
         (handler as? ConfigurationReloading)?.apply(next)
         let files = loaded.files.isEmpty ? "built-in defaults" : loaded.files.joined(separator: ", ")
-        logger.notice("SIGHUP: configuration reloaded from \(files)\(changed ? "" : " (unchanged)"); "
-                      + "it applies to sessions and connections opened from now on")
+        logger.notice(
+            "SIGHUP: configuration reloaded from \(files)\(changed ? "" : " (unchanged)"); "
+                + "it applies to sessions and connections opened from now on")
         notifier?.send("READY=1", "STATUS=listening on \(listeningOn); configuration reloaded")
     }
 
@@ -400,9 +386,4 @@ public final class Daemon {
         post?.close()
         loop.closeOwnHandles()
     }
-}
-
-func writeStandardError(_ text: String) {
-    fflush(nil)
-    writeAll(STDERR_FILENO, text)
 }

@@ -27,9 +27,11 @@ public final class EmbeddedPeer: PeerPort {
     public private(set) var sent: [Frame] = []
     private var sentBytes = 0
 
-    public init(id: UInt64, peer: PeerCredentials = PeerCredentials(pid: 1, uid: 0, gid: 0),
-                handler: any ConnectionHandler, logger: Logger,
-                maxFrameSize: Int = 1 << 20, maxOutboundBytes: Int = 8 << 20) {
+    public init(
+        id: UInt64, peer: PeerCredentials = PeerCredentials(pid: 1, uid: 0, gid: 0),
+        handler: any ConnectionHandler, logger: Logger,
+        maxFrameSize: Int = 1 << 20, maxOutboundBytes: Int = 8 << 20
+    ) {
         self.id = id
         self.peer = peer
         self.handler = handler
@@ -116,8 +118,10 @@ public final class EmbeddedPeer: PeerPort {
     }
 
     @discardableResult
-    public func send(_ header: FrameHeader, reservingBodyCapacity capacity: Int,
-                     encodeBody: (UnsafeMutableRawBufferPointer) -> Int) -> Bool {
+    public func send(
+        _ header: FrameHeader, reservingBodyCapacity capacity: Int,
+        encodeBody: (UnsafeMutableRawBufferPointer) -> Int
+    ) -> Bool {
         guard admit(FrameHeader.size + capacity) else { return false }
         var body = [UInt8](repeating: 0, count: capacity)
         let count = body.withUnsafeMutableBytes { encodeBody($0) }
@@ -174,7 +178,8 @@ public final class ManualClock: ServiceClock {
     public func advance(by seconds: Double) {
         let target = time + max(0, seconds.isFinite ? seconds : 0)
         while let next = timers.filter({ $0.deadline != nil && $0.deadline! <= target })
-            .min(by: { ($0.deadline!, $0.order) < ($1.deadline!, $1.order) }) {
+            .min(by: { ($0.deadline!, $0.order) < ($1.deadline!, $1.order) })
+        {
             time = max(time, next.deadline!)
             next.deadline = nil
             next.callback?()

@@ -179,10 +179,12 @@ public final class EventLoop {
     /// Log lines wait for stderr: retry them every ``logRetryMilliseconds`` until they are written.
     private func retryLogBacklog() {
         if let timer = logRetryTimer, timer.isActive || timer.isClosed { return }
-        let timer = logRetryTimer ?? LoopTimer(loop: self) { [unowned self] in
-            self.logSink.flush()
-            if !self.logSink.hasBacklog { self.logRetryTimer?.stop() }
-        }
+        let timer =
+            logRetryTimer
+            ?? LoopTimer(loop: self) { [unowned self] in
+                self.logSink.flush()
+                if !self.logSink.hasBacklog { self.logRetryTimer?.stop() }
+            }
         logRetryTimer = timer
         timer.start(after: Self.logRetryMilliseconds, repeatingEvery: Self.logRetryMilliseconds)
     }
@@ -245,12 +247,14 @@ public final class EventLoop {
     private func logOpenHandles() {
         let logger = self.logger
         withUnsafePointer(to: logger) { loggerPointer in
-            uv_walk(raw, { handle, argument in
-                let logger = argument!.assumingMemoryBound(to: Logger.self).pointee
-                let type = String(cString: uv_handle_type_name(uv_handle_get_type(handle)))
-                let state = uv_is_closing(handle) != 0 ? "closing" : (uv_is_active(handle) != 0 ? "active" : "inactive")
-                logger.error("handle still open at exit: \(type) (\(state))")
-            }, UnsafeMutableRawPointer(mutating: loggerPointer))
+            uv_walk(
+                raw,
+                { handle, argument in
+                    let logger = argument!.assumingMemoryBound(to: Logger.self).pointee
+                    let type = String(cString: uv_handle_type_name(uv_handle_get_type(handle)))
+                    let state = uv_is_closing(handle) != 0 ? "closing" : (uv_is_active(handle) != 0 ? "active" : "inactive")
+                    logger.error("handle still open at exit: \(type) (\(state))")
+                }, UnsafeMutableRawPointer(mutating: loggerPointer))
         }
     }
 }

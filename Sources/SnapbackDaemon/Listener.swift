@@ -133,11 +133,14 @@ public final class Listener {
         self.configuration = configuration
         self.handler = handler
         var body: [UInt8] = []
-        _ = WireReply.encodeStatus(code: .resourceExhausted,
-                                   message: "snapbackd is out of file descriptors; try again later", into: &body)
+        _ = WireReply.encodeStatus(
+            code: .resourceExhausted,
+            message: "snapbackd is out of file descriptors; try again later", into: &body)
         var frame: [UInt8] = []
-        FrameHeader.response(callId: 0, method: WireMethod.hello.rawValue, status: StatusCode.resourceExhausted.rawValue,
-                             length: UInt32(body.count)).encode(into: &frame)
+        FrameHeader.response(
+            callId: 0, method: WireMethod.hello.rawValue, status: StatusCode.resourceExhausted.rawValue,
+            length: UInt32(body.count)
+        ).encode(into: &frame)
         refusal = frame + body
         // Listening again on an adopted socket that already listens only sets the backlog.
         guard listen(fd, 128) == 0 else {
@@ -217,7 +220,8 @@ public final class Listener {
             if client >= 0 {
                 if let (_, refused) = shortage {
                     shortage = nil
-                    loop.logger.notice("accepting connections again; \(refused) were refused RESOURCE_EXHAUSTED for lack of file descriptors")
+                    loop.logger.notice(
+                        "accepting connections again; \(refused) were refused RESOURCE_EXHAUSTED for lack of file descriptors")
                 }
                 adopt(client)
                 continue
@@ -243,9 +247,10 @@ public final class Listener {
     private func refuseForLackOfDescriptors(_ code: Int32) -> Bool {
         if shortage == nil {
             shortage = (code, 0)
-            loop.logger.warning("accept on \(path ?? "adopted socket"): \(String(cString: strerror(code))) "
-                                + "(\(code == EMFILE ? "EMFILE" : "ENFILE")): new connections are refused RESOURCE_EXHAUSTED "
-                                + "until descriptors are free")
+            loop.logger.warning(
+                "accept on \(path ?? "adopted socket"): \(String(cString: strerror(code))) "
+                    + "(\(code == EMFILE ? "EMFILE" : "ENFILE")): new connections are refused RESOURCE_EXHAUSTED "
+                    + "until descriptors are free")
         }
         guard reserveFd >= 0 else {
             reserveFd = Self.openReserve()
@@ -281,10 +286,12 @@ public final class Listener {
             uv_poll_stop(poll)
             isPolling = false
         }
-        let timer = retryTimer ?? LoopTimer(loop: loop) { [unowned self] in
-            if self.reserveFd < 0 { self.reserveFd = Self.openReserve() }
-            self.startPolling()
-        }
+        let timer =
+            retryTimer
+            ?? LoopTimer(loop: loop) { [unowned self] in
+                if self.reserveFd < 0 { self.reserveFd = Self.openReserve() }
+                self.startPolling()
+            }
         retryTimer = timer
         if !timer.isActive { timer.start(after: Self.pauseMilliseconds) }
     }
@@ -306,10 +313,12 @@ public final class Listener {
             loop.logger.error("uv_pipe_open for a client: \(uvErrorDescription(result))")
             return
         }
-        let peer = PeerCredentials.of(socket: fd) ?? {
-            loop.logger.warning("SO_PEERCRED failed on a new connection: \(String(cString: strerror(errno)))")
-            return .unknown
-        }()
+        let peer =
+            PeerCredentials.of(socket: fd)
+            ?? {
+                loop.logger.warning("SO_PEERCRED failed on a new connection: \(String(cString: strerror(errno)))")
+                return .unknown
+            }()
         let connection = Connection(
             handle: client,
             id: loop.makeConnectionId(),

@@ -89,6 +89,12 @@ public struct Logger: Sendable {
 
 /// Writes all of `text` to `fd` (retrying short writes and EINTR); gives up silently on an error — it
 /// serves stderr, where there is nobody left to tell.
+/// Writes `text` to stderr after whatever stdio buffered (usage and errors before the loop runs).
+func writeStandardError(_ text: String) {
+    fflush(nil)
+    writeAll(STDERR_FILENO, text)
+}
+
 func writeAll(_ fd: Int32, _ text: String) {
     var text = text
     text.withUTF8 { writeAll(fd, UnsafeRawBufferPointer($0)) }

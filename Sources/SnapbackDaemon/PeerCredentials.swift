@@ -30,8 +30,9 @@ public struct PeerCredentials: Hashable, Sendable, CustomStringConvertible {
             getsockopt(fd, SOL_SOCKET, SO_PEERCRED, raw.baseAddress, &length)
         }
         guard result == 0, length == MemoryLayout.size(ofValue: credentials) else { return nil }
-        return PeerCredentials(pid: credentials.pid, uid: credentials.uid, gid: credentials.gid,
-                               groups: supplementaryGroups(socket: fd))
+        return PeerCredentials(
+            pid: credentials.pid, uid: credentials.uid, gid: credentials.gid,
+            groups: supplementaryGroups(socket: fd))
     }
 
     /// SO_PEERGROUPS (Linux 4.13): the groups a socket-file permission check would have used too, so a

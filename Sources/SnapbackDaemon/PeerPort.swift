@@ -28,8 +28,10 @@ public protocol PeerPort: AnyObject {
     /// Queues a frame whose body is encoded in place: `encodeBody` gets `capacity` writable bytes and
     /// returns how many it used. `header.length` is set from that.
     @discardableResult
-    func send(_ header: FrameHeader, reservingBodyCapacity capacity: Int,
-              encodeBody: (UnsafeMutableRawBufferPointer) -> Int) -> Bool
+    func send(
+        _ header: FrameHeader, reservingBodyCapacity capacity: Int,
+        encodeBody: (UnsafeMutableRawBufferPointer) -> Int
+    ) -> Bool
 
     /// Stops reading and closes once the queued output is written.
     func closeAfterFlush(reason: String, level: Logger.Level)

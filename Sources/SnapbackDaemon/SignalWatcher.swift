@@ -17,11 +17,13 @@ public final class SignalWatcher {
             // One reference per handle, released in its close callback.
             handle.pointee.data = Unmanaged.passRetained(self).toOpaque()
             handles.append(handle)
-            let result = uv_signal_start(handle, { raw, signal in
-                let watcher = Unmanaged<SignalWatcher>.fromOpaque(raw!.pointee.data!).takeUnretainedValue()
-                watcher.onSignal?(signal)
-                watcher.loop.flushPending()
-            }, signal)
+            let result = uv_signal_start(
+                handle,
+                { raw, signal in
+                    let watcher = Unmanaged<SignalWatcher>.fromOpaque(raw!.pointee.data!).takeUnretainedValue()
+                    watcher.onSignal?(signal)
+                    watcher.loop.flushPending()
+                }, signal)
             if result != 0 {
                 close()
                 throw LibUVError("uv_signal_start \(signal)", result)

@@ -39,7 +39,8 @@ public enum SocketActivation {
         }
         if count == 0 { return nil }
         guard count == 1 else {
-            throw Failure(description: "socket activation: \(count) sockets passed (LISTEN_FDS); snapbackd listens on exactly one")
+            throw Failure(
+                description: "socket activation: \(count) sockets passed (LISTEN_FDS); snapbackd listens on exactly one")
         }
         let fd = firstDescriptor
         let flags = fcntl(fd, F_GETFD)

@@ -29,14 +29,18 @@ extension TimelineService {
                 logger.debug("session \(entry.id): \(actions[index])")
                 store.setLastBreakCompleted(at: now)
             case .saveBookmark(let contentTime, let streamTime, _):
-                saveBookmark(actions[index], entry: entry, bookmark: Bookmark(
-                    profile: entry.profile, contentId: entry.contentId, contentTime: contentTime,
-                    streamTime: streamTime, streamId: entry.streamId, updatedAt: now))
+                saveBookmark(
+                    actions[index], entry: entry,
+                    bookmark: Bookmark(
+                        profile: entry.profile, contentId: entry.contentId, contentTime: contentTime,
+                        streamTime: streamTime, streamId: entry.streamId, updatedAt: now))
             case .clearBookmark:
                 let position = entry.timeline.snapshot(at: now)
-                saveBookmark(actions[index], entry: entry, bookmark: Bookmark(
-                    profile: entry.profile, contentId: entry.contentId, contentTime: position.contentTime,
-                    streamTime: position.streamTime, streamId: entry.streamId, updatedAt: now, finished: true))
+                saveBookmark(
+                    actions[index], entry: entry,
+                    bookmark: Bookmark(
+                        profile: entry.profile, contentId: entry.contentId, contentTime: position.contentTime,
+                        streamTime: position.streamTime, streamId: entry.streamId, updatedAt: now, finished: true))
             case .scheduleTimer(let timer, let deadline):
                 logger.debug("session \(entry.id): \(actions[index])")
                 arm(timer, at: deadline, for: entry, now: now)

@@ -3,85 +3,14 @@ import SnapbackTimeline
 import SnapbackWire
 
 extension TimelineService {
-    // MARK: Connections
-
-    /// Access control and connection limits, before a byte is read: a peer not on the allow-list gets
-    /// PERMISSION_DENIED, one over a limit RESOURCE_EXHAUSTED — an unsolicited RESPONSE with call id 0
-    /// (method 0) — and is disconnected with one log line. Admitted peers get their ConnectionState.
-    func admit(_ connection: any PeerPort) {
-        let peer = connection.peer
-        guard configuration.access.allows(peer, socketGroup: configuration.socketGroup) else {
-            return refuse(connection, .permissionDenied,
-                          "uid \(peer.uid) (gid \(peer.gid)) is not allowed to use snapbackd")
-        }
-        guard connectionCount < configuration.maxConnections else {
-            return refuse(connection, .resourceExhausted,
-                          "too many connections: the limit is \(configuration.maxConnections)")
-        }
-        let fromUid = connectionsByUid[peer.uid, default: 0]
-        guard fromUid < configuration.maxConnectionsPerUid else {
-            return refuse(connection, .resourceExhausted,
-                          "too many connections from uid \(peer.uid): the limit is \(configuration.maxConnectionsPerUid)")
-        }
-        connection.handlerContext = ConnectionState(uid: peer.uid)
-        connectionCount += 1
-        connectionsByUid[peer.uid] = fromUid + 1
-    }
-
-    private func refuse(_ connection: any PeerPort, _ code: StatusCode, _ message: String) {
-        sendStatus(connection, callId: 0, method: WireMethod.hello.rawValue, code, message)
-        connection.closeAfterFlush(reason: "refused, \(code): \(message)", level: .warning)
-    }
-
-    /// SIGHUP with a valid configuration, and once at start: new sessions get the new policy, new
-    /// connections the new allow-list and limits.
-    func use(_ configuration: DaemonConfiguration) {
-        self.configuration = configuration
-    }
-
-    /// The player went away, cleanly or not: its sessions close as if it had sent CloseSession (the
-    /// final bookmark is taken; nothing can be pushed any more).
-    func connectionGone(_ connection: any PeerPort) {
-        // A refused connection was never admitted, so it has no state and is not counted.
-        guard let state = connection.handlerContext as? ConnectionState else { return }
-        connectionCount -= 1
-        if let watcher = state.watcher { unsubscribe(watcher) }
-        if let count = connectionsByUid[state.uid], count > 1 {
-            connectionsByUid[state.uid] = count - 1
-        } else {
-            connectionsByUid[state.uid] = nil
-        }
-        let now = clock.now()
-        for id in state.sessionIds {
-            if let entry = sessions[id] { close(entry, .disconnected, at: now) }
-        }
-    }
-
-    /// SIGTERM: every session closes with its final bookmark, and its player is told why.
-    func closeAllForShutdown() {
-        let now = clock.now()
-        var closed: [SessionEntry] = []
-        for id in sessions.ids {
-            guard let entry = sessions[id] else { continue }
-            close(entry, .shutdown, at: now)
-            closed.append(entry)
-        }
-        memory.close()
-        // The final bookmarks are committed and their BookmarkSaved pushed (store.close() drains the
-        // writer, blocking briefly) before the players are told and the connections drain.
-        store.close()
-        for entry in closed {
-            pushError(.unavailable, "snapbackd is stopping: session closed", to: entry)
-        }
-        logger.notice("sessions closed for shutdown")
-    }
-
     // MARK: Frames
 
     func oversized(_ header: FrameHeader, on connection: any PeerPort) {
-        logger.warning("connection \(connection.id): frame of \(header.length) bytes over the limit of \(connection.maxFrameSize)")
-        fail(connection, header, .resourceExhausted,
-             "frame body of \(header.length) bytes exceeds the maximum frame size of \(connection.maxFrameSize) bytes")
+        logger.warning(
+            "connection \(connection.id): frame of \(header.length) bytes over the limit of \(connection.maxFrameSize)")
+        fail(
+            connection, header, .resourceExhausted,
+            "frame body of \(header.length) bytes exceeds the maximum frame size of \(connection.maxFrameSize) bytes")
     }
 
     func handle(_ header: FrameHeader, body: UnsafeRawBufferPointer, on connection: any PeerPort) {
@@ -132,14 +61,21 @@ extension TimelineService {
             }
         case .contentTimeForStreamTime(let id, let t):
             guard let entry = session(id, header, state, connection) else { return }
-            reply(connection, header) { WireReply.encodeContentTimeReply(contentTime: entry.timeline.layout.contentTime(forStreamTime: t), into: &$0) }
+            reply(connection, header) {
+                WireReply.encodeContentTimeReply(contentTime: entry.timeline.layout.contentTime(forStreamTime: t), into: &$0)
+            }
         case .streamTimeForContentTime(let id, let c):
             guard let entry = session(id, header, state, connection) else { return }
-            reply(connection, header) { WireReply.encodeStreamTimeReply(streamTime: entry.timeline.layout.streamTime(forContentTime: c), into: &$0) }
+            reply(connection, header) {
+                WireReply.encodeStreamTimeReply(streamTime: entry.timeline.layout.streamTime(forContentTime: c), into: &$0)
+            }
         case .breakAt(let id, let t):
             guard let entry = session(id, header, state, connection) else { return }
             let timeline = entry.timeline
-            reply(connection, header) { WireReply.encodeBreakAtReply(previous: timeline.previousBreak(atOrBefore: t), next: timeline.nextBreak(after: t), into: &$0) }
+            reply(connection, header) {
+                WireReply.encodeBreakAtReply(
+                    previous: timeline.previousBreak(atOrBefore: t), next: timeline.nextBreak(after: t), into: &$0)
+            }
         case .getSessionState(let id):
             guard let entry = session(id, header, state, connection) else { return }
             let snapshot = entry.timeline.snapshot(at: now)
@@ -151,14 +87,18 @@ extension TimelineService {
         case .deleteBookmark(let profile, let contentId):
             store.deleteBookmark(profile: profile, contentId: contentId) { result in
                 switch result {
-                case .success(let deleted): self.reply(connection, header) { WireReply.encodeDeleteBookmarkReply(deleted: deleted, into: &$0) }
+                case .success(let deleted):
+                    self.reply(connection, header) { WireReply.encodeDeleteBookmarkReply(deleted: deleted, into: &$0) }
                 case .failure(let error): self.fail(connection, header, error.statusCode, error.description)
                 }
             }
         case .clearBookmarks(let profile):
             store.clearBookmarks(profile: profile) { result in
                 switch result {
-                case .success(let n): self.reply(connection, header) { WireReply.encodeClearBookmarksReply(deleted: UInt32(clamping: n), into: &$0) }
+                case .success(let n):
+                    self.reply(connection, header) {
+                        WireReply.encodeClearBookmarksReply(deleted: UInt32(clamping: n), into: &$0)
+                    }
                 case .failure(let error): self.fail(connection, header, error.statusCode, error.description)
                 }
             }
@@ -171,8 +111,9 @@ extension TimelineService {
             return
         }
         guard hello.protocolVersion == WireProtocol.version else {
-            fail(connection, header, .failedPrecondition,
-                 "protocol version \(hello.protocolVersion) is not supported: snapbackd speaks version \(WireProtocol.version)")
+            fail(
+                connection, header, .failedPrecondition,
+                "protocol version \(hello.protocolVersion) is not supported: snapbackd speaks version \(WireProtocol.version)")
             connection.closeAfterFlush(reason: "incompatible protocol version \(hello.protocolVersion) from \(hello.clientName)")
             return
         }
@@ -187,7 +128,9 @@ extension TimelineService {
     }
 
     /// The session `id` if this connection opened it; otherwise answers NOT_FOUND.
-    private func session(_ id: UInt64, _ header: FrameHeader, _ state: ConnectionState, _ connection: any PeerPort) -> SessionEntry? {
+    private func session(_ id: UInt64, _ header: FrameHeader, _ state: ConnectionState, _ connection: any PeerPort)
+        -> SessionEntry?
+    {
         if let entry = state.session(id) { return entry }
         fail(connection, header, .notFound, "no session \(id) on this connection")
         return nil
@@ -195,11 +138,14 @@ extension TimelineService {
 
     // MARK: Sessions
 
-    private func openSession(_ open: OpenSessionRequest, _ header: FrameHeader, _ state: ConnectionState,
-                             _ connection: any PeerPort, _ now: Double) {
+    private func openSession(
+        _ open: OpenSessionRequest, _ header: FrameHeader, _ state: ConnectionState,
+        _ connection: any PeerPort, _ now: Double
+    ) {
         guard state.sessionCount < configuration.maxSessionsPerConnection else {
-            fail(connection, header, .resourceExhausted,
-                 "too many sessions on this connection: the limit is \(configuration.maxSessionsPerConnection)")
+            fail(
+                connection, header, .resourceExhausted,
+                "too many sessions on this connection: the limit is \(configuration.maxSessionsPerConnection)")
             return
         }
         // Where to start: an explicit content time wins over the stored bookmark.
@@ -208,7 +154,8 @@ extension TimelineService {
         var watched: Set<String> = []
         do {
             if resume == nil, open.resume.useBookmark, !open.contentId.isEmpty, open.kind == .onDemand,
-               let bookmark = try store.bookmark(profile: open.profile, contentId: open.contentId), !bookmark.finished {
+                let bookmark = try store.bookmark(profile: open.profile, contentId: open.contentId), !bookmark.finished
+            {
                 resume = bookmark.contentTime
                 fromBookmark = true
             }
@@ -235,13 +182,16 @@ extension TimelineService {
         // Ad rules generate theirs: counted once built.
         guard hasRoom(forBreaks: timeline.layout.count, header, connection) else { return }
         let id = sessions.makeId()
-        let entry = SessionEntry(id: id, timeline: timeline, connection: connection, callId: header.callId, request: open,
-                                 openedAt: now, clientName: state.clientName)
+        let entry = SessionEntry(
+            id: id, timeline: timeline, connection: connection, callId: header.callId, request: open,
+            openedAt: now, clientName: state.clientName)
         sessions.insert(entry)
         breakCount += timeline.layout.count
         state.add(entry)
         memory.sessionCountChanged(sessions.count)
-        logger.info("session \(id) opened: content \"\(open.contentId)\" stream \"\(open.streamId)\", \(open.kind == .live ? "live" : "on demand"), \(timeline.layout.count) breaks, preset \(open.preset.rawValue)\(resume.map { ", resume at content \(Seconds($0))" } ?? "")")
+        logger.info(
+            "session \(id) opened: content \"\(open.contentId)\" stream \"\(open.streamId)\", \(open.kind == .live ? "live" : "on demand"), \(timeline.layout.count) breaks, preset \(open.preset.rawValue)\(resume.map { ", resume at content \(Seconds($0))" } ?? "")"
+        )
         var actions: [TimelineAction] = []
         entry.timeline.opened(at: now, into: &actions)
         var start: Double?
@@ -255,7 +205,9 @@ extension TimelineService {
     }
 
     /// One event: the timeline decides, its actions are executed (pushes written first), then the reply.
-    private func apply(_ event: TimelineEvent, to entry: SessionEntry, _ header: FrameHeader, _ connection: any PeerPort, _ now: Double) {
+    private func apply(
+        _ event: TimelineEvent, to entry: SessionEntry, _ header: FrameHeader, _ connection: any PeerPort, _ now: Double
+    ) {
         // The actions go into the service's buffer, taken for the call (a nested call, should one ever
         // happen, starts its own) and put back with its capacity: no allocation per event.
         var actions = actionBuffer
@@ -281,9 +233,13 @@ extension TimelineService {
     /// Whether `count` more breaks fit the daemon-wide bound; if not, answers RESOURCE_EXHAUSTED.
     private func hasRoom(forBreaks count: Int, _ header: FrameHeader, _ connection: any PeerPort) -> Bool {
         guard breakCount + count > configuration.maxBreaks else { return true }
-        logger.warning("connection \(connection.id): \(count) more ad breaks refused: \(breakCount) held, the limit is \(configuration.maxBreaks)")
-        fail(connection, header, .resourceExhausted,
-             "snapbackd holds \(breakCount) ad breaks across its sessions; \(count) more would pass its limit of \(configuration.maxBreaks)")
+        logger.warning(
+            "connection \(connection.id): \(count) more ad breaks refused: \(breakCount) held, the limit is \(configuration.maxBreaks)"
+        )
+        fail(
+            connection, header, .resourceExhausted,
+            "snapbackd holds \(breakCount) ad breaks across its sessions; \(count) more would pass its limit of \(configuration.maxBreaks)"
+        )
         return false
     }
 
@@ -301,11 +257,15 @@ extension TimelineService {
         }
     }
 
-    private func listBookmarks(_ profile: String, _ pageSize: UInt32, _ token: String, _ header: FrameHeader, _ connection: any PeerPort) {
+    private func listBookmarks(
+        _ profile: String, _ pageSize: UInt32, _ token: String, _ header: FrameHeader, _ connection: any PeerPort
+    ) {
         let limit = pageSize == 0 ? 100 : Int(min(pageSize, 1000))
         do {
             let (page, next) = try store.bookmarks(profile: profile, after: token.isEmpty ? nil : token, limit: limit)
-            reply(connection, header) { WireReply.encodeListBookmarksReply(page.map(WireBookmark.init), nextPageToken: next ?? "", into: &$0) }
+            reply(connection, header) {
+                WireReply.encodeListBookmarksReply(page.map(WireBookmark.init), nextPageToken: next ?? "", into: &$0)
+            }
         } catch {
             fail(connection, header, error.statusCode, error.description)
         }
@@ -315,8 +275,9 @@ extension TimelineService {
         StatusReply(
             uptime: now - startedAt, serverVersion: Daemon.version, connections: UInt32(clamping: connectionCount),
             sessions: UInt32(clamping: sessions.count), requests: requestCount, pushes: pushCount,
-            store: StoreStatus(kind: store.kind, path: store.path, bookmarks: UInt64(store.bookmarkCount),
-                               error: store.lastError ?? ""),
+            store: StoreStatus(
+                kind: store.kind, path: store.path, bookmarks: UInt64(store.bookmarkCount),
+                error: store.lastError ?? ""),
             logLinesDropped: LogSink.standardError.droppedTotal)
     }
 
@@ -330,8 +291,10 @@ extension TimelineService {
 
     /// The EventReply (every session event's and CloseSession's), encoded straight into the outbound buffer.
     func replyToEvent(_ connection: any PeerPort, _ header: FrameHeader, lastPushSeq: UInt64) {
-        connection.send(.response(callId: header.callId, method: header.method),
-                        reservingBodyCapacity: WireReply.eventReplyBound) {
+        connection.send(
+            .response(callId: header.callId, method: header.method),
+            reservingBodyCapacity: WireReply.eventReplyBound
+        ) {
             WireReply.encodeEventReply(lastPushSeq: lastPushSeq, into: $0)
         }
     }
@@ -359,7 +322,8 @@ extension StoreError {
 
 extension WireBookmark {
     init(_ b: Bookmark) {
-        self.init(contentId: b.contentId, profile: b.profile, contentTime: b.contentTime, streamTime: b.streamTime,
-                  streamId: b.streamId, updatedAt: b.updatedAt, finished: b.finished)
+        self.init(
+            contentId: b.contentId, profile: b.profile, contentTime: b.contentTime, streamTime: b.streamTime,
+            streamId: b.streamId, updatedAt: b.updatedAt, finished: b.finished)
     }
 }

@@ -67,12 +67,15 @@ extension TimelineService {
 
     // MARK: Control/WatchDecisions
 
-    func watchDecisions(sessionId: UInt64, contentId: String, _ header: FrameHeader, _ state: ConnectionState,
-                        _ connection: any PeerPort) {
+    func watchDecisions(
+        sessionId: UInt64, contentId: String, _ header: FrameHeader, _ state: ConnectionState,
+        _ connection: any PeerPort
+    ) {
         let peer = connection.peer
         guard configuration.access.isAdmin(peer) else {
-            fail(connection, header, .permissionDenied,
-                 "uid \(peer.uid) (gid \(peer.gid)) may not watch decisions: root and the admin groups only")
+            fail(
+                connection, header, .permissionDenied,
+                "uid \(peer.uid) (gid \(peer.gid)) may not watch decisions: root and the admin groups only")
             return
         }
         guard state.watcher == nil else {
@@ -82,9 +85,10 @@ extension TimelineService {
         let watcher = Watcher(connection: connection, callId: header.callId, sessionId: sessionId, contentId: contentId)
         state.watcher = watcher
         watchers.append(watcher)
-        logger.info("connection \(connection.id): watching decisions of "
-            + (sessionId == 0 ? "every session" : "session \(sessionId)")
-            + (contentId.isEmpty ? "" : " of content \"\(contentId)\""))
+        logger.info(
+            "connection \(connection.id): watching decisions of "
+                + (sessionId == 0 ? "every session" : "session \(sessionId)")
+                + (contentId.isEmpty ? "" : " of content \"\(contentId)\""))
         // The reply opens the stream: every decision after it is pushed.
         reply(connection, header) { _ in 0 }
     }
@@ -99,8 +103,11 @@ extension TimelineService {
     /// stops reading costs the players nothing: it is never waited for, and its backlog is bounded.
     @inline(never)  // kept out of `execute`, the snapback round trip's path, which it would only enlarge
     func publish(_ action: TimelineAction, for entry: SessionEntry, at now: Double) {
-        guard var decision = WireDecision(action, sessionId: entry.id, contentId: entry.contentId,
-                                          streamId: entry.streamId, profile: entry.profile, at: now) else { return }
+        guard
+            var decision = WireDecision(
+                action, sessionId: entry.id, contentId: entry.contentId,
+                streamId: entry.streamId, profile: entry.profile, at: now)
+        else { return }
         var index = 0
         while index < watchers.count {
             let watcher = watchers[index]

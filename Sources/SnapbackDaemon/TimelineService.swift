@@ -58,8 +58,10 @@ public final class TimelineService {
     ///   saves of all playing sessions fall on a few shared ticks — 6 per 30-second interval — and
     ///   each tick's saves are one transaction in the store. 0: each session on its own timer
     ///   (`snapback bench-store`'s baseline).
-    public init(clock: any ServiceClock, logger: Logger, configuration: DaemonConfiguration,
-                store: any ViewerStateStore, bookmarkTick: Double = 5) {
+    public init(
+        clock: any ServiceClock, logger: Logger, configuration: DaemonConfiguration,
+        store: any ViewerStateStore, bookmarkTick: Double = 5
+    ) {
         self.clock = clock
         bookmarkTicks = TickTimers(clock: clock, tick: bookmarkTick.isFinite ? max(0, bookmarkTick) : 0)
         self.logger = logger
@@ -73,8 +75,9 @@ public final class TimelineService {
 
     /// The daemon's service: the loop's clocks, on the loop thread.
     public convenience init(context: DaemonContext, store: any ViewerStateStore) {
-        self.init(clock: LoopClock(loop: context.loop), logger: context.logger, configuration: context.configuration,
-                  store: store)
+        self.init(
+            clock: LoopClock(loop: context.loop), logger: context.logger, configuration: context.configuration,
+            store: store)
     }
 
     /// A copy of a session's timeline, for tests and the fuzzer's invariants (seeks within the stream).
@@ -160,8 +163,10 @@ final class SessionEntry {
         }
     }
 
-    init(id: UInt64, timeline: TimelineSession, connection: any PeerPort, callId: UInt32, request: OpenSessionRequest,
-         openedAt: Double, clientName: String) {
+    init(
+        id: UInt64, timeline: TimelineSession, connection: any PeerPort, callId: UInt32, request: OpenSessionRequest,
+        openedAt: Double, clientName: String
+    ) {
         self.id = id
         self.timeline = timeline
         self.connection = connection

@@ -21,8 +21,10 @@ public struct DaemonReplay {
     public private(set) var sessionsOpened = 0
 
     /// The statuses PROTOCOL.md says the daemon answers.
-    static let documented: Set<StatusCode> = [.ok, .invalidArgument, .notFound, .permissionDenied, .resourceExhausted,
-                                              .failedPrecondition, .unimplemented, .unavailable]
+    static let documented: Set<StatusCode> = [
+        .ok, .invalidArgument, .notFound, .permissionDenied, .resourceExhausted,
+        .failedPrecondition, .unimplemented, .unavailable
+    ]
     public static let methods = WireMethod.allCases
 
     private let clock = ManualClock()
@@ -60,8 +62,9 @@ public struct DaemonReplay {
     public mutating func run() {
         connect(uid: 0)
         if let first = peers.first {
-            first.receive(.request(callId: 1, method: WireMethod.hello.rawValue),
-                          body: HelloRequest(protocolVersion: WireProtocol.version, clientName: "fuzz").encoded())
+            first.receive(
+                .request(callId: 1, method: WireMethod.hello.rawValue),
+                body: HelloRequest(protocolVersion: WireProtocol.version, clientName: "fuzz").encoded())
             check()
         }
         while !input.isAtEnd, steps < 10_000 {
@@ -122,8 +125,9 @@ public struct DaemonReplay {
 
     private mutating func connect(uid: UInt32) {
         guard peers.count < 8 else { return }
-        let peer = EmbeddedPeer(id: nextPeerId, peer: PeerCredentials(pid: 1, uid: uid, gid: uid),
-                                handler: service, logger: logger, maxFrameSize: 64 * 1024, maxOutboundBytes: 256 * 1024)
+        let peer = EmbeddedPeer(
+            id: nextPeerId, peer: PeerCredentials(pid: 1, uid: uid, gid: uid),
+            handler: service, logger: logger, maxFrameSize: 64 * 1024, maxOutboundBytes: 256 * 1024)
         nextPeerId += 1
         peers.append(peer)
         peer.connect()
@@ -153,7 +157,8 @@ public struct DaemonReplay {
                         fatalError("a \(code) response without its Status body")
                     }
                 } else if frame.header.method == WireMethod.openSession.rawValue,
-                          let reply = try? OpenSessionReply.decode(frame.body) {
+                    let reply = try? OpenSessionReply.decode(frame.body)
+                {
                     sessionsOpened += 1
                     lastSeq[reply.sessionId] = reply.lastPushSeq
                 }
@@ -176,7 +181,8 @@ public struct DaemonReplay {
                 if case .seek(let t, _) = push.kind {
                     // Without a content duration the stream ends where positions do, plus its ads.
                     let timeline = service.timeline(ofSession: push.sessionId)
-                    let end = timeline?.streamEnd
+                    let end =
+                        timeline?.streamEnd
                         ?? Limits.position.range.upperBound + (timeline?.layout.totalAdTime ?? Limits.duration.range.upperBound)
                     guard t >= 0, t <= end + 0.001 else {
                         fatalError("session \(push.sessionId): seek to \(t) outside [0, \(end)]")

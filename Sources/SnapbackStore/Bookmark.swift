@@ -15,8 +15,10 @@ public struct Bookmark: Sendable, Equatable {
     /// The viewer reached the end: nothing to resume.
     public var finished: Bool
 
-    public init(profile: String, contentId: String, contentTime: Double, streamTime: Double, streamId: String,
-                updatedAt: Double, finished: Bool = false) {
+    public init(
+        profile: String, contentId: String, contentTime: Double, streamTime: Double, streamId: String,
+        updatedAt: Double, finished: Bool = false
+    ) {
         self.profile = profile
         self.contentId = contentId
         self.contentTime = contentTime

@@ -62,8 +62,10 @@ public final class MemoryViewerStateStore: ViewerStateStore {
         Set((watched[contentId] ?? [:]).filter { $0.value >= since }.keys)
     }
 
-    public func markWatched(contentId: String, breakId: String, at: Double,
-                            completion: @escaping (Result<Void, StoreError>) -> Void) {
+    public func markWatched(
+        contentId: String, breakId: String, at: Double,
+        completion: @escaping (Result<Void, StoreError>) -> Void
+    ) {
         write(completion) { $0.watched[contentId, default: [:]][breakId] = at }
     }
 
@@ -75,7 +77,9 @@ public final class MemoryViewerStateStore: ViewerStateStore {
         closed = true
     }
 
-    private func write<T>(_ completion: @escaping (Result<T, StoreError>) -> Void, _ body: @escaping (MemoryViewerStateStore) -> T) {
+    private func write<T>(
+        _ completion: @escaping (Result<T, StoreError>) -> Void, _ body: @escaping (MemoryViewerStateStore) -> T
+    ) {
         let failure = closed ? .unavailable("the store is closed") : failWrites
         pending.append { [unowned self] in
             if let failure { completion(.failure(failure)) } else { completion(.success(body(self))) }

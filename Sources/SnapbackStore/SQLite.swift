@@ -55,8 +55,9 @@ final class SQLiteConnection: @unchecked Sendable {
         var db: OpaquePointer?
         let rc = sqlite3_open_v2(path, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {
-            let error = SQLiteError(code: rc, message: db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open",
-                                    systemErrno: db.map { sqlite3_system_errno($0) } ?? 0)
+            let error = SQLiteError(
+                code: rc, message: db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open",
+                systemErrno: db.map { sqlite3_system_errno($0) } ?? 0)
             sqlite3_close_v2(db)
             throw error
         }

@@ -40,7 +40,7 @@ enum SQLiteSchema {
         CREATE INDEX bookmarks_by_profile_recent ON bookmarks(profile, updated_at DESC, content_id);
         CREATE INDEX bookmarks_by_age ON bookmarks(updated_at);
         CREATE INDEX watched_breaks_by_age ON watched_breaks(watched_at);
-        """,
+        """
     ]
 
     static let lastBreakKey = "last_break_completed_at"
@@ -61,8 +61,10 @@ enum SQLiteSchema {
     ///
     /// - Parameters:
     ///   - migrateTo: the version to migrate to (tests build older files with a smaller one).
-    static func openWriter(path: String, busyTimeout: Int32, maxPageCount: Int64?,
-                           migrateTo target: Int32 = version) throws(OpenProblem) -> SQLiteConnection {
+    static func openWriter(
+        path: String, busyTimeout: Int32, maxPageCount: Int64?,
+        migrateTo target: Int32 = version
+    ) throws(OpenProblem) -> SQLiteConnection {
         let db: SQLiteConnection
         do {
             db = try SQLiteConnection(path: path, create: true)
@@ -158,7 +160,8 @@ final class WriterStatements {
         begin = try db.prepare("BEGIN IMMEDIATE")
         commit = try db.prepare("COMMIT")
         rollback = try db.prepare("ROLLBACK")
-        upsertBookmark = try db.prepare("""
+        upsertBookmark = try db.prepare(
+            """
             INSERT INTO bookmarks(profile, content_id, content_time, stream_time, stream_id, updated_at, finished)
             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
             ON CONFLICT(profile, content_id) DO UPDATE SET content_time = excluded.content_time,
@@ -168,16 +171,19 @@ final class WriterStatements {
         deleteBookmark = try db.prepare("DELETE FROM bookmarks WHERE profile = ?1 AND content_id = ?2")
         clearProfile = try db.prepare("DELETE FROM bookmarks WHERE profile = ?1")
         countBookmarks = try db.prepare("SELECT count(*) FROM bookmarks")
-        evictOldest = try db.prepare("""
+        evictOldest = try db.prepare(
+            """
             DELETE FROM bookmarks WHERE (profile, content_id) IN
                 (SELECT profile, content_id FROM bookmarks ORDER BY updated_at LIMIT ?1)
             """)
-        markWatched = try db.prepare("""
+        markWatched = try db.prepare(
+            """
             INSERT INTO watched_breaks(content_id, break_id, watched_at) VALUES (?1, ?2, ?3)
             ON CONFLICT(content_id, break_id) DO UPDATE SET watched_at = max(watched_at, excluded.watched_at)
             """)
         pruneWatched = try db.prepare("DELETE FROM watched_breaks WHERE watched_at < ?1")
-        setLastBreak = try db.prepare("""
+        setLastBreak = try db.prepare(
+            """
             INSERT INTO device_state(key, value) VALUES ('\(SQLiteSchema.lastBreakKey)', ?1)
             ON CONFLICT(key) DO UPDATE SET value = max(value, excluded.value)
             """)
@@ -196,16 +202,19 @@ final class ReaderStatements {
 
     init(_ db: SQLiteConnection) throws(SQLiteError) {
         self.db = db
-        getBookmark = try db.prepare("""
+        getBookmark = try db.prepare(
+            """
             SELECT content_time, stream_time, stream_id, updated_at, finished FROM bookmarks
             WHERE profile = ?1 AND content_id = ?2
             """)
-        firstPage = try db.prepare("""
+        firstPage = try db.prepare(
+            """
             SELECT content_id, content_time, stream_time, stream_id, updated_at, finished FROM bookmarks
             WHERE profile = ?1 ORDER BY updated_at DESC, content_id LIMIT ?2
             """)
         // After (updated_at, content_id) of the previous page's last row, in the same order.
-        nextPage = try db.prepare("""
+        nextPage = try db.prepare(
+            """
             SELECT content_id, content_time, stream_time, stream_id, updated_at, finished FROM bookmarks
             WHERE profile = ?1 AND updated_at <= ?2 AND (updated_at < ?2 OR content_id > ?3)
             ORDER BY updated_at DESC, content_id LIMIT ?4

@@ -94,8 +94,10 @@ public final class SQLiteViewerStateStore: ViewerStateStore {
     ///   - post: runs a closure on the loop thread; releases and completions reach the loop through it.
     ///   - log: where the store's log lines go (any thread).
     ///   - clock: wall time in seconds since the epoch (for pruning and file names).
-    public init(directory: String, configuration: Configuration = Configuration(), post: @escaping Post,
-                log: @escaping Log = { _, _ in }, clock: @escaping @Sendable () -> Double = wallClockNow) {
+    public init(
+        directory: String, configuration: Configuration = Configuration(), post: @escaping Post,
+        log: @escaping Log = { _, _ in }, clock: @escaping @Sendable () -> Double = wallClockNow
+    ) {
         self.path = (directory.hasSuffix("/") ? directory : directory + "/") + Self.fileName
         self.configuration = configuration
         self.post = post
@@ -242,7 +244,9 @@ public final class SQLiteViewerStateStore: ViewerStateStore {
         enqueue(.clear(profile: profile), completion)
     }
 
-    public func markWatched(contentId: String, breakId: String, at: Double, completion: @escaping (Result<Void, StoreError>) -> Void) {
+    public func markWatched(
+        contentId: String, breakId: String, at: Double, completion: @escaping (Result<Void, StoreError>) -> Void
+    ) {
         enqueue(.watched(contentId: contentId, breakId: breakId, at: at)) { completion($0.map { _ in () }) }
     }
 

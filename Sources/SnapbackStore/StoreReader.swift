@@ -51,12 +51,14 @@ final class StoreReader {
         try s.bind(1, profile)
         try s.bind(2, contentId)
         guard try s.step() else { return nil }
-        return Bookmark(profile: profile, contentId: contentId, contentTime: s.double(0), streamTime: s.double(1),
-                        streamId: s.text(2), updatedAt: s.double(3), finished: s.int64(4) != 0)
+        return Bookmark(
+            profile: profile, contentId: contentId, contentTime: s.double(0), streamTime: s.double(1),
+            streamId: s.text(2), updatedAt: s.double(3), finished: s.int64(4) != 0)
     }
 
     /// Up to `rows` bookmarks of a profile, most recent first, after `cursor`.
-    func page(profile: String, after cursor: (updatedAt: Double, contentId: String)?, rows: Int) throws(SQLiteError) -> [Bookmark] {
+    func page(profile: String, after cursor: (updatedAt: Double, contentId: String)?, rows: Int) throws(SQLiteError) -> [Bookmark]
+    {
         let r = try ready()
         let s = cursor == nil ? r.firstPage : r.nextPage
         defer { s.reset() }
@@ -70,8 +72,10 @@ final class StoreReader {
             try s.bind(2, Int64(rows))
         }
         while page.count < rows, try s.step() {
-            page.append(Bookmark(profile: profile, contentId: s.text(0), contentTime: s.double(1), streamTime: s.double(2),
-                                 streamId: s.text(3), updatedAt: s.double(4), finished: s.int64(5) != 0))
+            page.append(
+                Bookmark(
+                    profile: profile, contentId: s.text(0), contentTime: s.double(1), streamTime: s.double(2),
+                    streamId: s.text(3), updatedAt: s.double(4), finished: s.int64(5) != 0))
         }
         return page
     }

@@ -21,8 +21,10 @@ final class StoreWriter {
     /// Writes are failing: logged once when they start and once when they work again.
     private var failing = false
 
-    init(path: String, configuration: SQLiteViewerStateStore.Configuration, log: @escaping SQLiteViewerStateStore.Log,
-         clock: @escaping @Sendable () -> Double) {
+    init(
+        path: String, configuration: SQLiteViewerStateStore.Configuration, log: @escaping SQLiteViewerStateStore.Log,
+        clock: @escaping @Sendable () -> Double
+    ) {
         self.path = path
         self.configuration = configuration
         self.log = log
@@ -41,8 +43,9 @@ final class StoreWriter {
         var result = Opened()
         for attempt in 0..<2 {
             do {
-                let db = try SQLiteSchema.openWriter(path: path, busyTimeout: configuration.writerBusyTimeoutMilliseconds,
-                                                     maxPageCount: configuration.maxPageCount)
+                let db = try SQLiteSchema.openWriter(
+                    path: path, busyTimeout: configuration.writerBusyTimeoutMilliseconds,
+                    maxPageCount: configuration.maxPageCount)
                 let statements = try WriterStatements(db)
                 result.count = try statements.count()
                 self.statements = statements
@@ -57,7 +60,8 @@ final class StoreWriter {
                     log(.error, "bookmark store: \(result.note!)")
                 case .newer(let version, let db) where attempt == 0:
                     let aside = withExtendedLifetime(db) { SQLiteSchema.moveAside(path, label: "newer", now: clock()) }
-                    result.note = "database has schema version \(version), newer than this snapbackd's \(SQLiteSchema.version): "
+                    result.note =
+                        "database has schema version \(version), newer than this snapbackd's \(SQLiteSchema.version): "
                         + "moved aside to \(aside), started a fresh one"
                     log(.error, "bookmark store: \(result.note!)")
                 case .corrupt(let why, _):
@@ -103,11 +107,13 @@ final class StoreWriter {
         }
         let context = Unmanaged.passRetained(Context(self, queue, notify)).toOpaque()
         var id = pthread_t()
-        let rc = pthread_create(&id, nil, { raw in
-            let context = Unmanaged<Context>.fromOpaque(raw!).takeRetainedValue()
-            context.writer.run(context.queue, notify: context.notify)
-            return nil
-        }, context)
+        let rc = pthread_create(
+            &id, nil,
+            { raw in
+                let context = Unmanaged<Context>.fromOpaque(raw!).takeRetainedValue()
+                context.writer.run(context.queue, notify: context.notify)
+                return nil
+            }, context)
         guard rc == 0 else {
             Unmanaged<Context>.fromOpaque(context).release()
             throw .unavailable("cannot start the writer thread: \(String(cString: strerror(rc)))")
@@ -267,7 +273,9 @@ final class StoreWriter {
         do {
             try s.bind(1, now - configuration.watchedRetention)
             try s.run()
-            if w.db.changes > 0 { log(.debug, "bookmark store: pruned \(w.db.changes) watched break(s) older than the retention") }
+            if w.db.changes > 0 {
+                log(.debug, "bookmark store: pruned \(w.db.changes) watched break(s) older than the retention")
+            }
         } catch {
             log(.warning, "bookmark store: pruning watched breaks failed: \(error)")
         }

@@ -12,13 +12,22 @@ public struct AdBreak: Sendable, Equatable, Hashable {
     /// start of the ad a seek landed in (`AdPolicy.landingInUnwatchedBreak == .adStart`).
     public var adDurations: [Double]
     public var watched: Bool
+    /// How much content the break replaces: the content resumes this many seconds of content time after
+    /// the point where it stopped for the break (HLS interstitials' `X-RESUME-OFFSET`, Media3's
+    /// `contentResumeOffsetUs`). 0 ≤ offset ≤ `duration`. nil: the session kind's default — inserted (0)
+    /// on demand, replacing (`duration`) live, where the stream goes on while the ad plays.
+    public var contentResumeOffset: Double?
 
-    public init(id: String, start: Double, duration: Double, adDurations: [Double] = [], watched: Bool = false) {
+    public init(
+        id: String, start: Double, duration: Double, adDurations: [Double] = [], watched: Bool = false,
+        contentResumeOffset: Double? = nil
+    ) {
         self.id = id
         self.start = start
         self.duration = duration
         self.adDurations = adDurations
         self.watched = watched
+        self.contentResumeOffset = contentResumeOffset
     }
 
     /// The first stream time after the break.

@@ -81,11 +81,12 @@ extension AdPolicy {
         Field("live-snapback", .flag(\.liveSnapback)),
         Field("live-bookmarks", .flag(\.liveBookmarks)),
         // An operator has no use for the benchmark's "no loop guard" (the wire range's top).
-        Field("max-snapbacks-per-break",
-              .count(\.maxSnapbacksPerBreak, wire: Limits.snapbacksPerBreak, configured: 1...1000)),
+        Field(
+            "max-snapbacks-per-break",
+            .count(\.maxSnapbacksPerBreak, wire: Limits.snapbacksPerBreak, configured: 1...1000)),
         Field("coverage-tolerance", .seconds(\.coverageTolerance, Limits.duration)),
         Field("bookmark-interval", .seconds(\.bookmarkInterval, Limits.duration), deviceWide: true),
-        Field("finished-margin", .seconds(\.finishedMargin, Limits.duration), deviceWide: true),
+        Field("finished-margin", .seconds(\.finishedMargin, Limits.duration), deviceWide: true)
     ]
 
     /// The field whose key path this is, if the policy has one.

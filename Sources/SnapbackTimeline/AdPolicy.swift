@@ -30,7 +30,8 @@ public struct AdPolicy: Sendable, Equatable {
         case ifBeyondBreak = "if-beyond"
         /// Always back to the seek target (Cast).
         case always = "always"
-        /// Never: playback continues after the break (hls.js today).
+        /// Never: playback continues after the break (hls.js); on an ad-rules session, at the break's
+        /// position, its resumption point (hls.js #7029).
         case never = "never"
     }
 
@@ -45,11 +46,12 @@ public struct AdPolicy: Sendable, Equatable {
 
     /// When a break counts as watched.
     public enum WatchedWhen: String, Sendable, Equatable, CaseIterable {
-        /// As soon as it begins to play (TVSDK, Cast, Shaka).
+        /// As soon as it begins to play (TVSDK, IMA DAI, Cast, Shaka).
         case onBegin = "on-begin"
         /// When it has played to its end, by ad event or by the playhead covering it. (default)
         case onEnd = "on-end"
-        /// Never: every break plays every time.
+        /// Never: every break plays every time, those opened as watched too (RDK Firebolt's
+        /// `skipRestriction: adsAll`).
         case never = "never"
     }
 

@@ -11,8 +11,10 @@ public struct AdRules: Sendable, Equatable {
     /// Expected duration of each break, used for the "no events" fallback and the timeline view.
     public var breakDuration: Double
 
-    public init(preroll: Bool = true, midrollTimes: [Double] = [], midrollEvery: Double = 0,
-                postroll: Bool = true, breakDuration: Double = 30) {
+    public init(
+        preroll: Bool = true, midrollTimes: [Double] = [], midrollEvery: Double = 0,
+        postroll: Bool = true, breakDuration: Double = 30
+    ) {
         self.preroll = preroll
         self.midrollTimes = midrollTimes
         self.midrollEvery = midrollEvery

@@ -39,6 +39,14 @@ public enum Limits {
     /// serve on-demand programs): a request of a few bytes must not build thousands of breaks, which
     /// costs the loop milliseconds and the daemon megabytes per session.
     public static let adRulesMidrolls = 1000
+    /// A break's content resume offset: from 0 (inserted: the content resumes where it stopped) to the
+    /// break's duration (it replaces as much content as it lasts). HLS interstitials default to the
+    /// duration and Media3 to 0; neither gives a meaning to content going backwards, and an offset past the
+    /// duration would skip content no ad covers.
+    public static func contentResumeOffset(breakDuration d: Double) -> Limit {
+        // A bad duration (NaN would make the range trap) leaves only 0; the duration is refused on its own.
+        Limit(0...(d.isFinite && d > 0 ? d : 0), "a content resume offset from 0 to the break's duration, \(Seconds(d)) seconds")
+    }
     /// An ad's index within its break.
     public static let adIndex: ClosedRange<Int> = 0...99_999
 }

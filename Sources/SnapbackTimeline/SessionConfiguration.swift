@@ -18,9 +18,11 @@ public struct SessionConfiguration: Sendable, Equatable {
     /// holds across players.
     public var lastBreakCompletedAt: Double?
 
-    public init(kind: SessionKind = .onDemand, contentDuration: Double? = nil, breaks: [AdBreak] = [],
-                policy: AdPolicy = AdPolicy(), resumeContentTime: Double? = nil, adRules: AdRules? = nil,
-                previouslyWatchedBreakIds: Set<String> = [], lastBreakCompletedAt: Double? = nil) {
+    public init(
+        kind: SessionKind = .onDemand, contentDuration: Double? = nil, breaks: [AdBreak] = [],
+        policy: AdPolicy = AdPolicy(), resumeContentTime: Double? = nil, adRules: AdRules? = nil,
+        previouslyWatchedBreakIds: Set<String> = [], lastBreakCompletedAt: Double? = nil
+    ) {
         self.kind = kind
         self.contentDuration = contentDuration
         self.breaks = breaks
@@ -69,8 +71,10 @@ public struct TimelineSnapshot: Sendable, Equatable {
         /// Why it was last skipped; nil = never.
         public var skipped: BreakSkipReason?
 
-        public init(breakId: String, position: BreakPosition, watched: Bool, exempt: Bool = false,
-                    skipped: BreakSkipReason? = nil) {
+        public init(
+            breakId: String, position: BreakPosition, watched: Bool, exempt: Bool = false,
+            skipped: BreakSkipReason? = nil
+        ) {
             self.breakId = breakId
             self.position = position
             self.watched = watched

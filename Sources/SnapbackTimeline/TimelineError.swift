@@ -33,7 +33,7 @@ public enum TimelineError: Error, Sendable, Equatable, CustomStringConvertible {
     public var category: Category {
         switch self {
         case .invalidTime, .outOfRange, .invalidRate, .emptyBreakId, .duplicateBreakId, .overlappingBreaks, .breakOutOfRange,
-             .notSupported:
+            .notSupported:
             return .invalidArgument
         case .unknownBreak:
             return .notFound

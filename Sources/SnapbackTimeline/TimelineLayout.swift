@@ -5,23 +5,32 @@
 ///
 /// Conversions (IMA `contentTimeForStreamTime` / `streamTimeForContentTime`, TVSDK local time):
 /// - stream → content: a stream time inside a break maps to the break's content position (the content time
-///   at which the break is inserted), so a bookmark is never a position inside an ad.
+///   at which the content stopped for it), so a bookmark is never a position inside an ad.
 /// - content → stream: a content time exactly at a break's content position resolves to the stream time
 ///   *after* the break (as Media3 does), so resuming at a break position does not replay the break.
-/// - live streams and ad-rules sessions: both are the identity.
+/// - a break that replaces content (`AdBreak.contentResumeOffset` > 0) resumes the content that much later
+///   than where it stopped: the content times it replaced have no stream time of their own and resolve to
+///   the break's end, where the content comes back. Back-to-back breaks share their first one's content
+///   position and their offsets add up, in play order (HLS interstitials at one date).
+/// - ad-rules sessions (whose player time is content time): the identity.
 public struct TimelineLayout: Sendable, Equatable {
     /// The breaks, sorted by start.
     public let breaks: [AdBreak]
-    /// `adTimeBefore[i]` = total duration of breaks 0..<i; one more element than `breaks`.
-    private let adTimeBefore: [Double]
-    /// `contentPosition[i]` = the content time at which break i is inserted.
+    /// `shiftBefore[i]` = the stream time of breaks 0..<i that is not content: each break's duration less
+    /// the content it replaced (its resume offset). One more element than `breaks`.
+    private let shiftBefore: [Double]
+    /// `contentPosition[i]` = the content time at which the content stopped for break i.
     private let contentPosition: SortedTimes
+    /// `resumePosition[i]` = the content time at which the content resumes after break i.
+    private let resumePosition: [Double]
+    /// The total duration of the breaks.
+    public let totalAdTime: Double
     /// Break starts and ends, compact for the searches (an `AdBreak` is several cache lines apart from
     /// the next).
     private let starts: SortedTimes
     private let ends: [Double]
     private let indexById: [String: Int]
-    /// Live streams and ad-rules sessions (whose player time is content time): conversions are the identity.
+    /// Ad-rules sessions (whose player time is content time): conversions are the identity.
     public let isIdentity: Bool
 
     /// The largest number of breaks a session may hold.
@@ -39,27 +48,42 @@ public struct TimelineLayout: Sendable, Equatable {
     private init(sorted breaks: [AdBreak], identity: Bool) {
         self.breaks = breaks
         isIdentity = identity
-        var adTimeBefore: [Double] = [0]
-        adTimeBefore.reserveCapacity(breaks.count + 1)
+        var shiftBefore: [Double] = [0]
+        shiftBefore.reserveCapacity(breaks.count + 1)
         var positions: [Double] = []
         positions.reserveCapacity(breaks.count)
+        var resumes: [Double] = []
+        resumes.reserveCapacity(breaks.count)
         var indexById: [String: Int] = [:]
         indexById.reserveCapacity(breaks.count)
-        var sum = 0.0
+        var shift = 0.0, adTime = 0.0
         for (i, b) in breaks.enumerated() {
-            var position = b.start - sum
-            // Rounding must not break what the binary searches rely on: positions never decrease, and
-            // back-to-back breaks (this one starts where the previous ends) share one content position, so
-            // a content time there resolves after all of them, not into the second one by an ulp.
-            if i > 0, b.start <= breaks[i - 1].end || position < positions[i - 1] {
+            let offset = b.contentResumeOffset ?? 0
+            var position = b.start - shift
+            var resume: Double
+            if i > 0, b.start <= breaks[i - 1].end {
+                // Back-to-back: the viewer left the content once, at the first break's position, so a content
+                // time there resolves after all of them (not into the second one by an ulp), and the content
+                // comes back after every offset of the run.
                 position = positions[i - 1]
+                resume = resumes[i - 1] + offset
+            } else {
+                // Rounding must not break what the binary searches rely on: positions never decrease, nor go
+                // below where the content resumed after the previous break.
+                if i > 0 { position = max(position, resumes[i - 1]) }
+                resume = position + offset
             }
+            resume = max(resume, position)
             positions.append(position)
-            sum += b.duration
-            adTimeBefore.append(sum)
+            resumes.append(resume)
+            shift += b.duration - offset
+            adTime += b.duration
+            shiftBefore.append(shift)
             indexById[b.id] = i
         }
-        self.adTimeBefore = adTimeBefore
+        self.shiftBefore = shiftBefore
+        totalAdTime = adTime
+        resumePosition = resumes
         self.indexById = indexById
         contentPosition = SortedTimes(positions)
         starts = SortedTimes(breaks.map(\.start))
@@ -67,7 +91,6 @@ public struct TimelineLayout: Sendable, Equatable {
     }
 
     public var count: Int { breaks.count }
-    public var totalAdTime: Double { adTimeBefore[adTimeBefore.count - 1] }
 
     public func index(ofBreak id: String) -> Int? { indexById[id] }
     public func breakWith(id: String) -> AdBreak? { indexById[id].map { breaks[$0] } }
@@ -81,7 +104,9 @@ public struct TimelineLayout: Sendable, Equatable {
         for b in new {
             if let i = indexById[b.id] {
                 let old = breaks[i]
-                if old.start != b.start || old.duration != b.duration { throw .duplicateBreakId(b.id) }
+                if old.start != b.start || old.duration != b.duration || old.contentResumeOffset != b.contentResumeOffset {
+                    throw .duplicateBreakId(b.id)
+                }
             } else {
                 fresh.append(b)
             }
@@ -102,6 +127,12 @@ public struct TimelineLayout: Sendable, Equatable {
             try TimelineSettings.checkTime(b.start, "break \(b.id) start")
             try TimelineSettings.checkDuration(b.duration, "break \(b.id) duration")
             for d in b.adDurations { try TimelineSettings.checkDuration(d, "break \(b.id) ad duration") }
+            if let o = b.contentResumeOffset {
+                // Within the break: the content never goes back (below 0), and an ad cannot replace content
+                // it does not cover (above the duration: content the viewer never sees, ads or not).
+                let limit = Limits.contentResumeOffset(breakDuration: b.duration)
+                if !limit.contains(o) { throw .outOfRange(field: "break \(b.id) content resume offset", value: o, limit: limit) }
+            }
             if !seen.insert(b.id).inserted { throw .duplicateBreakId(b.id) }
         }
     }
@@ -153,31 +184,42 @@ public struct TimelineLayout: Sendable, Equatable {
 
     // MARK: Conversions
 
-    /// Content time for a stream time; inside a break, the break's content position. Live: identity.
+    /// Content time for a stream time; inside a break, the break's content position. Ad rules: identity.
     public func contentTime(forStreamTime s: Double) -> Double {
         if isIdentity { return s }
         let k = countStarting(atOrBefore: s)
         guard k > 0 else { return s }
         if s < ends[k - 1] { return contentPosition[k - 1] }
-        // Rounding of `s − ads` must keep the content time between the positions of the breaks around it:
-        // never below the previous break's (it would go backwards at that break's end), never at the next
-        // one's (a stream time just before a break would convert back to the stream time after it).
-        let c = max(s - adTimeBefore[k], contentPosition[k - 1])
+        // Rounding of `s − shift` must keep the content time between the breaks around it: never below where
+        // the previous one resumed the content (it would go backwards at that break's end), never at the next
+        // one's position (a stream time just before a break would convert back to the stream time after it).
+        let c = max(s - shiftBefore[k], resumePosition[k - 1])
         if k < breaks.count, c >= contentPosition[k] { return contentPosition[k].nextDown }
         return c
     }
 
     /// Stream time for a content time. A content time exactly at a break's content position resolves to
-    /// the stream time after that break (Media3's rule), so a resume there does not replay it. Live:
-    /// identity.
+    /// the stream time after that break (Media3's rule), so a resume there does not replay it; so does a
+    /// content time a break replaced (up to where the content resumes). Ad rules: identity.
     public func streamTime(forContentTime c: Double) -> Double {
         if isIdentity { return c }
-        return c + adTimeBefore[countPositioned(atOrBefore: c)]
+        let k = countPositioned(atOrBefore: c)
+        guard k > 0 else { return c }
+        return max(c + shiftBefore[k], ends[k - 1])
     }
 
-    /// The content position of break `index` (where it is inserted in the content).
+    /// The content position of break `index` (where the content stopped for it).
     public func contentPosition(ofBreakAt index: Int) -> Double { contentPosition[index] }
 
-    /// The stream duration for a content duration: content plus every break.
-    public func streamDuration(forContentDuration d: Double) -> Double { isIdentity ? d : d + totalAdTime }
+    /// The content time at which the content resumes after break `index`.
+    public func contentResumePosition(ofBreakAt index: Int) -> Double { resumePosition[index] }
+
+    /// The stream duration for a content duration: the content plus the stream time every break adds, and
+    /// never before the last break's end (a post-roll replacing content ends the stream, not the content).
+    /// O(1), without a search: the session clamps every seek it commands to it (check-budget: a search here
+    /// cost about 390 instructions per snapback round trip).
+    public func streamDuration(forContentDuration d: Double) -> Double {
+        if isIdentity { return d }
+        return max(d + shiftBefore[shiftBefore.count - 1], ends.last ?? 0)
+    }
 }

@@ -20,7 +20,8 @@ extension TimelineReason: CustomStringConvertible {
         case .landedDuringCooldown(let move, let id, let until):
             return "\(move.rawValue) landed in break \(id) during the cooldown until \(Seconds(until))"
         case .heldToBreakStart(let move, let from, let to, let id, let start, let adStart):
-            return "\(move.rawValue) \(Seconds(from))→\(Seconds(to)) landed in unwatched break \(id), to its \(adStart ? "ad's start" : "start") \(Seconds(start))"
+            return
+                "\(move.rawValue) \(Seconds(from))→\(Seconds(to)) landed in unwatched break \(id), to its \(adStart ? "ad's start" : "start") \(Seconds(start))"
         case .landedInUnwatchedBreak(let move, let from, let to, let id, let start):
             return "\(move.rawValue) \(Seconds(from))→\(Seconds(to)) landed in unwatched break \(id), to \(Seconds(start))"
         case .landedInWatchedBreak(let move, let id, let end):

@@ -4,16 +4,43 @@ extension TimelineSession {
     /// Saves the bookmark at the content time of `streamTime` (a position inside a break saves the break's
     /// content position), unless bookmarks are off for this session, it was cleared as finished, the
     /// position is past the finished margin (then it is cleared), or it is within 0.5 s of the last one saved.
-    mutating func saveBookmark(streamTime t: Double, trigger: BookmarkTrigger, cause: TimelineReason.BookmarkCause,
-                               into actions: inout [TimelineAction]) {
+    /// While a resume plays breaks before its resume point, a bookmark taken in them is the resume point.
+    mutating func saveBookmark(
+        streamTime rawT: Double, trigger: BookmarkTrigger, cause: TimelineReason.BookmarkCause,
+        into actions: inout [TimelineAction]
+    ) {
         guard settings.bookmarksEnabled, !progress.bookmarkCleared else { return }
-        if finishedCheck(streamTime: t, into: &actions) { return }
-        let c = contentTime(forStreamTime: t)
-        // Within half a second of the last one saved: nothing a viewer would notice, and one flash write less.
-        if let last = progress.lastBookmark, abs(last - c) < 0.5 { return }
+        var t = rawT
+        var c: Double
+        if let target = resumeTargetPending(at: t) {
+            // The viewer has not reached the resume point yet: the breaks the resume plays come first. A
+            // viewer who quits during them must find the resume point again, not the break's position. Saved
+            // once (the resume point may not be the stored bookmark: the player may have named it).
+            if progress.resumeTargetSaved { return }
+            progress.resumeTargetSaved = true
+            (c, t) = (target.content, target.stream)
+        } else {
+            if finishedCheck(streamTime: t, into: &actions) { return }
+            c = contentTime(forStreamTime: t)
+            // Within half a second of the last one saved: nothing a viewer would notice, and one flash write less.
+            if let last = progress.lastBookmark, abs(last - c) < 0.5 { return }
+        }
         progress.lastBookmark = c
-        actions.append(TimelineAction(.saveBookmark(contentTime: c, streamTime: t, trigger: trigger),
-                                      reason: .bookmark(cause, contentTime: c)))
+        actions.append(
+            TimelineAction(
+                .saveBookmark(contentTime: c, streamTime: t, trigger: trigger),
+                reason: .bookmark(cause, contentTime: c)))
+    }
+
+    /// The resume point (content and stream time) while a resume's plan still plays breaks before it and
+    /// the viewer, at `t`, is in one of them.
+    func resumeTargetPending(at t: Double) -> (content: Double, stream: Double)? {
+        if plan.isEmpty { return nil }
+        if case .inBreak = state {} else if layout.indexOfBreak(containing: t) == nil { return nil }
+        for step in plan {
+            if case .seek(let to, .resumeFromBookmark, let why) = step, case .resume(let c, _)? = why { return (c, to) }
+        }
+        return nil
     }
 
     /// Clears the bookmark once the viewer is within the finished margin of the content's end. Returns
@@ -97,8 +124,9 @@ extension TimelineSession {
         }
         plan = plays.dropFirst().map { .playBreak(id: layout.breaks[$0].id, why: .nextBreakBeforeResume) }
         plan.append(.seek(to: target, reason: .resumeFromBookmark, why: why))
-        goToBreak(index: first, reason: .breakBeforeResume,
-                  why: .breakBeforeResume(contentTime: c, breakId: layout.breaks[first].id, policy: policy.resumeBreaks),
-                  at: now, into: &actions)
+        goToBreak(
+            index: first, reason: .breakBeforeResume,
+            why: .breakBeforeResume(contentTime: c, breakId: layout.breaks[first].id, policy: policy.resumeBreaks),
+            at: now, into: &actions)
     }
 }

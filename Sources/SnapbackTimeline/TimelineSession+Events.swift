@@ -20,9 +20,13 @@ extension TimelineSession {
         case .seekStarted(let from): try seekStarted(from: from, at: now)
         case .seekEnded(let from, let to): try seekEnded(from: from, to: to, at: now, into: &actions)
         case .adBreakStarted(let id, let t):
-            try withPosition(t, at: now, into: &actions) { (s, a) throws(TimelineError) in try s.adBreakStarted(id: id, at: now, into: &a) }
+            try withPosition(t, at: now, into: &actions) { (s, a) throws(TimelineError) in
+                try s.adBreakStarted(id: id, at: now, into: &a)
+            }
         case .adBreakEnded(let id, let t):
-            try withPosition(t, at: now, into: &actions) { (s, a) throws(TimelineError) in try s.adBreakEnded(id: id, at: now, into: &a) }
+            try withPosition(t, at: now, into: &actions) { (s, a) throws(TimelineError) in
+                try s.adBreakEnded(id: id, at: now, into: &a)
+            }
         case .adStarted(let id, let index, let t):
             try withPosition(t, at: now, into: &actions) { (s, a) throws(TimelineError) in
                 try s.adStarted(breakId: id, index: index, at: now, into: &a)
@@ -134,7 +138,8 @@ extension TimelineSession {
 
     // MARK: Pause, completion, updates, close
 
-    public mutating func paused(streamTime t: Double, at now: Double, into actions: inout [TimelineAction]) throws(TimelineError) {
+    public mutating func paused(streamTime t: Double, at now: Double, into actions: inout [TimelineAction]) throws(TimelineError)
+    {
         try checkAccepting("paused", at: now)
         try TimelineSettings.checkTime(t, "pause position")
         progress.playerReportedPosition = true
@@ -155,7 +160,8 @@ extension TimelineSession {
         clearBookmark(.contentComplete, into: &actions)
         if settings.adRulesMode {
             if let id = settings.postrollId, let i = layout.index(ofBreak: id), skipReason(for: i, at: now) == nil,
-               !isWatched(i) || policy.watchedBreakOnPlayback == .replay {
+                !isWatched(i) || policy.watchedBreakOnPlayback == .replay
+            {
                 clearPlan()
                 plan.append(.allAdsCompleted)
                 enterBreak(index: i, fromStart: true, at: now, how: .contentComplete, into: &actions)
@@ -173,7 +179,7 @@ extension TimelineSession {
     public mutating func breaksUpdated(_ breaks: [AdBreak], at now: Double) throws(TimelineError) {
         try checkAccepting("breaks-updated", at: now)
         guard settings.isLive else { throw .notSupported("breaks updated on an on-demand stream") }
-        guard let grown = try layout.adding(breaks.map(\.unwatched)) else { return }
+        guard let grown = try layout.adding(breaks.map { $0.geometry(live: true) }) else { return }
         var merged = grown.breaks.map { _ in BreakProgress(watched: false) }
         for b in breaks where b.watched && policy.watchedWhen != .never {
             if let j = grown.index(ofBreak: b.id) { merged[j].watched = true }
@@ -194,8 +200,9 @@ extension TimelineSession {
         if !progress.playerReportedPosition {
             // Opened and closed without playing: the stored bookmark stays as it was.
         } else if case .seeking(let from, _) = state {
-            saveBookmark(streamTime: from, trigger: trigger, cause: .closedWhileSeeking(disconnected: disconnected, from: from),
-                         into: &actions)
+            saveBookmark(
+                streamTime: from, trigger: trigger, cause: .closedWhileSeeking(disconnected: disconnected, from: from),
+                into: &actions)
         } else if state != .finished {
             saveBookmark(streamTime: t, trigger: trigger, cause: .closed(disconnected: disconnected, at: t), into: &actions)
         }

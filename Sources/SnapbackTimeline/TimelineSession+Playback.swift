@@ -3,8 +3,10 @@ extension TimelineSession {
 
     /// The player's regular position report. Entering a break, covering it to its end, a jump the player
     /// did not report as a seek, the periodic bookmark and the "finished" rule all start here.
-    public mutating func playheadReported(streamTime t: Double, rate: Double, playing: Bool, at now: Double,
-                                          into actions: inout [TimelineAction]) throws(TimelineError) {
+    public mutating func playheadReported(
+        streamTime t: Double, rate: Double, playing: Bool, at now: Double,
+        into actions: inout [TimelineAction]
+    ) throws(TimelineError) {
         try checkAccepting("playhead", at: now)
         try TimelineSettings.checkTime(t, "playhead")
         try TimelineSettings.checkRate(rate)
@@ -15,7 +17,8 @@ extension TimelineSession {
         // break-end timer bounds the wait if the player never comes (armed again if it fired meanwhile, e.g.
         // during the seek that was refused).
         if let target = player.commandedSeek, case .inBreak(let visit) = state, !settings.adRulesMode,
-           let i = layout.index(ofBreak: visit.id) {
+            let i = layout.index(ofBreak: visit.id)
+        {
             let b = layout.breaks[i]
             if b.contains(t) {
                 player.commandedSeek = nil
@@ -66,16 +69,19 @@ extension TimelineSession {
                 armBreakTimer(b, from: t, at: now, into: &actions)
             }
         case .content:
-            outcome = contentProgress(from: first ? t : previous, to: t, previousWallTime: previousWallTime, at: now,
-                                      into: &actions)
+            outcome = contentProgress(
+                from: first ? t : previous, to: t, previousWallTime: previousWallTime, at: now,
+                into: &actions)
         }
         if playing && !timers.bookmark && outcome == .stayed { armBookmarkTimer(at: now, into: &actions) }
     }
 
     /// Content played from `from` to `to`: enter a break the playhead reached, treat an unreported jump
     /// over breaks as a seek, clear the bookmark near the end.
-    mutating func contentProgress(from: Double, to t: Double, previousWallTime: Double, at now: Double,
-                                  into actions: inout [TimelineAction]) -> Outcome {
+    mutating func contentProgress(
+        from: Double, to t: Double, previousWallTime: Double, at now: Double,
+        into actions: inout [TimelineAction]
+    ) -> Outcome {
         if settings.adRulesMode {
             // A scheduled break position reached by playback: play it (content pauses). Reached means
             // crossed, (from, t]: the content sitting at a position does not reach it again, so the pre-roll
@@ -91,12 +97,14 @@ extension TimelineSession {
         // as one, so a player cannot bypass a break by seeking without telling.
         let explained = max(0, now - previousWallTime) * max(player.rate, 1) + policy.coverageTolerance + 1
         if t - from > explained, player.commandedSeek == nil, settings.snapbackEnabled,
-           layout.nextBreak(after: from).map({ $0.start <= t }) == true {
+            layout.nextBreak(after: from).map({ $0.start <= t }) == true
+        {
             return decideSeek(from: from, to: t, at: now, implicit: true, into: &actions)
         }
         if let i = layout.indexOfBreak(containing: t) {
-            return enterBreak(index: i, fromStart: t <= layout.breaks[i].start + policy.coverageTolerance, at: now,
-                              how: .playheadEntered(t), into: &actions)
+            return enterBreak(
+                index: i, fromStart: t <= layout.breaks[i].start + policy.coverageTolerance, at: now,
+                how: .playheadEntered(t), into: &actions)
         }
         finishedCheck(streamTime: t, into: &actions)
         return .stayed
@@ -119,31 +127,36 @@ extension TimelineSession {
 
     /// The viewer is in break `i` (by playback, ad event or a command of ours): the visit begins.
     mutating func visit(_ i: Int, fromStart: Bool, byEvent: Bool = false) {
-        state = .inBreak(BreakVisit(id: layout.breaks[i].id, fromStart: fromStart, startedByEvent: byEvent,
-                                    unwatchedAtEntry: !isWatched(i)))
+        state = .inBreak(
+            BreakVisit(
+                id: layout.breaks[i].id, fromStart: fromStart, startedByEvent: byEvent,
+                unwatchedAtEntry: !isWatched(i)))
     }
 
     /// The viewer is out of the break: back in the content, or finished if the content already ended.
     mutating func leaveBreak() {
-        if case .inBreak(let visit) = state { noteLeft(visit) }
         state = progress.contentEnded ? .finished : .content
     }
 
     /// The viewer is at break `index` (by playback, ad event or a command of ours). Applies skip rules
     /// (disabled, cooldown, watched + skip); otherwise the session is in the break.
     @discardableResult
-    mutating func enterBreak(index i: Int, fromStart: Bool, at now: Double, how: TimelineReason.Entry, byEvent: Bool = false,
-                             into actions: inout [TimelineAction]) -> Outcome {
+    mutating func enterBreak(
+        index i: Int, fromStart: Bool, at now: Double, how: TimelineReason.Entry, byEvent: Bool = false,
+        into actions: inout [TimelineAction]
+    ) -> Outcome {
         let b = layout.breaks[i]
         if let skip = skipReason(for: i, at: now) {
             noteSkipped(i, Self.skipReason(skip), into: &actions)
             // Ad rules have nothing to seek over: the break is simply not played.
             if settings.adRulesMode { return .stayed }
-            commandSeek(to: b.end, reason: skip.seek, why: .breakSkipped(skip.cause, breakId: b.id, start: b.start, end: b.end),
-                        into: &actions)
+            commandSeek(
+                to: b.end, reason: skip.seek, why: .breakSkipped(skip.cause, breakId: b.id, start: b.start, end: b.end),
+                into: &actions)
             return .seekCommanded
         }
         visit(i, fromStart: fromStart, byEvent: byEvent)
+        progress.breaks[i].visited = true
         if settings.adRulesMode {
             actions.append(TimelineAction(.playBreak(breakId: b.id), reason: .breakPlays(how, breakId: b.id)))
             armBreakTimer(b, from: b.start, at: now, into: &actions)
@@ -196,11 +209,14 @@ extension TimelineSession {
 
     /// The break played to its end: watched (per policy), cooldown starts, and the plan goes on.
     @discardableResult
-    mutating func completeBreak(index i: Int, at now: Double, how: TimelineReason.Completion,
-                                into actions: inout [TimelineAction]) -> Outcome {
+    mutating func completeBreak(
+        index i: Int, at now: Double, how: TimelineReason.Completion,
+        into actions: inout [TimelineAction]
+    ) -> Outcome {
         let b = layout.breaks[i]
         // A break that completes after content complete (the post-roll) ends the session's playback.
         leaveBreak()
+        progress.breaks[i].visited = true
         cancelTimer(.breakEnd, .breakCompleted, into: &actions)
         if policy.watchedWhen == .onEnd && !isWatched(i) {
             progress.breaks[i].watched = true
@@ -225,19 +241,23 @@ extension TimelineSession {
             case .seek(let to, let reason, let why):
                 let target = clamp(to)
                 if reason == .resumeAfterSnapback, policy.returnToTarget == .ifBeyondBreak, !settings.adRulesMode,
-                   target <= done.end {
+                    target <= done.end
+                {
                     continue
                 }
-                commandSeek(to: target, reason: reason, why: why ?? .returnToTarget(breakId: done.id, target: target),
-                            into: &actions)
+                commandSeek(
+                    to: target, reason: reason, why: why ?? .returnToTarget(breakId: done.id, target: target),
+                    into: &actions)
                 player.playhead = target
                 if let j = layout.indexOfBreak(containing: target), !settings.adRulesMode {
                     // The return lands in another break: it plays from where we put the viewer.
-                    enterBreak(index: j, fromStart: target <= layout.breaks[j].start + policy.coverageTolerance,
-                               at: now, how: .returnedInto, into: &actions)
+                    enterBreak(
+                        index: j, fromStart: target <= layout.breaks[j].start + policy.coverageTolerance,
+                        at: now, how: .returnedInto, into: &actions)
                 } else {
-                    saveBookmark(streamTime: target, trigger: .snapbackReturn,
-                                 cause: .afterBreak(breakId: done.id, at: target), into: &actions)
+                    saveBookmark(
+                        streamTime: target, trigger: .snapbackReturn,
+                        cause: .afterBreak(breakId: done.id, at: target), into: &actions)
                 }
                 return .seekCommanded
             case .playBreak(let id, let why):
@@ -254,8 +274,10 @@ extension TimelineSession {
     /// Puts the viewer at the start of break `i` (or at `landing` in it): a seek for stitched streams, a
     /// play-break for ad rules.
     @discardableResult
-    mutating func goToBreak(index i: Int, reason: SeekReason, why: TimelineReason, at now: Double, landing: Double? = nil,
-                            into actions: inout [TimelineAction]) -> Outcome {
+    mutating func goToBreak(
+        index i: Int, reason: SeekReason, why: TimelineReason, at now: Double, landing: Double? = nil,
+        into actions: inout [TimelineAction]
+    ) -> Outcome {
         if settings.adRulesMode {
             return enterBreak(index: i, fromStart: true, at: now, how: .commanded(why), into: &actions)
         }
@@ -265,6 +287,8 @@ extension TimelineSession {
         player.playhead = target
         player.wallTime = now
         visit(i, fromStart: true)
+        // A snapback's break is marked by its snapback count (`endConfirms`): no second write on that path.
+        if reason != .snapback { progress.breaks[i].visited = true }
         markWatchedOnBegin(i, into: &actions)
         armBreakTimer(b, from: target, at: now, into: &actions)
         if timers.bookmark { cancelTimer(.bookmark, .adBreakPlays, into: &actions) }
@@ -285,16 +309,20 @@ extension TimelineSession {
             return
         }
         timers.bookmark = true
-        actions.append(TimelineAction(.scheduleTimer(.bookmark, deadline: now + policy.bookmarkInterval),
-                                      reason: .periodicBookmark))
+        actions.append(
+            TimelineAction(
+                .scheduleTimer(.bookmark, deadline: now + policy.bookmarkInterval),
+                reason: .periodicBookmark))
     }
 
     /// Arms the break-end timer at the break's expected end (plus the tolerance) from `t`.
     mutating func armBreakTimer(_ b: AdBreak, from t: Double, at now: Double, into actions: inout [TimelineAction]) {
         let remaining = settings.adRulesMode ? settings.adRulesBreakDuration : max(0, b.end - t) / max(player.rate, 1)
         timers.breakEnd = true
-        actions.append(TimelineAction(.scheduleTimer(.breakEnd, deadline: now + remaining + 2 * policy.coverageTolerance),
-                                      reason: .expectedBreakEnd))
+        actions.append(
+            TimelineAction(
+                .scheduleTimer(.breakEnd, deadline: now + remaining + 2 * policy.coverageTolerance),
+                reason: .expectedBreakEnd))
     }
 
     mutating func cancelTimer(_ timer: TimelineTimer, _ why: TimelineReason.TimerCause, into actions: inout [TimelineAction]) {

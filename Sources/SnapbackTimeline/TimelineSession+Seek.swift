@@ -40,20 +40,19 @@ extension TimelineSession {
         player.commandedSeek = nil
         // Every seek while a break that began unwatched plays is refused, one within the break too: it goes
         // back to where the viewer was, not to the break's start (a scrub must not restart the break).
-        if case .inBreak(let visit) = before {
-            if visit.unwatchedAtEntry, policy.refuseSeeksDuringUnwatchedBreak, settings.snapbackEnabled,
-               let i = layout.index(ofBreak: visit.id) {
+        if case .inBreak(let visit) = before, visit.unwatchedAtEntry, policy.refuseSeeksDuringUnwatchedBreak,
+            settings.snapbackEnabled, let i = layout.index(ofBreak: visit.id)
+        {
             let b = layout.breaks[i]
             state = before
             // Back to the seek's origin when it lies in the break; otherwise to the session's own position
             // there. An origin outside the break (our own seek's echo reported off target, a stale origin)
             // clamped into the break would be its end: the viewer would skip the break it is held to.
             let inBreak = b.contains(from) ? from : (b.contains(player.playhead) ? player.playhead : b.start)
-            commandSeek(to: settings.adRulesMode ? from : inBreak, reason: .seekRefusedDuringAd,
-                        why: .seekRefused(from: from, to: to, breakId: b.id), into: &actions)
+            commandSeek(
+                to: settings.adRulesMode ? from : inBreak, reason: .seekRefusedDuringAd,
+                why: .seekRefused(from: from, to: to, breakId: b.id), into: &actions)
             return
-            }
-            noteLeft(visit)
         }
         let hadBreakTimer = timers.breakEnd
         timers.breakEnd = false
@@ -74,8 +73,10 @@ extension TimelineSession {
 
     /// The seek policy proper. `implicit` marks a playhead jump the player did not report as a seek.
     @discardableResult
-    mutating func decideSeek(from: Double, to rawTo: Double, at now: Double, implicit: Bool,
-                             into actions: inout [TimelineAction]) -> Outcome {
+    mutating func decideSeek(
+        from: Double, to rawTo: Double, at now: Double, implicit: Bool,
+        into actions: inout [TimelineAction]
+    ) -> Outcome {
         let to = clamp(rawTo)
         player.playhead = to
         player.wallTime = now
@@ -88,8 +89,9 @@ extension TimelineSession {
             if let i = landedIndex {
                 let b = layout.breaks[i]
                 noteSkipped(i, .cooldown, into: &actions)
-                commandSeek(to: b.end, reason: .skipDuringCooldown,
-                            why: .landedDuringCooldown(move, breakId: b.id, until: cooldown), into: &actions)
+                commandSeek(
+                    to: b.end, reason: .skipDuringCooldown,
+                    why: .landedDuringCooldown(move, breakId: b.id, until: cooldown), into: &actions)
                 return .seekCommanded
             }
             settled(at: to, move: move, at: now, into: &actions)
@@ -106,8 +108,10 @@ extension TimelineSession {
                 noteSkipped(s, .exempt, into: &actions)
                 if !isWatched(s) && policy.watchedWhen != .never {
                     progress.breaks[s].watched = true
-                    actions.append(TimelineAction(.breakWatched(breakId: b.id),
-                                                  reason: .loopGuard(max: policy.maxSnapbacksPerBreak, breakId: b.id)))
+                    actions.append(
+                        TimelineAction(
+                            .breakWatched(breakId: b.id),
+                            reason: .loopGuard(max: policy.maxSnapbacksPerBreak, breakId: b.id)))
                 }
                 settled(at: to, move: move, at: now, into: &actions)
                 return .stayed
@@ -117,10 +121,12 @@ extension TimelineSession {
                 // Landed inside the unwatched break: play it from its start (or from the ad's start).
                 let start = policy.landingInUnwatchedBreak == .adStart ? b.adStart(containing: to) : b.start
                 clearPlan()
-                return goToBreak(index: s, reason: .startOfBreak,
-                                 why: .heldToBreakStart(move, from: from, to: to, breakId: b.id, start: start,
-                                                        adStart: start != b.start),
-                                 at: now, landing: start, into: &actions)
+                return goToBreak(
+                    index: s, reason: .startOfBreak,
+                    why: .heldToBreakStart(
+                        move, from: from, to: to, breakId: b.id, start: start,
+                        adStart: start != b.start),
+                    at: now, landing: start, into: &actions)
             }
             var target = to
             if let l = landedIndex {
@@ -132,45 +138,53 @@ extension TimelineSession {
             } else if settings.adRulesMode {
                 // hls.js #7029: after the interstitial, the primary content resumes at its resumption point,
                 // not at the seek target (the player is at the target while the interstitial plays).
-                plan.append(.seek(to: b.start, reason: .resumeAfterSnapback,
-                                  why: .resumptionPoint(breakId: b.id, at: b.start)))
+                plan.append(
+                    .seek(
+                        to: b.start, reason: .resumeAfterSnapback,
+                        why: .resumptionPoint(breakId: b.id, at: b.start)))
             }
             let landing = min(b.start + policy.snapbackLandingOffset, max(b.start, b.end - 0.001))
-            return goToBreak(index: s, reason: .snapback,
-                             why: .snapback(jump: implicit, from: from, to: to, breakId: b.id, start: b.start),
-                             at: now, landing: settings.adRulesMode ? nil : landing, into: &actions)
+            return goToBreak(
+                index: s, reason: .snapback,
+                why: .snapback(jump: implicit, from: from, to: to, breakId: b.id, start: b.start),
+                at: now, landing: settings.adRulesMode ? nil : landing, into: &actions)
         }
 
         // The break this seek would be held to is exempt (a resume skipped it, the loop guard gave it up).
-        if settings.snapbackEnabled, let e = selectBreak(from: from, to: to, landed: landedIndex, ignoringExempt: true),
-           progress.breaks[e].exempt {
+        if settings.snapbackEnabled, let e = exemptBreakHeld(from: from, to: to, landed: landedIndex),
+            progress.breaks[e].exempt
+        {
             noteSkipped(e, .exempt, into: &actions)
         }
         if let l = landedIndex {
             let b = layout.breaks[l]
             if isWatched(l) && policy.skipWatchedBreakOnLanding {
                 noteSkipped(l, .watched, into: &actions)
-                commandSeek(to: b.end, reason: .skipWatchedBreak, why: .landedInWatchedBreak(move, breakId: b.id, end: b.end),
-                            into: &actions)
+                commandSeek(
+                    to: b.end, reason: .skipWatchedBreak, why: .landedInWatchedBreak(move, breakId: b.id, end: b.end),
+                    into: &actions)
                 player.playhead = b.end
                 saveBookmark(streamTime: b.end, trigger: .seek, cause: .settled(.seek, at: b.end), into: &actions)
                 return .seekCommanded
             }
             if isDisabled(l) {
                 noteSkipped(l, .disabled, into: &actions)
-                commandSeek(to: b.end, reason: .skipDisabledBreak, why: .landedInDisabledBreak(move, breakId: b.id, end: b.end),
-                            into: &actions)
+                commandSeek(
+                    to: b.end, reason: .skipDisabledBreak, why: .landedInDisabledBreak(move, breakId: b.id, end: b.end),
+                    into: &actions)
                 return .seekCommanded
             }
             if !isWatched(l) && settings.snapbackEnabled {
                 let start = policy.landingInUnwatchedBreak == .adStart ? b.adStart(containing: to) : b.start
                 clearPlan()
-                return goToBreak(index: l, reason: .startOfBreak,
-                                 why: .landedInUnwatchedBreak(move, from: from, to: to, breakId: b.id, start: start),
-                                 at: now, landing: start, into: &actions)
+                return goToBreak(
+                    index: l, reason: .startOfBreak,
+                    why: .landedInUnwatchedBreak(move, from: from, to: to, breakId: b.id, start: start),
+                    at: now, landing: start, into: &actions)
             }
             // A watched break replayed from where the viewer landed.
             visit(l, fromStart: to <= b.start + policy.coverageTolerance)
+            progress.breaks[l].visited = true
             armBreakTimer(b, from: to, at: now, into: &actions)
             return .stayed
         }
@@ -185,12 +199,24 @@ extension TimelineSession {
         if let i = layout.indexOfBreak(containing: to) {
             let b = layout.breaks[i]
             visit(i, fromStart: to <= b.start + policy.coverageTolerance)
+            progress.breaks[i].visited = true
             armBreakTimer(b, from: to, at: now, into: &actions)
         }
     }
 
     /// Which break, if any, the seek from → to is held to.
-    func selectBreak(from: Double, to: Double, landed: Int?, ignoringExempt: Bool = false) -> Int? {
+    func selectBreak(from: Double, to: Double, landed: Int?) -> Int? {
+        select(from: from, to: to, landed: landed, ignoringExempt: false)
+    }
+
+    /// The break the seek would be held to if exempt breaks were not (off the snapback path: its own copy).
+    @inline(never)
+    func exemptBreakHeld(from: Double, to: Double, landed: Int?) -> Int? {
+        select(from: from, to: to, landed: landed, ignoringExempt: true)
+    }
+
+    @inline(__always)
+    private func select(from: Double, to: Double, landed: Int?, ignoringExempt: Bool) -> Int? {
         let forward = to > from
         if !forward && !(policy.enforceBackwardSeeks && to < from) { return nil }
         let adRules = settings.adRulesMode
@@ -203,7 +229,8 @@ extension TimelineSession {
             lo = layout.countStarting(atOrBefore: from)
             if !adRules, lo > 0, layout.breaks[lo - 1].start == from { lo -= 1 }
         } else if policy.seekGate == .allBreaksBeforeTarget, let l = landed, l == hi - 1, !adRules,
-                  to <= layout.breaks[l].start + TimelineSettings.positionTolerance, isPostroll(l) {
+            to <= layout.breaks[l].start + TimelineSettings.positionTolerance, isPostroll(l)
+        {
             // Media3: a seek to the content's end, where the post-roll starts, plays the last mid-roll it
             // skipped, then ends the content and plays the post-roll (the return to the target lands in it).
             hi = l
@@ -236,8 +263,10 @@ extension TimelineSession {
 
     // MARK: Trick play
 
-    public mutating func trickPlayStarted(streamTime t: Double, rate: Double, at now: Double,
-                                          into actions: inout [TimelineAction]) throws(TimelineError) {
+    public mutating func trickPlayStarted(
+        streamTime t: Double, rate: Double, at now: Double,
+        into actions: inout [TimelineAction]
+    ) throws(TimelineError) {
         try checkAccepting("trick-play-started", at: now)
         try TimelineSettings.checkTime(t, "trick play start")
         // Trick play is fast-forward or rewind; slow motion (0 < rate < 1) is ordinary playback.
@@ -246,7 +275,8 @@ extension TimelineSession {
         switch state {
         case .content, .inBreak:
             if case .inBreak(let visit) = state, let i = layout.index(ofBreak: visit.id), visit.unwatchedAtEntry,
-               policy.refuseSeeksDuringUnwatchedBreak, settings.snapbackEnabled {
+                policy.refuseSeeksDuringUnwatchedBreak, settings.snapbackEnabled
+            {
                 // Fast-forward through an unwatched break is a seek out of it: refused, back into the break
                 // (as for a refused seek, a position reported outside it is not where the viewer was).
                 let b = layout.breaks[i]
@@ -256,7 +286,6 @@ extension TimelineSession {
             }
             cancelTimer(.bookmark, .trickPlay, into: &actions)
             cancelTimer(.breakEnd, .trickPlay, into: &actions)
-            if case .inBreak(let visit) = state { noteLeft(visit) }
             state = .trickPlay(from: t, rate: rate)
             player.rate = rate
             player.playhead = t

@@ -46,23 +46,19 @@ extension TimelineSession {
             let p = progress.breaks[i]
             let position: TimelineSnapshot.BreakPosition =
                 isPostroll(i) ? .postroll : layout.breaks[i].start == 0 ? .preroll : .midroll
-            return TimelineSnapshot.BreakState(breakId: layout.breaks[i].id, position: position, watched: p.watched,
-                                               exempt: p.exempt, skipped: p.skipped)
+            return TimelineSnapshot.BreakState(
+                breakId: layout.breaks[i].id, position: position, watched: p.watched,
+                exempt: p.exempt, skipped: p.skipped)
         }
     }
 
     // MARK: Ad events that confirm
 
-    /// The viewer was in break `i` and is out of it now (the state is about to change).
-    mutating func noteLeft(_ visit: BreakVisit) {
-        if let i = layout.index(ofBreak: visit.id) { progress.breaks[i].left = true }
-    }
-
     /// Whether an end event for break `i`, which the session is not in, confirms what the session
     /// concluded: it was in the break and left it, counts it as watched, or the playhead is past its end.
     func endConfirms(_ i: Int, at now: Double) -> Bool {
         let p = progress.breaks[i]
-        if p.left || p.watched { return true }
+        if p.visited || p.snapbacks > 0 || p.watched { return true }
         return !settings.adRulesMode && estimatedPlayhead(at: now) >= layout.breaks[i].end - 0.001
     }
 
@@ -70,7 +66,7 @@ extension TimelineSession {
     /// played out: the viewer left the break and is still at its end (stitched: the playhead past its end
     /// within the tolerance; ad rules: the content still at the break's position).
     func startConfirms(_ i: Int, at now: Double) -> Bool {
-        guard progress.breaks[i].left else { return false }
+        guard progress.breaks[i].visited || progress.breaks[i].snapbacks > 0 else { return false }
         let b = layout.breaks[i]
         let t = estimatedPlayhead(at: now)
         if settings.adRulesMode { return t == b.start }
@@ -83,8 +79,10 @@ extension TimelineSession {
 
     /// An ad event carrying the player's position: a playhead report at that position (playing, rate 1)
     /// made just before it, and the event, as one: if the event is refused, neither applies.
-    mutating func withPosition(_ t: Double?, at now: Double, into actions: inout [TimelineAction],
-                               _ event: (inout TimelineSession, inout [TimelineAction]) throws(TimelineError) -> Void)
+    mutating func withPosition(
+        _ t: Double?, at now: Double, into actions: inout [TimelineAction],
+        _ event: (inout TimelineSession, inout [TimelineAction]) throws(TimelineError) -> Void
+    )
         throws(TimelineError)
     {
         guard let t else {

@@ -81,6 +81,8 @@ public struct TimelineSession: Sendable {
         var cooldownUntil: Double?
         var lastBookmark: Double?
         var bookmarkCleared = false
+        /// The resume point was saved as the bookmark while the resume's breaks played (once is enough).
+        var resumeTargetSaved = false
         /// The player reported the content's end. A fact, not a state: where playback stands after it is
         /// `State` (`.finished` once nothing plays; a post-roll may still play, and an ad-rules viewer may
         /// seek back into the content).
@@ -96,9 +98,10 @@ public struct TimelineSession: Sendable {
         var exempt = false
         /// Snapbacks to it since it last completed (the loop guard).
         var snapbacks = 0
-        /// The viewer was in it and left it (by its end, a seek, trick play): a late or repeated ad event
-        /// for it confirms what the session concluded instead of contradicting it.
-        var left = false
+        /// The viewer was in it (is, or left it since), but for a snapback's visit, which `snapbacks`
+        /// records: a late or repeated ad event for it, once the viewer is out, confirms what the session
+        /// concluded instead of contradicting it.
+        var visited = false
         /// Why it was last skipped (the last `breakSkipped` action for it).
         var skipped: BreakSkipReason?
     }
@@ -129,10 +132,12 @@ public struct TimelineSession: Sendable {
     public init(_ configuration: SessionConfiguration) throws(TimelineError) {
         var breaks = configuration.breaks
         settings = try TimelineSettings(configuration, breaks: &breaks)
-        let built = try TimelineLayout(breaks: breaks.map(\.unwatched), identity: settings.adRulesMode || settings.isLive)
+        let live = settings.isLive
+        let built = try TimelineLayout(breaks: breaks.map { $0.geometry(live: live) }, identity: settings.adRulesMode)
         layout = built
         if !settings.adRulesMode, let d = settings.contentDuration, !settings.isLive, let last = built.breaks.last,
-           built.contentPosition(ofBreakAt: built.count - 1) > d + TimelineSettings.positionTolerance {
+            built.contentPosition(ofBreakAt: built.count - 1) > d + TimelineSettings.positionTolerance
+        {
             // A post-roll sits exactly at the content's end; the player's content duration and the breaks'
             // positions are sums of different terms, so "exactly" allows their rounding (a millisecond).
             throw .breakOutOfRange(id: last.id, start: last.start)
@@ -140,7 +145,9 @@ public struct TimelineSession: Sendable {
         try settings.checkResume()
         // "Never": every break plays every time, those the player or the store call watched too (an
         // "enforce watched breaks" rule, RDK Firebolt's `skipRestriction: adsAll`).
-        let watched = settings.policy.watchedWhen == .never ? []
+        let watched =
+            settings.policy.watchedWhen == .never
+            ? []
             : Set(breaks.lazy.filter(\.watched).map(\.id)).union(configuration.previouslyWatchedBreakIds)
         progress = Progress(breaks: built.breaks.map { BreakProgress(watched: watched.contains($0.id)) })
         if let at = configuration.lastBreakCompletedAt, settings.policy.cooldown > 0, at.isFinite {
@@ -267,10 +274,13 @@ extension TimelineSession.State {
 }
 
 extension AdBreak {
-    /// The break as geometry, without the viewer's watched flag.
-    var unwatched: AdBreak {
+    /// The break as geometry: without the viewer's watched flag, and with the session kind's content resume
+    /// offset when the player gave none (live: the break replaces the content it lasts, as a live stream
+    /// goes on while the ad plays — the identity conversions live sessions had before offsets existed).
+    func geometry(live: Bool) -> AdBreak {
         var b = self
         b.watched = false
+        if live && b.contentResumeOffset == nil { b.contentResumeOffset = b.duration }
         return b
     }
 }

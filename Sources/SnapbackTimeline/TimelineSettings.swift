@@ -54,7 +54,7 @@ final class TimelineSettings: Sendable {
         let times: [(String, Double)] = [
             ("snapback landing offset", p.snapbackLandingOffset), ("cooldown", p.cooldown),
             ("coverage tolerance", p.coverageTolerance), ("bookmark interval", p.bookmarkInterval),
-            ("finished margin", p.finishedMargin),
+            ("finished margin", p.finishedMargin)
         ]
         for (field, value) in times { try checkDuration(value, field) }
         if p.maxSnapbacksPerBreak < 1 { throw .notSupported("max snapbacks per break below 1") }

@@ -13,8 +13,10 @@ public struct WireBookmark: Sendable, Equatable {
     public var updatedAt: Double
     public var finished: Bool
 
-    public init(contentId: String, profile: String = "", contentTime: Double, streamTime: Double,
-                streamId: String = "", updatedAt: Double = 0, finished: Bool = false) {
+    public init(
+        contentId: String, profile: String = "", contentTime: Double, streamTime: Double,
+        streamId: String = "", updatedAt: Double = 0, finished: Bool = false
+    ) {
         self.contentId = contentId
         self.profile = profile
         self.contentTime = contentTime
@@ -38,9 +40,10 @@ extension WireBookmark: WireMessage {
     }
 
     init(_ m: ProtoReader) throws(WireError) {
-        self.init(contentId: try m.string("content_id"), profile: try m.string("profile"),
-                  contentTime: m.double("content_time"), streamTime: m.double("stream_time"),
-                  streamId: try m.string("stream_id"), updatedAt: m.double("updated_at"), finished: m.bool("finished"))
+        self.init(
+            contentId: try m.string("content_id"), profile: try m.string("profile"),
+            contentTime: m.double("content_time"), streamTime: m.double("stream_time"),
+            streamId: try m.string("stream_id"), updatedAt: m.double("updated_at"), finished: m.bool("finished"))
     }
 
     @discardableResult
@@ -76,8 +79,9 @@ extension ListBookmarksReply: WireMessage {
 
     public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> ListBookmarksReply {
         try ProtoC.read(body, WireMethod.listBookmarks.replyDescriptor) { m throws(WireError) in
-            ListBookmarksReply(bookmarks: try m.nestedList("bookmarks").map { (b) throws(WireError) in try WireBookmark(b) },
-                               nextPageToken: try m.string("next_page_token"))
+            ListBookmarksReply(
+                bookmarks: try m.nestedList("bookmarks").map { (b) throws(WireError) in try WireBookmark(b) },
+                nextPageToken: try m.string("next_page_token"))
         }
     }
 }
@@ -118,6 +122,7 @@ extension ClearBookmarksReply: WireMessage {
     }
 
     public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> ClearBookmarksReply {
-        try ProtoC.read(body, WireMethod.clearBookmarks.replyDescriptor) { m in ClearBookmarksReply(deleted: m.uint32("deleted")) }
+        try ProtoC.read(body, WireMethod.clearBookmarks.replyDescriptor) { m in ClearBookmarksReply(deleted: m.uint32("deleted"))
+        }
     }
 }

@@ -39,12 +39,14 @@ public struct HelloReply: Sendable, Equatable {
     public var defaultPolicyPreset: String
     public var maxBreaksPerSession: UInt32
 
-    public init(protocolVersion: UInt32 = WireProtocol.version, serverName: String = "snapbackd",
-                serverVersion: String, maxFrameSize: UInt32 = WireProtocol.defaultMaxFrameSize,
-                maxOutboundQueueBytes: UInt64 = WireProtocol.defaultMaxOutboundQueueBytes,
-                policyPresets: [String] = AdPolicy.Preset.allCases.map(\.rawValue),
-                defaultPolicyPreset: String = AdPolicy.Preset.snapback.rawValue,
-                maxBreaksPerSession: UInt32 = UInt32(clamping: TimelineLayout.maxBreaks)) {
+    public init(
+        protocolVersion: UInt32 = WireProtocol.version, serverName: String = "snapbackd",
+        serverVersion: String, maxFrameSize: UInt32 = WireProtocol.defaultMaxFrameSize,
+        maxOutboundQueueBytes: UInt64 = WireProtocol.defaultMaxOutboundQueueBytes,
+        policyPresets: [String] = AdPolicy.Preset.allCases.map(\.rawValue),
+        defaultPolicyPreset: String = AdPolicy.Preset.snapback.rawValue,
+        maxBreaksPerSession: UInt32 = UInt32(clamping: TimelineLayout.maxBreaks)
+    ) {
         self.protocolVersion = protocolVersion
         self.serverName = serverName
         self.serverVersion = serverVersion
@@ -73,12 +75,13 @@ extension HelloReply: WireMessage {
 
     public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> HelloReply {
         try ProtoC.read(body, WireMethod.hello.replyDescriptor) { m throws(WireError) in
-            HelloReply(protocolVersion: m.uint32("protocol_version"), serverName: try m.string("server_name"),
-                       serverVersion: try m.string("server_version"), maxFrameSize: m.uint32("max_frame_size"),
-                       maxOutboundQueueBytes: m.uint64("max_outbound_queue_bytes"),
-                       policyPresets: try m.strings("policy_presets"),
-                       defaultPolicyPreset: try m.string("default_policy_preset"),
-                       maxBreaksPerSession: m.uint32("max_breaks_per_session"))
+            HelloReply(
+                protocolVersion: m.uint32("protocol_version"), serverName: try m.string("server_name"),
+                serverVersion: try m.string("server_version"), maxFrameSize: m.uint32("max_frame_size"),
+                maxOutboundQueueBytes: m.uint64("max_outbound_queue_bytes"),
+                policyPresets: try m.strings("policy_presets"),
+                defaultPolicyPreset: try m.string("default_policy_preset"),
+                maxBreaksPerSession: m.uint32("max_breaks_per_session"))
         }
     }
 }
@@ -114,9 +117,11 @@ public struct StatusReply: Sendable, Equatable {
     /// Log lines dropped since start because stderr did not take them.
     public var logLinesDropped: UInt64
 
-    public init(uptime: Double, serverVersion: String, protocolVersion: UInt32 = WireProtocol.version,
-                connections: UInt32, sessions: UInt32, requests: UInt64 = 0, pushes: UInt64 = 0,
-                store: StoreStatus = StoreStatus(), logLinesDropped: UInt64 = 0) {
+    public init(
+        uptime: Double, serverVersion: String, protocolVersion: UInt32 = WireProtocol.version,
+        connections: UInt32, sessions: UInt32, requests: UInt64 = 0, pushes: UInt64 = 0,
+        store: StoreStatus = StoreStatus(), logLinesDropped: UInt64 = 0
+    ) {
         self.uptime = uptime
         self.serverVersion = serverVersion
         self.protocolVersion = protocolVersion
@@ -154,13 +159,15 @@ extension StatusReply: WireMessage {
         try ProtoC.read(body, WireMethod.getStatus.replyDescriptor) { m throws(WireError) in
             var store = StoreStatus()
             if let s = m.nested("store") {
-                store = StoreStatus(kind: try s.string("kind"), path: try s.string("path"), bookmarks: s.uint64("bookmarks"),
-                                    error: try s.string("error"))
+                store = StoreStatus(
+                    kind: try s.string("kind"), path: try s.string("path"), bookmarks: s.uint64("bookmarks"),
+                    error: try s.string("error"))
             }
-            return StatusReply(uptime: m.double("uptime"), serverVersion: try m.string("server_version"),
-                               protocolVersion: m.uint32("protocol_version"), connections: m.uint32("connections"),
-                               sessions: m.uint32("sessions"), requests: m.uint64("requests"), pushes: m.uint64("pushes"),
-                               store: store, logLinesDropped: m.uint64("log_lines_dropped"))
+            return StatusReply(
+                uptime: m.double("uptime"), serverVersion: try m.string("server_version"),
+                protocolVersion: m.uint32("protocol_version"), connections: m.uint32("connections"),
+                sessions: m.uint32("sessions"), requests: m.uint64("requests"), pushes: m.uint64("pushes"),
+                store: store, logLinesDropped: m.uint64("log_lines_dropped"))
         }
     }
 }

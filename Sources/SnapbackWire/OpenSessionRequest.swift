@@ -32,10 +32,12 @@ public struct OpenSessionRequest: Sendable, Equatable {
     public var resume: ResumeOptions
     public var adRules: AdRules?
 
-    public init(streamId: String, contentId: String, profile: String = "", kind: SessionKind = .onDemand,
-                breaks: [AdBreak] = [], contentDuration: Double? = nil, preset: AdPolicy.Preset? = nil,
-                overrides: PolicyOverrides = PolicyOverrides(), resume: ResumeOptions = ResumeOptions(),
-                adRules: AdRules? = nil, defaultPreset: AdPolicy.Preset = .snapback) {
+    public init(
+        streamId: String, contentId: String, profile: String = "", kind: SessionKind = .onDemand,
+        breaks: [AdBreak] = [], contentDuration: Double? = nil, preset: AdPolicy.Preset? = nil,
+        overrides: PolicyOverrides = PolicyOverrides(), resume: ResumeOptions = ResumeOptions(),
+        adRules: AdRules? = nil, defaultPreset: AdPolicy.Preset = .snapback
+    ) {
         self.streamId = streamId
         self.contentId = contentId
         self.profile = profile
@@ -57,12 +59,15 @@ public struct OpenSessionRequest: Sendable, Equatable {
 
     /// The timeline's configuration for this request. The daemon passes the resume point it settled on
     /// (explicit, or the stored bookmark when `resume.useBookmark`) and what the store knows.
-    public func configuration(resumeContentTime: Double?, previouslyWatchedBreakIds: Set<String> = [],
-                              lastBreakCompletedAt: Double? = nil) -> SessionConfiguration {
-        SessionConfiguration(kind: kind, contentDuration: contentDuration, breaks: breaks, policy: policy,
-                             resumeContentTime: resumeContentTime, adRules: adRules,
-                             previouslyWatchedBreakIds: previouslyWatchedBreakIds,
-                             lastBreakCompletedAt: lastBreakCompletedAt)
+    public func configuration(
+        resumeContentTime: Double?, previouslyWatchedBreakIds: Set<String> = [],
+        lastBreakCompletedAt: Double? = nil
+    ) -> SessionConfiguration {
+        SessionConfiguration(
+            kind: kind, contentDuration: contentDuration, breaks: breaks, policy: policy,
+            resumeContentTime: resumeContentTime, adRules: adRules,
+            previouslyWatchedBreakIds: previouslyWatchedBreakIds,
+            lastBreakCompletedAt: lastBreakCompletedAt)
     }
 }
 
@@ -103,8 +108,10 @@ extension OpenSessionRequest: WireMessage {
 
     /// Decodes and resolves the policy: an empty preset name means `defaultPreset`; an unknown one, or an
     /// unknown enum value, throws `.invalidArgument`.
-    public static func decode(_ body: UnsafeRawBufferPointer,
-                              defaultPreset: AdPolicy.Preset) throws(WireError) -> OpenSessionRequest {
+    public static func decode(
+        _ body: UnsafeRawBufferPointer,
+        defaultPreset: AdPolicy.Preset
+    ) throws(WireError) -> OpenSessionRequest {
         try ProtoC.read(body, WireMethod.openSession.requestDescriptor) { m throws(WireError) in
             let presetName = try m.string("policy_preset")
             var preset: AdPolicy.Preset?
@@ -123,8 +130,9 @@ extension OpenSessionRequest: WireMessage {
             }
             var adRules: AdRules?
             if let r = m.nested("ad_rules") {
-                var rules = AdRules(preroll: r.bool("preroll"), midrollTimes: r.doubles("midroll_times"),
-                                    midrollEvery: r.double("midroll_every"), postroll: r.bool("postroll"))
+                var rules = AdRules(
+                    preroll: r.bool("preroll"), midrollTimes: r.doubles("midroll_times"),
+                    midrollEvery: r.double("midroll_every"), postroll: r.bool("postroll"))
                 if let duration = r.optionalDouble("break_duration") { rules.breakDuration = duration }
                 adRules = rules
             }

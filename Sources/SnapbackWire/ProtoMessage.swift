@@ -152,8 +152,10 @@ struct ProtoBuilder {
 extension ProtoC {
     /// Unpacks `body` as a message of `descriptor`'s type, hands it to `read`, and frees it whatever
     /// `read` does. Bytes that do not parse throw `.malformed` naming the message.
-    static func read<R>(_ body: UnsafeRawBufferPointer, _ descriptor: UnsafePointer<ProtobufCMessageDescriptor>,
-                        _ read: (ProtoReader) throws(WireError) -> R) throws(WireError) -> R {
+    static func read<R>(
+        _ body: UnsafeRawBufferPointer, _ descriptor: UnsafePointer<ProtobufCMessageDescriptor>,
+        _ read: (ProtoReader) throws(WireError) -> R
+    ) throws(WireError) -> R {
         let data = body.baseAddress?.assumingMemoryBound(to: UInt8.self)
         guard let message = protobuf_c_message_unpack(descriptor, nil, body.count, data) else {
             throw .malformed(message: String(cString: descriptor.pointee.name))

@@ -55,15 +55,18 @@ struct ProtoSlot {
     }
 
     /// Sets a repeated field to `count` elements at `start` (memory that outlives the packing).
-    func setElements<T>(_ start: UnsafeMutablePointer<T>?, count: Int, _ type: ProtobufCType,
-                        into message: UnsafeMutableRawPointer) {
+    func setElements<T>(
+        _ start: UnsafeMutablePointer<T>?, count: Int, _ type: ProtobufCType,
+        into message: UnsafeMutableRawPointer
+    ) {
         check(type, T.self, repeated: true)
         message.storeBytes(of: start == nil ? 0 : count, toByteOffset: Int(field.quantifier_offset), as: Int.self)
         message.storeBytes(of: start, toByteOffset: Int(field.offset), as: UnsafeMutablePointer<T>?.self)
     }
 
     private func check<T>(_ type: ProtobufCType, _: T.Type, repeated: Bool) {
-        precondition(field.type == type && (field.label == PROTOBUF_C_LABEL_REPEATED) == repeated,
-                     "\(name) is not a \(repeated ? "repeated " : "")\(T.self) field")
+        precondition(
+            field.type == type && (field.label == PROTOBUF_C_LABEL_REPEATED) == repeated,
+            "\(name) is not a \(repeated ? "repeated " : "")\(T.self) field")
     }
 }

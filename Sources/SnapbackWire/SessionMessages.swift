@@ -24,9 +24,11 @@ public struct SessionInfo: Sendable, Equatable {
     /// Ads excluded; nil when the player gave none.
     public var contentDuration: Double?
 
-    public init(sessionId: UInt64, contentId: String, streamId: String, profile: String, kind: SessionKind,
-                policyPreset: String, clientName: String, peerUid: UInt32, peerPid: Int32, openedAt: Double,
-                pushes: UInt64, breakCount: UInt32, state: SessionStateReply, contentDuration: Double? = nil) {
+    public init(
+        sessionId: UInt64, contentId: String, streamId: String, profile: String, kind: SessionKind,
+        policyPreset: String, clientName: String, peerUid: UInt32, peerPid: Int32, openedAt: Double,
+        pushes: UInt64, breakCount: UInt32, state: SessionStateReply, contentDuration: Double? = nil
+    ) {
         self.sessionId = sessionId
         self.contentId = contentId
         self.streamId = streamId
@@ -73,7 +75,8 @@ extension SessionInfo: WireMessage {
     }
 
     init(_ m: ProtoReader) throws(WireError) {
-        let state = try m.nested("state").map { (s) throws(WireError) in try SessionStateReply(s) }
+        let state =
+            try m.nested("state").map { (s) throws(WireError) in try SessionStateReply(s) }
             ?? SessionStateReply(phase: nil, streamTime: 0, contentTime: 0, playing: false, rate: 0)
         self.init(
             sessionId: m.uint64("session_id"), contentId: try m.string("content_id"), streamId: try m.string("stream_id"),
@@ -136,10 +139,12 @@ public struct WireDecision: Sendable, Equatable {
     /// BREAK_SKIPPED: why; nil otherwise or when unknown to this version.
     public var skipReason: BreakSkipReason?
 
-    public init(seq: UInt64 = 0, sessionId: UInt64, contentId: String, streamId: String = "", profile: String = "",
-                at: Double, kind: Kind?, reason: String, streamTime: Double = 0, seekReason: SeekReason? = nil,
-                breakId: String = "", contentTime: Double = 0, bookmarkTrigger: BookmarkTrigger? = nil,
-                skipReason: BreakSkipReason? = nil) {
+    public init(
+        seq: UInt64 = 0, sessionId: UInt64, contentId: String, streamId: String = "", profile: String = "",
+        at: Double, kind: Kind?, reason: String, streamTime: Double = 0, seekReason: SeekReason? = nil,
+        breakId: String = "", contentTime: Double = 0, bookmarkTrigger: BookmarkTrigger? = nil,
+        skipReason: BreakSkipReason? = nil
+    ) {
         self.seq = seq
         self.sessionId = sessionId
         self.contentId = contentId
@@ -157,10 +162,13 @@ public struct WireDecision: Sendable, Equatable {
     }
 
     /// The decision a timeline action stands for; nil for the timers, which are the daemon's own business.
-    public init?(_ action: TimelineAction, sessionId: UInt64, contentId: String, streamId: String, profile: String,
-                 at: Double) {
-        self.init(sessionId: sessionId, contentId: contentId, streamId: streamId, profile: profile, at: at,
-                  kind: nil, reason: action.reason.description)
+    public init?(
+        _ action: TimelineAction, sessionId: UInt64, contentId: String, streamId: String, profile: String,
+        at: Double
+    ) {
+        self.init(
+            sessionId: sessionId, contentId: contentId, streamId: streamId, profile: profile, at: at,
+            kind: nil, reason: action.reason.description)
         switch action.kind {
         case .seek(let to, let why):
             kind = .seek

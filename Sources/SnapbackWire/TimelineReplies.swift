@@ -16,9 +16,11 @@ public struct OpenSessionReply: Sendable, Equatable {
     /// The seq of the last push the opening caused, 0 if none.
     public var lastPushSeq: UInt64
 
-    public init(sessionId: UInt64, startStreamTime: Double? = nil, breaksBeforeResume: [String] = [],
-                policyPreset: String, resumeContentTime: Double? = nil, resumedFromBookmark: Bool = false,
-                lastPushSeq: UInt64 = 0) {
+    public init(
+        sessionId: UInt64, startStreamTime: Double? = nil, breaksBeforeResume: [String] = [],
+        policyPreset: String, resumeContentTime: Double? = nil, resumedFromBookmark: Bool = false,
+        lastPushSeq: UInt64 = 0
+    ) {
         self.sessionId = sessionId
         self.startStreamTime = startStreamTime
         self.breaksBeforeResume = breaksBeforeResume
@@ -69,8 +71,10 @@ extension EventReply: WireMessage {
     }
 
     public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> EventReply {
-        try ProtoC.unpack(body, "snapback.v1.EventReply", snapback__v1__event_reply__unpack,
-                          snapback__v1__event_reply__free_unpacked) { m throws(WireError) in
+        try ProtoC.unpack(
+            body, "snapback.v1.EventReply", snapback__v1__event_reply__unpack,
+            snapback__v1__event_reply__free_unpacked
+        ) { m throws(WireError) in
             EventReply(lastPushSeq: m.pointee.last_push_seq)
         }
     }
@@ -142,8 +146,9 @@ extension BreakAtReply: WireMessage {
 
     public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> BreakAtReply {
         try ProtoC.read(body, WireMethod.breakAt.replyDescriptor) { m throws(WireError) in
-            BreakAtReply(previous: try m.nested("previous").map { (b) throws(WireError) in try AdBreak(b) },
-                         next: try m.nested("next").map { (b) throws(WireError) in try AdBreak(b) })
+            BreakAtReply(
+                previous: try m.nested("previous").map { (b) throws(WireError) in try AdBreak(b) },
+                next: try m.nested("next").map { (b) throws(WireError) in try AdBreak(b) })
         }
     }
 }
@@ -172,8 +177,10 @@ public struct SessionStateReply: Sendable, Equatable {
         public var exempt: Bool
         public var skipped: BreakSkipReason?
 
-        public init(breakId: String, position: TimelineSnapshot.BreakPosition?, watched: Bool, exempt: Bool = false,
-                    skipped: BreakSkipReason? = nil) {
+        public init(
+            breakId: String, position: TimelineSnapshot.BreakPosition?, watched: Bool, exempt: Bool = false,
+            skipped: BreakSkipReason? = nil
+        ) {
             self.breakId = breakId
             self.position = position
             self.watched = watched
@@ -186,10 +193,12 @@ public struct SessionStateReply: Sendable, Equatable {
         }
     }
 
-    public init(phase: TimelineSnapshot.Phase?, currentBreakId: String? = nil, streamTime: Double,
-                contentTime: Double, playing: Bool, rate: Double, pendingReturn: Double? = nil,
-                breaks: [AdBreak] = [], cooldownUntil: Double? = nil, lastBookmarkContentTime: Double? = nil,
-                breakStates: [BreakState] = []) {
+    public init(
+        phase: TimelineSnapshot.Phase?, currentBreakId: String? = nil, streamTime: Double,
+        contentTime: Double, playing: Bool, rate: Double, pendingReturn: Double? = nil,
+        breaks: [AdBreak] = [], cooldownUntil: Double? = nil, lastBookmarkContentTime: Double? = nil,
+        breakStates: [BreakState] = []
+    ) {
         self.phase = phase
         self.currentBreakId = currentBreakId
         self.streamTime = streamTime
@@ -204,10 +213,11 @@ public struct SessionStateReply: Sendable, Equatable {
     }
 
     public init(_ s: TimelineSnapshot) {
-        self.init(phase: s.phase, currentBreakId: s.currentBreakId, streamTime: s.streamTime,
-                  contentTime: s.contentTime, playing: s.playing, rate: s.rate, pendingReturn: s.pendingReturn,
-                  breaks: s.breaks, cooldownUntil: s.cooldownUntil, lastBookmarkContentTime: s.lastBookmarkContentTime,
-                  breakStates: s.breakStates.map(BreakState.init))
+        self.init(
+            phase: s.phase, currentBreakId: s.currentBreakId, streamTime: s.streamTime,
+            contentTime: s.contentTime, playing: s.playing, rate: s.rate, pendingReturn: s.pendingReturn,
+            breaks: s.breaks, cooldownUntil: s.cooldownUntil, lastBookmarkContentTime: s.lastBookmarkContentTime,
+            breakStates: s.breakStates.map(BreakState.init))
     }
 }
 
@@ -229,15 +239,17 @@ extension SessionStateReply: WireMessage {
         m.set("breaks", breaks)
         m.set("cooldown_until", cooldownUntil)
         m.set("last_bookmark_content_time", lastBookmarkContentTime)
-        m.set("break_states", breakStates.map { b in
-            let e = m.sub("break_states")
-            e.set("break_id", b.breakId)
-            e.set("position", b.position)
-            e.set("watched", b.watched)
-            e.set("exempt", b.exempt)
-            e.set("skip_reason", b.skipped)
-            return e
-        })
+        m.set(
+            "break_states",
+            breakStates.map { b in
+                let e = m.sub("break_states")
+                e.set("break_id", b.breakId)
+                e.set("position", b.position)
+                e.set("watched", b.watched)
+                e.set("exempt", b.exempt)
+                e.set("skip_reason", b.skipped)
+                return e
+            })
         return m
     }
 
@@ -257,9 +269,11 @@ extension SessionStateReply: WireMessage {
             cooldownUntil: m.optionalDouble("cooldown_until"),
             lastBookmarkContentTime: m.optionalDouble("last_bookmark_content_time"),
             breakStates: try m.nestedList("break_states").map { (b) throws(WireError) in
-                BreakState(breakId: try b.string("break_id"), position: b.knownEnumValue("position", as: TimelineSnapshot.BreakPosition.self),
-                           watched: b.bool("watched"), exempt: b.bool("exempt"),
-                           skipped: b.knownEnumValue("skip_reason", as: BreakSkipReason.self))
+                BreakState(
+                    breakId: try b.string("break_id"),
+                    position: b.knownEnumValue("position", as: TimelineSnapshot.BreakPosition.self),
+                    watched: b.bool("watched"), exempt: b.bool("exempt"),
+                    skipped: b.knownEnumValue("skip_reason", as: BreakSkipReason.self))
             })
     }
 }

@@ -17,8 +17,10 @@ enum WireFastPath {
     /// `Push{session_id, seq, reason, seek: SeekCommand{stream_time, reason}}`, written at the start of
     /// `buffer` (at least ``seekPushBound(reason:)`` bytes, e.g. straight into a connection's outbound
     /// buffer). Returns the body's length.
-    static func encodeSeekPush(sessionId: UInt64, seq: UInt64, reason: PushReason, to streamTime: Double,
-                               seekReason: UInt64, into buffer: UnsafeMutableRawBufferPointer) -> Int {
+    static func encodeSeekPush(
+        sessionId: UInt64, seq: UInt64, reason: PushReason, to streamTime: Double,
+        seekReason: UInt64, into buffer: UnsafeMutableRawBufferPointer
+    ) -> Int {
         var out = RawWriter(buffer)
         out.uint64Field(1, sessionId)
         out.uint64Field(2, seq)
@@ -37,7 +39,8 @@ enum WireFastPath {
             out.count += length
         }
         // The oneof member is written even when empty: it says which kind the push is.
-        let seekSize = (streamTime != 0 ? 9 : 0)
+        let seekSize =
+            (streamTime != 0 ? 9 : 0)
             + (seekReason != 0 ? 1 + RawWriter.varintSize(seekReason) : 0)
         out.varint(4 << 3 | 2)
         out.varint(UInt64(seekSize))

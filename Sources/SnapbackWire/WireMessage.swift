@@ -79,8 +79,10 @@ enum ProtoC {
         return s
     }
 
-    static func strings(_ p: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, _ count: Int,
-                        _ field: String) throws(WireError) -> [String] {
+    static func strings(
+        _ p: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, _ count: Int,
+        _ field: String
+    ) throws(WireError) -> [String] {
         guard let p, count > 0 else { return [] }
         var out: [String] = []
         out.reserveCapacity(count)
@@ -158,12 +160,15 @@ extension AdBreak {
         m.set("duration", duration)
         m.set("ad_durations", adDurations)
         m.set("watched", watched)
+        m.set("content_resume_offset", contentResumeOffset)
         return m
     }
 
     init(_ m: ProtoReader) throws(WireError) {
-        self.init(id: try m.string("id"), start: m.double("start"), duration: m.double("duration"),
-                  adDurations: m.doubles("ad_durations"), watched: m.bool("watched"))
+        self.init(
+            id: try m.string("id"), start: m.double("start"), duration: m.double("duration"),
+            adDurations: m.doubles("ad_durations"), watched: m.bool("watched"),
+            contentResumeOffset: m.optionalDouble("content_resume_offset"))
     }
 
     /// The breaks of the repeated field `name`.

@@ -17,8 +17,10 @@ public enum WirePush {
     /// `seek` — the snapback round trip's — is written by hand (WireFastPath, same bytes as protobuf-c);
     /// the others go through ``WirePushMessage``, the one protobuf-c encoder of the message.
     @discardableResult
-    public static func encodePush(sessionId: UInt64, seq: UInt64, action: TimelineAction,
-                                  into out: inout [UInt8]) -> Bool {
+    public static func encodePush(
+        sessionId: UInt64, seq: UInt64, action: TimelineAction,
+        into out: inout [UInt8]
+    ) -> Bool {
         if let seek = WireSeekPush(action) {
             _ = WireFastPath.append(to: &out, bound: seek.bound) { seek.encode(sessionId: sessionId, seq: seq, into: $0) }
             return true
@@ -31,8 +33,10 @@ public enum WirePush {
     /// Appends a Push carrying a SessionError: a failure outside a call (e.g. a bookmark that could not be
     /// committed after the event's reply went out). `reason` is left empty; `message` says it all.
     @discardableResult
-    public static func encodePushSessionError(sessionId: UInt64, seq: UInt64, code: StatusCode, message: String,
-                                              into out: inout [UInt8]) -> Int {
+    public static func encodePushSessionError(
+        sessionId: UInt64, seq: UInt64, code: StatusCode, message: String,
+        into out: inout [UInt8]
+    ) -> Int {
         WirePushMessage(sessionId: sessionId, seq: seq, reason: "", kind: .sessionError(code: code, message: message))
             .encode(into: &out)
     }
@@ -59,8 +63,9 @@ public struct WireSeekPush {
 
     /// Writes the Push body at the start of `buffer` (at least ``bound`` bytes); returns its length.
     public func encode(sessionId: UInt64, seq: UInt64, into buffer: UnsafeMutableRawBufferPointer) -> Int {
-        WireFastPath.encodeSeekPush(sessionId: sessionId, seq: seq, reason: reason, to: streamTime, seekReason: seekReason,
-                                    into: buffer)
+        WireFastPath.encodeSeekPush(
+            sessionId: sessionId, seq: seq, reason: reason, to: streamTime, seekReason: seekReason,
+            into: buffer)
     }
 }
 
@@ -181,8 +186,10 @@ extension WirePushMessage: WireMessage {
     }
 
     public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> WirePushMessage {
-        try ProtoC.unpack(body, "snapback.v1.Push", snapback__v1__push__unpack,
-                          snapback__v1__push__free_unpacked) { p throws(WireError) in
+        try ProtoC.unpack(
+            body, "snapback.v1.Push", snapback__v1__push__unpack,
+            snapback__v1__push__free_unpacked
+        ) { p throws(WireError) in
             let m = p.pointee
             var kind = Kind.unknown
             switch m.kind_case {
@@ -192,14 +199,16 @@ extension WirePushMessage: WireMessage {
                 if let s = m.break_watched?.pointee { kind = .breakWatched(breakId: try ProtoC.string(s.break_id, "break_id")) }
             case SNAPBACK__V1__PUSH__KIND_BOOKMARK_SAVED:
                 if let s = m.bookmark_saved?.pointee {
-                    kind = .bookmarkSaved(contentTime: s.content_time, streamTime: s.stream_time,
-                                          trigger: BookmarkTrigger(proto: s.trigger))
+                    kind = .bookmarkSaved(
+                        contentTime: s.content_time, streamTime: s.stream_time,
+                        trigger: BookmarkTrigger(proto: s.trigger))
                 }
             case SNAPBACK__V1__PUSH__KIND_BOOKMARK_CLEARED:
                 kind = .bookmarkCleared
             case SNAPBACK__V1__PUSH__KIND_BREAK_SKIPPED:
                 if let s = m.break_skipped?.pointee {
-                    kind = .breakSkipped(breakId: try ProtoC.string(s.break_id, "break_id"), reason: BreakSkipReason(proto: s.reason))
+                    kind = .breakSkipped(
+                        breakId: try ProtoC.string(s.break_id, "break_id"), reason: BreakSkipReason(proto: s.reason))
                 }
             case SNAPBACK__V1__PUSH__KIND_PLAY_BREAK:
                 if let s = m.play_break?.pointee { kind = .playBreak(breakId: try ProtoC.string(s.break_id, "break_id")) }

@@ -62,8 +62,10 @@ extension WireReply {
     }
 
     @discardableResult
-    public static func encodeListBookmarksReply(_ bookmarks: [WireBookmark], nextPageToken: String,
-                                                into out: inout [UInt8]) -> Int {
+    public static func encodeListBookmarksReply(
+        _ bookmarks: [WireBookmark], nextPageToken: String,
+        into out: inout [UInt8]
+    ) -> Int {
         ListBookmarksReply(bookmarks: bookmarks, nextPageToken: nextPageToken).encode(into: &out)
     }
 

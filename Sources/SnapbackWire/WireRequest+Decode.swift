@@ -8,15 +8,19 @@ extension WireRequest {
     /// value throws `.invalidArgument` (both INVALID_ARGUMENT on the wire). Unknown fields are ignored.
     /// A number outside its range (`Limits`) or a string that is not UTF-8 throws `.invalidArgument`
     /// naming the field. `defaultPreset` is the policy of an OpenSession that names no preset.
-    public static func decode(method: WireMethod, body: UnsafeRawBufferPointer,
-                              defaultPreset: AdPolicy.Preset = .snapback) throws(WireError) -> WireRequest {
+    public static func decode(
+        method: WireMethod, body: UnsafeRawBufferPointer,
+        defaultPreset: AdPolicy.Preset = .snapback
+    ) throws(WireError) -> WireRequest {
         let request = try decodeFields(method: method, body: body, defaultPreset: defaultPreset)
         try request.checkRanges()
         return request
     }
 
-    private static func decodeFields(method: WireMethod, body: UnsafeRawBufferPointer,
-                                     defaultPreset: AdPolicy.Preset) throws(WireError) -> WireRequest {
+    private static func decodeFields(
+        method: WireMethod, body: UnsafeRawBufferPointer,
+        defaultPreset: AdPolicy.Preset
+    ) throws(WireError) -> WireRequest {
         switch method {
         case .hello:
             return .hello(try HelloRequest.decode(body))
@@ -33,11 +37,11 @@ extension WireRequest {
             }
             return try decodeEvent(method: method, body: body)
         case .seekStarted, .adBreakStarted, .adBreakEnded, .adStarted, .adEnded, .trickPlayStarted, .trickPlayEnded,
-             .contentComplete, .updateBreaks, .pause, .closeSession:
+            .contentComplete, .updateBreaks, .pause, .closeSession:
             return try decodeEvent(method: method, body: body)
         case .getStatus, .listSessions, .getSession, .watchDecisions, .contentTimeForStreamTime,
-             .streamTimeForContentTime, .breakAt, .getSessionState, .getBookmark, .listBookmarks, .deleteBookmark,
-             .clearBookmarks:
+            .streamTimeForContentTime, .breakAt, .getSessionState, .getBookmark, .listBookmarks, .deleteBookmark,
+            .clearBookmarks:
             return try ProtoC.read(body, method.requestDescriptor) { m throws(WireError) in
                 try query(method, m)
             }
@@ -59,8 +63,9 @@ extension WireRequest {
         case .getSessionState: return .getSessionState(sessionId: m.uint64("session_id"))
         case .getBookmark: return .getBookmark(profile: try m.string("profile"), contentId: try m.string("content_id"))
         case .listBookmarks:
-            return .listBookmarks(profile: try m.string("profile"), pageSize: m.uint32("page_size"),
-                                  pageToken: try m.string("page_token"))
+            return .listBookmarks(
+                profile: try m.string("profile"), pageSize: m.uint32("page_size"),
+                pageToken: try m.string("page_token"))
         case .deleteBookmark: return .deleteBookmark(profile: try m.string("profile"), contentId: try m.string("content_id"))
         case .clearBookmarks: return .clearBookmarks(profile: try m.string("profile"))
         default: preconditionFailure("\(method) is decoded elsewhere")
@@ -72,78 +77,112 @@ extension WireRequest {
     private static func decodeEvent(method: WireMethod, body: UnsafeRawBufferPointer) throws(WireError) -> WireRequest {
         switch method {
         case .reportPlayhead:
-            return try ProtoC.unpack(body, "snapback.v1.ReportPlayheadRequest",
-                                     snapback__v1__report_playhead_request__unpack,
-                                     snapback__v1__report_playhead_request__free_unpacked) { p throws(WireError) in
+            return try ProtoC.unpack(
+                body, "snapback.v1.ReportPlayheadRequest",
+                snapback__v1__report_playhead_request__unpack,
+                snapback__v1__report_playhead_request__free_unpacked
+            ) { p throws(WireError) in
                 let m = p.pointee
-                return .event(sessionId: m.session_id, .playheadReported(
-                    streamTime: m.stream_time, rate: m.rate, playing: ProtoC.bool(m.playing)))
+                return .event(
+                    sessionId: m.session_id,
+                    .playheadReported(
+                        streamTime: m.stream_time, rate: m.rate, playing: ProtoC.bool(m.playing)))
             }
 
         case .seekStarted:
-            return try ProtoC.unpack(body, "snapback.v1.SeekStartedRequest", snapback__v1__seek_started_request__unpack,
-                                     snapback__v1__seek_started_request__free_unpacked) { p throws(WireError) in
+            return try ProtoC.unpack(
+                body, "snapback.v1.SeekStartedRequest", snapback__v1__seek_started_request__unpack,
+                snapback__v1__seek_started_request__free_unpacked
+            ) { p throws(WireError) in
                 .event(sessionId: p.pointee.session_id, .seekStarted(from: p.pointee.from_stream_time))
             }
 
         case .seekEnded:
-            return try ProtoC.unpack(body, "snapback.v1.SeekEndedRequest", snapback__v1__seek_ended_request__unpack,
-                                     snapback__v1__seek_ended_request__free_unpacked) { p throws(WireError) in
-                .event(sessionId: p.pointee.session_id,
-                       .seekEnded(from: p.pointee.from_stream_time, to: p.pointee.to_stream_time))
+            return try ProtoC.unpack(
+                body, "snapback.v1.SeekEndedRequest", snapback__v1__seek_ended_request__unpack,
+                snapback__v1__seek_ended_request__free_unpacked
+            ) { p throws(WireError) in
+                .event(
+                    sessionId: p.pointee.session_id,
+                    .seekEnded(from: p.pointee.from_stream_time, to: p.pointee.to_stream_time))
             }
 
         case .adBreakStarted:
-            return try ProtoC.unpack(body, "snapback.v1.AdBreakStartedRequest",
-                                     snapback__v1__ad_break_started_request__unpack,
-                                     snapback__v1__ad_break_started_request__free_unpacked) { p throws(WireError) in
-                .event(sessionId: p.pointee.session_id, .adBreakStarted(breakId: try ProtoC.string(p.pointee.break_id, "break_id"),
-                                                          streamTime: p.pointee._stream_time_case.rawValue != 0 ? p.pointee.stream_time : nil))
+            return try ProtoC.unpack(
+                body, "snapback.v1.AdBreakStartedRequest",
+                snapback__v1__ad_break_started_request__unpack,
+                snapback__v1__ad_break_started_request__free_unpacked
+            ) { p throws(WireError) in
+                .event(
+                    sessionId: p.pointee.session_id,
+                    .adBreakStarted(
+                        breakId: try ProtoC.string(p.pointee.break_id, "break_id"),
+                        streamTime: p.pointee._stream_time_case.rawValue != 0 ? p.pointee.stream_time : nil))
             }
 
         case .adBreakEnded:
-            return try ProtoC.unpack(body, "snapback.v1.AdBreakEndedRequest",
-                                     snapback__v1__ad_break_ended_request__unpack,
-                                     snapback__v1__ad_break_ended_request__free_unpacked) { p throws(WireError) in
-                .event(sessionId: p.pointee.session_id, .adBreakEnded(breakId: try ProtoC.string(p.pointee.break_id, "break_id"),
-                                                        streamTime: p.pointee._stream_time_case.rawValue != 0 ? p.pointee.stream_time : nil))
+            return try ProtoC.unpack(
+                body, "snapback.v1.AdBreakEndedRequest",
+                snapback__v1__ad_break_ended_request__unpack,
+                snapback__v1__ad_break_ended_request__free_unpacked
+            ) { p throws(WireError) in
+                .event(
+                    sessionId: p.pointee.session_id,
+                    .adBreakEnded(
+                        breakId: try ProtoC.string(p.pointee.break_id, "break_id"),
+                        streamTime: p.pointee._stream_time_case.rawValue != 0 ? p.pointee.stream_time : nil))
             }
 
         case .adStarted:
-            return try ProtoC.unpack(body, "snapback.v1.AdStartedRequest", snapback__v1__ad_started_request__unpack,
-                                     snapback__v1__ad_started_request__free_unpacked) { p throws(WireError) in
-                .event(sessionId: p.pointee.session_id,
-                       .adStarted(breakId: try ProtoC.string(p.pointee.break_id, "break_id"), index: Int(p.pointee.index),
-                                  streamTime: p.pointee._stream_time_case.rawValue != 0 ? p.pointee.stream_time : nil))
+            return try ProtoC.unpack(
+                body, "snapback.v1.AdStartedRequest", snapback__v1__ad_started_request__unpack,
+                snapback__v1__ad_started_request__free_unpacked
+            ) { p throws(WireError) in
+                .event(
+                    sessionId: p.pointee.session_id,
+                    .adStarted(
+                        breakId: try ProtoC.string(p.pointee.break_id, "break_id"), index: Int(p.pointee.index),
+                        streamTime: p.pointee._stream_time_case.rawValue != 0 ? p.pointee.stream_time : nil))
             }
 
         case .adEnded:
-            return try ProtoC.unpack(body, "snapback.v1.AdEndedRequest", snapback__v1__ad_ended_request__unpack,
-                                     snapback__v1__ad_ended_request__free_unpacked) { p throws(WireError) in
-                .event(sessionId: p.pointee.session_id,
-                       .adEnded(breakId: try ProtoC.string(p.pointee.break_id, "break_id"), index: Int(p.pointee.index),
-                                streamTime: p.pointee._stream_time_case.rawValue != 0 ? p.pointee.stream_time : nil))
+            return try ProtoC.unpack(
+                body, "snapback.v1.AdEndedRequest", snapback__v1__ad_ended_request__unpack,
+                snapback__v1__ad_ended_request__free_unpacked
+            ) { p throws(WireError) in
+                .event(
+                    sessionId: p.pointee.session_id,
+                    .adEnded(
+                        breakId: try ProtoC.string(p.pointee.break_id, "break_id"), index: Int(p.pointee.index),
+                        streamTime: p.pointee._stream_time_case.rawValue != 0 ? p.pointee.stream_time : nil))
             }
 
         case .trickPlayStarted:
-            return try ProtoC.unpack(body, "snapback.v1.TrickPlayStartedRequest",
-                                     snapback__v1__trick_play_started_request__unpack,
-                                     snapback__v1__trick_play_started_request__free_unpacked) { p throws(WireError) in
-                .event(sessionId: p.pointee.session_id,
-                       .trickPlayStarted(streamTime: p.pointee.stream_time, rate: p.pointee.rate))
+            return try ProtoC.unpack(
+                body, "snapback.v1.TrickPlayStartedRequest",
+                snapback__v1__trick_play_started_request__unpack,
+                snapback__v1__trick_play_started_request__free_unpacked
+            ) { p throws(WireError) in
+                .event(
+                    sessionId: p.pointee.session_id,
+                    .trickPlayStarted(streamTime: p.pointee.stream_time, rate: p.pointee.rate))
             }
 
         case .trickPlayEnded:
-            return try ProtoC.unpack(body, "snapback.v1.TrickPlayEndedRequest",
-                                     snapback__v1__trick_play_ended_request__unpack,
-                                     snapback__v1__trick_play_ended_request__free_unpacked) { p throws(WireError) in
+            return try ProtoC.unpack(
+                body, "snapback.v1.TrickPlayEndedRequest",
+                snapback__v1__trick_play_ended_request__unpack,
+                snapback__v1__trick_play_ended_request__free_unpacked
+            ) { p throws(WireError) in
                 .event(sessionId: p.pointee.session_id, .trickPlayEnded(streamTime: p.pointee.stream_time))
             }
 
         case .contentComplete:
-            return try ProtoC.unpack(body, "snapback.v1.ContentCompleteRequest",
-                                     snapback__v1__content_complete_request__unpack,
-                                     snapback__v1__content_complete_request__free_unpacked) { p throws(WireError) in
+            return try ProtoC.unpack(
+                body, "snapback.v1.ContentCompleteRequest",
+                snapback__v1__content_complete_request__unpack,
+                snapback__v1__content_complete_request__free_unpacked
+            ) { p throws(WireError) in
                 .event(sessionId: p.pointee.session_id, .contentCompleted)
             }
 
@@ -154,14 +193,18 @@ extension WireRequest {
             }
 
         case .pause:
-            return try ProtoC.unpack(body, "snapback.v1.PauseRequest", snapback__v1__pause_request__unpack,
-                                     snapback__v1__pause_request__free_unpacked) { p throws(WireError) in
+            return try ProtoC.unpack(
+                body, "snapback.v1.PauseRequest", snapback__v1__pause_request__unpack,
+                snapback__v1__pause_request__free_unpacked
+            ) { p throws(WireError) in
                 .event(sessionId: p.pointee.session_id, .paused(streamTime: p.pointee.stream_time))
             }
 
         case .closeSession:
-            return try ProtoC.unpack(body, "snapback.v1.CloseSessionRequest", snapback__v1__close_session_request__unpack,
-                                     snapback__v1__close_session_request__free_unpacked) { p throws(WireError) in
+            return try ProtoC.unpack(
+                body, "snapback.v1.CloseSessionRequest", snapback__v1__close_session_request__unpack,
+                snapback__v1__close_session_request__free_unpacked
+            ) { p throws(WireError) in
                 .closeSession(sessionId: p.pointee.session_id)
             }
 
@@ -171,8 +214,10 @@ extension WireRequest {
     }
 
     /// `decode(method:body:defaultPreset:)` over an array.
-    public static func decode(method: WireMethod, body: [UInt8],
-                              defaultPreset: AdPolicy.Preset = .snapback) throws(WireError) -> WireRequest {
+    public static func decode(
+        method: WireMethod, body: [UInt8],
+        defaultPreset: AdPolicy.Preset = .snapback
+    ) throws(WireError) -> WireRequest {
         try body.withUnsafeBytes { raw in
             Result { () throws(WireError) in try decode(method: method, body: raw, defaultPreset: defaultPreset) }
         }.get()

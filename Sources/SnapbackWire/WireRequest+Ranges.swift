@@ -14,8 +14,9 @@ extension WireRequest {
             try Self.check(t, Limits.position, "stream_time")
         case .streamTimeForContentTime(_, let t):
             try Self.check(t, Limits.position, "content_time")
-        case .hello, .getStatus, .listSessions, .getSession, .watchDecisions, .closeSession, .getSessionState, .getBookmark, .listBookmarks, .deleteBookmark,
-             .clearBookmarks:
+        case .hello, .getStatus, .listSessions, .getSession, .watchDecisions, .closeSession, .getSessionState, .getBookmark,
+            .listBookmarks, .deleteBookmark,
+            .clearBookmarks:
             // No numbers, or none that can go wrong: page_size is capped by the server.
             return
         }
@@ -82,6 +83,10 @@ extension WireRequest {
             try check(b.duration, Limits.duration, "breaks[\(i)].duration")
             for (j, d) in b.adDurations.enumerated() {
                 try check(d, Limits.duration, "breaks[\(i)].ad_durations[\(j)]")
+            }
+            // After the duration: its range is the offset's.
+            if let o = b.contentResumeOffset {
+                try check(o, Limits.contentResumeOffset(breakDuration: b.duration), "breaks[\(i)].content_resume_offset")
             }
         }
     }

@@ -36,7 +36,7 @@ public enum WireRequest: Sendable, Equatable {
     public var sessionId: UInt64? {
         switch self {
         case .event(let id, _), .closeSession(let id), .contentTimeForStreamTime(let id, _),
-             .streamTimeForContentTime(let id, _), .breakAt(let id, _), .getSessionState(let id):
+            .streamTimeForContentTime(let id, _), .breakAt(let id, _), .getSessionState(let id):
             return id
         default:
             return nil

@@ -114,8 +114,10 @@ extension WireStatus: WireMessage {
 
     /// Decodes a `Status` body; a code this version does not know reads as `.unknown`.
     public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> WireStatus {
-        try ProtoC.unpack(body, "snapback.v1.Status", snapback__v1__status__unpack,
-                          snapback__v1__status__free_unpacked) { m throws(WireError) in
+        try ProtoC.unpack(
+            body, "snapback.v1.Status", snapback__v1__status__unpack,
+            snapback__v1__status__free_unpacked
+        ) { m throws(WireError) in
             let code = m.pointee.code <= UInt32(UInt8.max) ? StatusCode(rawValue: UInt8(m.pointee.code)) : nil
             return WireStatus(code: code ?? .unknown, message: try ProtoC.string(m.pointee.message, "message"))
         }

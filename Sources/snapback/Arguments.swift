@@ -4,8 +4,10 @@ import SnapbackCLI
 
 /// `--socket PATH`, shared by every command that talks to a running daemon.
 struct SocketOption: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp(
-        "snapbackd's socket (default: $SNAPBACK_SOCKET, else \(defaultSocketPath)).", valueName: "path"),
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "snapbackd's socket (default: $SNAPBACK_SOCKET, else \(defaultSocketPath)).", valueName: "path"),
         completion: .file())
     var socket: String?
 

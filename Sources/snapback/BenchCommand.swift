@@ -9,8 +9,10 @@ import SnapbackCLI
 struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
-        abstract: "snapbackd's SeekEnded → snapback push round trip vs a raw Unix-socket ping-pong; cold path, load, memory per session.",
-        discussion: prose("""
+        abstract:
+            "snapbackd's SeekEnded → snapback push round trip vs a raw Unix-socket ping-pong; cold path, load, memory per session.",
+        discussion: prose(
+            """
             Without a mode, measures snapbackd's snapback round trip — a SeekEnded that crosses an unwatched
             break, answered by a seek push and the reply in one write — against the floor: a raw Unix-socket
             ping-pong with the same bytes. The raw peer is a separate process on a socketpair that reads the
@@ -43,8 +45,11 @@ struct BenchCommand: ParsableCommand {
             Exit status: 0 when the run completed, 1 when it failed, 2 for a bad command line.
             """))
 
-    @Option(name: .long, help: ArgumentHelp("The daemon to measure (default: snapbackd next to this executable).",
-                                            valueName: "path"), completion: .file())
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The daemon to measure (default: snapbackd next to this executable).",
+            valueName: "path"), completion: .file())
     var snapbackd: String?
     @Option(name: .long, help: ArgumentHelp("Measured round trips of each kind per round.", valueName: "n"))
     var iterations = 20_000
@@ -68,10 +73,12 @@ struct BenchCommand: ParsableCommand {
     var loadConnections = 1_000
     @Option(name: .customLong("load-sessions"), help: ArgumentHelp("Sessions per connection of --load.", valueName: "n"))
     var loadSessions = 10
-    @Option(name: .customLong("load-hz"), help: ArgumentHelp("Playhead reports per session per second of --load.", valueName: "n"))
+    @Option(
+        name: .customLong("load-hz"), help: ArgumentHelp("Playhead reports per session per second of --load.", valueName: "n"))
     var loadHz = 4
-    @Option(name: .customLong("sessions-per-connection"),
-            help: ArgumentHelp("Sessions per connection of --sessions.", valueName: "n"))
+    @Option(
+        name: .customLong("sessions-per-connection"),
+        help: ArgumentHelp("Sessions per connection of --sessions.", valueName: "n"))
     var sessionsPerConnection = 64
     @Flag(name: .long, help: "Print one JSON document instead of text.")
     var json = false
@@ -114,7 +121,8 @@ struct BenchCommand: ParsableCommand {
             document.append(("load", try LoadBench(options: options, out: out).run(in: directory)))
         }
         if let sessions {
-            document.append(("sessions", try SessionMemoryBench(options: options, out: out, sessions: sessions).run(in: directory)))
+            document.append(
+                ("sessions", try SessionMemoryBench(options: options, out: out, sessions: sessions).run(in: directory)))
         }
         if json { say(JSON.object(JSON.Members(document)).rendered) }
     }

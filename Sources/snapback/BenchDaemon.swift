@@ -15,8 +15,12 @@ final class BenchDaemon {
         let configPath = directory + "/" + name + ".conf"
         try Self.write(configuration.map { $0 + "\n" }.joined(), to: configPath)
         BenchCleanup.removeOnSignal(socketPath)
-        pid = try Processes.spawn(path, ["--socket", socketPath, "--state-dir", directory + "/" + name + "-state",
-                                         "--config", configPath, "--log-level", "warning"])
+        pid = try Processes.spawn(
+            path,
+            [
+                "--socket", socketPath, "--state-dir", directory + "/" + name + "-state",
+                "--config", configPath, "--log-level", "warning"
+            ])
         BenchCleanup.killOnSignal(pid)
         do {
             try Processes.waitForSocket(socketPath, daemon: pid)

@@ -72,11 +72,13 @@ final class PingPong {
                 if type == FrameType.push.rawValue {
                     pushes += 1
                 } else if type == FrameType.response.rawValue,
-                          UInt32(bigEndian: buffer.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self)) == callId {
+                    UInt32(bigEndian: buffer.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self)) == callId
+                {
                     let status = buffer.load(fromByteOffset: offset + 9, as: UInt8.self)
                     guard status == 0, pushes == 1, offset + FrameHeader.size + length == have else {
-                        throw CommandError("unexpected answer to SeekEnded: status \(status), \(pushes) pushes, "
-                                           + "\(have - offset - FrameHeader.size - length) extra bytes")
+                        throw CommandError(
+                            "unexpected answer to SeekEnded: status \(status), \(pushes) pushes, "
+                                + "\(have - offset - FrameHeader.size - length) extra bytes")
                     }
                     lastCount = have
                     lastReplyOffset = offset
@@ -170,12 +172,16 @@ struct EchoPeer {
     var fd: Int32
     var loop: PingPong
 
-    static func start(_ name: String, mode: String, request: [UInt8], response: [UInt8], replyOffset: Int,
-                      cpu: Int?, warmup: Int, selfPath: String) throws -> EchoPeer {
-        let (pid, fd) = try Processes.spawnWithSocket(selfPath.isEmpty ? "/proc/self/exe" : selfPath, [
-            BenchEchoServer.commandName, "--mode", mode, "--request-size", String(request.count),
-            "--response", hex(response), "--reply-offset", String(replyOffset),
-        ])
+    static func start(
+        _ name: String, mode: String, request: [UInt8], response: [UInt8], replyOffset: Int,
+        cpu: Int?, warmup: Int, selfPath: String
+    ) throws -> EchoPeer {
+        let (pid, fd) = try Processes.spawnWithSocket(
+            selfPath.isEmpty ? "/proc/self/exe" : selfPath,
+            [
+                BenchEchoServer.commandName, "--mode", mode, "--request-size", String(request.count),
+                "--response", hex(response), "--reply-offset", String(replyOffset)
+            ])
         let peer = EchoPeer(name: name, pid: pid, fd: fd, loop: PingPong(fd: fd, request: request))
         if let cpu { _ = Processes.pinAllThreads(of: pid, cpu: cpu) }
         do {

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Glibc
-import SnapbackClient
 import SnapbackCLI
+import SnapbackClient
 
 /// `snapback __bench-exchange`: the bench's SeekEnded → snapback push + EventReply round trip, a fixed
 /// number of times, against a daemon someone else started — for `make check-budget`, which runs snapbackd
@@ -14,7 +14,8 @@ struct BenchExchangeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: commandName,
         abstract: "Internal command of make check-budget.",
-        discussion: prose("""
+        discussion: prose(
+            """
             Opens the bench's session on a running snapbackd, checks its snapback push, makes N SeekEnded →
             snapback round trips, closes the session, prints one line and waits until the daemon closes the
             connection (stop it with SIGTERM).

@@ -88,10 +88,15 @@ struct BenchLoadGenerator: ParsableCommand {
                 let position = 60 + Double(monotonicNanoseconds() - start) / 1e9
                 frames.removeAll(keepingCapacity: true)
                 for session in players[c].sessions {
-                    let body = WireRequest.event(sessionId: session,
-                                                 .playheadReported(streamTime: position, rate: 1, playing: true)).encoded()
-                    frames += FrameHeader.request(callId: callId, method: WireMethod.reportPlayhead.rawValue,
-                                                  length: UInt32(body.count)).encoded + body
+                    let body = WireRequest.event(
+                        sessionId: session,
+                        .playheadReported(streamTime: position, rate: 1, playing: true)
+                    ).encoded()
+                    frames +=
+                        FrameHeader.request(
+                            callId: callId, method: WireMethod.reportPlayhead.rawValue,
+                            length: UInt32(body.count)
+                        ).encoded + body
                     callId = callId == UInt32.max ? 1 : callId + 1
                 }
                 if writeAll(fd, frames) {

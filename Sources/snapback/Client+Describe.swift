@@ -1,8 +1,8 @@
 import Glibc
+import SnapbackCLI
 import SnapbackClient
 import SnapbackTimeline
 import SnapbackWire
-import SnapbackCLI
 
 /// Connects and says Hello. With `retryFor`, a socket that does not exist yet or refuses (a daemon still
 /// starting) is retried until then.
@@ -14,7 +14,8 @@ func connect(_ path: String, clientName: String, retryFor seconds: Double = 0) t
             return try SnapbackClient(socketPath: path, clientName: clientName)
         } catch {
             if case .socket(.system(let call, let code)) = error, call.hasPrefix("connect"),
-               code == ENOENT || code == ECONNREFUSED, clock.now < deadline {
+                code == ENOENT || code == ECONNREFUSED, clock.now < deadline
+            {
                 usleep(20_000)
                 continue
             }
@@ -40,7 +41,8 @@ func describe(_ push: WirePushMessage) -> String {
     case .breakWatched(let id):
         what = "break \(id) watched"
     case .bookmarkSaved(let contentTime, let streamTime, let trigger):
-        what = "bookmark saved: content \(clock(contentTime)) = stream \(clock(streamTime)) (\(trigger?.name ?? "unknown trigger"))"
+        what =
+            "bookmark saved: content \(clock(contentTime)) = stream \(clock(streamTime)) (\(trigger?.name ?? "unknown trigger"))"
     case .bookmarkCleared:
         what = "bookmark cleared"
     case .playBreak(let id):

@@ -1,9 +1,9 @@
 import ArgumentParser
 import Glibc
+import SnapbackCLI
 import SnapbackClient
 import SnapbackTimeline
 import SnapbackWire
-import SnapbackCLI
 
 /// `snapback demo`: a scripted player telling the seeds' story through the real socket — a seek from 5:00
 /// to 15:00 over the unwatched break at 10:00 is snapped back to 10:00, the break plays, the daemon returns
@@ -14,7 +14,8 @@ struct DemoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
         abstract: "A scripted player that tells the snapback and bookmark story through the socket.",
-        discussion: prose("""
+        discussion: prose(
+            """
             It prints every message it sends (→) and every push and reply it receives (←), with times as
             m:ss, and checks that each expected push arrives.
 
@@ -32,15 +33,21 @@ struct DemoCommand: ParsableCommand {
             """))
 
     @OptionGroup var socket: SocketOption
-    @Option(name: .long, help: ArgumentHelp("""
-        Content id. The daemon remembers watched breaks per content for 24 h: use another id to rerun \
-        against the same daemon.
-        """, valueName: "id"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            """
+            Content id. The daemon remembers watched breaks per content for 24 h: use another id to rerun \
+            against the same daemon.
+            """, valueName: "id"))
     var content = "big-buck-bunny"
     @Option(name: .long, help: ArgumentHelp("Viewer profile the bookmark belongs to.", valueName: "name"))
     var profile = "demo"
-    @Option(name: .long, help: ArgumentHelp("Pause between messages, so a daemon log shown alongside keeps up.",
-                                            valueName: "ms"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Pause between messages, so a daemon log shown alongside keeps up.",
+            valueName: "ms"))
     var pace = 0
     @OptionGroup var output: JSONOption
 
@@ -51,8 +58,9 @@ struct DemoCommand: ParsableCommand {
     }
 
     func run() throws {
-        let demo = Demo(socketPath: socket.path, contentId: content, profile: profile,
-                        paceMicroseconds: UInt32(pace * 1000), json: output.json)
+        let demo = Demo(
+            socketPath: socket.path, contentId: content, profile: profile,
+            paceMicroseconds: UInt32(pace * 1000), json: output.json)
         do {
             try demo.run()
             if output.json { say(demo.document(error: nil).rendered) }
@@ -83,12 +91,12 @@ final class Demo {
     static let streamA = [
         AdBreak(id: "pre", start: 0, duration: 30, watched: true),
         AdBreak(id: "mid1", start: 600, duration: 60, adDurations: [30, 30]),
-        AdBreak(id: "mid2", start: 1500, duration: 45),
+        AdBreak(id: "mid2", start: 1500, duration: 45)
     ]
     static let streamB = [
         AdBreak(id: "pre", start: 0, duration: 20),
         AdBreak(id: "mid1", start: 590, duration: 90, adDurations: [30, 30, 30]),
-        AdBreak(id: "mid2", start: 1520, duration: 30),
+        AdBreak(id: "mid2", start: 1520, duration: 30)
     ]
 
     init(socketPath: String, contentId: String, profile: String, paceMicroseconds: UInt32, json: Bool = false) {
@@ -105,8 +113,9 @@ final class Demo {
         settle()
         let hello = client.hello
         self.hello = hello
-        line("connected to \(hello.serverName) \(hello.serverVersion) (protocol \(hello.protocolVersion); "
-            + "presets \(hello.policyPresets.joined(separator: ", ")); default \(hello.defaultPolicyPreset))")
+        line(
+            "connected to \(hello.serverName) \(hello.serverVersion) (protocol \(hello.protocolVersion); "
+                + "presets \(hello.policyPresets.joined(separator: ", ")); default \(hello.defaultPolicyPreset))")
         let bookmark = try firstVisit()
         try secondVisit(bookmark: bookmark)
         line("")
@@ -131,15 +140,18 @@ final class Demo {
         settle()
         received(client.takePushes(), session: reply.sessionId)
         let session = reply.sessionId
-        line("← session \(session) opened, preset \(reply.policyPreset), "
-            + (reply.startStreamTime.map { "start at \(clock($0))" } ?? "start at the beginning"), kind: "reply")
+        line(
+            "← session \(session) opened, preset \(reply.policyPreset), "
+                + (reply.startStreamTime.map { "start at \(clock($0))" } ?? "start at the beginning"), kind: "reply")
         try checkFresh(session, break: "mid1")
 
-        try send(.playheadReported(streamTime: 300, rate: 1, playing: true), session, layout,
-                 note: "the viewer is watching at 5:00")
+        try send(
+            .playheadReported(streamTime: 300, rate: 1, playing: true), session, layout,
+            note: "the viewer is watching at 5:00")
         try send(.seekStarted(from: 300), session, layout, note: "scrubbing…")
-        var pushes = try send(.seekEnded(from: 300, to: 900), session, layout,
-                              note: "released at 15:00: the unwatched break mid1 at 10:00 lies in between")
+        var pushes = try send(
+            .seekEnded(from: 300, to: 900), session, layout,
+            note: "released at 15:00: the unwatched break mid1 at 10:00 lies in between")
         try expect(&pushes, session, "seek to 10:00 (snapback)") { push in
             if case .seek(let to, .snapback) = push.kind { return same(to, 600) }
             return false
@@ -147,8 +159,9 @@ final class Demo {
         note("snapped back to the start of mid1; the daemon will send the viewer on to 15:00 after it")
         checks.append("SeekEnded 5:00 → 15:00 over the unwatched break at 10:00 → seek to 10:00 (snapback)")
 
-        try send(.playheadReported(streamTime: 600, rate: 1, playing: true), session, layout,
-                 note: "the player obeyed (a commanded seek is not reported as SeekEnded)")
+        try send(
+            .playheadReported(streamTime: 600, rate: 1, playing: true), session, layout,
+            note: "the player obeyed (a commanded seek is not reported as SeekEnded)")
         try send(.adBreakStarted(breakId: "mid1"), session, layout)
         try send(.playheadReported(streamTime: 630, rate: 1, playing: true), session, layout, note: "second ad")
         pushes = try send(.adBreakEnded(breakId: "mid1"), session, layout)
@@ -176,8 +189,9 @@ final class Demo {
             return false
         }
         guard case .bookmarkSaved(let contentTime, let streamTime, _) = saved.kind else { return 0 }
-        note("stream \(clock(streamTime)) − 30 s pre-roll − 60 s mid1 = content \(clock(contentTime)): "
-             + "the bookmark is content time, not stream time")
+        note(
+            "stream \(clock(streamTime)) − 30 s pre-roll − 60 s mid1 = content \(clock(contentTime)): "
+                + "the bookmark is content time, not stream time")
         checks.append("Pause 16:00 → bookmark saved as content 14:30 (stream 16:00 minus 1:30 of ads)")
 
         sent("CloseSession \(session)")
@@ -189,7 +203,9 @@ final class Demo {
         sent("Bookmarks/Get profile \"\(profile)\" content \"\(contentId)\"")
         let stored: WireBookmark = try client.call(.getBookmark(profile: profile, contentId: contentId))
         settle()
-        line("← bookmark: content \(clock(stored.contentTime)), taken at stream \(clock(stored.streamTime)) of \"\(stored.streamId)\"", kind: "reply")
+        line(
+            "← bookmark: content \(clock(stored.contentTime)), taken at stream \(clock(stored.streamTime)) of \"\(stored.streamId)\"",
+            kind: "reply")
         guard same(stored.contentTime, contentTime) else {
             throw CommandError("the stored bookmark is at content \(clock(stored.contentTime)), expected \(clock(contentTime))")
         }
@@ -210,17 +226,19 @@ final class Demo {
             streamId: "bbb-b", contentId: contentId, profile: profile, breaks: Self.streamB,
             contentDuration: Self.contentDuration, preset: .snapback, overrides: overrides,
             resume: ResumeOptions(useBookmark: true))
-        sent("OpenSession content \"\(contentId)\" profile \"\(profile)\" stream \"bbb-b\", 3 breaks, preset snapback "
-             + "with resume-breaks=none, resume from the bookmark")
+        sent(
+            "OpenSession content \"\(contentId)\" profile \"\(profile)\" stream \"bbb-b\", 3 breaks, preset snapback "
+                + "with resume-breaks=none, resume from the bookmark")
         let reply = try client.openSession(open)
         settle()
         let session = reply.sessionId
         var pushes = client.takePushes()
         received(pushes, session: session)
-        line("← session \(session) opened, preset \(reply.policyPreset), "
-            + (reply.resumedFromBookmark ? "resumed from the bookmark" : "NOT resumed from a bookmark")
-            + (reply.resumeContentTime.map { " at content \(clock($0))" } ?? "")
-            + (reply.startStreamTime.map { ", start at stream \(clock($0))" } ?? ""), kind: "reply")
+        line(
+            "← session \(session) opened, preset \(reply.policyPreset), "
+                + (reply.resumedFromBookmark ? "resumed from the bookmark" : "NOT resumed from a bookmark")
+                + (reply.resumeContentTime.map { " at content \(clock($0))" } ?? "")
+                + (reply.startStreamTime.map { ", start at stream \(clock($0))" } ?? ""), kind: "reply")
         guard reply.resumedFromBookmark, let resumed = reply.resumeContentTime, same(resumed, bookmark) else {
             throw CommandError("expected the session to resume from the bookmark at content \(clock(bookmark))")
         }
@@ -231,140 +249,32 @@ final class Demo {
             if case .seek(let to, .resumeFromBookmark) = push.kind { return same(to, expectedStart) }
             return false
         }
-        note("content \(clock(bookmark)) + 20 s pre-roll + 90 s mid1 = stream \(clock(expectedStart)) in this stream "
-             + "(resume-breaks=none: no break replays before the resume point)")
+        note(
+            "content \(clock(bookmark)) + 20 s pre-roll + 90 s mid1 = stream \(clock(expectedStart)) in this stream "
+                + "(resume-breaks=none: no break replays before the resume point)")
 
         sent("ContentTimeForStreamTime \(clock(start))")
         let converted: ContentTimeReply = try client.call(.contentTimeForStreamTime(sessionId: session, streamTime: start))
         settle()
         let equal = same(converted.contentTime, bookmark)
         line("← content \(clock(converted.contentTime))", kind: "reply")
-        note("content \(clock(converted.contentTime)) \(equal ? "=" : "≠") the bookmark's content \(clock(bookmark)): "
-             + "stream 16:00 before, stream \(clock(start)) now, the same point of the program")
+        note(
+            "content \(clock(converted.contentTime)) \(equal ? "=" : "≠") the bookmark's content \(clock(bookmark)): "
+                + "stream 16:00 before, stream \(clock(start)) now, the same point of the program")
         guard equal else { throw CommandError("the resume point is not the bookmark's content time") }
-        checks.append("reopened with other ad lengths → resumed at stream \(clock(start)) = content \(clock(bookmark)), "
-                      + "the bookmark's content time")
+        checks.append(
+            "reopened with other ad lengths → resumed at stream \(clock(start)) = content \(clock(bookmark)), "
+                + "the bookmark's content time")
 
         try send(.playheadReported(streamTime: start, rate: 1, playing: true), session, layout, note: "playing again")
-        try send(.paused(streamTime: start), session, layout,
-                 note: "stops again at once: the bookmark is unchanged, so nothing to save")
+        try send(
+            .paused(streamTime: start), session, layout,
+            note: "stops again at once: the bookmark is unchanged, so nothing to save")
         sent("CloseSession \(session)")
         let closing = try client.closeSession(session)
         settle()
         received(closing, session: session)
         line("← session \(session) closed", kind: "reply")
-    }
-
-    // MARK: Steps
-
-    /// Sends one event, prints it and the pushes it caused; returns them.
-    @discardableResult
-    func send(_ event: TimelineEvent, _ session: UInt64, _ layout: TimelineLayout, note text: String? = nil) throws
-        -> [WirePushMessage]
-    {
-        var line = describe(event)
-        if let t = streamTime(of: event), layout.breakContaining(t) == nil {
-            line += "  [content \(clock(layout.contentTime(forStreamTime: t)))]"
-        }
-        if let text { line += "  — \(text)" }
-        sent(line)
-        let pushes: [WirePushMessage]
-        do {
-            pushes = try client.send(event, session: session)
-        } catch {
-            throw CommandError("\(describe(event)) failed: \(error)")
-        }
-        settle()
-        received(pushes, session: session)
-        return pushes
-    }
-
-    func streamTime(of event: TimelineEvent) -> Double? {
-        switch event {
-        case .playheadReported(let t, _, _), .paused(let t): return t
-        default: return nil
-        }
-    }
-
-    func sent(_ line: String) {
-        self.line("→ \(line)", kind: "sent")
-    }
-
-    /// Lets the daemon's log lines about an exchange (shown alongside by scripts/demo.sh) come out before
-    /// the answers are printed.
-    func settle() {
-        if pace > 0 { usleep(pace) }
-    }
-
-    func note(_ text: String) { line("   \(text)", kind: "note") }
-
-    /// One line of the story: printed, or with --json kept as a step of `kind` (the push's fields too).
-    func line(_ text: String, kind: String = "text", push: WirePushMessage? = nil) {
-        guard json else { return say(text) }
-        if text.isEmpty { return }
-        var members: JSON.Members = ["kind": .string(kind), "text": .string(text)]
-        if let push { members.pairs.append(("push", push.json)) }
-        steps.append(.object(members))
-    }
-
-    /// The --json document: the server, the steps, the checks, and whether the story completed.
-    func document(error: (any Error)?) -> JSON {
-        var members: JSON.Members = [
-            "socket": .string(socketPath), "content_id": .string(contentId), "profile": .string(profile),
-            "server": hello?.json ?? .null, "steps": .array(steps), "checks": .array(checks.map { .string($0) }),
-            "ok": .bool(error == nil),
-        ]
-        if let error { members.pairs.append(("error", .string("\(error)"))) }
-        return .object(members)
-    }
-
-    func received(_ pushes: [WirePushMessage], session: UInt64) {
-        for push in pushes {
-            let expected = (lastSeq[session] ?? 0) + 1
-            lastSeq[session] = push.seq
-            line("← \(describe(push))" + (push.seq == expected ? "" : "   (seq gap: expected #\(expected))"), kind: "push", push: push)
-        }
-    }
-
-    /// Finds the expected push among `pushes`, else waits up to 2 s for more (a bookmark is pushed once
-    /// the store has committed it, which may be after the event's reply).
-    @discardableResult
-    func expect(_ pushes: inout [WirePushMessage], _ session: UInt64, _ what: String,
-                _ matches: (WirePushMessage) -> Bool) throws -> WirePushMessage {
-        if let found = pushes.first(where: { $0.sessionId == session && matches($0) }) { return found }
-        while true {
-            let push: WirePushMessage
-            do {
-                push = try client.nextPush(timeout: .seconds(2))
-            } catch {
-                throw CommandError("expected push did not arrive: \(what) (\(error))")
-            }
-            received([push], session: push.sessionId)
-            pushes.append(push)
-            if push.sessionId == session && matches(push) { return push }
-        }
-    }
-
-    /// The daemon remembers watched breaks per content: a rerun against the same daemon finds mid1
-    /// watched and would not snap back. Say so instead of failing obscurely.
-    func checkFresh(_ session: UInt64, break id: String) throws {
-        let state: SessionStateReply = try client.call(.getSessionState(sessionId: session))
-        if state.breaks.first(where: { $0.id == id })?.watched == true {
-            _ = try? client.closeSession(session)
-            throw CommandError("break \(id) of \"\(contentId)\" is already watched in this daemon (an earlier run): "
-                               + "use --content OTHER-ID, or a fresh daemon (scripts/demo.sh)")
-        }
-    }
-
-    func printLayout(_ name: String, _ layout: TimelineLayout, contentDuration: Double) {
-        let streamEnd = contentDuration + layout.breaks.reduce(0) { $0 + $1.duration }
-        line("\(name) of \"\(contentId)\": \(clock(contentDuration)) of content, \(clock(streamEnd)) with its ads", kind: "layout")
-        line("   " + padRight("break", 7) + padRight("stream time", 15) + padRight("length", 8) + "at content", kind: "layout")
-        for b in layout.breaks {
-            line("   " + padRight(b.id, 7) + padRight("\(clock(b.start))–\(clock(b.end))", 15)
-                + padRight("\(Seconds(b.duration)) s", 8) + clock(layout.contentTime(forStreamTime: b.start))
-                + (b.watched ? "   (watched already)" : ""), kind: "layout")
-        }
     }
 }
 

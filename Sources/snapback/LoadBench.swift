@@ -19,8 +19,9 @@ struct LoadBench {
         guard snapback_unpin_thread() == 0 else { throw CommandError("sched_setaffinity: \(String(cString: strerror(errno)))") }
         let connections = options.loadConnections
         let sessions = connections * options.loadSessions
-        let daemon = try BenchDaemon(options.daemonPath, in: directory, name: "load",
-                                     configuration: SessionMemoryBench.configuration(connections: connections + 1, sessions: sessions))
+        let daemon = try BenchDaemon(
+            options.daemonPath, in: directory, name: "load",
+            configuration: SessionMemoryBench.configuration(connections: connections + 1, sessions: sessions))
         let connection = try SnapbackProbe(socket: daemon.socketPath, clientName: "snapback-bench-probe")
         let probe = connection.loop
         try probe.run(200, samples: nil)
@@ -42,18 +43,22 @@ struct LoadBench {
         let perSession = idle.flatMap { i in underLoad.map { Double($0 - i) * 1024 / Double(sessions) } }
         out.line("snapback bench --load: the snapback round trip under load vs unloaded")
         out.line("  checked    SeekEnded 5:00 → 15:00 → \(connection.firstPush)")
-        out.line("  load       \(connections) connections × \(options.loadSessions) sessions × \(options.loadHz) Hz playhead "
-                 + "reports (\(connections * options.loadSessions * options.loadHz) a second), from a separate process")
-        out.line("  method     \(options.probes) probe round trips \(Self.probeSpacingMicroseconds / 1000) ms apart, "
-                 + "unloaded then loaded, not pinned")
-        out.line("  load sent  \(counts.sent) reports, \(counts.answered) answered, \(counts.errors) errors, "
-                 + "\(counts.late) answered later than the next report was due")
+        out.line(
+            "  load       \(connections) connections × \(options.loadSessions) sessions × \(options.loadHz) Hz playhead "
+                + "reports (\(connections * options.loadSessions * options.loadHz) a second), from a separate process")
+        out.line(
+            "  method     \(options.probes) probe round trips \(Self.probeSpacingMicroseconds / 1000) ms apart, "
+                + "unloaded then loaded, not pinned")
+        out.line(
+            "  load sent  \(counts.sent) reports, \(counts.answered) answered, \(counts.errors) errors, "
+                + "\(counts.late) answered later than the next report was due")
         out.line("              p50 µs   p99 µs")
         out.line(padRight("unloaded", 12) + padLeft(fixed(unloaded.p50, 1), 8) + padLeft(fixed(unloaded.p99, 1), 9))
         out.line(padRight("loaded", 12) + padLeft(fixed(loaded.p50, 1), 8) + padLeft(fixed(loaded.p99, 1), 9))
-        out.line("snapbackd RSS: idle \(idle.map { "\($0) KiB" } ?? "?"), under load \(underLoad.map { "\($0) KiB" } ?? "?")"
-                 + (perSession.map { " (\(fixed($0, 0)) B per session, connections included)" } ?? "")
-                 + "; SIGTERM → \(stopped.text)")
+        out.line(
+            "snapbackd RSS: idle \(idle.map { "\($0) KiB" } ?? "?"), under load \(underLoad.map { "\($0) KiB" } ?? "?")"
+                + (perSession.map { " (\(fixed($0, 0)) B per session, connections included)" } ?? "")
+                + "; SIGTERM → \(stopped.text)")
         out.line("target: loaded p99 within 2× unloaded: \(ratio <= 2 ? "met" : "missed")")
         out.line("ratio p99 loaded/unloaded = \(fixed(ratio, 2))")
         if !stopped.clean { throw CommandError("snapbackd did not stop cleanly: \(stopped.text)") }
@@ -68,7 +73,7 @@ struct LoadBench {
             "ratio_p99_loaded_unloaded": .number(ratio),
             "idle_rss_kib": .number(idle.map(Double.init)), "loaded_rss_kib": .number(underLoad.map(Double.init)),
             "bytes_per_session_loaded": .number(perSession), "target_met": .bool(ratio <= 2),
-            "stopped": .string(stopped.text),
+            "stopped": .string(stopped.text)
         ])
     }
 
@@ -93,10 +98,12 @@ final class LoadGeneratorProcess {
     private var stopped = false
 
     init(_ options: BenchOptions, socket: String) throws {
-        (pid, fd) = try Processes.spawnWithSocket(options.selfPath.isEmpty ? "/proc/self/exe" : options.selfPath, [
-            BenchLoadGenerator.commandName, "--socket", socket, "--connections", String(options.loadConnections),
-            "--sessions", String(options.loadSessions), "--hz", String(options.loadHz),
-        ])
+        (pid, fd) = try Processes.spawnWithSocket(
+            options.selfPath.isEmpty ? "/proc/self/exe" : options.selfPath,
+            [
+                BenchLoadGenerator.commandName, "--socket", socket, "--connections", String(options.loadConnections),
+                "--sessions", String(options.loadSessions), "--hz", String(options.loadHz)
+            ])
     }
 
     /// The next line it writes, waiting at most `timeoutSeconds`.
@@ -130,7 +137,8 @@ final class LoadGeneratorProcess {
             if parts.count == 2, let n = Int(parts[1]) { values[String(parts[0])] = n }
         }
         guard line.hasPrefix("done"), let sent = values["sent"], let answered = values["answered"],
-              let errors = values["errors"], let late = values["late"] else {
+            let errors = values["errors"], let late = values["late"]
+        else {
             throw CommandError("the load process ended with: \(line)")
         }
         return (sent, answered, errors, late)

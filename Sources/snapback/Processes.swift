@@ -1,7 +1,7 @@
 import CLinux
 import Glibc
-import SnapbackClient
 import SnapbackCLI
+import SnapbackClient
 
 /// Child processes, CPU pinning and /proc readings for the bench (Glibc only).
 enum Processes {
@@ -120,7 +120,8 @@ enum Processes {
         var any = false
         for tid in threads(of: pid) {
             guard let text = readFile("/proc/\(pid)/task/\(tid)/schedstat"),
-                  let first = text.split(separator: " ").first, let ns = UInt64(first) else { continue }
+                let first = text.split(separator: " ").first, let ns = UInt64(first)
+            else { continue }
             total += ns
             any = true
         }

@@ -17,8 +17,10 @@ final class RoundTripBench {
         var clientCPU: Double?
 
         var json: JSON {
-            .object(["p50_us": .number(p50), "p99_us": .number(p99), "server_cpu_us": .number(serverCPU),
-                     "client_cpu_us": .number(clientCPU)])
+            .object([
+                "p50_us": .number(p50), "p99_us": .number(p99), "server_cpu_us": .number(serverCPU),
+                "client_cpu_us": .number(clientCPU)
+            ])
         }
     }
 
@@ -58,23 +60,29 @@ final class RoundTripBench {
         // The floors: the same bytes exchanged with a process that does no work — blocking recv/send (the
         // kernel's cost alone), and an epoll loop reading once per wake-up as libuv does (what an event
         // loop adds).
-        let raw = try EchoPeer.start("raw", mode: "blocking", request: request, response: response,
-                                     replyOffset: replyOffset, cpu: cpu, warmup: options.warmup, selfPath: options.selfPath)
+        let raw = try EchoPeer.start(
+            "raw", mode: "blocking", request: request, response: response,
+            replyOffset: replyOffset, cpu: cpu, warmup: options.warmup, selfPath: options.selfPath)
         defer { raw.stop() }
-        let epoll = try EchoPeer.start("epoll echo", mode: "epoll", request: request, response: response,
-                                       replyOffset: replyOffset, cpu: cpu, warmup: options.warmup, selfPath: options.selfPath)
+        let epoll = try EchoPeer.start(
+            "epoll echo", mode: "epoll", request: request, response: response,
+            replyOffset: replyOffset, cpu: cpu, warmup: options.warmup, selfPath: options.selfPath)
         defer { epoll.stop() }
 
         out.line("snapback bench: SeekEnded → snapback push + reply round trip, snapbackd vs a raw Unix-socket ping-pong")
-        out.line("  snapbackd  \(options.daemonPath) (pid \(daemon.pid), \(daemonThreads) thread\(daemonThreads == 1 ? "" : "s"))")
+        out.line(
+            "  snapbackd  \(options.daemonPath) (pid \(daemon.pid), \(daemonThreads) thread\(daemonThreads == 1 ? "" : "s"))")
         out.line("  pinned     bench client, snapbackd and the echo processes on CPU \(cpu) (sched_setaffinity)")
-        out.line("  frames     request \(request.count) B → response \(response.count) B (push \(replyOffset) B + reply "
-            + "\(response.count - replyOffset) B) in one write, the same bytes from every peer")
-        out.line("  floors     raw: a separate process on a socketpair, blocking recv → send; epoll echo: the same "
-            + "behind epoll_wait, one read per wake-up (as libuv)")
+        out.line(
+            "  frames     request \(request.count) B → response \(response.count) B (push \(replyOffset) B + reply "
+                + "\(response.count - replyOffset) B) in one write, the same bytes from every peer")
+        out.line(
+            "  floors     raw: a separate process on a socketpair, blocking recv → send; epoll echo: the same "
+                + "behind epoll_wait, one read per wake-up (as libuv)")
         out.line("  checked    SeekEnded 5:00 → 15:00 → \(firstPush)")
-        out.line("  method     \(options.rounds) rounds × \(options.iterations) round trips of each kind (+\(options.warmup) warm-up), "
-            + "interleaved in batches of \(options.batch): raw, epoll echo, snapbackd, raw, …; medians over rounds")
+        out.line(
+            "  method     \(options.rounds) rounds × \(options.iterations) round trips of each kind (+\(options.warmup) warm-up), "
+                + "interleaved in batches of \(options.batch): raw, epoll echo, snapbackd, raw, …; medians over rounds")
         out.line()
         out.line("round     raw p50/p99   epoll echo p50/p99   snapbackd p50/p99   (µs)")
 
@@ -108,34 +116,39 @@ final class RoundTripBench {
         let ratioOfMedians = median(daemons.map(\.p50)) / median(raws.map(\.p50))
         let p99Ratio = median(zip(daemons, raws).map { $0.p99 / $1.p99 })
         let epollRatio = median(zip(daemons, epolls).map { $0.p50 / $1.p50 })
-        out.line("per round p50 snapbackd/raw: " + pairRatios.map { fixed($0, 2) }.joined(separator: " ")
-            + "; ratio of the medians \(fixed(ratioOfMedians, 2)); p99 snapbackd/raw \(fixed(p99Ratio, 2))"
-            + "; p50 snapbackd/epoll echo \(fixed(epollRatio, 2))")
-        out.line("snapbackd RSS: idle \(idleRSS.map(mebibytes) ?? "?"), after \(total) round trips "
-            + "\(afterRSS.map(mebibytes) ?? "?") (peak \(peakRSS.map(mebibytes) ?? "?")); SIGTERM → \(stopped.text)")
+        out.line(
+            "per round p50 snapbackd/raw: " + pairRatios.map { fixed($0, 2) }.joined(separator: " ")
+                + "; ratio of the medians \(fixed(ratioOfMedians, 2)); p99 snapbackd/raw \(fixed(p99Ratio, 2))"
+                + "; p50 snapbackd/epoll echo \(fixed(epollRatio, 2))")
+        out.line(
+            "snapbackd RSS: idle \(idleRSS.map(mebibytes) ?? "?"), after \(total) round trips "
+                + "\(afterRSS.map(mebibytes) ?? "?") (peak \(peakRSS.map(mebibytes) ?? "?")); SIGTERM → \(stopped.text)")
         out.line("target: snapbackd p50 within 1.30× the raw floor: \(ratio <= 1.3 ? "met" : "missed")")
         out.line("ratio p50 snapbackd/raw = \(fixed(ratio, 2))")
         if !stopped.clean { throw CommandError("snapbackd did not stop cleanly: \(stopped.text)") }
 
         func medians(_ rounds: [Round]) -> JSON {
-            Round(p50: median(rounds.map(\.p50)), p99: median(rounds.map(\.p99)),
-                  serverCPU: rounds.compactMap(\.serverCPU).isEmpty ? nil : median(rounds.compactMap(\.serverCPU)),
-                  clientCPU: rounds.compactMap(\.clientCPU).isEmpty ? nil : median(rounds.compactMap(\.clientCPU))).json
+            Round(
+                p50: median(rounds.map(\.p50)), p99: median(rounds.map(\.p99)),
+                serverCPU: rounds.compactMap(\.serverCPU).isEmpty ? nil : median(rounds.compactMap(\.serverCPU)),
+                clientCPU: rounds.compactMap(\.clientCPU).isEmpty ? nil : median(rounds.compactMap(\.clientCPU))
+            ).json
         }
         return .object([
             "request_bytes": .uint(UInt64(request.count)), "response_bytes": .uint(UInt64(response.count)),
             "checked": .string(firstPush), "cpu": .uint(UInt64(cpu)), "rounds": .uint(UInt64(options.rounds)),
             "iterations": .uint(UInt64(options.iterations)), "batch": .uint(UInt64(options.batch)),
             "warmup": .uint(UInt64(options.warmup)),
-            "per_round": .array((0..<raws.count).map { r in
-                .object(["raw": raws[r].json, "epoll_echo": epolls[r].json, "snapbackd": daemons[r].json])
-            }),
+            "per_round": .array(
+                (0..<raws.count).map { r in
+                    .object(["raw": raws[r].json, "epoll_echo": epolls[r].json, "snapbackd": daemons[r].json])
+                }),
             "raw": medians(raws), "epoll_echo": medians(epolls), "snapbackd": medians(daemons),
             "ratio_p50_snapbackd_raw": .number(ratio), "ratio_of_medians_p50": .number(ratioOfMedians),
             "ratio_p99_snapbackd_raw": .number(p99Ratio), "ratio_p50_snapbackd_epoll_echo": .number(epollRatio),
             "idle_rss_kib": .number(idleRSS.map(Double.init)), "rss_after_kib": .number(afterRSS.map(Double.init)),
             "peak_rss_kib": .number(peakRSS.map(Double.init)), "round_trips": .uint(UInt64(total)),
-            "target_met": .bool(ratio <= 1.3), "stopped": .string(stopped.text),
+            "target_met": .bool(ratio <= 1.3), "stopped": .string(stopped.text)
         ])
     }
 
@@ -165,24 +178,28 @@ final class RoundTripBench {
             if let a = serverBefore[k], let b = serverAfter[k], b >= a {
                 serverCPU = Double(b - a) / Double(options.iterations) / 1000
             }
-            return Round(p50: p50, p99: p99, serverCPU: serverCPU,
-                         clientCPU: Double(clientNanoseconds[k]) / Double(options.iterations) / 1000)
+            return Round(
+                p50: p50, p99: p99, serverCPU: serverCPU,
+                clientCPU: Double(clientNanoseconds[k]) / Double(options.iterations) / 1000)
         }
     }
 
     func summary(_ name: String, _ rounds: [Round]) {
         let server = rounds.compactMap(\.serverCPU)
         let client = rounds.compactMap(\.clientCPU)
-        out.line(padRight(name, 12) + padLeft(fixed(median(rounds.map(\.p50)), 1), 8) + padLeft(fixed(median(rounds.map(\.p99)), 1), 9)
-            + padLeft(server.isEmpty ? "?" : fixed(median(server), 1) + " µs", 18)
-            + padLeft(client.isEmpty ? "?" : fixed(median(client), 1) + " µs", 18))
+        out.line(
+            padRight(name, 12) + padLeft(fixed(median(rounds.map(\.p50)), 1), 8) + padLeft(fixed(median(rounds.map(\.p99)), 1), 9)
+                + padLeft(server.isEmpty ? "?" : fixed(median(server), 1) + " µs", 18)
+                + padLeft(client.isEmpty ? "?" : fixed(median(client), 1) + " µs", 18))
     }
 }
 
 /// Pins the calling thread (and so every process it starts afterwards) to `cpu`.
 func pinSelf(_ cpu: Int) throws {
     guard Processes.cpuAllowed(cpu) else { throw CommandError("CPU \(cpu) is not available to this process") }
-    guard Processes.pin(0, cpu: cpu) else { throw CommandError("sched_setaffinity to CPU \(cpu): \(String(cString: strerror(errno)))") }
+    guard Processes.pin(0, cpu: cpu) else {
+        throw CommandError("sched_setaffinity to CPU \(cpu): \(String(cString: strerror(errno)))")
+    }
 }
 
 /// A connection with the bench's snapback session open and its exchange checked, and the ping-pong that
@@ -227,10 +244,11 @@ func openSnapbackSession(_ client: SnapbackClient) throws -> (session: UInt64, r
     var overrides = PolicyOverrides()
     overrides.refuseSeeksDuringUnwatchedBreak = false
     overrides.maxSnapbacksPerBreak = Limits.snapbacksPerBreak.upperBound
-    let reply = try client.openSession(OpenSessionRequest(
-        streamId: "bench", contentId: "bench", profile: "bench",
-        breaks: [AdBreak(id: "b1", start: 600, duration: 30)], contentDuration: 1800,
-        preset: .snapback, overrides: overrides))
+    let reply = try client.openSession(
+        OpenSessionRequest(
+            streamId: "bench", contentId: "bench", profile: "bench",
+            breaks: [AdBreak(id: "b1", start: 600, duration: 30)], contentDuration: 1800,
+            preset: .snapback, overrides: overrides))
     let session = reply.sessionId
     _ = client.takePushes()
     var firstPush = ""
@@ -242,7 +260,10 @@ func openSnapbackSession(_ client: SnapbackClient) throws -> (session: UInt64, r
         if firstPush.isEmpty { firstPush = describe(pushes[0]) }
     }
     let body = WireRequest.event(sessionId: session, .seekEnded(from: 300, to: 900)).encoded()
-    let request = FrameHeader.request(callId: PingPong.firstCallId, method: WireMethod.seekEnded.rawValue,
-                                      length: UInt32(body.count)).encoded + body
+    let request =
+        FrameHeader.request(
+            callId: PingPong.firstCallId, method: WireMethod.seekEnded.rawValue,
+            length: UInt32(body.count)
+        ).encoded + body
     return (session, request, firstPush)
 }

@@ -10,7 +10,8 @@ struct SessionsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sessions",
         abstract: "The daemon's open sessions (Control/ListSessions).",
-        discussion: prose("""
+        discussion: prose(
+            """
             One line per session: content, kind, preset, phase, playhead (stream and content time), breaks,
             and the player that opened it. Root and the members of snapbackd's admin-groups see every
             session; anyone else sees the sessions its own uid opened.
@@ -36,7 +37,8 @@ struct SessionCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "session",
         abstract: "One session drawn as a timeline: breaks, playhead, pending return (Control/GetSession).",
-        discussion: prose("""
+        discussion: prose(
+            """
             The stream is drawn as a bar with its breaks (█ not watched, ▒ watched, ░ skipped or exempt \
             and not watched), the playhead (●) and the return the daemon will make after the current break \
             (◆); under it the same timeline in content time, ads removed, with a tick (┊) where each break \
@@ -73,7 +75,8 @@ struct ConvertCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "convert",
         abstract: "Stream time ↔ content time for a session.",
-        discussion: prose("""
+        discussion: prose(
+            """
             Converts with the session's breaks as GetSession reports them, by the daemon's own conversion \
             code (a stream time inside a break is the content time where the break sits). Times are \
             seconds or m:ss / h:mm:ss, with fractions: 960, 16:00, 1:02:03.5.
@@ -115,14 +118,16 @@ struct ConvertCommand: ParsableCommand {
         }
         let inBreak = layout.breakContaining(streamTime)
         if output.json {
-            say(JSON.object([
-                "session_id": .uint(id), "stream_time": .number(streamTime), "content_time": .number(contentTime),
-                "in_break": inBreak.map { .string($0.id) } ?? .null,
-            ]).rendered)
+            say(
+                JSON.object([
+                    "session_id": .uint(id), "stream_time": .number(streamTime), "content_time": .number(contentTime),
+                    "in_break": inBreak.map { .string($0.id) } ?? .null
+                ]).rendered)
             return
         }
-        say("session \(id): stream \(clock(streamTime)) = content \(clock(contentTime))"
-            + (inBreak.map { " (inside break \($0.id), which sits at content \(clock(contentTime)))" } ?? ""))
+        say(
+            "session \(id): stream \(clock(streamTime)) = content \(clock(contentTime))"
+                + (inBreak.map { " (inside break \($0.id), which sits at content \(clock(contentTime)))" } ?? ""))
     }
 }
 
@@ -131,7 +136,8 @@ struct WatchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "watch",
         abstract: "A live stream of the daemon's decisions with their reasons (Control/WatchDecisions).",
-        discussion: prose("""
+        discussion: prose(
+            """
             Every decision of every session — or of one session or content — as the daemon makes it: \
             seeks with their reason (a snapback, the return after the break, a resume, a skip), breaks \
             watched and completed, breaks skipped with why ("break b1 skipped (trick-play)"), bookmarks \

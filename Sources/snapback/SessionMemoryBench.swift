@@ -17,22 +17,27 @@ struct SessionMemoryBench {
     static func request(_ i: Int) -> OpenSessionRequest {
         OpenSessionRequest(
             streamId: "stream-\(i)", contentId: "content-\(i)", profile: "bench",
-            breaks: [AdBreak(id: "pre", start: 0, duration: 30), AdBreak(id: "mid1", start: 630, duration: 60),
-                     AdBreak(id: "mid2", start: 1590, duration: 45)],
+            breaks: [
+                AdBreak(id: "pre", start: 0, duration: 30), AdBreak(id: "mid1", start: 630, duration: 60),
+                AdBreak(id: "mid2", start: 1590, duration: 45)
+            ],
             contentDuration: 1800, preset: .snapback)
     }
 
     /// The configuration a bench with `connections` connections needs (one uid opens them all).
     static func configuration(connections: Int, sessions: Int) -> [String] {
-        ["[limits]", "max-connections = \(connections + 16)", "max-connections-per-uid = \(connections + 16)",
-         "max-breaks = \(max(200_000, sessions * 3))"]
+        [
+            "[limits]", "max-connections = \(connections + 16)", "max-connections-per-uid = \(connections + 16)",
+            "max-breaks = \(max(200_000, sessions * 3))"
+        ]
     }
 
     func run(in directory: String) throws -> JSON {
         let perConnection = options.sessionsPerConnection
         let connections = (sessions + perConnection - 1) / perConnection
-        let daemon = try BenchDaemon(options.daemonPath, in: directory, name: "sessions",
-                                     configuration: Self.configuration(connections: connections, sessions: sessions))
+        let daemon = try BenchDaemon(
+            options.daemonPath, in: directory, name: "sessions",
+            configuration: Self.configuration(connections: connections, sessions: sessions))
         let idle = daemon.settledRSS()
         var clients: [SnapbackClient] = []
         defer { for client in clients { client.close() } }
@@ -54,8 +59,9 @@ struct SessionMemoryBench {
         let perSession = Double(withSessions - withConnections) * 1024 / Double(sessions)
         let perConnectionBytes = Double(withConnections - idle) * 1024 / Double(connections)
         out.line("snapback bench --sessions \(sessions): snapbackd's resident memory (VmRSS, settled)")
-        out.line("  method     \(sessions) sessions (3 breaks each) on \(connections) connection\(connections == 1 ? "" : "s") "
-                 + "of at most \(perConnection)")
+        out.line(
+            "  method     \(sessions) sessions (3 breaks each) on \(connections) connection\(connections == 1 ? "" : "s") "
+                + "of at most \(perConnection)")
         out.line("  idle                 \(idle) KiB")
         out.line("  connections open     \(withConnections) KiB  (\(fixed(perConnectionBytes, 0)) B per connection)")
         out.line("  sessions open        \(withSessions) KiB  (\(fixed(perSession, 0)) B per session)")
@@ -69,7 +75,7 @@ struct SessionMemoryBench {
             "idle_rss_kib": .uint(UInt64(idle)), "connections_rss_kib": .uint(UInt64(withConnections)),
             "sessions_rss_kib": .uint(UInt64(withSessions)), "after_close_rss_kib": .uint(UInt64(afterClose)),
             "bytes_per_connection": .number(perConnectionBytes), "bytes_per_session": .number(perSession),
-            "target_met": .bool(perSession <= 2048), "stopped": .string(stopped.text),
+            "target_met": .bool(perSession <= 2048), "stopped": .string(stopped.text)
         ])
     }
 }

@@ -18,8 +18,9 @@ struct SpacingBench {
         let connection = try SnapbackProbe(socket: daemon.socketPath, clientName: "snapback-bench-spacing")
         let probe = connection.loop
         try probe.run(100, samples: nil)
-        let echo = try EchoPeer.start("epoll echo", mode: "epoll", request: connection.request, response: probe.lastResponse,
-                                      replyOffset: probe.lastReplyOffset, cpu: cpu, warmup: 100, selfPath: options.selfPath)
+        let echo = try EchoPeer.start(
+            "epoll echo", mode: "epoll", request: connection.request, response: probe.lastResponse,
+            replyOffset: probe.lastReplyOffset, cpu: cpu, warmup: 100, selfPath: options.selfPath)
         defer { echo.stop() }
 
         let n = options.probes
@@ -43,8 +44,9 @@ struct SpacingBench {
         let ratio = d.p50 / e.p50
         out.line("snapback bench --spacing \(milliseconds): the cold path, round trips \(milliseconds) ms apart")
         out.line("  checked    SeekEnded 5:00 → 15:00 → \(connection.firstPush)")
-        out.line("  method     \(n) round trips each, snapbackd and the epoll echo alternately, every one "
-                 + "\(milliseconds) ms after the last; pinned to CPU \(cpu)")
+        out.line(
+            "  method     \(n) round trips each, snapbackd and the epoll echo alternately, every one "
+                + "\(milliseconds) ms after the last; pinned to CPU \(cpu)")
         out.line("              p50 µs   p99 µs")
         out.line(padRight("epoll echo", 12) + padLeft(fixed(e.p50, 1), 8) + padLeft(fixed(e.p99, 1), 9))
         out.line(padRight("snapbackd", 12) + padLeft(fixed(d.p50, 1), 8) + padLeft(fixed(d.p99, 1), 9))
@@ -57,7 +59,7 @@ struct SpacingBench {
             "epoll_echo": .object(["p50_us": .number(e.p50), "p99_us": .number(e.p99)]),
             "snapbackd": .object(["p50_us": .number(d.p50), "p99_us": .number(d.p99)]),
             "ratio_p50_snapbackd_epoll_echo": .number(ratio), "ratio_p99_snapbackd_epoll_echo": .number(d.p99 / e.p99),
-            "target_met": .bool(ratio <= 1.3), "stopped": .string(stopped.text),
+            "target_met": .bool(ratio <= 1.3), "stopped": .string(stopped.text)
         ])
     }
 }

@@ -52,7 +52,8 @@ struct BookmarksCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bookmarks",
         abstract: "List, show, delete or clear the bookmarks of a viewer profile.",
-        discussion: prose("""
+        discussion: prose(
+            """
             The bookmarks snapbackd keeps per viewer profile and content: where to resume, as content time
             (ads excluded), with the stream time and stream it was taken in.
             """),
@@ -87,7 +88,8 @@ struct BookmarksCommand: ParsableCommand {
             var all: [WireBookmark] = []
             var token = ""
             repeat {
-                let page: ListBookmarksReply = try client.call(.listBookmarks(profile: common.profile, pageSize: 0, pageToken: token))
+                let page: ListBookmarksReply = try client.call(
+                    .listBookmarks(profile: common.profile, pageSize: 0, pageToken: token))
                 all += page.bookmarks
                 token = page.nextPageToken
             } while !token.isEmpty
@@ -100,11 +102,13 @@ struct BookmarksCommand: ParsableCommand {
                 return
             }
             let idWidth = max(10, all.map(\.contentId.count).max() ?? 0) + 2
-            say(padRight("CONTENT", idWidth) + padLeft("CONTENT TIME", 12) + padLeft("STREAM TIME", 13) + "  "
-                + padRight("UPDATED", 25) + "STREAM")
+            say(
+                padRight("CONTENT", idWidth) + padLeft("CONTENT TIME", 12) + padLeft("STREAM TIME", 13) + "  "
+                    + padRight("UPDATED", 25) + "STREAM")
             for b in all {
-                say(padRight(b.contentId, idWidth) + padLeft(clock(b.contentTime), 12) + padLeft(clock(b.streamTime), 13)
-                    + "  " + padRight(utcDate(b.updatedAt), 25) + b.streamId + (b.finished ? "  (finished)" : ""))
+                say(
+                    padRight(b.contentId, idWidth) + padLeft(clock(b.contentTime), 12) + padLeft(clock(b.streamTime), 13)
+                        + "  " + padRight(utcDate(b.updatedAt), 25) + b.streamId + (b.finished ? "  (finished)" : ""))
             }
             say("\(all.count) bookmark\(all.count == 1 ? "" : "s") in \(common.profileName)")
         }
@@ -149,12 +153,17 @@ struct BookmarksCommand: ParsableCommand {
             defer { client.close() }
             let reply: DeleteBookmarkReply = try client.call(.deleteBookmark(profile: common.profile, contentId: contentId))
             if output.json {
-                say(JSON.object(["profile": .string(common.profile), "content_id": .string(contentId),
-                                 "deleted": .bool(reply.deleted)]).rendered)
+                say(
+                    JSON.object([
+                        "profile": .string(common.profile), "content_id": .string(contentId),
+                        "deleted": .bool(reply.deleted)
+                    ]).rendered)
                 return
             }
-            say(reply.deleted ? "deleted the bookmark of \"\(contentId)\" in \(common.profileName)"
-                : "no bookmark for \"\(contentId)\" in \(common.profileName)")
+            say(
+                reply.deleted
+                    ? "deleted the bookmark of \"\(contentId)\" in \(common.profileName)"
+                    : "no bookmark for \"\(contentId)\" in \(common.profileName)")
         }
     }
 

@@ -1,9 +1,9 @@
 import ArgumentParser
 import Glibc
+import SnapbackCLI
 import SnapbackClient
 import SnapbackTimeline
 import SnapbackWire
-import SnapbackCLI
 
 /// `snapback bench-store`: the durable store under load, through a real snapbackd.
 /// - saves per second and save latency (Pause request sent → BookmarkSaved push received) with 100
@@ -17,7 +17,8 @@ struct StoreBenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench-store",
         abstract: "The SQLite store: saves/s, save latency, loop latency while committing, commits per minute.",
-        discussion: prose("""
+        discussion: prose(
+            """
             Starts its own snapbackd (temporary socket and state directory, log level warning) and measures
             the SQLite store through it:
 
@@ -46,22 +47,31 @@ struct StoreBenchCommand: ParsableCommand {
             --group-commit-only runs phase 3 alone (no daemon).
             """))
 
-    @Option(name: .long, help: ArgumentHelp("The daemon to measure (default: snapbackd next to this executable).",
-                                            valueName: "path"), completion: .file())
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The daemon to measure (default: snapbackd next to this executable).",
+            valueName: "path"), completion: .file())
     var snapbackd: String?
     @Option(name: .long, help: ArgumentHelp("Concurrent sessions.", valueName: "n")) var sessions = 100
     @Option(name: .long, help: ArgumentHelp("Length of each measured phase.", valueName: "s")) var seconds = 5
     @Option(name: .long, help: ArgumentHelp("Tick of each session in phases 2b and 2c.", valueName: "ms"))
     var interval = 100
-    @Option(name: .customLong("loop-cpu"), help: ArgumentHelp(
-        "CPU for snapbackd's loop thread and the GetStatus client.", valueName: "n"))
+    @Option(
+        name: .customLong("loop-cpu"),
+        help: ArgumentHelp(
+            "CPU for snapbackd's loop thread and the GetStatus client.", valueName: "n"))
     var loopCPU = 0
-    @Option(name: .customLong("other-cpu"), help: ArgumentHelp(
-        "CPU for the store's writer thread and the players.", valueName: "n"))
+    @Option(
+        name: .customLong("other-cpu"),
+        help: ArgumentHelp(
+            "CPU for the store's writer thread and the players.", valueName: "n"))
     var otherCPU = 1
     @Flag(name: .customLong("no-pin"), help: "Pin nothing (a cross-CPU wake-up costs 50-90 µs and blurs the figures).")
     var noPin = false
-    @Flag(name: .customLong("group-commit-only"), help: "Run only phase 3, the periodic bookmarks' commits per minute (in process).")
+    @Flag(
+        name: .customLong("group-commit-only"), help: "Run only phase 3, the periodic bookmarks' commits per minute (in process)."
+    )
     var groupCommitOnly = false
 
     func validate() throws {
@@ -78,8 +88,9 @@ struct StoreBenchCommand: ParsableCommand {
         let pin = !noPin && loopCPU != otherCPU && Processes.cpuAllowed(loopCPU) && Processes.cpuAllowed(otherCPU)
         Self.cpus = pin ? (loopCPU, otherCPU) : nil
         if !groupCommitOnly {
-            try Self.measure(daemonPath: snapbackd ?? siblingDaemonPath(), sessions: sessions, seconds: seconds,
-                             interval: interval)
+            try Self.measure(
+                daemonPath: snapbackd ?? siblingDaemonPath(), sessions: sessions, seconds: seconds,
+                interval: interval)
         }
         try GroupCommitBench.report(sessions: sessions)
     }
@@ -87,7 +98,8 @@ struct StoreBenchCommand: ParsableCommand {
     static func measure(daemonPath: String, sessions: Int, seconds: Int, interval: Int) throws {
         let directory = try Processes.makeTemporaryDirectory("snapback-bench-store")
         let socket = directory + "/snapbackd.sock"
-        let pid = try Processes.spawn(daemonPath, ["--socket", socket, "--state-dir", directory + "/state", "--log-level", "warning"])
+        let pid = try Processes.spawn(
+            daemonPath, ["--socket", socket, "--state-dir", directory + "/state", "--log-level", "warning"])
         defer {
             kill(pid, SIGTERM)
             _ = Processes.wait(pid, seconds: 10)
@@ -101,42 +113,54 @@ struct StoreBenchCommand: ParsableCommand {
         }
 
         say("snapbackd \(daemonPath), state in \(directory)/state (SQLite, WAL, synchronous=FULL)")
-        say("\(sessions) sessions, \(seconds) s per phase, \(threads.count) daemon threads, "
-            + (cpus.map { "loop + probe on CPU \($0.0), writer + players on CPU \($0.1)" } ?? "unpinned"))
+        say(
+            "\(sessions) sessions, \(seconds) s per phase, \(threads.count) daemon threads, "
+                + (cpus.map { "loop + probe on CPU \($0.0), writer + players on CPU \($0.1)" } ?? "unpinned"))
 
         // 1. Throughput.
-        let saving = try runPhase(socket: socket, sessions: sessions, seconds: seconds, mode: .saveClosedLoop, tag: "t", probe: false)
+        let saving = try runPhase(
+            socket: socket, sessions: sessions, seconds: seconds, mode: .saveClosedLoop, tag: "t", probe: false)
         let saves = saving.saveLatencies
         say("")
-        say("1. saves, closed loop: \(fixed(Double(saves.count) / Double(seconds), 0)) saves/s (\(saves.count) acknowledged), "
-            + "latency p50 \(ms(percentile(saves, 0.50))) p99 \(ms(percentile(saves, 0.99))) max \(ms(saves.max() ?? 0))")
+        say(
+            "1. saves, closed loop: \(fixed(Double(saves.count) / Double(seconds), 0)) saves/s (\(saves.count) acknowledged), "
+                + "latency p50 \(ms(percentile(saves, 0.50))) p99 \(ms(percentile(saves, 0.99))) max \(ms(saves.max() ?? 0))")
 
         // 2. Loop latency.
         let idle = try runPhase(socket: socket, sessions: 0, seconds: seconds, mode: .idle, tag: "i", probe: true)
-        let load = try runPhase(socket: socket, sessions: sessions, seconds: seconds,
-                                mode: .paced(intervalMs: interval, save: false), tag: "l", probe: true)
-        let commit = try runPhase(socket: socket, sessions: sessions, seconds: seconds,
-                                  mode: .paced(intervalMs: interval, save: true), tag: "c", probe: true)
+        let load = try runPhase(
+            socket: socket, sessions: sessions, seconds: seconds,
+            mode: .paced(intervalMs: interval, save: false), tag: "l", probe: true)
+        let commit = try runPhase(
+            socket: socket, sessions: sessions, seconds: seconds,
+            mode: .paced(intervalMs: interval, save: true), tag: "c", probe: true)
         let busyWriter = try runPhase(socket: socket, sessions: 1, seconds: seconds, mode: .saveClosedLoop, tag: "d", probe: true)
         say("")
         say("2. loop latency, GetStatus round trips from another client (µs):")
         say("   " + padRight("case", 44) + padLeft("p50", 8) + padLeft("p99", 9) + padLeft("p99.9", 9) + padLeft("calls", 9))
-        for (name, phase) in [("a. idle", idle),
-                              ("b. \(sessions) sessions, 2 playhead reports/tick", load),
-                              ("c. \(sessions) sessions, playhead + Pause/tick", commit),
-                              ("d. 1 session saving in a closed loop", busyWriter)] {
+        for (name, phase) in [
+            ("a. idle", idle),
+            ("b. \(sessions) sessions, 2 playhead reports/tick", load),
+            ("c. \(sessions) sessions, playhead + Pause/tick", commit),
+            ("d. 1 session saving in a closed loop", busyWriter)
+        ] {
             let p = phase.probeLatencies
-            say("   " + padRight(name, 44) + padLeft(us(percentile(p, 0.50)), 8) + padLeft(us(percentile(p, 0.99)), 9)
-                + padLeft(us(percentile(p, 0.999)), 9) + padLeft("\(p.count)", 9))
+            say(
+                "   " + padRight(name, 44) + padLeft(us(percentile(p, 0.50)), 8) + padLeft(us(percentile(p, 0.99)), 9)
+                    + padLeft(us(percentile(p, 0.999)), 9) + padLeft("\(p.count)", 9))
         }
         let commitSaves = commit.saveLatencies
-        say("   during c: \(fixed(Double(commitSaves.count) / Double(seconds), 0)) saves/s committed, "
-            + "save latency p50 \(ms(percentile(commitSaves, 0.5))) p99 \(ms(percentile(commitSaves, 0.99)))")
+        say(
+            "   during c: \(fixed(Double(commitSaves.count) / Double(seconds), 0)) saves/s committed, "
+                + "save latency p50 \(ms(percentile(commitSaves, 0.5))) p99 \(ms(percentile(commitSaves, 0.99)))")
         let busySaves = busyWriter.saveLatencies
-        say("   during d: \(fixed(Double(busySaves.count) / Double(seconds), 0)) saves/s committed (one fsynced commit each), "
-            + "save latency p50 \(ms(percentile(busySaves, 0.5))) p99 \(ms(percentile(busySaves, 0.99)))")
-        let p99 = (idle: percentile(idle.probeLatencies, 0.99), load: percentile(load.probeLatencies, 0.99),
-                   commit: percentile(commit.probeLatencies, 0.99), busy: percentile(busyWriter.probeLatencies, 0.99))
+        say(
+            "   during d: \(fixed(Double(busySaves.count) / Double(seconds), 0)) saves/s committed (one fsynced commit each), "
+                + "save latency p50 \(ms(percentile(busySaves, 0.5))) p99 \(ms(percentile(busySaves, 0.99)))")
+        let p99 = (
+            idle: percentile(idle.probeLatencies, 0.99), load: percentile(load.probeLatencies, 0.99),
+            commit: percentile(commit.probeLatencies, 0.99), busy: percentile(busyWriter.probeLatencies, 0.99)
+        )
         say("")
         say("ratio loop p99 c/a (\(sessions) sessions committing / idle) = \(fixed(p99.commit / p99.idle, 2))")
         say("ratio loop p99 d/a (writer always committing / idle) = \(fixed(p99.busy / p99.idle, 2))")
@@ -164,7 +188,8 @@ struct StoreBenchCommand: ParsableCommand {
     }
 
     /// Connects the players (and the probe), lets them run for `seconds` from a common start, joins.
-    static func runPhase(socket: String, sessions: Int, seconds: Int, mode: Mode, tag: String, probe: Bool) throws -> PhaseResult {
+    static func runPhase(socket: String, sessions: Int, seconds: Int, mode: Mode, tag: String, probe: Bool) throws -> PhaseResult
+    {
         let start = monotonicNanoseconds() + 300_000_000 + UInt64(sessions) * 2_000_000
         let end = start + UInt64(seconds) * 1_000_000_000
         var workers: [Worker] = []
@@ -212,11 +237,13 @@ struct StoreBenchCommand: ParsableCommand {
 
         func spawn() throws {
             let context = Unmanaged.passRetained(self).toOpaque()
-            let rc = pthread_create(&thread, nil, { raw in
-                let worker = Unmanaged<Worker>.fromOpaque(raw!).takeRetainedValue()
-                worker.main()
-                return nil
-            }, context)
+            let rc = pthread_create(
+                &thread, nil,
+                { raw in
+                    let worker = Unmanaged<Worker>.fromOpaque(raw!).takeRetainedValue()
+                    worker.main()
+                    return nil
+                }, context)
             guard rc == 0 else {
                 Unmanaged<Worker>.fromOpaque(context).release()
                 throw CommandError("pthread_create: \(String(cString: strerror(rc)))")
@@ -262,9 +289,11 @@ struct StoreBenchCommand: ParsableCommand {
         }
 
         private func play(_ client: SnapbackClient, mode: Mode, key: String) throws {
-            let session = try client.openSession(OpenSessionRequest(
-                streamId: "bench-\(key)", contentId: "bench-\(key)", profile: "bench", kind: .onDemand, breaks: [],
-                contentDuration: 1_000_000, preset: .snapback)).sessionId
+            let session = try client.openSession(
+                OpenSessionRequest(
+                    streamId: "bench-\(key)", contentId: "bench-\(key)", profile: "bench", kind: .onDemand, breaks: [],
+                    contentDuration: 1_000_000, preset: .snapback)
+            ).sessionId
             _ = client.takePushes()
             waitForStart()
             var t = 1.0

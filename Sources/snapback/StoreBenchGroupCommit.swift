@@ -41,8 +41,9 @@ enum GroupCommitBench {
         configuration.bookmarkInterval = interval
         configuration.maxConnections = max(configuration.maxConnections, sessions)
         configuration.maxConnectionsPerUid = max(configuration.maxConnectionsPerUid, sessions)
-        let service = TimelineService(clock: clock, logger: Logger(level: .error), configuration: configuration,
-                                      store: store, bookmarkTick: grouped ? 5 : 0)
+        let service = TimelineService(
+            clock: clock, logger: Logger(level: .error), configuration: configuration,
+            store: store, bookmarkTick: grouped ? 5 : 0)
         defer { service.shutdown() }
 
         var peers: [EmbeddedPeer] = []
@@ -50,8 +51,11 @@ enum GroupCommitBench {
             let peer = EmbeddedPeer(id: UInt64(i + 1), handler: service, logger: Logger(level: .error))
             peer.connect()
             try call(peer, 1, .hello(HelloRequest(clientName: "bench-store")))
-            let opened = try call(peer, 2, .openSession(OpenSessionRequest(
-                streamId: "group-\(i)", contentId: "group-\(i)", profile: "bench", contentDuration: 1_000_000)))
+            let opened = try call(
+                peer, 2,
+                .openSession(
+                    OpenSessionRequest(
+                        streamId: "group-\(i)", contentId: "group-\(i)", profile: "bench", contentDuration: 1_000_000)))
             let session = try OpenSessionReply.decode(opened).sessionId
             try call(peer, 3, .event(sessionId: session, .playheadReported(streamTime: 0, rate: 1, playing: true)))
             peers.append(peer)
@@ -105,14 +109,17 @@ enum GroupCommitBench {
         let alone = try run(sessions: sessions, grouped: false)
         let grouped = try run(sessions: sessions, grouped: true)
         say("")
-        say("3. periodic bookmarks, \(sessions) sessions playing for a minute (interval \(Int(interval)) s; in process, "
-            + "virtual clock, real SQLite store):")
-        say("   " + padRight("case", 38) + padLeft("saves", 7) + padLeft("commits", 9) + padLeft("KiB written", 13)
-            + padLeft("B/save", 9) + padLeft("KiB device", 12))
+        say(
+            "3. periodic bookmarks, \(sessions) sessions playing for a minute (interval \(Int(interval)) s; in process, "
+                + "virtual clock, real SQLite store):")
+        say(
+            "   " + padRight("case", 38) + padLeft("saves", 7) + padLeft("commits", 9) + padLeft("KiB written", 13)
+                + padLeft("B/save", 9) + padLeft("KiB device", 12))
         for (name, f) in [("a. each save its own commit", alone), ("b. group commit, 5 s shared tick", grouped)] {
-            say("   " + padRight(name, 38) + padLeft("\(f.saves)", 7) + padLeft("\(f.commits)", 9)
-                + padLeft(fixed(Double(f.written) / 1024, 1), 13) + padLeft("\(f.written / UInt64(max(f.saves, 1)))", 9)
-                + padLeft(fixed(Double(f.deviceWritten) / 1024, 1), 12))
+            say(
+                "   " + padRight(name, 38) + padLeft("\(f.saves)", 7) + padLeft("\(f.commits)", 9)
+                    + padLeft(fixed(Double(f.written) / 1024, 1), 13) + padLeft("\(f.written / UInt64(max(f.saves, 1)))", 9)
+                    + padLeft(fixed(Double(f.deviceWritten) / 1024, 1), 12))
         }
         say("ratio commits (fdatasyncs) per minute a/b = \(fixed(Double(alone.commits) / Double(max(grouped.commits, 1)), 1))")
         say("ratio bytes written per minute a/b = \(fixed(Double(alone.written) / Double(max(grouped.written, 1)), 1))")

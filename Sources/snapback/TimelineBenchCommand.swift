@@ -1,7 +1,7 @@
 import ArgumentParser
 import Glibc
-import SnapbackTimeline
 import SnapbackCLI
+import SnapbackTimeline
 
 /// `snapback bench-timeline`: the pure timeline on one core, no daemon, no I/O.
 /// - events per second for a session with 100 breaks (a player's mix: playhead reports, seeks that snap
@@ -11,7 +11,8 @@ struct TimelineBenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench-timeline",
         abstract: "The timeline engine alone: events per second, conversions for 10 vs 100,000 breaks.",
-        discussion: prose("""
+        discussion: prose(
+            """
             Measures the timeline engine in-process on one core (pin it with taskset for steady figures):
             events per second for a session with 100 ad breaks, and stream→content / content→stream
             conversions with 10 vs 100,000 breaks.
@@ -32,16 +33,21 @@ struct TimelineBenchCommand: ParsableCommand {
     static func measure(events: Int, conversions: Int) throws {
         say("timeline engine, one core, in-process")
         let (rate, baseline) = try eventRate(events)
-        say("  events, session with 100 breaks: \(fixed(rate / 1e6, 2)) M events/s (\(fixed(1e9 / rate, 0)) ns/event); "
-            + "building the events alone: \(fixed(1e9 / baseline, 0)) ns/event")
+        say(
+            "  events, session with 100 breaks: \(fixed(rate / 1e6, 2)) M events/s (\(fixed(1e9 / rate, 0)) ns/event); "
+                + "building the events alone: \(fixed(1e9 / baseline, 0)) ns/event")
         let small = try conversionCost(breaks: 10, count: conversions, local: true)
         let large = try conversionCost(breaks: 100_000, count: conversions, local: true)
         let smallRandom = try conversionCost(breaks: 10, count: conversions, local: false)
         let largeRandom = try conversionCost(breaks: 100_000, count: conversions, local: false)
         say("  conversions (stream→content + content→stream), ns per pair:")
         say("    near a moving playhead:        10 breaks \(fixed(small, 1)), 100,000 breaks \(fixed(large, 1))")
-        say("    uniformly random in the stream: 10 breaks \(fixed(smallRandom, 1)), 100,000 breaks \(fixed(largeRandom, 1)) (memory-bound)")
-        say("ratio conversion 100,000/10 breaks = \(fixed(large / small, 2)) near the playhead, \(fixed(largeRandom / smallRandom, 2)) random")
+        say(
+            "    uniformly random in the stream: 10 breaks \(fixed(smallRandom, 1)), 100,000 breaks \(fixed(largeRandom, 1)) (memory-bound)"
+        )
+        say(
+            "ratio conversion 100,000/10 breaks = \(fixed(large / small, 2)) near the playhead, \(fixed(largeRandom / smallRandom, 2)) random"
+        )
     }
 
     static func now() -> Double {

@@ -10,7 +10,8 @@ struct Snapback: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "snapback",
         abstract: "The command-line client of snapbackd, the ad-timeline daemon.",
-        discussion: prose("""
+        discussion: prose(
+            """
             The queries (status, sessions, session, convert, bookmarks), the demo and bench take --json: \
             one JSON document on stdout; watch --json prints JSON lines. bench-timeline and bench-store \
             print text.
@@ -24,7 +25,7 @@ struct Snapback: ParsableCommand {
             BenchCommand.self, TimelineBenchCommand.self, StoreBenchCommand.self,
             // Internal: the fixed exchange `make check-budget` drives while callgrind counts the daemon,
             // the raw ping-pong peer and the load process the bench spawns. Not listed in the help.
-            BenchExchangeCommand.self, BenchEchoServer.self, BenchLoadGenerator.self,
+            BenchExchangeCommand.self, BenchEchoServer.self, BenchLoadGenerator.self
         ]
     )
 

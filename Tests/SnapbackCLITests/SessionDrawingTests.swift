@@ -8,13 +8,17 @@ import Testing
     /// 100 s of content with a watched pre-roll of 10 s and an unwatched 20 s break at stream 50, in
     /// that break with a return to stream 90 pending.
     static func info(phase: TimelineSnapshot.Phase = .inBreak, pending: Double? = 90) -> SessionInfo {
-        let breaks = [AdBreak(id: "pre", start: 0, duration: 10, watched: true),
-                      AdBreak(id: "mid", start: 50, duration: 20, adDurations: [10, 10])]
-        let state = SessionStateReply(phase: phase, currentBreakId: phase == .inBreak ? "mid" : nil, streamTime: 55,
-                                      contentTime: 40, playing: true, rate: 1, pendingReturn: pending, breaks: breaks)
-        return SessionInfo(sessionId: 7, contentId: "movie", streamId: "s", profile: "kids", kind: .onDemand,
-                           policyPreset: "snapback", clientName: "shell", peerUid: 1000, peerPid: 42,
-                           openedAt: 1_800_000_000, pushes: 1, breakCount: 2, state: state, contentDuration: 100)
+        let breaks = [
+            AdBreak(id: "pre", start: 0, duration: 10, watched: true),
+            AdBreak(id: "mid", start: 50, duration: 20, adDurations: [10, 10])
+        ]
+        let state = SessionStateReply(
+            phase: phase, currentBreakId: phase == .inBreak ? "mid" : nil, streamTime: 55,
+            contentTime: 40, playing: true, rate: 1, pendingReturn: pending, breaks: breaks)
+        return SessionInfo(
+            sessionId: 7, contentId: "movie", streamId: "s", profile: "kids", kind: .onDemand,
+            policyPreset: "snapback", clientName: "shell", peerUid: 1000, peerPid: 42,
+            openedAt: 1_800_000_000, pushes: 1, breakCount: 2, state: state, contentDuration: 100)
     }
 
     /// The cells of the bar on the line starting with `label`, between its ├ and ┤.
@@ -55,7 +59,9 @@ import Testing
         #expect(text.contains("● playhead: stream 0:55 = content 0:40"))
         #expect(text.contains("return after mid: stream 1:30 = content 1:00"))
         #expect(text.contains("pre    0:00 → 0:10           0:00      0:10    -    -          watched"))
-        #expect(text.contains("mid    0:50 → 1:10           0:40      0:20    2    -          not watched, playing, then back to 1:30"))
+        #expect(
+            text.contains(
+                "mid    0:50 → 1:10           0:40      0:20    2    -          not watched, playing, then back to 1:30"))
         #expect(!text.contains("\u{1B}["))
     }
 
@@ -84,13 +90,16 @@ import Testing
         #expect(table.last == "1 session")
         #expect(SessionDrawing.table([]) == ["no open sessions"])
 
-        let decision = WireDecision(seq: 1, sessionId: 7, contentId: "movie", at: 1_800_000_000, kind: .seek,
-                                    reason: "seek 300→900 skipped unwatched break b1 at 600", streamTime: 600,
-                                    seekReason: .snapback)
-        #expect(SessionDrawing.line(decision)
-            == "08:00:00 session 7 \"movie\" seek to 10:00 (snapback): seek 300→900 skipped unwatched break b1 at 600")
+        let decision = WireDecision(
+            seq: 1, sessionId: 7, contentId: "movie", at: 1_800_000_000, kind: .seek,
+            reason: "seek 300→900 skipped unwatched break b1 at 600", streamTime: 600,
+            seekReason: .snapback)
+        #expect(
+            SessionDrawing.line(decision)
+                == "08:00:00 session 7 \"movie\" seek to 10:00 (snapback): seek 300→900 skipped unwatched break b1 at 600")
         let json = decision.json
-        #expect(json["kind"] == .string("seek") && json["seek_reason"] == .string("snapback") && json["stream_time"] == .number(600))
+        #expect(
+            json["kind"] == .string("seek") && json["seek_reason"] == .string("snapback") && json["stream_time"] == .number(600))
         #expect(json["break_id"] == nil)
     }
 

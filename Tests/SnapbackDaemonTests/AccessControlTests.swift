@@ -58,8 +58,9 @@ import Testing
                 print("closed")
             """
         let groupOption = groups.isEmpty ? "--clear-groups" : "--groups=\(groups.map(String.init).joined(separator: ","))"
-        let run = try runToEnd("/usr/bin/setpriv",
-                               ["--reuid=\(uid)", "--regid=\(gid)", groupOption, "/usr/bin/python3", "-c", client, socketPath])
+        let run = try runToEnd(
+            "/usr/bin/setpriv",
+            ["--reuid=\(uid)", "--regid=\(gid)", groupOption, "/usr/bin/python3", "-c", client, socketPath])
         return run.output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
@@ -84,7 +85,9 @@ import Testing
         #expect(try Self.connect(to: daemon.socketPath, uid: 4001, gid: 4001) == "call=1 status=0 open")
         #expect(try Self.connect(to: daemon.socketPath, uid: 4002, gid: 4242) == "call=1 status=0 open")
         #expect(try Self.connect(to: daemon.socketPath, uid: 4003, gid: 4003, groups: [17, 4242]) == "call=1 status=0 open")
-        #expect(try Self.connect(to: daemon.socketPath, uid: 4004, gid: 4004, groups: [17]) == "call=0 status=\(Self.permissionDenied) closed")
+        #expect(
+            try Self.connect(to: daemon.socketPath, uid: 4004, gid: 4004, groups: [17])
+                == "call=0 status=\(Self.permissionDenied) closed")
         daemon.terminate()
         #expect(daemon.waitForExit() == .exit(0))
     }

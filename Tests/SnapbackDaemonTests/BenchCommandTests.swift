@@ -14,8 +14,10 @@ import Testing
     }
 
     @Test func aShortInterleavedRunCompletesAndPrintsTheRatio() throws {
-        let (status, text) = try Self.run(["bench", "--snapbackd", DaemonHarness.binaryPath,
-                                           "--iterations", "300", "--batch", "70", "--rounds", "2", "--warmup", "20"])
+        let (status, text) = try Self.run([
+            "bench", "--snapbackd", DaemonHarness.binaryPath,
+            "--iterations", "300", "--batch", "70", "--rounds", "2", "--warmup", "20"
+        ])
         #expect(status == 0, "\(text)")
         let lines = text.split(separator: "\n").map(String.init)
         #expect(lines.contains { $0.contains("interleaved in batches of 70") })
@@ -36,8 +38,10 @@ import Testing
     }
 
     @Test func theRoundTripInJSON() throws {
-        let json = try Self.document(["bench", "--snapbackd", DaemonHarness.binaryPath,
-                                      "--iterations", "200", "--batch", "50", "--rounds", "2", "--warmup", "10"])
+        let json = try Self.document([
+            "bench", "--snapbackd", DaemonHarness.binaryPath,
+            "--iterations", "200", "--batch", "50", "--rounds", "2", "--warmup", "10"
+        ])
         let bench = try #require(json["round_trip"] as? [String: Any])
         #expect((bench["per_round"] as? [Any])?.count == 2)
         for kind in ["raw", "epoll_echo", "snapbackd"] {
@@ -54,9 +58,11 @@ import Testing
     /// The three modes in one run, small: the cold path, the load (every report answered) and memory per
     /// session, each with its ratio or figure.
     @Test func theModesInOneRunInJSON() throws {
-        let json = try Self.document(["bench", "--snapbackd", DaemonHarness.binaryPath, "--spacing", "1",
-                                      "--probes", "100", "--load", "--load-connections", "20", "--load-hz", "20",
-                                      "--sessions", "300", "--sessions-per-connection", "30"])
+        let json = try Self.document([
+            "bench", "--snapbackd", DaemonHarness.binaryPath, "--spacing", "1",
+            "--probes", "100", "--load", "--load-connections", "20", "--load-hz", "20",
+            "--sessions", "300", "--sessions-per-connection", "30"
+        ])
         #expect(json["round_trip"] == nil)
         let spacing = try #require(json["spacing"] as? [String: Any])
         #expect(spacing["spacing_ms"] as? Int == 1 && spacing["probes"] as? Int == 100)
@@ -75,8 +81,10 @@ import Testing
     }
 
     @Test func theModesInText() throws {
-        let (status, text) = try Self.run(["bench", "--snapbackd", DaemonHarness.binaryPath, "--spacing", "1",
-                                           "--probes", "100", "--sessions", "100"])
+        let (status, text) = try Self.run([
+            "bench", "--snapbackd", DaemonHarness.binaryPath, "--spacing", "1",
+            "--probes", "100", "--sessions", "100"
+        ])
         #expect(status == 0, "\(text)")
         #expect(text.contains("ratio p50 snapbackd/epoll echo at 1 ms spacing = "), "\(text)")
         #expect(text.contains("bytes per session = "), "\(text)")

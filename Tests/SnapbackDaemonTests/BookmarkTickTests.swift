@@ -1,7 +1,8 @@
-@testable import SnapbackDaemon
 import SnapbackTimeline
 import SnapbackWire
 import Testing
+
+@testable import SnapbackDaemon
 
 /// Periodic bookmarks on a shared tick: the saves of all playing sessions fall on a few instants, so
 /// the store can commit each instant's saves together. In process, through the real service.
@@ -30,11 +31,11 @@ import Testing
         let ticks = TickTimers(clock: clock, tick: 5)
         var fired: [(Int, Double)] = []
         let timers = (0..<4).map { i in ticks.makeTimer { fired.append((i, clock.time)) } }
-        timers[0].start(afterSeconds: 30)   // 1030
+        timers[0].start(afterSeconds: 30)  // 1030
         clock.advance(by: 1.2)
-        timers[1].start(afterSeconds: 30)   // 1031.2 → 1030
+        timers[1].start(afterSeconds: 30)  // 1031.2 → 1030
         clock.advance(by: 1.6)
-        timers[2].start(afterSeconds: 30)   // 1032.8 → 1035
+        timers[2].start(afterSeconds: 30)  // 1032.8 → 1035
         timers[3].start(afterSeconds: 30)
         timers[3].stop()
         #expect(timers[2].isActive && !timers[3].isActive)
@@ -63,8 +64,11 @@ import Testing
         var players: [EmbeddedPlayer] = []
         for i in 0..<100 {
             let player = try daemon.player()
-            let session = try player.openSession(OpenSessionRequest(streamId: "s\(i)", contentId: "c\(i)",
-                                                                    contentDuration: 7200)).sessionId
+            let session = try player.openSession(
+                OpenSessionRequest(
+                    streamId: "s\(i)", contentId: "c\(i)",
+                    contentDuration: 7200)
+            ).sessionId
             try player.send(.playheadReported(streamTime: 0, rate: 1, playing: true), session: session)
             _ = player.peer.takeSent()
             players.append(player)

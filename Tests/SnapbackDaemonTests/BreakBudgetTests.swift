@@ -43,11 +43,15 @@ import Testing
         let player = try daemon.player()
         // No breaks in the request, 200 once the rules are expanded.
         expectExhausted {
-            _ = try player.openSession(OpenSessionRequest(streamId: "r", contentId: "r", contentDuration: 12_000,
-                                                          adRules: AdRules(midrollEvery: 60)))
+            _ = try player.openSession(
+                OpenSessionRequest(
+                    streamId: "r", contentId: "r", contentDuration: 12_000,
+                    adRules: AdRules(midrollEvery: 60)))
         }
-        _ = try player.openSession(OpenSessionRequest(streamId: "r", contentId: "r", contentDuration: 6000,
-                                                      adRules: AdRules(midrollEvery: 100)))
+        _ = try player.openSession(
+            OpenSessionRequest(
+                streamId: "r", contentId: "r", contentDuration: 6000,
+                adRules: AdRules(midrollEvery: 100)))
     }
 
     @Test func liveUpdatesAreHeldToTheBudgetAndAPlayerGoingAwayFreesIt() throws {

@@ -136,8 +136,11 @@ import Testing
         let pushes = steps.compactMap { $0["kind"] as? String == "push" ? $0["push"] as? [String: Any] : nil }
         let snapback = try #require(pushes.first { $0["seek_reason"] as? String == "snapback" }, "\(pushes)")
         #expect(snapback["kind"] as? String == "seek" && snapback["stream_time"] as? Double == 600)
-        #expect(pushes.contains { $0["kind"] as? String == "bookmark_saved" && $0["content_time"] as? Double == 870
-                                  && $0["bookmark_trigger"] as? String == "paused" })
+        #expect(
+            pushes.contains {
+                $0["kind"] as? String == "bookmark_saved" && $0["content_time"] as? Double == 870
+                    && $0["bookmark_trigger"] as? String == "paused"
+            })
         #expect(steps.contains { $0["kind"] as? String == "sent" && ($0["text"] as? String ?? "").contains("SeekEnded") })
         #expect((json["checks"] as? [String])?.count == 4)
 
@@ -236,7 +239,9 @@ import Testing
         let textLine = try #require(text.linesToEnd().first)
         #expect(textLine.contains("session \(session) \"target\" seek to 10:00 (snapback): "), "\(textLine)")
         // The unfiltered watcher: JSON lines, gapless, from the other players too.
-        let all = try everything.linesToEnd().map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+        let all = try everything.linesToEnd().map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
         #expect(all.count == 50)
         #expect(all.map { $0["seq"] as? Int } == Array(1...50))
         #expect(all.contains { ($0["content_id"] as? String)?.hasPrefix("other-") == true })
@@ -288,13 +293,16 @@ import Testing
         try player.send(.trickPlayStarted(streamTime: 300, rate: 8), session: session)
         try player.send(.trickPlayEnded(streamTime: 1400), session: session)
 
-        let decisions = try json.linesToEnd().map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+        let decisions = try json.linesToEnd().map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
         #expect(decisions.first?["kind"] as? String == "break-skipped", "\(decisions)")
         #expect(decisions.first?["break_id"] as? String == "b1" && decisions.first?["skip_reason"] as? String == "trick-play")
         #expect(decisions.last?["kind"] as? String == "seek" && decisions.last?["stream_time"] as? Double == 1000)
         let lines = text.linesToEnd()
-        #expect(lines.first?.contains("session \(session) \"skips\" break b1 skipped (trick-play): break b1 not played") == true,
-                "\(lines)")
+        #expect(
+            lines.first?.contains("session \(session) \"skips\" break b1 skipped (trick-play): break b1 not played") == true,
+            "\(lines)")
 
         let (status, drawn) = try Self.run(daemon, ["session", String(session), "--width", "100"])
         #expect(status == 0, "\(drawn)")
@@ -314,9 +322,13 @@ import Testing
 /// uid (setpriv) against a daemon that lets anyone connect.
 @Suite struct CLIAccessTests {
     /// `snapback ARGS` as `uid`/`gid` (no supplementary groups).
-    static func runAs(_ uid: UInt32, _ gid: UInt32, _ daemon: DaemonHarness, _ arguments: [String]) throws -> (status: Int32, output: String) {
-        try runToEnd("/usr/bin/setpriv", ["--reuid=\(uid)", "--regid=\(gid)", "--clear-groups", CLICommandTests.cli]
-            + arguments + ["--socket", daemon.socketPath])
+    static func runAs(_ uid: UInt32, _ gid: UInt32, _ daemon: DaemonHarness, _ arguments: [String]) throws -> (
+        status: Int32, output: String
+    ) {
+        try runToEnd(
+            "/usr/bin/setpriv",
+            ["--reuid=\(uid)", "--regid=\(gid)", "--clear-groups", CLICommandTests.cli]
+                + arguments + ["--socket", daemon.socketPath])
     }
 
     static func daemon(_ config: String) throws -> DaemonHarness {
@@ -356,8 +368,10 @@ import Testing
         // away, so another session's snapback makes one.
         let watcher = Process()
         watcher.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-        watcher.arguments = ["--reuid=4001", "--regid=4343", "--clear-groups", CLICommandTests.cli, "watch", "--count", "1",
-                             "--socket", daemon.socketPath]
+        watcher.arguments = [
+            "--reuid=4001", "--regid=4343", "--clear-groups", CLICommandTests.cli, "watch", "--count", "1",
+            "--socket", daemon.socketPath
+        ]
         let pipe = Pipe()
         watcher.standardOutput = pipe
         try watcher.run()

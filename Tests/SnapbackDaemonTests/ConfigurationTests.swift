@@ -12,7 +12,9 @@ import Testing
         func groupId(named name: String) -> UInt32? { ["video": 44, "snapback": 990][name] }
     }
 
-    func parse(_ text: String, over base: DaemonConfiguration = DaemonConfiguration()) throws(ConfigurationError) -> DaemonConfiguration {
+    func parse(_ text: String, over base: DaemonConfiguration = DaemonConfiguration()) throws(ConfigurationError)
+        -> DaemonConfiguration
+    {
         var configuration = base
         try ConfigurationFile.parse(text, file: "test.conf", into: &configuration, resolver: Accounts())
         return configuration
@@ -42,7 +44,8 @@ import Testing
     }
 
     @Test func everyPolicyKeyIsReadByItsKebabCaseNameAndRawValue() throws {
-        let c = try parse("""
+        let c = try parse(
+            """
             [policy]
             preset = media3
             skipped-break-choice = first
@@ -118,7 +121,8 @@ import Testing
     }
 
     @Test func limitsAccessAndLogLevel() throws {
-        let c = try parse("""
+        let c = try parse(
+            """
             [limits]
             max-connections = 10
             max-connections-per-uid = 3
@@ -198,34 +202,35 @@ import Testing
 
     // MARK: Errors: file:line: reason
 
-    @Test(arguments: [
-        ("[policy]\nbogus = 1", 2, "unknown key 'bogus'"),
-        ("coldown = 3", 1, "did you mean 'cooldown'?"),
-        ("[policy]\n\n[nonsense]", 3, "unknown section [nonsense]"),
-        ("[policy", 1, "must end with ']'"),
-        ("just words", 1, "expected 'key = value'"),
-        (" = 3", 1, "a key is missing"),
-        ("[limits]\npreset = ima", 2, "'preset' belongs in [policy], not [limits]"),
-        ("[policy]\nbookmark-interval = 5", 2, "belongs in [bookmarks]"),
-        ("preset = netflix", 1, "'netflix' is not one of snapback, ima, tvsdk, media3, hlsjs"),
-        ("skipped-break-choice = last", 1, "is not one of last-unwatched, nearest-only, first"),
-        ("live-snapback = maybe", 1, "is not a boolean"),
-        ("cooldown = -1", 1, "is not a duration"),
-        ("cooldown = ", 1, "is not a duration"),
-        ("cooldown = 5 days", 1, "is not a duration"),
-        ("cooldown = nan", 1, "is not a duration"),
-        ("max-snapbacks-per-break = 0", 1, "not a whole number in 1...1000"),
-        ("max-connections = lots", 1, "not a whole number"),
-        ("max-frame-size = 65M", 1, "is not in 0...67108864"),
-        ("max-outbound-bytes = 1K", 1, "is not in 4096..."),
-        ("max-frame-size = -5", 1, "is not a size"),
-        ("hello-timeout = 0", 1, "is not a timeout in 0.05...3600 seconds"),
-        ("partial-frame-timeout = 2h", 1, "is not a timeout in 0.05...3600 seconds"),
-        ("[log]\nhello-timeout = 5", 2, "belongs in [limits]"),
-        ("allow-users = nosuchuser", 1, "no user 'nosuchuser'"),
-        ("allow-groups = nosuchgroup", 1, "no group 'nosuchgroup'"),
-        ("level = loud", 1, "'loud' is not a level"),
-    ] as [(String, Int, String)])
+    @Test(
+        arguments: [
+            ("[policy]\nbogus = 1", 2, "unknown key 'bogus'"),
+            ("coldown = 3", 1, "did you mean 'cooldown'?"),
+            ("[policy]\n\n[nonsense]", 3, "unknown section [nonsense]"),
+            ("[policy", 1, "must end with ']'"),
+            ("just words", 1, "expected 'key = value'"),
+            (" = 3", 1, "a key is missing"),
+            ("[limits]\npreset = ima", 2, "'preset' belongs in [policy], not [limits]"),
+            ("[policy]\nbookmark-interval = 5", 2, "belongs in [bookmarks]"),
+            ("preset = netflix", 1, "'netflix' is not one of snapback, ima, tvsdk, media3, hlsjs"),
+            ("skipped-break-choice = last", 1, "is not one of last-unwatched, nearest-only, first"),
+            ("live-snapback = maybe", 1, "is not a boolean"),
+            ("cooldown = -1", 1, "is not a duration"),
+            ("cooldown = ", 1, "is not a duration"),
+            ("cooldown = 5 days", 1, "is not a duration"),
+            ("cooldown = nan", 1, "is not a duration"),
+            ("max-snapbacks-per-break = 0", 1, "not a whole number in 1...1000"),
+            ("max-connections = lots", 1, "not a whole number"),
+            ("max-frame-size = 65M", 1, "is not in 0...67108864"),
+            ("max-outbound-bytes = 1K", 1, "is not in 4096..."),
+            ("max-frame-size = -5", 1, "is not a size"),
+            ("hello-timeout = 0", 1, "is not a timeout in 0.05...3600 seconds"),
+            ("partial-frame-timeout = 2h", 1, "is not a timeout in 0.05...3600 seconds"),
+            ("[log]\nhello-timeout = 5", 2, "belongs in [limits]"),
+            ("allow-users = nosuchuser", 1, "no user 'nosuchuser'"),
+            ("allow-groups = nosuchgroup", 1, "no group 'nosuchgroup'"),
+            ("level = loud", 1, "'loud' is not a level")
+        ] as [(String, Int, String)])
     func badLinesAreRefusedWithFileLineAndReason(_ text: String, _ line: Int, _ reason: String) throws {
         let failure = try #require(error(text))
         #expect(failure.file == "test.conf")
@@ -237,7 +242,8 @@ import Testing
     // MARK: Rendering and the installed default file
 
     @Test func renderThenParseGivesTheSameEffect() throws {
-        let original = try parse("""
+        let original = try parse(
+            """
             preset = tvsdk
             cooldown = 90
             snapback-landing-offset = 0.25
@@ -287,15 +293,19 @@ import Testing
         try FileManager.default.createDirectory(at: dropIns, withIntermediateDirectories: true)
         try "preset = ima\ncooldown = 10\nmax-connections = 5\n".write(to: main, atomically: true, encoding: .utf8)
         try "preset = tvsdk\n".write(to: dropIns.appendingPathComponent("20-b.conf"), atomically: true, encoding: .utf8)
-        try "preset = media3\ncooldown = 20\n".write(to: dropIns.appendingPathComponent("10-a.conf"), atomically: true, encoding: .utf8)
+        try "preset = media3\ncooldown = 20\n".write(
+            to: dropIns.appendingPathComponent("10-a.conf"), atomically: true, encoding: .utf8)
         try "preset = hlsjs\n".write(to: dropIns.appendingPathComponent("30-c.conf.disabled"), atomically: true, encoding: .utf8)
         try "preset = hlsjs\n".write(to: dropIns.appendingPathComponent(".hidden.conf"), atomically: true, encoding: .utf8)
         let loaded = try ConfigurationLoader.load(path: main.path, resolver: Accounts())
         #expect(loaded.configuration.defaultPreset == .tvsdk)  // 20-b after 10-a
         #expect(loaded.configuration.defaultPolicy.cooldown == 20)  // 10-a over the main file
         #expect(loaded.configuration.maxConnections == 5)  // the main file, untouched by drop-ins
-        #expect(loaded.files == [main.path, dropIns.appendingPathComponent("10-a.conf").path,
-                                 dropIns.appendingPathComponent("20-b.conf").path])
+        #expect(
+            loaded.files == [
+                main.path, dropIns.appendingPathComponent("10-a.conf").path,
+                dropIns.appendingPathComponent("20-b.conf").path
+            ])
     }
 
     @Test func anErrorInADropInNamesThatFileAndLine() throws {
@@ -307,8 +317,11 @@ import Testing
         try FileManager.default.createDirectory(at: dropIns, withIntermediateDirectories: true)
         let bad = dropIns.appendingPathComponent("50-bad.conf")
         try "# ok\n\ncooldown = soon\n".write(to: bad, atomically: true, encoding: .utf8)
-        #expect(throws: ConfigurationError(file: bad.path, line: 3,
-                                           reason: "cooldown: 'soon' is not a duration (seconds, or a number with ms, s, min or h)")) {
+        #expect(
+            throws: ConfigurationError(
+                file: bad.path, line: 3,
+                reason: "cooldown: 'soon' is not a duration (seconds, or a number with ms, s, min or h)")
+        ) {
             try ConfigurationLoader.load(path: main.path, resolver: Accounts())
         }
     }
@@ -353,4 +366,3 @@ import Testing
         #expect(copy.isEnabled(.debug) && copy.level == .debug)
     }
 }
-

@@ -24,7 +24,7 @@ import Testing
         FrameHeader.request(callId: 0, method: 0).encoded,
         FrameHeader(callId: 1, type: .request, status: 2, method: 0).encoded,
         FrameHeader.response(callId: 1, method: 0).encoded,
-        FrameHeader.push(callId: 1, method: 0).encoded,
+        FrameHeader.push(callId: 1, method: 0).encoded
     ])
     func invalidRequestHeadersDisconnect(_ header: [UInt8]) throws {
         let daemon = try DaemonHarness()

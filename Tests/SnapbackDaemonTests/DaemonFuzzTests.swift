@@ -16,8 +16,10 @@ import Testing
     /// peer (refused), a full disk, timers firing over a day.
     static var seeds: [[UInt8]] {
         var seeds: [[UInt8]] = []
-        let breaks = [AdBreak(id: "pre", start: 0, duration: 30), AdBreak(id: "b1", start: 630, duration: 60, adDurations: [30, 30]),
-                      AdBreak(id: "b2", start: 1290, duration: 90)]
+        let breaks = [
+            AdBreak(id: "pre", start: 0, duration: 30), AdBreak(id: "b1", start: 630, duration: 60, adDurations: [30, 30]),
+            AdBreak(id: "b2", start: 1290, duration: 90)
+        ]
         var p = DaemonProgram()
         // Peer 0 (root) watches its own decisions: the replay checks the stream's seqs too.
         p.send(.watchDecisions(sessionId: 0, contentId: ""), callId: 99)
@@ -40,8 +42,11 @@ import Testing
         p.send(.closeSession(sessionId: 1), callId: 12)
         p.commitWrites()
         p.send(.getBookmark(profile: "", contentId: "movie"), callId: 13)
-        p.send(.openSession(OpenSessionRequest(streamId: "s2", contentId: "movie", breaks: breaks, contentDuration: 1800,
-                                               resume: ResumeOptions(useBookmark: true))), callId: 14)
+        p.send(
+            .openSession(
+                OpenSessionRequest(
+                    streamId: "s2", contentId: "movie", breaks: breaks, contentDuration: 1800,
+                    resume: ResumeOptions(useBookmark: true))), callId: 14)
         seeds.append(p.bytes)
 
         p = DaemonProgram()
@@ -62,8 +67,11 @@ import Testing
         seeds.append(p.bytes)
 
         p = DaemonProgram()
-        p.send(.openSession(OpenSessionRequest(streamId: "r", contentId: "r", contentDuration: 3600,
-                                               adRules: AdRules(midrollTimes: [600], midrollEvery: 1800))))
+        p.send(
+            .openSession(
+                OpenSessionRequest(
+                    streamId: "r", contentId: "r", contentDuration: 3600,
+                    adRules: AdRules(midrollTimes: [600], midrollEvery: 1800))))
         p.send(.event(sessionId: 1, .adBreakEnded(breakId: "preroll")), callId: 2)
         p.send(.event(sessionId: 1, .playheadReported(streamTime: 700, rate: 1, playing: true)), callId: 3)
         p.send(.event(sessionId: 1, .seekEnded(from: 700, to: 3000)), callId: 4)

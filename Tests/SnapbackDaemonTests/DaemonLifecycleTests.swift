@@ -31,7 +31,7 @@ import Testing
         ["--hello-timeout", "0"],
         ["--partial-frame-timeout", "soon"],
         ["--help=yes"],
-        ["stray"],
+        ["stray"]
     ])
     func badCommandLineExitsTwoWithUsage(_ arguments: [String]) throws {
         let run = try DaemonHarness.run(arguments)

@@ -17,7 +17,8 @@ import Testing
         guard let frame = try? socket.readFrame(timeout: .seconds(10)) else { return .other("no frame") }
         if frame.header.callId == 1 && frame.header.status == 0 { return .served }
         if frame.header.callId == 0, let code = StatusCode(rawValue: frame.header.status),
-           let status = try? frame.body.withUnsafeBytes({ try WireStatus.decode($0) }) {
+            let status = try? frame.body.withUnsafeBytes({ try WireStatus.decode($0) })
+        {
             return .refused(code, status.message)
         }
         return .other("\(frame.header)")
@@ -49,8 +50,9 @@ import Testing
         #expect(refusals.count >= 9)
         #expect(refusals.allSatisfy { $0.0 == .resourceExhausted && $0.1.contains("out of file descriptors") })
         #expect(daemon.waitForLog(containing: "new connections are refused RESOURCE_EXHAUSTED"))
-        #expect(daemon.stderrLines.filter { $0.contains("new connections are refused RESOURCE_EXHAUSTED") }.count == 1,
-                "one line for the whole shortage")
+        #expect(
+            daemon.stderrLines.filter { $0.contains("new connections are refused RESOURCE_EXHAUSTED") }.count == 1,
+            "one line for the whole shortage")
         #expect(daemon.stderrLines.contains { $0.hasPrefix("<4>") && $0.contains("Too many open files (EMFILE)") })
 
         // At the limit, with a peer refused meanwhile, the loop sleeps: a spin would take about 100 ticks.
@@ -72,7 +74,10 @@ import Testing
         }
         #expect(servedAgain)
         #expect(daemon.waitForLog(containing: "accepting connections again;"))
-        #expect(daemon.stderrLines.contains { $0.hasPrefix("<5>") && $0.contains("were refused RESOURCE_EXHAUSTED for lack of file descriptors") })
+        #expect(
+            daemon.stderrLines.contains {
+                $0.hasPrefix("<5>") && $0.contains("were refused RESOURCE_EXHAUSTED for lack of file descriptors")
+            })
         daemon.terminate()
         #expect(daemon.waitForExit() == .exit(0))
     }

@@ -41,8 +41,9 @@ import Testing
 
         let summary = ledger.summary
         let seconds = Date().timeIntervalSince(started)
-        print("kill test: N=\(summary.acknowledged) acknowledged saves of \(summary.bookmarks) bookmarks "
-              + "(\(summary.sent) sent), kills=\(kills), losses=\(losses.count), \(String(format: "%.1f", seconds)) s")
+        print(
+            "kill test: N=\(summary.acknowledged) acknowledged saves of \(summary.bookmarks) bookmarks "
+                + "(\(summary.sent) sent), kills=\(kills), losses=\(losses.count), \(String(format: "%.1f", seconds)) s")
         #expect(losses.isEmpty, "lost: \(losses.prefix(20))")
         #expect(summary.acknowledged >= kills * 10, "too few saves to mean anything: \(summary.acknowledged)")
         #expect(last.errorLines.filter { $0.contains("bookmark store") }.isEmpty, "\(last.errorLines)")
@@ -104,7 +105,9 @@ import Testing
             let final: WireBookmark = try player.call(.getBookmark(profile: "", contentId: "series"))
             #expect(final.contentTime >= 100 && final.contentTime < 101, "\(final.contentTime)")
         } else {
-            #expect(throws: SnapbackClientError.self) { let _: WireBookmark = try player.call(.getBookmark(profile: "", contentId: "series")) }
+            #expect(throws: SnapbackClientError.self) {
+                let _: WireBookmark = try player.call(.getBookmark(profile: "", contentId: "series"))
+            }
         }
         second.terminate()
         #expect(second.waitForExit() == .exit(0))

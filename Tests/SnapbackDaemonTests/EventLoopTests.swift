@@ -1,6 +1,7 @@
 import Foundation
-@testable import SnapbackDaemon
 import Testing
+
+@testable import SnapbackDaemon
 
 /// Runs a loop on its own thread; `body` runs on that thread before `uv_run`.
 final class LoopThread: @unchecked Sendable {

@@ -9,8 +9,10 @@ import Testing
 /// test is a regression for one finding.
 @Suite struct HostilePeerTests {
     /// The refusal for `body`, and then a bystander's seed story still answered correctly by the same daemon.
-    func expectRefused(_ daemon: EmbeddedDaemon, _ field: String, sourceLocation: SourceLocation = #_sourceLocation,
-                       _ body: (EmbeddedPlayer) throws -> Void) throws {
+    func expectRefused(
+        _ daemon: EmbeddedDaemon, _ field: String, sourceLocation: SourceLocation = #_sourceLocation,
+        _ body: (EmbeddedPlayer) throws -> Void
+    ) throws {
         let attacker = try daemon.player("attacker")
         do {
             try body(attacker)
@@ -82,7 +84,7 @@ import Testing
             (.playheadReported(streamTime: 10, rate: 1e300, playing: true), "rate"),
             (.seekEnded(from: 300, to: 1e17), "to_stream_time"),
             (.trickPlayStarted(streamTime: 10, rate: -1e9), "rate"),
-            (.paused(streamTime: -1), "stream_time"),
+            (.paused(streamTime: -1), "stream_time")
         ]
         for (event, field) in cases {
             do {
@@ -117,8 +119,9 @@ import Testing
         }
         try expectRefused(daemon, "content_id: not valid UTF-8") { attacker in
             // OpenSessionRequest{stream_id: "s", content_id: ff fe}
-            _ = try attacker.rawCall(method: WireMethod.openSession.rawValue,
-                                     body: [0x0A, 0x01, 0x73, 0x12, 0x02, 0xFF, 0xFE])
+            _ = try attacker.rawCall(
+                method: WireMethod.openSession.rawValue,
+                body: [0x0A, 0x01, 0x73, 0x12, 0x02, 0xFF, 0xFE])
         }
         // Nothing was stored under the repaired id.
         let player = try daemon.player()

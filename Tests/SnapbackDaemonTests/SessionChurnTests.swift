@@ -47,9 +47,12 @@ import Testing
                 let player = try daemon.player("churn-\(p)")
                 var ids: [UInt64] = []
                 for s in 0..<perConnection {
-                    let open = Streams.seed(contentId: "c-\(round)-\(p)-\(s)",
-                                            breaks: [AdBreak(id: "b1", start: 600, duration: 30),
-                                                     AdBreak(id: "b2", start: 1200, duration: 30)])
+                    let open = Streams.seed(
+                        contentId: "c-\(round)-\(p)-\(s)",
+                        breaks: [
+                            AdBreak(id: "b1", start: 600, duration: 30),
+                            AdBreak(id: "b2", start: 1200, duration: 30)
+                        ])
                     let id = try player.openSession(open).sessionId
                     // A few play (and take a bookmark when they close); the rest only open: each closing
                     // bookmark waits for its commit, and 5,000 fsyncs would make the test slow.

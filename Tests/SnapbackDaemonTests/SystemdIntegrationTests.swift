@@ -17,8 +17,9 @@ import Testing
         let directory = try DaemonHarness.makeTemporaryDirectory()
         let notify = try NotifySocket(path: directory.appendingPathComponent("notify").path)
         let config = try Self.emptyConfig(in: directory)
-        let daemon = try DaemonHarness(arguments: ["--config", config], in: directory,
-                                       environment: ["NOTIFY_SOCKET": notify.address], socketActivated: true)
+        let daemon = try DaemonHarness(
+            arguments: ["--config", config], in: directory,
+            environment: ["NOTIFY_SOCKET": notify.address], socketActivated: true)
         // The readiness probe's connection started it; READY=1 comes once the socket is adopted and the
         // store is open, and names the adopted socket.
         let ready = try #require(notify.next())
@@ -34,7 +35,9 @@ import Testing
         let reloading = try #require(notify.next())
         #expect(reloading.text.hasPrefix("RELOADING=1\nSTATUS=reloading the configuration\nMONOTONIC_USEC="))
         let readyAgain = try #require(notify.next())
-        #expect(readyAgain.text.hasPrefix("READY=1\nSTATUS=listening on \(daemon.socketPath) (socket activation); configuration reloaded"))
+        #expect(
+            readyAgain.text.hasPrefix(
+                "READY=1\nSTATUS=listening on \(daemon.socketPath) (socket activation); configuration reloaded"))
         let status: StatusReply = try player.call(.getStatus)
         #expect(status.connections >= 1)
 
@@ -55,8 +58,10 @@ import Testing
         let config = try Self.emptyConfig(in: directory)
         let daemon = try DaemonHarness(
             arguments: ["--config", config], in: directory,
-            environment: ["NOTIFY_SOCKET": notify.address, "WATCHDOG_USEC": "200000",
-                          "SNAPBACKD_TEST_STALL_ON_SIGUSR1": "1"],
+            environment: [
+                "NOTIFY_SOCKET": notify.address, "WATCHDOG_USEC": "200000",
+                "SNAPBACKD_TEST_STALL_ON_SIGUSR1": "1"
+            ],
             socketActivated: true)
         #expect(notify.next(startingWith: "READY=1") != nil)
         #expect(daemon.stderrText.contains("WATCHDOG=1 every 100 ms"))
@@ -109,7 +114,10 @@ import Testing
             arguments: ["--config", config], in: directory, waitUntilReady: true,
             socketActivated: true, socketActivationArguments: ["--listen=\(directory.path)/second.sock"])
         #expect(daemon.waitForExit() == .exit(1))
-        #expect(daemon.errorLines == ["<3>cannot start: socket activation: 2 sockets passed (LISTEN_FDS); snapbackd listens on exactly one"])
+        #expect(
+            daemon.errorLines == [
+                "<3>cannot start: socket activation: 2 sockets passed (LISTEN_FDS); snapbackd listens on exactly one"
+            ])
     }
 
     @Test func theStallHookIsOffUnlessItsVariableIsSet() throws {

@@ -35,6 +35,30 @@ import Testing
         #expect(daemon.waitForLog(containing: "seek 300→900 skipped unwatched break b1 at 600"))
     }
 
+    /// A break that replaces the content it covers (`content_resume_offset` = its duration), through the real
+    /// binary: the snapback returns to 900 and the bookmark there is content 900, not 840; a live session's
+    /// added break replaces content without being told.
+    @Test func replacingBreaksThroughTheRealDaemon() throws {
+        let daemon = try DaemonHarness()
+        let player = try daemon.player()
+        let breaks = [AdBreak(id: "r1", start: 600, duration: 60, contentResumeOffset: 60)]
+        let session = try player.openSession(Streams.seed(contentId: "replaced", breaks: breaks)).sessionId
+        try player.send(.playheadReported(streamTime: 300, rate: 1, playing: true), session: session)
+        #expect(try player.send(.seekEnded(from: 300, to: 900), session: session).seekTargets == [600])
+        try player.send(.adBreakStarted(breakId: "r1"), session: session)
+        var ended = try player.send(.adBreakEnded(breakId: "r1"), session: session)
+        while ended.savedBookmarks.isEmpty { ended.append(try player.nextPush(timeout: .seconds(5))) }
+        #expect(ended.seekTargets == [900])
+        #expect(ended.savedBookmarks == [900])
+
+        let live = try player.openSession(OpenSessionRequest(streamId: "live", contentId: "", kind: .live)).sessionId
+        try player.send(.breaksUpdated([AdBreak(id: "l1", start: 1000, duration: 30)]), session: live)
+        let content: ContentTimeReply = try player.call(.contentTimeForStreamTime(sessionId: live, streamTime: 1100))
+        #expect(content.contentTime == 1100)
+        let state: SessionStateReply = try player.call(.getSessionState(sessionId: live))
+        #expect(state.breaks.map(\.contentResumeOffset) == [30])
+    }
+
     /// A player that vanishes has its session closed as if it had sent close: the bookmark is taken.
     @Test func disconnectedPlayerKeepsItsBookmark() throws {
         let daemon = try DaemonHarness()

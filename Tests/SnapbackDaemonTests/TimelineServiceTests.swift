@@ -44,9 +44,10 @@ import Testing
         let second = try daemon.player()
         var noBreakFirst = PolicyOverrides()
         noBreakFirst.resumeBreaks = AdPolicy.ResumeBreaks.none
-        open = Streams.seed(contentId: "movie", profile: "anna", useBookmark: true,
-                            breaks: [AdBreak(id: "pre", start: 0, duration: 15), AdBreak(id: "b1", start: 615, duration: 120)],
-                            overrides: noBreakFirst)
+        open = Streams.seed(
+            contentId: "movie", profile: "anna", useBookmark: true,
+            breaks: [AdBreak(id: "pre", start: 0, duration: 15), AdBreak(id: "b1", start: 615, duration: 120)],
+            overrides: noBreakFirst)
         let reopened = try second.openSession(open)
         #expect(reopened.resumedFromBookmark)
         #expect(reopened.resumeContentTime == 910)
@@ -179,8 +180,9 @@ import Testing
     @Test func incompatibleVersionIsRefusedAndClosed() throws {
         let daemon = EmbeddedDaemon()
         let peer = daemon.connect()
-        peer.receive(.request(callId: 1, method: WireMethod.hello.rawValue),
-                     body: HelloRequest(protocolVersion: 99, clientName: "future").encoded())
+        peer.receive(
+            .request(callId: 1, method: WireMethod.hello.rawValue),
+            body: HelloRequest(protocolVersion: 99, clientName: "future").encoded())
         let frame = try #require(peer.takeSent().first)
         #expect(frame.header.status == StatusCode.failedPrecondition.rawValue)
         let message = try WireStatus.decode(frame.body).message

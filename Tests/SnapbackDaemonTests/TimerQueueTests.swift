@@ -1,6 +1,7 @@
 import Foundation
-@testable import SnapbackDaemon
 import Testing
+
+@testable import SnapbackDaemon
 
 /// The loop's timers (``LoopTimer`` on the ``TimerQueue``'s timerfd), on a real loop thread. Only lower
 /// bounds of elapsed time are asserted: a timer never fires early; how late it is depends on the machine.
@@ -72,10 +73,10 @@ import Testing
                 record.fired.append(2)
                 record.times[2] = TimerQueue.now()
             }
-            a.start(after: 5)        // sets the timerfd for 5 ms
+            a.start(after: 5)  // sets the timerfd for 5 ms
             b.start(after: 20)
             record.restartedAt = TimerQueue.now()
-            a.start(after: 40)       // later: only the heap changes; the 5 ms wake-up finds nothing due
+            a.start(after: 40)  // later: only the heap changes; the 5 ms wake-up finds nothing due
             record.active = [a.isActive, b.isActive]
             record.timers = [a, b]
         }

@@ -37,8 +37,9 @@ import Testing
 
         /// Opens the seed session (an unwatched break at 10:00) and returns its id.
         func openSeed(on p: EmbeddedPeer, content: String = "movie", callId: UInt32 = 2) throws -> UInt64 {
-            let open = OpenSessionRequest(streamId: "s-\(content)", contentId: content, profile: "kids",
-                                          breaks: [AdBreak(id: "b1", start: 600, duration: 30)], contentDuration: 1800)
+            let open = OpenSessionRequest(
+                streamId: "s-\(content)", contentId: content, profile: "kids",
+                breaks: [AdBreak(id: "b1", start: 600, duration: 30)], contentDuration: 1800)
             let frames = send(.openSession(open), on: p, callId: callId)
             let reply = try #require(frames.last { $0.header.type == .response })
             #expect(reply.header.status == 0)
@@ -129,7 +130,9 @@ import Testing
         for round in 0..<200 {
             // Each round: a playhead report and a seek over the (watched, after the first round) break.
             let callId = UInt32(10 + 2 * round)
-            box.send(.event(sessionId: session, .playheadReported(streamTime: 300, rate: 1, playing: true)), on: player, callId: callId)
+            box.send(
+                .event(sessionId: session, .playheadReported(streamTime: 300, rate: 1, playing: true)), on: player, callId: callId
+            )
             let frames = box.send(.event(sessionId: session, .seekEnded(from: 300, to: 900)), on: player, callId: callId + 1)
             let reply = try #require(frames.last)
             #expect(reply.header.type == .response && reply.header.callId == callId + 1 && reply.header.status == 0)
@@ -160,7 +163,8 @@ import Testing
         #expect(first.state.breaks.isEmpty)
         #expect(first.pushes >= 1)
 
-        let own = try ListSessionsReply.decode(try #require(box.send(.listSessions, on: box.peer(uid: 2000, gid: 2000), callId: 2).first).body)
+        let own = try ListSessionsReply.decode(
+            try #require(box.send(.listSessions, on: box.peer(uid: 2000, gid: 2000), callId: 2).first).body)
         #expect(own.sessions.map(\.sessionId) == [b])
 
         let info = try SessionInfo.decode(try #require(box.send(.getSession(sessionId: a), on: root, callId: 3).first).body)

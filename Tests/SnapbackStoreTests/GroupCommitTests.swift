@@ -1,6 +1,7 @@
 import Foundation
-@testable import SnapbackStore
 import Testing
+
+@testable import SnapbackStore
 
 /// Group commit: the writes of one loop turn share one transaction, each is acknowledged only once
 /// that transaction committed, and a transaction that fails fails every write in it.

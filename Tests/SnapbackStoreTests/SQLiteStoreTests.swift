@@ -1,6 +1,7 @@
 import Foundation
-@testable import SnapbackStore
 import Testing
+
+@testable import SnapbackStore
 
 /// The SQLite store against real database files in temporary directories.
 @Suite struct SQLiteStoreTests {
@@ -9,8 +10,9 @@ import Testing
     @Test func bookmarkRoundTripsAndSurvivesReopening() throws {
         let f = try StoreFixture()
         #expect(try f.store.bookmark(profile: "p", contentId: "movie") == nil)
-        let first = Bookmark(profile: "p", contentId: "movie", contentTime: 910.5, streamTime: 1000.25,
-                             streamId: "stream-ä", updatedAt: 1_700_000_123.5, finished: false)
+        let first = Bookmark(
+            profile: "p", contentId: "movie", contentTime: 910.5, streamTime: 1000.25,
+            streamId: "stream-ä", updatedAt: 1_700_000_123.5, finished: false)
         #expect(f.save(first).isSuccess)
         #expect(try f.store.bookmark(profile: "p", contentId: "movie") == first)
         #expect(f.store.bookmarkCount == 1)
@@ -194,7 +196,8 @@ import Testing
             // A version-1 database (no finished column, no indexes) with one bookmark in it.
             let db = try SQLiteSchema.openWriter(path: f.path, busyTimeout: 1000, maxPageCount: nil, migrateTo: 1)
             #expect(try db.integer("PRAGMA user_version") == 1)
-            try db.execute("""
+            try db.execute(
+                """
                 INSERT INTO bookmarks(profile, content_id, content_time, stream_time, stream_id, updated_at)
                 VALUES ('p', 'old-movie', 42, 72, 'stream-1', 1000);
                 INSERT INTO watched_breaks VALUES ('old-movie', 'b1', \(wallClockNow()));
@@ -203,9 +206,11 @@ import Testing
         }
         f.reopen()
         #expect(f.store.lastError == nil)
-        #expect(try f.store.bookmark(profile: "p", contentId: "old-movie")
-                == Bookmark(profile: "p", contentId: "old-movie", contentTime: 42, streamTime: 72, streamId: "stream-1",
-                            updatedAt: 1000, finished: false))
+        #expect(
+            try f.store.bookmark(profile: "p", contentId: "old-movie")
+                == Bookmark(
+                    profile: "p", contentId: "old-movie", contentTime: 42, streamTime: 72, streamId: "stream-1",
+                    updatedAt: 1000, finished: false))
         #expect(try f.store.watchedBreaks(contentId: "old-movie", since: 0) == ["b1"])
         #expect(f.store.lastBreakCompletedAt() == 77)
         #expect(f.store.bookmarkCount == 1)
@@ -220,7 +225,8 @@ import Testing
         let f = try StoreFixture(open: false)
         do {
             let db = try SQLiteConnection(path: f.path, create: true)
-            try db.execute("PRAGMA journal_mode=WAL; CREATE TABLE future(x); INSERT INTO future VALUES (1); PRAGMA user_version=99")
+            try db.execute(
+                "PRAGMA journal_mode=WAL; CREATE TABLE future(x); INSERT INTO future VALUES (1); PRAGMA user_version=99")
         }
         f.reopen()
         let error = try #require(f.store.lastError)
@@ -230,7 +236,8 @@ import Testing
         #expect(!aside.isEmpty)
         #expect(f.logs.all.contains { $0.hasPrefix("error:") && $0.contains("schema version 99") })
         // The old file is intact where it was moved.
-        let moved = try SQLiteConnection(path: f.directory + "/" + aside.filter { !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm") }[0], create: false)
+        let moved = try SQLiteConnection(
+            path: f.directory + "/" + aside.filter { !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm") }[0], create: false)
         #expect(try moved.integer("PRAGMA user_version") == 99)
         // The fresh store works.
         #expect(f.save(bookmark("a")).isSuccess)
@@ -369,53 +376,5 @@ import Testing
         #expect(try f.store.bookmark(profile: "p", contentId: "after") != nil)
         #expect(f.store.lastError == nil)
         #expect(f.logs.all.contains { $0.contains("writes succeed again") })
-    }
-
-    // MARK: Ordering, batching, closing
-
-    @Test func completionsRunInOrderOnTheCallingThread() throws {
-        let f = try StoreFixture()
-        let thread = pthread_self()
-        var order: [Int] = []
-        var offThread = 0
-        let n = 600
-        for i in 0..<n {
-            let check = { (k: Int) in
-                order.append(k)
-                if pthread_equal(pthread_self(), thread) == 0 { offThread += 1 }
-            }
-            switch i % 4 {
-            case 0: f.store.save(bookmark("c\(i % 50)", at: Double(i))) { _ in check(i) }
-            case 1: f.store.markWatched(contentId: "c\(i)", breakId: "b", at: wallClockNow()) { _ in check(i) }
-            case 2: f.store.deleteBookmark(profile: "p", contentId: "c\(i % 7)") { _ in check(i) }
-            default:
-                f.store.setLastBreakCompleted(at: Double(i))
-                f.store.save(bookmark("d\(i)", at: Double(i))) { _ in check(i) }
-            }
-        }
-        #expect(f.loop.run { order.count == n })
-        #expect(order == Array(0..<n))
-        #expect(offThread == 0)
-        // What was queued while a commit ran went in one transaction: fewer deliveries than writes.
-        #expect(f.loop.posts < n)
-    }
-
-    @Test func closeCommitsWhatIsQueuedAndRunsItsCompletions() throws {
-        let f = try StoreFixture()
-        var done = 0
-        for i in 0..<200 {
-            f.store.save(bookmark("c\(i)", at: Double(i))) { result in
-                if case .success = result { done += 1 }
-            }
-        }
-        f.close()
-        #expect(done == 200)
-        // After close: refused at once.
-        var late: Result<Void, StoreError>?
-        f.store.save(bookmark("late")) { late = $0 }
-        #expect(late?.failure?.isUnavailable == true)
-        f.reopen()
-        #expect(f.store.bookmarkCount == 200)
-        #expect(try f.store.bookmark(profile: "p", contentId: "c199")?.contentTime == 199)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
-@testable import SnapbackStore
 import Testing
+
+@testable import SnapbackStore
 
 /// Stands in for the daemon's loop: the store's writer posts closures here, and the test thread runs
 /// them while it waits (so completions run on the thread that made the calls, as on the loop).
@@ -150,10 +151,13 @@ func makeTemporaryDirectory() throws -> String {
     return path
 }
 
-func bookmark(_ contentId: String, profile: String = "p", at contentTime: Double = 100, updatedAt: Double = 1_700_000_000,
-              streamId: String = "s", finished: Bool = false) -> Bookmark {
-    Bookmark(profile: profile, contentId: contentId, contentTime: contentTime, streamTime: contentTime + 30,
-             streamId: streamId, updatedAt: updatedAt, finished: finished)
+func bookmark(
+    _ contentId: String, profile: String = "p", at contentTime: Double = 100, updatedAt: Double = 1_700_000_000,
+    streamId: String = "s", finished: Bool = false
+) -> Bookmark {
+    Bookmark(
+        profile: profile, contentId: contentId, contentTime: contentTime, streamTime: contentTime + 30,
+        streamId: streamId, updatedAt: updatedAt, finished: finished)
 }
 
 extension Result {

@@ -7,8 +7,10 @@ import Testing
 @Suite struct AdRulesTests {
     static let rules = AdRules(preroll: true, midrollTimes: [600, 1200], postroll: true, breakDuration: 30)
 
-    func session(_ rules: AdRules = rules, contentDuration: Double? = 1800, policy: AdPolicy = AdPolicy(),
-                 resume: Double? = nil) throws -> (TimelineSession, [TimelineAction]) {
+    func session(
+        _ rules: AdRules = rules, contentDuration: Double? = 1800, policy: AdPolicy = AdPolicy(),
+        resume: Double? = nil
+    ) throws -> (TimelineSession, [TimelineAction]) {
         try Factory.session(breaks: [], contentDuration: contentDuration, policy: policy, resume: resume, adRules: rules)
     }
 
@@ -78,8 +80,9 @@ import Testing
 
     /// Seed 004: "play a one-minute ad break every 30 minutes of content".
     @Test func aOneMinuteBreakEveryThirtyMinutesOfContent() throws {
-        var (s, _) = try session(AdRules(preroll: false, midrollEvery: 1800, postroll: false, breakDuration: 60),
-                                 contentDuration: 5400)
+        var (s, _) = try session(
+            AdRules(preroll: false, midrollEvery: 1800, postroll: false, breakDuration: 60),
+            contentDuration: 5400)
         #expect(s.snapshot(at: 1000).breaks.map(\.id) == ["midroll-1800", "midroll-3600"])
         try s.report(1790, at: 1000)
         let actions = try s.report(1800.5, at: 1010)
@@ -184,13 +187,15 @@ import Testing
     // MARK: Bad rules
 
     @Test func aMidRollAtOrAfterTheContentEndIsRejected() {
-        expectRejected(SessionConfiguration(contentDuration: 1800, adRules: AdRules(midrollTimes: [1800])),
-                       with: .breakOutOfRange(id: "midroll-1800", start: 1800))
+        expectRejected(
+            SessionConfiguration(contentDuration: 1800, adRules: AdRules(midrollTimes: [1800])),
+            with: .breakOutOfRange(id: "midroll-1800", start: 1800))
     }
 
     @Test func midRollsEveryNSecondsNeedTheContentDuration() {
-        expectRejected(SessionConfiguration(adRules: AdRules(midrollEvery: 600)),
-                       with: .notSupported("mid-rolls every N seconds without a content duration"))
+        expectRejected(
+            SessionConfiguration(adRules: AdRules(midrollEvery: 600)),
+            with: .notSupported("mid-rolls every N seconds without a content duration"))
     }
 
     @Test func adRulesOnALiveStreamAreRejected() {
@@ -198,26 +203,34 @@ import Testing
     }
 
     @Test func invalidRuleTimesAreRejected() {
-        expectRejected(SessionConfiguration(contentDuration: 1800, adRules: AdRules(breakDuration: .nan)),
-                       with: .invalidTime(field: "ad rules break duration", value: .nan))
-        expectRejected(SessionConfiguration(contentDuration: 1800, adRules: AdRules(midrollTimes: [-5])),
-                       with: .invalidTime(field: "ad rules mid-roll time", value: -5))
-        expectRejected(SessionConfiguration(contentDuration: 1800, adRules: AdRules(midrollEvery: -.infinity)),
-                       with: .invalidTime(field: "ad rules mid-roll interval", value: -.infinity))
+        expectRejected(
+            SessionConfiguration(contentDuration: 1800, adRules: AdRules(breakDuration: .nan)),
+            with: .invalidTime(field: "ad rules break duration", value: .nan))
+        expectRejected(
+            SessionConfiguration(contentDuration: 1800, adRules: AdRules(midrollTimes: [-5])),
+            with: .invalidTime(field: "ad rules mid-roll time", value: -5))
+        expectRejected(
+            SessionConfiguration(contentDuration: 1800, adRules: AdRules(midrollEvery: -.infinity)),
+            with: .invalidTime(field: "ad rules mid-roll interval", value: -.infinity))
     }
 
     /// Counted, not built, before the limit: the daemon fuzzer found a tiny interval over a long program
     /// inserting 100,000 mid-rolls before it was refused. Just over and just under the limit.
     @Test func tooManyMidRollsAreRefusedBeforeTheyAreMade() throws {
-        expectRejected(SessionConfiguration(contentDuration: 1e8, adRules: AdRules(midrollEvery: 1e-300)),
-                       with: .tooManyBreaks(limit: Limits.adRulesMidrolls))
-        expectRejected(SessionConfiguration(contentDuration: 600_600, adRules: AdRules(midrollEvery: 600)),
-                       with: .tooManyBreaks(limit: Limits.adRulesMidrolls))
-        expectRejected(SessionConfiguration(contentDuration: 1e6, adRules: AdRules(midrollTimes: (1...1001).map(Double.init))),
-                       with: .tooManyBreaks(limit: Limits.adRulesMidrolls))
+        expectRejected(
+            SessionConfiguration(contentDuration: 1e8, adRules: AdRules(midrollEvery: 1e-300)),
+            with: .tooManyBreaks(limit: Limits.adRulesMidrolls))
+        expectRejected(
+            SessionConfiguration(contentDuration: 600_600, adRules: AdRules(midrollEvery: 600)),
+            with: .tooManyBreaks(limit: Limits.adRulesMidrolls))
+        expectRejected(
+            SessionConfiguration(contentDuration: 1e6, adRules: AdRules(midrollTimes: (1...1001).map(Double.init))),
+            with: .tooManyBreaks(limit: Limits.adRulesMidrolls))
         // One every ten minutes for six days fits.
-        let days = try TimelineSession(SessionConfiguration(contentDuration: 6 * 86_400,
-                                                            adRules: AdRules(preroll: false, midrollEvery: 600, postroll: false)))
+        let days = try TimelineSession(
+            SessionConfiguration(
+                contentDuration: 6 * 86_400,
+                adRules: AdRules(preroll: false, midrollEvery: 600, postroll: false)))
         #expect(days.layout.count == 6 * 144 - 1)
     }
 }

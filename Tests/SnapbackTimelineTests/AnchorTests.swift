@@ -49,16 +49,18 @@ import Testing
         #expect(try s.seek(from: 100, to: 1500, at: 1032).played == ["midroll-600"])
         let ended = try s.playBreak("midroll-600", at: 1033, duration: 30)
         #expect(ended.seeks == [Seek(600, .resumeAfterSnapback)])
-        #expect(ended.first { $0.isSeek }?.reason.description
-            == "interstitial midroll-600 done, the content resumes at its resumption point 600")
+        #expect(
+            ended.first { $0.isSeek }?.reason.description
+                == "interstitial midroll-600 done, the content resumes at its resumption point 600")
     }
 
     /// RDK Firebolt's `skipRestriction: adsAll` ("enforce even watched breaks"): with watched-when
     /// `never`, a break the player opened as watched (or the store remembered) is enforced too.
     @Test func watchedNeverEnforcesBreaksOpenedAsWatched() throws {
         let never = Factory.policy { $0.watchedWhen = .never }
-        var s = try Factory.playing(at: 300, breaks: [AdBreak(id: "b1", start: 600, duration: 60, watched: true)],
-                                    policy: never, watched: ["b1"])
+        var s = try Factory.playing(
+            at: 300, breaks: [AdBreak(id: "b1", start: 600, duration: 60, watched: true)],
+            policy: never, watched: ["b1"])
         #expect(!s.isWatched("b1"))
         #expect(try s.seek(from: 300, to: 900, at: 1010).seeks == [Seek(600, .snapback)])
     }
@@ -66,8 +68,10 @@ import Testing
     /// Media3 (ExoPlayer's ad playback with a post-roll): a seek to the content's end, where the post-roll
     /// starts, plays the last mid-roll it skipped, then ends the content and plays the post-roll.
     @Test func media3SeekToTheEndPlaysTheLastMidRollThenThePostRoll() throws {
-        let breaks = [AdBreak(id: "m1", start: 600, duration: 60), AdBreak(id: "m2", start: 1200, duration: 60),
-                      AdBreak(id: "post", start: 1920, duration: 30)]
+        let breaks = [
+            AdBreak(id: "m1", start: 600, duration: 60), AdBreak(id: "m2", start: 1200, duration: 60),
+            AdBreak(id: "post", start: 1920, duration: 30)
+        ]
         var s = try Factory.playing(at: 300, breaks: breaks, contentDuration: 1800, policy: .media3)
         #expect(try s.seek(from: 300, to: 1920, at: 1010).seeks == [Seek(1200, .snapback)])
         #expect(s.snapshot(at: 1010).pendingReturn == 1920)

@@ -101,7 +101,9 @@ import Testing
         var s = try playing(at: 1940)
         let actions = try s.report(1951, at: 1011)
         #expect(actions.clearsBookmark)
-        #expect(actions.first { $0.kind == .clearBookmark }?.reason.description == "finished: content 1771 is within 30 s of the end 1800")
+        #expect(
+            actions.first { $0.kind == .clearBookmark }?.reason.description
+                == "finished: content 1771 is within 30 s of the end 1800")
         #expect(actions.cancelledTimers == [.bookmark])
     }
 
@@ -168,8 +170,9 @@ import Testing
     }
 
     @Test func liveBookmarksCanBeEnabled() throws {
-        var (s, _) = try Factory.session(breaks: Factory.oneBreak, kind: .live, contentDuration: nil,
-                                         policy: Factory.policy { $0.liveBookmarks = true })
+        var (s, _) = try Factory.session(
+            breaks: Factory.oneBreak, kind: .live, contentDuration: nil,
+            policy: Factory.policy { $0.liveBookmarks = true })
         try s.report(400, at: 1000)
         #expect(try s.handle(.paused(streamTime: 400), at: 1005).savedBookmarks == [Bookmark(400, 400, .paused)])
     }

@@ -11,8 +11,9 @@ import Testing
     /// TVSDK dispatches AD_BREAK_SKIPPED for each break skipped in trick play, before the one that plays
     /// (Adobe TVSDK, "Customize playback with ads": the last break skipped plays).
     @Test func trickPlaySkipsEveryBreakButTheOneThatPlays() throws {
-        var s = try Factory.playing(at: 300, breaks: Factory.threeBreaks, contentDuration: Factory.threeBreaksContent,
-                                    policy: .tvsdk)
+        var s = try Factory.playing(
+            at: 300, breaks: Factory.threeBreaks, contentDuration: Factory.threeBreaksContent,
+            policy: .tvsdk)
         _ = try s.handle(.trickPlayStarted(streamTime: 300, rate: 8), at: 1001)
         let ended = try s.handle(.trickPlayEnded(streamTime: 2000), at: 1100)
         #expect(Self.skips(ended) == ["m1 trick-play", "m2 trick-play"])
@@ -27,8 +28,9 @@ import Testing
     /// A resume that plays no break before the bookmark skips them; they are exempt from then on, and a
     /// seek over one of them says so.
     @Test func aResumeSkipsTheBreaksBeforeItAndASeekOverAnExemptOneSaysSo() throws {
-        var (s, opened) = try Factory.session(breaks: Factory.threeBreaks, contentDuration: Factory.threeBreaksContent,
-                                              policy: .ima, resume: 1300)
+        var (s, opened) = try Factory.session(
+            breaks: Factory.threeBreaks, contentDuration: Factory.threeBreaksContent,
+            policy: .ima, resume: 1300)
         #expect(Self.skips(opened) == ["m1 resume-plan", "m2 resume-plan"])
         #expect(s.snapshot(at: 1000).breakStates.map(\.exempt) == [true, true, false])
         try s.report(1420, at: 1001)
@@ -39,8 +41,9 @@ import Testing
     /// During the cooldown a break reached is skipped, with its reason before the seek over it.
     @Test func theCooldownSkipsABreakReached() throws {
         let policy = Factory.policy { $0.cooldown = 600 }
-        var s = try Factory.playing(at: 590, breaks: Factory.threeBreaks, contentDuration: Factory.threeBreaksContent,
-                                    policy: policy)
+        var s = try Factory.playing(
+            at: 590, breaks: Factory.threeBreaks, contentDuration: Factory.threeBreaksContent,
+            policy: policy)
         try s.playBreak("m1", at: 1010)
         try s.report(1190, at: 1100)
         let reached = try s.report(1200.5, at: 1110)
@@ -57,8 +60,10 @@ import Testing
 
     /// Each break's position: pre-roll at 0, post-roll at the content's end, mid-rolls between.
     @Test func breakStatesGiveEachBreaksPosition() throws {
-        let breaks = [AdBreak(id: "pre", start: 0, duration: 30), AdBreak(id: "mid", start: 630, duration: 60),
-                      AdBreak(id: "post", start: 1890, duration: 30)]
+        let breaks = [
+            AdBreak(id: "pre", start: 0, duration: 30), AdBreak(id: "mid", start: 630, duration: 60),
+            AdBreak(id: "post", start: 1890, duration: 30)
+        ]
         let (s, _) = try Factory.session(breaks: breaks, contentDuration: 1800)
         let states = s.snapshot(at: 1000).breakStates
         #expect(states.map(\.breakId) == ["pre", "mid", "post"])

@@ -17,8 +17,9 @@ import Testing
 
     /// A session opened during a cooldown started by another player: a break completed at wall time 900.
     func duringCooldownFromEarlierPlayer(at t: Double) throws -> TimelineSession {
-        var (s, _) = try Factory.session(breaks: Factory.threeBreaks, contentDuration: Factory.threeBreaksContent,
-                                         policy: policy, lastBreakCompletedAt: 900)
+        var (s, _) = try Factory.session(
+            breaks: Factory.threeBreaks, contentDuration: Factory.threeBreaksContent,
+            policy: policy, lastBreakCompletedAt: 900)
         try s.report(t, at: 1000)
         return s
     }
@@ -56,18 +57,20 @@ import Testing
 
     /// TVSDK recipe: no break plays during the cooldown, a watched one replayed by playback neither.
     @Test func playbackReachingAWatchedBreakDuringTheCooldownSkipsIt() throws {
-        var (s, _) = try Factory.session(breaks: Factory.threeBreaks, contentDuration: Factory.threeBreaksContent,
-                                         policy: policy, watched: ["m1"], lastBreakCompletedAt: 900)
+        var (s, _) = try Factory.session(
+            breaks: Factory.threeBreaks, contentDuration: Factory.threeBreaksContent,
+            policy: policy, watched: ["m1"], lastBreakCompletedAt: 900)
         try s.report(590, at: 1000)
         #expect(try s.report(600.5, at: 1010).seeks == [Seek(660, .skipDuringCooldown)])
     }
 
     @Test func aSeekLandingInAWatchedBreakDuringTheCooldownSkipsIt() throws {
-        var (s, _) = try Factory.session(breaks: Factory.threeBreaks, contentDuration: Factory.threeBreaksContent,
-                                         policy: Factory.policy {
-                                             $0.cooldown = 300
-                                             $0.skipWatchedBreakOnLanding = false
-                                         }, watched: ["m1"], lastBreakCompletedAt: 900)
+        var (s, _) = try Factory.session(
+            breaks: Factory.threeBreaks, contentDuration: Factory.threeBreaksContent,
+            policy: Factory.policy {
+                $0.cooldown = 300
+                $0.skipWatchedBreakOnLanding = false
+            }, watched: ["m1"], lastBreakCompletedAt: 900)
         try s.report(300, at: 1000)
         #expect(try s.seek(from: 300, to: 630, at: 1001).seeks == [Seek(660, .skipDuringCooldown)])
     }
@@ -84,8 +87,9 @@ import Testing
     }
 
     @Test func zeroCooldownIsOff() throws {
-        var (s, _) = try Factory.session(breaks: Factory.threeBreaks, contentDuration: Factory.threeBreaksContent,
-                                         lastBreakCompletedAt: 900)
+        var (s, _) = try Factory.session(
+            breaks: Factory.threeBreaks, contentDuration: Factory.threeBreaksContent,
+            lastBreakCompletedAt: 900)
         #expect(s.snapshot(at: 1000).cooldownUntil == nil)
         try s.report(590, at: 1000)
         try s.playBreak("m1", at: 1010)

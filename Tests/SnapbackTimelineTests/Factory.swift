@@ -8,7 +8,7 @@ enum Factory {
     static let seedBreaks = [
         AdBreak(id: "pre", start: 0, duration: 30),
         AdBreak(id: "b1", start: 630, duration: 60),
-        AdBreak(id: "b2", start: 1290, duration: 90),
+        AdBreak(id: "b2", start: 1290, duration: 90)
     ]
 
     /// Three one-minute mid-rolls and no pre-roll, for seeks over several breaks. With a 40-minute
@@ -17,7 +17,7 @@ enum Factory {
     static let threeBreaks = [
         AdBreak(id: "m1", start: 600, duration: 60),
         AdBreak(id: "m2", start: 1200, duration: 60),
-        AdBreak(id: "m3", start: 1800, duration: 60),
+        AdBreak(id: "m3", start: 1800, duration: 60)
     ]
     static let threeBreaksContent: Double = 2400
 
@@ -35,10 +35,11 @@ enum Factory {
         lastBreakCompletedAt: Double? = nil,
         now: Double = 1000
     ) throws -> (TimelineSession, [TimelineAction]) {
-        var s = try TimelineSession(SessionConfiguration(
-            kind: kind, contentDuration: contentDuration, breaks: breaks, policy: policy,
-            resumeContentTime: resume, adRules: adRules, previouslyWatchedBreakIds: watched,
-            lastBreakCompletedAt: lastBreakCompletedAt))
+        var s = try TimelineSession(
+            SessionConfiguration(
+                kind: kind, contentDuration: contentDuration, breaks: breaks, policy: policy,
+                resumeContentTime: resume, adRules: adRules, previouslyWatchedBreakIds: watched,
+                lastBreakCompletedAt: lastBreakCompletedAt))
         let opened = s.opened(at: now)
         return (s, opened)
     }
@@ -47,8 +48,10 @@ enum Factory {
     static func threeBreakSession(
         policy: AdPolicy = AdPolicy(), watched: Set<String> = [], now: Double = 1000
     ) throws -> TimelineSession {
-        try session(breaks: threeBreaks, contentDuration: threeBreaksContent, policy: policy, watched: watched,
-                    now: now).0
+        try session(
+            breaks: threeBreaks, contentDuration: threeBreaksContent, policy: policy, watched: watched,
+            now: now
+        ).0
     }
 
     /// A session whose viewer is playing content at stream time `at` (a first playhead report there).
@@ -56,8 +59,9 @@ enum Factory {
         at t: Double, breaks: [AdBreak] = oneBreak, contentDuration: Double? = 1800, policy: AdPolicy = AdPolicy(),
         watched: Set<String> = [], now: Double = 1000
     ) throws -> TimelineSession {
-        var (s, _) = try session(breaks: breaks, contentDuration: contentDuration, policy: policy, watched: watched,
-                                 now: now)
+        var (s, _) = try session(
+            breaks: breaks, contentDuration: contentDuration, policy: policy, watched: watched,
+            now: now)
         try s.report(t, at: now)
         return s
     }
@@ -130,8 +134,10 @@ func expectRefused(
 }
 
 /// Checks that building a session from `configuration` fails with exactly `expected`.
-func expectRejected(_ configuration: SessionConfiguration, with expected: TimelineError,
-                    sourceLocation: SourceLocation = #_sourceLocation) {
+func expectRejected(
+    _ configuration: SessionConfiguration, with expected: TimelineError,
+    sourceLocation: SourceLocation = #_sourceLocation
+) {
     do {
         _ = try TimelineSession(configuration)
         Issue.record("the configuration was accepted; expected \(expected)", sourceLocation: sourceLocation)

@@ -42,7 +42,7 @@ import Testing
 
     @Test func backToBackBreaksShareOneContentPosition() throws {
         let layout = try TimelineLayout(breaks: [
-            AdBreak(id: "a", start: 600, duration: 60), AdBreak(id: "b", start: 660, duration: 30),
+            AdBreak(id: "a", start: 600, duration: 60), AdBreak(id: "b", start: 660, duration: 30)
         ])
         #expect(layout.contentTime(forStreamTime: 630) == 600)
         #expect(layout.contentTime(forStreamTime: 660) == 600)
@@ -55,7 +55,7 @@ import Testing
     @Test func postRollMapsToTheContentEnd() throws {
         // 30-minute program, one mid-roll at 600 (60 s), a post-roll after content 1800.
         let layout = try TimelineLayout(breaks: [
-            AdBreak(id: "b1", start: 600, duration: 60), AdBreak(id: "post", start: 1860, duration: 30),
+            AdBreak(id: "b1", start: 600, duration: 60), AdBreak(id: "post", start: 1860, duration: 30)
         ])
         #expect(layout.contentTime(forStreamTime: 1860) == 1800)
         #expect(layout.contentTime(forStreamTime: 1889) == 1800)
@@ -89,16 +89,17 @@ import Testing
     /// when the ads are split over a pre-roll and a mid-roll.
     @Test func twentiethMinuteWithFiveMinutesOfAdsRoundTrips() throws {
         let layout = try TimelineLayout(breaks: [
-            AdBreak(id: "pre", start: 0, duration: 60), AdBreak(id: "mid", start: 660, duration: 240),
+            AdBreak(id: "pre", start: 0, duration: 60), AdBreak(id: "mid", start: 660, duration: 240)
         ])
         #expect(layout.contentTime(forStreamTime: 1200) == 900)
         #expect(layout.streamTime(forContentTime: 900) == 1200)
         #expect(layout.totalAdTime == 300)
     }
 
-    // MARK: Live
+    // MARK: Ad rules (live sessions: `ContentResumeOffsetTests`)
 
-    @Test func liveConversionsAreTheIdentity() throws {
+    /// Ad-rules sessions, whose player time is content time.
+    @Test func identityConversionsIgnoreTheBreaks() throws {
         let layout = try TimelineLayout(breaks: Factory.seedBreaks, identity: true)
         #expect(layout.contentTime(forStreamTime: 650) == 650)
         #expect(layout.streamTime(forContentTime: 650) == 650)
@@ -228,7 +229,9 @@ import Testing
         var layout = try TimelineLayout(breaks: Factory.oneBreak, identity: true)
         let before = layout
         #expect(throws: TimelineError.duplicateBreakId("b1")) {
-            layout = try layout.adding([AdBreak(id: "b2", start: 1200, duration: 30), AdBreak(id: "b1", start: 600, duration: 90)]) ?? layout
+            layout =
+                try layout.adding([AdBreak(id: "b2", start: 1200, duration: 30), AdBreak(id: "b1", start: 600, duration: 90)])
+                ?? layout
         }
         #expect(layout == before)
     }
@@ -236,7 +239,9 @@ import Testing
     @Test func addingAnOverlappingBreakIsRejectedAndLeavesTheLayoutUnchanged() throws {
         var layout = try TimelineLayout(breaks: Factory.oneBreak, identity: true)
         let before = layout
-        #expect(throws: TimelineError.overlappingBreaks("b1", "x")) { _ = try layout.adding([AdBreak(id: "x", start: 630, duration: 10)]) }
+        #expect(throws: TimelineError.overlappingBreaks("b1", "x")) {
+            _ = try layout.adding([AdBreak(id: "x", start: 630, duration: 10)])
+        }
         #expect(layout == before)
     }
 }

@@ -1,14 +1,15 @@
 import SnapbackTimeline
 import Testing
 
-/// Live sessions: identity conversions, breaks arriving as the stream goes on, no snapback and no bookmarks
-/// by default. Stream: one break b1 at 600 (60 s).
+/// Live sessions: breaks that replace content (content time is stream time outside them), breaks arriving
+/// as the stream goes on, no snapback and no bookmarks by default. Stream: one break b1 at 600 (60 s).
 @Suite struct LiveTests {
     func live(policy: AdPolicy = AdPolicy(), watched: Set<String> = [], resume: Double? = nil) throws
         -> (TimelineSession, [TimelineAction])
     {
-        try Factory.session(breaks: Factory.oneBreak, kind: .live, contentDuration: nil, policy: policy,
-                            resume: resume, watched: watched)
+        try Factory.session(
+            breaks: Factory.oneBreak, kind: .live, contentDuration: nil, policy: policy,
+            resume: resume, watched: watched)
     }
 
     func playing(at t: Double, policy: AdPolicy = AdPolicy(), watched: Set<String> = []) throws -> TimelineSession {
@@ -17,10 +18,15 @@ import Testing
         return s
     }
 
-    @Test func contentTimeIsStreamTime() throws {
+    /// A live break replaces the content it covers (no offset given): content time is stream time around
+    /// it, and inside it the content time where the content stopped (a bookmark is never inside an ad).
+    @Test func contentTimeIsStreamTimeOutsideBreaks() throws {
         var s = try playing(at: 590)
+        #expect(s.snapshot(at: 1000).contentTime == 590)
         try s.report(630, at: 1040)
-        #expect(s.snapshot(at: 1040).contentTime == 630)
+        #expect(s.snapshot(at: 1040).contentTime == 600)
+        try s.report(700, at: 1110)
+        #expect(s.snapshot(at: 1110).contentTime == 700)
         #expect(s.streamEnd == nil)
     }
 
@@ -63,26 +69,30 @@ import Testing
 
     @Test func anUpdateChangingAKnownBreakIsRefused() throws {
         var s = try playing(at: 300)
-        expectRefused(&s, .breaksUpdated([AdBreak(id: "b1", start: 600, duration: 90)]), at: 1001,
-                      with: .duplicateBreakId("b1"))
+        expectRefused(
+            &s, .breaksUpdated([AdBreak(id: "b1", start: 600, duration: 90)]), at: 1001,
+            with: .duplicateBreakId("b1"))
     }
 
     @Test func anUpdateOverlappingAKnownBreakIsRefused() throws {
         var s = try playing(at: 300)
-        expectRefused(&s, .breaksUpdated([AdBreak(id: "x", start: 650, duration: 30)]), at: 1001,
-                      with: .overlappingBreaks("b1", "x"))
+        expectRefused(
+            &s, .breaksUpdated([AdBreak(id: "x", start: 650, duration: 30)]), at: 1001,
+            with: .overlappingBreaks("b1", "x"))
     }
 
     @Test func anUpdateWithABadTimeIsRefused() throws {
         var s = try playing(at: 300)
-        expectRefused(&s, .breaksUpdated([AdBreak(id: "x", start: -1, duration: 30)]), at: 1001,
-                      with: .invalidTime(field: "break x start", value: -1))
+        expectRefused(
+            &s, .breaksUpdated([AdBreak(id: "x", start: -1, duration: 30)]), at: 1001,
+            with: .invalidTime(field: "break x start", value: -1))
     }
 
     @Test func breakUpdatesOnAnOnDemandStreamAreRefused() throws {
         var s = try Factory.playing(at: 300)
-        expectRefused(&s, .breaksUpdated([AdBreak(id: "x", start: 1200, duration: 30)]), at: 1001,
-                      with: .notSupported("breaks updated on an on-demand stream"))
+        expectRefused(
+            &s, .breaksUpdated([AdBreak(id: "x", start: 1200, duration: 30)]), at: 1001,
+            with: .notSupported("breaks updated on an on-demand stream"))
     }
 
     /// TVSDK: live replays even watched breaks.

@@ -72,7 +72,8 @@ import Testing
             switch field.kind {
             case .seconds(_, let limit): #expect(limit == Limits.duration)
             case .count(_, let wire, let configured):
-                #expect(wire == Limits.snapbacksPerBreak && wire.contains(configured.lowerBound)
+                #expect(
+                    wire == Limits.snapbacksPerBreak && wire.contains(configured.lowerBound)
                         && wire.contains(configured.upperBound))
             case .flag, .choice: break
             }

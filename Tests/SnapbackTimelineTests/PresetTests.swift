@@ -22,7 +22,7 @@ import Testing
     /// (hls.js).
     @Test(arguments: [
         Row(.snapback, [Seek(1800, .snapback)]), Row(.ima, [Seek(1800, .snapback)]),
-        Row(.tvsdk, [Seek(1800, .snapback)]), Row(.media3, [Seek(1800, .snapback)]), Row(.hlsjs, [Seek(600, .snapback)]),
+        Row(.tvsdk, [Seek(1800, .snapback)]), Row(.media3, [Seek(1800, .snapback)]), Row(.hlsjs, [Seek(600, .snapback)])
     ])
     func forwardSeekOverSeveralUnwatchedBreaks(_ row: Row<[Seek]>) throws {
         var s = try playing(row.preset, at: 300)
@@ -34,7 +34,7 @@ import Testing
     /// Media3 nearest group played → no ad); hls.js takes the first.
     @Test(arguments: [
         Row(.snapback, [Seek(1200, .snapback)]), Row(.ima, []), Row(.tvsdk, []), Row(.media3, []),
-        Row(.hlsjs, [Seek(600, .snapback)]),
+        Row(.hlsjs, [Seek(600, .snapback)])
     ])
     func forwardSeekOverSeveralBreaksWhoseLastIsWatched(_ row: Row<[Seek]>) throws {
         var s = try playing(row.preset, at: 300, watched: ["m3"])
@@ -44,7 +44,7 @@ import Testing
     /// Backward seeks: gated by Media3 (nearest group at or before the target), not by TVSDK, the IMA
     /// iOS samples, hls.js or snapback.
     @Test(arguments: [
-        Row(.snapback, []), Row(.ima, []), Row(.tvsdk, []), Row(.media3, [Seek(600, .snapback)]), Row(.hlsjs, []),
+        Row(.snapback, []), Row(.ima, []), Row(.tvsdk, []), Row(.media3, [Seek(600, .snapback)]), Row(.hlsjs, [])
     ])
     func backwardSeekOverAnUnwatchedBreak(_ row: Row<[Seek]>) throws {
         var s = try playing(row.preset, at: 2000)
@@ -53,7 +53,7 @@ import Testing
 
     /// Media3: each group gates the content after it, even for a seek that starts after it.
     @Test(arguments: [
-        Row(.snapback, []), Row(.ima, []), Row(.tvsdk, []), Row(.media3, [Seek(600, .snapback)]), Row(.hlsjs, []),
+        Row(.snapback, []), Row(.ima, []), Row(.tvsdk, []), Row(.media3, [Seek(600, .snapback)]), Row(.hlsjs, [])
     ])
     func forwardSeekAfterAnUnwatchedBreakBehindTheOrigin(_ row: Row<[Seek]>) throws {
         var s = try playing(row.preset, at: 700)
@@ -65,7 +65,7 @@ import Testing
     @Test(arguments: [
         Row(.snapback, [Seek(600, .startOfBreak)]), Row(.ima, [Seek(600, .startOfBreak)]),
         Row(.tvsdk, [Seek(640, .startOfBreak)]), Row(.media3, [Seek(600, .startOfBreak)]),
-        Row(.hlsjs, [Seek(600, .startOfBreak)]),
+        Row(.hlsjs, [Seek(600, .startOfBreak)])
     ])
     func seekIntoTheMiddleOfAnUnwatchedBreak(_ row: Row<[Seek]>) throws {
         var s = try Factory.playing(
@@ -86,7 +86,7 @@ import Testing
     @Test(arguments: [
         Row(.snapback, [Seek(900, .resumeAfterSnapback)]), Row(.ima, [Seek(900, .resumeAfterSnapback)]),
         Row(.tvsdk, [Seek(900, .resumeAfterSnapback)]), Row(.media3, [Seek(900, .resumeAfterSnapback)]),
-        Row(.hlsjs, []),
+        Row(.hlsjs, [])
     ])
     func afterTheSnapbackBreak(_ row: Row<[Seek]>) throws {
         var s = try playing(row.preset, at: 300)
@@ -97,7 +97,7 @@ import Testing
     /// The watched moment: on begin for TVSDK and IMA (a cue point is `played` once its break starts), on
     /// end (played out) for the others.
     @Test(arguments: [
-        Row(.snapback, false), Row(.ima, true), Row(.tvsdk, true), Row(.media3, false), Row(.hlsjs, false),
+        Row(.snapback, false), Row(.ima, true), Row(.tvsdk, true), Row(.media3, false), Row(.hlsjs, false)
     ])
     func aSnappedBackBreakIsWatchedAtTheSnapback(_ row: Row<Bool>) throws {
         var s = try playing(row.preset, at: 300)
@@ -106,7 +106,7 @@ import Testing
 
     /// Normal playback reaching a watched break: replayed (TVSDK, hls.js, IMA, snapback), skipped (Media3).
     @Test(arguments: [
-        Row(.snapback, []), Row(.ima, []), Row(.tvsdk, []), Row(.media3, [Seek(660, .skipWatchedBreak)]), Row(.hlsjs, []),
+        Row(.snapback, []), Row(.ima, []), Row(.tvsdk, []), Row(.media3, [Seek(660, .skipWatchedBreak)]), Row(.hlsjs, [])
     ])
     func playbackReachingAWatchedBreak(_ row: Row<[Seek]>) throws {
         var s = try playing(row.preset, at: 590, watched: ["m1"])
@@ -118,7 +118,8 @@ import Testing
     /// refused all the same. TVSDK does not disable seeking during ads: the seek is carried out.
     @Test(arguments: [
         Row(.snapback, [Seek(610, .seekRefusedDuringAd)]), Row(.ima, [Seek(610, .seekRefusedDuringAd)]),
-        Row(.tvsdk, []), Row(.media3, [Seek(610, .seekRefusedDuringAd)]), Row(.hlsjs, [Seek(610, .seekRefusedDuringAd)]),
+        Row(.tvsdk, []), Row(.media3, [Seek(610, .seekRefusedDuringAd)]),
+        Row(.hlsjs, [Seek(610, .seekRefusedDuringAd)])
     ])
     func seekDuringAnUnwatchedBreak(_ row: Row<[Seek]>) throws {
         var s = try playing(row.preset, at: 590)
@@ -132,7 +133,7 @@ import Testing
     @Test(arguments: [
         Row(.snapback, [Seek(630, .breakBeforeResume)]), Row(.ima, [Seek(1090, .resumeFromBookmark)]),
         Row(.tvsdk, [Seek(0, .breakBeforeResume)]), Row(.media3, [Seek(630, .breakBeforeResume)]),
-        Row(.hlsjs, [Seek(1090, .resumeFromBookmark)]),
+        Row(.hlsjs, [Seek(1090, .resumeFromBookmark)])
     ])
     func resumeFromABookmark(_ row: Row<[Seek]>) throws {
         let (_, opened) = try Factory.session(policy: AdPolicy(preset: row.preset), resume: 1000)

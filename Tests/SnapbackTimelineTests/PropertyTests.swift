@@ -238,8 +238,10 @@ struct RandomTimeline {
 
     /// A random event, biased towards times on break boundaries and towards following the session's
     /// commands (a player that obeys), so that deep states are reached.
-    static func randomEvent(_ rng: inout SplitMix64, _ s: TimelineSession, follow: Double?, end: Double,
-                            mayClose: Bool = true) -> TimelineEvent {
+    static func randomEvent(
+        _ rng: inout SplitMix64, _ s: TimelineSession, follow: Double?, end: Double,
+        mayClose: Bool = true
+    ) -> TimelineEvent {
         let breaks = s.layout.breaks
         func time() -> Double {
             switch Int.random(in: 0..<20, using: &rng) {
@@ -255,7 +257,8 @@ struct RandomTimeline {
             return .playheadReported(streamTime: t, rate: 1, playing: true)
         }
         switch Int.random(in: 0..<100, using: &rng) {
-        case 0..<30: return .playheadReported(streamTime: time(), rate: rng.pick([1, 1, 1, 0, 2, -2, .nan]), playing: rng.chance(0.85))
+        case 0..<30:
+            return .playheadReported(streamTime: time(), rate: rng.pick([1, 1, 1, 0, 2, -2, .nan]), playing: rng.chance(0.85))
         case 30..<36: return .seekStarted(from: time())
         case 36..<48: return .seekEnded(from: time(), to: time())
         case 48..<56: return .adBreakStarted(breakId: id())
@@ -267,8 +270,11 @@ struct RandomTimeline {
         case 78: return rng.chance(0.25) ? .contentCompleted : .paused(streamTime: time())
         case 79..<81:
             let start = Double.random(in: 0...(end * 1.5 + 10), using: &rng)
-            return .breaksUpdated([AdBreak(id: rng.chance(0.3) ? id() : "n\(rng.next() % 1000)", start: start,
-                                           duration: rng.pick([0, 10, 30, -1]))])
+            return .breaksUpdated([
+                AdBreak(
+                    id: rng.chance(0.3) ? id() : "n\(rng.next() % 1000)", start: start,
+                    duration: rng.pick([0, 10, 30, -1]))
+            ])
         case 81..<87: return .paused(streamTime: time())
         case 87..<98: return .timerFired(rng.pick(TimelineTimer.allCases))
         default:
@@ -297,7 +303,9 @@ struct RandomTimeline {
                 switch a.kind {
                 case .seek(let t, _):
                     #expect(t.isFinite && t >= 0, "seed \(seed): \(event) → \(a)")
-                    if let streamEnd = s.streamEnd { #expect(t <= streamEnd, "seed \(seed): \(event) → \(a) beyond \(streamEnd)") }
+                    if let streamEnd = s.streamEnd {
+                        #expect(t <= streamEnd, "seed \(seed): \(event) → \(a) beyond \(streamEnd)")
+                    }
                     follow = t
                 case .saveBookmark(let c, let st, _):
                     #expect(c.isFinite && c >= 0 && st.isFinite && st >= 0, "seed \(seed): \(event) → \(a)")
@@ -335,7 +343,8 @@ struct RandomTimeline {
                 check(actions, after: "step \(step) \(event.name)")
             } catch {
                 // Typed throws: every error is a TimelineError; a refused event changes nothing.
-                #expect(s.snapshot(at: now) == before, "seed \(seed) step \(step): refused \(event) (\(error)) changed the session")
+                #expect(
+                    s.snapshot(at: now) == before, "seed \(seed) step \(step): refused \(event) (\(error)) changed the session")
                 if wasClosed { #expect(error == .sessionClosed) }
             }
         }

@@ -1,6 +1,7 @@
 import SnapbackTestSupport
-@testable import SnapbackTimeline
 import Testing
+
+@testable import SnapbackTimeline
 
 @Suite struct ReasonTextTests {
     /// Milliseconds rounded without libm agree with `rounded()` (halves away from zero), halves and
@@ -25,9 +26,11 @@ import Testing
     }
 
     @Test func snapbackReasonReadsAsTheInterpolationDid() {
-        #expect(TimelineReason.snapback(jump: false, from: 300, to: 900, breakId: "b1", start: 600).description
+        #expect(
+            TimelineReason.snapback(jump: false, from: 300, to: 900, breakId: "b1", start: 600).description
                 == "seek 300→900 skipped unwatched break b1 at 600")
-        #expect(TimelineReason.snapback(jump: true, from: 0.5, to: 1000, breakId: "mid", start: 630.25).description
+        #expect(
+            TimelineReason.snapback(jump: true, from: 0.5, to: 1000, breakId: "mid", start: 630.25).description
                 == "jump 0.5→1000 skipped unwatched break mid at 630.25")
     }
 }

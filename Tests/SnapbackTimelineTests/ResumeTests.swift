@@ -53,10 +53,11 @@ import Testing
     }
 
     @Test func aDisabledPreRollDoesNotPlayBeforeTheBookmark() throws {
-        let (_, opened) = try Factory.session(policy: Factory.policy {
-            $0.resumeBreaks = .preroll
-            $0.prerollDisabled = true
-        }, resume: 900)
+        let (_, opened) = try Factory.session(
+            policy: Factory.policy {
+                $0.resumeBreaks = .preroll
+                $0.prerollDisabled = true
+            }, resume: 900)
         #expect(opened.seeks == [Seek(990, .resumeFromBookmark)])
     }
 
@@ -105,8 +106,9 @@ import Testing
 
     @Test func withLastBeforeTheEarlierBreaksTheResumeSkippedAreExempt() throws {
         // Content 1500 = stream 1620: m1 and m2 before it; m2 plays, m1 is exempt.
-        var (s, opened) = try Factory.session(breaks: Factory.threeBreaks, contentDuration: Factory.threeBreaksContent,
-                                              resume: 1500)
+        var (s, opened) = try Factory.session(
+            breaks: Factory.threeBreaks, contentDuration: Factory.threeBreaksContent,
+            resume: 1500)
         #expect(opened.seeks == [Seek(1200, .breakBeforeResume)])
         #expect(try s.playBreak("m2", at: 1001).seeks == [Seek(1620, .resumeFromBookmark)])
         try s.report(1620, at: 1062)

@@ -22,8 +22,9 @@ import Testing
     /// IMA iOS Objective-C sample (seeds 000/001): "Add 1 to the seek time to get the keyframe at the start
     /// of the ad to be your landing place"; after AD_BREAK_ENDED, back to the seek end time.
     @Test func iosSampleLandsOneSecondIntoTheBreakForTheKeyframe() throws {
-        var (s, _) = try Factory.session(breaks: [AdBreak(id: "b1", start: 600, duration: 60)],
-                                         policy: Factory.policy { $0.snapbackLandingOffset = 1 })
+        var (s, _) = try Factory.session(
+            breaks: [AdBreak(id: "b1", start: 600, duration: 60)],
+            policy: Factory.policy { $0.snapbackLandingOffset = 1 })
         _ = try s.handle(.playheadReported(streamTime: 300, rate: 1, playing: true), at: 1000)
         #expect(try s.handle(.seekEnded(from: 300, to: 900), at: 1001).seeks == [Seek(601, .snapback)])
         _ = try s.handle(.playheadReported(streamTime: 601, rate: 1, playing: true), at: 1002)
@@ -43,7 +44,7 @@ import Testing
     /// content (local) time 900.
     @Test func twentiethMinuteWithFiveMinutesOfAdsIsContent900() throws {
         let layout = try TimelineLayout(breaks: [
-            AdBreak(id: "pre", start: 0, duration: 120), AdBreak(id: "mid", start: 600, duration: 180),
+            AdBreak(id: "pre", start: 0, duration: 120), AdBreak(id: "mid", start: 600, duration: 180)
         ])
         #expect(layout.contentTime(forStreamTime: 1200) == 900)
         #expect(layout.streamTime(forContentTime: 900) == 1200)
@@ -53,7 +54,7 @@ import Testing
     /// in a stream whose ads have other durations.
     @Test func bookmarkResumesAtSameContentPointWithOtherAdDurations() throws {
         var (first, _) = try Factory.session(breaks: [
-            AdBreak(id: "pre", start: 0, duration: 30, watched: true), AdBreak(id: "b1", start: 630, duration: 60, watched: true),
+            AdBreak(id: "pre", start: 0, duration: 30, watched: true), AdBreak(id: "b1", start: 630, duration: 60, watched: true)
         ])
         _ = try first.handle(.playheadReported(streamTime: 1000, rate: 1, playing: true), at: 1000)
         let closed = try first.handle(.closed, at: 1000)

@@ -23,7 +23,9 @@ import Testing
     @Test(arguments: [0.5, 0.0, 1.0])
     func slowMotionIsNotTrickPlay(rate: Double) throws {
         var (s, _) = try Factory.session()
-        #expect(throws: TimelineError.invalidRate(rate)) { try s.handle(.trickPlayStarted(streamTime: 100, rate: rate), at: 1000) }
+        #expect(throws: TimelineError.invalidRate(rate)) {
+            try s.handle(.trickPlayStarted(streamTime: 100, rate: rate), at: 1000)
+        }
     }
 
     @Test(arguments: [-2.0, 2.0, 32.0])
@@ -83,10 +85,11 @@ import Testing
     }
 
     @Test func theLoopGuardWatchesWithoutCompleting() throws {
-        var (s, _) = try Factory.session(policy: Factory.policy {
-            $0.maxSnapbacksPerBreak = 1
-            $0.refuseSeeksDuringUnwatchedBreak = false
-        })
+        var (s, _) = try Factory.session(
+            policy: Factory.policy {
+                $0.maxSnapbacksPerBreak = 1
+                $0.refuseSeeksDuringUnwatchedBreak = false
+            })
         _ = try s.report(300, at: 1000)
         #expect(try s.handle(.seekEnded(from: 300, to: 900), at: 1001).seeks == [Seek(630, .snapback)])
         // The viewer gets away from b1 and skips it again: a second snapback would be the loop.

@@ -7,10 +7,12 @@ import Testing
 @Suite struct SessionStateTests {
     @Test func eventsBeforeOpeningAreRefusedButClosingIsNot() throws {
         var s = try TimelineSession(SessionConfiguration(contentDuration: 1800, breaks: Factory.oneBreak))
-        expectRefused(&s, .playheadReported(streamTime: 10, rate: 1, playing: true), at: 1000,
-                      with: .unexpectedEvent(event: "playhead", state: "not opened"))
-        expectRefused(&s, .seekEnded(from: 10, to: 900), at: 1000,
-                      with: .unexpectedEvent(event: "seek-ended", state: "not opened"))
+        expectRefused(
+            &s, .playheadReported(streamTime: 10, rate: 1, playing: true), at: 1000,
+            with: .unexpectedEvent(event: "playhead", state: "not opened"))
+        expectRefused(
+            &s, .seekEnded(from: 10, to: 900), at: 1000,
+            with: .unexpectedEvent(event: "seek-ended", state: "not opened"))
         #expect(try s.handle(.closed, at: 1000).isEmpty)
         #expect(s.isClosed)
         #expect(s.opened(at: 1001).isEmpty, "a closed session does not open")
@@ -19,10 +21,15 @@ import Testing
     /// A live update inserts a break before one the viewer watched: the watched flag and the loop guard's
     /// count stay with their break, not with its old index.
     @Test func aLiveUpdateKeepsEachBreaksProgress() throws {
-        let policy = Factory.policy { $0.liveSnapback = true; $0.maxSnapbacksPerBreak = 2 }
-        var (s, _) = try Factory.session(breaks: [AdBreak(id: "b2", start: 1200, duration: 60),
-                                                  AdBreak(id: "b3", start: 1800, duration: 60)],
-                                         kind: .live, contentDuration: nil, policy: policy)
+        let policy = Factory.policy {
+            $0.liveSnapback = true; $0.maxSnapbacksPerBreak = 2
+        }
+        var (s, _) = try Factory.session(
+            breaks: [
+                AdBreak(id: "b2", start: 1200, duration: 60),
+                AdBreak(id: "b3", start: 1800, duration: 60)
+            ],
+            kind: .live, contentDuration: nil, policy: policy)
         try s.report(1100, at: 1000)
         try s.playBreak("b2", at: 1001)
         #expect(s.isWatched("b2"))

@@ -79,20 +79,25 @@ import Testing
     }
 
     @Test func aSeekOverBackToBackBreaksPlaysTheSecondThenReturns() throws {
-        var s = try Factory.playing(at: 300, breaks: [
-            AdBreak(id: "a", start: 600, duration: 30), AdBreak(id: "b", start: 630, duration: 30),
-        ])
+        var s = try Factory.playing(
+            at: 300,
+            breaks: [
+                AdBreak(id: "a", start: 600, duration: 30), AdBreak(id: "b", start: 630, duration: 30)
+            ])
         #expect(try s.seek(from: 300, to: 900, at: 1001).seeks == [Seek(630, .snapback)])
         #expect(try s.playBreak("b", at: 1002, duration: 30).seeks == [Seek(900, .resumeAfterSnapback)])
     }
 
     @Test func firstChoiceOverBackToBackBreaksPlaysTheFirstThenTheSecondByPlayback() throws {
-        var s = try Factory.playing(at: 300, breaks: [
-            AdBreak(id: "a", start: 600, duration: 30), AdBreak(id: "b", start: 630, duration: 30),
-        ], policy: Factory.policy {
-            $0.skippedBreakChoice = .first
-            $0.returnToTarget = .never
-        })
+        var s = try Factory.playing(
+            at: 300,
+            breaks: [
+                AdBreak(id: "a", start: 600, duration: 30), AdBreak(id: "b", start: 630, duration: 30)
+            ],
+            policy: Factory.policy {
+                $0.skippedBreakChoice = .first
+                $0.returnToTarget = .never
+            })
         #expect(try s.seek(from: 300, to: 900, at: 1001).seeks == [Seek(600, .snapback)])
         try s.report(600, at: 1002)
         #expect(try s.report(630.5, at: 1033).watched == ["a"])

@@ -15,7 +15,9 @@ import Testing
         let before = s.snapshot(at: 1072)
         let late = try s.handle(.adBreakEnded(breakId: "b1"), at: 1072)
         #expect(late.map(\.kind) == [.noEffect])
-        #expect(late.first?.reason.description == "ad-break-ended b1 confirms what the session already concluded: accepted, nothing to do")
+        #expect(
+            late.first?.reason.description
+                == "ad-break-ended b1 confirms what the session already concluded: accepted, nothing to do")
         #expect(s.snapshot(at: 1072) == before)
         // The last ad's end, late too.
         #expect(try s.handle(.adEnded(breakId: "b1", index: 0), at: 1073).map(\.kind) == [.noEffect])
@@ -35,10 +37,12 @@ import Testing
     /// What contradicts the session is still refused: the end of a break the viewer never met.
     @Test func anEndOfABreakNeverMetIsRefused() throws {
         var s = try Factory.playing(at: 300)
-        expectRefused(&s, .adBreakEnded(breakId: "b1"), at: 1001,
-                      with: .unexpectedEvent(event: "ad-break-ended b1", state: "playing content"))
-        expectRefused(&s, .adEnded(breakId: "b1", index: 0), at: 1001,
-                      with: .unexpectedEvent(event: "ad-ended b1#0", state: "playing content"))
+        expectRefused(
+            &s, .adBreakEnded(breakId: "b1"), at: 1001,
+            with: .unexpectedEvent(event: "ad-break-ended b1", state: "playing content"))
+        expectRefused(
+            &s, .adEnded(breakId: "b1", index: 0), at: 1001,
+            with: .unexpectedEvent(event: "ad-ended b1#0", state: "playing content"))
     }
 
     /// An ad event's position is a playhead report made just before it: the start at 600 puts the session
@@ -56,15 +60,17 @@ import Testing
     /// A refused ad event leaves the session as it was, its position included.
     @Test func aRefusedAdEventsPositionIsNotTaken() throws {
         var s = try Factory.playing(at: 300)
-        expectRefused(&s, .adBreakEnded(breakId: "b1", streamTime: 400), at: 1100,
-                      with: .unexpectedEvent(event: "ad-break-ended b1", state: "playing content"))
+        expectRefused(
+            &s, .adBreakEnded(breakId: "b1", streamTime: 400), at: 1100,
+            with: .unexpectedEvent(event: "ad-break-ended b1", state: "playing content"))
         #expect(s.snapshot(at: 1000).streamTime == 300)
     }
 
     /// A position outside the times' range is refused, naming it, before anything applies.
     @Test func anAdEventsPositionIsChecked() throws {
         var s = try Factory.playing(at: 300)
-        expectRefused(&s, .adBreakStarted(breakId: "b1", streamTime: -1), at: 1100,
-                      with: .invalidTime(field: "playhead", value: -1))
+        expectRefused(
+            &s, .adBreakStarted(breakId: "b1", streamTime: -1), at: 1100,
+            with: .invalidTime(field: "playhead", value: -1))
     }
 }

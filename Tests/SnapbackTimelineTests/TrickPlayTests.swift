@@ -79,21 +79,24 @@ import Testing
 
     @Test func trickPlayEndedWithoutAStartIsRefused() throws {
         var s = try Factory.playing(at: 300)
-        expectRefused(&s, .trickPlayEnded(streamTime: 900), at: 1001,
-                      with: .unexpectedEvent(event: "trick-play-ended", state: "playing content"))
+        expectRefused(
+            &s, .trickPlayEnded(streamTime: 900), at: 1001,
+            with: .unexpectedEvent(event: "trick-play-ended", state: "playing content"))
     }
 
     @Test func trickPlayStartedTwiceIsRefused() throws {
         var s = try Factory.playing(at: 300)
         try s.handle(.trickPlayStarted(streamTime: 300, rate: 8), at: 1001)
-        expectRefused(&s, .trickPlayStarted(streamTime: 310, rate: 16), at: 1002,
-                      with: .unexpectedEvent(event: "trick-play-started", state: "in trick play"))
+        expectRefused(
+            &s, .trickPlayStarted(streamTime: 310, rate: 16), at: 1002,
+            with: .unexpectedEvent(event: "trick-play-started", state: "in trick play"))
     }
 
     @Test func aSeekEndingDuringTrickPlayIsRefused() throws {
         var s = try Factory.playing(at: 300)
         try s.handle(.trickPlayStarted(streamTime: 300, rate: 8), at: 1001)
-        expectRefused(&s, .seekEnded(from: 300, to: 900), at: 1002,
-                      with: .unexpectedEvent(event: "seek-ended", state: "in trick play"))
+        expectRefused(
+            &s, .seekEnded(from: 300, to: 900), at: 1002,
+            with: .unexpectedEvent(event: "seek-ended", state: "in trick play"))
     }
 }

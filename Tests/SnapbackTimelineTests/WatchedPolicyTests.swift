@@ -11,7 +11,9 @@ import Testing
         #expect(try s.handle(.adBreakStarted(breakId: "b1"), at: 1010).watched == [])
         let ended = try s.handle(.adBreakEnded(breakId: "b1"), at: 1070)
         #expect(ended.watched == ["b1"])
-        #expect(ended.first { $0.kind == .breakWatched(breakId: "b1") }?.reason.description == "break b1 completed: ad-break-ended event")
+        #expect(
+            ended.first { $0.kind == .breakWatched(breakId: "b1") }?.reason.description
+                == "break b1 completed: ad-break-ended event")
         #expect(s.isWatched("b1"))
     }
 
@@ -40,9 +42,11 @@ import Testing
     }
 
     @Test func playbackThroughBackToBackBreaksWatchesEach() throws {
-        var s = try Factory.playing(at: 590, breaks: [
-            AdBreak(id: "a", start: 600, duration: 30), AdBreak(id: "b", start: 630, duration: 30),
-        ])
+        var s = try Factory.playing(
+            at: 590,
+            breaks: [
+                AdBreak(id: "a", start: 600, duration: 30), AdBreak(id: "b", start: 630, duration: 30)
+            ])
         try s.report(600.5, at: 1010)
         #expect(s.snapshot(at: 1010).currentBreakId == "a")
         #expect(try s.report(630.5, at: 1040).watched == ["a"])

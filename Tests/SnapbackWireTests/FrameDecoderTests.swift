@@ -1,6 +1,6 @@
 import SnapbackTestSupport
-import Testing
 import SnapbackWire
+import Testing
 
 /// A decoder event with the body copied out, so events can be compared after the fact.
 enum Decoded: Hashable, CustomStringConvertible {
@@ -206,7 +206,7 @@ struct Script {
         ([0, 0, 0, 0, 0, 0, 0, 1, 9, 0, 0, 0], .unknownType(9)),
         (FrameHeader(callId: 1, type: .request, status: 2, method: 0).encoded, .nonzeroStatus(2)),
         (FrameHeader.request(callId: 0, method: 0).encoded, .zeroCallId),
-        (Array("GET / HTTP/1.1\r\n".utf8.prefix(12)), .unknownType(UInt8(ascii: "T"))),  // byte 8
+        (Array("GET / HTTP/1.1\r\n".utf8.prefix(12)), .unknownType(UInt8(ascii: "T")))  // byte 8
     ]
 
     @Test(arguments: 0..<garbageHeaders.count)
@@ -303,11 +303,12 @@ struct Script {
         var total = 0
         while total < script.bytes.count {
             // Mostly small chunks, sometimes large ones, sometimes empty ones.
-            let size = switch Int.random(in: 0..<10, using: &rng) {
-            case 0: 0
-            case 1: Int.random(in: 100...2000, using: &rng)
-            default: Int.random(in: 1...20, using: &rng)
-            }
+            let size =
+                switch Int.random(in: 0..<10, using: &rng) {
+                case 0: 0
+                case 1: Int.random(in: 100...2000, using: &rng)
+                default: Int.random(in: 1...20, using: &rng)
+                }
             sizes.append(size)
             total += size
         }

@@ -1,5 +1,5 @@
-import Testing
 import SnapbackWire
+import Testing
 
 @Suite struct FrameHeaderTests {
     @Test func encodesTheDocumentedLayout() {
@@ -19,7 +19,7 @@ import SnapbackWire
     @Test(arguments: [
         FrameHeader.request(callId: 1, method: 0, length: 0),
         FrameHeader.response(callId: .max, method: .max, status: 255, length: .max),
-        FrameHeader.push(callId: 42, method: FrameHeader.method(service: 2, index: 7), length: 5),
+        FrameHeader.push(callId: 42, method: FrameHeader.method(service: 2, index: 7), length: 5)
     ])
     func roundTrips(_ header: FrameHeader) throws {
         #expect(try FrameHeader.decode(from: header.encoded) == header)

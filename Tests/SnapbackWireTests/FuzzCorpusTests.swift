@@ -1,6 +1,6 @@
-import SnapbackTestSupport
 import Foundation
 import SnapbackFuzzing
+import SnapbackTestSupport
 import SnapbackTimeline
 import SnapbackWire
 import Testing
@@ -19,39 +19,48 @@ import Testing
             var out: [UInt8] = []
             for (i, r) in requests.enumerated() {
                 let body = r.encoded()
-                FrameHeader.request(callId: UInt32(i + 1), method: r.method.rawValue, length: UInt32(body.count)).encode(into: &out)
+                FrameHeader.request(callId: UInt32(i + 1), method: r.method.rawValue, length: UInt32(body.count)).encode(
+                    into: &out)
                 out += body
             }
             return out
         }
-        let breaks = [AdBreak(id: "pre", start: 0, duration: 30), AdBreak(id: "b1", start: 630, duration: 60, adDurations: [30, 30]),
-                      AdBreak(id: "b2", start: 1290, duration: 90)]
-        let open = OpenSessionRequest(streamId: "s", contentId: "c", breaks: breaks, contentDuration: 1800,
-                                      resume: ResumeOptions(contentTime: 700))
-        streams.append(frames([
-            .hello(HelloRequest(clientName: "fuzz")), .openSession(open),
-            .event(sessionId: 1, .playheadReported(streamTime: 300, rate: 1, playing: true)),
-            .event(sessionId: 1, .seekStarted(from: 300)), .event(sessionId: 1, .seekEnded(from: 300, to: 1500)),
-            .event(sessionId: 1, .adBreakStarted(breakId: "b2")), .event(sessionId: 1, .adStarted(breakId: "b1", index: 0)),
-            .event(sessionId: 1, .adEnded(breakId: "b1", index: 1)), .event(sessionId: 1, .adBreakEnded(breakId: "b2")),
-            .event(sessionId: 1, .trickPlayStarted(streamTime: 1500, rate: 8)), .event(sessionId: 1, .trickPlayEnded(streamTime: 1700)),
-            .event(sessionId: 1, .paused(streamTime: 1700)), .contentTimeForStreamTime(sessionId: 1, streamTime: 640),
-            .streamTimeForContentTime(sessionId: 1, contentTime: 600), .breakAt(sessionId: 1, streamTime: 700),
-            .getSessionState(sessionId: 1), .event(sessionId: 1, .contentCompleted), .closeSession(sessionId: 1),
-        ]))
-        let rules = OpenSessionRequest(streamId: "r", contentId: "r", contentDuration: 3600,
-                                       adRules: AdRules(midrollTimes: [600], midrollEvery: 1800))
-        streams.append(frames([
-            .hello(HelloRequest()), .openSession(rules),
-            .event(sessionId: 1, .adBreakEnded(breakId: "preroll")),
-            .event(sessionId: 1, .playheadReported(streamTime: 700, rate: 1, playing: true)),
-            .event(sessionId: 1, .seekEnded(from: 700, to: 3000)), .event(sessionId: 1, .contentCompleted),
-        ]))
+        let breaks = [
+            AdBreak(id: "pre", start: 0, duration: 30), AdBreak(id: "b1", start: 630, duration: 60, adDurations: [30, 30]),
+            AdBreak(id: "b2", start: 1290, duration: 90)
+        ]
+        let open = OpenSessionRequest(
+            streamId: "s", contentId: "c", breaks: breaks, contentDuration: 1800,
+            resume: ResumeOptions(contentTime: 700))
+        streams.append(
+            frames([
+                .hello(HelloRequest(clientName: "fuzz")), .openSession(open),
+                .event(sessionId: 1, .playheadReported(streamTime: 300, rate: 1, playing: true)),
+                .event(sessionId: 1, .seekStarted(from: 300)), .event(sessionId: 1, .seekEnded(from: 300, to: 1500)),
+                .event(sessionId: 1, .adBreakStarted(breakId: "b2")), .event(sessionId: 1, .adStarted(breakId: "b1", index: 0)),
+                .event(sessionId: 1, .adEnded(breakId: "b1", index: 1)), .event(sessionId: 1, .adBreakEnded(breakId: "b2")),
+                .event(sessionId: 1, .trickPlayStarted(streamTime: 1500, rate: 8)),
+                .event(sessionId: 1, .trickPlayEnded(streamTime: 1700)),
+                .event(sessionId: 1, .paused(streamTime: 1700)), .contentTimeForStreamTime(sessionId: 1, streamTime: 640),
+                .streamTimeForContentTime(sessionId: 1, contentTime: 600), .breakAt(sessionId: 1, streamTime: 700),
+                .getSessionState(sessionId: 1), .event(sessionId: 1, .contentCompleted), .closeSession(sessionId: 1)
+            ]))
+        let rules = OpenSessionRequest(
+            streamId: "r", contentId: "r", contentDuration: 3600,
+            adRules: AdRules(midrollTimes: [600], midrollEvery: 1800))
+        streams.append(
+            frames([
+                .hello(HelloRequest()), .openSession(rules),
+                .event(sessionId: 1, .adBreakEnded(breakId: "preroll")),
+                .event(sessionId: 1, .playheadReported(streamTime: 700, rate: 1, playing: true)),
+                .event(sessionId: 1, .seekEnded(from: 700, to: 3000)), .event(sessionId: 1, .contentCompleted)
+            ]))
         let live = OpenSessionRequest(streamId: "l", contentId: "l", kind: .live)
-        streams.append(frames([
-            .openSession(live), .event(sessionId: 1, .breaksUpdated([AdBreak(id: "x", start: 100, duration: 30)])),
-            .event(sessionId: 1, .playheadReported(streamTime: 110, rate: 1, playing: true)),
-        ]))
+        streams.append(
+            frames([
+                .openSession(live), .event(sessionId: 1, .breaksUpdated([AdBreak(id: "x", start: 100, duration: 30)])),
+                .event(sessionId: 1, .playheadReported(streamTime: 110, rate: 1, playing: true))
+            ]))
         return streams
     }
 

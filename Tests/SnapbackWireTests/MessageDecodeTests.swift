@@ -36,7 +36,7 @@ struct MessageDecodeTests {
         [0x0A, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F],  // a huge length
         [0x0B],  // a start-group wire type
         [0x00, 0x00],  // field number 0
-        [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF],  // an over-long varint
+        [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]  // an over-long varint
     ]
 
     @Test(arguments: WireMethod.allCases, malformedBodies)
@@ -90,7 +90,7 @@ struct MessageDecodeTests {
     @Test(arguments: [
         (UInt8(1), "skipped_break_choice"), (2, "seek_gate"), (4, "return_to_target"),
         (5, "landing_in_unwatched_break"), (7, "watched_when"), (9, "watched_break_on_playback"),
-        (13, "resume_breaks"),
+        (13, "resume_breaks")
     ])
     func unknownPolicyEnumIsInvalidArgument(_ field: UInt8, _ name: String) {
         // OpenSessionRequest{policy_overrides: {<field>: 9}}
@@ -111,8 +111,10 @@ struct MessageDecodeTests {
     @Test func unknownPresetIsInvalidArgument() {
         // OpenSessionRequest{policy_preset: "bogus"}
         let body: [UInt8] = [0x3A, 0x05] + Array("bogus".utf8)
-        #expect(throws: WireError.invalidArgument(
-            "unknown policy preset \"bogus\" (known: snapback, ima, tvsdk, media3, hlsjs)")) {
+        #expect(
+            throws: WireError.invalidArgument(
+                "unknown policy preset \"bogus\" (known: snapback, ima, tvsdk, media3, hlsjs)")
+        ) {
             try WireRequest.decode(method: .openSession, body: body)
         }
     }
@@ -120,19 +122,46 @@ struct MessageDecodeTests {
     /// Every number is checked where it enters, in the field's own name: finite is not enough (a break
     /// of 1e300 s once trapped the daemon's timer conversion).
     @Test(arguments: [
-        (WireRequest.event(sessionId: 1, .seekEnded(from: -1, to: 900)), "from_stream_time must be a time from 0 to 1e10 seconds (got -1.0)"),
-        (.event(sessionId: 1, .seekEnded(from: 300, to: .infinity)), "to_stream_time must be a time from 0 to 1e10 seconds (got inf)"),
+        (
+            WireRequest.event(sessionId: 1, .seekEnded(from: -1, to: 900)),
+            "from_stream_time must be a time from 0 to 1e10 seconds (got -1.0)"
+        ),
+        (
+            .event(sessionId: 1, .seekEnded(from: 300, to: .infinity)),
+            "to_stream_time must be a time from 0 to 1e10 seconds (got inf)"
+        ),
         (.event(sessionId: 1, .paused(streamTime: .nan)), "stream_time must be a time from 0 to 1e10 seconds (got nan)"),
-        (.event(sessionId: 1, .playheadReported(streamTime: 1e11, rate: 1, playing: true)), "stream_time must be a time from 0 to 1e10 seconds (got 100000000000.0)"),
-        (.event(sessionId: 1, .playheadReported(streamTime: 10, rate: -2000, playing: true)), "rate must be a rate from -1000 to 1000 (got -2000.0)"),
-        (.event(sessionId: 1, .trickPlayStarted(streamTime: 10, rate: 1e300)), "rate must be a rate from -1000 to 1000 (got 1e+300)"),
-        (.event(sessionId: 1, .breaksUpdated([AdBreak(id: "a", start: 10, duration: 5), AdBreak(id: "b", start: 100, duration: 1e300)])),
-         "breaks[1].duration must be a duration from 0 to 1e8 seconds (got 1e+300)"),
-        (.event(sessionId: 1, .breaksUpdated([AdBreak(id: "a", start: 10, duration: 5, adDurations: [2, 1e9])])),
-         "breaks[0].ad_durations[1] must be a duration from 0 to 1e8 seconds (got 1000000000.0)"),
-        (.contentTimeForStreamTime(sessionId: 1, streamTime: 2e10), "stream_time must be a time from 0 to 1e10 seconds (got 20000000000.0)"),
-        (.streamTimeForContentTime(sessionId: 1, contentTime: -0.5), "content_time must be a time from 0 to 1e10 seconds (got -0.5)"),
-        (.breakAt(sessionId: 1, streamTime: .infinity), "stream_time must be a time from 0 to 1e10 seconds (got inf)"),
+        (
+            .event(sessionId: 1, .playheadReported(streamTime: 1e11, rate: 1, playing: true)),
+            "stream_time must be a time from 0 to 1e10 seconds (got 100000000000.0)"
+        ),
+        (
+            .event(sessionId: 1, .playheadReported(streamTime: 10, rate: -2000, playing: true)),
+            "rate must be a rate from -1000 to 1000 (got -2000.0)"
+        ),
+        (
+            .event(sessionId: 1, .trickPlayStarted(streamTime: 10, rate: 1e300)),
+            "rate must be a rate from -1000 to 1000 (got 1e+300)"
+        ),
+        (
+            .event(
+                sessionId: 1,
+                .breaksUpdated([AdBreak(id: "a", start: 10, duration: 5), AdBreak(id: "b", start: 100, duration: 1e300)])),
+            "breaks[1].duration must be a duration from 0 to 1e8 seconds (got 1e+300)"
+        ),
+        (
+            .event(sessionId: 1, .breaksUpdated([AdBreak(id: "a", start: 10, duration: 5, adDurations: [2, 1e9])])),
+            "breaks[0].ad_durations[1] must be a duration from 0 to 1e8 seconds (got 1000000000.0)"
+        ),
+        (
+            .contentTimeForStreamTime(sessionId: 1, streamTime: 2e10),
+            "stream_time must be a time from 0 to 1e10 seconds (got 20000000000.0)"
+        ),
+        (
+            .streamTimeForContentTime(sessionId: 1, contentTime: -0.5),
+            "content_time must be a time from 0 to 1e10 seconds (got -0.5)"
+        ),
+        (.breakAt(sessionId: 1, streamTime: .infinity), "stream_time must be a time from 0 to 1e10 seconds (got inf)")
     ])
     func numbersOutOfRangeAreRefusedNamingTheField(_ request: WireRequest, _ message: String) {
         #expect(throws: WireError.invalidArgument(message)) {
@@ -145,7 +174,7 @@ struct MessageDecodeTests {
             WireRequest.event(sessionId: 1, .seekEnded(from: 0, to: 1e10)),
             .event(sessionId: 1, .playheadReported(streamTime: 1e10, rate: -1000, playing: true)),
             .event(sessionId: 1, .trickPlayStarted(streamTime: 0, rate: 1000)),
-            .event(sessionId: 1, .breaksUpdated([AdBreak(id: "a", start: 1e10, duration: 1e8, adDurations: [1e8])])),
+            .event(sessionId: 1, .breaksUpdated([AdBreak(id: "a", start: 1e10, duration: 1e8, adDurations: [1e8])]))
         ] {
             #expect(try WireRequest.decode(method: request.method, body: request.encoded()) == request)
         }
@@ -153,18 +182,62 @@ struct MessageDecodeTests {
 
     @Test(arguments: [
         (open { r in r.contentDuration = 1e300 }, "content_duration must be a duration from 0 to 1e8 seconds (got 1e+300)"),
-        (open { r in r.breaks = [AdBreak(id: "b1", start: 600, duration: 1e300)] }, "breaks[0].duration must be a duration from 0 to 1e8 seconds (got 1e+300)"),
-        (open { r in r.breaks = [AdBreak(id: "b1", start: -600, duration: 30)] }, "breaks[0].start must be a time from 0 to 1e10 seconds (got -600.0)"),
-        (open { r in r.resume.contentTime = 1e17 }, "resume.resume_content_time must be a time from 0 to 1e10 seconds (got 1e+17)"),
-        (open { r in r.adRules = AdRules(breakDuration: 1e300) }, "ad_rules.break_duration must be a duration from 0 to 1e8 seconds (got 1e+300)"),
-        (open { r in r.adRules = AdRules(midrollTimes: [60, 1e12]) }, "ad_rules.midroll_times[1] must be a time from 0 to 1e10 seconds (got 1000000000000.0)"),
-        (open { r in r.adRules = AdRules(midrollEvery: -1) }, "ad_rules.midroll_every must be a duration from 0 to 1e8 seconds (got -1.0)"),
-        (open { r in r.overrides.bookmarkInterval = 1e17 }, "policy_overrides.bookmark_interval must be a duration from 0 to 1e8 seconds (got 1e+17)"),
-        (open { r in r.overrides.cooldown = .nan }, "policy_overrides.cooldown must be a duration from 0 to 1e8 seconds (got nan)"),
-        (open { r in r.overrides.snapbackLandingOffset = -1 }, "policy_overrides.snapback_landing_offset must be a duration from 0 to 1e8 seconds (got -1.0)"),
-        (open { r in r.overrides.coverageTolerance = 1e9 }, "policy_overrides.coverage_tolerance must be a duration from 0 to 1e8 seconds (got 1000000000.0)"),
-        (open { r in r.overrides.finishedMargin = .infinity }, "policy_overrides.finished_margin must be a duration from 0 to 1e8 seconds (got inf)"),
-        (open { r in r.overrides.maxSnapbacksPerBreak = 0 }, "policy_overrides.max_snapbacks_per_break must be from 1 to 1000000000 (got 0)"),
+        (
+            open { r in r.breaks = [AdBreak(id: "b1", start: 600, duration: 1e300)] },
+            "breaks[0].duration must be a duration from 0 to 1e8 seconds (got 1e+300)"
+        ),
+        (
+            open { r in r.breaks = [AdBreak(id: "b1", start: -600, duration: 30)] },
+            "breaks[0].start must be a time from 0 to 1e10 seconds (got -600.0)"
+        ),
+        (
+            open { r in r.breaks = [AdBreak(id: "b1", start: 600, duration: 60, contentResumeOffset: 61)] },
+            "breaks[0].content_resume_offset must be a content resume offset from 0 to the break's duration, 60 seconds (got 61.0)"
+        ),
+        (
+            open { r in r.breaks = [AdBreak(id: "b1", start: 600, duration: 60, contentResumeOffset: .nan)] },
+            "breaks[0].content_resume_offset must be a content resume offset from 0 to the break's duration, 60 seconds (got nan)"
+        ),
+        (
+            open { r in r.resume.contentTime = 1e17 },
+            "resume.resume_content_time must be a time from 0 to 1e10 seconds (got 1e+17)"
+        ),
+        (
+            open { r in r.adRules = AdRules(breakDuration: 1e300) },
+            "ad_rules.break_duration must be a duration from 0 to 1e8 seconds (got 1e+300)"
+        ),
+        (
+            open { r in r.adRules = AdRules(midrollTimes: [60, 1e12]) },
+            "ad_rules.midroll_times[1] must be a time from 0 to 1e10 seconds (got 1000000000000.0)"
+        ),
+        (
+            open { r in r.adRules = AdRules(midrollEvery: -1) },
+            "ad_rules.midroll_every must be a duration from 0 to 1e8 seconds (got -1.0)"
+        ),
+        (
+            open { r in r.overrides.bookmarkInterval = 1e17 },
+            "policy_overrides.bookmark_interval must be a duration from 0 to 1e8 seconds (got 1e+17)"
+        ),
+        (
+            open { r in r.overrides.cooldown = .nan },
+            "policy_overrides.cooldown must be a duration from 0 to 1e8 seconds (got nan)"
+        ),
+        (
+            open { r in r.overrides.snapbackLandingOffset = -1 },
+            "policy_overrides.snapback_landing_offset must be a duration from 0 to 1e8 seconds (got -1.0)"
+        ),
+        (
+            open { r in r.overrides.coverageTolerance = 1e9 },
+            "policy_overrides.coverage_tolerance must be a duration from 0 to 1e8 seconds (got 1000000000.0)"
+        ),
+        (
+            open { r in r.overrides.finishedMargin = .infinity },
+            "policy_overrides.finished_margin must be a duration from 0 to 1e8 seconds (got inf)"
+        ),
+        (
+            open { r in r.overrides.maxSnapbacksPerBreak = 0 },
+            "policy_overrides.max_snapbacks_per_break must be from 1 to 1000000000 (got 0)"
+        )
     ])
     func openSessionNumbersOutOfRange(_ open: OpenSessionRequest, _ message: String) {
         #expect(throws: WireError.invalidArgument(message)) {
@@ -207,8 +280,9 @@ struct MessageDecodeTests {
 
 /// A valid OpenSession (one break, 30 min of content) with one change.
 private func open(_ change: (inout OpenSessionRequest) -> Void) -> OpenSessionRequest {
-    var open = OpenSessionRequest(streamId: "s", contentId: "c", breaks: [AdBreak(id: "b1", start: 600, duration: 30)],
-                                  contentDuration: 1800)
+    var open = OpenSessionRequest(
+        streamId: "s", contentId: "c", breaks: [AdBreak(id: "b1", start: 600, duration: 30)],
+        contentDuration: 1800)
     change(&open)
     return open
 }

@@ -7,8 +7,9 @@ struct MessagePolicyTests {
     func decodedOpen(_ request: OpenSessionRequest, defaultPreset: AdPolicy.Preset = .snapback) throws
         -> OpenSessionRequest
     {
-        guard case .openSession(let open) = try WireRequest.decode(
-            method: .openSession, body: WireRequest.openSession(request).encoded(), defaultPreset: defaultPreset)
+        guard
+            case .openSession(let open) = try WireRequest.decode(
+                method: .openSession, body: WireRequest.openSession(request).encoded(), defaultPreset: defaultPreset)
         else {
             Issue.record("not an openSession")
             return request
@@ -18,8 +19,9 @@ struct MessagePolicyTests {
 
     @Test(arguments: AdPolicy.Preset.allCases)
     func namedPresetWithoutOverrides(_ preset: AdPolicy.Preset) throws {
-        let open = try decodedOpen(OpenSessionRequest(streamId: "s", contentId: "c", preset: preset),
-                                   defaultPreset: .hlsjs)
+        let open = try decodedOpen(
+            OpenSessionRequest(streamId: "s", contentId: "c", preset: preset),
+            defaultPreset: .hlsjs)
         #expect(open.requestedPreset == preset)
         #expect(open.preset == preset)
         #expect(open.policy == AdPolicy(preset: preset))
@@ -39,8 +41,10 @@ struct MessagePolicyTests {
         overrides.cooldown = 90
         overrides.enforceBackwardSeeks = false
         overrides.resumeBreaks = AdPolicy.ResumeBreaks.none
-        let open = try decodedOpen(OpenSessionRequest(streamId: "s", contentId: "c", preset: .media3,
-                                                      overrides: overrides))
+        let open = try decodedOpen(
+            OpenSessionRequest(
+                streamId: "s", contentId: "c", preset: .media3,
+                overrides: overrides))
         var expected = AdPolicy.media3
         expected.cooldown = 90
         expected.enforceBackwardSeeks = false  // media3 sets true: the override wins
@@ -81,8 +85,10 @@ struct MessagePolicyTests {
         var overrides = PolicyOverrides()
         overrides.bookmarkInterval = 0
         overrides.liveSnapback = false
-        let open = try decodedOpen(OpenSessionRequest(streamId: "s", contentId: "c", preset: .tvsdk,
-                                                      overrides: overrides))
+        let open = try decodedOpen(
+            OpenSessionRequest(
+                streamId: "s", contentId: "c", preset: .tvsdk,
+                overrides: overrides))
         #expect(open.overrides.bookmarkInterval == 0)
         #expect(open.overrides.liveSnapback == false)
         #expect(open.policy.bookmarkInterval == 0)
@@ -91,16 +97,19 @@ struct MessagePolicyTests {
     @Test(arguments: AdPolicy.Preset.allCases, AdPolicy.Preset.allCases)
     func overridesBetweenAnyTwoPresets(_ from: AdPolicy.Preset, _ to: AdPolicy.Preset) throws {
         let overrides = PolicyOverrides(from: AdPolicy(preset: from), to: AdPolicy(preset: to))
-        let open = try decodedOpen(OpenSessionRequest(streamId: "s", contentId: "c", preset: from,
-                                                      overrides: overrides))
+        let open = try decodedOpen(
+            OpenSessionRequest(
+                streamId: "s", contentId: "c", preset: from,
+                overrides: overrides))
         #expect(open.policy == AdPolicy(preset: to))
         #expect(overrides.isEmpty == (AdPolicy(preset: from) == AdPolicy(preset: to)))
     }
 
     @Test func configurationCarriesTheRequest() throws {
         let open = try decodedOpen(adRulesOpenSession)
-        let config = open.configuration(resumeContentTime: 870, previouslyWatchedBreakIds: ["pre"],
-                                        lastBreakCompletedAt: 5)
+        let config = open.configuration(
+            resumeContentTime: 870, previouslyWatchedBreakIds: ["pre"],
+            lastBreakCompletedAt: 5)
         #expect(config.kind == .live)
         #expect(config.contentDuration == nil)
         #expect(config.policy == AdPolicy.snapback)

@@ -6,8 +6,8 @@ import Testing
 
 let sampleBreaks: [AdBreak] = [
     AdBreak(id: "pre", start: 0, duration: 30, adDurations: [15, 15], watched: true),
-    AdBreak(id: "b1", start: 630, duration: 60.5, adDurations: [], watched: false),
-    AdBreak(id: "brk-é", start: 1290.25, duration: 45, adDurations: [10, 20, 15]),
+    AdBreak(id: "b1", start: 630, duration: 60.5, adDurations: [], watched: false, contentResumeOffset: 0),
+    AdBreak(id: "brk-é", start: 1290.25, duration: 45, adDurations: [10, 20, 15], contentResumeOffset: 45)
 ]
 
 var everyOverride: PolicyOverrides {
@@ -81,15 +81,16 @@ let everyRequest: [WireRequest] = [
     .listBookmarks(profile: "kids", pageSize: 50, pageToken: "tok"),
     .listBookmarks(profile: "", pageSize: 0, pageToken: ""),
     .deleteBookmark(profile: "kids", contentId: "movie-42"),
-    .clearBookmarks(profile: "kids"),
+    .clearBookmarks(profile: "kids")
 ]
 
 let sampleSessionState = SessionStateReply(
     phase: .inBreak, currentBreakId: "b1", streamTime: 640, contentTime: 600, playing: true, rate: 1,
     pendingReturn: 900, breaks: sampleBreaks, cooldownUntil: 1_700_000_000.5, lastBookmarkContentTime: 0)
 
-let bookmark = WireBookmark(contentId: "movie-42", profile: "kids", contentTime: 870, streamTime: 960,
-                            streamId: "stream-1", updatedAt: 1_700_000_123.25, finished: false)
+let bookmark = WireBookmark(
+    contentId: "movie-42", profile: "kids", contentTime: 870, streamTime: 960,
+    streamId: "stream-1", updatedAt: 1_700_000_123.25, finished: false)
 
 func roundTrip<M: WireMessage & Equatable>(_ message: M) throws -> M {
     try M.decode(message.encoded())
@@ -105,20 +106,23 @@ struct MessageRequestRoundTripTests {
     }
 
     @Test func operatorMessagesRoundTrip() throws {
-        let state = SessionStateReply(phase: .inBreak, currentBreakId: "b1", streamTime: 610, contentTime: 600,
-                                      playing: true, rate: 1, pendingReturn: 900,
-                                      breaks: [AdBreak(id: "b1", start: 600, duration: 30, watched: true)])
-        let info = SessionInfo(sessionId: 3, contentId: "movie", streamId: "s", profile: "kids", kind: .live,
-                               policyPreset: "ima", clientName: "shell", peerUid: 1000, peerPid: 42, openedAt: 1.8e9,
-                               pushes: 4, breakCount: 1, state: state, contentDuration: 1800)
+        let state = SessionStateReply(
+            phase: .inBreak, currentBreakId: "b1", streamTime: 610, contentTime: 600,
+            playing: true, rate: 1, pendingReturn: 900,
+            breaks: [AdBreak(id: "b1", start: 600, duration: 30, watched: true)])
+        let info = SessionInfo(
+            sessionId: 3, contentId: "movie", streamId: "s", profile: "kids", kind: .live,
+            policyPreset: "ima", clientName: "shell", peerUid: 1000, peerPid: 42, openedAt: 1.8e9,
+            pushes: 4, breakCount: 1, state: state, contentDuration: 1800)
         #expect(try SessionInfo.decode(info.encoded()) == info)
         let list = ListSessionsReply(sessions: [info, info])
         #expect(try ListSessionsReply.decode(list.encoded()) == list)
         #expect(try ListSessionsReply.decode([]) == ListSessionsReply(sessions: []))
         for kind in WireDecision.Kind.allCases {
-            let decision = WireDecision(seq: 9, sessionId: 3, contentId: "movie", streamId: "s", profile: "kids", at: 1.8e9,
-                                        kind: kind, reason: "why", streamTime: 600, seekReason: .snapback, breakId: "b1",
-                                        contentTime: 570, bookmarkTrigger: .paused)
+            let decision = WireDecision(
+                seq: 9, sessionId: 3, contentId: "movie", streamId: "s", profile: "kids", at: 1.8e9,
+                kind: kind, reason: "why", streamTime: 600, seekReason: .snapback, breakId: "b1",
+                contentTime: 570, bookmarkTrigger: .paused)
             #expect(try WireDecision.decode(decision.encoded()) == decision)
         }
         // Timers are not decisions.
@@ -159,26 +163,31 @@ struct MessageReplyRoundTripTests {
         let reply = HelloReply(serverVersion: "0.1.0")
         #expect(try roundTrip(reply) == reply)
         #expect(reply.policyPresets == ["snapback", "ima", "tvsdk", "media3", "hlsjs"])
-        let custom = HelloReply(protocolVersion: 2, serverName: "x", serverVersion: "", maxFrameSize: 4096,
-                                maxOutboundQueueBytes: 1, policyPresets: [], defaultPolicyPreset: "ima",
-                                maxBreaksPerSession: 0)
+        let custom = HelloReply(
+            protocolVersion: 2, serverName: "x", serverVersion: "", maxFrameSize: 4096,
+            maxOutboundQueueBytes: 1, policyPresets: [], defaultPolicyPreset: "ima",
+            maxBreaksPerSession: 0)
         #expect(try roundTrip(custom) == custom)
     }
 
     @Test func statusReply() throws {
-        let reply = StatusReply(uptime: 12.5, serverVersion: "0.1.0", connections: 3, sessions: 2, requests: 1000,
-                                pushes: 10, store: StoreStatus(kind: "sqlite", path: "/var/lib/snapback/db",
-                                                               bookmarks: 42, error: "disk I/O error"),
-                                logLinesDropped: 17)
+        let reply = StatusReply(
+            uptime: 12.5, serverVersion: "0.1.0", connections: 3, sessions: 2, requests: 1000,
+            pushes: 10,
+            store: StoreStatus(
+                kind: "sqlite", path: "/var/lib/snapback/db",
+                bookmarks: 42, error: "disk I/O error"),
+            logLinesDropped: 17)
         #expect(try roundTrip(reply) == reply)
         let bare = StatusReply(uptime: 0, serverVersion: "", connections: 0, sessions: 0)
         #expect(try roundTrip(bare) == bare)
     }
 
     @Test func openSessionReply() throws {
-        let full = OpenSessionReply(sessionId: 7, startStreamTime: 0, breaksBeforeResume: ["pre", "b1"],
-                                    policyPreset: "tvsdk", resumeContentTime: 870, resumedFromBookmark: true,
-                                    lastPushSeq: 2)
+        let full = OpenSessionReply(
+            sessionId: 7, startStreamTime: 0, breaksBeforeResume: ["pre", "b1"],
+            policyPreset: "tvsdk", resumeContentTime: 870, resumedFromBookmark: true,
+            lastPushSeq: 2)
         #expect(try roundTrip(full) == full)
         let bare = OpenSessionReply(sessionId: 1, policyPreset: "snapback")
         #expect(try roundTrip(bare) == bare)
@@ -206,7 +215,7 @@ struct MessageReplyRoundTripTests {
         BreakAtReply(previous: sampleBreaks[0], next: sampleBreaks[1]),
         BreakAtReply(previous: nil, next: sampleBreaks[2]),
         BreakAtReply(previous: sampleBreaks[2], next: nil),
-        BreakAtReply(previous: nil, next: nil),
+        BreakAtReply(previous: nil, next: nil)
     ])
     func breakAt(_ reply: BreakAtReply) throws {
         var out: [UInt8] = []
@@ -235,8 +244,11 @@ struct MessageReplyRoundTripTests {
         finished.contentId = "other"
         out.removeAll()
         WireReply.encodeListBookmarksReply([bookmark, finished], nextPageToken: "next", into: &out)
-        #expect(try ListBookmarksReply.decode(out) == ListBookmarksReply(bookmarks: [bookmark, finished],
-                                                                          nextPageToken: "next"))
+        #expect(
+            try ListBookmarksReply.decode(out)
+                == ListBookmarksReply(
+                    bookmarks: [bookmark, finished],
+                    nextPageToken: "next"))
         #expect(try roundTrip(ListBookmarksReply(bookmarks: [])) == ListBookmarksReply(bookmarks: []))
 
         out.removeAll()
@@ -261,20 +273,26 @@ struct MessageReplyRoundTripTests {
     }
 }
 
-let pushedActions: [TimelineAction] = [
-    TimelineAction(.seek(to: 600, reason: .snapback), reason: .snapback(jump: false, from: 300, to: 900, breakId: "b1", start: 600)),
-    TimelineAction(.seek(to: 0, reason: .resumeAfterSnapback), reason: .returnToTarget(breakId: "b1", target: 0)),
-    TimelineAction(.breakWatched(breakId: "b1"), reason: .watchedOnEnd(breakId: "b1", .playheadReachedEnd(660))),
-    TimelineAction(.playBreak(breakId: "mid-2"), reason: .breakPlays(.contentReached(1200), breakId: "mid-2")),
-    TimelineAction(.allAdsCompleted, reason: .postrollCompleted(breakId: "postroll")),
-    TimelineAction(.saveBookmark(contentTime: 870, streamTime: 960, trigger: .paused), reason: .bookmark(.paused(at: 960), contentTime: 870)),
-    TimelineAction(.clearBookmark, reason: .finished(.contentComplete)),
-] + SeekReason.allCases.map {
-      TimelineAction(.seek(to: 12.5, reason: $0), reason: .seekRefused(from: 1, to: 12.5, breakId: $0.rawValue))
-  }
-  + BookmarkTrigger.allCases.map {
-      TimelineAction(.saveBookmark(contentTime: 1, streamTime: 2, trigger: $0), reason: .bookmark(.settled(.seek, at: 2), contentTime: 1))
-  }
+let pushedActions: [TimelineAction] =
+    [
+        TimelineAction(
+            .seek(to: 600, reason: .snapback), reason: .snapback(jump: false, from: 300, to: 900, breakId: "b1", start: 600)),
+        TimelineAction(.seek(to: 0, reason: .resumeAfterSnapback), reason: .returnToTarget(breakId: "b1", target: 0)),
+        TimelineAction(.breakWatched(breakId: "b1"), reason: .watchedOnEnd(breakId: "b1", .playheadReachedEnd(660))),
+        TimelineAction(.playBreak(breakId: "mid-2"), reason: .breakPlays(.contentReached(1200), breakId: "mid-2")),
+        TimelineAction(.allAdsCompleted, reason: .postrollCompleted(breakId: "postroll")),
+        TimelineAction(
+            .saveBookmark(contentTime: 870, streamTime: 960, trigger: .paused),
+            reason: .bookmark(.paused(at: 960), contentTime: 870)),
+        TimelineAction(.clearBookmark, reason: .finished(.contentComplete))
+    ]
+    + SeekReason.allCases.map {
+        TimelineAction(.seek(to: 12.5, reason: $0), reason: .seekRefused(from: 1, to: 12.5, breakId: $0.rawValue))
+    }
+    + BookmarkTrigger.allCases.map {
+        TimelineAction(
+            .saveBookmark(contentTime: 1, streamTime: 2, trigger: $0), reason: .bookmark(.settled(.seek, at: 2), contentTime: 1))
+    }
 
 @Suite("Pushes round-trip")
 struct MessagePushRoundTripTests {
@@ -292,7 +310,7 @@ struct MessagePushRoundTripTests {
 
     @Test(arguments: [
         TimelineAction(.scheduleTimer(.bookmark, deadline: 30), reason: .periodicBookmark),
-        TimelineAction(.cancelTimer(.breakEnd), reason: .timerCancelled(.breakCompleted)),
+        TimelineAction(.cancelTimer(.breakEnd), reason: .timerCancelled(.breakCompleted))
     ])
     func timersAreNeverPushed(_ action: TimelineAction) {
         #expect(!WirePush.isPushed(action.kind))
@@ -304,11 +322,15 @@ struct MessagePushRoundTripTests {
 
     @Test func sessionError() throws {
         var out: [UInt8] = []
-        WirePush.encodePushSessionError(sessionId: 9, seq: 4, code: .unavailable, message: "store unavailable",
-                                        into: &out)
+        WirePush.encodePushSessionError(
+            sessionId: 9, seq: 4, code: .unavailable, message: "store unavailable",
+            into: &out)
         let push = try WirePushMessage.decode(out)
-        #expect(push == WirePushMessage(sessionId: 9, seq: 4, reason: "",
-                                        kind: .sessionError(code: .unavailable, message: "store unavailable")))
+        #expect(
+            push
+                == WirePushMessage(
+                    sessionId: 9, seq: 4, reason: "",
+                    kind: .sessionError(code: .unavailable, message: "store unavailable")))
         #expect(try roundTrip(push) == push)
     }
 
@@ -317,8 +339,11 @@ struct MessagePushRoundTripTests {
         var out: [UInt8] = []
         #expect(WirePush.encodePush(sessionId: 3, seq: 2, action: action, into: &out))
         let push = try WirePushMessage.decode(out)
-        #expect(push == WirePushMessage(sessionId: 3, seq: 2, reason: "break b1 not played: trick play went over it",
-                                        kind: .breakSkipped(breakId: "b1", reason: .trickPlay)))
+        #expect(
+            push
+                == WirePushMessage(
+                    sessionId: 3, seq: 2, reason: "break b1 not played: trick play went over it",
+                    kind: .breakSkipped(breakId: "b1", reason: .trickPlay)))
         #expect(try roundTrip(push) == push)
         // A reason from a newer server reads as nil: Push{1, 1, break_skipped{"b", reason 42}}.
         let newer: [UInt8] = [0x08, 0x01, 0x10, 0x01, 0x5A, 0x05, 0x0A, 0x01, 0x62, 0x10, 42]
@@ -327,8 +352,10 @@ struct MessagePushRoundTripTests {
 
     @Test func noEffectIsNotPushed() {
         var out: [UInt8] = []
-        #expect(!WirePush.encodePush(sessionId: 3, seq: 2, action: TimelineAction(.noEffect, reason: .confirms(.adBreakEnded, breakId: "b1")),
-                                     into: &out))
+        #expect(
+            !WirePush.encodePush(
+                sessionId: 3, seq: 2, action: TimelineAction(.noEffect, reason: .confirms(.adBreakEnded, breakId: "b1")),
+                into: &out))
         #expect(out.isEmpty)
     }
 

@@ -8,11 +8,15 @@ import Testing
 
 enum ExampleFrameType: UInt8 { case request = 1, response = 2, push = 3 }
 
-func exampleFrame(_ type: ExampleFrameType, callId: UInt32, method: WireMethod, status: StatusCode = .ok,
-                  body: [UInt8]) -> [UInt8] {
+func exampleFrame(
+    _ type: ExampleFrameType, callId: UInt32, method: WireMethod, status: StatusCode = .ok,
+    body: [UInt8]
+) -> [UInt8] {
     func be32(_ v: UInt32) -> [UInt8] { [UInt8(v >> 24), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
-    return be32(UInt32(body.count)) + be32(callId) + [type.rawValue, status.rawValue,
-                                                      UInt8(method.rawValue >> 8), UInt8(method.rawValue & 0xFF)] + body
+    return be32(UInt32(body.count)) + be32(callId) + [
+        type.rawValue, status.rawValue,
+        UInt8(method.rawValue >> 8), UInt8(method.rawValue & 0xFF)
+    ] + body
 }
 
 /// "0000000d 00000001 01 00 0000  08 01 12 04 …": the header's fields, then the body.
@@ -33,40 +37,68 @@ struct Example {
 
 var protocolExamples: [Example] {
     var examples: [Example] = []
-    examples.append(Example(note: "C→S Hello{protocol_version: 1, client_name: \"demo\"}",
-                            frame: exampleFrame(.request, callId: 1, method: .hello,
-                                                body: WireRequest.hello(HelloRequest(clientName: "demo")).encoded())))
+    examples.append(
+        Example(
+            note: "C→S Hello{protocol_version: 1, client_name: \"demo\"}",
+            frame: exampleFrame(
+                .request, callId: 1, method: .hello,
+                body: WireRequest.hello(HelloRequest(clientName: "demo")).encoded())))
     let hello = HelloReply(serverVersion: "0.1.0", policyPresets: ["snapback", "ima"])
-    examples.append(Example(note: "S→C HelloReply", frame: exampleFrame(.response, callId: 1, method: .hello,
-                                                                         body: hello.encoded())))
-    let open = OpenSessionRequest(streamId: "s1", contentId: "movie-42",
-                                  breaks: [AdBreak(id: "b1", start: 600, duration: 30)], contentDuration: 1800)
-    examples.append(Example(note: "C→S OpenSession", frame: exampleFrame(.request, callId: 2, method: .openSession,
-                                                                          body: WireRequest.openSession(open).encoded())))
-    examples.append(Example(note: "S→C OpenSessionReply{session_id: 1, policy_preset: \"snapback\"}",
-                            frame: exampleFrame(.response, callId: 2, method: .openSession,
-                                                body: OpenSessionReply(sessionId: 1, policyPreset: "snapback").encoded())))
-    examples.append(Example(note: "C→S SeekEnded{session_id: 1, from_stream_time: 300, to_stream_time: 900}",
-                            frame: exampleFrame(.request, callId: 3, method: .seekEnded,
-                                                body: WireRequest.event(sessionId: 1, .seekEnded(from: 300, to: 900))
-                                                    .encoded())))
+    examples.append(
+        Example(
+            note: "S→C HelloReply",
+            frame: exampleFrame(
+                .response, callId: 1, method: .hello,
+                body: hello.encoded())))
+    let open = OpenSessionRequest(
+        streamId: "s1", contentId: "movie-42",
+        breaks: [AdBreak(id: "b1", start: 600, duration: 30)], contentDuration: 1800)
+    examples.append(
+        Example(
+            note: "C→S OpenSession",
+            frame: exampleFrame(
+                .request, callId: 2, method: .openSession,
+                body: WireRequest.openSession(open).encoded())))
+    examples.append(
+        Example(
+            note: "S→C OpenSessionReply{session_id: 1, policy_preset: \"snapback\"}",
+            frame: exampleFrame(
+                .response, callId: 2, method: .openSession,
+                body: OpenSessionReply(sessionId: 1, policyPreset: "snapback").encoded())))
+    examples.append(
+        Example(
+            note: "C→S SeekEnded{session_id: 1, from_stream_time: 300, to_stream_time: 900}",
+            frame: exampleFrame(
+                .request, callId: 3, method: .seekEnded,
+                body: WireRequest.event(sessionId: 1, .seekEnded(from: 300, to: 900))
+                    .encoded())))
     var push: [UInt8] = []
     WirePushMessage(sessionId: 1, seq: 1, reason: "skipped b1", kind: .seek(to: 600, reason: .snapback)).encode(into: &push)
-    examples.append(Example(note: "S→C Push{session_id: 1, seq: 1, reason: \"skipped b1\", seek{600, SNAPBACK}}",
-                            frame: exampleFrame(.push, callId: 2, method: .openSession, body: push)))
+    examples.append(
+        Example(
+            note: "S→C Push{session_id: 1, seq: 1, reason: \"skipped b1\", seek{600, SNAPBACK}}",
+            frame: exampleFrame(.push, callId: 2, method: .openSession, body: push)))
     var reply: [UInt8] = []
     WireReply.encodeEventReply(lastPushSeq: 1, into: &reply)
-    examples.append(Example(note: "S→C EventReply{last_push_seq: 1}",
-                            frame: exampleFrame(.response, callId: 3, method: .seekEnded, body: reply)))
-    examples.append(Example(note: "C→S SeekEnded{session_id: 9, …}",
-                            frame: exampleFrame(.request, callId: 4, method: .seekEnded,
-                                                body: WireRequest.event(sessionId: 9, .seekEnded(from: 0, to: 60))
-                                                    .encoded())))
+    examples.append(
+        Example(
+            note: "S→C EventReply{last_push_seq: 1}",
+            frame: exampleFrame(.response, callId: 3, method: .seekEnded, body: reply)))
+    examples.append(
+        Example(
+            note: "C→S SeekEnded{session_id: 9, …}",
+            frame: exampleFrame(
+                .request, callId: 4, method: .seekEnded,
+                body: WireRequest.event(sessionId: 9, .seekEnded(from: 0, to: 60))
+                    .encoded())))
     var status: [UInt8] = []
     WireReply.encodeStatus(code: .notFound, message: "no session 9", into: &status)
-    examples.append(Example(note: "S→C NOT_FOUND Status{code: 5, message: \"no session 9\"}",
-                            frame: exampleFrame(.response, callId: 4, method: .seekEnded, status: .notFound,
-                                                body: status)))
+    examples.append(
+        Example(
+            note: "S→C NOT_FOUND Status{code: 5, message: \"no session 9\"}",
+            frame: exampleFrame(
+                .response, callId: 4, method: .seekEnded, status: .notFound,
+                body: status)))
     return examples
 }
 
@@ -85,7 +117,7 @@ struct ProtoExampleTests {
                 + "82 40 10 01",
             "00000002 00000003 02 00 0103  08 01",
             "0000000b 00000004 01 00 0103  08 09 19 00 00 00 00 00 00 4e 40",
-            "00000010 00000004 02 05 0103  08 05 12 0c 6e 6f 20 73 65 73 73 69 6f 6e 20 39",
+            "00000010 00000004 02 05 0103  08 05 12 0c 6e 6f 20 73 65 73 73 69 6f 6e 20 39"
         ]
         let actual = protocolExamples.map { exampleHex($0.frame) }
         #expect(actual == expected)

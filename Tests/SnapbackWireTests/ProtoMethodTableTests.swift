@@ -65,9 +65,10 @@ struct ProtoMethodTableTests {
     func requestsUseTheRpcsInputMessage(_ request: WireRequest) throws {
         let input = methodDescriptor(request.method).input!
         let body = request.encoded()
-        let message = try #require(body.withUnsafeBufferPointer {
-            protobuf_c_message_unpack(input, nil, $0.count, $0.baseAddress)
-        })
+        let message = try #require(
+            body.withUnsafeBufferPointer {
+                protobuf_c_message_unpack(input, nil, $0.count, $0.baseAddress)
+            })
         defer { protobuf_c_message_free_unpacked(message, nil) }
         var repacked = [UInt8](repeating: 0, count: protobuf_c_message_get_packed_size(message))
         _ = repacked.withUnsafeMutableBufferPointer { protobuf_c_message_pack(message, $0.baseAddress) }

@@ -1,7 +1,8 @@
 import CSnapbackProto
-@testable import SnapbackWire
 import SnapbackTimeline
 import Testing
+
+@testable import SnapbackWire
 
 /// The tables the wire mapping runs on, against protobuf-c's descriptors of the `.proto` files: every
 /// policy row is a `PolicyOverrides` field of its kind and every field a row; every mirrored enum's
@@ -93,8 +94,11 @@ import Testing
 
     @Test func theDifferenceBetweenTwoPresetsNamesTheFieldsThatDiffer() {
         let o = PolicyOverrides(from: .snapback, to: .media3)
-        #expect(o.fields.map(\.key) == ["skipped-break-choice", "seek-gate", "enforce-backward-seeks",
-                                        "return-to-target", "watched-break-on-playback"])
+        #expect(
+            o.fields.map(\.key) == [
+                "skipped-break-choice", "seek-gate", "enforce-backward-seeks",
+                "return-to-target", "watched-break-on-playback"
+            ])
         #expect(o.seekGate == .allBreaksBeforeTarget && o.cooldown == nil)
         #expect(o.applied(to: .snapback) == .media3)
     }

@@ -1,12 +1,15 @@
 import SnapbackTimeline
-@testable import SnapbackWire
 import Testing
+
+@testable import SnapbackWire
 
 /// The push's byte path of the snapback reason writes exactly what `TimelineReason.description` says.
 @Suite struct PushReasonTests {
     /// The byte path of the hot reasons (ReasonWriter) writes exactly what `description` would.
-    @Test(arguments: [0.0, 1, 9, 10, 600, 1290, 86_400, 123_456_789, -5, 0.5, 600.25, -0.125, 1e14, 1e300, -1e20,
-                      599.9996, 0.0005, -0.0005, 999_999_999_999.9995])
+    @Test(arguments: [
+        0.0, 1, 9, 10, 600, 1290, 86_400, 123_456_789, -5, 0.5, 600.25, -0.125, 1e14, 1e300, -1e20,
+        599.9996, 0.0005, -0.0005, 999_999_999_999.9995
+    ])
     func reasonWriterMatchesDescription(value: Double) {
         let text = withUnsafeTemporaryAllocation(byteCount: 64, alignment: 1) { buffer in
             var writer = ReasonWriter(buffer)
@@ -36,7 +39,7 @@ import Testing
     @Test func otherReasonsAreWrittenAsTheirText() {
         let reasons: [TimelineReason] = [
             .seekRefused(from: 610, to: 900, breakId: "m1"), .resume(contentTime: 900, streamTime: 990),
-            .breakPlays(.commanded(.snapback(jump: false, from: 1, to: 2, breakId: "b", start: 1.5)), breakId: "b"),
+            .breakPlays(.commanded(.snapback(jump: false, from: 1, to: 2, breakId: "b", start: 1.5)), breakId: "b")
         ]
         for reason in reasons { #expect(Self.written(reason) == reason.description) }
     }

@@ -1,8 +1,9 @@
-import SnapbackTestSupport
 import CSnapbackProto
-@testable import SnapbackWire
+import SnapbackTestSupport
 import SnapbackTimeline
 import Testing
+
+@testable import SnapbackWire
 
 /// The hand-written encoders of the round trip's messages produce exactly protobuf-c's bytes.
 @Suite struct WireFastPathTests {
@@ -43,12 +44,14 @@ import Testing
             let why = SeekReason.allCases[Int(rng.next() % UInt64(SeekReason.allCases.count))]
             var fast: [UInt8] = []
             let n = WireFastPath.append(to: &fast, bound: WireFastPath.seekPushBound(reason: .text(reason))) {
-                WireFastPath.encodeSeekPush(sessionId: session, seq: seq, reason: .text(reason), to: to,
-                                            seekReason: UInt64(why.proto.rawValue), into: $0)
+                WireFastPath.encodeSeekPush(
+                    sessionId: session, seq: seq, reason: .text(reason), to: to,
+                    seekReason: UInt64(why.proto.rawValue), into: $0)
             }
             #expect(n == fast.count)
-            #expect(fast == Self.protoCSeekPush(sessionId: session, seq: seq, reason: reason, to: to, why: why),
-                    "session \(session) seq \(seq) to \(to) \(why)")
+            #expect(
+                fast == Self.protoCSeekPush(sessionId: session, seq: seq, reason: reason, to: to, why: why),
+                "session \(session) seq \(seq) to \(to) \(why)")
         }
     }
 
@@ -58,7 +61,8 @@ import Testing
     func wordedReasonMatchesProtobufC(breakId: String) {
         let reason = TimelineReason.snapback(jump: false, from: 300, to: 900, breakId: breakId, start: 600)
         var fast: [UInt8] = []
-        WirePush.encodePush(sessionId: 1, seq: 2, action: TimelineAction(.seek(to: 600, reason: .snapback), reason: reason), into: &fast)
+        WirePush.encodePush(
+            sessionId: 1, seq: 2, action: TimelineAction(.seek(to: 600, reason: .snapback), reason: reason), into: &fast)
         #expect(fast == Self.protoCSeekPush(sessionId: 1, seq: 2, reason: reason.description, to: 600, why: .snapback))
     }
 
@@ -66,8 +70,9 @@ import Testing
     @Test func textReasonMatchesProtobufC() {
         let reason = TimelineReason.seekRefused(from: 610, to: 900, breakId: "m1")
         var fast: [UInt8] = []
-        WirePush.encodePush(sessionId: 5, seq: 6, action: TimelineAction(.seek(to: 610, reason: .seekRefusedDuringAd), reason: reason),
-                            into: &fast)
+        WirePush.encodePush(
+            sessionId: 5, seq: 6, action: TimelineAction(.seek(to: 610, reason: .seekRefusedDuringAd), reason: reason),
+            into: &fast)
         #expect(fast == Self.protoCSeekPush(sessionId: 5, seq: 6, reason: reason.description, to: 610, why: .seekRefusedDuringAd))
     }
 
@@ -87,7 +92,10 @@ import Testing
 @Suite struct WireFastPathDecodeTests {
     static func protoCSeekEnded(_ body: [UInt8]) -> (UInt64, Double, Double)? {
         body.withUnsafeBytes { raw in
-            guard let m = snapback__v1__seek_ended_request__unpack(nil, raw.count, raw.baseAddress?.assumingMemoryBound(to: UInt8.self)) else { return nil }
+            guard
+                let m = snapback__v1__seek_ended_request__unpack(
+                    nil, raw.count, raw.baseAddress?.assumingMemoryBound(to: UInt8.self))
+            else { return nil }
             defer { snapback__v1__seek_ended_request__free_unpacked(m, nil) }
             return (m.pointee.session_id, m.pointee.from_stream_time, m.pointee.to_stream_time)
         }
@@ -95,7 +103,10 @@ import Testing
 
     static func protoCPlayhead(_ body: [UInt8]) -> (UInt64, Double, Double, Bool)? {
         body.withUnsafeBytes { raw in
-            guard let m = snapback__v1__report_playhead_request__unpack(nil, raw.count, raw.baseAddress?.assumingMemoryBound(to: UInt8.self)) else { return nil }
+            guard
+                let m = snapback__v1__report_playhead_request__unpack(
+                    nil, raw.count, raw.baseAddress?.assumingMemoryBound(to: UInt8.self))
+            else { return nil }
             defer { snapback__v1__report_playhead_request__free_unpacked(m, nil) }
             return (m.pointee.session_id, m.pointee.stream_time, m.pointee.rate, m.pointee.playing != 0)
         }
@@ -107,15 +118,19 @@ import Testing
         var rng = SplitMix64(seed: 7)
         var fastHits = 0
         for i in 0..<20_000 {
-            var body = WireRequest.event(sessionId: rng.next() >> (rng.next() % 64),
-                                         .seekEnded(from: Double(rng.next() % 10_000), to: Double(rng.next() % 10_000) / 4)).encoded()
+            var body = WireRequest.event(
+                sessionId: rng.next() >> (rng.next() % 64),
+                .seekEnded(from: Double(rng.next() % 10_000), to: Double(rng.next() % 10_000) / 4)
+            ).encoded()
             if i % 2 == 1 { mutate(&body, &rng) }
             let fast = body.withUnsafeBytes { WireFastPath.decodeSeekEnded($0) }
             let slow = Self.protoCSeekEnded(body)
             if let fast {
                 fastHits += 1
                 #expect(slow != nil, "fast accepted what protobuf-c rejects: \(body)")
-                if let slow { #expect(fast.session == slow.0 && Self.same(fast.from, slow.1) && Self.same(fast.to, slow.2), "\(body)") }
+                if let slow {
+                    #expect(fast.session == slow.0 && Self.same(fast.from, slow.1) && Self.same(fast.to, slow.2), "\(body)")
+                }
             }
         }
         #expect(fastHits > 10_000)
@@ -125,9 +140,12 @@ import Testing
         var rng = SplitMix64(seed: 11)
         var fastHits = 0
         for i in 0..<20_000 {
-            var body = WireRequest.event(sessionId: rng.next() >> (rng.next() % 64),
-                                         .playheadReported(streamTime: Double(rng.next() % 100_000) / 8, rate: Double(rng.next() % 5),
-                                                           playing: rng.next() % 2 == 0)).encoded()
+            var body = WireRequest.event(
+                sessionId: rng.next() >> (rng.next() % 64),
+                .playheadReported(
+                    streamTime: Double(rng.next() % 100_000) / 8, rate: Double(rng.next() % 5),
+                    playing: rng.next() % 2 == 0)
+            ).encoded()
             if i % 2 == 1 { mutate(&body, &rng) }
             let fast = body.withUnsafeBytes { WireFastPath.decodeReportPlayhead($0) }
             let slow = Self.protoCPlayhead(body)
@@ -135,7 +153,8 @@ import Testing
                 fastHits += 1
                 #expect(slow != nil, "fast accepted what protobuf-c rejects: \(body)")
                 if let slow {
-                    #expect(fast.session == slow.0 && Self.same(fast.streamTime, slow.1) && Self.same(fast.rate, slow.2)
+                    #expect(
+                        fast.session == slow.0 && Self.same(fast.streamTime, slow.1) && Self.same(fast.rate, slow.2)
                             && fast.playing == slow.3, "\(body)")
                 }
             }

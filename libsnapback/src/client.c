@@ -506,16 +506,36 @@ static int start_connection(snapback_client *client, char *why, size_t why_len) 
 /* ---------------------------------------------------------------------------------------------- */
 /* Sessions across reconnects                                                                       */
 
+/* The content a break replaces (on-demand sessions: unset = inserted). */
+static double replaced(const struct sb_break *b) {
+    return b->has_content_resume_offset ? b->content_resume_offset : 0;
+}
+
 /* Content time of a stream position, from the session's break list (TimelineLayout's rule: a time
- * inside a break maps to the break's content position). Live and ad-rules sessions run on content
- * time already. */
+ * inside a break maps to the break's content position; after a break, the content it replaced is
+ * counted). Live and ad-rules sessions are not resumed from a position. */
 static double content_time_of(const snapback_session *s, double t) {
     if (s->live || s->ad_rules) return t;
     double content = t;
+    const struct sb_break *inside = NULL;
     for (size_t i = 0; i < s->n_breaks; i++) {
         const struct sb_break *b = &s->breaks[i];
-        if (b->start + b->duration <= t) content -= b->duration;
-        else if (b->start <= t) content -= t - b->start;
+        if (b->start + b->duration <= t) content -= b->duration - replaced(b);
+        else if (b->start <= t) {
+            content -= t - b->start;
+            inside = b;
+        }
+    }
+    /* Inside a break that follows others back to back, the content stopped where the first of them
+     * began: the offsets of the earlier ones were counted above and are not content the viewer saw. */
+    for (size_t hops = 0; inside && hops < s->n_breaks; hops++) {
+        const struct sb_break *before = NULL;
+        for (size_t i = 0; i < s->n_breaks && !before; i++) {
+            const struct sb_break *b = &s->breaks[i];
+            if (b != inside && b->duration > 0 && b->start + b->duration == inside->start) before = b;
+        }
+        if (before) content -= replaced(before);
+        inside = before;
     }
     return content < 0 ? 0 : content;
 }

@@ -33,6 +33,8 @@ struct sb_break {
     double *ad_durations;
     size_t n_ad_durations;
     bool watched;
+    bool has_content_resume_offset;
+    double content_resume_offset;
 };
 
 /* Deep copies and frees of break lists. */

@@ -28,6 +28,8 @@ int sb_breaks_copy(const snapback_break *in, size_t n, struct sb_break **out) {
         b[i].start = in[i].start;
         b[i].duration = in[i].duration;
         b[i].watched = in[i].watched;
+        b[i].has_content_resume_offset = in[i].has_content_resume_offset;
+        b[i].content_resume_offset = in[i].has_content_resume_offset ? in[i].content_resume_offset : 0;
         if (!b[i].id) goto nomem;
         if (in[i].n_ad_durations) {
             if (!in[i].ad_durations) {
@@ -62,6 +64,12 @@ static Snapback__V1__AdBreak **wire_alloc(size_t n) {
     return ptrs;
 }
 
+static void set_resume_offset(Snapback__V1__AdBreak *w, bool has, double offset) {
+    if (!has) return;
+    w->_content_resume_offset_case = SNAPBACK__V1__AD_BREAK___CONTENT_RESUME_OFFSET_CONTENT_RESUME_OFFSET;
+    w->content_resume_offset = offset;
+}
+
 Snapback__V1__AdBreak **sb_breaks_to_wire(const struct sb_break *b, size_t n) {
     Snapback__V1__AdBreak **w = wire_alloc(n);
     if (!w) return NULL;
@@ -72,6 +80,7 @@ Snapback__V1__AdBreak **sb_breaks_to_wire(const struct sb_break *b, size_t n) {
         w[i]->n_ad_durations = b[i].n_ad_durations;
         w[i]->ad_durations = b[i].ad_durations;
         w[i]->watched = b[i].watched;
+        set_resume_offset(w[i], b[i].has_content_resume_offset, b[i].content_resume_offset);
     }
     return w;
 }
@@ -86,6 +95,7 @@ Snapback__V1__AdBreak **sb_public_breaks_to_wire(const snapback_break *b, size_t
         w[i]->n_ad_durations = b[i].ad_durations ? b[i].n_ad_durations : 0;
         w[i]->ad_durations = (double *)b[i].ad_durations;
         w[i]->watched = b[i].watched;
+        set_resume_offset(w[i], b[i].has_content_resume_offset, b[i].content_resume_offset);
     }
     return w;
 }
@@ -200,6 +210,8 @@ static void break_view(snapback_break *out, const Snapback__V1__AdBreak *in) {
     out->ad_durations = in->ad_durations;
     out->n_ad_durations = in->n_ad_durations;
     out->watched = in->watched;
+    out->has_content_resume_offset = in->_content_resume_offset_case != 0;
+    out->content_resume_offset = out->has_content_resume_offset ? in->content_resume_offset : 0;
 }
 
 /* Values newer than this library read as UNSPECIFIED (the header's promise). */

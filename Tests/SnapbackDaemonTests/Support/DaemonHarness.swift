@@ -87,7 +87,8 @@ final class DaemonHarness {
         let daemonArguments = ["--socket", self.socketPath, "--state-dir", stateDirectory, "--log-level", "debug"] + arguments
         if socketActivated {
             process.executableURL = URL(fileURLWithPath: Self.socketActivatePath)
-            process.arguments = ["--listen=\(self.socketPath)"] + socketActivationArguments
+            process.arguments =
+                ["--listen=\(self.socketPath)"] + socketActivationArguments
                 + environment.sorted { $0.key < $1.key }.map { "--setenv=\($0.key)=\($0.value)" }
                 + [Self.binaryPath] + daemonArguments
         } else if let program = launcher.first {
@@ -136,7 +137,8 @@ final class DaemonHarness {
     /// CPU time the daemon has used (user and system), in clock ticks, from `/proc/PID/stat`.
     var cpuTicks: Int {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let end = stat.lastIndex(of: ")") else { return 0 }
+            let end = stat.lastIndex(of: ")")
+        else { return 0 }
         // After "pid (comm)": state is field 3, utime 14 and stime 15.
         let fields = stat[stat.index(after: end)...].split(separator: " ")
         guard fields.count > 12, let user = Int(fields[11]), let system = Int(fields[12]) else { return 0 }
@@ -245,7 +247,9 @@ final class DaemonHarness {
     // MARK: One-shot runs
 
     /// Runs snapbackd with exactly `arguments` to completion (for --help, bad options).
-    static func run(_ arguments: [String], timeout: TimeInterval = 10) throws -> (termination: Termination, stdout: String, stderr: String) {
+    static func run(_ arguments: [String], timeout: TimeInterval = 10) throws -> (
+        termination: Termination, stdout: String, stderr: String
+    ) {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let process = Process()

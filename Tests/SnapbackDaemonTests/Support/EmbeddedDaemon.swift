@@ -16,8 +16,9 @@ final class EmbeddedDaemon {
     init(bookmarkTick: Double = 5, _ change: (inout DaemonConfiguration) -> Void = { _ in }) {
         var configuration = DaemonConfiguration()
         change(&configuration)
-        service = TimelineService(clock: clock, logger: Logger(level: .error), configuration: configuration, store: store,
-                                  bookmarkTick: bookmarkTick)
+        service = TimelineService(
+            clock: clock, logger: Logger(level: .error), configuration: configuration, store: store,
+            bookmarkTick: bookmarkTick)
     }
 
     /// A connected peer that has not said Hello (for tests of the Hello gate).
@@ -149,8 +150,9 @@ final class EmbeddedPlayer {
     }
 
     func watchDecisions(sessionId: UInt64 = 0, contentId: String = "") throws(SnapbackClientError) {
-        _ = try rawCall(method: WireMethod.watchDecisions.rawValue,
-                        body: WireRequest.watchDecisions(sessionId: sessionId, contentId: contentId).encoded())
+        _ = try rawCall(
+            method: WireMethod.watchDecisions.rawValue,
+            body: WireRequest.watchDecisions(sessionId: sessionId, contentId: contentId).encoded())
     }
 
     /// Decisions sent to this watcher so far, in order.

@@ -57,8 +57,9 @@ final class NotifySocket {
             let remaining = clock.now.duration(to: deadline)
             guard remaining > .zero else { return nil }
             var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let milliseconds = Int32(clamping: remaining.components.seconds * 1000
-                                     + remaining.components.attoseconds / 1_000_000_000_000_000 + 1)
+            let milliseconds = Int32(
+                clamping: remaining.components.seconds * 1000
+                    + remaining.components.attoseconds / 1_000_000_000_000_000 + 1)
             let ready = poll(&poller, 1, milliseconds)
             if ready < 0 && errno == EINTR { continue }
             guard ready > 0 else { continue }

@@ -13,9 +13,11 @@ extension DaemonHarness {
 
 enum Streams {
     /// A 30-minute program with one unwatched mid-roll of 60 s at stream 600 (the seeds' break at 10:00).
-    static func seed(contentId: String = "seed", profile: String = "", useBookmark: Bool = false,
-                     breaks: [AdBreak] = [AdBreak(id: "b1", start: 600, duration: 60)],
-                     overrides: PolicyOverrides = PolicyOverrides()) -> OpenSessionRequest {
+    static func seed(
+        contentId: String = "seed", profile: String = "", useBookmark: Bool = false,
+        breaks: [AdBreak] = [AdBreak(id: "b1", start: 600, duration: 60)],
+        overrides: PolicyOverrides = PolicyOverrides()
+    ) -> OpenSessionRequest {
         OpenSessionRequest(
             streamId: "stream-\(contentId)", contentId: contentId, profile: profile, kind: .onDemand,
             breaks: breaks, contentDuration: 1800, preset: .snapback, overrides: overrides,

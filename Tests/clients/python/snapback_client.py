@@ -131,7 +131,11 @@ _ENUMS = {  # values are consecutive from 0 in every snapback enum
                               "WATCHED_BREAK_ON_PLAYBACK_SKIP",
     "DecisionKind": "DECISION_KIND_UNSPECIFIED DECISION_KIND_SEEK DECISION_KIND_BREAK_WATCHED "
                     "DECISION_KIND_BREAK_COMPLETED DECISION_KIND_PLAY_BREAK DECISION_KIND_ALL_ADS_COMPLETED "
-                    "DECISION_KIND_SAVE_BOOKMARK DECISION_KIND_CLEAR_BOOKMARK",
+                    "DECISION_KIND_SAVE_BOOKMARK DECISION_KIND_CLEAR_BOOKMARK DECISION_KIND_BREAK_SKIPPED",
+    "BreakSkipReason": "BREAK_SKIP_REASON_UNSPECIFIED BREAK_SKIP_REASON_TRICK_PLAY BREAK_SKIP_REASON_RESUME_PLAN "
+                       "BREAK_SKIP_REASON_COOLDOWN BREAK_SKIP_REASON_EXEMPT BREAK_SKIP_REASON_WATCHED "
+                       "BREAK_SKIP_REASON_DISABLED",
+    "BreakPosition": "BREAK_POSITION_UNSPECIFIED BREAK_POSITION_PREROLL BREAK_POSITION_MIDROLL BREAK_POSITION_POSTROLL",
     "ResumeBreaks": "RESUME_BREAKS_UNSPECIFIED RESUME_BREAKS_NONE RESUME_BREAKS_PREROLL RESUME_BREAKS_LAST_BEFORE "
                     "RESUME_BREAKS_PREROLL_AND_LAST_BEFORE",
 }
@@ -161,7 +165,8 @@ _MESSAGES = {
     "WatchDecisionsRequest": "uint64 session_id=1; string content_id=2",
     "Decision": "uint64 seq=1; uint64 session_id=2; string content_id=3; string stream_id=4; string profile=5; "
                 "double at=6; DecisionKind kind=7; string reason=8; double stream_time=9; SeekReason seek_reason=10; "
-                "string break_id=11; double content_time=12; BookmarkTrigger bookmark_trigger=13",
+                "string break_id=11; double content_time=12; BookmarkTrigger bookmark_trigger=13; "
+                "BreakSkipReason skip_reason=14",
     # policy.proto
     "PolicyOverrides": "SkippedBreakChoice skipped_break_choice=1; SeekGate seek_gate=2; "
                        "optional bool enforce_backward_seeks=3; ReturnToTarget return_to_target=4; "
@@ -175,7 +180,8 @@ _MESSAGES = {
                        "optional uint32 max_snapbacks_per_break=18; optional double coverage_tolerance=19; "
                        "optional double bookmark_interval=20; optional double finished_margin=21",
     # timeline.proto
-    "AdBreak": "string id=1; double start=2; double duration=3; repeated double ad_durations=4; bool watched=5",
+    "AdBreak": "string id=1; double start=2; double duration=3; repeated double ad_durations=4; bool watched=5; "
+               "optional double content_resume_offset=6",
     "AdRules": "bool preroll=1; repeated double midroll_times=2; double midroll_every=3; bool postroll=4; "
                "optional double break_duration=5",
     "ResumeOptions": "bool use_bookmark=1; optional double resume_content_time=2",
@@ -188,10 +194,10 @@ _MESSAGES = {
     "ReportPlayheadRequest": "uint64 session_id=1; double stream_time=2; double rate=3; bool playing=4",
     "SeekStartedRequest": "uint64 session_id=1; double from_stream_time=2",
     "SeekEndedRequest": "uint64 session_id=1; double from_stream_time=2; double to_stream_time=3",
-    "AdBreakStartedRequest": "uint64 session_id=1; string break_id=2",
-    "AdBreakEndedRequest": "uint64 session_id=1; string break_id=2",
-    "AdStartedRequest": "uint64 session_id=1; string break_id=2; uint32 index=3",
-    "AdEndedRequest": "uint64 session_id=1; string break_id=2; uint32 index=3",
+    "AdBreakStartedRequest": "uint64 session_id=1; string break_id=2; optional double stream_time=3",
+    "AdBreakEndedRequest": "uint64 session_id=1; string break_id=2; optional double stream_time=3",
+    "AdStartedRequest": "uint64 session_id=1; string break_id=2; uint32 index=3; optional double stream_time=4",
+    "AdEndedRequest": "uint64 session_id=1; string break_id=2; uint32 index=3; optional double stream_time=4",
     "TrickPlayStartedRequest": "uint64 session_id=1; double stream_time=2; double rate=3",
     "TrickPlayEndedRequest": "uint64 session_id=1; double stream_time=2",
     "ContentCompleteRequest": "uint64 session_id=1",
@@ -209,12 +215,16 @@ _MESSAGES = {
     "SessionStateReply": "SessionPhase phase=1; string current_break_id=2; double stream_time=3; "
                          "double content_time=4; bool playing=5; double rate=6; optional double pending_return=7; "
                          "repeated AdBreak breaks=8; optional double cooldown_until=9; "
-                         "optional double last_bookmark_content_time=10",
+                         "optional double last_bookmark_content_time=10; repeated BreakState break_states=11",
+    "BreakState": "string break_id=1; BreakPosition position=2; bool watched=3; bool exempt=4; "
+                  "BreakSkipReason skip_reason=5",
     # push.proto
     "Push": "uint64 session_id=1; uint64 seq=2; string reason=3; oneof:kind SeekCommand seek=4; "
             "oneof:kind BreakWatched break_watched=5; oneof:kind BookmarkSaved bookmark_saved=6; "
             "oneof:kind BookmarkCleared bookmark_cleared=7; oneof:kind PlayBreak play_break=8; "
-            "oneof:kind AllAdsCompleted all_ads_completed=9; oneof:kind SessionError session_error=10",
+            "oneof:kind AllAdsCompleted all_ads_completed=9; oneof:kind SessionError session_error=10; "
+            "oneof:kind BreakSkipped break_skipped=11",
+    "BreakSkipped": "string break_id=1; BreakSkipReason reason=2",
     "SeekCommand": "double stream_time=1; SeekReason reason=2",
     "BreakWatched": "string break_id=1",
     "BookmarkSaved": "double content_time=1; double stream_time=2; BookmarkTrigger trigger=3",

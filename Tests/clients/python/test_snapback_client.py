@@ -363,6 +363,62 @@ def run(path, version, proc):
         return "decision #%d %r; ListSessions %s" % (d.seq, d.reason, ids)
     check("WatchDecisions: another player's snapback arrives with its reason; ListSessions, GetSession", watch_decisions)
 
+    def skipped_and_racing():
+        # PROTOCOL.md "Event order": trick play over two breaks pushes BreakSkipped for the one that does
+        # not play, before the seek to the one that does; an ad event's stream_time is a playhead report;
+        # an AdBreakEnded after the playhead left the break is OK with no push; break_states say it all.
+        r = c.open_session(stream_id="py-skip", content_id="py-skip", kind=sb.SESSION_KIND_ON_DEMAND,
+                           breaks=[{"id": "k1", "start": 600.0, "duration": 60.0},
+                                   {"id": "k2", "start": 1000.0, "duration": 60.0}], content_duration=1800.0)
+        sid2 = r.session_id
+        c.call("Timeline/ReportPlayhead", session_id=sid2, stream_time=300.0, rate=1.0, playing=True)
+        c.call("Timeline/TrickPlayStarted", session_id=sid2, stream_time=300.0, rate=8.0)
+        c.take_pushes()
+        c.call("Timeline/TrickPlayEnded", session_id=sid2, stream_time=1400.0)
+        pushes = [e.push for e in c.take_pushes() if e.push.session_id == sid2]
+        kinds = [p.kind for p in pushes]
+        expect("break_skipped" in kinds and "seek" in kinds
+               and kinds.index("break_skipped") < kinds.index("seek"), "pushes: %s" % kinds)
+        skip = pushes[kinds.index("break_skipped")].break_skipped
+        expect(skip.break_id == "k1" and skip.reason == sb.BREAK_SKIP_REASON_TRICK_PLAY, "%r" % (skip,))
+        expect(pushes[kinds.index("seek")].seek.stream_time == 1000.0, "%r" % (pushes,))
+        c.call("Timeline/AdBreakStarted", session_id=sid2, break_id="k2", stream_time=1000.0)
+        c.call("Timeline/ReportPlayhead", session_id=sid2, stream_time=1060.5, rate=1.0, playing=True)
+        late = c.call("Timeline/AdBreakEnded", session_id=sid2, break_id="k2", stream_time=1061.0)
+        state = c.call("Timeline/GetSessionState", session_id=sid2)
+        bs = state.break_states
+        expect([b.break_id for b in bs] == ["k1", "k2"], "%r" % (bs,))
+        expect(bs[0].skip_reason == sb.BREAK_SKIP_REASON_TRICK_PLAY and not bs[0].watched, "%r" % (bs[0],))
+        expect(bs[1].watched and bs[1].skip_reason == sb.BREAK_SKIP_REASON_UNSPECIFIED, "%r" % (bs[1],))
+        expect(all(b.position == sb.BREAK_POSITION_MIDROLL for b in bs), "%r" % (bs,))
+        # What contradicts the session is still refused.
+        expect_error(sb.FAILED_PRECONDITION, lambda: c.call("Timeline/TrickPlayEnded", session_id=sid2, stream_time=1100.0))
+        c.close_session(sid2)
+        c.take_pushes()
+        return "BreakSkipped k1 TRICK_PLAY before the seek to 1000; racing AdBreakEnded OK (last_push_seq %d); " \
+               "break_states %s" % (late.last_push_seq, [(b.break_id, b.watched, sb.enum_name("BreakSkipReason", b.skip_reason))
+                                                        for b in bs])
+    check("BreakSkipped push, ad event stream_time, racing AdBreakEnded, break_states", skipped_and_racing)
+
+    def replacing_break():
+        # content_resume_offset = the break's duration: the break replaces the content it covers, so stream
+        # 900 is content 900 (an inserted break would make it 840); the state echoes the field, and an offset
+        # longer than the break is refused naming it.
+        r = c.open_session(stream_id="py-r", content_id="py-replaced",
+                           breaks=[{"id": "r1", "start": 600.0, "duration": 60.0, "content_resume_offset": 60.0}],
+                           content_duration=1800.0)
+        ct = c.call("Timeline/ContentTimeForStreamTime", session_id=r.session_id, stream_time=900.0)
+        expect(ct.content_time == 900.0, "content time %g" % ct.content_time)
+        state = c.call("Timeline/GetSessionState", session_id=r.session_id)
+        expect([b.content_resume_offset for b in state.breaks] == [60.0], "%r" % (state.breaks,))
+        detail = expect_error(sb.INVALID_ARGUMENT, lambda: c.open_session(
+            stream_id="py-r2", content_id="py-replaced-2",
+            breaks=[{"id": "r1", "start": 600.0, "duration": 60.0, "content_resume_offset": 61.0}]))
+        expect("breaks[0].content_resume_offset" in detail, detail)
+        c.close_session(r.session_id)
+        return "stream 900 = content %g; %s" % (ct.content_time, detail)
+    check("AdBreak.content_resume_offset: a replacing break; out of range -> INVALID_ARGUMENT", replacing_break)
+
     def sigterm():
         # c is still connected with an open session: the stop must still be clean.
         proc.send_signal(signal.SIGTERM)

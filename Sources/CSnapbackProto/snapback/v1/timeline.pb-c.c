@@ -1267,7 +1267,7 @@ void   snapback__v1__break_state__free_unpacked
   assert(message->base.descriptor == &snapback__v1__break_state__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-static const ProtobufCFieldDescriptor snapback__v1__ad_break__field_descriptors[5] =
+static const ProtobufCFieldDescriptor snapback__v1__ad_break__field_descriptors[6] =
 {
   {
     "id",
@@ -1329,9 +1329,22 @@ static const ProtobufCFieldDescriptor snapback__v1__ad_break__field_descriptors[
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "content_resume_offset",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    offsetof(Snapback__V1__AdBreak, _content_resume_offset_case),
+    offsetof(Snapback__V1__AdBreak, content_resume_offset),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned snapback__v1__ad_break__field_indices_by_name[] = {
   3,   /* field[3] = ad_durations */
+  5,   /* field[5] = content_resume_offset */
   2,   /* field[2] = duration */
   0,   /* field[0] = id */
   1,   /* field[1] = start */
@@ -1340,7 +1353,7 @@ static const unsigned snapback__v1__ad_break__field_indices_by_name[] = {
 static const ProtobufCIntRange snapback__v1__ad_break__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 5 }
+  { 0, 6 }
 };
 const ProtobufCMessageDescriptor snapback__v1__ad_break__descriptor =
 {
@@ -1350,7 +1363,7 @@ const ProtobufCMessageDescriptor snapback__v1__ad_break__descriptor =
   "Snapback__V1__AdBreak",
   "snapback.v1",
   sizeof(Snapback__V1__AdBreak),
-  5,
+  6,
   snapback__v1__ad_break__field_descriptors,
   snapback__v1__ad_break__field_indices_by_name,
   1,  snapback__v1__ad_break__number_ranges,

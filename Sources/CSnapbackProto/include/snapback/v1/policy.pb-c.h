@@ -68,7 +68,8 @@ typedef enum _Snapback__V1__ReturnToTarget {
    */
   SNAPBACK__V1__RETURN_TO_TARGET__RETURN_TO_TARGET_ALWAYS = 2,
   /*
-   * Never: playback continues after the break (hls.js).
+   * Never: playback continues after the break (hls.js); on an ad-rules session, at the break's position,
+   * its resumption point (hls.js #7029).
    */
   SNAPBACK__V1__RETURN_TO_TARGET__RETURN_TO_TARGET_NEVER = 3
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(SNAPBACK__V1__RETURN_TO_TARGET)
@@ -94,7 +95,7 @@ typedef enum _Snapback__V1__LandingInBreak {
 typedef enum _Snapback__V1__WatchedWhen {
   SNAPBACK__V1__WATCHED_WHEN__WATCHED_WHEN_UNSPECIFIED = 0,
   /*
-   * As soon as it begins to play (TVSDK, Cast, Shaka).
+   * As soon as it begins to play (TVSDK, IMA DAI, Cast, Shaka).
    */
   SNAPBACK__V1__WATCHED_WHEN__WATCHED_WHEN_ON_BEGIN = 1,
   /*
@@ -102,7 +103,7 @@ typedef enum _Snapback__V1__WatchedWhen {
    */
   SNAPBACK__V1__WATCHED_WHEN__WATCHED_WHEN_ON_END = 2,
   /*
-   * Never: every break plays every time.
+   * Never: every break plays every time, those opened as watched (AdBreak.watched, the store's) too.
    */
   SNAPBACK__V1__WATCHED_WHEN__WATCHED_WHEN_NEVER = 3
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(SNAPBACK__V1__WATCHED_WHEN)

@@ -93,6 +93,12 @@ typedef enum _Snapback__V1__BreakPosition {
 
 /* --- messages --- */
 
+typedef enum {
+  SNAPBACK__V1__AD_BREAK___CONTENT_RESUME_OFFSET__NOT_SET = 0,
+  SNAPBACK__V1__AD_BREAK___CONTENT_RESUME_OFFSET_CONTENT_RESUME_OFFSET = 6
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(SNAPBACK__V1__AD_BREAK___CONTENT_RESUME_OFFSET__CASE)
+} Snapback__V1__AdBreak__ContentResumeOffsetCase;
+
 /*
  * One ad break.
  */
@@ -121,10 +127,14 @@ struct  Snapback__V1__AdBreak
    * Whether the break counts as watched.
    */
   protobuf_c_boolean watched;
+  Snapback__V1__AdBreak__ContentResumeOffsetCase _content_resume_offset_case;
+  union {
+    double content_resume_offset;
+  };
 };
 #define SNAPBACK__V1__AD_BREAK__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&snapback__v1__ad_break__descriptor) \
-    , (char *)protobuf_c_empty_string, 0, 0, 0,NULL, 0 }
+    , (char *)protobuf_c_empty_string, 0, 0, 0,NULL, 0, SNAPBACK__V1__AD_BREAK___CONTENT_RESUME_OFFSET__NOT_SET, {0} }
 
 
 typedef enum {

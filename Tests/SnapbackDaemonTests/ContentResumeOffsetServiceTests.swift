@@ -1,0 +1,111 @@
+import SnapbackClient
+import SnapbackTimeline
+import SnapbackWire
+import Testing
+
+/// `AdBreak.content_resume_offset` through the socket protocol, in process (``EmbeddedDaemon``): breaks that
+/// replace content on demand and live, the range check where the number enters, and the bookmark kept at
+/// the resume point while a resume's break plays.
+@Suite struct ContentResumeOffsetServiceTests {
+    static let replacing = [AdBreak(id: "r1", start: 600, duration: 60, contentResumeOffset: 60)]
+
+    @Test func aReplacingBreakIsHonouredByConversionsAndEchoedInTheState() throws {
+        let daemon = EmbeddedDaemon()
+        let player = try daemon.player()
+        let session = try player.openSession(Streams.seed(breaks: Self.replacing)).sessionId
+        let after: ContentTimeReply = try player.call(.contentTimeForStreamTime(sessionId: session, streamTime: 900))
+        #expect(after.contentTime == 900)
+        let inside: ContentTimeReply = try player.call(.contentTimeForStreamTime(sessionId: session, streamTime: 630))
+        #expect(inside.contentTime == 600)
+        let replaced: StreamTimeReply = try player.call(.streamTimeForContentTime(sessionId: session, contentTime: 630))
+        #expect(replaced.streamTime == 660)
+        let state: SessionStateReply = try player.call(.getSessionState(sessionId: session))
+        #expect(state.breaks.map(\.contentResumeOffset) == [60])
+
+        // A snapback over it returns to the target, and the bookmark there is content 900 (inserted: 840).
+        try player.send(.playheadReported(streamTime: 300, rate: 1, playing: true), session: session)
+        #expect(try player.send(.seekEnded(from: 300, to: 900), session: session).seekTargets == [600])
+        try player.send(.adBreakStarted(breakId: "r1"), session: session)
+        var ended = try player.send(.adBreakEnded(breakId: "r1"), session: session)
+        while ended.savedBookmarks.isEmpty { ended.append(try player.nextPush()) }
+        #expect(ended.seekTargets == [900])
+        #expect(ended.savedBookmarks == [900])
+    }
+
+    @Test(arguments: [61.0, -1.0])
+    func anOffsetOutsideTheBreakIsRefusedNamingTheField(offset: Double) throws {
+        let daemon = EmbeddedDaemon()
+        let player = try daemon.player()
+        let open = Streams.seed(breaks: [AdBreak(id: "r1", start: 600, duration: 60, contentResumeOffset: offset)])
+        #expect {
+            try player.openSession(open)
+        } throws: { error in
+            guard case SnapbackClientError.status(.invalidArgument, let message) = error else { return false }
+            return message.contains("breaks[0].content_resume_offset must be a content resume offset from 0 to")
+        }
+        // UpdateBreaks checks it where it enters too.
+        let live = OpenSessionRequest(streamId: "live", contentId: "", kind: .live, breaks: [])
+        let session = try player.openSession(live).sessionId
+        #expect(throws: SnapbackClientError.self) {
+            try player.send(
+                .breaksUpdated([AdBreak(id: "x", start: 100, duration: 30, contentResumeOffset: 31)]),
+                session: session)
+        }
+    }
+
+    /// A live stream goes on while its ads play: an added break replaces the content it covers (absent
+    /// offset), so content time stays stream time around it; a bookmark inside it is where the content
+    /// stopped. A break the player marks as inserted (offset 0) shifts the content after it.
+    @Test func aLiveBreakReplacesContent() throws {
+        let daemon = EmbeddedDaemon()
+        let player = try daemon.player()
+        var bookmarks = PolicyOverrides()
+        bookmarks.liveBookmarks = true
+        let live = OpenSessionRequest(
+            streamId: "live", contentId: "channel-1", kind: .live, breaks: [],
+            overrides: bookmarks)
+        let session = try player.openSession(live).sessionId
+        try player.send(.playheadReported(streamTime: 1000, rate: 1, playing: true), session: session)
+        try player.send(.breaksUpdated([AdBreak(id: "live-1", start: 1100, duration: 60)]), session: session)
+        let after: ContentTimeReply = try player.call(.contentTimeForStreamTime(sessionId: session, streamTime: 1200))
+        #expect(after.contentTime == 1200)
+        let state: SessionStateReply = try player.call(.getSessionState(sessionId: session))
+        #expect(state.breaks.map(\.contentResumeOffset) == [60])
+        try player.send(.playheadReported(streamTime: 1100, rate: 1, playing: true), session: session)
+        var paused = try player.send(.paused(streamTime: 1130), session: session)
+        while paused.savedBookmarks.isEmpty { paused.append(try player.nextPush()) }
+        #expect(paused.savedBookmarks == [1100])
+
+        try player.send(
+            .breaksUpdated([AdBreak(id: "live-2", start: 1300, duration: 30, contentResumeOffset: 0)]),
+            session: session)
+        let shifted: ContentTimeReply = try player.call(.contentTimeForStreamTime(sessionId: session, streamTime: 1400))
+        #expect(shifted.contentTime == 1370)
+    }
+
+    /// Found by the mpv integration test: a viewer resumes at content 900, the last break before it plays
+    /// first, and the viewer pauses and quits in that break. The bookmark stays at 900.
+    @Test func quittingInTheBreakBeforeTheResumePointKeepsTheResumePoint() throws {
+        let daemon = EmbeddedDaemon()
+        let first = try daemon.player()
+        let s1 = try first.openSession(Streams.seed(contentId: "movie", profile: "anna")).sessionId
+        try first.send(.playheadReported(streamTime: 960, rate: 1, playing: true), session: s1)
+        var paused = try first.send(.paused(streamTime: 960), session: s1)
+        while paused.savedBookmarks.isEmpty { paused.append(try first.nextPush()) }
+        #expect(paused.savedBookmarks == [900])
+        try first.closeSession(s1)
+
+        let second = try daemon.player()
+        let reopened = try second.openSession(Streams.seed(contentId: "movie", profile: "anna", useBookmark: true))
+        #expect(reopened.resumeContentTime == 900)
+        #expect(second.takePushes().seekTargets == [600])  // b1 plays first (resume policy: last before)
+        try second.send(.playheadReported(streamTime: 600, rate: 1, playing: true), session: reopened.sessionId)
+        var inBreak = try second.send(.paused(streamTime: 620), session: reopened.sessionId)
+        while inBreak.savedBookmarks.isEmpty { inBreak.append(try second.nextPush()) }
+        #expect(inBreak.savedBookmarks == [900])
+        try second.closeSession(reopened.sessionId)
+        let stored: WireBookmark = try second.call(.getBookmark(profile: "anna", contentId: "movie"))
+        #expect(stored.contentTime == 900)
+        #expect(stored.streamTime == 960)
+    }
+}
