@@ -67,6 +67,10 @@ static void on_push(snapback_client *c, snapback_session *s, const snapback_push
         p->in_break = 0;
         break;
     case SNAPBACK_PUSH_BREAK_WATCHED: printf("player: break %s watched\n", push->u.break_watched.break_id); break;
+    case SNAPBACK_PUSH_BREAK_SKIPPED: /* informational: nothing to do */
+        printf("player: break %s skipped (%s)\n", push->u.break_skipped.break_id,
+               snapback_skip_reason_name(push->u.break_skipped.reason));
+        break;
     case SNAPBACK_PUSH_BOOKMARK_SAVED:
         printf("player: bookmark at content %.0f\n", push->u.bookmark_saved.content_time);
         break;
@@ -121,11 +125,12 @@ static void player_tick(struct player *p) {
         p->in_break = entering;
         if (entering == 2) p->played_b2 = true;
         printf("player: ad break %s starts at %.0f\n", script_breaks[entering - 1].id, p->position);
-        rc = snapback_ad_break_started(p->session, script_breaks[entering - 1].id, on_reply, p);
+        /* With the position: the daemon takes it as a playhead report, no separate one needed. */
+        rc = snapback_ad_break_started_at(p->session, script_breaks[entering - 1].id, p->position, on_reply, p);
     } else if (b && p->position >= b->start + b->duration) {
         p->in_break = 0;
         printf("player: ad break %s ends\n", b->id);
-        rc = snapback_ad_break_ended(p->session, b->id, on_reply, p);
+        rc = snapback_ad_break_ended_at(p->session, b->id, p->position, on_reply, p);
     } else if (!p->viewer_seeked && p->position >= 300) {
         p->viewer_seeked = true;
         printf("player: the viewer seeks 300 → 900\n");

@@ -3,8 +3,17 @@
 # Everything is built under .build-c/ (release/ with -O2, asan/ with AddressSanitizer and
 # UndefinedBehaviorSanitizer): a few translation units, so each output is one compiler run.
 
+#
+# Versions: the soname (LIBSNAPBACK_SOVERSION) changes only when a player built against the previous
+# header could break: a function removed or its parameters changed, a struct the player fills
+# (snapback_options, snapback_session_params, snapback_break, ...) changed, an enum value renumbered.
+# Additions keep it and raise LIBSNAPBACK_VERSION's minor number: new functions (0.2.0: the ad events
+# with a position are new _at functions beside the old ones, not new parameters), new enum values, and
+# fields appended to structs only the library fills (a reply's snapback_session_state, a push's union
+# member no larger than the biggest). The header says "Since 0.x.0" beside each.
+
 CC              ?= cc
-LIBSNAPBACK_VERSION := 0.1.0
+LIBSNAPBACK_VERSION := 0.2.0
 LIBSNAPBACK_SOVERSION := 0
 C_BUILD         := .build-c
 C_WARNINGS      := -std=c11 -Wall -Wextra -Werror

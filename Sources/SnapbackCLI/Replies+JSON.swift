@@ -59,7 +59,20 @@ extension SessionStateReply {
             "stream_time": .number(streamTime), "content_time": .number(contentTime), "playing": .bool(playing),
             "rate": .number(rate), "pending_return": .number(pendingReturn),
             "breaks": .array(breaks.map(\.json)), "cooldown_until": .number(cooldownUntil),
-            "last_bookmark_content_time": .number(lastBookmarkContentTime)
+            "last_bookmark_content_time": .number(lastBookmarkContentTime),
+            "break_states": .array(breakStates.map(\.json))
+        ])
+    }
+}
+
+extension SessionStateReply.BreakState {
+    /// `position` and `skip_reason` are null when unknown to this version; `skip_reason` null also when
+    /// the break was never skipped.
+    public var json: JSON {
+        .object([
+            "break_id": .string(breakId), "position": position.map { .string($0.rawValue) } ?? .null,
+            "watched": .bool(watched), "exempt": .bool(exempt),
+            "skip_reason": skipped.map { .string($0.rawValue) } ?? .null
         ])
     }
 }
@@ -69,7 +82,7 @@ extension SessionInfo {
     public func json(withBreaks: Bool = true) -> JSON {
         var state = self.state.json
         if !withBreaks, case .object(var members) = state {
-            members.pairs.removeAll { $0.0 == "breaks" }
+            members.pairs.removeAll { $0.0 == "breaks" || $0.0 == "break_states" }
             state = .object(members)
         }
         return .object([

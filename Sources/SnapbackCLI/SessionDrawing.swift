@@ -17,17 +17,20 @@ public struct TerminalStyle: Sendable {
     func unwatched(_ text: String) -> String { paint(text, "33") }
     func playhead(_ text: String) -> String { paint(text, "1;36") }
     func pending(_ text: String) -> String { paint(text, "35") }
+    func skipped(_ text: String) -> String { paint(text, "31") }
     func dim(_ text: String) -> String { paint(text, "2") }
 }
 
 /// A session drawn for the terminal, as a pure function of what GetSession answered: the header, the
-/// stream as a bar (breaks not watched █, watched ▒), the same timeline in content time (ads
-/// removed, a tick where each break sits), the playhead and the pending return with both of their times,
-/// and a table of the breaks with their state. What a break's state can be is what the protocol carries:
-/// watched or not, which break is playing, and a cooldown that skips breaks.
+/// stream as a bar (breaks not watched █, watched ▒, skipped or exempt and not watched ░), the same
+/// timeline in content time (ads removed, a tick where each break sits), the playhead and the pending
+/// return with both of their times, and a table of the breaks with their position (pre-, mid-, post-roll)
+/// and state. What a break's state can be is what the protocol carries: watched or not, exempt (seeks are
+/// no longer held to it), why it was last skipped, which break is playing, and a cooldown that skips breaks.
 public enum SessionDrawing {
     public static let unwatchedCell: Character = "█"
     public static let watchedCell: Character = "▒"
+    public static let skippedCell: Character = "░"
     public static let contentCell: Character = "─"
     public static let playheadMark: Character = "●"
     public static let returnMark: Character = "◆"
@@ -45,6 +48,14 @@ public enum SessionDrawing {
         if !(end > 0) { end = 1 }
         let contentEnd = max(info.contentDuration ?? (end - adTime), state.contentTime, 1)
         func content(_ t: Double) -> Double { layout?.contentTime(forStreamTime: t) ?? t }
+        var breakStates: [String: SessionStateReply.BreakState] = [:]
+        for b in state.breakStates { breakStates[b.breakId] = b }
+        /// 1 not watched, 2 watched, 5 skipped or exempt and not watched.
+        func kind(_ b: AdBreak) -> Int {
+            let s = breakStates[b.id]
+            if s?.watched ?? b.watched { return 2 }
+            return s.map { $0.exempt || $0.skipped != nil } == true ? 5 : 1
+        }
 
         var out: [String] = []
         out.append(
@@ -69,9 +80,10 @@ public enum SessionDrawing {
         for b in breaks {
             let first = column(b.start, of: end)
             let last = max(first, column(b.end, of: end) - (b.end >= end ? 0 : 1))
+            let k = kind(b)
             for c in first...last {
-                stream[c] = b.watched ? watchedCell : unwatchedCell
-                streamKinds[c] = b.watched ? 2 : 1
+                stream[c] = k == 2 ? watchedCell : k == 5 ? skippedCell : unwatchedCell
+                streamKinds[c] = k
             }
         }
         var contentBar = [Character](repeating: contentCell, count: cells)
@@ -79,7 +91,7 @@ public enum SessionDrawing {
         for b in breaks {
             let c = column(content(b.start), of: contentEnd)
             contentBar[c] = breakTick
-            contentKinds[c] = b.watched ? 2 : 1
+            contentKinds[c] = kind(b)
         }
         if let t = state.pendingReturn {
             let c = column(t, of: end)
@@ -111,8 +123,8 @@ public enum SessionDrawing {
         }
         out.append(
             style.dim(
-                "legend: \(unwatchedCell) break not watched  \(watchedCell) watched  \(breakTick) break "
-                    + "(content time)  \(playheadMark) playhead  \(returnMark) pending return"))
+                "legend: \(unwatchedCell) break not watched  \(watchedCell) watched  \(skippedCell) skipped "
+                    + "or exempt  \(breakTick) break (content time)  \(playheadMark) playhead  \(returnMark) pending return"))
 
         if let until = state.cooldownUntil {
             out.append("cooldown: breaks are skipped until \(utcDate(until))")
@@ -129,17 +141,30 @@ public enum SessionDrawing {
         let idWidth = max(5, breaks.map(\.id.count).max() ?? 0) + 2
         out.append(
             padRight("BREAK", idWidth) + padRight("STREAM", 22) + padRight("CONTENT", 10) + padRight("LENGTH", 8)
-                + padRight("ADS", 5) + "STATE")
+                + padRight("ADS", 5) + padRight("POSITION", 11) + "STATE")
         for b in breaks {
-            var what = b.watched ? style.watched("watched") : style.unwatched("not watched")
+            let s = breakStates[b.id]
+            var what = kind(b) == 2 ? style.watched("watched") : style.unwatched("not watched")
+            if s?.exempt == true { what += ", " + style.skipped("exempt") }
+            if let why = s?.skipped { what += ", " + style.skipped("skipped (\(why.rawValue))") }
             if state.currentBreakId == b.id { what += ", " + style.playhead("playing") }
             if let t = state.pendingReturn, state.currentBreakId == b.id { what += style.pending(", then back to \(clock(t))") }
             out.append(
                 padRight(b.id, idWidth) + padRight("\(clock(b.start)) → \(clock(b.end))", 22)
                     + padRight(clock(content(b.start)), 10) + padRight(clock(b.duration), 8)
-                    + padRight(b.adDurations.isEmpty ? "-" : "\(b.adDurations.count)", 5) + what)
+                    + padRight(b.adDurations.isEmpty ? "-" : "\(b.adDurations.count)", 5)
+                    + padRight(s?.position.map(positionText) ?? "-", 11) + what)
         }
         return out
+    }
+
+    /// `pre-roll`, `mid-roll`, `post-roll`.
+    public static func positionText(_ p: TimelineSnapshot.BreakPosition) -> String {
+        switch p {
+        case .preroll: return "pre-roll"
+        case .midroll: return "mid-roll"
+        case .postroll: return "post-roll"
+        }
     }
 
     static func phaseLine(_ state: SessionStateReply) -> String {
@@ -168,6 +193,7 @@ public enum SessionDrawing {
             case 2: out += style.watched(run)
             case 3: out += style.playhead(run)
             case 4: out += style.pending(run)
+            case 5: out += style.skipped(run)
             default: out += style.dim(run)
             }
             index = next

@@ -39,13 +39,14 @@ struct SessionCommand: ParsableCommand {
         abstract: "One session drawn as a timeline: breaks, playhead, pending return (Control/GetSession).",
         discussion: prose(
             """
-            The stream is drawn as a bar with its breaks (█ not watched, ▒ watched), the playhead (●) and \
-            the return the daemon will make after the current break (◆); under it the same timeline in \
-            content time, ads removed, with a tick (┊) where each break sits. Then every break with its \
-            stream and content times, length, ads and state: watched or not, playing, and the return that \
-            follows it. The protocol tells no more of a break's state (a break skipped during a cooldown \
-            shows as not watched; the cooldown is shown). Colour when stdout is a terminal (not with \
-            NO_COLOR set), plain text otherwise.
+            The stream is drawn as a bar with its breaks (█ not watched, ▒ watched, ░ skipped or exempt \
+            and not watched), the playhead (●) and the return the daemon will make after the current break \
+            (◆); under it the same timeline in content time, ads removed, with a tick (┊) where each break \
+            sits. Then every break with its stream and content times, length, ads, position (pre-roll, \
+            mid-roll, post-roll) and state: watched or not, exempt (seeks are no longer held to it), \
+            skipped with why (trick-play, resume-plan, cooldown, exempt, watched, disabled), playing, and \
+            the return that follows it. --json carries them as state.break_states. Colour when stdout is \
+            a terminal (not with NO_COLOR set), plain text otherwise.
             """))
 
     @OptionGroup var socket: SocketOption
@@ -139,7 +140,8 @@ struct WatchCommand: ParsableCommand {
             """
             Every decision of every session — or of one session or content — as the daemon makes it: \
             seeks with their reason (a snapback, the return after the break, a resume, a skip), breaks \
-            watched and completed, bookmarks saved: "why did it snap me back?". One line per decision, \
+            watched and completed, breaks skipped with why ("break b1 skipped (trick-play)"), bookmarks \
+            saved: "why did it snap me back?". One line per decision, \
             or one JSON object per line with --json. Runs until interrupted, the daemon goes away, or \
             --count decisions arrived.
 

@@ -58,8 +58,10 @@ import Testing
         #expect(text.contains("phase: in break mid, playing"))
         #expect(text.contains("● playhead: stream 0:55 = content 0:40"))
         #expect(text.contains("return after mid: stream 1:30 = content 1:00"))
-        #expect(text.contains("pre    0:00 → 0:10           0:00      0:10    -    watched"))
-        #expect(text.contains("mid    0:50 → 1:10           0:40      0:20    2    not watched, playing, then back to 1:30"))
+        #expect(text.contains("pre    0:00 → 0:10           0:00      0:10    -    -          watched"))
+        #expect(
+            text.contains(
+                "mid    0:50 → 1:10           0:40      0:20    2    -          not watched, playing, then back to 1:30"))
         #expect(!text.contains("\u{1B}["))
     }
 

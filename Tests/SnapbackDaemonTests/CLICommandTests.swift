@@ -273,6 +273,49 @@ import Testing
         }
         #expect(ended)
     }
+
+    /// A trick play over b1 to b2: `watch` shows the BREAK_SKIPPED decision with its reason (text and
+    /// JSON lines), and `session` each break's position and state (text and --json).
+    @Test func skippedBreaksInWatchAndSession() throws {
+        let daemon = try DaemonHarness()
+        let json = try Watcher(daemon, ["--json", "--content", "skips", "--count", "2"])
+        let text = try Watcher(daemon, ["--content", "skips", "--count", "2"])
+        var subscribed = 0
+        for _ in 0..<400 where subscribed < 2 {
+            subscribed = daemon.stderrLines.filter { $0.contains("watching decisions") }.count
+            usleep(50_000)
+        }
+        try #require(subscribed == 2)
+        let player = try daemon.player("cli-test-player")
+        defer { player.close() }
+        let session = try player.openSession(Streams.seed(contentId: "skips", breaks: FidelityTests.twoBreaks)).sessionId
+        try player.send(.playheadReported(streamTime: 300, rate: 1, playing: true), session: session)
+        try player.send(.trickPlayStarted(streamTime: 300, rate: 8), session: session)
+        try player.send(.trickPlayEnded(streamTime: 1400), session: session)
+
+        let decisions = try json.linesToEnd().map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        #expect(decisions.first?["kind"] as? String == "break-skipped", "\(decisions)")
+        #expect(decisions.first?["break_id"] as? String == "b1" && decisions.first?["skip_reason"] as? String == "trick-play")
+        #expect(decisions.last?["kind"] as? String == "seek" && decisions.last?["stream_time"] as? Double == 1000)
+        let lines = text.linesToEnd()
+        #expect(
+            lines.first?.contains("session \(session) \"skips\" break b1 skipped (trick-play): break b1 not played") == true,
+            "\(lines)")
+
+        let (status, drawn) = try Self.run(daemon, ["session", String(session), "--width", "100"])
+        #expect(status == 0, "\(drawn)")
+        #expect(drawn.contains("POSITION   STATE"), "\(drawn)")
+        #expect(drawn.contains("mid-roll   not watched, skipped (trick-play)"), "\(drawn)")
+        #expect(drawn.contains("mid-roll   not watched, playing"), "\(drawn)")
+        let state = try #require(try Self.json(daemon, ["session", String(session)])["state"] as? [String: Any])
+        let breakStates = try #require(state["break_states"] as? [[String: Any]])
+        #expect(breakStates.map { $0["break_id"] as? String } == ["b1", "b2"])
+        #expect(breakStates.map { $0["position"] as? String } == ["midroll", "midroll"])
+        #expect(breakStates.map { $0["skip_reason"] as? String } == ["trick-play", nil])
+        #expect(breakStates.map { $0["exempt"] as? Bool } == [false, false])
+    }
 }
 
 /// Who may watch and whose sessions a peer sees, through the real binaries: `snapback` run as another

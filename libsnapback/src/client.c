@@ -751,6 +751,9 @@ static int handle_push(snapback_client *client, uint32_t call_id, const uint8_t 
         if (s->reopening && push.u.seek.reason == SNAPBACK_SEEK_RESUME_FROM_BOOKMARK) deliver = false;
         s->has_position = true;
         s->position = push.u.seek.stream_time;
+    } else if (push.kind == SNAPBACK_PUSH_BREAK_SKIPPED) {
+        /* Likewise the breaks that resume goes past: the player skipped nothing. */
+        if (s->reopening && push.u.break_skipped.reason == SNAPBACK_SKIP_RESUME_PLAN) deliver = false;
     } else if (push.kind == SNAPBACK_PUSH_BREAK_WATCHED) {
         for (size_t i = 0; i < s->n_breaks; i++)
             if (strcmp(s->breaks[i].id, push.u.break_watched.break_id) == 0) s->breaks[i].watched = true;
@@ -1094,36 +1097,88 @@ int snapback_seek_ended(snapback_session *s, double from, double to, snapback_re
     return session_call(s, M_SEEK_ENDED, &r.base, cb, user);
 }
 
+/* Sets an ad event request's optional stream_time when `at` is given. */
+#define SET_POSITION(req, case_value, at)          \
+    do {                                           \
+        if (at) {                                  \
+            (req)._stream_time_case = (case_value); \
+            (req).stream_time = *(at);             \
+        }                                          \
+    } while (0)
+
+/* The ad events: `at` NULL sends no position; otherwise *at is the player's position, sent in the
+ * request's optional stream_time and kept as the session's last position. `index` for the per-ad ones. */
+static int ad_event(snapback_session *s, unsigned method, const char *break_id, uint32_t index, const double *at,
+                    snapback_reply_cb cb, void *user) {
+    if (!s || !break_id) return SNAPBACK_E_INVALID;
+    if (at) note_position(s, *at);
+    char *id = (char *)break_id;
+    switch (method) {
+    case M_AD_BREAK_STARTED: {
+        Snapback__V1__AdBreakStartedRequest r = SNAPBACK__V1__AD_BREAK_STARTED_REQUEST__INIT;
+        r.break_id = id;
+        SET_POSITION(r, SNAPBACK__V1__AD_BREAK_STARTED_REQUEST___STREAM_TIME_STREAM_TIME, at);
+        return session_call(s, method, &r.base, cb, user);
+    }
+    case M_AD_BREAK_ENDED: {
+        Snapback__V1__AdBreakEndedRequest r = SNAPBACK__V1__AD_BREAK_ENDED_REQUEST__INIT;
+        r.break_id = id;
+        SET_POSITION(r, SNAPBACK__V1__AD_BREAK_ENDED_REQUEST___STREAM_TIME_STREAM_TIME, at);
+        return session_call(s, method, &r.base, cb, user);
+    }
+    case M_AD_STARTED: {
+        Snapback__V1__AdStartedRequest r = SNAPBACK__V1__AD_STARTED_REQUEST__INIT;
+        r.break_id = id;
+        r.index = index;
+        SET_POSITION(r, SNAPBACK__V1__AD_STARTED_REQUEST___STREAM_TIME_STREAM_TIME, at);
+        return session_call(s, method, &r.base, cb, user);
+    }
+    default: {
+        Snapback__V1__AdEndedRequest r = SNAPBACK__V1__AD_ENDED_REQUEST__INIT;
+        r.break_id = id;
+        r.index = index;
+        SET_POSITION(r, SNAPBACK__V1__AD_ENDED_REQUEST___STREAM_TIME_STREAM_TIME, at);
+        return session_call(s, M_AD_ENDED, &r.base, cb, user);
+    }
+    }
+}
+
 int snapback_ad_break_started(snapback_session *s, const char *break_id, snapback_reply_cb cb, void *user) {
-    if (!break_id) return SNAPBACK_E_INVALID;
-    Snapback__V1__AdBreakStartedRequest r = SNAPBACK__V1__AD_BREAK_STARTED_REQUEST__INIT;
-    r.break_id = (char *)break_id;
-    return session_call(s, M_AD_BREAK_STARTED, &r.base, cb, user);
+    return ad_event(s, M_AD_BREAK_STARTED, break_id, 0, NULL, cb, user);
 }
 
 int snapback_ad_break_ended(snapback_session *s, const char *break_id, snapback_reply_cb cb, void *user) {
-    if (!break_id) return SNAPBACK_E_INVALID;
-    Snapback__V1__AdBreakEndedRequest r = SNAPBACK__V1__AD_BREAK_ENDED_REQUEST__INIT;
-    r.break_id = (char *)break_id;
-    return session_call(s, M_AD_BREAK_ENDED, &r.base, cb, user);
+    return ad_event(s, M_AD_BREAK_ENDED, break_id, 0, NULL, cb, user);
 }
 
 int snapback_ad_started(snapback_session *s, const char *break_id, uint32_t index, snapback_reply_cb cb,
                         void *user) {
-    if (!break_id) return SNAPBACK_E_INVALID;
-    Snapback__V1__AdStartedRequest r = SNAPBACK__V1__AD_STARTED_REQUEST__INIT;
-    r.break_id = (char *)break_id;
-    r.index = index;
-    return session_call(s, M_AD_STARTED, &r.base, cb, user);
+    return ad_event(s, M_AD_STARTED, break_id, index, NULL, cb, user);
 }
 
 int snapback_ad_ended(snapback_session *s, const char *break_id, uint32_t index, snapback_reply_cb cb,
                       void *user) {
-    if (!break_id) return SNAPBACK_E_INVALID;
-    Snapback__V1__AdEndedRequest r = SNAPBACK__V1__AD_ENDED_REQUEST__INIT;
-    r.break_id = (char *)break_id;
-    r.index = index;
-    return session_call(s, M_AD_ENDED, &r.base, cb, user);
+    return ad_event(s, M_AD_ENDED, break_id, index, NULL, cb, user);
+}
+
+int snapback_ad_break_started_at(snapback_session *s, const char *break_id, double stream_time,
+                                 snapback_reply_cb cb, void *user) {
+    return ad_event(s, M_AD_BREAK_STARTED, break_id, 0, &stream_time, cb, user);
+}
+
+int snapback_ad_break_ended_at(snapback_session *s, const char *break_id, double stream_time,
+                               snapback_reply_cb cb, void *user) {
+    return ad_event(s, M_AD_BREAK_ENDED, break_id, 0, &stream_time, cb, user);
+}
+
+int snapback_ad_started_at(snapback_session *s, const char *break_id, uint32_t index, double stream_time,
+                           snapback_reply_cb cb, void *user) {
+    return ad_event(s, M_AD_STARTED, break_id, index, &stream_time, cb, user);
+}
+
+int snapback_ad_ended_at(snapback_session *s, const char *break_id, uint32_t index, double stream_time,
+                         snapback_reply_cb cb, void *user) {
+    return ad_event(s, M_AD_ENDED, break_id, index, &stream_time, cb, user);
 }
 
 int snapback_trick_play_started(snapback_session *s, double stream_time, double rate, snapback_reply_cb cb,
@@ -1278,5 +1333,26 @@ const char *snapback_strerror(int status) {
     case SNAPBACK_E_TIMEOUT: return "TIMEOUT: timed out";
     case SNAPBACK_E_SYSTEM: return "SYSTEM: a system call failed";
     default: return "unknown status";
+    }
+}
+
+const char *snapback_skip_reason_name(snapback_skip_reason reason) {
+    switch (reason) {
+    case SNAPBACK_SKIP_TRICK_PLAY: return "trick-play";
+    case SNAPBACK_SKIP_RESUME_PLAN: return "resume-plan";
+    case SNAPBACK_SKIP_COOLDOWN: return "cooldown";
+    case SNAPBACK_SKIP_EXEMPT: return "exempt";
+    case SNAPBACK_SKIP_WATCHED: return "watched";
+    case SNAPBACK_SKIP_DISABLED: return "disabled";
+    default: return "unspecified";
+    }
+}
+
+const char *snapback_break_position_name(snapback_break_position position) {
+    switch (position) {
+    case SNAPBACK_POSITION_PREROLL: return "preroll";
+    case SNAPBACK_POSITION_MIDROLL: return "midroll";
+    case SNAPBACK_POSITION_POSTROLL: return "postroll";
+    default: return "unspecified";
     }
 }

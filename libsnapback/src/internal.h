@@ -65,6 +65,7 @@ struct sb_reply_storage {
     ProtobufCMessage *message;
     snapback_break *breaks;
     snapback_bookmark *bookmarks;
+    snapback_break_state *break_states;
 };
 SB_HIDDEN int sb_reply_decode(unsigned method, const uint8_t *body, size_t len, snapback_reply *reply,
                               struct sb_reply_storage *storage);

@@ -214,6 +214,20 @@ static void break_view(snapback_break *out, const Snapback__V1__AdBreak *in) {
     out->content_resume_offset = out->has_content_resume_offset ? in->content_resume_offset : 0;
 }
 
+/* Values newer than this library read as UNSPECIFIED (the header's promise). */
+static snapback_skip_reason skip_reason_view(int reason) {
+    return reason >= 0 && reason <= SNAPBACK_SKIP_DISABLED ? (snapback_skip_reason)reason : SNAPBACK_SKIP_UNSPECIFIED;
+}
+
+static void break_state_view(snapback_break_state *out, const Snapback__V1__BreakState *in) {
+    out->break_id = in->break_id;
+    out->position = (int)in->position >= 0 && (int)in->position <= SNAPBACK_POSITION_POSTROLL
+                        ? (snapback_break_position)in->position : SNAPBACK_POSITION_UNSPECIFIED;
+    out->watched = in->watched;
+    out->exempt = in->exempt;
+    out->skip_reason = skip_reason_view((int)in->skip_reason);
+}
+
 static void bookmark_view(snapback_bookmark *out, const Snapback__V1__Bookmark *in) {
     out->content_id = in->content_id;
     out->profile = in->profile;
@@ -321,6 +335,13 @@ int sb_reply_decode(unsigned method, const uint8_t *body, size_t len, snapback_r
         }
         o->breaks = st->breaks;
         o->n_breaks = r->n_breaks;
+        if (r->n_break_states) {
+            st->break_states = calloc(r->n_break_states, sizeof *st->break_states);
+            if (!st->break_states) return SNAPBACK_E_NO_MEMORY;
+            for (size_t i = 0; i < r->n_break_states; i++) break_state_view(&st->break_states[i], r->break_states[i]);
+        }
+        o->break_states = st->break_states;
+        o->n_break_states = r->n_break_states;
         break;
     }
     case M_BOOKMARK_GET:
@@ -357,6 +378,7 @@ void sb_reply_release(struct sb_reply_storage *st) {
     if (st->message) protobuf_c_message_free_unpacked(st->message, NULL);
     free(st->breaks);
     free(st->bookmarks);
+    free(st->break_states);
     memset(st, 0, sizeof *st);
 }
 
@@ -396,6 +418,11 @@ int sb_push_decode(const uint8_t *body, size_t len, snapback_push *p, Snapback__
         break;
     case SNAPBACK__V1__PUSH__KIND_ALL_ADS_COMPLETED:
         p->kind = SNAPBACK_PUSH_ALL_ADS_COMPLETED;
+        break;
+    case SNAPBACK__V1__PUSH__KIND_BREAK_SKIPPED:
+        p->kind = SNAPBACK_PUSH_BREAK_SKIPPED;
+        p->u.break_skipped.break_id = m->break_skipped->break_id;
+        p->u.break_skipped.reason = skip_reason_view((int)m->break_skipped->reason);
         break;
     case SNAPBACK__V1__PUSH__KIND_SESSION_ERROR:
         p->kind = SNAPBACK_PUSH_SESSION_ERROR;

@@ -123,7 +123,7 @@ struct pushed {
     uint64_t seq;
     char reason[200];
     double stream_time, content_time;
-    int seek_reason, trigger, code;
+    int seek_reason, trigger, code, skip_reason;
     char text[128]; /* break id or error message */
 };
 
@@ -153,6 +153,10 @@ static void on_push(snapback_client *c, snapback_session *s, const snapback_push
         break;
     case SNAPBACK_PUSH_BREAK_WATCHED: snprintf(r->text, sizeof r->text, "%s", p->u.break_watched.break_id); break;
     case SNAPBACK_PUSH_PLAY_BREAK: snprintf(r->text, sizeof r->text, "%s", p->u.play_break.break_id); break;
+    case SNAPBACK_PUSH_BREAK_SKIPPED:
+        snprintf(r->text, sizeof r->text, "%s", p->u.break_skipped.break_id);
+        r->skip_reason = p->u.break_skipped.reason;
+        break;
     case SNAPBACK_PUSH_BOOKMARK_SAVED:
         r->content_time = p->u.bookmark_saved.content_time;
         r->stream_time = p->u.bookmark_saved.stream_time;
@@ -262,6 +266,11 @@ struct res {
     size_t n;          /* breaks, bookmarks */
     bool watched[8];
     char ids[8][32];
+    /* state.break_states */
+    size_t n_states;
+    char state_ids[8][32];
+    int positions[8], skip_reasons[8];
+    bool state_watched[8], exempt[8];
 };
 
 static void on_reply(snapback_client *c, const snapback_reply *r, void *user) {
@@ -284,6 +293,15 @@ static void on_reply(snapback_client *c, const snapback_reply *r, void *user) {
         for (size_t i = 0; i < x->n && i < 8; i++) {
             x->watched[i] = r->u.state.breaks[i].watched;
             snprintf(x->ids[i], sizeof x->ids[i], "%s", r->u.state.breaks[i].id);
+        }
+        x->n_states = r->u.state.n_break_states;
+        for (size_t i = 0; i < x->n_states && i < 8; i++) {
+            const snapback_break_state *b = &r->u.state.break_states[i];
+            snprintf(x->state_ids[i], sizeof x->state_ids[i], "%s", b->break_id);
+            x->positions[i] = b->position;
+            x->skip_reasons[i] = b->skip_reason;
+            x->state_watched[i] = b->watched;
+            x->exempt[i] = b->exempt;
         }
         break;
     case 0x0110:

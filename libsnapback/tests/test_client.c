@@ -238,7 +238,8 @@ static void test_reconnect_restores_sessions(void) {
     CHECK(pump_until(pl.c, &pl.restored, 1, 5000));
     CHECK(pl.connected == 2 && pl.restored_status == SNAPBACK_OK);
     CHECK(pl.restored_start == 960); /* content 900 in the layout with b1 */
-    CHECK(pl.n_pushes == pushes_before_restart); /* the reopen's resume seek is not the player's */
+    /* The reopen's resume seek, and the breaks its resume goes past, are not the player's. */
+    CHECK(pl.n_pushes == pushes_before_restart);
     CHECK(snapback_session_user_data(s) == &marker && snapback_session_id(s) != 0);
 
     struct res st = RES(&pl);
@@ -712,14 +713,16 @@ static void test_errors_policy_and_resume(void) {
     CALL(&pl, x[4], snapback_ad_break_ended(s3, "b1", on_reply, &x[4]));
     CHECK(x[4].status == SNAPBACK_OK && find_push(&pl, SNAPBACK_PUSH_SEEK, before) == NULL);
 
-    /* A second end confirms the first: OK, nothing pushed. Out of order: FAILED_PRECONDITION, the session
-     * goes on. */
-    struct res again = RES(&pl), unknown = RES(&pl), stray = RES(&pl);
+    /* A second end only confirms what the daemon concluded: OK, nothing of its own pushed. Out of
+     * order (a trick play that never started): FAILED_PRECONDITION, the session goes on. */
+    struct res again = RES(&pl), unknown = RES(&pl), trick = RES(&pl);
     before = pl.n_pushes;
     CALL(&pl, again, snapback_ad_break_ended(s3, "b1", on_reply, &again));
-    CHECK(again.status == SNAPBACK_OK && pl.n_pushes == before);
-    CALL(&pl, stray, snapback_trick_play_ended(s3, 700, on_reply, &stray));
-    CHECK(stray.status == SNAPBACK_FAILED_PRECONDITION && stray.message[0] != 0);
+    CHECK(again.status == SNAPBACK_OK);
+    /* (The earlier events' BookmarkSaved and BreakWatched may arrive meanwhile: they follow a commit.) */
+    CHECK(!find_push(&pl, SNAPBACK_PUSH_SEEK, before) && !find_push(&pl, SNAPBACK_PUSH_BREAK_SKIPPED, before));
+    CALL(&pl, trick, snapback_trick_play_ended(s3, 700, on_reply, &trick));
+    CHECK(trick.status == SNAPBACK_FAILED_PRECONDITION && trick.message[0] != 0);
     CALL(&pl, unknown, snapback_ad_break_started(s3, "zz", on_reply, &unknown));
     CHECK(unknown.status == SNAPBACK_NOT_FOUND);
     CHECK(snapback_session_close(s3, NULL, NULL) == SNAPBACK_OK);
@@ -760,7 +763,7 @@ static bool write_frame(int fd, const uint8_t *h4to12, const uint8_t *body, uint
     return write(fd, h, 12) == 12 && (len == 0 || write(fd, body, len) == (ssize_t)len);
 }
 
-/* The child: one connection. mode 0: Hello, OpenSession answered after a push of unknown kind 11 and a
+/* The child: one connection. mode 0: Hello, OpenSession answered after a push of unknown kind 12 and a
  * seek; then checks the next request carries session id 7 and answers it. mode 1: refuses at once. */
 static int fake_daemon(int listener, int mode) {
     int fd = accept(listener, NULL, NULL);
@@ -777,8 +780,8 @@ static int fake_daemon(int listener, int mode) {
     uint8_t hdr[8] = {h[4], h[5], h[6], h[7], 2, 0, 0, 0};
     if (!write_frame(fd, hdr, hello, sizeof hello)) return 13;
     if (!read_frame(fd, h, body, sizeof body, &len) || h[10] != 1 || h[11] != 0) return 14;
-    /* Push{session_id 7, seq 1, reason "future", field 11 (a kind this library does not know)}. */
-    static const uint8_t unknown[] = {0x08, 0x07, 0x10, 0x01, 0x1a, 0x06, 'f', 'u', 't', 'u', 'r', 'e', 0x5a, 0x00};
+    /* Push{session_id 7, seq 1, reason "future", field 12 (a kind this library does not know)}. */
+    static const uint8_t unknown[] = {0x08, 0x07, 0x10, 0x01, 0x1a, 0x06, 'f', 'u', 't', 'u', 'r', 'e', 0x62, 0x00};
     /* Push{session_id 7, seq 2, seek{stream_time 42.0, reason SNAPBACK}}. */
     static const uint8_t seek[] = {0x08, 0x07, 0x10, 0x02, 0x22, 0x0b, 0x09, 0, 0, 0, 0, 0, 0, 0x45, 0x40, 0x10, 0x01};
     uint8_t push_hdr[8] = {h[4], h[5], h[6], h[7], 3, 0, 1, 0};
@@ -890,6 +893,163 @@ out:
     snapback_client_free(e);
 }
 
+static const snapback_break two_breaks[] = {{.id = "b1", .start = 600, .duration = 60},
+                                           {.id = "b2", .start = 1000, .duration = 60}};
+
+/* Trick play from 5:00 to 23:20 over two unwatched breaks: BreakSkipped for b1 (trick play) reaches
+ * on_push before the seek to b2, the break that plays; b2 played with the ad events carrying the
+ * position (the late AdBreakEnded is OK), and the state shows b1 skipped, b2 watched, both mid-rolls. */
+static void test_break_skipped_by_trick_play(void) {
+    struct daemon d = {0};
+    struct player pl = {0};
+    CHECK(daemon_start(&d));
+    CHECK(connect_player(&pl, &d));
+    snapback_session_params p = seed_params("trick");
+    p.breaks = two_breaks;
+    p.n_breaks = 2;
+    struct res opened = RES(&pl);
+    snapback_session *s = open_session(&pl, &p, &opened);
+    CHECK(s);
+    struct res ph = RES(&pl), ts = RES(&pl), te = RES(&pl);
+    CALL(&pl, ph, snapback_report_playhead(s, 300, 1, true, on_reply, &ph));
+    CALL(&pl, ts, snapback_trick_play_started(s, 300, 8, on_reply, &ts));
+    int before = pl.n_pushes;
+    CALL(&pl, te, snapback_trick_play_ended(s, 1400, on_reply, &te));
+    CHECK(te.status == SNAPBACK_OK);
+    const struct pushed *skip = find_push(&pl, SNAPBACK_PUSH_BREAK_SKIPPED, before);
+    CHECK(skip && strcmp(skip->text, "b1") == 0 && skip->skip_reason == SNAPBACK_SKIP_TRICK_PLAY);
+    CHECK(count_pushes(&pl, SNAPBACK_PUSH_BREAK_SKIPPED) == 1);
+    const struct pushed *seek = find_push(&pl, SNAPBACK_PUSH_SEEK, before);
+    CHECK(seek && seek->stream_time == 1000 && skip < seek && te.pushes_before > (int)(seek - pl.pushes));
+    CHECK(strstr(skip->reason, "b1") != NULL);
+
+    struct res as = RES(&pl), ph2 = RES(&pl), ae = RES(&pl), st = RES(&pl);
+    CALL(&pl, as, snapback_ad_break_started_at(s, "b2", 1000, on_reply, &as));
+    CHECK(as.status == SNAPBACK_OK);
+    CALL(&pl, ph2, snapback_report_playhead(s, 1060.5, 1, true, on_reply, &ph2));
+    /* The SDK's end after the playhead left the break: it confirms, and its position is kept. */
+    CALL(&pl, ae, snapback_ad_break_ended_at(s, "b2", 1061, on_reply, &ae));
+    CHECK(ae.status == SNAPBACK_OK);
+    double position = 0;
+    CHECK(snapback_session_position(s, &position) && position == 1061);
+    CALL(&pl, st, snapback_get_session_state(s, on_reply, &st));
+    CHECK(st.status == SNAPBACK_OK && st.n_states == 2);
+    CHECK(strcmp(st.state_ids[0], "b1") == 0 && strcmp(st.state_ids[1], "b2") == 0);
+    CHECK(st.skip_reasons[0] == SNAPBACK_SKIP_TRICK_PLAY && st.skip_reasons[1] == SNAPBACK_SKIP_UNSPECIFIED);
+    CHECK(!st.state_watched[0] && st.state_watched[1] && !st.exempt[0] && !st.exempt[1]);
+    CHECK(st.positions[0] == SNAPBACK_POSITION_MIDROLL && st.positions[1] == SNAPBACK_POSITION_MIDROLL);
+    /* A position without a break is refused, as before. */
+    struct res bad = RES(&pl);
+    CALL(&pl, bad, snapback_ad_started_at(s, "nope", 0, 1100, on_reply, &bad));
+    CHECK(bad.status == SNAPBACK_NOT_FOUND);
+    CHECK(snapback_ad_ended_at(NULL, "b1", 0, 1, on_reply, &bad) == SNAPBACK_E_INVALID);
+    CHECK(snapback_ad_break_started_at(s, NULL, 1, on_reply, &bad) == SNAPBACK_E_INVALID);
+    CHECK(strcmp(snapback_skip_reason_name(SNAPBACK_SKIP_TRICK_PLAY), "trick-play") == 0);
+    CHECK(strcmp(snapback_skip_reason_name(SNAPBACK_SKIP_RESUME_PLAN), "resume-plan") == 0);
+    CHECK(strcmp(snapback_skip_reason_name((snapback_skip_reason)99), "unspecified") == 0);
+    CHECK(strcmp(snapback_break_position_name(SNAPBACK_POSITION_POSTROLL), "postroll") == 0);
+    CHECK(strcmp(snapback_break_position_name((snapback_break_position)-1), "unspecified") == 0);
+out:
+    snapback_client_free(pl.c);
+    daemon_cleanup(&d);
+}
+
+/* A resume past two breaks that plays none of them (IMA's resume plan): a BreakSkipped for each before
+ * the open's reply, both exempt in the state, the pre-roll and post-roll placed; a seek back and over
+ * one of them again says it is exempt. A restart keeps the session (the reopen is unaffected). */
+static void test_break_states_after_a_resume(void) {
+    static const snapback_break breaks[] = {{.id = "pre", .start = 0, .duration = 30},
+                                            {.id = "m1", .start = 630, .duration = 60},
+                                            {.id = "m2", .start = 1260, .duration = 60},
+                                            {.id = "post", .start = 1950, .duration = 30}};
+    struct daemon d = {0};
+    struct player pl = {0};
+    CHECK(daemon_start(&d));
+    CHECK(connect_player(&pl, &d));
+    snapback_resume resume = {.has_resume_content_time = true, .resume_content_time = 1500};
+    snapback_session_params p = seed_params("resumed");
+    p.breaks = breaks;
+    p.n_breaks = 4;
+    p.policy_preset = "ima";
+    p.resume = &resume;
+    struct res opened = RES(&pl);
+    snapback_session *s = open_session(&pl, &p, &opened);
+    CHECK(s);
+    int skipped = 0;
+    for (int i = 0; i < opened.pushes_before; i++) {
+        const struct pushed *x = &pl.pushes[i];
+        if (x->kind != SNAPBACK_PUSH_BREAK_SKIPPED) continue;
+        CHECK(x->skip_reason == SNAPBACK_SKIP_RESUME_PLAN);
+        skipped++;
+    }
+    CHECK(skipped >= 2);
+    struct res st = RES(&pl);
+    CALL(&pl, st, snapback_get_session_state(s, on_reply, &st));
+    CHECK(st.n_states == 4 && st.n == 4);
+    CHECK(st.positions[0] == SNAPBACK_POSITION_PREROLL && st.positions[1] == SNAPBACK_POSITION_MIDROLL
+          && st.positions[2] == SNAPBACK_POSITION_MIDROLL && st.positions[3] == SNAPBACK_POSITION_POSTROLL);
+    CHECK(st.exempt[1] && st.exempt[2] && !st.exempt[3]);
+    CHECK(st.skip_reasons[1] == SNAPBACK_SKIP_RESUME_PLAN && st.skip_reasons[2] == SNAPBACK_SKIP_RESUME_PLAN);
+    CHECK(st.skip_reasons[3] == SNAPBACK_SKIP_UNSPECIFIED && !st.state_watched[1] && !st.state_watched[2]);
+
+    /* Back before m1, then over it: it is exempt, so the seek stands and says why. */
+    double start = opened.r.u.opened.start_stream_time;
+    struct res ph = RES(&pl), back = RES(&pl), over = RES(&pl);
+    CALL(&pl, ph, snapback_report_playhead(s, start, 1, true, on_reply, &ph));
+    CALL(&pl, back, snapback_seek_ended(s, start, 100, on_reply, &back));
+    int before = pl.n_pushes;
+    CALL(&pl, over, snapback_seek_ended(s, 100, 900, on_reply, &over));
+    const struct pushed *exempt = find_push(&pl, SNAPBACK_PUSH_BREAK_SKIPPED, before);
+    CHECK(exempt && strcmp(exempt->text, "m1") == 0 && exempt->skip_reason == SNAPBACK_SKIP_EXEMPT);
+    CHECK(find_push(&pl, SNAPBACK_PUSH_SEEK, before) == NULL);
+
+    /* The daemon restarts: the session is reopened where the player was, as before. */
+    CHECK(daemon_stop(&d, SIGTERM) >= 0);
+    CHECK(pump_until(pl.c, &pl.disconnected, 1, 5000));
+    int skips_before_restart = count_pushes(&pl, SNAPBACK_PUSH_BREAK_SKIPPED);
+    CHECK(daemon_start(&d));
+    CHECK(pump_until(pl.c, &pl.restored, 1, 10000) && pl.restored_status == SNAPBACK_OK);
+    CHECK(pl.restored_start == 900);
+    struct res st2 = RES(&pl);
+    CALL(&pl, st2, snapback_get_session_state(s, on_reply, &st2));
+    CHECK(st2.status == SNAPBACK_OK && st2.n_states == 4 && strcmp(st2.state_ids[3], "post") == 0);
+    /* The reopen's resume went past pre and m1: not the player's skips (none delivered), but the daemon
+     * holds them exempt, as the header says. */
+    CHECK(count_pushes(&pl, SNAPBACK_PUSH_BREAK_SKIPPED) == skips_before_restart);
+    CHECK(st2.exempt[0] && st2.exempt[1] && !st2.exempt[2] && !st2.exempt[3]);
+    CHECK(st2.skip_reasons[1] == SNAPBACK_SKIP_RESUME_PLAN);
+out:
+    snapback_client_free(pl.c);
+    daemon_cleanup(&d);
+}
+
+/* The per-ad events with the position: the daemon takes it as a playhead report (the state is at 615
+ * at once, not where the last report left it), and the library keeps it for a reopen. */
+static void test_ad_events_with_position(void) {
+    struct daemon d = {0};
+    struct player pl = {0};
+    CHECK(daemon_start(&d));
+    CHECK(connect_player(&pl, &d));
+    snapback_session_params p = seed_params("positions");
+    struct res opened = RES(&pl);
+    snapback_session *s = open_session(&pl, &p, &opened);
+    CHECK(s);
+    struct res ph = RES(&pl), as = RES(&pl), ae = RES(&pl), st = RES(&pl);
+    CALL(&pl, ph, snapback_report_playhead(s, 590, 1, true, on_reply, &ph));
+    CALL(&pl, as, snapback_ad_started_at(s, "b1", 0, 600.5, on_reply, &as));
+    CHECK(as.status == SNAPBACK_OK);
+    CALL(&pl, ae, snapback_ad_ended_at(s, "b1", 0, 615, on_reply, &ae));
+    CHECK(ae.status == SNAPBACK_OK);
+    double position = 0;
+    CHECK(snapback_session_position(s, &position) && position == 615);
+    CALL(&pl, st, snapback_get_session_state(s, on_reply, &st));
+    CHECK(st.status == SNAPBACK_OK && strcmp(st.text, "b1") == 0);
+    CHECK(st.r.u.state.stream_time >= 615 && st.r.u.state.stream_time < 616);
+out:
+    snapback_client_free(pl.c);
+    daemon_cleanup(&d);
+}
+
 static const struct {
     const char *name;
     void (*fn)(void);
@@ -909,6 +1069,9 @@ static const struct {
     {"replacing_break_survives_restart", test_replacing_break_survives_restart},
     {"unknown_push_kind_and_refusal", test_unknown_push_kind_and_refusal},
     {"connect_without_daemon", test_connect_without_daemon},
+    {"break_skipped_by_trick_play", test_break_skipped_by_trick_play},
+    {"break_states_after_a_resume", test_break_states_after_a_resume},
+    {"ad_events_with_position", test_ad_events_with_position},
 };
 
 int main(int argc, char **argv) {

@@ -131,6 +131,33 @@ typedef enum snapback_bookmark_trigger {
     SNAPBACK_BOOKMARK_SNAPBACK_RETURN = 6,
 } snapback_bookmark_trigger;
 
+/* Why a break was not played where the viewer met it (BreakSkipReason; the BreakSkipped push and the
+ * session state's break_states). A reason newer than this library reads as SNAPBACK_SKIP_UNSPECIFIED. */
+typedef enum snapback_skip_reason {
+    SNAPBACK_SKIP_UNSPECIFIED = 0,  /* in a break state: never skipped */
+    SNAPBACK_SKIP_TRICK_PLAY = 1,   /* trick play went over it; another break, or none, plays instead */
+    SNAPBACK_SKIP_RESUME_PLAN = 2,  /* a resume from a bookmark went past it (it is exempt from then on) */
+    SNAPBACK_SKIP_COOLDOWN = 3,     /* reached during the cooldown after a break */
+    SNAPBACK_SKIP_EXEMPT = 4,       /* a seek went over it unwatched, and it is exempt */
+    SNAPBACK_SKIP_WATCHED = 5,      /* reached while watched, under a policy that skips watched breaks */
+    SNAPBACK_SKIP_DISABLED = 6,     /* disabled for this session (pre-roll or mid-rolls disabled) */
+} snapback_skip_reason;
+
+/* Where a break sits in the content (BreakPosition). A position newer than this library reads as
+ * SNAPBACK_POSITION_UNSPECIFIED. */
+typedef enum snapback_break_position {
+    SNAPBACK_POSITION_UNSPECIFIED = 0,
+    SNAPBACK_POSITION_PREROLL = 1,  /* at content time 0 */
+    SNAPBACK_POSITION_MIDROLL = 2,
+    SNAPBACK_POSITION_POSTROLL = 3, /* at the content's end (ad rules: their post-roll) */
+} snapback_break_position;
+
+/* Constant names as the daemon's logs and the CLI print them: "trick-play", "resume-plan", "cooldown",
+ * "exempt", "watched", "disabled" ("unspecified" for 0 and any other value); "preroll", "midroll",
+ * "postroll" ("unspecified"). Never NULL. */
+SNAPBACK_API const char *snapback_skip_reason_name(snapback_skip_reason reason);
+SNAPBACK_API const char *snapback_break_position_name(snapback_break_position position);
+
 typedef enum snapback_session_phase {
     SNAPBACK_PHASE_UNSPECIFIED = 0,
     SNAPBACK_PHASE_CONTENT = 1,
@@ -251,7 +278,10 @@ typedef struct snapback_client snapback_client;
 typedef struct snapback_session snapback_session;
 
 typedef enum snapback_push_kind {
-    SNAPBACK_PUSH_UNKNOWN = 0, /* a kind newer than this library: only seq and reason are set */
+    /* A kind newer than this library: only seq and reason are set. A player compiled against an older
+     * header may also receive a value it has no name for (a kind this library added since): it treats
+     * it like SNAPBACK_PUSH_UNKNOWN. */
+    SNAPBACK_PUSH_UNKNOWN = 0,
     SNAPBACK_PUSH_SEEK = 4,
     SNAPBACK_PUSH_BREAK_WATCHED = 5,
     SNAPBACK_PUSH_BOOKMARK_SAVED = 6,
@@ -259,6 +289,9 @@ typedef enum snapback_push_kind {
     SNAPBACK_PUSH_PLAY_BREAK = 8,
     SNAPBACK_PUSH_ALL_ADS_COMPLETED = 9,
     SNAPBACK_PUSH_SESSION_ERROR = 10,
+    /* A break was not played where the viewer met it, and why; sent before the seek (if any) that
+     * skips it. Informational: the player need not act (TVSDK's AD_BREAK_SKIPPED). Since 0.2.0. */
+    SNAPBACK_PUSH_BREAK_SKIPPED = 11,
 } snapback_push_kind;
 
 /* A Push: what the daemon sends a session unasked. */
@@ -272,6 +305,7 @@ typedef struct snapback_push {
         struct { double content_time, stream_time; snapback_bookmark_trigger trigger; } bookmark_saved;
         struct { const char *break_id; } play_break;                                /* PLAY_BREAK */
         struct { int code; const char *message; } session_error;                    /* SESSION_ERROR */
+        struct { const char *break_id; snapback_skip_reason reason; } break_skipped; /* BREAK_SKIPPED */
     } u;
 } snapback_push;
 
@@ -298,7 +332,9 @@ typedef struct snapback_callbacks {
      * time of the last position (snapback_session_position) with no break played before it, so
      * start_stream_time is that position, except inside an ad break, where it is the break's end. What
      * the daemon held only in memory (a pending return after a snapback, trick play) is not restored;
-     * watched breaks and the break list are. */
+     * watched breaks and the break list are. The reopen's own pushes are not delivered (its resume
+     * seek, and a BreakSkipped with SNAPBACK_SKIP_RESUME_PLAN for each break before the position);
+     * the session state then shows the unwatched breaks before the position as exempt. */
     void (*on_session_restored)(snapback_client *client, snapback_session *session, int status,
                                 const char *message, double start_stream_time, void *user_data);
     void *user_data;
@@ -383,6 +419,18 @@ typedef struct snapback_break_at_reply {
     snapback_break previous, next;
 } snapback_break_at_reply;
 
+/* One break of a session as the viewer left it (BreakState). */
+typedef struct snapback_break_state {
+    const char *break_id;
+    snapback_break_position position;
+    bool watched;                    /* counts as watched (this session, or an earlier one of the content) */
+    bool exempt;                     /* later seeks are never held to it (a resume skipped it, or the loop
+                                      * guard gave it up) */
+    snapback_skip_reason skip_reason; /* why it was last skipped; SNAPBACK_SKIP_UNSPECIFIED = never */
+} snapback_break_state;
+
+/* GetSessionState's answer. The library fills it and the player only reads it, so fields are only
+ * ever appended (a player built against an older header reads the fields it knows). */
 typedef struct snapback_session_state {
     snapback_session_phase phase;
     const char *current_break_id; /* "" when not in a break */
@@ -397,6 +445,10 @@ typedef struct snapback_session_state {
     double cooldown_until;
     bool has_last_bookmark_content_time;
     double last_bookmark_content_time;
+    /* Since 0.2.0: per break, in the order of `breaks` (n_break_states == n_breaks from a daemon that
+     * sends them; 0 from an older daemon). */
+    const snapback_break_state *break_states;
+    size_t n_break_states;
 } snapback_session_state;
 
 typedef struct snapback_status_info {
@@ -476,6 +528,20 @@ SNAPBACK_API int snapback_ad_started(snapback_session *s, const char *break_id, 
                                      snapback_reply_cb cb, void *user);
 SNAPBACK_API int snapback_ad_ended(snapback_session *s, const char *break_id, uint32_t index,
                                    snapback_reply_cb cb, void *user);
+/* The ad events with the player's position (stream_time, seconds of stream time), since 0.2.0: the
+ * daemon takes it as a snapback_report_playhead(stream_time, rate 1, playing) made just before the
+ * event, so the player need not send one of its own, and the library keeps it as the session's last
+ * position (snapback_session_position, where a reopen resumes). The calls above send no position. An
+ * ad event that only confirms what the daemon already concluded (an AdBreakEnded after the playhead
+ * left the break, a repeated AdBreakStarted) is answered SNAPBACK_OK and has no effect. */
+SNAPBACK_API int snapback_ad_break_started_at(snapback_session *s, const char *break_id, double stream_time,
+                                              snapback_reply_cb cb, void *user);
+SNAPBACK_API int snapback_ad_break_ended_at(snapback_session *s, const char *break_id, double stream_time,
+                                            snapback_reply_cb cb, void *user);
+SNAPBACK_API int snapback_ad_started_at(snapback_session *s, const char *break_id, uint32_t index, double stream_time,
+                                        snapback_reply_cb cb, void *user);
+SNAPBACK_API int snapback_ad_ended_at(snapback_session *s, const char *break_id, uint32_t index, double stream_time,
+                                      snapback_reply_cb cb, void *user);
 SNAPBACK_API int snapback_trick_play_started(snapback_session *s, double stream_time, double rate,
                                              snapback_reply_cb cb, void *user);
 SNAPBACK_API int snapback_trick_play_ended(snapback_session *s, double stream_time, snapback_reply_cb cb, void *user);
