@@ -182,7 +182,10 @@ public struct SessionStateReply: Sendable, Equatable {
             self.init(breakId: s.breakId, position: s.position, watched: s.watched, exempt: s.exempt, skipped: s.skipped)
         }
 
-        init(breakId: String, position: TimelineSnapshot.BreakPosition?, watched: Bool, exempt: Bool, skipped: BreakSkipReason?) {
+        public init(
+            breakId: String, position: TimelineSnapshot.BreakPosition?, watched: Bool = false, exempt: Bool = false,
+            skipped: BreakSkipReason? = nil
+        ) {
             (self.breakId, self.position, self.watched, self.exempt) = (breakId, position, watched, exempt)
             self.skipped = skipped
         }
