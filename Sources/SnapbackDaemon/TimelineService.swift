@@ -217,16 +217,8 @@ final class ConnectionState {
     var watcher: Watcher?
     /// The sessions this connection opened: a request's session is found with one lookup.
     private var sessions: [UInt64: SessionEntry] = [:]
-    /// The session the last request named: a player sends its events for one session at a time, and a
-    /// hit skips the dictionary's hashing (check-budget: 141 instructions of a snapback round trip).
-    private var lastUsed: SessionEntry?
 
-    func session(_ id: UInt64) -> SessionEntry? {
-        if let entry = lastUsed, entry.id == id { return entry }
-        guard let entry = sessions[id] else { return nil }
-        lastUsed = entry
-        return entry
-    }
+    func session(_ id: UInt64) -> SessionEntry? { sessions[id] }
 
     var sessionCount: Int { sessions.count }
     /// In opening order (ids grow).
@@ -238,7 +230,6 @@ final class ConnectionState {
 
     func removeSession(_ id: UInt64) {
         sessions[id] = nil
-        if lastUsed?.id == id { lastUsed = nil }
         // Emptied after holding many, the table lets its buckets go.
         if sessions.isEmpty { sessions = [:] }
     }

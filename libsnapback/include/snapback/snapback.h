@@ -333,7 +333,8 @@ typedef struct snapback_callbacks {
      * start_stream_time is that position, except inside an ad break, where it is the break's end. What
      * the daemon held only in memory (a pending return after a snapback, trick play) is not restored;
      * watched breaks and the break list are. The reopen's own pushes are not delivered (its resume
-     * seek, and a BreakSkipped with SNAPBACK_SKIP_RESUME_PLAN for each break before the position);
+     * seek, and a BreakSkipped with SNAPBACK_SKIP_RESUME_PLAN for each unwatched break before the
+     * position);
      * the session state then shows the unwatched breaks before the position as exempt. */
     void (*on_session_restored)(snapback_client *client, snapback_session *session, int status,
                                 const char *message, double start_stream_time, void *user_data);
