@@ -72,145 +72,39 @@ extension WireRequest {
         }
     }
 
-    /// The session events, hand-written against the generated structs: the event path (ReportPlayhead
-    /// and SeekEnded in their clean form do not get here: `WireFastPath` reads them above).
+    /// The session events off the fast path (ReportPlayhead and SeekEnded in their clean form are read by
+    /// `WireFastPath` above), by field name from the rpc's request message, as the queries are.
     private static func decodeEvent(method: WireMethod, body: UnsafeRawBufferPointer) throws(WireError) -> WireRequest {
+        try ProtoC.read(body, method.requestDescriptor) { m throws(WireError) in try event(method, m) }
+    }
+
+    private static func event(_ method: WireMethod, _ m: ProtoReader) throws(WireError) -> WireRequest {
+        let id = m.uint64("session_id")
+        let event: TimelineEvent
         switch method {
         case .reportPlayhead:
-            return try ProtoC.unpack(
-                body, "snapback.v1.ReportPlayheadRequest",
-                snapback__v1__report_playhead_request__unpack,
-                snapback__v1__report_playhead_request__free_unpacked
-            ) { p throws(WireError) in
-                let m = p.pointee
-                return .event(
-                    sessionId: m.session_id,
-                    .playheadReported(
-                        streamTime: m.stream_time, rate: m.rate, playing: ProtoC.bool(m.playing)))
-            }
-
-        case .seekStarted:
-            return try ProtoC.unpack(
-                body, "snapback.v1.SeekStartedRequest", snapback__v1__seek_started_request__unpack,
-                snapback__v1__seek_started_request__free_unpacked
-            ) { p throws(WireError) in
-                .event(sessionId: p.pointee.session_id, .seekStarted(from: p.pointee.from_stream_time))
-            }
-
-        case .seekEnded:
-            return try ProtoC.unpack(
-                body, "snapback.v1.SeekEndedRequest", snapback__v1__seek_ended_request__unpack,
-                snapback__v1__seek_ended_request__free_unpacked
-            ) { p throws(WireError) in
-                .event(
-                    sessionId: p.pointee.session_id,
-                    .seekEnded(from: p.pointee.from_stream_time, to: p.pointee.to_stream_time))
-            }
-
+            event = .playheadReported(streamTime: m.double("stream_time"), rate: m.double("rate"), playing: m.bool("playing"))
+        case .seekStarted: event = .seekStarted(from: m.double("from_stream_time"))
+        case .seekEnded: event = .seekEnded(from: m.double("from_stream_time"), to: m.double("to_stream_time"))
         case .adBreakStarted:
-            return try ProtoC.unpack(
-                body, "snapback.v1.AdBreakStartedRequest",
-                snapback__v1__ad_break_started_request__unpack,
-                snapback__v1__ad_break_started_request__free_unpacked
-            ) { p throws(WireError) in
-                .event(
-                    sessionId: p.pointee.session_id,
-                    .adBreakStarted(
-                        breakId: try ProtoC.string(p.pointee.break_id, "break_id"),
-                        streamTime: p.pointee._stream_time_case.rawValue != 0 ? p.pointee.stream_time : nil))
-            }
-
+            event = .adBreakStarted(breakId: try m.string("break_id"), streamTime: m.optionalDouble("stream_time"))
         case .adBreakEnded:
-            return try ProtoC.unpack(
-                body, "snapback.v1.AdBreakEndedRequest",
-                snapback__v1__ad_break_ended_request__unpack,
-                snapback__v1__ad_break_ended_request__free_unpacked
-            ) { p throws(WireError) in
-                .event(
-                    sessionId: p.pointee.session_id,
-                    .adBreakEnded(
-                        breakId: try ProtoC.string(p.pointee.break_id, "break_id"),
-                        streamTime: p.pointee._stream_time_case.rawValue != 0 ? p.pointee.stream_time : nil))
-            }
-
+            event = .adBreakEnded(breakId: try m.string("break_id"), streamTime: m.optionalDouble("stream_time"))
         case .adStarted:
-            return try ProtoC.unpack(
-                body, "snapback.v1.AdStartedRequest", snapback__v1__ad_started_request__unpack,
-                snapback__v1__ad_started_request__free_unpacked
-            ) { p throws(WireError) in
-                .event(
-                    sessionId: p.pointee.session_id,
-                    .adStarted(
-                        breakId: try ProtoC.string(p.pointee.break_id, "break_id"), index: Int(p.pointee.index),
-                        streamTime: p.pointee._stream_time_case.rawValue != 0 ? p.pointee.stream_time : nil))
-            }
-
+            event = .adStarted(
+                breakId: try m.string("break_id"), index: Int(m.uint32("index")), streamTime: m.optionalDouble("stream_time"))
         case .adEnded:
-            return try ProtoC.unpack(
-                body, "snapback.v1.AdEndedRequest", snapback__v1__ad_ended_request__unpack,
-                snapback__v1__ad_ended_request__free_unpacked
-            ) { p throws(WireError) in
-                .event(
-                    sessionId: p.pointee.session_id,
-                    .adEnded(
-                        breakId: try ProtoC.string(p.pointee.break_id, "break_id"), index: Int(p.pointee.index),
-                        streamTime: p.pointee._stream_time_case.rawValue != 0 ? p.pointee.stream_time : nil))
-            }
-
-        case .trickPlayStarted:
-            return try ProtoC.unpack(
-                body, "snapback.v1.TrickPlayStartedRequest",
-                snapback__v1__trick_play_started_request__unpack,
-                snapback__v1__trick_play_started_request__free_unpacked
-            ) { p throws(WireError) in
-                .event(
-                    sessionId: p.pointee.session_id,
-                    .trickPlayStarted(streamTime: p.pointee.stream_time, rate: p.pointee.rate))
-            }
-
-        case .trickPlayEnded:
-            return try ProtoC.unpack(
-                body, "snapback.v1.TrickPlayEndedRequest",
-                snapback__v1__trick_play_ended_request__unpack,
-                snapback__v1__trick_play_ended_request__free_unpacked
-            ) { p throws(WireError) in
-                .event(sessionId: p.pointee.session_id, .trickPlayEnded(streamTime: p.pointee.stream_time))
-            }
-
-        case .contentComplete:
-            return try ProtoC.unpack(
-                body, "snapback.v1.ContentCompleteRequest",
-                snapback__v1__content_complete_request__unpack,
-                snapback__v1__content_complete_request__free_unpacked
-            ) { p throws(WireError) in
-                .event(sessionId: p.pointee.session_id, .contentCompleted)
-            }
-
-        case .updateBreaks:
-            // Breaks are many fields deep: read by name, like the queries.
-            return try ProtoC.read(body, method.requestDescriptor) { m throws(WireError) in
-                .event(sessionId: m.uint64("session_id"), .breaksUpdated(try AdBreak.list(m, "breaks")))
-            }
-
-        case .pause:
-            return try ProtoC.unpack(
-                body, "snapback.v1.PauseRequest", snapback__v1__pause_request__unpack,
-                snapback__v1__pause_request__free_unpacked
-            ) { p throws(WireError) in
-                .event(sessionId: p.pointee.session_id, .paused(streamTime: p.pointee.stream_time))
-            }
-
-        case .closeSession:
-            return try ProtoC.unpack(
-                body, "snapback.v1.CloseSessionRequest", snapback__v1__close_session_request__unpack,
-                snapback__v1__close_session_request__free_unpacked
-            ) { p throws(WireError) in
-                .closeSession(sessionId: p.pointee.session_id)
-            }
-
-        default:
-            preconditionFailure("\(method) is not an event")
+            event = .adEnded(
+                breakId: try m.string("break_id"), index: Int(m.uint32("index")), streamTime: m.optionalDouble("stream_time"))
+        case .trickPlayStarted: event = .trickPlayStarted(streamTime: m.double("stream_time"), rate: m.double("rate"))
+        case .trickPlayEnded: event = .trickPlayEnded(streamTime: m.double("stream_time"))
+        case .contentComplete: event = .contentCompleted
+        case .updateBreaks: event = .breaksUpdated(try AdBreak.list(m, "breaks"))
+        case .pause: event = .paused(streamTime: m.double("stream_time"))
+        case .closeSession: return .closeSession(sessionId: id)
+        default: preconditionFailure("\(method) is not an event")
         }
+        return .event(sessionId: id, event)
     }
 
     /// `decode(method:body:defaultPreset:)` over an array.

@@ -68,13 +68,6 @@ extension WireRequest {
             m.playing = ProtoC.cBool(playing)
             return ProtoC.append(&m, to: &out)
 
-        case .seekStarted(let from):
-            var m = Snapback__V1__SeekStartedRequest()
-            snapback__v1__seek_started_request__init(&m)
-            m.session_id = sessionId
-            m.from_stream_time = from
-            return ProtoC.append(&m, to: &out)
-
         case .seekEnded(let from, let to):
             var m = Snapback__V1__SeekEndedRequest()
             snapback__v1__seek_ended_request__init(&m)
@@ -83,102 +76,36 @@ extension WireRequest {
             m.to_stream_time = to
             return ProtoC.append(&m, to: &out)
 
-        case .adBreakStarted(let breakId, let streamTime):
-            var m = Snapback__V1__AdBreakStartedRequest()
-            snapback__v1__ad_break_started_request__init(&m)
-            m.session_id = sessionId
-            if let streamTime {
-                m._stream_time_case = SNAPBACK__V1__AD_BREAK_STARTED_REQUEST___STREAM_TIME_STREAM_TIME
-                m.stream_time = streamTime
-            }
-            return breakId.withCString { id in
-                m.break_id = UnsafeMutablePointer(mutating: id)
-                return ProtoC.append(&m, to: &out)
-            }
-
-        case .adBreakEnded(let breakId, let streamTime):
-            var m = Snapback__V1__AdBreakEndedRequest()
-            snapback__v1__ad_break_ended_request__init(&m)
-            m.session_id = sessionId
-            if let streamTime {
-                m._stream_time_case = SNAPBACK__V1__AD_BREAK_ENDED_REQUEST___STREAM_TIME_STREAM_TIME
-                m.stream_time = streamTime
-            }
-            return breakId.withCString { id in
-                m.break_id = UnsafeMutablePointer(mutating: id)
-                return ProtoC.append(&m, to: &out)
-            }
-
-        case .adStarted(let breakId, let index, let streamTime):
-            var m = Snapback__V1__AdStartedRequest()
-            snapback__v1__ad_started_request__init(&m)
-            m.session_id = sessionId
-            if let streamTime {
-                m._stream_time_case = SNAPBACK__V1__AD_STARTED_REQUEST___STREAM_TIME_STREAM_TIME
-                m.stream_time = streamTime
-            }
-            m.index = UInt32(clamping: index)
-            return breakId.withCString { id in
-                m.break_id = UnsafeMutablePointer(mutating: id)
-                return ProtoC.append(&m, to: &out)
-            }
-
-        case .adEnded(let breakId, let index, let streamTime):
-            var m = Snapback__V1__AdEndedRequest()
-            snapback__v1__ad_ended_request__init(&m)
-            m.session_id = sessionId
-            if let streamTime {
-                m._stream_time_case = SNAPBACK__V1__AD_ENDED_REQUEST___STREAM_TIME_STREAM_TIME
-                m.stream_time = streamTime
-            }
-            m.index = UInt32(clamping: index)
-            return breakId.withCString { id in
-                m.break_id = UnsafeMutablePointer(mutating: id)
-                return ProtoC.append(&m, to: &out)
-            }
-
-        case .trickPlayStarted(let streamTime, let rate):
-            var m = Snapback__V1__TrickPlayStartedRequest()
-            snapback__v1__trick_play_started_request__init(&m)
-            m.session_id = sessionId
-            m.stream_time = streamTime
-            m.rate = rate
-            return ProtoC.append(&m, to: &out)
-
-        case .trickPlayEnded(let streamTime):
-            var m = Snapback__V1__TrickPlayEndedRequest()
-            snapback__v1__trick_play_ended_request__init(&m)
-            m.session_id = sessionId
-            m.stream_time = streamTime
-            return ProtoC.append(&m, to: &out)
-
-        case .contentCompleted:
-            var m = Snapback__V1__ContentCompleteRequest()
-            snapback__v1__content_complete_request__init(&m)
-            m.session_id = sessionId
-            return ProtoC.append(&m, to: &out)
-
-        case .breaksUpdated(let breaks):
-            let m = ProtoBuilder(WireMethod.updateBreaks.requestDescriptor, arena: CArena())
-            m.set("session_id", sessionId)
-            m.set("breaks", breaks)
-            return m.append(to: &out)
-
-        case .paused(let streamTime):
-            var m = Snapback__V1__PauseRequest()
-            snapback__v1__pause_request__init(&m)
-            m.session_id = sessionId
-            m.stream_time = streamTime
-            return ProtoC.append(&m, to: &out)
-
-        case .closed:
-            var m = Snapback__V1__CloseSessionRequest()
-            snapback__v1__close_session_request__init(&m)
-            m.session_id = sessionId
-            return ProtoC.append(&m, to: &out)
-
         case .playerDisconnected, .timerFired:
             preconditionFailure("\(event.name) is the daemon's own event and has no wire method")
+
+        default:
+            // The other events are rare: field by field by name, as the queries.
+            let m = ProtoBuilder(WireRequest.event(sessionId: sessionId, event).method.requestDescriptor, arena: CArena())
+            m.set("session_id", sessionId)
+            write(event, to: m)
+            return m.append(to: &out)
+        }
+    }
+
+    private static func write(_ event: TimelineEvent, to m: ProtoBuilder) {
+        switch event {
+        case .seekStarted(let from): m.set("from_stream_time", from)
+        case .adBreakStarted(let breakId, let streamTime), .adBreakEnded(let breakId, let streamTime):
+            m.set("break_id", breakId)
+            m.set("stream_time", streamTime)
+        case .adStarted(let breakId, let index, let streamTime), .adEnded(let breakId, let index, let streamTime):
+            m.set("break_id", breakId)
+            m.set("index", UInt32(clamping: index))
+            m.set("stream_time", streamTime)
+        case .trickPlayStarted(let streamTime, let rate):
+            m.set("stream_time", streamTime)
+            m.set("rate", rate)
+        case .trickPlayEnded(let streamTime), .paused(let streamTime): m.set("stream_time", streamTime)
+        case .breaksUpdated(let breaks): m.set("breaks", breaks)
+        case .contentCompleted, .closed: break
+        case .playheadReported, .seekEnded, .playerDisconnected, .timerFired:
+            preconditionFailure("\(event.name) is encoded elsewhere")
         }
     }
 }
