@@ -1,6 +1,7 @@
 import ArgumentParser
 import CLinux
 import Glibc
+import SnapbackCLI
 import SnapbackWire
 
 /// The hot loop both sides share, so the client's own work is identical: patch the call id, one `send`,
@@ -212,6 +213,11 @@ func setReceiveTimeout(_ fd: Int32) throws {
     guard setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size)) == 0 else {
         throw CommandError("setsockopt SO_RCVTIMEO: \(String(cString: strerror(errno)))")
     }
+}
+
+/// One row of the benches' "p50 µs   p99 µs" tables: the name, then both figures in microseconds.
+func percentileRow(_ name: String, _ p50: Double, _ p99: Double) -> String {
+    padRight(name, 12) + padLeft(fixed(p50, 1), 8) + padLeft(fixed(p99, 1), 9)
 }
 
 /// p50 and p99 of durations in nanoseconds, in microseconds (sorts `samples` in place).

@@ -53,8 +53,8 @@ struct LoadBench {
             "  load sent  \(counts.sent) reports, \(counts.answered) answered, \(counts.errors) errors, "
                 + "\(counts.late) answered later than the next report was due")
         out.line("              p50 µs   p99 µs")
-        out.line(padRight("unloaded", 12) + padLeft(fixed(unloaded.p50, 1), 8) + padLeft(fixed(unloaded.p99, 1), 9))
-        out.line(padRight("loaded", 12) + padLeft(fixed(loaded.p50, 1), 8) + padLeft(fixed(loaded.p99, 1), 9))
+        out.line(percentileRow("unloaded", unloaded.p50, unloaded.p99))
+        out.line(percentileRow("loaded", loaded.p50, loaded.p99))
         out.line(
             "snapbackd RSS: idle \(idle.map { "\($0) KiB" } ?? "?"), under load \(underLoad.map { "\($0) KiB" } ?? "?")"
                 + (perSession.map { " (\(fixed($0, 0)) B per session, connections included)" } ?? "")

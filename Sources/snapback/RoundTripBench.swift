@@ -188,7 +188,7 @@ final class RoundTripBench {
         let server = rounds.compactMap(\.serverCPU)
         let client = rounds.compactMap(\.clientCPU)
         out.line(
-            padRight(name, 12) + padLeft(fixed(median(rounds.map(\.p50)), 1), 8) + padLeft(fixed(median(rounds.map(\.p99)), 1), 9)
+            percentileRow(name, median(rounds.map(\.p50)), median(rounds.map(\.p99)))
                 + padLeft(server.isEmpty ? "?" : fixed(median(server), 1) + " µs", 18)
                 + padLeft(client.isEmpty ? "?" : fixed(median(client), 1) + " µs", 18))
     }

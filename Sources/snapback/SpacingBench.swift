@@ -48,8 +48,8 @@ struct SpacingBench {
             "  method     \(n) round trips each, snapbackd and the epoll echo alternately, every one "
                 + "\(milliseconds) ms after the last; pinned to CPU \(cpu)")
         out.line("              p50 µs   p99 µs")
-        out.line(padRight("epoll echo", 12) + padLeft(fixed(e.p50, 1), 8) + padLeft(fixed(e.p99, 1), 9))
-        out.line(padRight("snapbackd", 12) + padLeft(fixed(d.p50, 1), 8) + padLeft(fixed(d.p99, 1), 9))
+        out.line(percentileRow("epoll echo", e.p50, e.p99))
+        out.line(percentileRow("snapbackd", d.p50, d.p99))
         out.line("snapbackd SIGTERM → \(stopped.text)")
         out.line("target: snapbackd p50 within 1.30× the epoll echo \(milliseconds) ms apart: \(ratio <= 1.3 ? "met" : "missed")")
         out.line("ratio p50 snapbackd/epoll echo at \(milliseconds) ms spacing = \(fixed(ratio, 2))")
