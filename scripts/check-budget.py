@@ -6,14 +6,22 @@ bench's SeekEnded -> snapback push + EventReply exchange: once with SHORT round 
 LONG. Everything else the two runs do (start-up, Hello, OpenSession, closing, stopping) is the same,
 so the difference of the two runs, divided by LONG - SHORT, is what one steady-state round trip costs
 the daemon process: its instructions (Swift, the static Swift runtime, libuv, libc, protobuf-c; every
-thread) and its calls to the allocator. Instruction counts under callgrind do not depend on the
-machine's load or clock, so the figure repeats from run to run and a budget can be tight.
+thread), its calls to the allocator, and the 4 KiB pages of code it runs. Instruction counts and
+addresses under callgrind do not depend on the machine's load or clock, so the figures repeat from run
+to run and a budget can be tight.
 
-Usage: check-budget.py BIN_DIR INSTRUCTION_BUDGET ALLOCATION_BUDGET
+The code pages are what a request costs when it comes cold (`snapback bench --spacing`): after a few
+milliseconds of other processes, each page the round trip runs is a TLB miss and a page walk (two-level
+under a hypervisor), whatever the instructions in it. The link order (`make link-order`) places the
+round trip's functions first and together; this count fails when it goes stale (a hot function
+renamed, new code on the path) and the round trip's code spreads back over the binary.
+
+Usage: check-budget.py BIN_DIR INSTRUCTION_BUDGET ALLOCATION_BUDGET CODE_PAGE_BUDGET
   BIN_DIR             holds the release snapbackd and snapback
   INSTRUCTION_BUDGET  fail above this many instructions per round trip
   ALLOCATION_BUDGET   fail above this many allocations per round trip
-Exit status: 0 within both budgets, 1 over a budget or when the run failed, 2 for a bad command line.
+  CODE_PAGE_BUDGET    fail above this many 4 KiB pages of code run by every round trip
+Exit status: 0 within the budgets, 1 over a budget or when the run failed, 2 for a bad command line.
 """
 
 import collections
@@ -63,17 +71,21 @@ def base_name(name):
 
 
 class Profile:
-    """One callgrind output file (written with --compress-strings=no --compress-pos=no)."""
+    """One callgrind output file (written with --dump-instr=yes --compress-strings=no --compress-pos=no)."""
 
     def __init__(self, path):
         self.total = None
         self.own = collections.Counter()        # function -> instructions in the function itself
         self.calls = collections.Counter()      # (caller, callee) -> calls
-        fn = cfn = None
+        self.executed = collections.Counter()   # (object, instruction address) -> times executed
+        self.function_at = {}                   # (object, instruction address) -> function
+        ob = fn = cfn = None
         in_call = False
         with open(path) as f:
             for line in f:
-                if line.startswith("fn="):
+                if line.startswith("ob="):
+                    ob = line[3:].rstrip("\n")
+                elif line.startswith("fn="):
                     fn = base_name(line[3:].rstrip("\n"))
                 elif line.startswith("cfn="):
                     cfn = base_name(line[4:].rstrip("\n"))
@@ -81,18 +93,31 @@ class Profile:
                     self.calls[(fn, cfn)] += int(line[6:].split()[0])
                     in_call = True
                 elif line[:1].isdigit() or line[:1] in "+-*":
-                    cost = int(line.split()[-1])
+                    fields = line.split()
+                    cost = int(fields[-1])
                     if in_call:
                         in_call = False  # the callee's inclusive cost, already in its own lines
                     else:
                         self.own[fn] += cost
+                        at = (ob, int(fields[0], 16))
+                        self.executed[at] += cost
+                        self.function_at[at] = fn
                 elif line.startswith("totals:") or line.startswith("summary:"):
                     self.total = int(line.split()[1])
         if self.total is None:
             fail(f"{path}: no totals (did the daemon exit cleanly?)")
-        spinners = {caller for (caller, callee) in self.calls if callee == SPIN_YIELD}
-        self.spin = sum(self.own[f] for f in spinners)
+        self.spinners = {caller for (caller, callee) in self.calls if callee == SPIN_YIELD}
+        self.spin = sum(self.own[f] for f in self.spinners)
         self.counted = self.total - self.spin
+
+    def code_run_by_each(self, other, round_trips):
+        """The instructions (object, address) the round trips run: those run more here than in `other`, a
+        run with `round_trips` fewer round trips, by at least one every other round trip (code run once
+        a loop turn runs about once a round trip, give or take a turn without a request), leaving out
+        libuv's spin-wait (its thousands of turns depend on how valgrind schedules the threads)."""
+        spinners = self.spinners | other.spinners
+        return {at for at, n in self.executed.items()
+                if 2 * (n - other.executed.get(at, 0)) >= round_trips and self.function_at[at] not in spinners}
 
     def allocations(self):
         per_site = collections.Counter()
@@ -139,7 +164,7 @@ def run(daemon_path, bin_dir, work, round_trips, daemon_arguments=()):
     with open(log, "w") as log_file:
         daemon = subprocess.Popen(
             # Names as the linker has them (gen-link-order.py writes them as section names).
-            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--dump-instr=no", "--demangle=no",
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--dump-instr=yes", "--demangle=no",
              "--dump-line=no", "--compress-strings=no", "--compress-pos=no",
              daemon_path, "--socket", sock, "--state-dir", state,
              "--log-level", "warning", *daemon_arguments],
@@ -170,10 +195,10 @@ def run(daemon_path, bin_dir, work, round_trips, daemon_arguments=()):
 
 
 def main(argv):
-    if len(argv) != 4 or not argv[2].isdigit() or not argv[3].isdigit():
-        print(__doc__.split("\n\n")[2], file=sys.stderr)
+    if len(argv) != 5 or not all(a.isdigit() for a in argv[2:]):
+        print(__doc__.split("\n\n")[-1], file=sys.stderr)
         return 2
-    bin_dir, instruction_budget, allocation_budget = argv[1], int(argv[2]), int(argv[3])
+    bin_dir, instruction_budget, allocation_budget, page_budget = argv[1], int(argv[2]), int(argv[3]), int(argv[4])
     if shutil.which("valgrind") is None:
         fail("valgrind is not installed (make deps installs it)")
     work = tempfile.mkdtemp(prefix="snapback-budget.")
@@ -211,11 +236,23 @@ def main(argv):
         for (caller, callee), count in sorted(sites.items(), key=lambda kv: -kv[1]):
             if count > 0:
                 print(f"  {count:g}  {callee} from {caller[:150]}", file=sys.stderr)
+    code = long.code_run_by_each(short, n)
+    pages = collections.defaultdict(set)
+    for ob, address in code:
+        pages[(ob, address >> 12)].add(long.function_at[(ob, address)])
+    lines = {(ob, address >> 6) for ob, address in code}
+    if len(pages) > page_budget:
+        verdict.append(f"{len(pages)} pages of code run by each round trip, over the budget of {page_budget} "
+                       "(is the link order stale? make link-order)")
+        print("check-budget: the pages of code each round trip runs, with the functions run in each:", file=sys.stderr)
+        for (ob, page), functions in sorted(pages.items()):
+            print(f"  {os.path.basename(ob)} {page << 12:#x}  {', '.join(sorted(f[:60] for f in functions))}",
+                  file=sys.stderr)
     if verdict:
         fail("; ".join(verdict))
     print(f"check-budget: ok {instructions:,.0f} instructions per round trip (budget {instruction_budget:,}), "
-          f"{allocations:g} allocations (budget {allocation_budget}); callgrind, {n} round trips "
-          f"differenced")
+          f"{allocations:g} allocations (budget {allocation_budget}), {len(pages)} pages of code in "
+          f"{len(lines)} cache lines (budget {page_budget}); callgrind, {n} round trips differenced")
     return 0
 
 

@@ -2,13 +2,17 @@
 """make link-order: which code the release daemon runs, as the linker's section order.
 
 Runs the release snapbackd under callgrind as `make check-budget` does (start-up reading the installed
-configuration file, Hello, the bench's session, 200 snapback round trips, closing, SIGTERM) and writes the sections of every function it ran,
-one `.text.NAME` a line, sorted, to OUT. The release link (Package.swift, `smallDaemon`) places those
-sections first and together, so that the code the daemon runs at start-up, at rest and per message
-fills few 64 KiB windows of the binary instead of touching a page in most of them (`make
-check-footprint` measures the resident set that follows). A name the build no longer has is ignored by
-the linker; code added since the file was written lands after the ordered sections, so regenerate it
-when check-footprint reports the binary's resident pages grew.
+configuration file, Hello, the bench's session, snapback round trips, closing, SIGTERM), twice with
+different numbers of round trips, and writes the sections of every function it ran, one `.text.NAME` a
+line, to OUT: first, sorted, the functions every round trip runs (those whose calls or instructions
+grow with the round trips), then, sorted, the rest. The release link (Package.swift, `smallDaemon`)
+places those sections in that order and together:
+- the code the daemon runs at start-up, at rest and per message fills few 64 KiB windows of the binary
+  instead of touching a page in most of them (`make check-footprint` measures the resident set);
+- the round trip's own code fills few 4 KiB pages, each a TLB miss when a request comes cold (`make
+  check-budget` counts them; `snapback bench --spacing` shows the time).
+A name the build no longer has is ignored by the linker; code added since the file was written lands
+after the ordered sections, so regenerate it when either check reports pages grew.
 
 Usage: gen-link-order.py BIN_DIR OUT
 """
@@ -20,7 +24,7 @@ import subprocess
 import sys
 import tempfile
 
-ROUND_TRIPS = 200
+SHORT, LONG = 200, 400
 
 
 def main(argv):
@@ -38,15 +42,26 @@ def main(argv):
         subprocess.run(["strip", "--strip-debug", "-o", daemon, os.path.join(bin_dir, "snapbackd")], check=True)
         # With the configuration file `make install` puts in /etc, which the daemon reads at every start.
         config = os.path.join(os.path.dirname(here), "config", "snapbackd.conf")
-        profile = budget.run(daemon, bin_dir, work, ROUND_TRIPS, ["--config", config])
+        short = budget.run(daemon, bin_dir, work, SHORT, ["--config", config])
+        long = budget.run(daemon, bin_dir, work, LONG, ["--config", config])
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    names = {name for name in profile.own if name and not name.startswith("0x")}
-    names |= {callee for (_, callee) in profile.calls if callee and not callee.startswith("0x")}
+
+    def named(name):
+        return name and not name.startswith("0x")
+
+    names = {name for name in long.own if named(name)}
+    names |= {callee for (_, callee) in long.calls if named(callee)}
+    # Run at least once a round trip, not merely more often (start-up's spin-waits vary from run to run).
+    each = LONG - SHORT
+    hot = {name for name in names if long.own[name] - short.own[name] >= each}
+    hot |= {callee for (caller, callee), n in long.calls.items()
+            if named(callee) and n - short.calls[(caller, callee)] >= each}
     with open(out, "w") as f:
-        for name in sorted(names):
+        for name in sorted(hot) + sorted(names - hot):
             f.write(f".text.{name}\n")
-    print(f"gen-link-order: {len(names)} functions run by snapbackd written to {out}")
+    print(f"gen-link-order: {len(names)} functions run by snapbackd written to {out}, first the {len(hot)} "
+          "each round trip runs")
     return 0
 
 

@@ -226,10 +226,7 @@ public final class Connection: PeerPort {
             closeIfDrained()
             return
         }
-        var buffer = uv_buf_init(
-            pending.readPointer.assumingMemoryBound(to: CChar.self),
-            UInt32(pending.readableCount)
-        )
+        var buffer = uv_buf_t(base: pending.readPointer.assumingMemoryBound(to: CChar.self), len: pending.readableCount)
         let written = uv_try_write(asStream(handle), &buffer, 1)
         if Int(written) == pending.readableCount {
             pending.clear()
@@ -245,7 +242,7 @@ public final class Connection: PeerPort {
         }
         // The rest goes out from a buffer nobody appends to until the write completes.
         swap(&pending, &inFlight)
-        buffer = uv_buf_init(inFlight.readPointer.assumingMemoryBound(to: CChar.self), UInt32(inFlight.readableCount))
+        buffer = uv_buf_t(base: inFlight.readPointer.assumingMemoryBound(to: CChar.self), len: inFlight.readableCount)
         let result = uv_write(writeRequest, asStream(handle), &buffer, 1) { request, status in
             let connection = Unmanaged<Connection>.fromOpaque(request!.pointee.data).takeUnretainedValue()
             connection.writeCompleted(status: status)
@@ -379,10 +376,7 @@ public final class Connection: PeerPort {
     private static let allocCallback: uv_alloc_cb = { raw, _, buffer in
         let connection = Unmanaged<Connection>.fromOpaque(raw!.pointee.data).takeUnretainedValue()
         let tail = connection.decoder.writableTail(minimumCount: minimumReadSize)
-        buffer!.pointee = uv_buf_init(
-            tail.baseAddress!.assumingMemoryBound(to: CChar.self),
-            UInt32(clamping: tail.count)
-        )
+        buffer!.pointee = uv_buf_t(base: tail.baseAddress!.assumingMemoryBound(to: CChar.self), len: tail.count)
     }
 
     private static let readCallback: uv_read_cb = { stream, count, _ in

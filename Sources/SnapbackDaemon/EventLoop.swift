@@ -81,7 +81,7 @@ public final class EventLoop {
     }
 
     /// True on the loop's thread.
-    public var isOnLoopThread: Bool { pthread_equal(pthread_self(), thread) != 0 }
+    public var isOnLoopThread: Bool { pthread_self() == thread }
 
     /// Runs until no referenced handle is left (after a shutdown) or ``stop()`` is called.
     public func run() {

@@ -76,9 +76,14 @@ public final class LoopTimer {
     /// About 31 years: far beyond any deadline a bounded timeline asks for.
     static let maxDelay: Double = 1e9
 
+    /// Rounded up, without `rounded(.up)`: on x86-64's baseline that is a call into libm's `ceil`, whose
+    /// page in the static executable the round trip would run for this alone (`make check-budget`
+    /// counts the pages of code each round trip runs).
     static func milliseconds(_ seconds: Double) -> UInt64 {
         guard seconds > 0 else { return 0 }  // also NaN
-        return UInt64((min(seconds, maxDelay) * 1000).rounded(.up))
+        let exact = min(seconds, maxDelay) * 1000  // ≤ 1e12: every whole number below is exact
+        let whole = UInt64(exact)
+        return Double(whole) < exact ? whole + 1 : whole
     }
 
     /// Stops the timer; it can be started again.

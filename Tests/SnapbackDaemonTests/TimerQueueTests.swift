@@ -11,6 +11,12 @@ import Testing
     @Test func anyDelayConvertsWithoutTrapping() {
         #expect(LoopTimer.milliseconds(0.0011) == 2)
         #expect(LoopTimer.milliseconds(30) == 30_000)
+        // Rounded up, as `rounded(.up)` would: a whole millisecond stays, any part of one counts.
+        for (seconds, ms) in [(0.001, 1), (1e-12, 1), (2.5, 2_500), (2.5004, 2_501), (604_800, 604_800_000)] as [(Double, UInt64)]
+        {
+            #expect(LoopTimer.milliseconds(seconds) == ms)
+            #expect(LoopTimer.milliseconds(seconds) == UInt64((seconds * 1000).rounded(.up)))
+        }
         for huge in [1e300, .infinity, Double.greatestFiniteMagnitude, 1.8446744073709552e16] {
             #expect(LoopTimer.milliseconds(huge) == UInt64(LoopTimer.maxDelay * 1000))
         }
