@@ -25,18 +25,20 @@ struct BenchCommand: ParsableCommand {
             line reads: ratio p50 snapbackd/raw = X.XX (the target is at most 1.30).
 
             The modes (any of them, in one run; each starts its own snapbackd):
-              --spacing MS   the cold path: --probes round trips MS milliseconds apart, snapbackd and the
-                             epoll echo alternately, pinned to one CPU; ratio p50 snapbackd/epoll echo
-                             (the target is at most 1.30).
-              --load         the round trip's p99 while --load-connections connections (default 1,000)
-                             with --load-sessions sessions each (default 10) report the playhead
-                             --load-hz times a second (default 4), against the p99 of the same probes
-                             unloaded, both with round trips 2 ms apart, not pinned; ratio loaded/unloaded
-                             p99 (the target is at most 2). Also the memory per session under that load.
-              --sessions N   memory per session: snapbackd's resident memory idle, with the connections
-                             open (--sessions-per-connection, default 64), with N sessions open (3 breaks
-                             each), and after they closed; (with sessions − with connections) / N is the
-                             figure (the target is at most 2 KiB).
+              --spacing MS  the cold path: --probes round trips MS milliseconds apart,
+                            snapbackd and the epoll echo alternately, pinned to one CPU;
+                            ratio p50 snapbackd/epoll echo (the target is at most 1.30).
+              --load        the round trip's p99 while --load-connections connections
+                            (default 1,000) with --load-sessions sessions each (default 10)
+                            report the playhead --load-hz times a second (default 4),
+                            against the p99 of the same probes unloaded, both with round
+                            trips 2 ms apart, not pinned; ratio loaded/unloaded p99 (the
+                            target is at most 2). Also the memory per session under load.
+              --sessions N  memory per session: snapbackd's resident memory idle, with the
+                            connections open (--sessions-per-connection, default 64), with
+                            N sessions open (3 breaks each), and after they closed; (with
+                            sessions − with connections) / N is the figure (the target is
+                            at most 2 KiB).
 
             Every bench starts its own snapbackd (temporary socket, state directory and an empty
             configuration file, log level warning). --json prints one JSON document instead of text, with a

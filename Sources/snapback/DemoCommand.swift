@@ -19,11 +19,13 @@ struct DemoCommand: ParsableCommand {
             It prints every message it sends (→) and every push and reply it receives (←), with times as
             m:ss, and checks that each expected push arrives.
 
-              1. Watching from 5:00, the viewer seeks to 15:00 over the unwatched break at 10:00: snapped
-                 back to 10:00, the break plays, then the daemon sends the viewer on to 15:00.
-              2. The viewer pauses at 16:00: the bookmark is saved as content time (ads excluded).
-              3. The same content reopens in a stream whose ads have other lengths: the daemon resumes at
-                 the same content time, at another stream time.
+              1. Watching from 5:00, the viewer seeks to 15:00 over the unwatched break
+                 at 10:00: snapped back to 10:00, the break plays, then the daemon sends
+                 the viewer on to 15:00.
+              2. The viewer pauses at 16:00: the bookmark is saved as content time (ads
+                 excluded).
+              3. The same content reopens in a stream whose ads have other lengths: the
+                 daemon resumes at the same content time, at another stream time.
 
             With --json, one JSON document instead: the server's Hello, every step in order (kind sent,
             push with the push's fields, reply, note, act or layout, and its text), the checks that passed,

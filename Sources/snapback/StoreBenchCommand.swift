@@ -22,22 +22,29 @@ struct StoreBenchCommand: ParsableCommand {
             Starts its own snapbackd (temporary socket and state directory, log level warning) and measures
             the SQLite store through it:
 
-              1. throughput: N sessions (one connection each) save bookmarks in a closed loop — play,
-                 pause, wait for BookmarkSaved — for S seconds: saves/s, p50/p99 save latency.
-              2. loop latency: a separate client sends GetStatus round trips back to back while
+              1. throughput: N sessions (one connection each) save bookmarks in a closed
+                 loop — play, pause, wait for BookmarkSaved — for S seconds: saves/s,
+                 p50/p99 save latency.
+              2. loop latency: a separate client sends GetStatus round trips back to back
+                 while
                  a. nothing else happens (idle);
-                 b. the N sessions each send two playhead reports every MS ms (no commits);
-                 c. the N sessions each send a playhead report and a Pause every MS ms (one commit each);
-                 d. one session saves in a closed loop: the writer is always committing, the loop
-                    has little else to do.
+                 b. the N sessions each send two playhead reports every MS ms (no
+                    commits);
+                 c. the N sessions each send a playhead report and a Pause every MS ms
+                    (one commit each);
+                 d. one session saves in a closed loop: the writer is always committing,
+                    the loop has little else to do.
                  p50/p99 per case; c/b and d/a are what the store's commits cost the loop.
-              3. group commit: the periodic bookmarks of the N sessions playing for a minute (30-second
-                 interval, each started at its own moment), in process — the daemon's service and the
-                 SQLite store on a virtual clock — a. with each save its own commit and each session on
-                 its own timer (what snapbackd did before group commit), b. as snapbackd does: bookmark
-                 timers on a shared 5-second tick, each tick's saves in one transaction. Saves, commits
-                 (each one fdatasync of the WAL), KiB passed to write(2) and KiB that reached the block
-                 device (/proc/self/io; 0 on tmpfs) per minute, and the ratios a/b.
+              3. group commit: the periodic bookmarks of the N sessions playing for a
+                 minute (30-second interval, each started at its own moment), in process
+                 — the daemon's service and the SQLite store on a virtual clock —
+                 a. with each save its own commit and each session on its own timer (what
+                    snapbackd did before group commit),
+                 b. as snapbackd does: bookmark timers on a shared 5-second tick, each
+                    tick's saves in one transaction.
+                 Saves, commits (each one fdatasync of the WAL), KiB passed to write(2)
+                 and KiB that reached the block device (/proc/self/io; 0 on tmpfs) per
+                 minute, and the ratios a/b.
 
             Pinning (sched_setaffinity, when both CPUs are available) keeps the loop and its probe on one
             CPU, as in `snapback bench`, so that the probe measures the loop, not the scheduler; the

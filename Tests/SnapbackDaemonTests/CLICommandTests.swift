@@ -125,6 +125,27 @@ import Testing
         #expect(status == 0 && text.contains("_snapback"), "\(text.prefix(200))")
     }
 
+    /// Every command's help at the 80 columns of a pipe: an indented block of the discussion (a numbered
+    /// list, a table of modes) is kept as written only when its lines fit; a longer one is broken by the
+    /// argument parser, its tail at the left margin under an indented line.
+    @Test func helpTextsFitEightyColumns() throws {
+        let commands = [
+            [], ["demo"], ["status"], ["sessions"], ["session"], ["convert"], ["watch"], ["bookmarks"],
+            ["bookmarks", "list"], ["bookmarks", "get"], ["bookmarks", "delete"], ["bookmarks", "clear"],
+            ["bench"], ["bench-timeline"], ["bench-store"]
+        ]
+        for command in commands {
+            let (status, text) = try runToEnd(Self.cli, command + ["--help"])
+            #expect(status == 0, "\(command): \(text)")
+            let discussion = text.split(separator: "\n", omittingEmptySubsequences: false)
+                .prefix { !$0.hasPrefix("USAGE:") }
+            for (above, line) in zip(discussion, discussion.dropFirst())
+            where above.hasPrefix(" ") && !line.isEmpty && !line.hasPrefix(" ") {
+                Issue.record("snapback \(command.joined(separator: " ")) --help breaks an indented line:\n\(above)\n\(line)")
+            }
+        }
+    }
+
     /// `demo --json`: one document with every step; the pushes the story checks carry their fields. A
     /// second run on the same content fails (its break is watched): still one document, "ok" false.
     @Test func demoInJSON() throws {
