@@ -120,51 +120,71 @@ public struct DaemonOptions: Sendable, Hashable {
     public static let usage = """
         Usage: snapbackd [OPTIONS]
 
-        The snapback daemon runs the ad timeline for video players. Players connect to its Unix
-        socket and exchange length-prefixed protobuf frames with it.
+        The snapback daemon runs the ad timeline for video players. Players connect
+        to its Unix socket and exchange length-prefixed protobuf frames with it.
 
         Options:
-          --config FILE               Configuration file (default /etc/snapback/snapbackd.conf, which
-                                      may be missing), read with its drop-ins FILE.d/*.conf in lexical
-                                      order; see snapbackd.conf(5). The options below win over it.
-          --check-config              Load the configuration, print it as in force, and exit: 0 if it
-                                      is valid, 1 with FILE:LINE: REASON if not
-          --socket PATH               Unix socket to listen on (default /run/snapback/snapbackd.sock), unless
-                                      started by socket activation (LISTEN_FDS), which wins.
-                                      The parent directory is created; a stale socket is replaced.
-          --state-dir DIR             Directory of the viewer-state database, DIR/snapback.db (SQLite,
-                                      created if missing; default /var/lib/snapback): bookmarks and watched
-                                      breaks survive restarts, crashes and power cuts
-          --log-level LEVEL           error, warning, notice, info or debug (default info)
-          --max-frame-size BYTES      Largest request body accepted (default 1048576); a larger
-                                      request is answered RESOURCE_EXHAUSTED
-          --max-outbound-bytes BYTES  Output queued for a client that is not reading before it is
-                                      disconnected (default 8388608, at least 4096)
-          --hello-timeout DURATION    A connection that has not completed Hello this long after it
-                                      was accepted is closed (default 5s; 50ms to 1h)
+          --config FILE           Configuration file (default
+                                  /etc/snapback/snapbackd.conf, which may be
+                                  missing), read with its drop-ins FILE.d/*.conf
+                                  in lexical order; see snapbackd.conf(5). The
+                                  options below win over it.
+          --check-config          Load the configuration, print it as in force,
+                                  and exit: 0 if it is valid, 1 with
+                                  FILE:LINE: REASON if not
+          --socket PATH           Unix socket to listen on (default
+                                  /run/snapback/snapbackd.sock), unless started
+                                  by socket activation (LISTEN_FDS), which wins.
+                                  The parent directory is created; a stale
+                                  socket is replaced.
+          --state-dir DIR         Directory of the viewer-state database,
+                                  DIR/snapback.db (SQLite, created if missing;
+                                  default /var/lib/snapback): bookmarks and
+                                  watched breaks survive restarts, crashes and
+                                  power cuts
+          --log-level LEVEL       error, warning, notice, info or debug
+                                  (default info)
+          --max-frame-size BYTES  Largest request body accepted (default
+                                  1048576); a larger request is answered
+                                  RESOURCE_EXHAUSTED
+          --max-outbound-bytes BYTES
+                                  Output queued for a client that is not reading
+                                  before it is disconnected (default 8388608, at
+                                  least 4096)
+          --hello-timeout DURATION
+                                  A connection that has not completed Hello this
+                                  long after it was accepted is closed (default
+                                  5s; 50ms to 1h)
           --partial-frame-timeout DURATION
-                                      A connection holding a partial frame (header or body begun,
-                                      not completed) this long is closed (default 10s; 50ms to 1h).
-                                      A player idle between frames is never closed
-          -h, --help                  Show this help and exit
-          --version                   Show the version and exit
+                                  A connection holding a partial frame (header
+                                  or body begun, not completed) this long is
+                                  closed (default 10s; 50ms to 1h). A player
+                                  idle between frames is never closed
+          -h, --help              Show this help and exit
+          --version               Show the version and exit
 
-        Access: only peers on the allow-list (default: root and the socket's group) are served; others
-        get PERMISSION_DENIED and are disconnected. Limits on connections (in total, per uid) and on
-        sessions per connection answer RESOURCE_EXHAUSTED. Both are set in the configuration file.
+        Access: only peers on the allow-list (default: root and the socket's group)
+        are served; others get PERMISSION_DENIED and are disconnected. Limits on
+        connections (in total, per uid) and on sessions per connection answer
+        RESOURCE_EXHAUSTED. Both are set in the configuration file.
 
-        systemd: socket activation (LISTEN_FDS, one Unix stream socket), Type=notify (READY=1 once the
-        socket and the state store are open, STOPPING=1, RELOADING=1), and the watchdog (WATCHDOG=1
-        from the event loop every WATCHDOG_USEC/2).
+        systemd: socket activation (LISTEN_FDS, one Unix stream socket), Type=notify
+        (READY=1 once the socket and the state store are open, STOPPING=1,
+        RELOADING=1), and the watchdog (WATCHDOG=1 from the event loop every
+        WATCHDOG_USEC/2).
 
-        Signals: SIGTERM or SIGINT stops gracefully (clients get up to 2 s to take their last
-        answers); SIGHUP reloads the configuration: a valid one applies to sessions and connections
-        opened afterwards, an invalid one is logged and the old one kept.
-        Logs go to stderr, one line per event, with <N> syslog priority prefixes for journald.
-        Logging never blocks: lines stderr does not take in time are dropped and counted (a warning
-        says how many once it takes them again; `snapback status` shows the total).
+        Signals: SIGTERM or SIGINT stops gracefully (clients get up to 2 s to take
+        their last answers); SIGHUP reloads the configuration: a valid one applies
+        to sessions and connections opened afterwards, an invalid one is logged and
+        the old one kept.
 
-        Exit status: 0 after a clean stop, 1 if the daemon could not start (an invalid configuration
-        file included) or stop cleanly, 2 for a bad command line.
+        Logs go to stderr, one line per event, with <N> syslog priority prefixes for
+        journald. Logging never blocks: lines stderr does not take in time are
+        dropped and counted (a warning says how many once it takes them again;
+        `snapback status` shows the total).
+
+        Exit status: 0 after a clean stop, 1 if the daemon could not start (an
+        invalid configuration file included) or stop cleanly, 2 for a bad command
+        line.
         """
 }

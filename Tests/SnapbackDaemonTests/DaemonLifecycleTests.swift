@@ -12,6 +12,8 @@ import Testing
         #expect(run.stdout.contains("--max-outbound-bytes"))
         #expect(run.stdout.contains("--hello-timeout") && run.stdout.contains("--partial-frame-timeout"))
         #expect(run.stderr.isEmpty)
+        // An operator's 80-column terminal shows it as written.
+        for line in run.stdout.split(separator: "\n") { #expect(line.count <= 80, "\(line)") }
     }
 
     @Test func versionExitsZero() throws {
