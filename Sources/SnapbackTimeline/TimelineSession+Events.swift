@@ -240,7 +240,7 @@ extension TimelineSession {
             let b = layout.breaks[i]
             let t = player.playing ? player.playhead + (now - player.wallTime) * max(player.rate, 0) : player.playhead
             guard t >= b.end - 0.001 else {
-                armBreakTimer(b, from: t, at: now, into: &actions)
+                armBreakTimer(ending: b.end, from: t, at: now, into: &actions)
                 return
             }
             player.playhead = t

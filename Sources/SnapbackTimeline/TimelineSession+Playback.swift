@@ -23,7 +23,7 @@ extension TimelineSession {
             if b.contains(t) {
                 player.commandedSeek = nil
             } else if abs(t - target) > policy.coverageTolerance {
-                if !timers.breakEnd { armBreakTimer(b, from: player.playhead, at: now, into: &actions) }
+                if !timers.breakEnd { armBreakTimer(ending: b.end, from: player.playhead, at: now, into: &actions) }
                 return
             }
         }
@@ -66,7 +66,7 @@ extension TimelineSession {
                 cancelTimer(.breakEnd, .wentBeforeBreak, into: &actions)
                 outcome = contentProgress(from: t, to: t, previousWallTime: now, at: now, into: &actions)
             } else if playing && !timers.breakEnd {
-                armBreakTimer(b, from: t, at: now, into: &actions)
+                armBreakTimer(ending: b.end, from: t, at: now, into: &actions)
             }
         case .content:
             outcome = contentProgress(
@@ -159,9 +159,9 @@ extension TimelineSession {
         progress.breaks[i].visited = true
         if settings.adRulesMode {
             actions.append(TimelineAction(.playBreak(breakId: b.id), reason: .breakPlays(how, breakId: b.id)))
-            armBreakTimer(b, from: b.start, at: now, into: &actions)
+            armBreakTimer(ending: b.end, from: b.start, at: now, into: &actions)
         } else {
-            armBreakTimer(b, from: max(player.playhead, b.start), at: now, into: &actions)
+            armBreakTimer(ending: b.end, from: max(player.playhead, b.start), at: now, into: &actions)
         }
         markWatchedOnBegin(i, into: &actions)
         if isPostroll(i) { clearBookmark(.postrollStarted(breakId: b.id), into: &actions) }
@@ -281,8 +281,8 @@ extension TimelineSession {
         if settings.adRulesMode {
             return enterBreak(index: i, fromStart: true, at: now, how: .commanded(why), into: &actions)
         }
-        let b = layout.breaks[i]
-        let target = clamp(landing ?? b.start)
+        // The break's times, not a copy of it (its id and ad durations would be retained and released).
+        let target = clamp(landing ?? layout.breaks[i].start)
         commandSeek(to: target, reason: reason, why: why, into: &actions)
         player.playhead = target
         player.wallTime = now
@@ -290,7 +290,7 @@ extension TimelineSession {
         // A snapback's break is marked by its snapback count (`endConfirms`): no second write on that path.
         if reason != .snapback { progress.breaks[i].visited = true }
         markWatchedOnBegin(i, into: &actions)
-        armBreakTimer(b, from: target, at: now, into: &actions)
+        armBreakTimer(ending: layout.breaks[i].end, from: target, at: now, into: &actions)
         if timers.bookmark { cancelTimer(.bookmark, .adBreakPlays, into: &actions) }
         return .seekCommanded
     }
@@ -316,8 +316,8 @@ extension TimelineSession {
     }
 
     /// Arms the break-end timer at the break's expected end (plus the tolerance) from `t`.
-    mutating func armBreakTimer(_ b: AdBreak, from t: Double, at now: Double, into actions: inout [TimelineAction]) {
-        let remaining = settings.adRulesMode ? settings.adRulesBreakDuration : max(0, b.end - t) / max(player.rate, 1)
+    mutating func armBreakTimer(ending end: Double, from t: Double, at now: Double, into actions: inout [TimelineAction]) {
+        let remaining = settings.adRulesMode ? settings.adRulesBreakDuration : max(0, end - t) / max(player.rate, 1)
         timers.breakEnd = true
         actions.append(
             TimelineAction(

@@ -99,7 +99,9 @@ extension TimelineSession {
         }
 
         if settings.snapbackEnabled, let s = selectBreak(from: from, to: to, landed: landedIndex) {
-            let b = layout.breaks[s]
+            // The break's fields, not a copy of it: this is the snapback round trip, and a copy retains
+            // and releases its id and ad durations (`make check-budget`).
+            let id = layout.breaks[s].id, breakStart = layout.breaks[s].start, breakEnd = layout.breaks[s].end
             let count = progress.breaks[s].snapbacks + 1
             if count > policy.maxSnapbacksPerBreak {
                 // Loop guard: the break never reads as watched (events missing or early). Let the viewer go.
@@ -110,8 +112,8 @@ extension TimelineSession {
                     progress.breaks[s].watched = true
                     actions.append(
                         TimelineAction(
-                            .breakWatched(breakId: b.id),
-                            reason: .loopGuard(max: policy.maxSnapbacksPerBreak, breakId: b.id)))
+                            .breakWatched(breakId: id),
+                            reason: .loopGuard(max: policy.maxSnapbacksPerBreak, breakId: id)))
                 }
                 settled(at: to, move: move, at: now, into: &actions)
                 return .stayed
@@ -119,13 +121,13 @@ extension TimelineSession {
             progress.breaks[s].snapbacks = count
             if s == landedIndex {
                 // Landed inside the unwatched break: play it from its start (or from the ad's start).
-                let start = policy.landingInUnwatchedBreak == .adStart ? b.adStart(containing: to) : b.start
+                let start = policy.landingInUnwatchedBreak == .adStart ? layout.breaks[s].adStart(containing: to) : breakStart
                 clearPlan()
                 return goToBreak(
                     index: s, reason: .startOfBreak,
                     why: .heldToBreakStart(
-                        move, from: from, to: to, breakId: b.id, start: start,
-                        adStart: start != b.start),
+                        move, from: from, to: to, breakId: id, start: start,
+                        adStart: start != breakStart),
                     at: now, landing: start, into: &actions)
             }
             var target = to
@@ -140,13 +142,13 @@ extension TimelineSession {
                 // not at the seek target (the player is at the target while the interstitial plays).
                 plan.append(
                     .seek(
-                        to: b.start, reason: .resumeAfterSnapback,
-                        why: .resumptionPoint(breakId: b.id, at: b.start)))
+                        to: breakStart, reason: .resumeAfterSnapback,
+                        why: .resumptionPoint(breakId: id, at: breakStart)))
             }
-            let landing = min(b.start + policy.snapbackLandingOffset, max(b.start, b.end - 0.001))
+            let landing = min(breakStart + policy.snapbackLandingOffset, max(breakStart, breakEnd - 0.001))
             return goToBreak(
                 index: s, reason: .snapback,
-                why: .snapback(jump: implicit, from: from, to: to, breakId: b.id, start: b.start),
+                why: .snapback(jump: implicit, from: from, to: to, breakId: id, start: breakStart),
                 at: now, landing: settings.adRulesMode ? nil : landing, into: &actions)
         }
 
@@ -185,7 +187,7 @@ extension TimelineSession {
             // A watched break replayed from where the viewer landed.
             visit(l, fromStart: to <= b.start + policy.coverageTolerance)
             progress.breaks[l].visited = true
-            armBreakTimer(b, from: to, at: now, into: &actions)
+            armBreakTimer(ending: b.end, from: to, at: now, into: &actions)
             return .stayed
         }
         settled(at: to, move: move, at: now, into: &actions)
@@ -200,7 +202,7 @@ extension TimelineSession {
             let b = layout.breaks[i]
             visit(i, fromStart: to <= b.start + policy.coverageTolerance)
             progress.breaks[i].visited = true
-            armBreakTimer(b, from: to, at: now, into: &actions)
+            armBreakTimer(ending: b.end, from: to, at: now, into: &actions)
         }
     }
 
