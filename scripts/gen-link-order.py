@@ -10,7 +10,8 @@ places those sections in that order and together:
 - the code the daemon runs at start-up, at rest and per message fills few 64 KiB windows of the binary
   instead of touching a page in most of them (`make check-footprint` measures the resident set);
 - the round trip's own code fills few 4 KiB pages, each a TLB miss when a request comes cold (`make
-  check-budget` counts them; `snapback bench --spacing` shows the time).
+  check-budget` counts them; `snapback bench --spacing` shows the time); the jump tables of its
+  switches (`.rodata.NAME`) are listed too, and share a page or two.
 A name the build no longer has is ignored by the linker; code added since the file was written lands
 after the ordered sections, so regenerate it when either check reports pages grew.
 
@@ -52,14 +53,14 @@ def main(argv):
 
     names = {name for name in long.own if named(name)}
     names |= {callee for (_, callee) in long.calls if named(callee)}
-    # Run at least once a round trip, not merely more often (start-up's spin-waits vary from run to run).
-    each = LONG - SHORT
-    hot = {name for name in names if long.own[name] - short.own[name] >= each}
-    hot |= {callee for (caller, callee), n in long.calls.items()
-            if named(callee) and n - short.calls[(caller, callee)] >= each}
+    # The functions of the code check-budget counts as the round trip's.
+    hot = {long.function_at[at] for at in long.code_run_by_each(short, LONG - SHORT)} & names
     with open(out, "w") as f:
         for name in sorted(hot) + sorted(names - hot):
             f.write(f".text.{name}\n")
+        # A function's jump tables are in `.rodata.NAME`: the round trip's switches read theirs.
+        for name in sorted(hot):
+            f.write(f".rodata.{name}\n")
     print(f"gen-link-order: {len(names)} functions run by snapbackd written to {out}, first the {len(hot)} "
           "each round trip runs")
     return 0
