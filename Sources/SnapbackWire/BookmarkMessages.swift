@@ -27,17 +27,8 @@ public struct WireBookmark: Sendable, Equatable {
     }
 }
 
-extension WireBookmark: WireMessage {
-    func write(to m: ProtoBuilder) -> ProtoBuilder {
-        m.set("content_id", contentId)
-        m.set("profile", profile)
-        m.set("content_time", contentTime)
-        m.set("stream_time", streamTime)
-        m.set("stream_id", streamId)
-        m.set("updated_at", updatedAt)
-        m.set("finished", finished)
-        return m
-    }
+extension WireBookmark: ProtoMessage {
+    static var descriptor: ProtoDescriptor { WireMethod.getBookmark.replyDescriptor }
 
     init(_ m: ProtoReader) throws(WireError) {
         self.init(
@@ -46,14 +37,18 @@ extension WireBookmark: WireMessage {
             streamId: try m.string("stream_id"), updatedAt: m.double("updated_at"), finished: m.bool("finished"))
     }
 
-    @discardableResult
-    public func encode(into out: inout [UInt8]) -> Int {
-        write(to: ProtoBuilder(WireMethod.getBookmark.replyDescriptor, arena: CArena())).append(to: &out)
+    func write(to m: ProtoBuilder) {
+        m.set("content_id", contentId)
+        m.set("profile", profile)
+        m.set("content_time", contentTime)
+        m.set("stream_time", streamTime)
+        m.set("stream_id", streamId)
+        m.set("updated_at", updatedAt)
+        m.set("finished", finished)
     }
 
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> WireBookmark {
-        try ProtoC.read(body, WireMethod.getBookmark.replyDescriptor) { m throws(WireError) in try WireBookmark(m) }
-    }
+    @discardableResult public func encode(into out: inout [UInt8]) -> Int { encodeFields(into: &out) }
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self { try decodeFields(body) }
 }
 
 /// `snapback.v1.ListBookmarksReply`: one page of a profile's bookmarks.
@@ -68,22 +63,20 @@ public struct ListBookmarksReply: Sendable, Equatable {
     }
 }
 
-extension ListBookmarksReply: WireMessage {
-    @discardableResult
-    public func encode(into out: inout [UInt8]) -> Int {
-        let m = ProtoBuilder(WireMethod.listBookmarks.replyDescriptor, arena: CArena())
-        m.set("bookmarks", bookmarks.map { $0.write(to: m.sub("bookmarks")) })
-        m.set("next_page_token", nextPageToken)
-        return m.append(to: &out)
+extension ListBookmarksReply: ProtoMessage {
+    static var descriptor: ProtoDescriptor { WireMethod.listBookmarks.replyDescriptor }
+
+    init(_ m: ProtoReader) throws(WireError) {
+        self.init(bookmarks: try m.messages("bookmarks"), nextPageToken: try m.string("next_page_token"))
     }
 
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> ListBookmarksReply {
-        try ProtoC.read(body, WireMethod.listBookmarks.replyDescriptor) { m throws(WireError) in
-            ListBookmarksReply(
-                bookmarks: try m.nestedList("bookmarks").map { (b) throws(WireError) in try WireBookmark(b) },
-                nextPageToken: try m.string("next_page_token"))
-        }
+    func write(to m: ProtoBuilder) {
+        m.set("bookmarks", bookmarks)
+        m.set("next_page_token", nextPageToken)
     }
+
+    @discardableResult public func encode(into out: inout [UInt8]) -> Int { encodeFields(into: &out) }
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self { try decodeFields(body) }
 }
 
 /// `snapback.v1.DeleteBookmarkReply`.
@@ -93,17 +86,12 @@ public struct DeleteBookmarkReply: Sendable, Equatable {
     public init(deleted: Bool) { self.deleted = deleted }
 }
 
-extension DeleteBookmarkReply: WireMessage {
-    @discardableResult
-    public func encode(into out: inout [UInt8]) -> Int {
-        let m = ProtoBuilder(WireMethod.deleteBookmark.replyDescriptor, arena: CArena())
-        m.set("deleted", deleted)
-        return m.append(to: &out)
-    }
-
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> DeleteBookmarkReply {
-        try ProtoC.read(body, WireMethod.deleteBookmark.replyDescriptor) { m in DeleteBookmarkReply(deleted: m.bool("deleted")) }
-    }
+extension DeleteBookmarkReply: ProtoMessage {
+    static var descriptor: ProtoDescriptor { WireMethod.deleteBookmark.replyDescriptor }
+    init(_ m: ProtoReader) { deleted = m.bool("deleted") }
+    func write(to m: ProtoBuilder) { m.set("deleted", deleted) }
+    @discardableResult public func encode(into out: inout [UInt8]) -> Int { encodeFields(into: &out) }
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self { try decodeFields(body) }
 }
 
 /// `snapback.v1.ClearBookmarksReply`.
@@ -113,16 +101,10 @@ public struct ClearBookmarksReply: Sendable, Equatable {
     public init(deleted: UInt32) { self.deleted = deleted }
 }
 
-extension ClearBookmarksReply: WireMessage {
-    @discardableResult
-    public func encode(into out: inout [UInt8]) -> Int {
-        let m = ProtoBuilder(WireMethod.clearBookmarks.replyDescriptor, arena: CArena())
-        m.set("deleted", deleted)
-        return m.append(to: &out)
-    }
-
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> ClearBookmarksReply {
-        try ProtoC.read(body, WireMethod.clearBookmarks.replyDescriptor) { m in ClearBookmarksReply(deleted: m.uint32("deleted"))
-        }
-    }
+extension ClearBookmarksReply: ProtoMessage {
+    static var descriptor: ProtoDescriptor { WireMethod.clearBookmarks.replyDescriptor }
+    init(_ m: ProtoReader) { deleted = m.uint32("deleted") }
+    func write(to m: ProtoBuilder) { m.set("deleted", deleted) }
+    @discardableResult public func encode(into out: inout [UInt8]) -> Int { encodeFields(into: &out) }
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self { try decodeFields(body) }
 }

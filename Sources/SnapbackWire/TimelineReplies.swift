@@ -31,10 +31,18 @@ public struct OpenSessionReply: Sendable, Equatable {
     }
 }
 
-extension OpenSessionReply: WireMessage {
-    @discardableResult
-    public func encode(into out: inout [UInt8]) -> Int {
-        let m = ProtoBuilder(WireMethod.openSession.replyDescriptor, arena: CArena())
+extension OpenSessionReply: ProtoMessage {
+    static var descriptor: ProtoDescriptor { WireMethod.openSession.replyDescriptor }
+
+    init(_ m: ProtoReader) throws(WireError) {
+        self.init(
+            sessionId: m.uint64("session_id"), startStreamTime: m.optionalDouble("start_stream_time"),
+            breaksBeforeResume: try m.strings("breaks_before_resume"), policyPreset: try m.string("policy_preset"),
+            resumeContentTime: m.optionalDouble("resume_content_time"),
+            resumedFromBookmark: m.bool("resumed_from_bookmark"), lastPushSeq: m.uint64("last_push_seq"))
+    }
+
+    func write(to m: ProtoBuilder) {
         m.set("session_id", sessionId)
         m.set("start_stream_time", startStreamTime)
         m.set("breaks_before_resume", breaksBeforeResume)
@@ -42,18 +50,10 @@ extension OpenSessionReply: WireMessage {
         m.set("resume_content_time", resumeContentTime)
         m.set("resumed_from_bookmark", resumedFromBookmark)
         m.set("last_push_seq", lastPushSeq)
-        return m.append(to: &out)
     }
 
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> OpenSessionReply {
-        try ProtoC.read(body, WireMethod.openSession.replyDescriptor) { m throws(WireError) in
-            OpenSessionReply(
-                sessionId: m.uint64("session_id"), startStreamTime: m.optionalDouble("start_stream_time"),
-                breaksBeforeResume: try m.strings("breaks_before_resume"), policyPreset: try m.string("policy_preset"),
-                resumeContentTime: m.optionalDouble("resume_content_time"),
-                resumedFromBookmark: m.bool("resumed_from_bookmark"), lastPushSeq: m.uint64("last_push_seq"))
-        }
-    }
+    @discardableResult public func encode(into out: inout [UInt8]) -> Int { encodeFields(into: &out) }
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self { try decodeFields(body) }
 }
 
 /// `snapback.v1.EventReply`: the reply to every session event.
@@ -86,19 +86,12 @@ public struct ContentTimeReply: Sendable, Equatable {
     public init(contentTime: Double) { self.contentTime = contentTime }
 }
 
-extension ContentTimeReply: WireMessage {
-    @discardableResult
-    public func encode(into out: inout [UInt8]) -> Int {
-        let m = ProtoBuilder(WireMethod.contentTimeForStreamTime.replyDescriptor, arena: CArena())
-        m.set("content_time", contentTime)
-        return m.append(to: &out)
-    }
-
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> ContentTimeReply {
-        try ProtoC.read(body, WireMethod.contentTimeForStreamTime.replyDescriptor) { m in
-            ContentTimeReply(contentTime: m.double("content_time"))
-        }
-    }
+extension ContentTimeReply: ProtoMessage {
+    static var descriptor: ProtoDescriptor { WireMethod.contentTimeForStreamTime.replyDescriptor }
+    init(_ m: ProtoReader) { contentTime = m.double("content_time") }
+    func write(to m: ProtoBuilder) { m.set("content_time", contentTime) }
+    @discardableResult public func encode(into out: inout [UInt8]) -> Int { encodeFields(into: &out) }
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self { try decodeFields(body) }
 }
 
 /// `snapback.v1.StreamTimeReply`.
@@ -107,19 +100,12 @@ public struct StreamTimeReply: Sendable, Equatable {
     public init(streamTime: Double) { self.streamTime = streamTime }
 }
 
-extension StreamTimeReply: WireMessage {
-    @discardableResult
-    public func encode(into out: inout [UInt8]) -> Int {
-        let m = ProtoBuilder(WireMethod.streamTimeForContentTime.replyDescriptor, arena: CArena())
-        m.set("stream_time", streamTime)
-        return m.append(to: &out)
-    }
-
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> StreamTimeReply {
-        try ProtoC.read(body, WireMethod.streamTimeForContentTime.replyDescriptor) { m in
-            StreamTimeReply(streamTime: m.double("stream_time"))
-        }
-    }
+extension StreamTimeReply: ProtoMessage {
+    static var descriptor: ProtoDescriptor { WireMethod.streamTimeForContentTime.replyDescriptor }
+    init(_ m: ProtoReader) { streamTime = m.double("stream_time") }
+    func write(to m: ProtoBuilder) { m.set("stream_time", streamTime) }
+    @discardableResult public func encode(into out: inout [UInt8]) -> Int { encodeFields(into: &out) }
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self { try decodeFields(body) }
 }
 
 /// `snapback.v1.BreakAtReply`: the breaks around a stream time.
@@ -135,22 +121,20 @@ public struct BreakAtReply: Sendable, Equatable {
     }
 }
 
-extension BreakAtReply: WireMessage {
-    @discardableResult
-    public func encode(into out: inout [UInt8]) -> Int {
-        let m = ProtoBuilder(WireMethod.breakAt.replyDescriptor, arena: CArena())
-        m.set("previous", previous?.write(to: m.sub("previous")))
-        m.set("next", next?.write(to: m.sub("next")))
-        return m.append(to: &out)
+extension BreakAtReply: ProtoMessage {
+    static var descriptor: ProtoDescriptor { WireMethod.breakAt.replyDescriptor }
+
+    init(_ m: ProtoReader) throws(WireError) {
+        self.init(previous: try m.message("previous"), next: try m.message("next"))
     }
 
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> BreakAtReply {
-        try ProtoC.read(body, WireMethod.breakAt.replyDescriptor) { m throws(WireError) in
-            BreakAtReply(
-                previous: try m.nested("previous").map { (b) throws(WireError) in try AdBreak(b) },
-                next: try m.nested("next").map { (b) throws(WireError) in try AdBreak(b) })
-        }
+    func write(to m: ProtoBuilder) {
+        m.set("previous", previous)
+        m.set("next", next)
     }
+
+    @discardableResult public func encode(into out: inout [UInt8]) -> Int { encodeFields(into: &out) }
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self { try decodeFields(body) }
 }
 
 /// `snapback.v1.SessionStateReply`: a session's `TimelineSnapshot` as a client sees it.
@@ -219,14 +203,22 @@ public struct SessionStateReply: Sendable, Equatable {
     }
 }
 
-extension SessionStateReply: WireMessage {
-    @discardableResult
-    public func encode(into out: inout [UInt8]) -> Int {
-        write(to: ProtoBuilder(WireMethod.getSessionState.replyDescriptor, arena: CArena())).append(to: &out)
+extension SessionStateReply: ProtoMessage {
+    static var descriptor: ProtoDescriptor { WireMethod.getSessionState.replyDescriptor }
+
+    init(_ m: ProtoReader) throws(WireError) {
+        let breakId = try m.string("current_break_id")
+        self.init(
+            phase: m.knownEnumValue("phase", as: TimelineSnapshot.Phase.self),
+            currentBreakId: breakId.isEmpty ? nil : breakId, streamTime: m.double("stream_time"),
+            contentTime: m.double("content_time"), playing: m.bool("playing"), rate: m.double("rate"),
+            pendingReturn: m.optionalDouble("pending_return"), breaks: try m.messages("breaks"),
+            cooldownUntil: m.optionalDouble("cooldown_until"),
+            lastBookmarkContentTime: m.optionalDouble("last_bookmark_content_time"),
+            breakStates: try m.messages("break_states"))
     }
 
-    /// The message in `m` (also when embedded in a `SessionInfo`).
-    func write(to m: ProtoBuilder) -> ProtoBuilder {
+    func write(to m: ProtoBuilder) {
         m.set("phase", phase)
         if let id = currentBreakId { m.set("current_break_id", id) }
         m.set("stream_time", streamTime)
@@ -237,41 +229,27 @@ extension SessionStateReply: WireMessage {
         m.set("breaks", breaks)
         m.set("cooldown_until", cooldownUntil)
         m.set("last_bookmark_content_time", lastBookmarkContentTime)
-        m.set(
-            "break_states",
-            breakStates.map { b in
-                let e = m.sub("break_states")
-                e.set("break_id", b.breakId)
-                e.set("position", b.position)
-                e.set("watched", b.watched)
-                e.set("exempt", b.exempt)
-                e.set("skip_reason", b.skipped)
-                return e
-            })
-        return m
+        m.set("break_states", breakStates)
     }
 
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> SessionStateReply {
-        try ProtoC.read(body, WireMethod.getSessionState.replyDescriptor) { m throws(WireError) in
-            try SessionStateReply(m)
-        }
-    }
+    @discardableResult public func encode(into out: inout [UInt8]) -> Int { encodeFields(into: &out) }
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self { try decodeFields(body) }
+}
 
+extension SessionStateReply.BreakState: ProtoFields {
     init(_ m: ProtoReader) throws(WireError) {
-        let breakId = try m.string("current_break_id")
         self.init(
-            phase: m.knownEnumValue("phase", as: TimelineSnapshot.Phase.self),
-            currentBreakId: breakId.isEmpty ? nil : breakId, streamTime: m.double("stream_time"),
-            contentTime: m.double("content_time"), playing: m.bool("playing"), rate: m.double("rate"),
-            pendingReturn: m.optionalDouble("pending_return"), breaks: try AdBreak.list(m, "breaks"),
-            cooldownUntil: m.optionalDouble("cooldown_until"),
-            lastBookmarkContentTime: m.optionalDouble("last_bookmark_content_time"),
-            breakStates: try m.nestedList("break_states").map { (b) throws(WireError) in
-                BreakState(
-                    breakId: try b.string("break_id"),
-                    position: b.knownEnumValue("position", as: TimelineSnapshot.BreakPosition.self),
-                    watched: b.bool("watched"), exempt: b.bool("exempt"),
-                    skipped: b.knownEnumValue("skip_reason", as: BreakSkipReason.self))
-            })
+            breakId: try m.string("break_id"),
+            position: m.knownEnumValue("position", as: TimelineSnapshot.BreakPosition.self),
+            watched: m.bool("watched"), exempt: m.bool("exempt"),
+            skipped: m.knownEnumValue("skip_reason", as: BreakSkipReason.self))
+    }
+
+    func write(to m: ProtoBuilder) {
+        m.set("break_id", breakId)
+        m.set("position", position)
+        m.set("watched", watched)
+        m.set("exempt", exempt)
+        m.set("skip_reason", skipped)
     }
 }

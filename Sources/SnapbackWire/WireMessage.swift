@@ -152,18 +152,8 @@ final class CArena {
     }
 }
 
-extension AdBreak {
-    /// The break as `snapback.v1.AdBreak` in `m`.
-    func write(to m: ProtoBuilder) -> ProtoBuilder {
-        m.set("id", id)
-        m.set("start", start)
-        m.set("duration", duration)
-        m.set("ad_durations", adDurations)
-        m.set("watched", watched)
-        m.set("content_resume_offset", contentResumeOffset)
-        return m
-    }
-
+/// `snapback.v1.AdBreak`.
+extension AdBreak: ProtoFields {
     init(_ m: ProtoReader) throws(WireError) {
         self.init(
             id: try m.string("id"), start: m.double("start"), duration: m.double("duration"),
@@ -171,14 +161,12 @@ extension AdBreak {
             contentResumeOffset: m.optionalDouble("content_resume_offset"))
     }
 
-    /// The breaks of the repeated field `name`.
-    static func list(_ m: ProtoReader, _ name: String) throws(WireError) -> [AdBreak] {
-        try m.nestedList(name).map { (b) throws(WireError) in try AdBreak(b) }
-    }
-}
-
-extension ProtoBuilder {
-    func set(_ name: String, _ breaks: [AdBreak]) {
-        set(name, breaks.map { $0.write(to: sub(name)) })
+    func write(to m: ProtoBuilder) {
+        m.set("id", id)
+        m.set("start", start)
+        m.set("duration", duration)
+        m.set("ad_durations", adDurations)
+        m.set("watched", watched)
+        m.set("content_resume_offset", contentResumeOffset)
     }
 }
