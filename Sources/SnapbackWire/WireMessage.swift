@@ -104,7 +104,7 @@ enum ProtoC {
 
 /// Memory that outlives the closures of `withCString` while a message with many strings, repeated
 /// messages or repeated scalars is packed; freed all at once when the arena goes away. Used off the hot
-/// path (the per-event replies and pushes pack with `withCString` and stack values instead).
+/// path (the round trip's EventReply and seek push are written by `WireFastPath`, without one).
 final class CArena {
     private var blocks: [UnsafeMutableRawPointer] = []
 
@@ -141,13 +141,6 @@ final class CArena {
         guard !values.isEmpty else { return nil }
         let p = allocate(UnsafeMutablePointer<CChar>?.self, count: values.count)
         for (i, s) in values.enumerated() { (p + i).initialize(to: string(s)) }
-        return p
-    }
-
-    /// A single message kept in the arena, for a pointer-typed (sub-message) field.
-    func box<T>(_ value: T) -> UnsafeMutablePointer<T> {
-        let p = allocate(T.self, count: 1)
-        p.initialize(to: value)
         return p
     }
 }
