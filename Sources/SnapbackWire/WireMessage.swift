@@ -79,25 +79,6 @@ enum ProtoC {
         return s
     }
 
-    static func strings(
-        _ p: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, _ count: Int,
-        _ field: String
-    ) throws(WireError) -> [String] {
-        guard let p, count > 0 else { return [] }
-        var out: [String] = []
-        out.reserveCapacity(count)
-        for i in 0..<count { out.append(try string(p[i], "\(field)[\(i)]")) }
-        return out
-    }
-
-    static func doubles(_ p: UnsafeMutablePointer<Double>?, _ count: Int) -> [Double] {
-        guard let p, count > 0 else { return [] }
-        return Array(UnsafeBufferPointer(start: p, count: count))
-    }
-
-    @inline(__always)
-    static func bool(_ b: protobuf_c_boolean) -> Bool { b != 0 }
-
     @inline(__always)
     static func cBool(_ b: Bool) -> protobuf_c_boolean { b ? 1 : 0 }
 }
