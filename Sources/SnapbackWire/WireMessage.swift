@@ -25,8 +25,8 @@ extension WireMessage {
     }
 }
 
-/// The server side's encoders, one per reply (`encodeHelloReply`, `encodeEventReply`, …), and the client
-/// side's decoders live in extensions of this namespace and of the message types.
+/// The server side's encoders that are not a message's own `encode(into:)`: the EventReply written
+/// straight into an outbound buffer, and the Status body of a non-OK response.
 public enum WireReply {}
 
 /// Glue between Swift values and protobuf-c messages. Every generated struct starts with a
