@@ -98,14 +98,10 @@ extension ListSessionsReply: ProtoMessage {
 
 /// `snapback.v1.Decision`: one decision of a session's timeline, as the WatchDecisions stream carries it.
 public struct WireDecision: Sendable, Equatable {
+    /// Which action it was; the raw value is its kebab-case name.
     public enum Kind: String, Sendable, Equatable, CaseIterable {
-        case seek = "seek"
-        case breakWatched = "break-watched"
-        case breakCompleted = "break-completed"
-        case playBreak = "play-break"
-        case allAdsCompleted = "all-ads-completed"
-        case saveBookmark = "save-bookmark"
-        case clearBookmark = "clear-bookmark"
+        case seek, breakWatched = "break-watched", breakCompleted = "break-completed", playBreak = "play-break"
+        case allAdsCompleted = "all-ads-completed", saveBookmark = "save-bookmark", clearBookmark = "clear-bookmark"
         case breakSkipped = "break-skipped"
     }
 
