@@ -31,7 +31,7 @@ extension StatusReply {
     }
 }
 
-extension WireBookmark {
+extension Bookmark {
     public var json: JSON {
         .object([
             "content_id": .string(contentId), "profile": .string(profile), "content_time": .number(contentTime),

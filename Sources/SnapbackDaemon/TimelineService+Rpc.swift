@@ -243,7 +243,7 @@ extension TimelineService {
                 fail(connection, header, .notFound, "no bookmark for content \"\(contentId)\" in profile \"\(profile)\"")
                 return
             }
-            reply(connection, header, WireBookmark(bookmark))
+            reply(connection, header, bookmark)
         } catch {
             fail(connection, header, error.statusCode, error.description)
         }
@@ -255,7 +255,7 @@ extension TimelineService {
         let limit = pageSize == 0 ? 100 : Int(min(pageSize, 1000))
         do {
             let (page, next) = try store.bookmarks(profile: profile, after: token.isEmpty ? nil : token, limit: limit)
-            reply(connection, header, ListBookmarksReply(bookmarks: page.map(WireBookmark.init), nextPageToken: next ?? ""))
+            reply(connection, header, ListBookmarksReply(bookmarks: page, nextPageToken: next ?? ""))
         } catch {
             fail(connection, header, error.statusCode, error.description)
         }
@@ -311,13 +311,5 @@ extension StoreError {
         case .full: return .resourceExhausted
         case .unavailable: return .unavailable
         }
-    }
-}
-
-extension WireBookmark {
-    init(_ b: Bookmark) {
-        self.init(
-            contentId: b.contentId, profile: b.profile, contentTime: b.contentTime, streamTime: b.streamTime,
-            streamId: b.streamId, updatedAt: b.updatedAt, finished: b.finished)
     }
 }

@@ -1,45 +1,20 @@
 import CSnapbackProto
+import SnapbackTimeline
 
-/// `snapback.v1.Bookmark`. (Named apart from the store's own bookmark type.)
-public struct WireBookmark: Sendable, Equatable {
-    public var contentId: String
-    public var profile: String
-    /// Content time (ads excluded) to resume at.
-    public var contentTime: Double
-    /// Stream time the bookmark was taken at, in `streamId`.
-    public var streamTime: Double
-    public var streamId: String
-    /// Wall time of the last update, unix seconds.
-    public var updatedAt: Double
-    public var finished: Bool
-
-    public init(
-        contentId: String, profile: String = "", contentTime: Double, streamTime: Double,
-        streamId: String = "", updatedAt: Double = 0, finished: Bool = false
-    ) {
-        self.contentId = contentId
-        self.profile = profile
-        self.contentTime = contentTime
-        self.streamTime = streamTime
-        self.streamId = streamId
-        self.updatedAt = updatedAt
-        self.finished = finished
-    }
-}
-
-extension WireBookmark: ProtoMessage {
+/// `snapback.v1.Bookmark`: the store's bookmark, as Bookmarks/Get and List reply with it.
+extension Bookmark: ProtoMessage {
     static var descriptor: ProtoDescriptor { WireMethod.getBookmark.replyDescriptor }
 
     init(_ m: ProtoReader) throws(WireError) {
         self.init(
-            contentId: try m.string("content_id"), profile: try m.string("profile"),
+            profile: try m.string("profile"), contentId: try m.string("content_id"),
             contentTime: m.double("content_time"), streamTime: m.double("stream_time"),
             streamId: try m.string("stream_id"), updatedAt: m.double("updated_at"), finished: m.bool("finished"))
     }
 
     func write(to m: ProtoBuilder) {
-        m.set("content_id", contentId)
         m.set("profile", profile)
+        m.set("content_id", contentId)
         m.set("content_time", contentTime)
         m.set("stream_time", streamTime)
         m.set("stream_id", streamId)
@@ -53,11 +28,11 @@ extension WireBookmark: ProtoMessage {
 
 /// `snapback.v1.ListBookmarksReply`: one page of a profile's bookmarks.
 public struct ListBookmarksReply: Sendable, Equatable {
-    public var bookmarks: [WireBookmark]
+    public var bookmarks: [Bookmark]
     /// "" on the last page.
     public var nextPageToken: String
 
-    public init(bookmarks: [WireBookmark], nextPageToken: String = "") {
+    public init(bookmarks: [Bookmark], nextPageToken: String = "") {
         self.bookmarks = bookmarks
         self.nextPageToken = nextPageToken
     }

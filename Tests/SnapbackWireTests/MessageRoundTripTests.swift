@@ -88,8 +88,8 @@ let sampleSessionState = SessionStateReply(
     phase: .inBreak, currentBreakId: "b1", streamTime: 640, contentTime: 600, playing: true, rate: 1,
     pendingReturn: 900, breaks: sampleBreaks, cooldownUntil: 1_700_000_000.5, lastBookmarkContentTime: 0)
 
-let bookmark = WireBookmark(
-    contentId: "movie-42", profile: "kids", contentTime: 870, streamTime: 960,
+let bookmark = Bookmark(
+    profile: "kids", contentId: "movie-42", contentTime: 870, streamTime: 960,
     streamId: "stream-1", updatedAt: 1_700_000_123.25, finished: false)
 
 func roundTrip<M: WireMessage & Equatable>(_ message: M) throws -> M {
@@ -237,7 +237,7 @@ struct MessageReplyRoundTripTests {
     @Test func bookmarks() throws {
         var out: [UInt8] = []
         bookmark.encode(into: &out)
-        #expect(try WireBookmark.decode(out) == bookmark)
+        #expect(try Bookmark.decode(out) == bookmark)
 
         var finished = bookmark
         finished.finished = true
