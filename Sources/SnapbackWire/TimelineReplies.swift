@@ -137,21 +137,23 @@ extension BreakAtReply: ProtoMessage {
     public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self { try decodeFields(body) }
 }
 
-/// `snapback.v1.SessionStateReply`: a session's `TimelineSnapshot` as a client sees it.
+/// `snapback.v1.SessionStateReply`: a session's `TimelineSnapshot` as a client sees it. It reads as the
+/// snapshot (`reply.streamTime`, `reply.breaks`), but for the phase and the break states: a newer server
+/// may send a phase, a position or a skip reason this version does not know, which reads as nil.
+@dynamicMemberLookup
 public struct SessionStateReply: Sendable, Equatable {
     /// nil when the server sent UNSPECIFIED or a phase this version does not know.
     public var phase: TimelineSnapshot.Phase?
-    public var currentBreakId: String?
-    public var streamTime: Double
-    public var contentTime: Double
-    public var playing: Bool
-    public var rate: Double
-    public var pendingReturn: Double?
-    public var breaks: [AdBreak]
-    public var cooldownUntil: Double?
-    public var lastBookmarkContentTime: Double?
     /// Per break, in the order of `breaks`. A position or skip reason unknown to this version reads as nil.
     public var breakStates: [BreakState]
+    /// The rest of the state. Its own phase and break states are not read (those above are): they stay
+    /// `.content` and none, so that two equal replies hold equal snapshots.
+    private var snapshot: TimelineSnapshot
+
+    public subscript<T>(dynamicMember field: WritableKeyPath<TimelineSnapshot, T>) -> T {
+        get { snapshot[keyPath: field] }
+        set { snapshot[keyPath: field] = newValue }
+    }
 
     /// `snapback.v1.BreakState`: the timeline's, but for a position or skip reason this version does not
     /// know, which reads as nil.
@@ -182,24 +184,19 @@ public struct SessionStateReply: Sendable, Equatable {
         breakStates: [BreakState] = []
     ) {
         self.phase = phase
-        self.currentBreakId = currentBreakId
-        self.streamTime = streamTime
-        self.contentTime = contentTime
-        self.playing = playing
-        self.rate = rate
-        self.pendingReturn = pendingReturn
-        self.breaks = breaks
-        self.cooldownUntil = cooldownUntil
-        self.lastBookmarkContentTime = lastBookmarkContentTime
         self.breakStates = breakStates
+        snapshot = TimelineSnapshot(
+            phase: .content, currentBreakId: currentBreakId, streamTime: streamTime, contentTime: contentTime,
+            playing: playing, rate: rate, pendingReturn: pendingReturn, breaks: breaks, cooldownUntil: cooldownUntil,
+            lastBookmarkContentTime: lastBookmarkContentTime)
     }
 
     public init(_ s: TimelineSnapshot) {
-        self.init(
-            phase: s.phase, currentBreakId: s.currentBreakId, streamTime: s.streamTime,
-            contentTime: s.contentTime, playing: s.playing, rate: s.rate, pendingReturn: s.pendingReturn,
-            breaks: s.breaks, cooldownUntil: s.cooldownUntil, lastBookmarkContentTime: s.lastBookmarkContentTime,
-            breakStates: s.breakStates.map(BreakState.init))
+        phase = s.phase
+        breakStates = s.breakStates.map(BreakState.init)
+        snapshot = s
+        snapshot.phase = .content
+        snapshot.breakStates = []
     }
 }
 
@@ -220,15 +217,15 @@ extension SessionStateReply: ProtoMessage {
 
     func write(to m: ProtoBuilder) {
         m.set("phase", phase)
-        if let id = currentBreakId { m.set("current_break_id", id) }
-        m.set("stream_time", streamTime)
-        m.set("content_time", contentTime)
-        m.set("playing", playing)
-        m.set("rate", rate)
-        m.set("pending_return", pendingReturn)
-        m.set("breaks", breaks)
-        m.set("cooldown_until", cooldownUntil)
-        m.set("last_bookmark_content_time", lastBookmarkContentTime)
+        if let id = snapshot.currentBreakId { m.set("current_break_id", id) }
+        m.set("stream_time", snapshot.streamTime)
+        m.set("content_time", snapshot.contentTime)
+        m.set("playing", snapshot.playing)
+        m.set("rate", snapshot.rate)
+        m.set("pending_return", snapshot.pendingReturn)
+        m.set("breaks", snapshot.breaks)
+        m.set("cooldown_until", snapshot.cooldownUntil)
+        m.set("last_bookmark_content_time", snapshot.lastBookmarkContentTime)
         m.set("break_states", breakStates)
     }
 
