@@ -32,7 +32,7 @@ extension ProtoMessage {
 /// the request ("breaks[2]." for a nested one).
 struct ProtoReader {
     let message: UnsafeRawPointer
-    let descriptor: UnsafePointer<ProtobufCMessageDescriptor>
+    let descriptor: ProtoDescriptor
     let path: String
 
     init(_ message: UnsafeRawPointer, path: String = "") {
@@ -122,13 +122,13 @@ struct ProtoBuilder {
     let arena: CArena
 
     /// An empty message of `descriptor`'s type (every field at its default).
-    init(_ descriptor: UnsafePointer<ProtobufCMessageDescriptor>, arena: CArena) {
+    init(_ descriptor: ProtoDescriptor, arena: CArena) {
         message = UnsafeMutableRawPointer(arena.allocate(UInt64.self, count: (descriptor.pointee.sizeof_message + 7) / 8))
         protobuf_c_message_init(descriptor, message)
         self.arena = arena
     }
 
-    private var descriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+    private var descriptor: ProtoDescriptor {
         message.assumingMemoryBound(to: ProtobufCMessage.self).pointee.descriptor
     }
 
@@ -175,6 +175,7 @@ struct ProtoBuilder {
         slot(name).store(UnsafeRawPointer(sub(name, write).message), PROTOBUF_C_TYPE_MESSAGE, into: message)
     }
 
+    /// A repeated sub-message's elements, each written from an element of `v`.
     func set<M: ProtoFields>(_ name: String, _ v: [M]) {
         guard !v.isEmpty else { return }
         let pointers = arena.allocate(UnsafeRawPointer?.self, count: v.count)
@@ -200,7 +201,7 @@ extension ProtoC {
     /// Builds a message of `descriptor`'s type with `write` and packs it at the end of `out`; returns the
     /// number of bytes appended.
     static func append(
-        _ descriptor: UnsafePointer<ProtobufCMessageDescriptor>, to out: inout [UInt8], _ write: (ProtoBuilder) -> Void
+        _ descriptor: ProtoDescriptor, to out: inout [UInt8], _ write: (ProtoBuilder) -> Void
     ) -> Int {
         let m = ProtoBuilder(descriptor, arena: CArena())
         write(m)
@@ -210,7 +211,7 @@ extension ProtoC {
     /// Unpacks `body` as a message of `descriptor`'s type, hands it to `read`, and frees it whatever
     /// `read` does. Bytes that do not parse throw `.malformed` naming the message.
     static func read<R>(
-        _ body: UnsafeRawBufferPointer, _ descriptor: UnsafePointer<ProtobufCMessageDescriptor>,
+        _ body: UnsafeRawBufferPointer, _ descriptor: ProtoDescriptor,
         _ read: (ProtoReader) throws(WireError) -> R
     ) throws(WireError) -> R {
         let data = body.baseAddress?.assumingMemoryBound(to: UInt8.self)
@@ -224,10 +225,10 @@ extension ProtoC {
 
 extension WireMethod {
     /// protobuf-c's descriptor of the rpc's request message.
-    var requestDescriptor: UnsafePointer<ProtobufCMessageDescriptor> { rpc.input }
+    var requestDescriptor: ProtoDescriptor { rpc.input }
 
     /// protobuf-c's descriptor of the rpc's reply message.
-    var replyDescriptor: UnsafePointer<ProtobufCMessageDescriptor> { rpc.output }
+    var replyDescriptor: ProtoDescriptor { rpc.output }
 
     /// The rpc in its generated service descriptor: the method's index is its position there
     /// (`ProtoMethodTableTests`).
