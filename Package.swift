@@ -102,7 +102,7 @@ let package = Package(
         .testTarget(
             name: "SnapbackWireTests",
             dependencies: ["SnapbackWire", "CSnapbackProto", "SnapbackFuzzing", "SnapbackTestSupport"]),
-        .testTarget(name: "SnapbackStoreTests", dependencies: ["SnapbackStore", "CSQLite"]),
+        .testTarget(name: "SnapbackStoreTests", dependencies: ["SnapbackStore", "SnapbackTimeline", "CSQLite"]),
         .testTarget(name: "SnapbackCLITests", dependencies: ["SnapbackCLI", "SnapbackWire", "SnapbackTimeline"]),
         .testTarget(
             name: "SnapbackDaemonTests",

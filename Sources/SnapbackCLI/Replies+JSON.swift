@@ -31,7 +31,7 @@ extension StatusReply {
     }
 }
 
-extension WireBookmark {
+extension Bookmark {
     public var json: JSON {
         .object([
             "content_id": .string(contentId), "profile": .string(profile), "content_time": .number(contentTime),
@@ -52,14 +52,15 @@ extension AdBreak {
 }
 
 extension SessionStateReply {
+    // `self.`: the snapshot's fields are dynamic members, which an unqualified name does not reach.
     public var json: JSON {
         .object([
             "phase": phase.map { .string($0.rawValue) } ?? .null,
-            "current_break_id": currentBreakId.map { .string($0) } ?? .null,
-            "stream_time": .number(streamTime), "content_time": .number(contentTime), "playing": .bool(playing),
-            "rate": .number(rate), "pending_return": .number(pendingReturn),
-            "breaks": .array(breaks.map(\.json)), "cooldown_until": .number(cooldownUntil),
-            "last_bookmark_content_time": .number(lastBookmarkContentTime),
+            "current_break_id": self.currentBreakId.map { .string($0) } ?? .null,
+            "stream_time": .number(self.streamTime), "content_time": .number(self.contentTime),
+            "playing": .bool(self.playing), "rate": .number(self.rate), "pending_return": .number(self.pendingReturn),
+            "breaks": .array(self.breaks.map(\.json)), "cooldown_until": .number(self.cooldownUntil),
+            "last_bookmark_content_time": .number(self.lastBookmarkContentTime),
             "break_states": .array(breakStates.map(\.json))
         ])
     }

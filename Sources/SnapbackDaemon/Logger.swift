@@ -11,11 +11,7 @@ import Synchronization
 public struct Logger: Sendable {
     /// Syslog priorities, most severe first.
     public enum Level: Int32, Sendable, CaseIterable, Comparable, CustomStringConvertible {
-        case error = 3
-        case warning = 4
-        case notice = 5
-        case info = 6
-        case debug = 7
+        case error = 3, warning = 4, notice = 5, info = 6, debug = 7
 
         /// Parses the names used by `--log-level`.
         public init?(name: String) {

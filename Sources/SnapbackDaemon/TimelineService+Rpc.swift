@@ -37,7 +37,7 @@ extension TimelineService {
         case .hello(let hello):
             handshake(hello, header, state, connection)
         case .getStatus:
-            reply(connection, header) { WireReply.encodeStatusReply(status(now), into: &$0) }
+            reply(connection, header, status(now))
         case .listSessions:
             listSessions(header, connection, now)
         case .getSession(let id):
@@ -61,25 +61,19 @@ extension TimelineService {
             }
         case .contentTimeForStreamTime(let id, let t):
             guard let entry = session(id, header, state, connection) else { return }
-            reply(connection, header) {
-                WireReply.encodeContentTimeReply(contentTime: entry.timeline.layout.contentTime(forStreamTime: t), into: &$0)
-            }
+            reply(connection, header, ContentTimeReply(contentTime: entry.timeline.layout.contentTime(forStreamTime: t)))
         case .streamTimeForContentTime(let id, let c):
             guard let entry = session(id, header, state, connection) else { return }
-            reply(connection, header) {
-                WireReply.encodeStreamTimeReply(streamTime: entry.timeline.layout.streamTime(forContentTime: c), into: &$0)
-            }
+            reply(connection, header, StreamTimeReply(streamTime: entry.timeline.layout.streamTime(forContentTime: c)))
         case .breakAt(let id, let t):
             guard let entry = session(id, header, state, connection) else { return }
             let timeline = entry.timeline
-            reply(connection, header) {
-                WireReply.encodeBreakAtReply(
-                    previous: timeline.previousBreak(atOrBefore: t), next: timeline.nextBreak(after: t), into: &$0)
-            }
+            reply(
+                connection, header,
+                BreakAtReply(previous: timeline.previousBreak(atOrBefore: t), next: timeline.nextBreak(after: t)))
         case .getSessionState(let id):
             guard let entry = session(id, header, state, connection) else { return }
-            let snapshot = entry.timeline.snapshot(at: now)
-            reply(connection, header) { WireReply.encodeSessionStateReply(snapshot, into: &$0) }
+            reply(connection, header, SessionStateReply(entry.timeline.snapshot(at: now)))
         case .getBookmark(let profile, let contentId):
             getBookmark(profile, contentId, header, connection)
         case .listBookmarks(let profile, let pageSize, let pageToken):
@@ -88,7 +82,7 @@ extension TimelineService {
             store.deleteBookmark(profile: profile, contentId: contentId) { result in
                 switch result {
                 case .success(let deleted):
-                    self.reply(connection, header) { WireReply.encodeDeleteBookmarkReply(deleted: deleted, into: &$0) }
+                    self.reply(connection, header, DeleteBookmarkReply(deleted: deleted))
                 case .failure(let error): self.fail(connection, header, error.statusCode, error.description)
                 }
             }
@@ -96,9 +90,7 @@ extension TimelineService {
             store.clearBookmarks(profile: profile) { result in
                 switch result {
                 case .success(let n):
-                    self.reply(connection, header) {
-                        WireReply.encodeClearBookmarksReply(deleted: UInt32(clamping: n), into: &$0)
-                    }
+                    self.reply(connection, header, ClearBookmarksReply(deleted: UInt32(clamping: n)))
                 case .failure(let error): self.fail(connection, header, error.statusCode, error.description)
                 }
             }
@@ -124,7 +116,7 @@ extension TimelineService {
         let helloReply = HelloReply(
             serverVersion: Daemon.version, maxFrameSize: UInt32(clamping: connection.maxFrameSize),
             maxOutboundQueueBytes: UInt64(connection.maxOutboundBytes), defaultPolicyPreset: defaultPreset.rawValue)
-        reply(connection, header) { WireReply.encodeHelloReply(helloReply, into: &$0) }
+        reply(connection, header, helloReply)
     }
 
     /// The session `id` if this connection opened it; otherwise answers NOT_FOUND.
@@ -201,7 +193,7 @@ extension TimelineService {
             sessionId: id, startStreamTime: start, breaksBeforeResume: entry.timeline.plannedBreakIds,
             policyPreset: open.preset.rawValue, resumeContentTime: resume, resumedFromBookmark: fromBookmark,
             lastPushSeq: entry.pushSeq)
-        reply(connection, header) { WireReply.encodeOpenSessionReply(openReply, into: &$0) }
+        reply(connection, header, openReply)
     }
 
     /// One event: the timeline decides, its actions are executed (pushes written first), then the reply.
@@ -251,7 +243,7 @@ extension TimelineService {
                 fail(connection, header, .notFound, "no bookmark for content \"\(contentId)\" in profile \"\(profile)\"")
                 return
             }
-            reply(connection, header) { WireReply.encodeBookmark(WireBookmark(bookmark), into: &$0) }
+            reply(connection, header, bookmark)
         } catch {
             fail(connection, header, error.statusCode, error.description)
         }
@@ -263,9 +255,7 @@ extension TimelineService {
         let limit = pageSize == 0 ? 100 : Int(min(pageSize, 1000))
         do {
             let (page, next) = try store.bookmarks(profile: profile, after: token.isEmpty ? nil : token, limit: limit)
-            reply(connection, header) {
-                WireReply.encodeListBookmarksReply(page.map(WireBookmark.init), nextPageToken: next ?? "", into: &$0)
-            }
+            reply(connection, header, ListBookmarksReply(bookmarks: page, nextPageToken: next ?? ""))
         } catch {
             fail(connection, header, error.statusCode, error.description)
         }
@@ -287,6 +277,10 @@ extension TimelineService {
         scratch.removeAll(keepingCapacity: true)
         _ = encode(&scratch)
         connection.send(.response(callId: header.callId, method: header.method), body: scratch)
+    }
+
+    func reply(_ connection: any PeerPort, _ header: FrameHeader, _ message: some WireMessage) {
+        reply(connection, header) { message.encode(into: &$0) }
     }
 
     /// The EventReply (every session event's and CloseSession's), encoded straight into the outbound buffer.
@@ -317,13 +311,5 @@ extension StoreError {
         case .full: return .resourceExhausted
         case .unavailable: return .unavailable
         }
-    }
-}
-
-extension WireBookmark {
-    init(_ b: Bookmark) {
-        self.init(
-            contentId: b.contentId, profile: b.profile, contentTime: b.contentTime, streamTime: b.streamTime,
-            streamId: b.streamId, updatedAt: b.updatedAt, finished: b.finished)
     }
 }

@@ -52,7 +52,7 @@ extension TimelineService {
             guard let entry = sessions[id], mayInspect(entry, by: peer) else { continue }
             visible.append(sessionInfo(entry, at: now, withBreaks: false))
         }
-        reply(connection, header) { ListSessionsReply(sessions: visible).encode(into: &$0) }
+        reply(connection, header, ListSessionsReply(sessions: visible))
     }
 
     func getSession(_ id: UInt64, _ header: FrameHeader, _ connection: any PeerPort, _ now: Double) {
@@ -62,7 +62,7 @@ extension TimelineService {
             return
         }
         let info = sessionInfo(entry, at: now, withBreaks: true)
-        reply(connection, header) { info.encode(into: &$0) }
+        reply(connection, header, info)
     }
 
     // MARK: Control/WatchDecisions

@@ -88,7 +88,7 @@ public struct FuzzReplay {
         case .getSessionState(let id):
             guard id >= 1, id <= UInt64(sessions.count) else { return }
             var out: [UInt8] = []
-            _ = WireReply.encodeSessionStateReply(sessions[Int(id - 1)].snapshot(at: now), into: &out)
+            _ = SessionStateReply(sessions[Int(id - 1)].snapshot(at: now)).encode(into: &out)
         default:
             return
         }

@@ -1,3 +1,5 @@
+import SnapbackTimeline
+
 /// Viewer state in memory, for the in-process service under tests and the fuzzer: nothing durable, no
 /// thread. Writes complete when the owner calls ``completeWrites()`` — as the SQLite store's commits do
 /// a moment later on the loop — so the order of replies and acknowledgements is the daemon's. It can be

@@ -1,5 +1,6 @@
 import CSQLite
 import Glibc
+import SnapbackTimeline
 
 /// Viewer state in SQLite (`<state dir>/snapback.db`): bookmarks, watched breaks and the device-wide
 /// last-break time, crash- and power-cut-safe.

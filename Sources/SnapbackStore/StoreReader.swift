@@ -1,4 +1,5 @@
 import CSQLite
+import SnapbackTimeline
 
 /// The SQLite store's reads: a second, query-only connection (WAL readers never wait for the writer)
 /// answering indexed point queries and one page of a profile.

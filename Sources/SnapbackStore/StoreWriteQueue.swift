@@ -1,4 +1,5 @@
 import Glibc
+import SnapbackTimeline
 
 /// The one part of the SQLite store that two threads share: the writes the loop thread made, on
 /// their way to the writer thread, and the writer's reports, on their way back. Everything in it is

@@ -54,7 +54,25 @@ public struct TimelineSnapshot: Sendable, Equatable {
     public var cooldownUntil: Double?
     public var lastBookmarkContentTime: Double?
     /// What the viewer did with each break, in the order of `breaks`.
-    public var breakStates: [BreakState] = []
+    public var breakStates: [BreakState]
+
+    public init(
+        phase: Phase, currentBreakId: String? = nil, streamTime: Double, contentTime: Double, playing: Bool,
+        rate: Double, pendingReturn: Double? = nil, breaks: [AdBreak] = [], cooldownUntil: Double? = nil,
+        lastBookmarkContentTime: Double? = nil, breakStates: [BreakState] = []
+    ) {
+        self.phase = phase
+        self.currentBreakId = currentBreakId
+        self.streamTime = streamTime
+        self.contentTime = contentTime
+        self.playing = playing
+        self.rate = rate
+        self.pendingReturn = pendingReturn
+        self.breaks = breaks
+        self.cooldownUntil = cooldownUntil
+        self.lastBookmarkContentTime = lastBookmarkContentTime
+        self.breakStates = breakStates
+    }
 
     /// Where a break sits in the content.
     public enum BreakPosition: String, Sendable, Equatable, CaseIterable {

@@ -1,89 +1,57 @@
 import CSnapbackProto
+import SnapbackTimeline
 
-/// `snapback.v1.Bookmark`. (Named apart from the store's own bookmark type.)
-public struct WireBookmark: Sendable, Equatable {
-    public var contentId: String
-    public var profile: String
-    /// Content time (ads excluded) to resume at.
-    public var contentTime: Double
-    /// Stream time the bookmark was taken at, in `streamId`.
-    public var streamTime: Double
-    public var streamId: String
-    /// Wall time of the last update, unix seconds.
-    public var updatedAt: Double
-    public var finished: Bool
+/// `snapback.v1.Bookmark`: the store's bookmark, as Bookmarks/Get and List reply with it.
+extension Bookmark: ProtoMessage {
+    static var descriptor: ProtoDescriptor { WireMethod.getBookmark.replyDescriptor }
 
-    public init(
-        contentId: String, profile: String = "", contentTime: Double, streamTime: Double,
-        streamId: String = "", updatedAt: Double = 0, finished: Bool = false
-    ) {
-        self.contentId = contentId
-        self.profile = profile
-        self.contentTime = contentTime
-        self.streamTime = streamTime
-        self.streamId = streamId
-        self.updatedAt = updatedAt
-        self.finished = finished
+    init(_ m: ProtoReader) throws(WireError) {
+        self.init(
+            profile: try m.string("profile"), contentId: try m.string("content_id"),
+            contentTime: m.double("content_time"), streamTime: m.double("stream_time"),
+            streamId: try m.string("stream_id"), updatedAt: m.double("updated_at"), finished: m.bool("finished"))
     }
-}
 
-extension WireBookmark: WireMessage {
-    func write(to m: ProtoBuilder) -> ProtoBuilder {
-        m.set("content_id", contentId)
+    func write(to m: ProtoBuilder) {
         m.set("profile", profile)
+        m.set("content_id", contentId)
         m.set("content_time", contentTime)
         m.set("stream_time", streamTime)
         m.set("stream_id", streamId)
         m.set("updated_at", updatedAt)
         m.set("finished", finished)
-        return m
     }
 
-    init(_ m: ProtoReader) throws(WireError) {
-        self.init(
-            contentId: try m.string("content_id"), profile: try m.string("profile"),
-            contentTime: m.double("content_time"), streamTime: m.double("stream_time"),
-            streamId: try m.string("stream_id"), updatedAt: m.double("updated_at"), finished: m.bool("finished"))
-    }
-
-    @discardableResult
-    public func encode(into out: inout [UInt8]) -> Int {
-        write(to: ProtoBuilder(WireMethod.getBookmark.replyDescriptor, arena: CArena())).append(to: &out)
-    }
-
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> WireBookmark {
-        try ProtoC.read(body, WireMethod.getBookmark.replyDescriptor) { m throws(WireError) in try WireBookmark(m) }
-    }
+    @discardableResult public func encode(into out: inout [UInt8]) -> Int { encodeFields(into: &out) }
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self { try decodeFields(body) }
 }
 
 /// `snapback.v1.ListBookmarksReply`: one page of a profile's bookmarks.
 public struct ListBookmarksReply: Sendable, Equatable {
-    public var bookmarks: [WireBookmark]
+    public var bookmarks: [Bookmark]
     /// "" on the last page.
     public var nextPageToken: String
 
-    public init(bookmarks: [WireBookmark], nextPageToken: String = "") {
+    public init(bookmarks: [Bookmark], nextPageToken: String = "") {
         self.bookmarks = bookmarks
         self.nextPageToken = nextPageToken
     }
 }
 
-extension ListBookmarksReply: WireMessage {
-    @discardableResult
-    public func encode(into out: inout [UInt8]) -> Int {
-        let m = ProtoBuilder(WireMethod.listBookmarks.replyDescriptor, arena: CArena())
-        m.set("bookmarks", bookmarks.map { $0.write(to: m.sub("bookmarks")) })
-        m.set("next_page_token", nextPageToken)
-        return m.append(to: &out)
+extension ListBookmarksReply: ProtoMessage {
+    static var descriptor: ProtoDescriptor { WireMethod.listBookmarks.replyDescriptor }
+
+    init(_ m: ProtoReader) throws(WireError) {
+        self.init(bookmarks: try m.messages("bookmarks"), nextPageToken: try m.string("next_page_token"))
     }
 
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> ListBookmarksReply {
-        try ProtoC.read(body, WireMethod.listBookmarks.replyDescriptor) { m throws(WireError) in
-            ListBookmarksReply(
-                bookmarks: try m.nestedList("bookmarks").map { (b) throws(WireError) in try WireBookmark(b) },
-                nextPageToken: try m.string("next_page_token"))
-        }
+    func write(to m: ProtoBuilder) {
+        m.set("bookmarks", bookmarks)
+        m.set("next_page_token", nextPageToken)
     }
+
+    @discardableResult public func encode(into out: inout [UInt8]) -> Int { encodeFields(into: &out) }
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self { try decodeFields(body) }
 }
 
 /// `snapback.v1.DeleteBookmarkReply`.
@@ -93,17 +61,12 @@ public struct DeleteBookmarkReply: Sendable, Equatable {
     public init(deleted: Bool) { self.deleted = deleted }
 }
 
-extension DeleteBookmarkReply: WireMessage {
-    @discardableResult
-    public func encode(into out: inout [UInt8]) -> Int {
-        let m = ProtoBuilder(WireMethod.deleteBookmark.replyDescriptor, arena: CArena())
-        m.set("deleted", deleted)
-        return m.append(to: &out)
-    }
-
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> DeleteBookmarkReply {
-        try ProtoC.read(body, WireMethod.deleteBookmark.replyDescriptor) { m in DeleteBookmarkReply(deleted: m.bool("deleted")) }
-    }
+extension DeleteBookmarkReply: ProtoMessage {
+    static var descriptor: ProtoDescriptor { WireMethod.deleteBookmark.replyDescriptor }
+    init(_ m: ProtoReader) { deleted = m.bool("deleted") }
+    func write(to m: ProtoBuilder) { m.set("deleted", deleted) }
+    @discardableResult public func encode(into out: inout [UInt8]) -> Int { encodeFields(into: &out) }
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self { try decodeFields(body) }
 }
 
 /// `snapback.v1.ClearBookmarksReply`.
@@ -113,16 +76,10 @@ public struct ClearBookmarksReply: Sendable, Equatable {
     public init(deleted: UInt32) { self.deleted = deleted }
 }
 
-extension ClearBookmarksReply: WireMessage {
-    @discardableResult
-    public func encode(into out: inout [UInt8]) -> Int {
-        let m = ProtoBuilder(WireMethod.clearBookmarks.replyDescriptor, arena: CArena())
-        m.set("deleted", deleted)
-        return m.append(to: &out)
-    }
-
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> ClearBookmarksReply {
-        try ProtoC.read(body, WireMethod.clearBookmarks.replyDescriptor) { m in ClearBookmarksReply(deleted: m.uint32("deleted"))
-        }
-    }
+extension ClearBookmarksReply: ProtoMessage {
+    static var descriptor: ProtoDescriptor { WireMethod.clearBookmarks.replyDescriptor }
+    init(_ m: ProtoReader) { deleted = m.uint32("deleted") }
+    func write(to m: ProtoBuilder) { m.set("deleted", deleted) }
+    @discardableResult public func encode(into out: inout [UInt8]) -> Int { encodeFields(into: &out) }
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self { try decodeFields(body) }
 }

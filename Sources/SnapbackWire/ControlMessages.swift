@@ -12,20 +12,20 @@ public struct HelloRequest: Sendable, Equatable {
     }
 }
 
-extension HelloRequest: WireMessage {
-    @discardableResult
-    public func encode(into out: inout [UInt8]) -> Int {
-        let m = ProtoBuilder(WireMethod.hello.requestDescriptor, arena: CArena())
-        m.set("protocol_version", protocolVersion)
-        m.set("client_name", clientName)
-        return m.append(to: &out)
+extension HelloRequest: ProtoMessage {
+    static var descriptor: ProtoDescriptor { WireMethod.hello.requestDescriptor }
+
+    init(_ m: ProtoReader) throws(WireError) {
+        self.init(protocolVersion: m.uint32("protocol_version"), clientName: try m.string("client_name"))
     }
 
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> HelloRequest {
-        try ProtoC.read(body, WireMethod.hello.requestDescriptor) { m throws(WireError) in
-            HelloRequest(protocolVersion: m.uint32("protocol_version"), clientName: try m.string("client_name"))
-        }
+    func write(to m: ProtoBuilder) {
+        m.set("protocol_version", protocolVersion)
+        m.set("client_name", clientName)
     }
+
+    @discardableResult public func encode(into out: inout [UInt8]) -> Int { encodeFields(into: &out) }
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self { try decodeFields(body) }
 }
 
 /// `snapback.v1.HelloReply`: what the server speaks and its limits.
@@ -58,10 +58,19 @@ public struct HelloReply: Sendable, Equatable {
     }
 }
 
-extension HelloReply: WireMessage {
-    @discardableResult
-    public func encode(into out: inout [UInt8]) -> Int {
-        let m = ProtoBuilder(WireMethod.hello.replyDescriptor, arena: CArena())
+extension HelloReply: ProtoMessage {
+    static var descriptor: ProtoDescriptor { WireMethod.hello.replyDescriptor }
+
+    init(_ m: ProtoReader) throws(WireError) {
+        self.init(
+            protocolVersion: m.uint32("protocol_version"), serverName: try m.string("server_name"),
+            serverVersion: try m.string("server_version"), maxFrameSize: m.uint32("max_frame_size"),
+            maxOutboundQueueBytes: m.uint64("max_outbound_queue_bytes"), policyPresets: try m.strings("policy_presets"),
+            defaultPolicyPreset: try m.string("default_policy_preset"),
+            maxBreaksPerSession: m.uint32("max_breaks_per_session"))
+    }
+
+    func write(to m: ProtoBuilder) {
         m.set("protocol_version", protocolVersion)
         m.set("server_name", serverName)
         m.set("server_version", serverVersion)
@@ -70,20 +79,10 @@ extension HelloReply: WireMessage {
         m.set("policy_presets", policyPresets)
         m.set("default_policy_preset", defaultPolicyPreset)
         m.set("max_breaks_per_session", maxBreaksPerSession)
-        return m.append(to: &out)
     }
 
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> HelloReply {
-        try ProtoC.read(body, WireMethod.hello.replyDescriptor) { m throws(WireError) in
-            HelloReply(
-                protocolVersion: m.uint32("protocol_version"), serverName: try m.string("server_name"),
-                serverVersion: try m.string("server_version"), maxFrameSize: m.uint32("max_frame_size"),
-                maxOutboundQueueBytes: m.uint64("max_outbound_queue_bytes"),
-                policyPresets: try m.strings("policy_presets"),
-                defaultPolicyPreset: try m.string("default_policy_preset"),
-                maxBreaksPerSession: m.uint32("max_breaks_per_session"))
-        }
-    }
+    @discardableResult public func encode(into out: inout [UInt8]) -> Int { encodeFields(into: &out) }
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self { try decodeFields(body) }
 }
 
 /// `snapback.v1.StoreStatus`: the bookmark store's health.
@@ -100,6 +99,21 @@ public struct StoreStatus: Sendable, Equatable {
         self.path = path
         self.bookmarks = bookmarks
         self.error = error
+    }
+}
+
+extension StoreStatus: ProtoFields {
+    init(_ m: ProtoReader) throws(WireError) {
+        self.init(
+            kind: try m.string("kind"), path: try m.string("path"), bookmarks: m.uint64("bookmarks"),
+            error: try m.string("error"))
+    }
+
+    func write(to m: ProtoBuilder) {
+        m.set("kind", kind)
+        m.set("path", path)
+        m.set("bookmarks", bookmarks)
+        m.set("error", error)
     }
 }
 
@@ -134,15 +148,19 @@ public struct StatusReply: Sendable, Equatable {
     }
 }
 
-extension StatusReply: WireMessage {
-    @discardableResult
-    public func encode(into out: inout [UInt8]) -> Int {
-        let m = ProtoBuilder(WireMethod.getStatus.replyDescriptor, arena: CArena())
-        let s = m.sub("store")
-        s.set("kind", store.kind)
-        s.set("path", store.path)
-        s.set("bookmarks", store.bookmarks)
-        s.set("error", store.error)
+extension StatusReply: ProtoMessage {
+    static var descriptor: ProtoDescriptor { WireMethod.getStatus.replyDescriptor }
+
+    init(_ m: ProtoReader) throws(WireError) {
+        let store = try m.message("store") ?? StoreStatus()
+        self.init(
+            uptime: m.double("uptime"), serverVersion: try m.string("server_version"),
+            protocolVersion: m.uint32("protocol_version"), connections: m.uint32("connections"),
+            sessions: m.uint32("sessions"), requests: m.uint64("requests"), pushes: m.uint64("pushes"),
+            store: store, logLinesDropped: m.uint64("log_lines_dropped"))
+    }
+
+    func write(to m: ProtoBuilder) {
         m.set("uptime", uptime)
         m.set("server_version", serverVersion)
         m.set("protocol_version", protocolVersion)
@@ -150,24 +168,10 @@ extension StatusReply: WireMessage {
         m.set("sessions", sessions)
         m.set("requests", requests)
         m.set("pushes", pushes)
-        m.set("store", s)
+        m.set("store", store)
         m.set("log_lines_dropped", logLinesDropped)
-        return m.append(to: &out)
     }
 
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> StatusReply {
-        try ProtoC.read(body, WireMethod.getStatus.replyDescriptor) { m throws(WireError) in
-            var store = StoreStatus()
-            if let s = m.nested("store") {
-                store = StoreStatus(
-                    kind: try s.string("kind"), path: try s.string("path"), bookmarks: s.uint64("bookmarks"),
-                    error: try s.string("error"))
-            }
-            return StatusReply(
-                uptime: m.double("uptime"), serverVersion: try m.string("server_version"),
-                protocolVersion: m.uint32("protocol_version"), connections: m.uint32("connections"),
-                sessions: m.uint32("sessions"), requests: m.uint64("requests"), pushes: m.uint64("pushes"),
-                store: store, logLinesDropped: m.uint64("log_lines_dropped"))
-        }
-    }
+    @discardableResult public func encode(into out: inout [UInt8]) -> Int { encodeFields(into: &out) }
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self { try decodeFields(body) }
 }

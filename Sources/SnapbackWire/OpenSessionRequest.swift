@@ -71,10 +71,10 @@ public struct OpenSessionRequest: Sendable, Equatable {
     }
 }
 
-extension OpenSessionRequest: WireMessage {
-    @discardableResult
-    public func encode(into out: inout [UInt8]) -> Int {
-        let m = ProtoBuilder(WireMethod.openSession.requestDescriptor, arena: CArena())
+extension OpenSessionRequest: ProtoMessage {
+    static var descriptor: ProtoDescriptor { WireMethod.openSession.requestDescriptor }
+
+    func write(to m: ProtoBuilder) {
         m.set("stream_id", streamId)
         m.set("content_id", contentId)
         m.set("profile", profile)
@@ -82,29 +82,16 @@ extension OpenSessionRequest: WireMessage {
         m.set("breaks", breaks)
         m.set("content_duration", contentDuration)
         m.set("policy_preset", requestedPreset?.rawValue ?? "")
-        if !overrides.isEmpty { m.set("policy_overrides", overrides.write(to: m.sub("policy_overrides"))) }
-        if resume != ResumeOptions() {
-            let r = m.sub("resume")
-            r.set("use_bookmark", resume.useBookmark)
-            r.set("resume_content_time", resume.contentTime)
-            m.set("resume", r)
-        }
-        if let rules = adRules {
-            let r = m.sub("ad_rules")
-            r.set("preroll", rules.preroll)
-            r.set("midroll_times", rules.midrollTimes)
-            r.set("midroll_every", rules.midrollEvery)
-            r.set("postroll", rules.postroll)
-            r.set("break_duration", rules.breakDuration)
-            m.set("ad_rules", r)
-        }
-        return m.append(to: &out)
+        // Left absent, not sent empty, when they change nothing.
+        if !overrides.isEmpty { m.set("policy_overrides", overrides) }
+        if resume != ResumeOptions() { m.set("resume", resume) }
+        m.set("ad_rules", adRules)
     }
 
+    @discardableResult public func encode(into out: inout [UInt8]) -> Int { encodeFields(into: &out) }
+
     /// Decodes with the `.snapback` default preset; the daemon uses `decode(_:defaultPreset:)`.
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> OpenSessionRequest {
-        try decode(body, defaultPreset: .snapback)
-    }
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self { try decodeFields(body) }
 
     /// Decodes and resolves the policy: an empty preset name means `defaultPreset`; an unknown one, or an
     /// unknown enum value, throws `.invalidArgument`.
@@ -112,36 +99,57 @@ extension OpenSessionRequest: WireMessage {
         _ body: UnsafeRawBufferPointer,
         defaultPreset: AdPolicy.Preset
     ) throws(WireError) -> OpenSessionRequest {
-        try ProtoC.read(body, WireMethod.openSession.requestDescriptor) { m throws(WireError) in
-            let presetName = try m.string("policy_preset")
-            var preset: AdPolicy.Preset?
-            if !presetName.isEmpty {
-                guard let named = AdPolicy.Preset(rawValue: presetName) else {
-                    let known = AdPolicy.Preset.allCases.map(\.rawValue).joined(separator: ", ")
-                    throw .invalidArgument("unknown policy preset \"\(presetName)\" (known: \(known))")
-                }
-                preset = named
+        try ProtoC.read(body, descriptor) { m throws(WireError) in try OpenSessionRequest(m, defaultPreset: defaultPreset) }
+    }
+
+    init(_ m: ProtoReader) throws(WireError) { try self.init(m, defaultPreset: .snapback) }
+
+    init(_ m: ProtoReader, defaultPreset: AdPolicy.Preset) throws(WireError) {
+        let presetName = try m.string("policy_preset")
+        var preset: AdPolicy.Preset?
+        if !presetName.isEmpty {
+            guard let named = AdPolicy.Preset(rawValue: presetName) else {
+                let known = AdPolicy.Preset.allCases.map(\.rawValue).joined(separator: ", ")
+                throw .invalidArgument("unknown policy preset \"\(presetName)\" (known: \(known))")
             }
-            let overrides = try m.nested("policy_overrides").map { (o) throws(WireError) in try PolicyOverrides(o) }
-            var resume = ResumeOptions()
-            if let r = m.nested("resume") {
-                resume.useBookmark = r.bool("use_bookmark")
-                resume.contentTime = r.optionalDouble("resume_content_time")
-            }
-            var adRules: AdRules?
-            if let r = m.nested("ad_rules") {
-                var rules = AdRules(
-                    preroll: r.bool("preroll"), midrollTimes: r.doubles("midroll_times"),
-                    midrollEvery: r.double("midroll_every"), postroll: r.bool("postroll"))
-                if let duration = r.optionalDouble("break_duration") { rules.breakDuration = duration }
-                adRules = rules
-            }
-            return OpenSessionRequest(
-                streamId: try m.string("stream_id"), contentId: try m.string("content_id"),
-                profile: try m.string("profile"), kind: try m.enumValue("kind", as: SessionKind.self) ?? .onDemand,
-                breaks: try AdBreak.list(m, "breaks"), contentDuration: m.optionalDouble("content_duration"),
-                preset: preset, overrides: overrides ?? PolicyOverrides(), resume: resume, adRules: adRules,
-                defaultPreset: defaultPreset)
+            preset = named
         }
+        // Read first: a request with more than one bad field is refused naming the overrides' first.
+        let overrides = try m.message("policy_overrides") ?? PolicyOverrides()
+        self.init(
+            streamId: try m.string("stream_id"), contentId: try m.string("content_id"),
+            profile: try m.string("profile"), kind: try m.enumValue("kind", as: SessionKind.self) ?? .onDemand,
+            breaks: try m.messages("breaks"), contentDuration: m.optionalDouble("content_duration"),
+            preset: preset, overrides: overrides, resume: try m.message("resume") ?? ResumeOptions(),
+            adRules: try m.message("ad_rules"), defaultPreset: defaultPreset)
+    }
+}
+
+extension ResumeOptions: ProtoFields {
+    init(_ m: ProtoReader) {
+        self.init(useBookmark: m.bool("use_bookmark"), contentTime: m.optionalDouble("resume_content_time"))
+    }
+
+    func write(to m: ProtoBuilder) {
+        m.set("use_bookmark", useBookmark)
+        m.set("resume_content_time", contentTime)
+    }
+}
+
+/// `snapback.v1.AdRules`.
+extension AdRules: ProtoFields {
+    init(_ m: ProtoReader) {
+        self.init(
+            preroll: m.bool("preroll"), midrollTimes: m.doubles("midroll_times"), midrollEvery: m.double("midroll_every"),
+            postroll: m.bool("postroll"))
+        if let duration = m.optionalDouble("break_duration") { breakDuration = duration }
+    }
+
+    func write(to m: ProtoBuilder) {
+        m.set("preroll", preroll)
+        m.set("midroll_times", midrollTimes)
+        m.set("midroll_every", midrollEvery)
+        m.set("postroll", postroll)
+        m.set("break_duration", breakDuration)
     }
 }

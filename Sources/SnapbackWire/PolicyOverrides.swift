@@ -73,8 +73,8 @@ public struct PolicyOverrides: Sendable, Equatable {
 
 // The wire form, field by field through the table: each row's proto field is found by its name in
 // protobuf-c's descriptor. An enum travels as its Swift position + 1 (0 is UNSPECIFIED: not overridden).
-extension PolicyOverrides {
-    func write(to m: ProtoBuilder) -> ProtoBuilder {
+extension PolicyOverrides: ProtoFields {
+    func write(to m: ProtoBuilder) {
         for field in fields {
             let name = field.protoName
             switch field.kind {
@@ -84,7 +84,6 @@ extension PolicyOverrides {
             case .choice(let c): m.setEnum(name, UInt32(c.position(values) + 1))
             }
         }
-        return m
     }
 
     init(_ m: ProtoReader) throws(WireError) {

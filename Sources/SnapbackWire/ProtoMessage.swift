@@ -1,11 +1,38 @@
 import CSnapbackProto
 
+/// A Swift value that maps to a protobuf message field by field, by name: it reads itself from a
+/// `ProtoReader` and writes itself to a `ProtoBuilder`, and that is all it declares. As a sub-message of
+/// another it is read with `ProtoReader.message(_:)` and written with `ProtoBuilder.set(_:_:)`; as a
+/// call's whole body it is a `ProtoMessage`.
+protocol ProtoFields {
+    init(_ m: ProtoReader) throws(WireError)
+    func write(to m: ProtoBuilder)
+}
+
+/// A call's body (its rpc's request or reply) mapped by field name: `encodeFields(into:)` and
+/// `decodeFields(_:)` are its `WireMessage` encoding, which the public types reach from one-line
+/// witnesses (a public requirement cannot be met from an extension of an internal protocol).
+protocol ProtoMessage: ProtoFields, WireMessage {
+    /// protobuf-c's descriptor of the message (`WireMethod.requestDescriptor`, `replyDescriptor`).
+    static var descriptor: ProtoDescriptor { get }
+}
+
+typealias ProtoDescriptor = UnsafePointer<ProtobufCMessageDescriptor>
+
+extension ProtoMessage {
+    func encodeFields(into out: inout [UInt8]) -> Int { ProtoC.append(Self.descriptor, to: &out, write(to:)) }
+
+    static func decodeFields(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
+        try ProtoC.read(body, descriptor) { m throws(WireError) in try Self(m) }
+    }
+}
+
 /// A message protobuf-c unpacked, read by field name (cold path: one lookup in the descriptor per
 /// field). Strings are checked to be UTF-8 and named in the error with `path`, the message's place in
 /// the request ("breaks[2]." for a nested one).
 struct ProtoReader {
     let message: UnsafeRawPointer
-    let descriptor: UnsafePointer<ProtobufCMessageDescriptor>
+    let descriptor: ProtoDescriptor
     let path: String
 
     init(_ message: UnsafeRawPointer, path: String = "") {
@@ -62,16 +89,29 @@ struct ProtoReader {
         Array(slot(name).elements(Double.self, PROTOBUF_C_TYPE_DOUBLE, in: message))
     }
 
-    /// A sub-message, nil when absent.
+    /// A sub-message, nil when absent (or, for a case of a `oneof`, when another case is set: the cases
+    /// share their storage).
     func nested(_ name: String) -> ProtoReader? {
-        slot(name).load(UnsafeRawPointer?.self, PROTOBUF_C_TYPE_MESSAGE, from: message)
+        let s = slot(name)
+        guard s.isSet(in: message) else { return nil }
+        return s.load(UnsafeRawPointer?.self, PROTOBUF_C_TYPE_MESSAGE, from: message)
             .map { ProtoReader($0, path: "\(path)\(name).") }
     }
 
-    /// A repeated sub-message's elements (a null element, which protobuf-c never unpacks, is skipped).
-    func nestedList(_ name: String) -> [ProtoReader] {
-        slot(name).elements(UnsafeRawPointer?.self, PROTOBUF_C_TYPE_MESSAGE, in: message).enumerated()
-            .compactMap { i, p in p.map { ProtoReader($0, path: "\(path)\(name)[\(i)].") } }
+    /// A sub-message as the value it maps to, nil when absent.
+    func message<M: ProtoFields>(_ name: String) throws(WireError) -> M? {
+        guard let m = nested(name) else { return nil }
+        return try M(m)
+    }
+
+    /// A repeated sub-message's elements as the values they map to (a null element, which protobuf-c
+    /// never unpacks, is skipped).
+    func messages<M: ProtoFields>(_ name: String) throws(WireError) -> [M] {
+        var out: [M] = []
+        for (i, p) in slot(name).elements(UnsafeRawPointer?.self, PROTOBUF_C_TYPE_MESSAGE, in: message).enumerated() {
+            if let p { out.append(try M(ProtoReader(p, path: "\(path)\(name)[\(i)]."))) }
+        }
+        return out
     }
 }
 
@@ -82,13 +122,13 @@ struct ProtoBuilder {
     let arena: CArena
 
     /// An empty message of `descriptor`'s type (every field at its default).
-    init(_ descriptor: UnsafePointer<ProtobufCMessageDescriptor>, arena: CArena) {
+    init(_ descriptor: ProtoDescriptor, arena: CArena) {
         message = UnsafeMutableRawPointer(arena.allocate(UInt64.self, count: (descriptor.pointee.sizeof_message + 7) / 8))
         protobuf_c_message_init(descriptor, message)
         self.arena = arena
     }
 
-    private var descriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+    private var descriptor: ProtoDescriptor {
         message.assumingMemoryBound(to: ProtobufCMessage.self).pointee.descriptor
     }
 
@@ -124,22 +164,30 @@ struct ProtoBuilder {
         slot(name).setElements(arena.doubles(v), count: v.count, PROTOBUF_C_TYPE_DOUBLE, into: message)
     }
 
-    /// A sub-message, built in the same arena; nil leaves it absent.
-    func set(_ name: String, _ v: ProtoBuilder?) {
-        guard let v else { return }
-        slot(name).store(UnsafeRawPointer(v.message), PROTOBUF_C_TYPE_MESSAGE, into: message)
+    /// A sub-message written from `v`, in the same arena; nil leaves it absent.
+    func set<M: ProtoFields>(_ name: String, _ v: M?) {
+        if let v { set(name, with: v.write(to:)) }
     }
 
-    func set(_ name: String, _ v: [ProtoBuilder]) {
+    /// A sub-message written by `write`, in the same arena: present even when `write` sets nothing (a
+    /// case of a `oneof` says which case the message is).
+    func set(_ name: String, with write: (ProtoBuilder) -> Void) {
+        slot(name).store(UnsafeRawPointer(sub(name, write).message), PROTOBUF_C_TYPE_MESSAGE, into: message)
+    }
+
+    /// A repeated sub-message's elements, each written from an element of `v`.
+    func set<M: ProtoFields>(_ name: String, _ v: [M]) {
         guard !v.isEmpty else { return }
         let pointers = arena.allocate(UnsafeRawPointer?.self, count: v.count)
-        for (i, m) in v.enumerated() { (pointers + i).initialize(to: UnsafeRawPointer(m.message)) }
+        for (i, e) in v.enumerated() { (pointers + i).initialize(to: UnsafeRawPointer(sub(name, e.write(to:)).message)) }
         slot(name).setElements(pointers, count: v.count, PROTOBUF_C_TYPE_MESSAGE, into: message)
     }
 
-    /// A builder for a sub-message of field `name`, in the same arena.
-    func sub(_ name: String) -> ProtoBuilder {
-        ProtoBuilder(slot(name).field.descriptor.assumingMemoryBound(to: ProtobufCMessageDescriptor.self), arena: arena)
+    /// A sub-message of field `name`'s type, in the same arena, written by `write`.
+    private func sub(_ name: String, _ write: (ProtoBuilder) -> Void) -> ProtoBuilder {
+        let m = ProtoBuilder(slot(name).field.descriptor.assumingMemoryBound(to: ProtobufCMessageDescriptor.self), arena: arena)
+        write(m)
+        return m
     }
 
     /// Packs the message at the end of `out`; returns the number of bytes appended.
@@ -150,10 +198,20 @@ struct ProtoBuilder {
 }
 
 extension ProtoC {
+    /// Builds a message of `descriptor`'s type with `write` and packs it at the end of `out`; returns the
+    /// number of bytes appended.
+    static func append(
+        _ descriptor: ProtoDescriptor, to out: inout [UInt8], _ write: (ProtoBuilder) -> Void
+    ) -> Int {
+        let m = ProtoBuilder(descriptor, arena: CArena())
+        write(m)
+        return m.append(to: &out)
+    }
+
     /// Unpacks `body` as a message of `descriptor`'s type, hands it to `read`, and frees it whatever
     /// `read` does. Bytes that do not parse throw `.malformed` naming the message.
     static func read<R>(
-        _ body: UnsafeRawBufferPointer, _ descriptor: UnsafePointer<ProtobufCMessageDescriptor>,
+        _ body: UnsafeRawBufferPointer, _ descriptor: ProtoDescriptor,
         _ read: (ProtoReader) throws(WireError) -> R
     ) throws(WireError) -> R {
         let data = body.baseAddress?.assumingMemoryBound(to: UInt8.self)
@@ -167,10 +225,10 @@ extension ProtoC {
 
 extension WireMethod {
     /// protobuf-c's descriptor of the rpc's request message.
-    var requestDescriptor: UnsafePointer<ProtobufCMessageDescriptor> { rpc.input }
+    var requestDescriptor: ProtoDescriptor { rpc.input }
 
     /// protobuf-c's descriptor of the rpc's reply message.
-    var replyDescriptor: UnsafePointer<ProtobufCMessageDescriptor> { rpc.output }
+    var replyDescriptor: ProtoDescriptor { rpc.output }
 
     /// The rpc in its generated service descriptor: the method's index is its position there
     /// (`ProtoMethodTableTests`).

@@ -20,11 +20,14 @@ struct ProtoSlot {
 
     private var isOneofMember: Bool { field.flags & PROTOBUF_C_FIELD_FLAG_ONEOF.rawValue != 0 }
 
-    /// Whether the field is present: a oneof member (proto3 `optional`) when its case says so; an enum
-    /// when it is not 0 (proto3's "not set").
+    /// Whether the field is present: a oneof member (proto3 `optional`, or a case of a `oneof`) when its
+    /// case says so; a sub-message when there is one; an enum when it is not 0 (proto3's "not set").
     func isSet(in message: UnsafeRawPointer) -> Bool {
         if isOneofMember {
             return message.load(fromByteOffset: Int(field.quantifier_offset), as: UInt32.self) == field.id
+        }
+        if field.type == PROTOBUF_C_TYPE_MESSAGE {
+            return load(UnsafeRawPointer?.self, PROTOBUF_C_TYPE_MESSAGE, from: message) != nil
         }
         return load(UInt32.self, PROTOBUF_C_TYPE_ENUM, from: message) != 0
     }

@@ -46,13 +46,22 @@ public struct SessionInfo: Sendable, Equatable {
     }
 }
 
-extension SessionInfo: WireMessage {
-    @discardableResult
-    public func encode(into out: inout [UInt8]) -> Int {
-        write(to: ProtoBuilder(WireMethod.getSession.replyDescriptor, arena: CArena())).append(to: &out)
+extension SessionInfo: ProtoMessage {
+    static var descriptor: ProtoDescriptor { WireMethod.getSession.replyDescriptor }
+
+    init(_ m: ProtoReader) throws(WireError) {
+        let state =
+            try m.message("state") ?? SessionStateReply(phase: nil, streamTime: 0, contentTime: 0, playing: false, rate: 0)
+        self.init(
+            sessionId: m.uint64("session_id"), contentId: try m.string("content_id"), streamId: try m.string("stream_id"),
+            profile: try m.string("profile"), kind: m.knownEnumValue("kind", as: SessionKind.self) ?? .onDemand,
+            policyPreset: try m.string("policy_preset"), clientName: try m.string("client_name"),
+            peerUid: m.uint32("peer_uid"), peerPid: m.int32("peer_pid"), openedAt: m.double("opened_at"),
+            pushes: m.uint64("pushes"), breakCount: m.uint32("break_count"), state: state,
+            contentDuration: m.optionalDouble("content_duration"))
     }
 
-    func write(to m: ProtoBuilder) -> ProtoBuilder {
+    func write(to m: ProtoBuilder) {
         m.set("session_id", sessionId)
         m.set("content_id", contentId)
         m.set("stream_id", streamId)
@@ -65,27 +74,12 @@ extension SessionInfo: WireMessage {
         m.set("opened_at", openedAt)
         m.set("pushes", pushes)
         m.set("break_count", breakCount)
-        m.set("state", state.write(to: m.sub("state")))
+        m.set("state", state)
         m.set("content_duration", contentDuration)
-        return m
     }
 
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> SessionInfo {
-        try ProtoC.read(body, WireMethod.getSession.replyDescriptor) { m throws(WireError) in try SessionInfo(m) }
-    }
-
-    init(_ m: ProtoReader) throws(WireError) {
-        let state =
-            try m.nested("state").map { (s) throws(WireError) in try SessionStateReply(s) }
-            ?? SessionStateReply(phase: nil, streamTime: 0, contentTime: 0, playing: false, rate: 0)
-        self.init(
-            sessionId: m.uint64("session_id"), contentId: try m.string("content_id"), streamId: try m.string("stream_id"),
-            profile: try m.string("profile"), kind: m.knownEnumValue("kind", as: SessionKind.self) ?? .onDemand,
-            policyPreset: try m.string("policy_preset"), clientName: try m.string("client_name"),
-            peerUid: m.uint32("peer_uid"), peerPid: m.int32("peer_pid"), openedAt: m.double("opened_at"),
-            pushes: m.uint64("pushes"), breakCount: m.uint32("break_count"), state: state,
-            contentDuration: m.optionalDouble("content_duration"))
-    }
+    @discardableResult public func encode(into out: inout [UInt8]) -> Int { encodeFields(into: &out) }
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self { try decodeFields(body) }
 }
 
 /// `snapback.v1.ListSessionsReply`.
@@ -94,31 +88,20 @@ public struct ListSessionsReply: Sendable, Equatable {
     public init(sessions: [SessionInfo]) { self.sessions = sessions }
 }
 
-extension ListSessionsReply: WireMessage {
-    @discardableResult
-    public func encode(into out: inout [UInt8]) -> Int {
-        let m = ProtoBuilder(WireMethod.listSessions.replyDescriptor, arena: CArena())
-        m.set("sessions", sessions.map { $0.write(to: m.sub("sessions")) })
-        return m.append(to: &out)
-    }
-
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> ListSessionsReply {
-        try ProtoC.read(body, WireMethod.listSessions.replyDescriptor) { m throws(WireError) in
-            ListSessionsReply(sessions: try m.nestedList("sessions").map { (s) throws(WireError) in try SessionInfo(s) })
-        }
-    }
+extension ListSessionsReply: ProtoMessage {
+    static var descriptor: ProtoDescriptor { WireMethod.listSessions.replyDescriptor }
+    init(_ m: ProtoReader) throws(WireError) { sessions = try m.messages("sessions") }
+    func write(to m: ProtoBuilder) { m.set("sessions", sessions) }
+    @discardableResult public func encode(into out: inout [UInt8]) -> Int { encodeFields(into: &out) }
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self { try decodeFields(body) }
 }
 
 /// `snapback.v1.Decision`: one decision of a session's timeline, as the WatchDecisions stream carries it.
 public struct WireDecision: Sendable, Equatable {
+    /// Which action it was; the raw value is its kebab-case name.
     public enum Kind: String, Sendable, Equatable, CaseIterable {
-        case seek = "seek"
-        case breakWatched = "break-watched"
-        case breakCompleted = "break-completed"
-        case playBreak = "play-break"
-        case allAdsCompleted = "all-ads-completed"
-        case saveBookmark = "save-bookmark"
-        case clearBookmark = "clear-bookmark"
+        case seek, breakWatched = "break-watched", breakCompleted = "break-completed", playBreak = "play-break"
+        case allAdsCompleted = "all-ads-completed", saveBookmark = "save-bookmark", clearBookmark = "clear-bookmark"
         case breakSkipped = "break-skipped"
     }
 
@@ -202,10 +185,21 @@ public struct WireDecision: Sendable, Equatable {
     }
 }
 
-extension WireDecision: WireMessage {
-    @discardableResult
-    public func encode(into out: inout [UInt8]) -> Int {
-        let m = ProtoBuilder(WireMethod.watchDecisions.replyDescriptor, arena: CArena())
+extension WireDecision: ProtoMessage {
+    static var descriptor: ProtoDescriptor { WireMethod.watchDecisions.replyDescriptor }
+
+    init(_ m: ProtoReader) throws(WireError) {
+        self.init(
+            seq: m.uint64("seq"), sessionId: m.uint64("session_id"), contentId: try m.string("content_id"),
+            streamId: try m.string("stream_id"), profile: try m.string("profile"), at: m.double("at"),
+            kind: m.knownEnumValue("kind", as: Kind.self), reason: try m.string("reason"),
+            streamTime: m.double("stream_time"), seekReason: m.knownEnumValue("seek_reason", as: SeekReason.self),
+            breakId: try m.string("break_id"), contentTime: m.double("content_time"),
+            bookmarkTrigger: m.knownEnumValue("bookmark_trigger", as: BookmarkTrigger.self),
+            skipReason: m.knownEnumValue("skip_reason", as: BreakSkipReason.self))
+    }
+
+    func write(to m: ProtoBuilder) {
         m.set("seq", seq)
         m.set("session_id", sessionId)
         m.set("content_id", contentId)
@@ -220,19 +214,8 @@ extension WireDecision: WireMessage {
         m.set("content_time", contentTime)
         m.set("bookmark_trigger", bookmarkTrigger)
         m.set("skip_reason", skipReason)
-        return m.append(to: &out)
     }
 
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> WireDecision {
-        try ProtoC.read(body, WireMethod.watchDecisions.replyDescriptor) { m throws(WireError) in
-            WireDecision(
-                seq: m.uint64("seq"), sessionId: m.uint64("session_id"), contentId: try m.string("content_id"),
-                streamId: try m.string("stream_id"), profile: try m.string("profile"), at: m.double("at"),
-                kind: m.knownEnumValue("kind", as: Kind.self), reason: try m.string("reason"),
-                streamTime: m.double("stream_time"), seekReason: m.knownEnumValue("seek_reason", as: SeekReason.self),
-                breakId: try m.string("break_id"), contentTime: m.double("content_time"),
-                bookmarkTrigger: m.knownEnumValue("bookmark_trigger", as: BookmarkTrigger.self),
-                skipReason: m.knownEnumValue("skip_reason", as: BreakSkipReason.self))
-        }
-    }
+    @discardableResult public func encode(into out: inout [UInt8]) -> Int { encodeFields(into: &out) }
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self { try decodeFields(body) }
 }

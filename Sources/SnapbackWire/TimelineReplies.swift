@@ -31,10 +31,18 @@ public struct OpenSessionReply: Sendable, Equatable {
     }
 }
 
-extension OpenSessionReply: WireMessage {
-    @discardableResult
-    public func encode(into out: inout [UInt8]) -> Int {
-        let m = ProtoBuilder(WireMethod.openSession.replyDescriptor, arena: CArena())
+extension OpenSessionReply: ProtoMessage {
+    static var descriptor: ProtoDescriptor { WireMethod.openSession.replyDescriptor }
+
+    init(_ m: ProtoReader) throws(WireError) {
+        self.init(
+            sessionId: m.uint64("session_id"), startStreamTime: m.optionalDouble("start_stream_time"),
+            breaksBeforeResume: try m.strings("breaks_before_resume"), policyPreset: try m.string("policy_preset"),
+            resumeContentTime: m.optionalDouble("resume_content_time"),
+            resumedFromBookmark: m.bool("resumed_from_bookmark"), lastPushSeq: m.uint64("last_push_seq"))
+    }
+
+    func write(to m: ProtoBuilder) {
         m.set("session_id", sessionId)
         m.set("start_stream_time", startStreamTime)
         m.set("breaks_before_resume", breaksBeforeResume)
@@ -42,18 +50,10 @@ extension OpenSessionReply: WireMessage {
         m.set("resume_content_time", resumeContentTime)
         m.set("resumed_from_bookmark", resumedFromBookmark)
         m.set("last_push_seq", lastPushSeq)
-        return m.append(to: &out)
     }
 
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> OpenSessionReply {
-        try ProtoC.read(body, WireMethod.openSession.replyDescriptor) { m throws(WireError) in
-            OpenSessionReply(
-                sessionId: m.uint64("session_id"), startStreamTime: m.optionalDouble("start_stream_time"),
-                breaksBeforeResume: try m.strings("breaks_before_resume"), policyPreset: try m.string("policy_preset"),
-                resumeContentTime: m.optionalDouble("resume_content_time"),
-                resumedFromBookmark: m.bool("resumed_from_bookmark"), lastPushSeq: m.uint64("last_push_seq"))
-        }
-    }
+    @discardableResult public func encode(into out: inout [UInt8]) -> Int { encodeFields(into: &out) }
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self { try decodeFields(body) }
 }
 
 /// `snapback.v1.EventReply`: the reply to every session event.
@@ -86,19 +86,12 @@ public struct ContentTimeReply: Sendable, Equatable {
     public init(contentTime: Double) { self.contentTime = contentTime }
 }
 
-extension ContentTimeReply: WireMessage {
-    @discardableResult
-    public func encode(into out: inout [UInt8]) -> Int {
-        let m = ProtoBuilder(WireMethod.contentTimeForStreamTime.replyDescriptor, arena: CArena())
-        m.set("content_time", contentTime)
-        return m.append(to: &out)
-    }
-
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> ContentTimeReply {
-        try ProtoC.read(body, WireMethod.contentTimeForStreamTime.replyDescriptor) { m in
-            ContentTimeReply(contentTime: m.double("content_time"))
-        }
-    }
+extension ContentTimeReply: ProtoMessage {
+    static var descriptor: ProtoDescriptor { WireMethod.contentTimeForStreamTime.replyDescriptor }
+    init(_ m: ProtoReader) { contentTime = m.double("content_time") }
+    func write(to m: ProtoBuilder) { m.set("content_time", contentTime) }
+    @discardableResult public func encode(into out: inout [UInt8]) -> Int { encodeFields(into: &out) }
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self { try decodeFields(body) }
 }
 
 /// `snapback.v1.StreamTimeReply`.
@@ -107,19 +100,12 @@ public struct StreamTimeReply: Sendable, Equatable {
     public init(streamTime: Double) { self.streamTime = streamTime }
 }
 
-extension StreamTimeReply: WireMessage {
-    @discardableResult
-    public func encode(into out: inout [UInt8]) -> Int {
-        let m = ProtoBuilder(WireMethod.streamTimeForContentTime.replyDescriptor, arena: CArena())
-        m.set("stream_time", streamTime)
-        return m.append(to: &out)
-    }
-
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> StreamTimeReply {
-        try ProtoC.read(body, WireMethod.streamTimeForContentTime.replyDescriptor) { m in
-            StreamTimeReply(streamTime: m.double("stream_time"))
-        }
-    }
+extension StreamTimeReply: ProtoMessage {
+    static var descriptor: ProtoDescriptor { WireMethod.streamTimeForContentTime.replyDescriptor }
+    init(_ m: ProtoReader) { streamTime = m.double("stream_time") }
+    func write(to m: ProtoBuilder) { m.set("stream_time", streamTime) }
+    @discardableResult public func encode(into out: inout [UInt8]) -> Int { encodeFields(into: &out) }
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self { try decodeFields(body) }
 }
 
 /// `snapback.v1.BreakAtReply`: the breaks around a stream time.
@@ -135,39 +121,39 @@ public struct BreakAtReply: Sendable, Equatable {
     }
 }
 
-extension BreakAtReply: WireMessage {
-    @discardableResult
-    public func encode(into out: inout [UInt8]) -> Int {
-        let m = ProtoBuilder(WireMethod.breakAt.replyDescriptor, arena: CArena())
-        m.set("previous", previous?.write(to: m.sub("previous")))
-        m.set("next", next?.write(to: m.sub("next")))
-        return m.append(to: &out)
+extension BreakAtReply: ProtoMessage {
+    static var descriptor: ProtoDescriptor { WireMethod.breakAt.replyDescriptor }
+
+    init(_ m: ProtoReader) throws(WireError) {
+        self.init(previous: try m.message("previous"), next: try m.message("next"))
     }
 
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> BreakAtReply {
-        try ProtoC.read(body, WireMethod.breakAt.replyDescriptor) { m throws(WireError) in
-            BreakAtReply(
-                previous: try m.nested("previous").map { (b) throws(WireError) in try AdBreak(b) },
-                next: try m.nested("next").map { (b) throws(WireError) in try AdBreak(b) })
-        }
+    func write(to m: ProtoBuilder) {
+        m.set("previous", previous)
+        m.set("next", next)
     }
+
+    @discardableResult public func encode(into out: inout [UInt8]) -> Int { encodeFields(into: &out) }
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self { try decodeFields(body) }
 }
 
-/// `snapback.v1.SessionStateReply`: a session's `TimelineSnapshot` as a client sees it.
+/// `snapback.v1.SessionStateReply`: a session's `TimelineSnapshot` as a client sees it. It reads as the
+/// snapshot (`reply.streamTime`, `reply.breaks`), but for the phase and the break states: a newer server
+/// may send a phase, a position or a skip reason this version does not know, which reads as nil.
+@dynamicMemberLookup
 public struct SessionStateReply: Sendable, Equatable {
     /// nil when the server sent UNSPECIFIED or a phase this version does not know.
     public var phase: TimelineSnapshot.Phase?
-    public var currentBreakId: String?
-    public var streamTime: Double
-    public var contentTime: Double
-    public var playing: Bool
-    public var rate: Double
-    public var pendingReturn: Double?
-    public var breaks: [AdBreak]
-    public var cooldownUntil: Double?
-    public var lastBookmarkContentTime: Double?
     /// Per break, in the order of `breaks`. A position or skip reason unknown to this version reads as nil.
     public var breakStates: [BreakState]
+    /// The rest of the state. Its own phase and break states are not read (those above are): they stay
+    /// `.content` and none, so that two equal replies hold equal snapshots.
+    private var snapshot: TimelineSnapshot
+
+    public subscript<T>(dynamicMember field: WritableKeyPath<TimelineSnapshot, T>) -> T {
+        get { snapshot[keyPath: field] }
+        set { snapshot[keyPath: field] = newValue }
+    }
 
     /// `snapback.v1.BreakState`: the timeline's, but for a position or skip reason this version does not
     /// know, which reads as nil.
@@ -198,64 +184,24 @@ public struct SessionStateReply: Sendable, Equatable {
         breakStates: [BreakState] = []
     ) {
         self.phase = phase
-        self.currentBreakId = currentBreakId
-        self.streamTime = streamTime
-        self.contentTime = contentTime
-        self.playing = playing
-        self.rate = rate
-        self.pendingReturn = pendingReturn
-        self.breaks = breaks
-        self.cooldownUntil = cooldownUntil
-        self.lastBookmarkContentTime = lastBookmarkContentTime
         self.breakStates = breakStates
+        snapshot = TimelineSnapshot(
+            phase: .content, currentBreakId: currentBreakId, streamTime: streamTime, contentTime: contentTime,
+            playing: playing, rate: rate, pendingReturn: pendingReturn, breaks: breaks, cooldownUntil: cooldownUntil,
+            lastBookmarkContentTime: lastBookmarkContentTime)
     }
 
     public init(_ s: TimelineSnapshot) {
-        self.init(
-            phase: s.phase, currentBreakId: s.currentBreakId, streamTime: s.streamTime,
-            contentTime: s.contentTime, playing: s.playing, rate: s.rate, pendingReturn: s.pendingReturn,
-            breaks: s.breaks, cooldownUntil: s.cooldownUntil, lastBookmarkContentTime: s.lastBookmarkContentTime,
-            breakStates: s.breakStates.map(BreakState.init))
+        phase = s.phase
+        breakStates = s.breakStates.map(BreakState.init)
+        snapshot = s
+        snapshot.phase = .content
+        snapshot.breakStates = []
     }
 }
 
-extension SessionStateReply: WireMessage {
-    @discardableResult
-    public func encode(into out: inout [UInt8]) -> Int {
-        write(to: ProtoBuilder(WireMethod.getSessionState.replyDescriptor, arena: CArena())).append(to: &out)
-    }
-
-    /// The message in `m` (also when embedded in a `SessionInfo`).
-    func write(to m: ProtoBuilder) -> ProtoBuilder {
-        m.set("phase", phase)
-        if let id = currentBreakId { m.set("current_break_id", id) }
-        m.set("stream_time", streamTime)
-        m.set("content_time", contentTime)
-        m.set("playing", playing)
-        m.set("rate", rate)
-        m.set("pending_return", pendingReturn)
-        m.set("breaks", breaks)
-        m.set("cooldown_until", cooldownUntil)
-        m.set("last_bookmark_content_time", lastBookmarkContentTime)
-        m.set(
-            "break_states",
-            breakStates.map { b in
-                let e = m.sub("break_states")
-                e.set("break_id", b.breakId)
-                e.set("position", b.position)
-                e.set("watched", b.watched)
-                e.set("exempt", b.exempt)
-                e.set("skip_reason", b.skipped)
-                return e
-            })
-        return m
-    }
-
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> SessionStateReply {
-        try ProtoC.read(body, WireMethod.getSessionState.replyDescriptor) { m throws(WireError) in
-            try SessionStateReply(m)
-        }
-    }
+extension SessionStateReply: ProtoMessage {
+    static var descriptor: ProtoDescriptor { WireMethod.getSessionState.replyDescriptor }
 
     init(_ m: ProtoReader) throws(WireError) {
         let breakId = try m.string("current_break_id")
@@ -263,15 +209,44 @@ extension SessionStateReply: WireMessage {
             phase: m.knownEnumValue("phase", as: TimelineSnapshot.Phase.self),
             currentBreakId: breakId.isEmpty ? nil : breakId, streamTime: m.double("stream_time"),
             contentTime: m.double("content_time"), playing: m.bool("playing"), rate: m.double("rate"),
-            pendingReturn: m.optionalDouble("pending_return"), breaks: try AdBreak.list(m, "breaks"),
+            pendingReturn: m.optionalDouble("pending_return"), breaks: try m.messages("breaks"),
             cooldownUntil: m.optionalDouble("cooldown_until"),
             lastBookmarkContentTime: m.optionalDouble("last_bookmark_content_time"),
-            breakStates: try m.nestedList("break_states").map { (b) throws(WireError) in
-                BreakState(
-                    breakId: try b.string("break_id"),
-                    position: b.knownEnumValue("position", as: TimelineSnapshot.BreakPosition.self),
-                    watched: b.bool("watched"), exempt: b.bool("exempt"),
-                    skipped: b.knownEnumValue("skip_reason", as: BreakSkipReason.self))
-            })
+            breakStates: try m.messages("break_states"))
+    }
+
+    func write(to m: ProtoBuilder) {
+        m.set("phase", phase)
+        if let id = snapshot.currentBreakId { m.set("current_break_id", id) }
+        m.set("stream_time", snapshot.streamTime)
+        m.set("content_time", snapshot.contentTime)
+        m.set("playing", snapshot.playing)
+        m.set("rate", snapshot.rate)
+        m.set("pending_return", snapshot.pendingReturn)
+        m.set("breaks", snapshot.breaks)
+        m.set("cooldown_until", snapshot.cooldownUntil)
+        m.set("last_bookmark_content_time", snapshot.lastBookmarkContentTime)
+        m.set("break_states", breakStates)
+    }
+
+    @discardableResult public func encode(into out: inout [UInt8]) -> Int { encodeFields(into: &out) }
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self { try decodeFields(body) }
+}
+
+extension SessionStateReply.BreakState: ProtoFields {
+    init(_ m: ProtoReader) throws(WireError) {
+        self.init(
+            breakId: try m.string("break_id"),
+            position: m.knownEnumValue("position", as: TimelineSnapshot.BreakPosition.self),
+            watched: m.bool("watched"), exempt: m.bool("exempt"),
+            skipped: m.knownEnumValue("skip_reason", as: BreakSkipReason.self))
+    }
+
+    func write(to m: ProtoBuilder) {
+        m.set("break_id", breakId)
+        m.set("position", position)
+        m.set("watched", watched)
+        m.set("exempt", exempt)
+        m.set("skip_reason", skipped)
     }
 }

@@ -25,8 +25,8 @@ extension WireMessage {
     }
 }
 
-/// The server side's encoders, one per reply (`encodeHelloReply`, `encodeEventReply`, …), and the client
-/// side's decoders live in extensions of this namespace and of the message types.
+/// The server side's encoders that are not a message's own `encode(into:)`: the EventReply written
+/// straight into an outbound buffer, and the Status body of a non-OK response.
 public enum WireReply {}
 
 /// Glue between Swift values and protobuf-c messages. Every generated struct starts with a
@@ -79,32 +79,13 @@ enum ProtoC {
         return s
     }
 
-    static func strings(
-        _ p: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, _ count: Int,
-        _ field: String
-    ) throws(WireError) -> [String] {
-        guard let p, count > 0 else { return [] }
-        var out: [String] = []
-        out.reserveCapacity(count)
-        for i in 0..<count { out.append(try string(p[i], "\(field)[\(i)]")) }
-        return out
-    }
-
-    static func doubles(_ p: UnsafeMutablePointer<Double>?, _ count: Int) -> [Double] {
-        guard let p, count > 0 else { return [] }
-        return Array(UnsafeBufferPointer(start: p, count: count))
-    }
-
-    @inline(__always)
-    static func bool(_ b: protobuf_c_boolean) -> Bool { b != 0 }
-
     @inline(__always)
     static func cBool(_ b: Bool) -> protobuf_c_boolean { b ? 1 : 0 }
 }
 
 /// Memory that outlives the closures of `withCString` while a message with many strings, repeated
 /// messages or repeated scalars is packed; freed all at once when the arena goes away. Used off the hot
-/// path (the per-event replies and pushes pack with `withCString` and stack values instead).
+/// path (the round trip's EventReply and seek push are written by `WireFastPath`, without one).
 final class CArena {
     private var blocks: [UnsafeMutableRawPointer] = []
 
@@ -143,27 +124,10 @@ final class CArena {
         for (i, s) in values.enumerated() { (p + i).initialize(to: string(s)) }
         return p
     }
-
-    /// A single message kept in the arena, for a pointer-typed (sub-message) field.
-    func box<T>(_ value: T) -> UnsafeMutablePointer<T> {
-        let p = allocate(T.self, count: 1)
-        p.initialize(to: value)
-        return p
-    }
 }
 
-extension AdBreak {
-    /// The break as `snapback.v1.AdBreak` in `m`.
-    func write(to m: ProtoBuilder) -> ProtoBuilder {
-        m.set("id", id)
-        m.set("start", start)
-        m.set("duration", duration)
-        m.set("ad_durations", adDurations)
-        m.set("watched", watched)
-        m.set("content_resume_offset", contentResumeOffset)
-        return m
-    }
-
+/// `snapback.v1.AdBreak`.
+extension AdBreak: ProtoFields {
     init(_ m: ProtoReader) throws(WireError) {
         self.init(
             id: try m.string("id"), start: m.double("start"), duration: m.double("duration"),
@@ -171,14 +135,12 @@ extension AdBreak {
             contentResumeOffset: m.optionalDouble("content_resume_offset"))
     }
 
-    /// The breaks of the repeated field `name`.
-    static func list(_ m: ProtoReader, _ name: String) throws(WireError) -> [AdBreak] {
-        try m.nestedList(name).map { (b) throws(WireError) in try AdBreak(b) }
-    }
-}
-
-extension ProtoBuilder {
-    func set(_ name: String, _ breaks: [AdBreak]) {
-        set(name, breaks.map { $0.write(to: sub(name)) })
+    func write(to m: ProtoBuilder) {
+        m.set("id", id)
+        m.set("start", start)
+        m.set("duration", duration)
+        m.set("ad_durations", adDurations)
+        m.set("watched", watched)
+        m.set("content_resume_offset", contentResumeOffset)
     }
 }

@@ -126,70 +126,52 @@ public struct WirePushMessage: Sendable, Equatable {
 }
 
 extension WirePushMessage: WireMessage {
+    /// By field name: the server sends the pushes other than seeks this way, a few per session (a seek,
+    /// the snapback round trip's, is written by `WireFastPath`). Decoding, below, stays on protobuf-c's
+    /// generated struct: a client reads every push, the round trip's seek among them.
     @discardableResult
-    public func encode(into out: inout [UInt8]) -> Int {
-        let arena = CArena()
-        var m = Snapback__V1__Push()
-        snapback__v1__push__init(&m)
-        m.session_id = sessionId
-        m.seq = seq
-        m.reason = arena.string(reason)
+    public func encode(into out: inout [UInt8]) -> Int { ProtoC.append(Self.descriptor, to: &out, write(to:)) }
+
+    func write(to m: ProtoBuilder) {
+        m.set("session_id", sessionId)
+        m.set("seq", seq)
+        m.set("reason", reason)
         switch kind {
         case .seek(let to, let why):
-            var s = Snapback__V1__SeekCommand()
-            snapback__v1__seek_command__init(&s)
-            s.stream_time = to
-            if let why { s.reason = why.proto }
-            m.kind_case = SNAPBACK__V1__PUSH__KIND_SEEK
-            m.seek = arena.box(s)
-        case .breakWatched(let id):
-            var s = Snapback__V1__BreakWatched()
-            snapback__v1__break_watched__init(&s)
-            s.break_id = arena.string(id)
-            m.kind_case = SNAPBACK__V1__PUSH__KIND_BREAK_WATCHED
-            m.break_watched = arena.box(s)
+            m.set("seek") { s in
+                s.set("stream_time", to)
+                s.set("reason", why)
+            }
+        case .breakWatched(let id): m.set("break_watched") { $0.set("break_id", id) }
         case .bookmarkSaved(let contentTime, let streamTime, let trigger):
-            var s = Snapback__V1__BookmarkSaved()
-            snapback__v1__bookmark_saved__init(&s)
-            s.content_time = contentTime
-            s.stream_time = streamTime
-            if let trigger { s.trigger = trigger.proto }
-            m.kind_case = SNAPBACK__V1__PUSH__KIND_BOOKMARK_SAVED
-            m.bookmark_saved = arena.box(s)
-        case .bookmarkCleared:
-            var s = Snapback__V1__BookmarkCleared()
-            snapback__v1__bookmark_cleared__init(&s)
-            m.kind_case = SNAPBACK__V1__PUSH__KIND_BOOKMARK_CLEARED
-            m.bookmark_cleared = arena.box(s)
+            m.set("bookmark_saved") { s in
+                s.set("content_time", contentTime)
+                s.set("stream_time", streamTime)
+                s.set("trigger", trigger)
+            }
+        case .bookmarkCleared: m.set("bookmark_cleared") { _ in }
         case .breakSkipped(let id, let why):
-            var s = Snapback__V1__BreakSkipped()
-            snapback__v1__break_skipped__init(&s)
-            s.break_id = arena.string(id)
-            if let why { s.reason = why.proto }
-            m.kind_case = SNAPBACK__V1__PUSH__KIND_BREAK_SKIPPED
-            m.break_skipped = arena.box(s)
-        case .playBreak(let id):
-            var s = Snapback__V1__PlayBreak()
-            snapback__v1__play_break__init(&s)
-            s.break_id = arena.string(id)
-            m.kind_case = SNAPBACK__V1__PUSH__KIND_PLAY_BREAK
-            m.play_break = arena.box(s)
-        case .allAdsCompleted:
-            var s = Snapback__V1__AllAdsCompleted()
-            snapback__v1__all_ads_completed__init(&s)
-            m.kind_case = SNAPBACK__V1__PUSH__KIND_ALL_ADS_COMPLETED
-            m.all_ads_completed = arena.box(s)
+            m.set("break_skipped") { s in
+                s.set("break_id", id)
+                s.set("reason", why)
+            }
+        case .playBreak(let id): m.set("play_break") { $0.set("break_id", id) }
+        case .allAdsCompleted: m.set("all_ads_completed") { _ in }
         case .sessionError(let code, let message):
-            var s = Snapback__V1__SessionError()
-            snapback__v1__session_error__init(&s)
-            s.code = UInt32(code.rawValue)
-            s.message = arena.string(message)
-            m.kind_case = SNAPBACK__V1__PUSH__KIND_SESSION_ERROR
-            m.session_error = arena.box(s)
-        case .unknown:
-            break
+            m.set("session_error") { s in
+                s.set("code", UInt32(code.rawValue))
+                s.set("message", message)
+            }
+        case .unknown: break
         }
-        return withExtendedLifetime(arena) { ProtoC.append(&m, to: &out) }
+    }
+
+    /// protobuf-c's descriptor of `snapback.v1.Push`, read off an initialised message (no rpc replies
+    /// with one).
+    private static var descriptor: ProtoDescriptor {
+        var m = Snapback__V1__Push()
+        snapback__v1__push__init(&m)
+        return m.base.descriptor
     }
 
     public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> WirePushMessage {

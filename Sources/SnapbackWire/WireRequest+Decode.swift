@@ -99,7 +99,7 @@ extension WireRequest {
         case .trickPlayStarted: event = .trickPlayStarted(streamTime: m.double("stream_time"), rate: m.double("rate"))
         case .trickPlayEnded: event = .trickPlayEnded(streamTime: m.double("stream_time"))
         case .contentComplete: event = .contentCompleted
-        case .updateBreaks: event = .breaksUpdated(try AdBreak.list(m, "breaks"))
+        case .updateBreaks: event = .breaksUpdated(try m.messages("breaks"))
         case .pause: event = .paused(streamTime: m.double("stream_time"))
         case .closeSession: return .closeSession(sessionId: id)
         default: preconditionFailure("\(method) is not an event")

@@ -18,9 +18,7 @@ extension WireRequest {
         case .closeSession(let sessionId):
             return WireRequest.encode(sessionId: sessionId, event: .closed, into: &out)
         default:
-            let m = ProtoBuilder(method.requestDescriptor, arena: CArena())
-            writeQuery(to: m)
-            return m.append(to: &out)
+            return ProtoC.append(method.requestDescriptor, to: &out, writeQuery(to:))
         }
     }
 
@@ -81,10 +79,10 @@ extension WireRequest {
 
         default:
             // The other events are rare: field by field by name, as the queries.
-            let m = ProtoBuilder(WireRequest.event(sessionId: sessionId, event).method.requestDescriptor, arena: CArena())
-            m.set("session_id", sessionId)
-            write(event, to: m)
-            return m.append(to: &out)
+            return ProtoC.append(WireRequest.method(for: event).requestDescriptor, to: &out) { m in
+                m.set("session_id", sessionId)
+                write(event, to: m)
+            }
         }
     }
 

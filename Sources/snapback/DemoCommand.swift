@@ -203,7 +203,7 @@ final class Demo {
         line("← session \(session) closed" + (closing.isEmpty ? " (the bookmark is already up to date)" : ""), kind: "reply")
 
         sent("Bookmarks/Get profile \"\(profile)\" content \"\(contentId)\"")
-        let stored: WireBookmark = try client.call(.getBookmark(profile: profile, contentId: contentId))
+        let stored: Bookmark = try client.call(.getBookmark(profile: profile, contentId: contentId))
         settle()
         line(
             "← bookmark: content \(clock(stored.contentTime)), taken at stream \(clock(stored.streamTime)) of \"\(stored.streamId)\"",

@@ -2,6 +2,7 @@ import ArgumentParser
 import Glibc
 import SnapbackCLI
 import SnapbackClient
+import SnapbackTimeline
 import SnapbackWire
 
 /// `snapback status`: the daemon's Hello (version, limits, presets) and its counters.
@@ -85,7 +86,7 @@ struct BookmarksCommand: ParsableCommand {
         func run() throws {
             let client = try common.connect()
             defer { client.close() }
-            var all: [WireBookmark] = []
+            var all: [Bookmark] = []
             var token = ""
             repeat {
                 let page: ListBookmarksReply = try client.call(
@@ -185,8 +186,8 @@ struct BookmarksCommand: ParsableCommand {
     }
 
     /// The bookmark, or nil when the daemon has none (NOT_FOUND).
-    private static func bookmark(_ client: SnapbackClient, profile: String, contentId: String) throws -> WireBookmark? {
-        let result: Result<WireBookmark, SnapbackClientError> = Result { () throws(SnapbackClientError) -> WireBookmark in
+    private static func bookmark(_ client: SnapbackClient, profile: String, contentId: String) throws -> Bookmark? {
+        let result: Result<Bookmark, SnapbackClientError> = Result { () throws(SnapbackClientError) -> Bookmark in
             try client.call(.getBookmark(profile: profile, contentId: contentId))
         }
         switch result {

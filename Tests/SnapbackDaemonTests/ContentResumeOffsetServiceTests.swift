@@ -104,7 +104,7 @@ import Testing
         while inBreak.savedBookmarks.isEmpty { inBreak.append(try second.nextPush()) }
         #expect(inBreak.savedBookmarks == [900])
         try second.closeSession(reopened.sessionId)
-        let stored: WireBookmark = try second.call(.getBookmark(profile: "anna", contentId: "movie"))
+        let stored: Bookmark = try second.call(.getBookmark(profile: "anna", contentId: "movie"))
         #expect(stored.contentTime == 900)
         #expect(stored.streamTime == 960)
     }

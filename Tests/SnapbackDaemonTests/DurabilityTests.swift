@@ -98,15 +98,15 @@ import Testing
         try player.send(.playheadReported(streamTime: 300, rate: 1, playing: true), session: other)
         #expect(try player.send(.seekEnded(from: 300, to: 900), session: other).seekTargets == [600])
         // The bookmark the break's end saved is there too (SIGTERM: the shutdown's final one, a moment later).
-        let stored: WireBookmark = try player.call(.getBookmark(profile: "", contentId: "movie"))
+        let stored: Bookmark = try player.call(.getBookmark(profile: "", contentId: "movie"))
         #expect(stored.contentTime >= 840 && stored.contentTime < 841, "\(stored.contentTime)")
         if signal == SIGTERM {
             // Saved by the shutdown, committed before the daemon exited.
-            let final: WireBookmark = try player.call(.getBookmark(profile: "", contentId: "series"))
+            let final: Bookmark = try player.call(.getBookmark(profile: "", contentId: "series"))
             #expect(final.contentTime >= 100 && final.contentTime < 101, "\(final.contentTime)")
         } else {
             #expect(throws: SnapbackClientError.self) {
-                let _: WireBookmark = try player.call(.getBookmark(profile: "", contentId: "series"))
+                let _: Bookmark = try player.call(.getBookmark(profile: "", contentId: "series"))
             }
         }
         second.terminate()
@@ -137,7 +137,7 @@ import Testing
         try player.send(.playheadReported(streamTime: 50, rate: 1, playing: true), session: session)
         var pushes = try player.send(.paused(streamTime: 50), session: session)
         while pushes.savedBookmarks.isEmpty { pushes.append(try player.nextPush(timeout: .seconds(5))) }
-        let stored: WireBookmark = try player.call(.getBookmark(profile: "", contentId: "fresh"))
+        let stored: Bookmark = try player.call(.getBookmark(profile: "", contentId: "fresh"))
         #expect(stored.contentTime == 50)
         daemon.terminate()
         #expect(daemon.waitForExit() == .exit(0))
@@ -270,7 +270,7 @@ private final class Ledger: @unchecked Sendable {
             lock.unlock()
             var stored: Double?
             do {
-                let bookmark: WireBookmark = try client.call(.getBookmark(profile: "kill", contentId: key))
+                let bookmark: Bookmark = try client.call(.getBookmark(profile: "kill", contentId: key))
                 stored = bookmark.contentTime
             } catch {
                 guard error.code == .notFound else { throw error }

@@ -69,7 +69,7 @@ import Testing
         player = nil
         #expect(daemon.waitForLog(containing: "session \(session) closed: player disconnected"))
         let other = try daemon.player()
-        let stored: WireBookmark = try other.call(.getBookmark(profile: "p", contentId: "gone"))
+        let stored: Bookmark = try other.call(.getBookmark(profile: "p", contentId: "gone"))
         #expect(stored.contentTime >= 420 && stored.contentTime < 425)
     }
 

@@ -37,7 +37,7 @@ import Testing
         #expect(paused.savedBookmarks == [910])
         try first.closeSession(s1)
 
-        let stored: WireBookmark = try first.call(.getBookmark(profile: "anna", contentId: "movie"))
+        let stored: Bookmark = try first.call(.getBookmark(profile: "anna", contentId: "movie"))
         #expect(stored.contentTime == 910)
         #expect(stored.streamTime == 1000)
 

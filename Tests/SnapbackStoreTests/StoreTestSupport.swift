@@ -1,4 +1,5 @@
 import Foundation
+import SnapbackTimeline
 import Testing
 
 @testable import SnapbackStore

@@ -88,8 +88,8 @@ let sampleSessionState = SessionStateReply(
     phase: .inBreak, currentBreakId: "b1", streamTime: 640, contentTime: 600, playing: true, rate: 1,
     pendingReturn: 900, breaks: sampleBreaks, cooldownUntil: 1_700_000_000.5, lastBookmarkContentTime: 0)
 
-let bookmark = WireBookmark(
-    contentId: "movie-42", profile: "kids", contentTime: 870, streamTime: 960,
+let bookmark = Bookmark(
+    profile: "kids", contentId: "movie-42", contentTime: 870, streamTime: 960,
     streamId: "stream-1", updatedAt: 1_700_000_123.25, finished: false)
 
 func roundTrip<M: WireMessage & Equatable>(_ message: M) throws -> M {
@@ -204,10 +204,10 @@ struct MessageReplyRoundTripTests {
 
     @Test func timeQueries() throws {
         var out: [UInt8] = []
-        WireReply.encodeContentTimeReply(contentTime: 600.5, into: &out)
+        ContentTimeReply(contentTime: 600.5).encode(into: &out)
         #expect(try ContentTimeReply.decode(out).contentTime == 600.5)
         out.removeAll()
-        WireReply.encodeStreamTimeReply(streamTime: 690, into: &out)
+        StreamTimeReply(streamTime: 690).encode(into: &out)
         #expect(try StreamTimeReply.decode(out).streamTime == 690)
     }
 
@@ -219,7 +219,7 @@ struct MessageReplyRoundTripTests {
     ])
     func breakAt(_ reply: BreakAtReply) throws {
         var out: [UInt8] = []
-        WireReply.encodeBreakAtReply(previous: reply.previous, next: reply.next, into: &out)
+        BreakAtReply(previous: reply.previous, next: reply.next).encode(into: &out)
         #expect(try BreakAtReply.decode(out) == reply)
     }
 
@@ -236,14 +236,14 @@ struct MessageReplyRoundTripTests {
 
     @Test func bookmarks() throws {
         var out: [UInt8] = []
-        WireReply.encodeBookmark(bookmark, into: &out)
-        #expect(try WireBookmark.decode(out) == bookmark)
+        bookmark.encode(into: &out)
+        #expect(try Bookmark.decode(out) == bookmark)
 
         var finished = bookmark
         finished.finished = true
         finished.contentId = "other"
         out.removeAll()
-        WireReply.encodeListBookmarksReply([bookmark, finished], nextPageToken: "next", into: &out)
+        ListBookmarksReply(bookmarks: [bookmark, finished], nextPageToken: "next").encode(into: &out)
         #expect(
             try ListBookmarksReply.decode(out)
                 == ListBookmarksReply(
@@ -252,10 +252,10 @@ struct MessageReplyRoundTripTests {
         #expect(try roundTrip(ListBookmarksReply(bookmarks: [])) == ListBookmarksReply(bookmarks: []))
 
         out.removeAll()
-        WireReply.encodeDeleteBookmarkReply(deleted: true, into: &out)
+        DeleteBookmarkReply(deleted: true).encode(into: &out)
         #expect(try DeleteBookmarkReply.decode(out).deleted)
         out.removeAll()
-        WireReply.encodeClearBookmarksReply(deleted: 12, into: &out)
+        ClearBookmarksReply(deleted: 12).encode(into: &out)
         #expect(try ClearBookmarksReply.decode(out).deleted == 12)
     }
 
