@@ -7,7 +7,8 @@
 // of its own: the daemon never depends on it (it only depends on the daemon's SnapbackTimeline).
 //
 //   SnapbackGRPCProto     swift-protobuf and grpc-swift-2 code generated from proto/snapback/v1 and
-//                         Protos/ (committed; `./generate.sh` regenerates it)
+//                         Protos/ (committed; `./generate.sh` regenerates it, `./generate.sh --check`
+//                         fails when it is older than its inputs)
 //   snapback-grpc-server  the gRPC server (HTTP/2 over a Unix socket, SwiftNIO's posix transport)
 //   snapback-grpc-bench   the driver: starts the server, measures it, runs snapback bench, compares
 import PackageDescription
@@ -27,11 +28,16 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-protobuf.git", exact: "1.39.0"),
     ],
     targets: [
-        .target(name: "SnapbackGRPCProto", dependencies: [
-            .product(name: "GRPCCore", package: "grpc-swift-2"),
-            .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
-            .product(name: "SwiftProtobuf", package: "swift-protobuf"),
-        ]),
+        .target(
+            name: "SnapbackGRPCProto",
+            dependencies: [
+                .product(name: "GRPCCore", package: "grpc-swift-2"),
+                .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
+            // generate.sh's stamp of the inputs the code was generated from (`generate.sh --check`).
+            exclude: ["generated-from.txt"]
+        ),
         .executableTarget(name: "snapback-grpc-server", dependencies: [
             "SnapbackGRPCProto",
             .product(name: "SnapbackTimeline", package: snapback),

@@ -133,7 +133,8 @@ public nonisolated enum Snapback_V1_ReturnToTarget: SwiftProtobuf.Enum, Swift.Ca
   /// Always back to the seek target (Cast).
   case always // = 2
 
-  /// Never: playback continues after the break (hls.js).
+  /// Never: playback continues after the break (hls.js); on an ad-rules session, at the break's position,
+  /// its resumption point (hls.js #7029).
   case never // = 3
   case UNRECOGNIZED(Int)
 
@@ -219,13 +220,13 @@ public nonisolated enum Snapback_V1_WatchedWhen: SwiftProtobuf.Enum, Swift.CaseI
   public typealias RawValue = Int
   case unspecified // = 0
 
-  /// As soon as it begins to play (TVSDK, Cast, Shaka).
+  /// As soon as it begins to play (TVSDK, IMA DAI, Cast, Shaka).
   case onBegin // = 1
 
   /// When it has played to its end. (default)
   case onEnd // = 2
 
-  /// Never: every break plays every time.
+  /// Never: every break plays every time, those opened as watched (AdBreak.watched, the store's) too.
   case never // = 3
   case UNRECOGNIZED(Int)
 
@@ -438,7 +439,9 @@ public nonisolated struct Snapback_V1_PolicyOverrides: @unchecked Sendable {
   /// Clears the value of `snapbackLandingOffset`. Subsequent reads from it will return its default value.
   public mutating func clearSnapbackLandingOffset() {_uniqueStorage()._snapbackLandingOffset = nil}
 
-  /// Seconds of wall-clock time after a break completed during which breaks are skipped; 0 = off.
+  /// Seconds of wall-clock time after a break completed during which breaks are skipped; 0 = off. Scope: the
+  /// box. A session opened within the cooldown of a break completed in any session starts in it; an open
+  /// session restarts it with each break it completes (PROTOCOL.md, "Cooldown").
   public var cooldown: Double {
     get {_storage._cooldown ?? 0}
     set {_uniqueStorage()._cooldown = newValue}

@@ -115,6 +115,73 @@ public nonisolated enum Snapback_V1_SeekReason: SwiftProtobuf.Enum, Swift.CaseIt
 
 }
 
+/// Why a break was not played where the viewer met it. Mirrors Swift `BreakSkipReason`.
+public nonisolated enum Snapback_V1_BreakSkipReason: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+  case unspecified // = 0
+
+  /// Trick play (fast-forward, rewind) went over it and another break, or none, plays instead.
+  case trickPlay // = 1
+
+  /// A resume from a bookmark went past it, unwatched, without playing it (it is exempt from then on).
+  case resumePlan // = 2
+
+  /// Reached during the cooldown after a break.
+  case cooldown // = 3
+
+  /// A seek went over it, unwatched, and it is exempt (a resume skipped it, or the loop guard gave it up).
+  case exempt // = 4
+
+  /// Reached, or landed in, while watched, under a policy that skips watched breaks.
+  case watched // = 5
+
+  /// Disabled for this session (failover: pre-roll or mid-rolls disabled).
+  case disabled // = 6
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .unspecified
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .unspecified
+    case 1: self = .trickPlay
+    case 2: self = .resumePlan
+    case 3: self = .cooldown
+    case 4: self = .exempt
+    case 5: self = .watched
+    case 6: self = .disabled
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .unspecified: return 0
+    case .trickPlay: return 1
+    case .resumePlan: return 2
+    case .cooldown: return 3
+    case .exempt: return 4
+    case .watched: return 5
+    case .disabled: return 6
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [Snapback_V1_BreakSkipReason] = [
+    .unspecified,
+    .trickPlay,
+    .resumePlan,
+    .cooldown,
+    .exempt,
+    .watched,
+    .disabled,
+  ]
+
+}
+
 /// Why a bookmark was saved. Mirrors Swift `BookmarkTrigger`.
 public nonisolated enum Snapback_V1_BookmarkTrigger: SwiftProtobuf.Enum, Swift.CaseIterable {
   public typealias RawValue = Int
@@ -235,13 +302,21 @@ public nonisolated struct Snapback_V1_Push: Sendable {
     set {kind = .allAdsCompleted(newValue)}
   }
 
-  /// 11..15 (one-byte tags) kept for the next kinds.
   public var sessionError: Snapback_V1_SessionError {
     get {
       if case .sessionError(let v)? = kind {return v}
       return Snapback_V1_SessionError()
     }
     set {kind = .sessionError(newValue)}
+  }
+
+  /// 12..15 (one-byte tags) kept for the next kinds.
+  public var breakSkipped: Snapback_V1_BreakSkipped {
+    get {
+      if case .breakSkipped(let v)? = kind {return v}
+      return Snapback_V1_BreakSkipped()
+    }
+    set {kind = .breakSkipped(newValue)}
   }
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -253,8 +328,9 @@ public nonisolated struct Snapback_V1_Push: Sendable {
     case bookmarkCleared(Snapback_V1_BookmarkCleared)
     case playBreak(Snapback_V1_PlayBreak)
     case allAdsCompleted(Snapback_V1_AllAdsCompleted)
-    /// 11..15 (one-byte tags) kept for the next kinds.
     case sessionError(Snapback_V1_SessionError)
+    /// 12..15 (one-byte tags) kept for the next kinds.
+    case breakSkipped(Snapback_V1_BreakSkipped)
 
   }
 
@@ -345,6 +421,22 @@ public nonisolated struct Snapback_V1_AllAdsCompleted: Sendable {
   public init() {}
 }
 
+/// A break was not played where the viewer met it, and why. Sent before the seek (if any) that skips it,
+/// once per break per occasion; informational (TVSDK's AD_BREAK_SKIPPED): the player need not act.
+public nonisolated struct Snapback_V1_BreakSkipped: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var breakID: String = String()
+
+  public var reason: Snapback_V1_BreakSkipReason = .unspecified
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 /// Something failed outside a call on this session, e.g. a bookmark that could not be committed after
 /// the event's reply was sent.
 public nonisolated struct Snapback_V1_SessionError: Sendable {
@@ -370,13 +462,17 @@ nonisolated extension Snapback_V1_SeekReason: SwiftProtobuf._ProtoNameProviding 
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0SEEK_REASON_UNSPECIFIED\0\u{1}SEEK_REASON_SNAPBACK\0\u{1}SEEK_REASON_RESUME_AFTER_SNAPBACK\0\u{1}SEEK_REASON_RESUME_FROM_BOOKMARK\0\u{1}SEEK_REASON_BREAK_BEFORE_RESUME\0\u{1}SEEK_REASON_SKIP_WATCHED_BREAK\0\u{1}SEEK_REASON_SKIP_DURING_COOLDOWN\0\u{1}SEEK_REASON_SKIP_DISABLED_BREAK\0\u{1}SEEK_REASON_START_OF_BREAK\0\u{1}SEEK_REASON_SEEK_REFUSED_DURING_AD\0")
 }
 
+nonisolated extension Snapback_V1_BreakSkipReason: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0BREAK_SKIP_REASON_UNSPECIFIED\0\u{1}BREAK_SKIP_REASON_TRICK_PLAY\0\u{1}BREAK_SKIP_REASON_RESUME_PLAN\0\u{1}BREAK_SKIP_REASON_COOLDOWN\0\u{1}BREAK_SKIP_REASON_EXEMPT\0\u{1}BREAK_SKIP_REASON_WATCHED\0\u{1}BREAK_SKIP_REASON_DISABLED\0")
+}
+
 nonisolated extension Snapback_V1_BookmarkTrigger: SwiftProtobuf._ProtoNameProviding {
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0BOOKMARK_TRIGGER_UNSPECIFIED\0\u{1}BOOKMARK_TRIGGER_PAUSED\0\u{1}BOOKMARK_TRIGGER_CLOSED\0\u{1}BOOKMARK_TRIGGER_DISCONNECTED\0\u{1}BOOKMARK_TRIGGER_SEEK\0\u{1}BOOKMARK_TRIGGER_PERIODIC\0\u{1}BOOKMARK_TRIGGER_SNAPBACK_RETURN\0")
 }
 
 nonisolated extension Snapback_V1_Push: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Push"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{1}seq\0\u{1}reason\0\u{1}seek\0\u{3}break_watched\0\u{3}bookmark_saved\0\u{3}bookmark_cleared\0\u{3}play_break\0\u{3}all_ads_completed\0\u{3}session_error\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{1}seq\0\u{1}reason\0\u{1}seek\0\u{3}break_watched\0\u{3}bookmark_saved\0\u{3}bookmark_cleared\0\u{3}play_break\0\u{3}all_ads_completed\0\u{3}session_error\0\u{3}break_skipped\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -478,6 +574,19 @@ nonisolated extension Snapback_V1_Push: SwiftProtobuf.Message, SwiftProtobuf._Me
           self.kind = .sessionError(v)
         }
       }()
+      case 11: try {
+        var v: Snapback_V1_BreakSkipped?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .breakSkipped(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .breakSkipped(v)
+        }
+      }()
       default: break
       }
     }
@@ -525,6 +634,10 @@ nonisolated extension Snapback_V1_Push: SwiftProtobuf.Message, SwiftProtobuf._Me
     case .sessionError?: try {
       guard case .sessionError(let v)? = self.kind else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 10)
+    }()
+    case .breakSkipped?: try {
+      guard case .breakSkipped(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 11)
     }()
     case nil: break
     }
@@ -709,6 +822,41 @@ nonisolated extension Snapback_V1_AllAdsCompleted: SwiftProtobuf.Message, SwiftP
   }
 
   public static func ==(lhs: Snapback_V1_AllAdsCompleted, rhs: Snapback_V1_AllAdsCompleted) -> Bool {
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Snapback_V1_BreakSkipped: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".BreakSkipped"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}break_id\0\u{1}reason\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.breakID) }()
+      case 2: try { try decoder.decodeSingularEnumField(value: &self.reason) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.breakID.isEmpty {
+      try visitor.visitSingularStringField(value: self.breakID, fieldNumber: 1)
+    }
+    if self.reason != .unspecified {
+      try visitor.visitSingularEnumField(value: self.reason, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Snapback_V1_BreakSkipped, rhs: Snapback_V1_BreakSkipped) -> Bool {
+    if lhs.breakID != rhs.breakID {return false}
+    if lhs.reason != rhs.reason {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

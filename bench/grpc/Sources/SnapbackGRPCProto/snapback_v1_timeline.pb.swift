@@ -125,6 +125,53 @@ public nonisolated enum Snapback_V1_SessionPhase: SwiftProtobuf.Enum, Swift.Case
 
 }
 
+/// Where a break sits in the content.
+public nonisolated enum Snapback_V1_BreakPosition: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+  case unspecified // = 0
+
+  /// At content time 0.
+  case preroll // = 1
+  case midroll // = 2
+
+  /// At the content's end (known from content_duration; ad rules: their post-roll).
+  case postroll // = 3
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .unspecified
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .unspecified
+    case 1: self = .preroll
+    case 2: self = .midroll
+    case 3: self = .postroll
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .unspecified: return 0
+    case .preroll: return 1
+    case .midroll: return 2
+    case .postroll: return 3
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [Snapback_V1_BreakPosition] = [
+    .unspecified,
+    .preroll,
+    .midroll,
+    .postroll,
+  ]
+
+}
+
 /// One ad break.
 public nonisolated struct Snapback_V1_AdBreak: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
@@ -147,9 +194,28 @@ public nonisolated struct Snapback_V1_AdBreak: Sendable {
   /// Whether the break counts as watched.
   public var watched: Bool = false
 
+  /// Seconds of content the break replaces: after it, the content resumes this much content time after
+  /// the point where it stopped for the break (HLS interstitials' X-RESUME-OFFSET, Media3's
+  /// contentResumeOffsetUs). 0 = inserted: the content resumes where it stopped. `duration` = the break
+  /// replaces as much content as it lasts (a live stream, or an ad replacing a program's own break). Any
+  /// value in between; outside 0 to `duration` → INVALID_ARGUMENT. Absent: inserted (0) on an on-demand
+  /// session, replacing (`duration`) on a live one. Back-to-back breaks (one starting where the previous
+  /// ends) leave the content at one point and play in order; their offsets add up. Ignored by ad-rules
+  /// sessions, whose breaks take no stream time.
+  public var contentResumeOffset: Double {
+    get {_contentResumeOffset ?? 0}
+    set {_contentResumeOffset = newValue}
+  }
+  /// Returns true if `contentResumeOffset` has been explicitly set.
+  public var hasContentResumeOffset: Bool {self._contentResumeOffset != nil}
+  /// Clears the value of `contentResumeOffset`. Subsequent reads from it will return its default value.
+  public mutating func clearContentResumeOffset() {self._contentResumeOffset = nil}
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
+
+  fileprivate var _contentResumeOffset: Double? = nil
 }
 
 /// Client-side ad rules (breaks on content time; the content pauses while a break plays on an ad player).
@@ -389,6 +455,11 @@ public nonisolated struct Snapback_V1_SeekEndedRequest: Sendable {
   public init() {}
 }
 
+/// The ad events may carry the player's position, `stream_time` (seconds of stream time; absent = not
+/// sent): it is taken as a ReportPlayhead(stream_time, playing) made just before the event, so the player
+/// need not send one of its own. An ad event that confirms what the daemon already concluded (an
+/// AdBreakEnded after the playhead left the break, a repeated AdBreakStarted) is answered OK and has no
+/// effect; PROTOCOL.md "Events by session phase" lists what is refused.
 public nonisolated struct Snapback_V1_AdBreakStartedRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -398,9 +469,20 @@ public nonisolated struct Snapback_V1_AdBreakStartedRequest: Sendable {
 
   public var breakID: String = String()
 
+  public var streamTime: Double {
+    get {_streamTime ?? 0}
+    set {_streamTime = newValue}
+  }
+  /// Returns true if `streamTime` has been explicitly set.
+  public var hasStreamTime: Bool {self._streamTime != nil}
+  /// Clears the value of `streamTime`. Subsequent reads from it will return its default value.
+  public mutating func clearStreamTime() {self._streamTime = nil}
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
+
+  fileprivate var _streamTime: Double? = nil
 }
 
 public nonisolated struct Snapback_V1_AdBreakEndedRequest: Sendable {
@@ -412,9 +494,20 @@ public nonisolated struct Snapback_V1_AdBreakEndedRequest: Sendable {
 
   public var breakID: String = String()
 
+  public var streamTime: Double {
+    get {_streamTime ?? 0}
+    set {_streamTime = newValue}
+  }
+  /// Returns true if `streamTime` has been explicitly set.
+  public var hasStreamTime: Bool {self._streamTime != nil}
+  /// Clears the value of `streamTime`. Subsequent reads from it will return its default value.
+  public mutating func clearStreamTime() {self._streamTime = nil}
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
+
+  fileprivate var _streamTime: Double? = nil
 }
 
 public nonisolated struct Snapback_V1_AdStartedRequest: Sendable {
@@ -429,9 +522,21 @@ public nonisolated struct Snapback_V1_AdStartedRequest: Sendable {
   /// 0-based index of the ad within the break.
   public var index: UInt32 = 0
 
+  /// As in AdBreakStartedRequest.
+  public var streamTime: Double {
+    get {_streamTime ?? 0}
+    set {_streamTime = newValue}
+  }
+  /// Returns true if `streamTime` has been explicitly set.
+  public var hasStreamTime: Bool {self._streamTime != nil}
+  /// Clears the value of `streamTime`. Subsequent reads from it will return its default value.
+  public mutating func clearStreamTime() {self._streamTime = nil}
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
+
+  fileprivate var _streamTime: Double? = nil
 }
 
 public nonisolated struct Snapback_V1_AdEndedRequest: Sendable {
@@ -446,9 +551,21 @@ public nonisolated struct Snapback_V1_AdEndedRequest: Sendable {
   /// 0-based index of the ad within the break.
   public var index: UInt32 = 0
 
+  /// As in AdBreakStartedRequest.
+  public var streamTime: Double {
+    get {_streamTime ?? 0}
+    set {_streamTime = newValue}
+  }
+  /// Returns true if `streamTime` has been explicitly set.
+  public var hasStreamTime: Bool {self._streamTime != nil}
+  /// Clears the value of `streamTime`. Subsequent reads from it will return its default value.
+  public mutating func clearStreamTime() {self._streamTime = nil}
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
+
+  fileprivate var _streamTime: Double? = nil
 }
 
 public nonisolated struct Snapback_V1_TrickPlayStartedRequest: Sendable {
@@ -722,6 +839,9 @@ public nonisolated struct Snapback_V1_SessionStateReply: Sendable {
   /// Clears the value of `lastBookmarkContentTime`. Subsequent reads from it will return its default value.
   public mutating func clearLastBookmarkContentTime() {self._lastBookmarkContentTime = nil}
 
+  /// What the viewer did with each break, in the order of `breaks`.
+  public var breakStates: [Snapback_V1_BreakState] = []
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -729,6 +849,30 @@ public nonisolated struct Snapback_V1_SessionStateReply: Sendable {
   fileprivate var _pendingReturn: Double? = nil
   fileprivate var _cooldownUntil: Double? = nil
   fileprivate var _lastBookmarkContentTime: Double? = nil
+}
+
+/// One break of a session as the viewer left it.
+public nonisolated struct Snapback_V1_BreakState: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var breakID: String = String()
+
+  public var position: Snapback_V1_BreakPosition = .unspecified
+
+  /// It counts as watched (this session, or an earlier one of the content).
+  public var watched: Bool = false
+
+  /// Later seeks are never held to it: a resume skipped it, or the loop guard gave it up.
+  public var exempt: Bool = false
+
+  /// Why it was last skipped (the last BreakSkipped push for it); UNSPECIFIED = never skipped.
+  public var skipReason: Snapback_V1_BreakSkipReason = .unspecified
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
 }
 
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
@@ -743,9 +887,13 @@ nonisolated extension Snapback_V1_SessionPhase: SwiftProtobuf._ProtoNameProvidin
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0SESSION_PHASE_UNSPECIFIED\0\u{1}SESSION_PHASE_CONTENT\0\u{1}SESSION_PHASE_IN_BREAK\0\u{1}SESSION_PHASE_SEEKING\0\u{1}SESSION_PHASE_TRICK_PLAY\0\u{1}SESSION_PHASE_FINISHED\0\u{1}SESSION_PHASE_CLOSED\0")
 }
 
+nonisolated extension Snapback_V1_BreakPosition: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0BREAK_POSITION_UNSPECIFIED\0\u{1}BREAK_POSITION_PREROLL\0\u{1}BREAK_POSITION_MIDROLL\0\u{1}BREAK_POSITION_POSTROLL\0")
+}
+
 nonisolated extension Snapback_V1_AdBreak: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".AdBreak"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}start\0\u{1}duration\0\u{3}ad_durations\0\u{1}watched\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}start\0\u{1}duration\0\u{3}ad_durations\0\u{1}watched\0\u{3}content_resume_offset\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -758,12 +906,17 @@ nonisolated extension Snapback_V1_AdBreak: SwiftProtobuf.Message, SwiftProtobuf.
       case 3: try { try decoder.decodeSingularDoubleField(value: &self.duration) }()
       case 4: try { try decoder.decodeRepeatedDoubleField(value: &self.adDurations) }()
       case 5: try { try decoder.decodeSingularBoolField(value: &self.watched) }()
+      case 6: try { try decoder.decodeSingularDoubleField(value: &self._contentResumeOffset) }()
       default: break
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
     if !self.id.isEmpty {
       try visitor.visitSingularStringField(value: self.id, fieldNumber: 1)
     }
@@ -779,6 +932,9 @@ nonisolated extension Snapback_V1_AdBreak: SwiftProtobuf.Message, SwiftProtobuf.
     if self.watched != false {
       try visitor.visitSingularBoolField(value: self.watched, fieldNumber: 5)
     }
+    try { if let v = self._contentResumeOffset {
+      try visitor.visitSingularDoubleField(value: v, fieldNumber: 6)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -788,6 +944,7 @@ nonisolated extension Snapback_V1_AdBreak: SwiftProtobuf.Message, SwiftProtobuf.
     if lhs.duration != rhs.duration {return false}
     if lhs.adDurations != rhs.adDurations {return false}
     if lhs.watched != rhs.watched {return false}
+    if lhs._contentResumeOffset != rhs._contentResumeOffset {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1151,7 +1308,7 @@ nonisolated extension Snapback_V1_SeekEndedRequest: SwiftProtobuf.Message, Swift
 
 nonisolated extension Snapback_V1_AdBreakStartedRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".AdBreakStartedRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{3}break_id\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{3}break_id\0\u{3}stream_time\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1161,24 +1318,33 @@ nonisolated extension Snapback_V1_AdBreakStartedRequest: SwiftProtobuf.Message, 
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularUInt64Field(value: &self.sessionID) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.breakID) }()
+      case 3: try { try decoder.decodeSingularDoubleField(value: &self._streamTime) }()
       default: break
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
     if self.sessionID != 0 {
       try visitor.visitSingularUInt64Field(value: self.sessionID, fieldNumber: 1)
     }
     if !self.breakID.isEmpty {
       try visitor.visitSingularStringField(value: self.breakID, fieldNumber: 2)
     }
+    try { if let v = self._streamTime {
+      try visitor.visitSingularDoubleField(value: v, fieldNumber: 3)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Snapback_V1_AdBreakStartedRequest, rhs: Snapback_V1_AdBreakStartedRequest) -> Bool {
     if lhs.sessionID != rhs.sessionID {return false}
     if lhs.breakID != rhs.breakID {return false}
+    if lhs._streamTime != rhs._streamTime {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1186,7 +1352,7 @@ nonisolated extension Snapback_V1_AdBreakStartedRequest: SwiftProtobuf.Message, 
 
 nonisolated extension Snapback_V1_AdBreakEndedRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".AdBreakEndedRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{3}break_id\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{3}break_id\0\u{3}stream_time\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1196,24 +1362,33 @@ nonisolated extension Snapback_V1_AdBreakEndedRequest: SwiftProtobuf.Message, Sw
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularUInt64Field(value: &self.sessionID) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.breakID) }()
+      case 3: try { try decoder.decodeSingularDoubleField(value: &self._streamTime) }()
       default: break
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
     if self.sessionID != 0 {
       try visitor.visitSingularUInt64Field(value: self.sessionID, fieldNumber: 1)
     }
     if !self.breakID.isEmpty {
       try visitor.visitSingularStringField(value: self.breakID, fieldNumber: 2)
     }
+    try { if let v = self._streamTime {
+      try visitor.visitSingularDoubleField(value: v, fieldNumber: 3)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Snapback_V1_AdBreakEndedRequest, rhs: Snapback_V1_AdBreakEndedRequest) -> Bool {
     if lhs.sessionID != rhs.sessionID {return false}
     if lhs.breakID != rhs.breakID {return false}
+    if lhs._streamTime != rhs._streamTime {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1221,7 +1396,7 @@ nonisolated extension Snapback_V1_AdBreakEndedRequest: SwiftProtobuf.Message, Sw
 
 nonisolated extension Snapback_V1_AdStartedRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".AdStartedRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{3}break_id\0\u{1}index\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{3}break_id\0\u{1}index\0\u{3}stream_time\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1232,12 +1407,17 @@ nonisolated extension Snapback_V1_AdStartedRequest: SwiftProtobuf.Message, Swift
       case 1: try { try decoder.decodeSingularUInt64Field(value: &self.sessionID) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.breakID) }()
       case 3: try { try decoder.decodeSingularUInt32Field(value: &self.index) }()
+      case 4: try { try decoder.decodeSingularDoubleField(value: &self._streamTime) }()
       default: break
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
     if self.sessionID != 0 {
       try visitor.visitSingularUInt64Field(value: self.sessionID, fieldNumber: 1)
     }
@@ -1247,6 +1427,9 @@ nonisolated extension Snapback_V1_AdStartedRequest: SwiftProtobuf.Message, Swift
     if self.index != 0 {
       try visitor.visitSingularUInt32Field(value: self.index, fieldNumber: 3)
     }
+    try { if let v = self._streamTime {
+      try visitor.visitSingularDoubleField(value: v, fieldNumber: 4)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1254,6 +1437,7 @@ nonisolated extension Snapback_V1_AdStartedRequest: SwiftProtobuf.Message, Swift
     if lhs.sessionID != rhs.sessionID {return false}
     if lhs.breakID != rhs.breakID {return false}
     if lhs.index != rhs.index {return false}
+    if lhs._streamTime != rhs._streamTime {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1261,7 +1445,7 @@ nonisolated extension Snapback_V1_AdStartedRequest: SwiftProtobuf.Message, Swift
 
 nonisolated extension Snapback_V1_AdEndedRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".AdEndedRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{3}break_id\0\u{1}index\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{3}break_id\0\u{1}index\0\u{3}stream_time\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1272,12 +1456,17 @@ nonisolated extension Snapback_V1_AdEndedRequest: SwiftProtobuf.Message, SwiftPr
       case 1: try { try decoder.decodeSingularUInt64Field(value: &self.sessionID) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.breakID) }()
       case 3: try { try decoder.decodeSingularUInt32Field(value: &self.index) }()
+      case 4: try { try decoder.decodeSingularDoubleField(value: &self._streamTime) }()
       default: break
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
     if self.sessionID != 0 {
       try visitor.visitSingularUInt64Field(value: self.sessionID, fieldNumber: 1)
     }
@@ -1287,6 +1476,9 @@ nonisolated extension Snapback_V1_AdEndedRequest: SwiftProtobuf.Message, SwiftPr
     if self.index != 0 {
       try visitor.visitSingularUInt32Field(value: self.index, fieldNumber: 3)
     }
+    try { if let v = self._streamTime {
+      try visitor.visitSingularDoubleField(value: v, fieldNumber: 4)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1294,6 +1486,7 @@ nonisolated extension Snapback_V1_AdEndedRequest: SwiftProtobuf.Message, SwiftPr
     if lhs.sessionID != rhs.sessionID {return false}
     if lhs.breakID != rhs.breakID {return false}
     if lhs.index != rhs.index {return false}
+    if lhs._streamTime != rhs._streamTime {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1770,7 +1963,7 @@ nonisolated extension Snapback_V1_GetSessionStateRequest: SwiftProtobuf.Message,
 
 nonisolated extension Snapback_V1_SessionStateReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SessionStateReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}phase\0\u{3}current_break_id\0\u{3}stream_time\0\u{3}content_time\0\u{1}playing\0\u{1}rate\0\u{3}pending_return\0\u{1}breaks\0\u{3}cooldown_until\0\u{3}last_bookmark_content_time\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}phase\0\u{3}current_break_id\0\u{3}stream_time\0\u{3}content_time\0\u{1}playing\0\u{1}rate\0\u{3}pending_return\0\u{1}breaks\0\u{3}cooldown_until\0\u{3}last_bookmark_content_time\0\u{3}break_states\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1788,6 +1981,7 @@ nonisolated extension Snapback_V1_SessionStateReply: SwiftProtobuf.Message, Swif
       case 8: try { try decoder.decodeRepeatedMessageField(value: &self.breaks) }()
       case 9: try { try decoder.decodeSingularDoubleField(value: &self._cooldownUntil) }()
       case 10: try { try decoder.decodeSingularDoubleField(value: &self._lastBookmarkContentTime) }()
+      case 11: try { try decoder.decodeRepeatedMessageField(value: &self.breakStates) }()
       default: break
       }
     }
@@ -1828,6 +2022,9 @@ nonisolated extension Snapback_V1_SessionStateReply: SwiftProtobuf.Message, Swif
     try { if let v = self._lastBookmarkContentTime {
       try visitor.visitSingularDoubleField(value: v, fieldNumber: 10)
     } }()
+    if !self.breakStates.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.breakStates, fieldNumber: 11)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1842,6 +2039,57 @@ nonisolated extension Snapback_V1_SessionStateReply: SwiftProtobuf.Message, Swif
     if lhs.breaks != rhs.breaks {return false}
     if lhs._cooldownUntil != rhs._cooldownUntil {return false}
     if lhs._lastBookmarkContentTime != rhs._lastBookmarkContentTime {return false}
+    if lhs.breakStates != rhs.breakStates {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Snapback_V1_BreakState: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".BreakState"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}break_id\0\u{1}position\0\u{1}watched\0\u{1}exempt\0\u{3}skip_reason\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.breakID) }()
+      case 2: try { try decoder.decodeSingularEnumField(value: &self.position) }()
+      case 3: try { try decoder.decodeSingularBoolField(value: &self.watched) }()
+      case 4: try { try decoder.decodeSingularBoolField(value: &self.exempt) }()
+      case 5: try { try decoder.decodeSingularEnumField(value: &self.skipReason) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.breakID.isEmpty {
+      try visitor.visitSingularStringField(value: self.breakID, fieldNumber: 1)
+    }
+    if self.position != .unspecified {
+      try visitor.visitSingularEnumField(value: self.position, fieldNumber: 2)
+    }
+    if self.watched != false {
+      try visitor.visitSingularBoolField(value: self.watched, fieldNumber: 3)
+    }
+    if self.exempt != false {
+      try visitor.visitSingularBoolField(value: self.exempt, fieldNumber: 4)
+    }
+    if self.skipReason != .unspecified {
+      try visitor.visitSingularEnumField(value: self.skipReason, fieldNumber: 5)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Snapback_V1_BreakState, rhs: Snapback_V1_BreakState) -> Bool {
+    if lhs.breakID != rhs.breakID {return false}
+    if lhs.position != rhs.position {return false}
+    if lhs.watched != rhs.watched {return false}
+    if lhs.exempt != rhs.exempt {return false}
+    if lhs.skipReason != rhs.skipReason {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

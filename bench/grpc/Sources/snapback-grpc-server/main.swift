@@ -16,8 +16,13 @@ func benchSession() throws -> TimelineSession {
     var policy = AdPolicy.snapback
     policy.refuseSeeksDuringUnwatchedBreak = false
     policy.maxSnapbacksPerBreak = Limits.snapbacksPerBreak.upperBound
-    return try TimelineSession(SessionConfiguration(
+    var session = try TimelineSession(SessionConfiguration(
         kind: .onDemand, contentDuration: 1800, breaks: [AdBreak(id: "b1", start: 600, duration: 30)], policy: policy))
+    // Opened as snapbackd's OpenSession opens it: a session not opened refuses every event. No bookmark
+    // and no pre-roll, so the opening decides nothing.
+    var opening: [TimelineAction] = []
+    session.opened(at: wallSeconds(), into: &opening)
+    return session
 }
 
 /// The session's id, as snapbackd numbers the first session of a connection.
