@@ -31,8 +31,10 @@ struct BenchCommand: ParsableCommand {
               --load        the round trip's p99 while --load-connections connections
                             (default 1,000) with --load-sessions sessions each (default 10)
                             report the playhead --load-hz times a second (default 4),
-                            against the p99 of the same probes unloaded, both with round
-                            trips 2 ms apart, not pinned; ratio loaded/unloaded p99 (the
+                            against the p99 of the same probes unloaded (the load paused,
+                            its sessions open), round trips 2 ms apart, not pinned; the
+                            two alternate over --rounds rounds of --probes/--rounds each;
+                            the median of the rounds' ratios loaded/unloaded p99 (the
                             target is at most 2). Also the memory per session under load.
               --sessions N  memory per session: snapbackd's resident memory idle, with the
                             connections open (--sessions-per-connection, default 64), with
@@ -59,7 +61,7 @@ struct BenchCommand: ParsableCommand {
     var batch = 1000
     @Option(name: .long, help: ArgumentHelp("Unmeasured round trips of each kind before each round.", valueName: "n"))
     var warmup = 2_000
-    @Option(name: .long, help: ArgumentHelp("Rounds.", valueName: "n"))
+    @Option(name: .long, help: ArgumentHelp("Rounds of the round trip bench and of --load.", valueName: "n"))
     var rounds = 5
     @Option(name: .long, help: ArgumentHelp("The CPU everything is pinned to.", valueName: "n"))
     var cpu = 0
@@ -99,6 +101,9 @@ struct BenchCommand: ParsableCommand {
         try checkRange(loadSessions, "--load-sessions", 1...64)
         try checkRange(loadHz, "--load-hz", 1...100)
         try checkRange(sessionsPerConnection, "--sessions-per-connection", 1...64)
+        if load && probes / rounds < 10 {
+            throw ValidationError("--probes: '\(probes)' is fewer than 10 per round of --load (--rounds \(rounds))")
+        }
         try checkExecutable(snapbackd ?? siblingDaemonPath())
     }
 

@@ -11,9 +11,11 @@ import SnapbackWire
 /// connections' turns spread evenly over the period, each connection's reports in one write. Before a
 /// connection's next write it reads the answers to the last one without waiting: one still missing then
 /// was answered later than the next report was due (`late`). Fd 3 is a socket to the bench: it writes
-/// `ready` there once the sessions are open, stops when the bench writes anything or goes away (a signal
-/// could be blocked by whatever started the bench), and then writes `done sent=N answered=N errors=N
-/// late=N`.
+/// `ready` there once the sessions are open. The bench then writes one byte per command: `p` pauses the
+/// load (the answers still due are read, then `paused` is written back and nothing is sent, its sessions
+/// staying open), `r` resumes it on a fresh schedule (a pause is never counted as lateness), anything else
+/// or the socket's end stops it (a signal could be blocked by whatever started the bench); it then writes
+/// `done sent=N answered=N errors=N late=N`.
 struct BenchLoadGenerator: ParsableCommand {
     static let commandName = "__bench-load"
     static let configuration = CommandConfiguration(
@@ -62,6 +64,7 @@ struct BenchLoadGenerator: ParsableCommand {
 
         let period = 1_000_000_000 / UInt64(hz)
         let start = monotonicNanoseconds()
+        var scheduleStart = start
         var sent = 0
         var answered = 0
         var errors = 0
@@ -72,11 +75,26 @@ struct BenchLoadGenerator: ParsableCommand {
         defer { buffer.deallocate() }
         var tick: UInt64 = 0
         var stopping = false
-        while !stopping {
+        turns: while !stopping {
             for c in players.indices {
-                stopping = Self.benchSaidStop()
+                switch Self.benchCommand(waiting: false) {
+                case .stop: stopping = true
+                case .pause:
+                    drainOutstanding(&players, buffer, answered: &answered, errors: &errors)
+                    Output.write("paused\n", to: 3)
+                    var next = Self.benchCommand(waiting: true)
+                    while next == .pause { next = Self.benchCommand(waiting: true) }
+                    if next == .stop {
+                        stopping = true
+                    } else {
+                        scheduleStart = monotonicNanoseconds()
+                        tick = 0
+                        continue turns
+                    }
+                case .resume, nil: break
+                }
                 if stopping { break }
-                let due = start + tick * period + UInt64(c) * period / UInt64(players.count)
+                let due = scheduleStart + tick * period + UInt64(c) * period / UInt64(players.count)
                 sleepUntil(due)
                 let fd = players[c].client.socket.fd
                 let (replies, failures) = drain(fd, buffer)
@@ -108,17 +126,7 @@ struct BenchLoadGenerator: ParsableCommand {
             }
             tick += 1
         }
-        // The last answers: up to a second for them.
-        let deadline = monotonicNanoseconds() + 1_000_000_000
-        while players.contains(where: { $0.outstanding > 0 }) && monotonicNanoseconds() < deadline {
-            for c in players.indices where players[c].outstanding > 0 {
-                let (replies, failures) = drain(players[c].client.socket.fd, buffer)
-                answered += replies
-                errors += failures
-                players[c].outstanding -= replies + failures
-            }
-            usleep(1000)
-        }
+        drainOutstanding(&players, buffer, answered: &answered, errors: &errors)
         for player in players { player.client.close() }
         Output.write("done sent=\(sent) answered=\(answered) errors=\(errors) late=\(late)\n", to: 3)
     }
@@ -162,8 +170,9 @@ struct BenchLoadGenerator: ParsableCommand {
             while written < raw.count {
                 let w = Glibc.send(fd, raw.baseAddress! + written, raw.count - written, Int32(MSG_NOSIGNAL))
                 if w < 0 && (errno == EINTR || errno == EAGAIN) {
-                    if Self.benchSaidStop() { return false }
-                    if errno == EAGAIN { usleep(100) }
+                    let full = errno == EAGAIN
+                    if Self.benchWantsStop() { return false }
+                    if full { usleep(100) }
                     continue
                 }
                 if w <= 0 { return false }
@@ -178,10 +187,49 @@ struct BenchLoadGenerator: ParsableCommand {
         while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nil) == EINTR {}
     }
 
-    /// Whether the bench wrote to fd 3 or closed it (read without waiting).
-    static func benchSaidStop() -> Bool {
+    /// Reads the answers still due, up to a second for them.
+    private func drainOutstanding(
+        _ players: inout [Player], _ buffer: UnsafeMutableRawPointer, answered: inout Int, errors: inout Int
+    ) {
+        let deadline = monotonicNanoseconds() + 1_000_000_000
+        while players.contains(where: { $0.outstanding > 0 }) && monotonicNanoseconds() < deadline {
+            for c in players.indices where players[c].outstanding > 0 {
+                let (replies, failures) = drain(players[c].client.socket.fd, buffer)
+                answered += replies
+                errors += failures
+                players[c].outstanding -= replies + failures
+            }
+            usleep(1000)
+        }
+    }
+
+    enum Command { case pause, resume, stop }
+
+    /// Whether the bench's next command is to stop (looked at, not taken: a pause or resume waits for the
+    /// loop).
+    static func benchWantsStop() -> Bool {
         var byte: UInt8 = 0
-        let n = recv(3, &byte, 1, Int32(MSG_DONTWAIT))
-        return n >= 0 || (errno != EAGAIN && errno != EINTR)
+        let n = recv(3, &byte, 1, Int32(MSG_DONTWAIT | MSG_PEEK))
+        if n == 1 { return byte != UInt8(ascii: "p") && byte != UInt8(ascii: "r") }
+        return n == 0 || (errno != EAGAIN && errno != EINTR)
+    }
+
+    /// The bench's next command on fd 3 (see the type's comment); nil when it wrote none (only when not
+    /// `waiting`).
+    static func benchCommand(waiting: Bool) -> Command? {
+        while true {
+            var byte: UInt8 = 0
+            let n = recv(3, &byte, 1, waiting ? 0 : Int32(MSG_DONTWAIT))
+            if n == 1 {
+                switch byte {
+                case UInt8(ascii: "p"): return .pause
+                case UInt8(ascii: "r"): return .resume
+                default: return .stop
+                }
+            }
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 && errno == EAGAIN && !waiting { return nil }
+            return .stop
+        }
     }
 }

@@ -72,6 +72,10 @@ import Testing
         let sent = try #require(load["reports_sent"] as? Int)
         #expect(sent > 0 && load["reports_answered"] as? Int == sent && load["reports_failed"] as? Int == 0, "\(load)")
         #expect((load["ratio_p99_loaded_unloaded"] as? Double ?? 0) > 0)
+        // Unloaded and loaded alternate over the rounds; the figure is the median of the rounds' ratios.
+        let ratios = try #require(load["ratios_p99_per_round"] as? [Double])
+        #expect(load["rounds"] as? Int == 5 && ratios.count == 5, "\(load)")
+        #expect(load["ratio_p99_loaded_unloaded"] as? Double == ratios.sorted()[2], "\(load)")
         let sessions = try #require(json["sessions"] as? [String: Any])
         #expect(sessions["sessions"] as? Int == 300 && sessions["connections"] as? Int == 10)
         let idle = try #require(sessions["idle_rss_kib"] as? Int)
@@ -95,5 +99,7 @@ import Testing
         let (status, text) = try Self.run(["bench", "--batch", "0"])
         #expect(status == 2)
         #expect(text.contains("--batch"))
+        let (loadStatus, loadText) = try Self.run(["bench", "--load", "--probes", "100", "--rounds", "20"])
+        #expect(loadStatus == 2 && loadText.contains("fewer than 10 per round"), "\(loadText)")
     }
 }
