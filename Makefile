@@ -98,7 +98,7 @@ INSTALLED   := $(BINDIR)/snapbackd $(BINDIR)/snapback \
 	$(PREFIX)/lib/pkgconfig/libsnapback.pc
 
 .PHONY: help deps build release run demo test format lint check-budget check-footprint check-proto check-systemd check-install proto \
-	bench bench-grpc link-order fuzz install install-lib uninstall clean
+	grpc-proto bench bench-grpc link-order fuzz install install-lib uninstall clean
 
 help: ## List the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -173,6 +173,12 @@ check-proto: deps ## Fail when the committed protobuf-c code, or the gRPC bench'
 
 proto: deps ## Regenerate the protobuf-c code from proto/
 	@scripts/gen-proto.sh
+
+# protoc is needed only here (protoc-c brings its own front end), so `make deps` leaves it out.
+grpc-proto: ## Regenerate the gRPC bench's Swift code (bench/grpc/generate.sh: builds protoc plugins, minutes)
+	@dpkg -s protobuf-compiler >/dev/null 2>&1 || { apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq protobuf-compiler; }
+	bench/grpc/generate.sh
 
 bench: release ## Benchmarks with their baselines: round trip vs raw socket, cold path, load, memory per session, timeline engine, store
 	$(RELEASE_BIN)/snapback bench --snapbackd $(RELEASE_BIN)/snapbackd
