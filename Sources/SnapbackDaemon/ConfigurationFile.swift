@@ -174,40 +174,36 @@ public enum ConfigurationFile {
         value(.limits, "partial-frame-timeout", timeout, seconds, \.partialFrameTimeout)
         value(.limits, "max-watch-queue-bytes", size(in: 4096...(1 << 30)), { "\($0)" }, \.maxWatchQueueBytes)
 
-        keys.append(
-            Key(
-                section: .access, name: "allow-users",
-                apply: { configuration, text, resolver throws(Reason) in
-                    (configuration.access.anyone, configuration.access.users) = try idList(
-                        text, wildcard: "*", resolve: resolver.userId(named:),
-                        unknown: { "no user '\($0)' (give a user name, a uid, or * for anyone)" })
-                },
-                render: { configuration in
-                    renderIdList(wildcard: configuration.access.anyone ? "*" : nil, configuration.access.users)
-                }))
-        keys.append(
-            Key(
-                section: .access, name: "allow-groups",
-                apply: { configuration, text, resolver throws(Reason) in
-                    (configuration.access.socketGroup, configuration.access.groups) = try idList(
-                        text, wildcard: "@socket", resolve: resolver.groupId(named:),
-                        unknown: { "no group '\($0)' (give a group name, a gid, or @socket for the socket's group)" })
-                },
-                render: { configuration in
-                    renderIdList(wildcard: configuration.access.socketGroup ? "@socket" : nil, configuration.access.groups)
-                }))
-
-        keys.append(
-            Key(
-                section: .access, name: "admin-groups",
-                apply: { configuration, text, resolver throws(Reason) in
-                    (_, configuration.access.adminGroups) = try idList(
-                        text, wildcard: "", resolve: resolver.groupId(named:),
-                        unknown: { "no group '\($0)' (give a group name or a gid)" })
-                },
-                render: { configuration in
-                    renderIdList(wildcard: nil, configuration.access.adminGroups)
-                }))
+        /// An account list: names or ids, and a wildcard word when `everyone` says what it stands for.
+        func accounts(
+            _ name: String, wildcard: String?, everyone: WritableKeyPath<DaemonConfiguration, Bool>?,
+            _ ids: WritableKeyPath<DaemonConfiguration, [UInt32]>,
+            resolve: @escaping (any AccountResolver, String) -> UInt32?, unknown: @escaping (String) -> String
+        ) {
+            keys.append(
+                Key(
+                    section: .access, name: name,
+                    apply: { configuration, text, resolver throws(Reason) in
+                        let (all, list) = try idList(
+                            text, wildcard: wildcard ?? "", resolve: { resolve(resolver, $0) }, unknown: unknown)
+                        if let everyone { configuration[keyPath: everyone] = all }
+                        configuration[keyPath: ids] = list
+                    },
+                    render: { configuration in
+                        let all = everyone.map { configuration[keyPath: $0] } ?? false
+                        return renderIdList(wildcard: all ? wildcard : nil, configuration[keyPath: ids])
+                    }))
+        }
+        accounts(
+            "allow-users", wildcard: "*", everyone: \.access.anyone, \.access.users,
+            resolve: { $0.userId(named: $1) }, unknown: { "no user '\($0)' (give a user name, a uid, or * for anyone)" })
+        accounts(
+            "allow-groups", wildcard: "@socket", everyone: \.access.socketGroup, \.access.groups,
+            resolve: { $0.groupId(named: $1) },
+            unknown: { "no group '\($0)' (give a group name, a gid, or @socket for the socket's group)" })
+        accounts(
+            "admin-groups", wildcard: nil, everyone: nil, \.access.adminGroups,
+            resolve: { $0.groupId(named: $1) }, unknown: { "no group '\($0)' (give a group name or a gid)" })
 
         value(
             .log, "level",
