@@ -51,8 +51,8 @@ func siblingDaemonPath() -> String {
 }
 
 /// A daemon the bench can start.
-func checkExecutable(_ path: String) throws {
-    guard access(path, X_OK) == 0 else { throw ValidationError("--snapbackd: \(path) is not an executable file") }
+func checkExecutable(_ path: String, _ option: String = "--snapbackd") throws {
+    guard access(path, X_OK) == 0 else { throw ValidationError("\(option): \(path) is not an executable file") }
 }
 
 /// A help text as argument-parser should wrap it: the lines of a paragraph joined, so that it wraps at

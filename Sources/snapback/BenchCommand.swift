@@ -28,6 +28,9 @@ struct BenchCommand: ParsableCommand {
               --spacing MS  the cold path: --probes round trips MS milliseconds apart,
                             snapbackd and the epoll echo alternately, pinned to one CPU;
                             ratio p50 snapbackd/epoll echo (the target is at most 1.30).
+                            With --libuv-echo, a third peer takes its turn: the same
+                            echo behind libuv (snapback-uv-echo, built by make bench),
+                            which splits the ratio into libuv's share and snapbackd's.
               --load        the round trip's p99 while --load-connections connections
                             (default 1,000) with --load-sessions sessions each (default 10)
                             report the playhead --load-hz times a second (default 4),
@@ -67,6 +70,11 @@ struct BenchCommand: ParsableCommand {
     var cpu = 0
     @Option(name: .long, help: ArgumentHelp("Cold path: round trips this many milliseconds apart.", valueName: "ms"))
     var spacing: Int?
+    @Option(
+        name: .customLong("libuv-echo"),
+        help: ArgumentHelp("--spacing's libuv floor: snapback-uv-echo (make bench builds it).", valueName: "path"),
+        completion: .file())
+    var libuvEcho: String?
     @Flag(name: .long, help: "The round trip's p99 under load against unloaded.")
     var load = false
     @Option(name: .long, help: ArgumentHelp("Memory per session with this many sessions open.", valueName: "n"))
@@ -105,6 +113,10 @@ struct BenchCommand: ParsableCommand {
             throw ValidationError("--probes: '\(probes)' is fewer than 10 per round of --load (--rounds \(rounds))")
         }
         try checkExecutable(snapbackd ?? siblingDaemonPath())
+        if let libuvEcho {
+            guard spacing != nil else { throw ValidationError("--libuv-echo: only with --spacing") }
+            try checkExecutable(libuvEcho, "--libuv-echo")
+        }
     }
 
     func run() throws {
@@ -112,7 +124,7 @@ struct BenchCommand: ParsableCommand {
             daemonPath: snapbackd ?? siblingDaemonPath(), iterations: iterations, batch: batch, warmup: warmup,
             rounds: rounds, cpu: cpu, selfPath: Self.executablePath() ?? "", probes: probes,
             loadConnections: loadConnections, loadSessions: loadSessions, loadHz: loadHz,
-            sessionsPerConnection: sessionsPerConnection)
+            sessionsPerConnection: sessionsPerConnection, libuvEchoPath: libuvEcho)
         let out = BenchOutput(json: json)
         let directory = try Processes.makeTemporaryDirectory("snapback-bench")
         BenchCleanup.install(directory: directory)
@@ -161,6 +173,8 @@ struct BenchOptions {
     var loadSessions: Int
     var loadHz: Int
     var sessionsPerConnection: Int
+    /// snapback-uv-echo, the libuv floor of --spacing, when given.
+    var libuvEchoPath: String?
 }
 
 /// Where a bench's text goes: stdout as it comes, or nowhere with --json (the document is printed at

@@ -165,24 +165,32 @@ struct BenchEchoServer: ParsableCommand {
     }
 }
 
-/// An echo peer: a `snapback __bench-echo` process on one end of a socketpair, pinned, warmed up and
-/// checked to answer with the same number of bytes as snapbackd.
+/// An echo peer: a `snapback __bench-echo` process (or snapback-uv-echo, its libuv twin in C) on one end of
+/// a socketpair, pinned, warmed up and checked to answer with the same number of bytes as snapbackd.
 struct EchoPeer {
     var name: String
     var pid: pid_t
     var fd: Int32
     var loop: PingPong
 
+    /// What answers: `snapback __bench-echo --mode blocking|epoll`, or the snapback-uv-echo executable.
+    enum Server {
+        case blocking, epoll
+        case libuv(path: String)
+    }
+
     static func start(
-        _ name: String, mode: String, request: [UInt8], response: [UInt8], replyOffset: Int,
+        _ name: String, server: Server, request: [UInt8], response: [UInt8], replyOffset: Int,
         cpu: Int?, warmup: Int, selfPath: String
     ) throws -> EchoPeer {
-        let (pid, fd) = try Processes.spawnWithSocket(
-            selfPath.isEmpty ? "/proc/self/exe" : selfPath,
-            [
-                BenchEchoServer.commandName, "--mode", mode, "--request-size", String(request.count),
-                "--response", hex(response), "--reply-offset", String(replyOffset)
-            ])
+        let canned = ["--request-size", String(request.count), "--response", hex(response), "--reply-offset", String(replyOffset)]
+        let me = selfPath.isEmpty ? "/proc/self/exe" : selfPath
+        let (pid, fd) =
+            switch server {
+            case .blocking: try Processes.spawnWithSocket(me, [BenchEchoServer.commandName, "--mode", "blocking"] + canned)
+            case .epoll: try Processes.spawnWithSocket(me, [BenchEchoServer.commandName, "--mode", "epoll"] + canned)
+            case .libuv(let path): try Processes.spawnWithSocket(path, canned)
+            }
         let peer = EchoPeer(name: name, pid: pid, fd: fd, loop: PingPong(fd: fd, request: request))
         if let cpu { _ = Processes.pinAllThreads(of: pid, cpu: cpu) }
         do {

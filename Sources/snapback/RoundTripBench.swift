@@ -61,11 +61,11 @@ final class RoundTripBench {
         // kernel's cost alone), and an epoll loop reading once per wake-up as libuv does (what an event
         // loop adds).
         let raw = try EchoPeer.start(
-            "raw", mode: "blocking", request: request, response: response,
+            "raw", server: .blocking, request: request, response: response,
             replyOffset: replyOffset, cpu: cpu, warmup: options.warmup, selfPath: options.selfPath)
         defer { raw.stop() }
         let epoll = try EchoPeer.start(
-            "epoll echo", mode: "epoll", request: request, response: response,
+            "epoll echo", server: .epoll, request: request, response: response,
             replyOffset: replyOffset, cpu: cpu, warmup: options.warmup, selfPath: options.selfPath)
         defer { epoll.stop() }
 

@@ -18,48 +18,70 @@ struct SpacingBench {
         let connection = try SnapbackProbe(socket: daemon.socketPath, clientName: "snapback-bench-spacing")
         let probe = connection.loop
         try probe.run(100, samples: nil)
-        let echo = try EchoPeer.start(
-            "epoll echo", mode: "epoll", request: connection.request, response: probe.lastResponse,
-            replyOffset: probe.lastReplyOffset, cpu: cpu, warmup: 100, selfPath: options.selfPath)
-        defer { echo.stop() }
-
-        let n = options.probes
-        let daemonSamples = UnsafeMutableBufferPointer<UInt64>.allocate(capacity: n)
-        let echoSamples = UnsafeMutableBufferPointer<UInt64>.allocate(capacity: n)
-        defer {
-            daemonSamples.deallocate()
-            echoSamples.deallocate()
+        func peer(_ name: String, _ server: EchoPeer.Server) throws -> EchoPeer {
+            try EchoPeer.start(
+                name, server: server, request: connection.request, response: probe.lastResponse,
+                replyOffset: probe.lastReplyOffset, cpu: cpu, warmup: 100, selfPath: options.selfPath)
         }
+        let echo = try peer("epoll echo", .epoll)
+        defer { echo.stop() }
+        let libuv = try options.libuvEchoPath.map { try peer("libuv echo", .libuv(path: $0)) }
+        defer { libuv?.stop() }
+
+        // Each kind in turn, every round trip `milliseconds` after the last one of any kind.
+        let kinds = [probe, echo.loop] + (libuv.map { [$0.loop] } ?? [])
+        let n = options.probes
+        let samples = kinds.map { _ in UnsafeMutableBufferPointer<UInt64>.allocate(capacity: n) }
+        defer { for buffer in samples { buffer.deallocate() } }
         let pause = useconds_t(milliseconds * 1000)
         for i in 0..<n {
-            usleep(pause)
-            try probe.run(1, samples: UnsafeMutableBufferPointer(rebasing: daemonSamples[i..<(i + 1)]))
-            usleep(pause)
-            try echo.loop.run(1, samples: UnsafeMutableBufferPointer(rebasing: echoSamples[i..<(i + 1)]))
+            for (kind, buffer) in zip(kinds, samples) {
+                usleep(pause)
+                try kind.run(1, samples: UnsafeMutableBufferPointer(rebasing: buffer[i..<(i + 1)]))
+            }
         }
         connection.close()
         let stopped = daemon.stop()
-        let d = percentiles(daemonSamples)
-        let e = percentiles(echoSamples)
+        let d = percentiles(samples[0])
+        let e = percentiles(samples[1])
+        let u = libuv.map { _ in percentiles(samples[2]) }
         let ratio = d.p50 / e.p50
+        let peers = u == nil ? "snapbackd and the epoll echo" : "snapbackd, the epoll echo and the libuv echo"
         out.line("snapback bench --spacing \(milliseconds): the cold path, round trips \(milliseconds) ms apart")
         out.line("  checked    SeekEnded 5:00 → 15:00 → \(connection.firstPush)")
         out.line(
-            "  method     \(n) round trips each, snapbackd and the epoll echo alternately, every one "
+            "  method     \(n) round trips each, \(peers) in turn, every one "
                 + "\(milliseconds) ms after the last; pinned to CPU \(cpu)")
+        if u == nil {
+            out.line("  libuv      not measured (--libuv-echo PATH: snapback-uv-echo, which make bench builds)")
+        }
         out.line("              p50 µs   p99 µs")
         out.line(percentileRow("epoll echo", e.p50, e.p99))
+        if let u { out.line(percentileRow("libuv echo", u.p50, u.p99)) }
         out.line(percentileRow("snapbackd", d.p50, d.p99))
         out.line("snapbackd SIGTERM → \(stopped.text)")
+        if let u {
+            out.line(
+                "split: libuv echo/epoll echo = \(fixed(u.p50 / e.p50, 2)) (the event loop's share), "
+                    + "snapbackd/libuv echo = \(fixed(d.p50 / u.p50, 2)) (snapbackd's own)")
+        }
         out.line("target: snapbackd p50 within 1.30× the epoll echo \(milliseconds) ms apart: \(ratio <= 1.3 ? "met" : "missed")")
         out.line("ratio p50 snapbackd/epoll echo at \(milliseconds) ms spacing = \(fixed(ratio, 2))")
         if !stopped.clean { throw CommandError("snapbackd did not stop cleanly: \(stopped.text)") }
-        return .object([
+        var members: JSON.Members = [
             "spacing_ms": .uint(UInt64(milliseconds)), "probes": .uint(UInt64(n)), "cpu": .uint(UInt64(cpu)),
             "epoll_echo": .object(["p50_us": .number(e.p50), "p99_us": .number(e.p99)]),
             "snapbackd": .object(["p50_us": .number(d.p50), "p99_us": .number(d.p99)]),
             "ratio_p50_snapbackd_epoll_echo": .number(ratio), "ratio_p99_snapbackd_epoll_echo": .number(d.p99 / e.p99),
             "target_met": .bool(ratio <= 1.3), "stopped": .string(stopped.text)
-        ])
+        ]
+        if let u {
+            members.pairs += [
+                ("libuv_echo", .object(["p50_us": .number(u.p50), "p99_us": .number(u.p99)])),
+                ("ratio_p50_libuv_echo_epoll_echo", .number(u.p50 / e.p50)),
+                ("ratio_p50_snapbackd_libuv_echo", .number(d.p50 / u.p50))
+            ]
+        }
+        return .object(members)
     }
 }

@@ -95,6 +95,58 @@ import Testing
         #expect(!text.contains("ratio p50 snapbackd/raw"), "no round trip bench when a mode is given")
     }
 
+    /// snapback-uv-echo: `$SNAPBACK_UV_ECHO` (make test sets it), else where the Makefile builds it.
+    static var libuvEchoPath: String {
+        if let path = ProcessInfo.processInfo.environment["SNAPBACK_UV_ECHO"], !path.isEmpty { return path }
+        var root = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { root.deleteLastPathComponent() }
+        return root.appendingPathComponent(".build-c/release/snapback-uv-echo").path
+    }
+
+    /// With --libuv-echo the cold path has a third peer, the echo behind libuv, and the ratio splits into
+    /// the event loop's share and snapbackd's own; both products give back the whole.
+    @Test func theSpacingBenchWithTheLibuvFloor() throws {
+        let path = Self.libuvEchoPath
+        try #require(FileManager.default.isExecutableFile(atPath: path), "\(path): make .build-c/release/snapback-uv-echo")
+        let json = try Self.document([
+            "bench", "--snapbackd", DaemonHarness.binaryPath, "--spacing", "1", "--probes", "100", "--libuv-echo", path
+        ])
+        let spacing = try #require(json["spacing"] as? [String: Any])
+        let libuv = try #require(spacing["libuv_echo"] as? [String: Any], "\(spacing)")
+        let p50 = try #require(libuv["p50_us"] as? Double)
+        #expect(p50 > 0 && (libuv["p99_us"] as? Double ?? 0) >= p50)
+        let loopShare = try #require(spacing["ratio_p50_libuv_echo_epoll_echo"] as? Double)
+        let own = try #require(spacing["ratio_p50_snapbackd_libuv_echo"] as? Double)
+        let whole = try #require(spacing["ratio_p50_snapbackd_epoll_echo"] as? Double)
+        #expect(abs(loopShare * own - whole) < 1e-9 * whole, "\(spacing)")
+
+        let (status, text) = try Self.run([
+            "bench", "--snapbackd", DaemonHarness.binaryPath, "--spacing", "1", "--probes", "100", "--libuv-echo", path
+        ])
+        #expect(status == 0, "\(text)")
+        #expect(text.contains("\nlibuv echo "), "\(text)")
+        #expect(text.contains("split: libuv echo/epoll echo = "), "\(text)")
+    }
+
+    /// Without --libuv-echo the text says how to get the libuv floor; an echo that is not there, or
+    /// without --spacing, is a usage error.
+    @Test func theLibuvFloorIsOptional() throws {
+        let (status, text) = try Self.run([
+            "bench", "--snapbackd", DaemonHarness.binaryPath, "--spacing", "1", "--probes", "100"
+        ])
+        #expect(status == 0, "\(text)")
+        #expect(text.contains("libuv      not measured (--libuv-echo PATH"), "\(text)")
+        #expect(!text.contains("split:"), "\(text)")
+        let (missing, missingText) = try Self.run([
+            "bench", "--snapbackd", DaemonHarness.binaryPath, "--spacing", "1", "--libuv-echo", "/nonexistent/uv-echo"
+        ])
+        #expect(missing == 2 && missingText.contains("--libuv-echo: /nonexistent/uv-echo is not an executable file"))
+        let (alone, aloneText) = try Self.run([
+            "bench", "--snapbackd", DaemonHarness.binaryPath, "--libuv-echo", Self.libuvEchoPath
+        ])
+        #expect(alone == 2 && aloneText.contains("--libuv-echo: only with --spacing"), "\(aloneText)")
+    }
+
     @Test func aBadBatchIsAUsageError() throws {
         let (status, text) = try Self.run(["bench", "--batch", "0"])
         #expect(status == 2)
