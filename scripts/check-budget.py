@@ -150,9 +150,20 @@ def run(daemon_path, bin_dir, work, round_trips, daemon_arguments=()):
 
     The socket and state paths are the same in both runs, and the state directory starts empty, so the
     two runs differ in the number of round trips alone."""
+    out = os.path.join(work, f"callgrind.{round_trips}")
+    drive(daemon_path, bin_dir, work, round_trips,
+          # Names as the linker has them (gen-link-order.py writes them as section names).
+          ["--tool=callgrind", f"--callgrind-out-file={out}", "--dump-instr=yes", "--demangle=no",
+           "--dump-line=no", "--compress-strings=no", "--compress-pos=no"],
+          daemon_arguments)
+    return Profile(out)
+
+
+def drive(daemon_path, bin_dir, work, round_trips, tool, daemon_arguments=()):
+    """snapbackd under valgrind with the `tool` arguments, driven through `snapback __bench-exchange`
+    (`round_trips` round trips), then stopped with SIGTERM; fails unless everything exits 0."""
     sock = os.path.join(work, "snapbackd.sock")
     state = os.path.join(work, "state")
-    out = os.path.join(work, f"callgrind.{round_trips}")
     log = os.path.join(work, f"valgrind.{round_trips}.log")
     shutil.rmtree(state, ignore_errors=True)
     os.mkdir(state, 0o700)
@@ -163,10 +174,7 @@ def run(daemon_path, bin_dir, work, round_trips, daemon_arguments=()):
     env.pop("NOTIFY_SOCKET", None)
     with open(log, "w") as log_file:
         daemon = subprocess.Popen(
-            # Names as the linker has them (gen-link-order.py writes them as section names).
-            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--dump-instr=yes", "--demangle=no",
-             "--dump-line=no", "--compress-strings=no", "--compress-pos=no",
-             daemon_path, "--socket", sock, "--state-dir", state,
+            ["valgrind", *tool, daemon_path, "--socket", sock, "--state-dir", state,
              "--log-level", "warning", *daemon_arguments],
             stdin=subprocess.DEVNULL, stdout=log_file, stderr=log_file, env=env)
     client = None
@@ -191,7 +199,6 @@ def run(daemon_path, bin_dir, work, round_trips, daemon_arguments=()):
             if process is not None and process.poll() is None:
                 process.kill()
                 process.wait()
-    return Profile(out)
 
 
 def main(argv):
