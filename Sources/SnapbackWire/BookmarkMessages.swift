@@ -22,8 +22,6 @@ extension Bookmark: ProtoMessage {
         m.set("finished", finished)
     }
 
-    @discardableResult public func encode(into out: inout [UInt8]) -> Int { encodeFields(into: &out) }
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self { try decodeFields(body) }
 }
 
 /// `snapback.v1.ListBookmarksReply`: one page of a profile's bookmarks.
@@ -50,8 +48,6 @@ extension ListBookmarksReply: ProtoMessage {
         m.set("next_page_token", nextPageToken)
     }
 
-    @discardableResult public func encode(into out: inout [UInt8]) -> Int { encodeFields(into: &out) }
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self { try decodeFields(body) }
 }
 
 /// `snapback.v1.DeleteBookmarkReply`.
@@ -65,8 +61,6 @@ extension DeleteBookmarkReply: ProtoMessage {
     static var descriptor: ProtoDescriptor { WireMethod.deleteBookmark.replyDescriptor }
     init(_ m: ProtoReader) { deleted = m.bool("deleted") }
     func write(to m: ProtoBuilder) { m.set("deleted", deleted) }
-    @discardableResult public func encode(into out: inout [UInt8]) -> Int { encodeFields(into: &out) }
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self { try decodeFields(body) }
 }
 
 /// `snapback.v1.ClearBookmarksReply`.
@@ -80,6 +74,4 @@ extension ClearBookmarksReply: ProtoMessage {
     static var descriptor: ProtoDescriptor { WireMethod.clearBookmarks.replyDescriptor }
     init(_ m: ProtoReader) { deleted = m.uint32("deleted") }
     func write(to m: ProtoBuilder) { m.set("deleted", deleted) }
-    @discardableResult public func encode(into out: inout [UInt8]) -> Int { encodeFields(into: &out) }
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self { try decodeFields(body) }
 }

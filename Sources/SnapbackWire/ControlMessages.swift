@@ -24,8 +24,6 @@ extension HelloRequest: ProtoMessage {
         m.set("client_name", clientName)
     }
 
-    @discardableResult public func encode(into out: inout [UInt8]) -> Int { encodeFields(into: &out) }
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self { try decodeFields(body) }
 }
 
 /// `snapback.v1.HelloReply`: what the server speaks and its limits.
@@ -81,8 +79,6 @@ extension HelloReply: ProtoMessage {
         m.set("max_breaks_per_session", maxBreaksPerSession)
     }
 
-    @discardableResult public func encode(into out: inout [UInt8]) -> Int { encodeFields(into: &out) }
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self { try decodeFields(body) }
 }
 
 /// `snapback.v1.StoreStatus`: the bookmark store's health.
@@ -172,6 +168,4 @@ extension StatusReply: ProtoMessage {
         m.set("log_lines_dropped", logLinesDropped)
     }
 
-    @discardableResult public func encode(into out: inout [UInt8]) -> Int { encodeFields(into: &out) }
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self { try decodeFields(body) }
 }

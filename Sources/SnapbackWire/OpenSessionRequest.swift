@@ -88,13 +88,8 @@ extension OpenSessionRequest: ProtoMessage {
         m.set("ad_rules", adRules)
     }
 
-    @discardableResult public func encode(into out: inout [UInt8]) -> Int { encodeFields(into: &out) }
-
-    /// Decodes with the `.snapback` default preset; the daemon uses `decode(_:defaultPreset:)`.
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self { try decodeFields(body) }
-
     /// Decodes and resolves the policy: an empty preset name means `defaultPreset`; an unknown one, or an
-    /// unknown enum value, throws `.invalidArgument`.
+    /// unknown enum value, throws `.invalidArgument`. (`decode(_:)` uses the `.snapback` preset.)
     public static func decode(
         _ body: UnsafeRawBufferPointer,
         defaultPreset: AdPolicy.Preset

@@ -10,8 +10,8 @@ protocol ProtoFields {
 }
 
 /// A call's body (its rpc's request or reply) mapped by field name: `encodeFields(into:)` and
-/// `decodeFields(_:)` are its `WireMessage` encoding, which the public types reach from one-line
-/// witnesses (a public requirement cannot be met from an extension of an internal protocol).
+/// `decodeFields(_:)` are its `WireMessage` encoding, and this protocol's extension is every conforming
+/// type's `encode(into:)` and `decode(_:)`.
 protocol ProtoMessage: ProtoFields, WireMessage {
     /// protobuf-c's descriptor of the message (`WireMethod.requestDescriptor`, `replyDescriptor`).
     static var descriptor: ProtoDescriptor { get }
@@ -20,6 +20,9 @@ protocol ProtoMessage: ProtoFields, WireMessage {
 typealias ProtoDescriptor = UnsafePointer<ProtobufCMessageDescriptor>
 
 extension ProtoMessage {
+    @discardableResult public func encode(into out: inout [UInt8]) -> Int { encodeFields(into: &out) }
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self { try decodeFields(body) }
+
     func encodeFields(into out: inout [UInt8]) -> Int { ProtoC.append(Self.descriptor, to: &out, write(to:)) }
 
     static func decodeFields(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {

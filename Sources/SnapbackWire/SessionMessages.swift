@@ -78,8 +78,6 @@ extension SessionInfo: ProtoMessage {
         m.set("content_duration", contentDuration)
     }
 
-    @discardableResult public func encode(into out: inout [UInt8]) -> Int { encodeFields(into: &out) }
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self { try decodeFields(body) }
 }
 
 /// `snapback.v1.ListSessionsReply`.
@@ -92,8 +90,6 @@ extension ListSessionsReply: ProtoMessage {
     static var descriptor: ProtoDescriptor { WireMethod.listSessions.replyDescriptor }
     init(_ m: ProtoReader) throws(WireError) { sessions = try m.messages("sessions") }
     func write(to m: ProtoBuilder) { m.set("sessions", sessions) }
-    @discardableResult public func encode(into out: inout [UInt8]) -> Int { encodeFields(into: &out) }
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self { try decodeFields(body) }
 }
 
 /// `snapback.v1.Decision`: one decision of a session's timeline, as the WatchDecisions stream carries it.
@@ -216,6 +212,4 @@ extension WireDecision: ProtoMessage {
         m.set("skip_reason", skipReason)
     }
 
-    @discardableResult public func encode(into out: inout [UInt8]) -> Int { encodeFields(into: &out) }
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self { try decodeFields(body) }
 }

@@ -52,8 +52,6 @@ extension OpenSessionReply: ProtoMessage {
         m.set("last_push_seq", lastPushSeq)
     }
 
-    @discardableResult public func encode(into out: inout [UInt8]) -> Int { encodeFields(into: &out) }
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self { try decodeFields(body) }
 }
 
 /// `snapback.v1.EventReply`: the reply to every session event.
@@ -90,8 +88,6 @@ extension ContentTimeReply: ProtoMessage {
     static var descriptor: ProtoDescriptor { WireMethod.contentTimeForStreamTime.replyDescriptor }
     init(_ m: ProtoReader) { contentTime = m.double("content_time") }
     func write(to m: ProtoBuilder) { m.set("content_time", contentTime) }
-    @discardableResult public func encode(into out: inout [UInt8]) -> Int { encodeFields(into: &out) }
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self { try decodeFields(body) }
 }
 
 /// `snapback.v1.StreamTimeReply`.
@@ -104,8 +100,6 @@ extension StreamTimeReply: ProtoMessage {
     static var descriptor: ProtoDescriptor { WireMethod.streamTimeForContentTime.replyDescriptor }
     init(_ m: ProtoReader) { streamTime = m.double("stream_time") }
     func write(to m: ProtoBuilder) { m.set("stream_time", streamTime) }
-    @discardableResult public func encode(into out: inout [UInt8]) -> Int { encodeFields(into: &out) }
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self { try decodeFields(body) }
 }
 
 /// `snapback.v1.BreakAtReply`: the breaks around a stream time.
@@ -133,8 +127,6 @@ extension BreakAtReply: ProtoMessage {
         m.set("next", next)
     }
 
-    @discardableResult public func encode(into out: inout [UInt8]) -> Int { encodeFields(into: &out) }
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self { try decodeFields(body) }
 }
 
 /// `snapback.v1.SessionStateReply`: a session's `TimelineSnapshot` as a client sees it. It reads as the
@@ -229,8 +221,6 @@ extension SessionStateReply: ProtoMessage {
         m.set("break_states", breakStates)
     }
 
-    @discardableResult public func encode(into out: inout [UInt8]) -> Int { encodeFields(into: &out) }
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self { try decodeFields(body) }
 }
 
 extension SessionStateReply.BreakState: ProtoFields {
