@@ -14,13 +14,16 @@ The code pages are what a request costs when it comes cold (`snapback bench --sp
 milliseconds of other processes, each page the round trip runs is a TLB miss and a page walk (two-level
 under a hypervisor), whatever the instructions in it. The link order (`make link-order`) places the
 round trip's functions first and together; this count fails when it goes stale (a hot function
-renamed, new code on the path) and the round trip's code spreads back over the binary.
+renamed, new code on the path) and the round trip's code spreads back over the binary. The cache lines
+of code are what the profile (`make profile`) saves: with it, each function's taken blocks lie together;
+a stale profile (a hot function changed since) leaves that function laid out blind and the count grows.
 
-Usage: check-budget.py BIN_DIR INSTRUCTION_BUDGET ALLOCATION_BUDGET CODE_PAGE_BUDGET
+Usage: check-budget.py BIN_DIR INSTRUCTION_BUDGET ALLOCATION_BUDGET CODE_PAGE_BUDGET CODE_LINE_BUDGET
   BIN_DIR             holds the release snapbackd and snapback
   INSTRUCTION_BUDGET  fail above this many instructions per round trip
   ALLOCATION_BUDGET   fail above this many allocations per round trip
   CODE_PAGE_BUDGET    fail above this many 4 KiB pages of code run by every round trip
+  CODE_LINE_BUDGET    fail above this many 64-byte cache lines of code run by every round trip
 Exit status: 0 within the budgets, 1 over a budget or when the run failed, 2 for a bad command line.
 """
 
@@ -202,10 +205,11 @@ def drive(daemon_path, bin_dir, work, round_trips, tool, daemon_arguments=()):
 
 
 def main(argv):
-    if len(argv) != 5 or not all(a.isdigit() for a in argv[2:]):
+    if len(argv) != 6 or not all(a.isdigit() for a in argv[2:]):
         print(__doc__.split("\n\n")[-1], file=sys.stderr)
         return 2
-    bin_dir, instruction_budget, allocation_budget, page_budget = argv[1], int(argv[2]), int(argv[3]), int(argv[4])
+    bin_dir = argv[1]
+    instruction_budget, allocation_budget, page_budget, line_budget = (int(a) for a in argv[2:])
     if shutil.which("valgrind") is None:
         fail("valgrind is not installed (make deps installs it)")
     work = tempfile.mkdtemp(prefix="snapback-budget.")
@@ -255,11 +259,19 @@ def main(argv):
         for (ob, page), functions in sorted(pages.items()):
             print(f"  {os.path.basename(ob)} {page << 12:#x}  {', '.join(sorted(f[:60] for f in functions))}",
                   file=sys.stderr)
+    if len(lines) > line_budget:
+        verdict.append(f"{len(lines)} cache lines of code run by each round trip, over the budget of {line_budget} "
+                       "(is the profile stale? make profile)")
+        print("check-budget: the cache lines of code each round trip runs, by function:", file=sys.stderr)
+        line_function = {(ob, address >> 6): long.function_at[(ob, address)] for ob, address in code}
+        by_function = collections.Counter(line_function.values())
+        for function, count in by_function.most_common(25):
+            print(f"  {count:4d}  {function[:150]}", file=sys.stderr)
     if verdict:
         fail("; ".join(verdict))
     print(f"check-budget: ok {instructions:,.0f} instructions per round trip (budget {instruction_budget:,}), "
-          f"{allocations:g} allocations (budget {allocation_budget}), {len(pages)} pages of code in "
-          f"{len(lines)} cache lines (budget {page_budget}); callgrind, {n} round trips differenced")
+          f"{allocations:g} allocations (budget {allocation_budget}), {len(pages)} pages of code (budget "
+          f"{page_budget}) in {len(lines)} cache lines (budget {line_budget}); callgrind, {n} round trips differenced")
     return 0
 
 
