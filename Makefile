@@ -156,9 +156,10 @@ check-footprint: release ## Fail if the idle release daemon's RSS or its strippe
 	@scripts/check-footprint.py $(RELEASE_BIN) $(BUDGET_RSS_KIB) $(BUDGET_BINARY_KIB)
 
 profile: release ## Regenerate the release daemon's profile (snapbackd.profdata) from a training run of an instrumented build, then its link order
-	@scripts/gen-profile.sh $(RELEASE_BIN) Sources/snapbackd/snapbackd.profdata
-	@# The profile is not an input SwiftPM tracks: the daemon's modules are rebuilt by hand.
-	rm -rf $(addprefix $(RELEASE_BIN)/,$(addsuffix .build,SnapbackTimeline SnapbackWire SnapbackStore SnapbackDaemon snapbackd))
+	@scripts/gen-profile.sh $(RELEASE_BIN) Sources/snapbackd/snapbackd.profdata $(RELEASE_FLAGS)
+	@# The profile is not an input SwiftPM tracks: the daemon's modules are recompiled by deleting their
+	@# objects (not their directories, which hold the build plan's file maps).
+	find -L $(RELEASE_BIN)/ -maxdepth 2 \( -path '*/Snapback*.build/*.o' -o -path '*/snapbackd.build/*.o' \) -delete
 	$(MAKE) --no-print-directory link-order
 
 link-order: release ## Write the release daemon's link order (the code it runs, placed together) from a callgrind run

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# scripts/gen-profile.sh BIN_DIR OUT — make profile: the release daemon's execution profile.
+# scripts/gen-profile.sh BIN_DIR OUT FLAGS... — make profile: the release daemon's execution profile.
 #
-# Builds snapbackd instrumented (LLVM's IR-level profiling, in .build-profile, the release flags otherwise),
+# Builds snapbackd instrumented (LLVM's IR-level profiling, in .build-profile, with the release build's swift
+# build FLAGS, which the Makefile passes),
 # serves a training run with it, and merges what it counted into OUT, the indexed profile the release
 # build optimises with (Package.swift, `profileGuided`). The training run is what players send, through the
 # real socket: `snapback bench` (BIN_DIR's client) with its round trip (SeekEnded → snapback push + reply),
@@ -12,9 +13,13 @@
 # grows past its cache-line budget, which is what a stale profile does.
 set -euo pipefail
 
-[[ $# -eq 2 ]] || { echo "usage: $0 BIN_DIR OUT   (BIN_DIR holds the release snapback client)" >&2; exit 2; }
+[[ $# -ge 3 ]] || {
+    echo "usage: $0 BIN_DIR OUT FLAGS...   (BIN_DIR holds the release snapback client; FLAGS: swift build's release flags)" >&2
+    exit 2
+}
 bin_dir=$1
 out=$2
+shift 2
 toolchain=$(dirname "$(readlink -f "$(command -v swift)")")
 profdata=$toolchain/llvm-profdata
 runtime=$(ls "$toolchain"/../lib/clang/*/lib/linux/libclang_rt.profile-"$(uname -m)".a 2>/dev/null | head -1 || true)
@@ -24,7 +29,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/snapback-profile.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
 # The instrumented build must not read the profile it is about to replace (Package.swift checks this variable).
-SNAPBACK_PROFILE_GENERATE=1 swift build -c release --static-swift-stdlib --scratch-path .build-profile \
+SNAPBACK_PROFILE_GENERATE=1 swift build "$@" --scratch-path .build-profile \
     --product snapbackd -Xswiftc -Xfrontend -Xswiftc -ir-profile-generate \
     -Xlinker -u__llvm_profile_runtime -Xlinker "$runtime" 2>&1 | grep -v "statically linked applications requires" >&2
 
