@@ -349,8 +349,11 @@ public final class Daemon {
         listener?.close()
         handler?.shutdown()
         loop.flushPending()
+        // The drain deadline below is the one bound: a connection's own flush timeout, were it the same
+        // 2 s, would race it, and which fired first (and so what the log says) would depend on the timers.
         for connection in Array(loop.connections.values) {
-            connection.closeAfterFlush(reason: "daemon stopping", level: .debug)
+            connection.closeAfterFlush(
+                reason: "daemon stopping", level: .debug, timeoutMilliseconds: 2 * Self.drainTimeoutMilliseconds)
         }
         if loop.connections.isEmpty {
             finish()
