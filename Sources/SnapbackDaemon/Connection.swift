@@ -20,9 +20,9 @@ public final class Connection: PeerPort {
     /// The peer's pid, uid and gid when it connected (SO_PEERCRED).
     public let peer: PeerCredentials
     public let loop: EventLoop
-    /// For the handler's per-connection state, so it needs no lookup by id. Cleared after
-    /// `connectionClosed`.
-    public var handlerContext: AnyObject?
+    /// The service's per-connection state, so that it needs no lookup by id; typed, so that it needs no
+    /// cast per request. Cleared after `connectionClosed`.
+    public var serviceState: ConnectionState?
 
     /// Output queued for the peer beyond which it is disconnected (fixed at accept).
     public let maxOutboundBytes: Int
@@ -318,7 +318,7 @@ public final class Connection: PeerPort {
         writeRequest.deallocate()
         pending.clear()
         handler.connectionClosed(self)
-        handlerContext = nil
+        serviceState = nil
         loop.unregister(self)
     }
 

@@ -7,7 +7,7 @@ import SnapbackWire
 public final class EmbeddedPeer: PeerPort {
     public let id: UInt64
     public let peer: PeerCredentials
-    public var handlerContext: AnyObject?
+    public var serviceState: ConnectionState?
     public let maxOutboundBytes: Int
     public let maxFrameSize: Int
     private let handler: any ConnectionHandler
@@ -103,7 +103,7 @@ public final class EmbeddedPeer: PeerPort {
         guard canSend else { return }
         state = .closed(reason: reason)
         handler.connectionClosed(self)
-        handlerContext = nil
+        serviceState = nil
     }
 
     // MARK: PeerPort

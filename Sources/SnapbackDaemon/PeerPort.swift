@@ -10,7 +10,7 @@ public protocol PeerPort: AnyObject {
     /// The peer's uid, gid and pid, for access control and limits.
     var peer: PeerCredentials { get }
     /// The service's per-connection state.
-    var handlerContext: AnyObject? { get set }
+    var serviceState: ConnectionState? { get set }
     /// Whether frames can still be queued (open, or draining before a close).
     var canSend: Bool { get }
     /// The largest request body accepted.

@@ -60,7 +60,7 @@ extension TimelineService {
         entry.closeTimers()
         breakCount -= entry.timeline.layout.count
         sessions.remove(entry.id)
-        (entry.connection?.handlerContext as? ConnectionState)?.removeSession(entry.id)
+        entry.connection?.serviceState?.removeSession(entry.id)
         if trigger == .disconnected { entry.connection = nil }
         logger.info("session \(entry.id) closed: \(trigger.words)")
         memory.sessionCountChanged(sessions.count)

@@ -25,7 +25,7 @@ extension TimelineService {
                 connection, .resourceExhausted,
                 "too many connections from uid \(peer.uid): the limit is \(configuration.maxConnectionsPerUid)")
         }
-        connection.handlerContext = ConnectionState(uid: peer.uid)
+        connection.serviceState = ConnectionState(uid: peer.uid)
         connectionCount += 1
         connectionsByUid[peer.uid] = fromUid + 1
     }
@@ -45,7 +45,7 @@ extension TimelineService {
     /// final bookmark is taken; nothing can be pushed any more).
     func connectionGone(_ connection: any PeerPort) {
         // A refused connection was never admitted, so it has no state and is not counted.
-        guard let state = connection.handlerContext as? ConnectionState else { return }
+        guard let state = connection.serviceState else { return }
         connectionCount -= 1
         if let watcher = state.watcher { unsubscribe(watcher) }
         if let count = connectionsByUid[state.uid], count > 1 {

@@ -15,7 +15,7 @@ extension TimelineService {
 
     func handle(_ header: FrameHeader, body: UnsafeRawBufferPointer, on connection: any PeerPort) {
         requestCount &+= 1
-        guard let state = connection.handlerContext as? ConnectionState else { return }
+        guard let state = connection.serviceState else { return }
         // Until Hello, every other call is refused alike, whatever its method or body.
         guard state.helloDone || header.method == WireMethod.hello.rawValue else {
             fail(connection, header, .failedPrecondition, "call before Hello: the first call must be snapback.v1.Control/Hello")

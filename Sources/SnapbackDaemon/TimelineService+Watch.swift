@@ -95,7 +95,7 @@ extension TimelineService {
 
     func unsubscribe(_ watcher: Watcher) {
         watchers.removeAll { $0 === watcher }
-        (watcher.connection.handlerContext as? ConnectionState)?.watcher = nil
+        watcher.connection.serviceState?.watcher = nil
     }
 
     /// Sends the decision `action` stands for to every watcher that wants it. A watcher whose queue has
@@ -123,7 +123,7 @@ extension TimelineService {
             let bound = configuration.maxWatchQueueBytes
             guard connection.canSend, queued + FrameHeader.size + scratch.count <= bound else {
                 watchers.remove(at: index)
-                (connection.handlerContext as? ConnectionState)?.watcher = nil
+                connection.serviceState?.watcher = nil
                 connection.closeAfterFlush(
                     reason: "watcher not reading: \(queued) bytes queued, limit \(bound); dropped", level: .warning)
                 continue

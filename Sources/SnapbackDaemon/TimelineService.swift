@@ -207,8 +207,9 @@ final class SessionEntry {
     }
 }
 
-/// Per-connection state the service keeps in `PeerPort.handlerContext`.
-final class ConnectionState {
+/// Per-connection state the service keeps in `PeerPort.serviceState`. Public only as a type: its
+/// members are the service's.
+public final class ConnectionState {
     /// The peer uid it was admitted under (counted in `connectionsByUid`).
     let uid: UInt32
     init(uid: UInt32) { self.uid = uid }
@@ -216,23 +217,53 @@ final class ConnectionState {
     var clientName = ""
     /// The connection's WatchDecisions stream, once it subscribed.
     var watcher: Watcher?
-    /// The sessions this connection opened: a request's session is found with one lookup.
-    private var sessions: [UInt64: SessionEntry] = [:]
+    /// The sessions this connection opened, sorted by id, `entries[i].id == ids[i]`. A request's session
+    /// is a binary search of `ids` and one load from `entries`; a dictionary's lookup ran the standard
+    /// library's hasher and touched its seed, bitmap, keys and values (measured with `make check-budget`:
+    /// 5,400 → 5,274 instructions per round trip, 32 → 29 code pages). Ids grow, so opening appends;
+    /// a close moves the tail of two arrays of a few entries (64 by default).
+    private var ids: [UInt64] = []
+    private var entries: [SessionEntry] = []
 
-    func session(_ id: UInt64) -> SessionEntry? { sessions[id] }
+    /// Where `id` is, or where it would go.
+    private func index(of id: UInt64) -> Int {
+        var low = 0, high = ids.count
+        while low < high {
+            let mid = (low &+ high) >> 1
+            if ids[mid] < id { low = mid &+ 1 } else { high = mid }
+        }
+        return low
+    }
 
-    var sessionCount: Int { sessions.count }
+    func session(_ id: UInt64) -> SessionEntry? {
+        let i = index(of: id)
+        return i < ids.count && ids[i] == id ? entries[i] : nil
+    }
+
+    var sessionCount: Int { ids.count }
     /// In opening order (ids grow).
-    var sessionIds: [UInt64] { sessions.keys.sorted() }
+    var sessionIds: [UInt64] { ids }
 
     func add(_ entry: SessionEntry) {
-        sessions[entry.id] = entry
+        let i = index(of: entry.id)
+        if i < ids.count && ids[i] == entry.id {
+            entries[i] = entry
+        } else {
+            ids.insert(entry.id, at: i)
+            entries.insert(entry, at: i)
+        }
     }
 
     func removeSession(_ id: UInt64) {
-        sessions[id] = nil
-        // Emptied after holding many, the table lets its buckets go.
-        if sessions.isEmpty { sessions = [:] }
+        let i = index(of: id)
+        guard i < ids.count && ids[i] == id else { return }
+        ids.remove(at: i)
+        entries.remove(at: i)
+        // Emptied after holding many, the arrays let their storage go.
+        if ids.isEmpty {
+            ids = []
+            entries = []
+        }
     }
 
 }

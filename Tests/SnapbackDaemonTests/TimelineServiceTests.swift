@@ -208,6 +208,31 @@ import Testing
         try owner.send(.paused(streamTime: 10), session: session)
     }
 
+    /// A connection's sessions are found by id whatever order they close in (they are kept sorted, and a
+    /// close moves the rest).
+    @Test func aConnectionsSessionsAreFoundWhicheverCloseFirst() throws {
+        let daemon = EmbeddedDaemon()
+        let player = try daemon.player()
+        let other = try daemon.player("other")
+        var open: [UInt64] = []
+        for i in 0..<9 {
+            open.append(try player.openSession(Streams.seed(contentId: "c\(i)")).sessionId)
+            // Ids interleaved with another connection's.
+            _ = try other.openSession(Streams.seed(contentId: "o\(i)"))
+        }
+        var closed: [UInt64] = []
+        for position in [4, 0, 6, 2, 4, 0, 1, 1, 0] {
+            let session = open.remove(at: position)
+            try player.closeSession(session)
+            closed.append(session)
+            for session in open { try player.send(.paused(streamTime: 10), session: session) }
+            for session in closed { expectStatus(.notFound) { try player.send(.paused(streamTime: 10), session: session) } }
+        }
+        // Emptied, the connection opens again.
+        let again = try player.openSession(Streams.seed(contentId: "again")).sessionId
+        try player.send(.paused(streamTime: 10), session: again)
+    }
+
     @Test func impossibleTimelinesAreInvalidArgument() throws {
         let daemon = EmbeddedDaemon()
         let player = try daemon.player()
