@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """make check-footprint: what the release daemon costs the box at rest.
 
-Starts the release snapbackd on a temporary socket and state directory, with the configuration file
+Starts the release snapbackd, its binary read from disk (as after a boot; see evict_from_page_cache),
+on a temporary socket and state directory, with the configuration file
 `make install` installs (every key commented out, read at each start), waits until it accepts a
 connection (the socket is bound after the store is open), lets it settle, and reads its resident memory
 from /proc: VmRSS from status, Rss/Pss/Private_Dirty from smaps_rollup, and Rss per mapping from smaps
