@@ -54,7 +54,7 @@ extension TimelineService {
             connectionsByUid[state.uid] = nil
         }
         let now = clock.now()
-        for id in state.sessionIds {
+        for id in state.takeSessionIds() {
             if let entry = sessions[id] { close(entry, .disconnected, at: now) }
         }
     }

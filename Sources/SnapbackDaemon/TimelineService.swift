@@ -221,7 +221,7 @@ public final class ConnectionState {
     /// is a binary search of `ids` and one load from `entries`; a dictionary's lookup ran the standard
     /// library's hasher and touched its seed, bitmap, keys and values (measured with `make check-budget`:
     /// 5,400 → 5,274 instructions per round trip, 32 → 29 code pages). Ids grow, so opening appends;
-    /// a close moves the tail of two arrays of a few entries (64 by default).
+    /// a close moves the entries after it (64 at most by default).
     private var ids: [UInt64] = []
     private var entries: [SessionEntry] = []
 
@@ -241,8 +241,17 @@ public final class ConnectionState {
     }
 
     var sessionCount: Int { ids.count }
-    /// In opening order (ids grow).
-    var sessionIds: [UInt64] { ids }
+
+    /// Empties the table and returns its ids in opening order (ids grow): a connection gone closes them
+    /// all, and removing them one by one from the front would move the rest each time (quadratic in the
+    /// 65,536 sessions a connection may be configured to hold).
+    func takeSessionIds() -> [UInt64] {
+        defer {
+            ids = []
+            entries = []
+        }
+        return ids
+    }
 
     func add(_ entry: SessionEntry) {
         let i = index(of: entry.id)

@@ -73,6 +73,31 @@ import Testing
         #expect(stored.contentTime >= 420 && stored.contentTime < 425)
     }
 
+    /// Every session of a vanished player closes, each with its bookmark, and none is left open.
+    @Test func disconnectedPlayerKeepsTheBookmarkOfEverySession() throws {
+        let daemon = try DaemonHarness()
+        var player: SnapbackClient? = try daemon.player()
+        var sessions: [(id: UInt64, contentId: String, at: Double)] = []
+        for (i, at) in [120.0, 240, 360, 480].enumerated() {
+            let contentId = "gone-\(i)"
+            let id = try player!.openSession(Streams.seed(contentId: contentId, profile: "p")).sessionId
+            try player!.send(.playheadReported(streamTime: at, rate: 1, playing: true), session: id)
+            sessions.append((id, contentId, at))
+        }
+        player!.close()
+        player = nil
+        for session in sessions {
+            #expect(daemon.waitForLog(containing: "session \(session.id) closed: player disconnected"))
+        }
+        let other = try daemon.player()
+        for session in sessions {
+            let stored: Bookmark = try other.call(.getBookmark(profile: "p", contentId: session.contentId))
+            #expect(stored.contentTime >= session.at && stored.contentTime < session.at + 5)
+        }
+        let status: StatusReply = try other.call(.getStatus)
+        #expect(status.sessions == 0)
+    }
+
     /// SIGTERM with live sessions: each session's final bookmark is saved and pushed, the player is told
     /// the daemon stops, and the daemon exits 0.
     @Test func sigtermClosesLiveSessionsWithTheirBookmarksAndExitsZero() throws {
