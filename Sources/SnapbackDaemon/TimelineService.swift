@@ -246,11 +246,10 @@ public final class ConnectionState {
     /// all, and removing them one by one from the front would move the rest each time (quadratic in the
     /// 65,536 sessions a connection may be configured to hold).
     func takeSessionIds() -> [UInt64] {
-        defer {
-            ids = []
-            entries = []
-        }
-        return ids
+        let taken = ids
+        ids = []
+        entries = []
+        return taken
     }
 
     func add(_ entry: SessionEntry) {
