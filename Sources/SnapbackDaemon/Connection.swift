@@ -57,8 +57,8 @@ public final class Connection: PeerPort {
     private(set) var unframedBytes = 0
     /// Loop time when the frame in progress began to arrive; nil between frames.
     private(set) var partialFrameSince: UInt64?
-    /// Set while the connection is in the loop's deadline list.
-    var isWatched = false
+    /// Its place in the loop's deadline list; -1 when it is not listed.
+    var watchIndex = -1
 
     private enum State {
         case open
@@ -319,6 +319,7 @@ public final class Connection: PeerPort {
         pending.clear()
         handler.connectionClosed(self)
         serviceState = nil
+        loop.unwatch(self)
         loop.unregister(self)
     }
 

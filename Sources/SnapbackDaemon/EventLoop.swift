@@ -28,7 +28,9 @@ public final class EventLoop {
 
     /// Connections that have a deadline (Hello not yet done, or a frame partly received), in no order,
     /// and the one timer that checks them at the earliest deadline. A connection stays listed until a
-    /// check finds it without a deadline or closed: completing a frame or the handshake costs nothing.
+    /// check finds it without a deadline (completing a frame or the handshake costs nothing) or until it
+    /// closes: a closed connection leaves at once, so that the list never holds what a peer has given
+    /// back (each entry keeps a connection and its read buffer alive).
     private var watched: [Connection] = []
     private var deadlineTimer: LoopTimer?
     /// Loop time (milliseconds) the deadline timer is set for; `.max` when it is not set.
@@ -115,12 +117,24 @@ public final class EventLoop {
     /// Makes sure `connection`'s deadline is checked when it comes (see ``Connection/deadline``).
     func watch(_ connection: Connection) {
         guard let deadline = connection.deadline else { return }
-        if !connection.isWatched {
-            connection.isWatched = true
+        if connection.watchIndex < 0 {
+            connection.watchIndex = watched.count
             watched.append(connection)
         }
         if deadline < deadlineTimerAt {
             setDeadlineTimer(at: deadline)
+        }
+    }
+
+    /// Takes `connection` off the deadline list, if it is there (the last entry takes its place).
+    func unwatch(_ connection: Connection) {
+        let index = connection.watchIndex
+        guard index >= 0 else { return }
+        connection.watchIndex = -1
+        let last = watched.removeLast()
+        if index < watched.count {
+            watched[index] = last
+            last.watchIndex = index
         }
     }
 
@@ -147,9 +161,7 @@ public final class EventLoop {
                 earliest = min(earliest, deadline)
                 index += 1
             } else {
-                connection.isWatched = false
-                watched.swapAt(index, watched.count - 1)
-                watched.removeLast()
+                unwatch(connection)
             }
         }
         if earliest != .max {
@@ -219,6 +231,7 @@ public final class EventLoop {
         deadlineTimer = nil
         logRetryTimer?.close()
         logRetryTimer = nil
+        for connection in watched { connection.watchIndex = -1 }
         watched = []
         timerQueue.close()
         if uv_is_closing(asHandle(prepare)) == 0 {
