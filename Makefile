@@ -172,7 +172,7 @@ link-order: release ## Write the release daemon's link order (the code it runs, 
 	rm -f $(RELEASE_BIN)/snapbackd
 	$(SWIFT) build $(RELEASE_FLAGS) --product snapbackd
 
-check-budget: release ## Fail if a snapback round trip costs the release daemon over its instruction, code page or code line budget, or allocates (callgrind)
+check-budget: release ## Fail if a snapback round trip costs the release daemon over its instruction, code page or code line budget, or allocates, or a connection cycle keeps an allocation (callgrind)
 	@scripts/check-budget.py $(RELEASE_BIN) $(BUDGET_INSTRUCTIONS) $(BUDGET_ALLOCATIONS) $(BUDGET_CODE_PAGES) $(BUDGET_CODE_LINES)
 
 # swift-format (bundled with the toolchain) with the committed .swift-format: `make format` rewrites,

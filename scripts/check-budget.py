@@ -18,6 +18,13 @@ renamed, new code on the path) and the round trip's code spreads back over the b
 of code are what the profile (`make profile`) saves: with it, each function's taken blocks lie together;
 a stale profile (a hot function changed since) leaves that function laid out blind and the count grows.
 
+A second run counts what a connection leaves behind: one daemon under callgrind serves connect/close
+cycles of four kinds (plain connect and close, Hello then close, Hello with a session opened and closed, a
+peer that vanishes in the middle of a frame), CYCLES of each, and callgrind's counters are dumped before
+and after each kind (callgrind_control). Between two dumps, the calls to the allocator minus the calls to
+free, divided by CYCLES, is what one cycle keeps: it must be 0. The connections' Hello timeout is set to
+an hour, so that nothing a closed connection holds can hide behind a timer that would let it go later.
+
 Usage: check-budget.py BIN_DIR INSTRUCTION_BUDGET ALLOCATION_BUDGET CODE_PAGE_BUDGET CODE_LINE_BUDGET
   BIN_DIR             holds the release snapbackd and snapback
   INSTRUCTION_BUDGET  fail above this many instructions per round trip
@@ -28,6 +35,7 @@ Exit status: 0 within the budgets, 1 over a budget or when the run failed, 2 for
 """
 
 import collections
+import glob
 import os
 import shutil
 import signal
@@ -36,6 +44,9 @@ import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Tests", "clients", "python"))
+from snapback_client import HEADER, METHODS, REQUEST, Client, encode_frame  # noqa: E402
 
 SHORT, LONG = 200, 2200
 
@@ -48,6 +59,13 @@ ALLOCATORS = {
     "posix_memalign", "aligned_alloc", "memalign", "__libc_memalign", "valloc", "pvalloc",
 }
 ALLOCATOR_INTERNALS = ("_mid_memalign", "_int_", "__libc_", "sysmalloc", "tcache_")
+# What gives memory back. realloc is left out of both sides: it moves a block, or is one of the two.
+DEALLOCATORS = {"free", "__libc_free", "cfree"}
+NET_ALLOCATORS = ALLOCATORS - {"realloc", "__libc_realloc", "reallocarray"}
+# The connection cycles: how many of each kind between two dumps, and the kinds in the order they run.
+CYCLES = 400
+CYCLE_KINDS = ("connect and close", "Hello and close", "Hello, a session opened and closed",
+               "vanish mid-frame")
 
 
 def inside_allocator(name):
@@ -121,6 +139,18 @@ class Profile:
         spinners = self.spinners | other.spinners
         return {at for at, n in self.executed.items()
                 if 2 * (n - other.executed.get(at, 0)) >= round_trips and self.function_at[at] not in spinners}
+
+    def net_allocations(self):
+        """Calls to the allocator minus calls to free, from outside the allocator."""
+        net = 0
+        for (caller, callee), n in self.calls.items():
+            if inside_allocator(caller):
+                continue
+            if callee in NET_ALLOCATORS:
+                net += n
+            elif callee in DEALLOCATORS:
+                net -= n
+        return net
 
     def allocations(self):
         per_site = collections.Counter()
@@ -204,6 +234,93 @@ def drive(daemon_path, bin_dir, work, round_trips, tool, daemon_arguments=()):
                 process.wait()
 
 
+def cycle(sock, kind, index):
+    """One connection of `kind` through the Python client (Tests/clients/python)."""
+    if kind == "connect and close":
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.connect(sock)
+    elif kind == "Hello and close":
+        with Client(sock) as c:
+            c.hello("check-budget")
+    elif kind == "Hello, a session opened and closed":
+        with Client(sock) as c:
+            c.hello("check-budget")
+            opened = c.open_session(content_id=f"cycle-{index}",
+                                    breaks=[{"id": "b1", "start": 600.0, "duration": 60.0}])
+            c.close_session(opened.session_id)
+    else:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.connect(sock)
+            # A GetStatus request whose header announces 64 bytes of body, and 8 of them.
+            s.sendall(encode_frame(1, REQUEST, METHODS["Control/GetStatus"].id, bytes(64))[:HEADER.size + 8])
+
+
+def connection_cycles(daemon_path, work):
+    """The daemon under callgrind serving CYCLES cycles of each kind, its counters dumped around each
+    kind; returns [(kind, net allocations per cycle, calls by site)]."""
+    sock = os.path.join(work, "cycles.sock")
+    state = os.path.join(work, "cycles-state")
+    config = os.path.join(work, "cycles.conf")
+    out = os.path.join(work, "callgrind.cycles")
+    log = os.path.join(work, "valgrind.cycles.log")
+    os.mkdir(state, 0o700)
+    with open(config, "w") as f:
+        f.write("[limits]\nhello-timeout = 3600\n")
+    env = dict(os.environ)
+    env["SWIFT_DETERMINISTIC_HASHING"] = "1"
+    env.pop("LISTEN_FDS", None)
+    env.pop("NOTIFY_SOCKET", None)
+    with open(log, "w") as log_file:
+        daemon = subprocess.Popen(
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--demangle=no", "--dump-line=no",
+             "--compress-strings=no", "--compress-pos=no", daemon_path, "--socket", sock, "--state-dir", state,
+             "--config", config, "--log-level", "warning"],
+            stdin=subprocess.DEVNULL, stdout=log_file, stderr=log_file, env=env)
+    try:
+        wait_for_socket(sock, daemon, log)
+        # Warm-up: each kind a few times, so that what the first connections grow once (tables, caches)
+        # is grown before the first dump.
+        for kind in CYCLE_KINDS:
+            for i in range(20):
+                cycle(sock, kind, i)
+        dumps = [dump(daemon.pid, "warm-up", log)]
+        for kind in CYCLE_KINDS:
+            for i in range(CYCLES):
+                cycle(sock, kind, i)
+            dumps.append(dump(daemon.pid, kind, log))
+        daemon.send_signal(signal.SIGTERM)
+        if daemon.wait(timeout=120) != 0:
+            fail(f"snapbackd under valgrind exited {daemon.returncode}", log)
+    finally:
+        if daemon.poll() is None:
+            daemon.kill()
+            daemon.wait()
+    results = []
+    for kind, path in zip(CYCLE_KINDS, dumps[1:]):
+        profile = Profile(path)
+        results.append((kind, profile.net_allocations() / CYCLES, profile))
+    return results
+
+
+def dump(pid, label, log):
+    """Waits for the daemon to go quiet, then dumps callgrind's counters (and zeroes them); returns the file."""
+    time.sleep(0.5)
+    before = set(glob.glob(f"{os.path.dirname(log)}/callgrind.cycles.*"))
+    result = subprocess.run(["callgrind_control", "--dump=" + label.replace(" ", "_"), str(pid)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if result.returncode != 0:
+        fail(f"callgrind_control --dump failed: {result.stdout.strip()}", log)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        new = set(glob.glob(f"{os.path.dirname(log)}/callgrind.cycles.*")) - before
+        if new:
+            path = new.pop()
+            time.sleep(0.2)  # written whole before callgrind_control returns; the margin costs nothing
+            return path
+        time.sleep(0.05)
+    fail(f"callgrind wrote no dump for {label}", log)
+
+
 def main(argv):
     if len(argv) != 6 or not all(a.isdigit() for a in argv[2:]):
         print(__doc__.split("\n\n")[-1], file=sys.stderr)
@@ -221,6 +338,7 @@ def main(argv):
         subprocess.run(["strip", "--strip-debug", "-o", daemon, os.path.join(bin_dir, "snapbackd")], check=True)
         short = run(daemon, bin_dir, work, SHORT)
         long = run(daemon, bin_dir, work, LONG)
+        cycles = connection_cycles(daemon, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -267,8 +385,24 @@ def main(argv):
         by_function = collections.Counter(line_function.values())
         for function, count in by_function.most_common(25):
             print(f"  {count:4d}  {function[:150]}", file=sys.stderr)
+    for kind, net, profile in cycles:
+        # Rounded: a table grown once during CYCLES cycles is not kept per cycle.
+        if round(net) != 0:
+            verdict.append(f"{net:g} allocations kept per connection cycle ({kind}), where none may be")
+            print(f"check-budget: allocations minus frees over {CYCLES} cycles ({kind}), by caller:", file=sys.stderr)
+            sites = collections.Counter()
+            for (caller, callee), n in profile.calls.items():
+                if not inside_allocator(caller) and callee in NET_ALLOCATORS:
+                    sites[caller] += n
+                elif not inside_allocator(caller) and callee in DEALLOCATORS:
+                    sites[caller] -= n
+            for caller, count in sites.most_common(15):
+                if count > 0:
+                    print(f"  {count:6d}  {caller[:150]}", file=sys.stderr)
     if verdict:
         fail("; ".join(verdict))
+    print("check-budget: ok, allocations kept per connection cycle: "
+          + ", ".join(f"{net:g} ({kind})" for kind, net, _ in cycles) + f"; callgrind, {CYCLES} cycles of each")
     print(f"check-budget: ok {instructions:,.0f} instructions per round trip (budget {instruction_budget:,}), "
           f"{allocations:g} allocations (budget {allocation_budget}), {len(pages)} pages of code (budget "
           f"{page_budget}) in {len(lines)} cache lines (budget {line_budget}); callgrind, {n} round trips differenced")
