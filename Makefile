@@ -209,12 +209,13 @@ $(UV_ECHO): bench/uv-echo/snapback-uv-echo.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -Wall -Wextra -Werror -O2 -o $@ $< -static -l:libuv_a.a -Wl,--no-warnings
 
-bench: release $(UV_ECHO) ## Benchmarks with their baselines: round trip vs raw socket, cold path, load, memory per session, timeline engine, store
+bench: release $(UV_ECHO) ## Benchmarks with their baselines: round trip vs raw socket, cold path, load, memory per session, timeline engine, store, loop stalls
 	$(RELEASE_BIN)/snapback bench --snapbackd $(RELEASE_BIN)/snapbackd
 	$(RELEASE_BIN)/snapback bench --snapbackd $(RELEASE_BIN)/snapbackd --spacing 5 --libuv-echo $(UV_ECHO) \
 		--load --sessions 10000
 	taskset -c 0 $(RELEASE_BIN)/snapback bench-timeline
 	$(RELEASE_BIN)/snapback bench-store --snapbackd $(RELEASE_BIN)/snapbackd --seconds 3
+	bench/loop_stall.py $(RELEASE_BIN)/snapbackd
 
 # `make bench-grpc`: the usual alternative, a gRPC-Swift-2 server (bench/grpc, a package of its own that
 # the daemon never depends on; its first build takes minutes) answering the same call, measured beside

@@ -46,11 +46,18 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// Sessions open at once on one connection; beyond it, OpenSession is answered RESOURCE_EXHAUSTED.
     public var maxSessionsPerConnection = 64
     /// Ad breaks held at once across every open session (about 150 bytes each): a session over it —
-    /// an OpenSession or UpdateBreaks — is answered RESOURCE_EXHAUSTED. A 1 MiB OpenSession carries
-    /// 37,000 breaks; without a daemon-wide bound a few connections could exhaust the box's memory.
+    /// an OpenSession or UpdateBreaks — is answered RESOURCE_EXHAUSTED. Without a daemon-wide bound a few
+    /// connections, each with its sessions at their limit, could exhaust the box's memory.
     public var maxBreaks = 200_000
-    /// Largest request body accepted (`--max-frame-size`).
-    public var maxFrameSize = 1_048_576
+    /// Ad breaks one session may hold: an OpenSession or UpdateBreaks carrying more, or a live session
+    /// that would grow past it, is answered RESOURCE_EXHAUSTED. A day of a live channel's breaks is a
+    /// few hundred; the loop spends a few microseconds per break on each OpenSession, UpdateBreaks and
+    /// GetSessionState, and 1,000 keeps each well under 10 ms.
+    public var maxBreaksPerSession = Int(WireProtocol.defaultMaxBreaksPerSession)
+    /// Largest request body accepted (`--max-frame-size`). 256 KiB holds an OpenSession of 1,000 breaks
+    /// with long ids and ad durations; a larger body of small breaks costs protobuf-c's unpacking
+    /// (about 0.35 µs a break) before the count over the session's limit refuses it: 13 ms at 1 MiB.
+    public var maxFrameSize = Int(WireProtocol.defaultMaxFrameSize)
     /// Output queued for a client that is not reading before it is disconnected (`--max-outbound-bytes`).
     public var maxOutboundBytes = 8_388_608
     /// Seconds a new connection has to complete Hello before it is closed (`--hello-timeout`).

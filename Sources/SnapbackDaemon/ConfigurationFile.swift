@@ -168,6 +168,9 @@ public enum ConfigurationFile {
         value(.limits, "max-connections-per-uid", count(in: 1...65536), { "\($0)" }, \.maxConnectionsPerUid)
         value(.limits, "max-sessions-per-connection", count(in: 1...65536), { "\($0)" }, \.maxSessionsPerConnection)
         value(.limits, "max-breaks", count(in: 1...10_000_000), { "\($0)" }, \.maxBreaks)
+        value(
+            .limits, "max-breaks-per-session", count(in: 1...TimelineLayout.maxBreaks), { "\($0)" },
+            \.maxBreaksPerSession)
         value(.limits, "max-frame-size", size(in: DaemonOptions.frameSizeRange), { "\($0)" }, \.maxFrameSize)
         value(.limits, "max-outbound-bytes", size(in: DaemonOptions.outboundBytesRange), { "\($0)" }, \.maxOutboundBytes)
         value(.limits, "hello-timeout", timeout, seconds, \.helloTimeout)

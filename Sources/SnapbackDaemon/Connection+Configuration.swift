@@ -14,7 +14,7 @@ extension Connection {
         public var partialFrameTimeoutMilliseconds: UInt64
 
         public init(
-            maxFrameSize: Int = 1 << 20, maxOutboundBytes: Int = 8 << 20, readBufferSize: Int = 16 * 1024,
+            maxFrameSize: Int = 1 << 18, maxOutboundBytes: Int = 8 << 20, readBufferSize: Int = 16 * 1024,
             helloTimeoutMilliseconds: UInt64 = 5000, partialFrameTimeoutMilliseconds: UInt64 = 10_000
         ) {
             self.maxFrameSize = maxFrameSize

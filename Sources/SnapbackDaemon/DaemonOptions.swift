@@ -145,7 +145,7 @@ public struct DaemonOptions: Sendable, Hashable {
           --log-level LEVEL       error, warning, notice, info or debug
                                   (default info)
           --max-frame-size BYTES  Largest request body accepted (default
-                                  1048576); a larger request is answered
+                                  262144); a larger request is answered
                                   RESOURCE_EXHAUSTED
           --max-outbound-bytes BYTES
                                   Output queued for a client that is not reading

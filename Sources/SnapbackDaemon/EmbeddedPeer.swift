@@ -30,7 +30,7 @@ public final class EmbeddedPeer: PeerPort {
     public init(
         id: UInt64, peer: PeerCredentials = PeerCredentials(pid: 1, uid: 0, gid: 0),
         handler: any ConnectionHandler, logger: Logger,
-        maxFrameSize: Int = 1 << 20, maxOutboundBytes: Int = 8 << 20
+        maxFrameSize: Int = 1 << 18, maxOutboundBytes: Int = 8 << 20
     ) {
         self.id = id
         self.peer = peer

@@ -27,7 +27,8 @@ extension TimelineService {
         }
         let request: WireRequest
         do {
-            request = try WireRequest.decode(method: method, body: body, defaultPreset: defaultPreset)
+            request = try WireRequest.decode(
+                method: method, body: body, defaultPreset: defaultPreset, maxBreaks: configuration.maxBreaksPerSession)
         } catch {
             fail(connection, header, error.statusCode, "\(method.name): \(error)")
             return
@@ -115,7 +116,8 @@ extension TimelineService {
         logger.info("connection \(connection.id): hello from \"\(hello.clientName)\" (\(connection.peer))")
         let helloReply = HelloReply(
             serverVersion: Daemon.version, maxFrameSize: UInt32(clamping: connection.maxFrameSize),
-            maxOutboundQueueBytes: UInt64(connection.maxOutboundBytes), defaultPolicyPreset: defaultPreset.rawValue)
+            maxOutboundQueueBytes: UInt64(connection.maxOutboundBytes), defaultPolicyPreset: defaultPreset.rawValue,
+            maxBreaksPerSession: UInt32(clamping: configuration.maxBreaksPerSession))
         reply(connection, header, helloReply)
     }
 
@@ -172,7 +174,9 @@ extension TimelineService {
             return
         }
         // Ad rules generate theirs: counted once built.
-        guard hasRoom(forBreaks: timeline.layout.count, header, connection) else { return }
+        guard fitsSession(timeline.layout.count, header, connection),
+            hasRoom(forBreaks: timeline.layout.count, header, connection)
+        else { return }
         let id = sessions.makeId()
         let entry = SessionEntry(
             id: id, timeline: timeline, connection: connection, callId: header.callId, request: open,
@@ -207,7 +211,11 @@ extension TimelineService {
         actions.removeAll(keepingCapacity: true)
         defer { actionBuffer = actions }
         let breaksBefore = entry.timeline.layout.count
-        if case .breaksUpdated(let fresh) = event, !hasRoom(forBreaks: fresh.count, header, connection) { return }
+        if case .breaksUpdated(let fresh) = event {
+            let unknown = fresh.count { entry.timeline.layout.index(ofBreak: $0.id) == nil }
+            guard fitsSession(breaksBefore + unknown, header, connection), hasRoom(forBreaks: fresh.count, header, connection)
+            else { return }
+        }
         do {
             try entry.timeline.handle(event, at: now, into: &actions)
         } catch {
@@ -220,6 +228,17 @@ extension TimelineService {
         execute(actions, for: entry, at: now)
         let last = entry.pushSeq == seqBefore ? 0 : entry.pushSeq
         replyToEvent(connection, header, lastPushSeq: last)
+    }
+
+    /// Whether a session of `count` breaks is within `max-breaks-per-session`; if not, answers
+    /// RESOURCE_EXHAUSTED. (A request carrying more is refused while it is decoded, before its breaks are
+    /// read; this catches the breaks ad rules build and a live session's growth.)
+    private func fitsSession(_ count: Int, _ header: FrameHeader, _ connection: any PeerPort) -> Bool {
+        guard count > configuration.maxBreaksPerSession else { return true }
+        fail(
+            connection, header, .resourceExhausted,
+            "the session would hold \(count) ad breaks, more than the \(configuration.maxBreaksPerSession) allowed")
+        return false
     }
 
     /// Whether `count` more breaks fit the daemon-wide bound; if not, answers RESOURCE_EXHAUSTED.

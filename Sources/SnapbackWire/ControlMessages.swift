@@ -43,7 +43,7 @@ public struct HelloReply: Sendable, Equatable {
         maxOutboundQueueBytes: UInt64 = WireProtocol.defaultMaxOutboundQueueBytes,
         policyPresets: [String] = AdPolicy.Preset.allCases.map(\.rawValue),
         defaultPolicyPreset: String = AdPolicy.Preset.snapback.rawValue,
-        maxBreaksPerSession: UInt32 = UInt32(clamping: TimelineLayout.maxBreaks)
+        maxBreaksPerSession: UInt32 = WireProtocol.defaultMaxBreaksPerSession
     ) {
         self.protocolVersion = protocolVersion
         self.serverName = serverName

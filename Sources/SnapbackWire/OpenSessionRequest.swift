@@ -89,17 +89,20 @@ extension OpenSessionRequest: ProtoMessage {
     }
 
     /// Decodes and resolves the policy: an empty preset name means `defaultPreset`; an unknown one, or an
-    /// unknown enum value, throws `.invalidArgument`. (`decode(_:)` uses the `.snapback` preset.)
+    /// unknown enum value, throws `.invalidArgument`; more than `maxBreaks` breaks throw `.tooLarge`
+    /// before they are read. (`decode(_:)` uses the `.snapback` preset.)
     public static func decode(
         _ body: UnsafeRawBufferPointer,
-        defaultPreset: AdPolicy.Preset
+        defaultPreset: AdPolicy.Preset, maxBreaks: Int = TimelineLayout.maxBreaks
     ) throws(WireError) -> OpenSessionRequest {
-        try ProtoC.read(body, descriptor) { m throws(WireError) in try OpenSessionRequest(m, defaultPreset: defaultPreset) }
+        try ProtoC.read(body, descriptor) { m throws(WireError) in
+            try OpenSessionRequest(m, defaultPreset: defaultPreset, maxBreaks: maxBreaks)
+        }
     }
 
-    init(_ m: ProtoReader) throws(WireError) { try self.init(m, defaultPreset: .snapback) }
+    init(_ m: ProtoReader) throws(WireError) { try self.init(m, defaultPreset: .snapback, maxBreaks: TimelineLayout.maxBreaks) }
 
-    init(_ m: ProtoReader, defaultPreset: AdPolicy.Preset) throws(WireError) {
+    init(_ m: ProtoReader, defaultPreset: AdPolicy.Preset, maxBreaks: Int) throws(WireError) {
         let presetName = try m.string("policy_preset")
         var preset: AdPolicy.Preset?
         if !presetName.isEmpty {
@@ -114,7 +117,7 @@ extension OpenSessionRequest: ProtoMessage {
         self.init(
             streamId: try m.string("stream_id"), contentId: try m.string("content_id"),
             profile: try m.string("profile"), kind: try m.enumValue("kind", as: SessionKind.self) ?? .onDemand,
-            breaks: try m.messages("breaks"), contentDuration: m.optionalDouble("content_duration"),
+            breaks: try m.messages("breaks", atMost: maxBreaks), contentDuration: m.optionalDouble("content_duration"),
             preset: preset, overrides: overrides, resume: try m.message("resume") ?? ResumeOptions(),
             adRules: try m.message("ad_rules"), defaultPreset: defaultPreset)
     }

@@ -108,10 +108,16 @@ struct ProtoReader {
     }
 
     /// A repeated sub-message's elements as the values they map to (a null element, which protobuf-c
-    /// never unpacks, is skipped).
-    func messages<M: ProtoFields>(_ name: String) throws(WireError) -> [M] {
+    /// never unpacks, is skipped). More than `limit` elements throw `.tooLarge` before any is read:
+    /// reading them is what costs (microseconds each), and the loop must not spend it on a refusal.
+    func messages<M: ProtoFields>(_ name: String, atMost limit: Int = .max) throws(WireError) -> [M] {
+        let elements = slot(name).elements(UnsafeRawPointer?.self, PROTOBUF_C_TYPE_MESSAGE, in: message)
+        guard elements.count <= limit else {
+            throw .tooLarge("\(elements.count) \(path)\(name), more than the \(limit) allowed")
+        }
         var out: [M] = []
-        for (i, p) in slot(name).elements(UnsafeRawPointer?.self, PROTOBUF_C_TYPE_MESSAGE, in: message).enumerated() {
+        out.reserveCapacity(elements.count)
+        for (i, p) in elements.enumerated() {
             if let p { out.append(try M(ProtoReader(p, path: "\(path)\(name)[\(i)]."))) }
         }
         return out

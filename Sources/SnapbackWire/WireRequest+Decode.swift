@@ -7,38 +7,40 @@ extension WireRequest {
     /// Bytes that do not parse as the method's message throw `.malformed`; an unknown preset name or enum
     /// value throws `.invalidArgument` (both INVALID_ARGUMENT on the wire). Unknown fields are ignored.
     /// A number outside its range (`Limits`) or a string that is not UTF-8 throws `.invalidArgument`
-    /// naming the field. `defaultPreset` is the policy of an OpenSession that names no preset.
+    /// naming the field. `defaultPreset` is the policy of an OpenSession that names no preset. An
+    /// OpenSession or UpdateBreaks with more than `maxBreaks` breaks throws `.tooLarge`
+    /// (RESOURCE_EXHAUSTED) before its breaks are read.
     public static func decode(
         method: WireMethod, body: UnsafeRawBufferPointer,
-        defaultPreset: AdPolicy.Preset = .snapback
+        defaultPreset: AdPolicy.Preset = .snapback, maxBreaks: Int = TimelineLayout.maxBreaks
     ) throws(WireError) -> WireRequest {
-        let request = try decodeFields(method: method, body: body, defaultPreset: defaultPreset)
+        let request = try decodeFields(method: method, body: body, defaultPreset: defaultPreset, maxBreaks: maxBreaks)
         try request.checkRanges()
         return request
     }
 
     private static func decodeFields(
         method: WireMethod, body: UnsafeRawBufferPointer,
-        defaultPreset: AdPolicy.Preset
+        defaultPreset: AdPolicy.Preset, maxBreaks: Int
     ) throws(WireError) -> WireRequest {
         switch method {
         case .hello:
             return .hello(try HelloRequest.decode(body))
         case .openSession:
-            return .openSession(try OpenSessionRequest.decode(body, defaultPreset: defaultPreset))
+            return .openSession(try OpenSessionRequest.decode(body, defaultPreset: defaultPreset, maxBreaks: maxBreaks))
         case .reportPlayhead:
             if let m = WireFastPath.decodeReportPlayhead(body) {
                 return .event(sessionId: m.session, .playheadReported(streamTime: m.streamTime, rate: m.rate, playing: m.playing))
             }
-            return try decodeEvent(method: method, body: body)
+            return try decodeEvent(method: method, body: body, maxBreaks: maxBreaks)
         case .seekEnded:
             if let m = WireFastPath.decodeSeekEnded(body) {
                 return .event(sessionId: m.session, .seekEnded(from: m.from, to: m.to))
             }
-            return try decodeEvent(method: method, body: body)
+            return try decodeEvent(method: method, body: body, maxBreaks: maxBreaks)
         case .seekStarted, .adBreakStarted, .adBreakEnded, .adStarted, .adEnded, .trickPlayStarted, .trickPlayEnded,
             .contentComplete, .updateBreaks, .pause, .closeSession:
-            return try decodeEvent(method: method, body: body)
+            return try decodeEvent(method: method, body: body, maxBreaks: maxBreaks)
         case .getStatus, .listSessions, .getSession, .watchDecisions, .contentTimeForStreamTime,
             .streamTimeForContentTime, .breakAt, .getSessionState, .getBookmark, .listBookmarks, .deleteBookmark,
             .clearBookmarks:
@@ -74,11 +76,13 @@ extension WireRequest {
 
     /// The session events off the fast path (ReportPlayhead and SeekEnded in their clean form are read by
     /// `WireFastPath` above), by field name from the rpc's request message, as the queries are.
-    private static func decodeEvent(method: WireMethod, body: UnsafeRawBufferPointer) throws(WireError) -> WireRequest {
-        try ProtoC.read(body, method.requestDescriptor) { m throws(WireError) in try event(method, m) }
+    private static func decodeEvent(
+        method: WireMethod, body: UnsafeRawBufferPointer, maxBreaks: Int
+    ) throws(WireError) -> WireRequest {
+        try ProtoC.read(body, method.requestDescriptor) { m throws(WireError) in try event(method, m, maxBreaks: maxBreaks) }
     }
 
-    private static func event(_ method: WireMethod, _ m: ProtoReader) throws(WireError) -> WireRequest {
+    private static func event(_ method: WireMethod, _ m: ProtoReader, maxBreaks: Int) throws(WireError) -> WireRequest {
         let id = m.uint64("session_id")
         let event: TimelineEvent
         switch method {
@@ -99,7 +103,7 @@ extension WireRequest {
         case .trickPlayStarted: event = .trickPlayStarted(streamTime: m.double("stream_time"), rate: m.double("rate"))
         case .trickPlayEnded: event = .trickPlayEnded(streamTime: m.double("stream_time"))
         case .contentComplete: event = .contentCompleted
-        case .updateBreaks: event = .breaksUpdated(try m.messages("breaks"))
+        case .updateBreaks: event = .breaksUpdated(try m.messages("breaks", atMost: maxBreaks))
         case .pause: event = .paused(streamTime: m.double("stream_time"))
         case .closeSession: return .closeSession(sessionId: id)
         default: preconditionFailure("\(method) is not an event")
@@ -107,13 +111,15 @@ extension WireRequest {
         return .event(sessionId: id, event)
     }
 
-    /// `decode(method:body:defaultPreset:)` over an array.
+    /// `decode(method:body:defaultPreset:maxBreaks:)` over an array.
     public static func decode(
         method: WireMethod, body: [UInt8],
-        defaultPreset: AdPolicy.Preset = .snapback
+        defaultPreset: AdPolicy.Preset = .snapback, maxBreaks: Int = TimelineLayout.maxBreaks
     ) throws(WireError) -> WireRequest {
         try body.withUnsafeBytes { raw in
-            Result { () throws(WireError) in try decode(method: method, body: raw, defaultPreset: defaultPreset) }
+            Result { () throws(WireError) in
+                try decode(method: method, body: raw, defaultPreset: defaultPreset, maxBreaks: maxBreaks)
+            }
         }.get()
     }
 }

@@ -6,7 +6,9 @@ public enum WireProtocol {
     /// The protocol version this module speaks (`HelloRequest.protocol_version`).
     public static let version: UInt32 = 1
     /// The default largest frame body the server accepts (`--max-frame-size`).
-    public static let defaultMaxFrameSize: UInt32 = 1 << 20
+    public static let defaultMaxFrameSize: UInt32 = 1 << 18
+    /// The ad breaks one session may hold unless the daemon's configuration says otherwise.
+    public static let defaultMaxBreaksPerSession: UInt32 = 1000
     /// The default bound on bytes queued for one connection before the server disconnects it.
     public static let defaultMaxOutboundQueueBytes: UInt64 = 8 << 20
 }
@@ -79,13 +81,21 @@ public enum WireError: Error, Sendable, Equatable, CustomStringConvertible {
     case malformed(message: String)
     /// The message decoded but holds a value this version does not accept: an unknown enum value or preset.
     case invalidArgument(String)
+    /// The message holds more than the daemon takes in one request (more ad breaks than a session may
+    /// hold): refused as soon as the count is known, before the elements are read.
+    case tooLarge(String)
 
-    public var statusCode: StatusCode { .invalidArgument }
+    public var statusCode: StatusCode {
+        switch self {
+        case .malformed, .invalidArgument: .invalidArgument
+        case .tooLarge: .resourceExhausted
+        }
+    }
 
     public var description: String {
         switch self {
         case .malformed(let message): return "the body does not decode as \(message)"
-        case .invalidArgument(let why): return why
+        case .invalidArgument(let why), .tooLarge(let why): return why
         }
     }
 

@@ -4,21 +4,25 @@ import SnapbackTimeline
 import SnapbackWire
 import Testing
 
-/// Ad breaks cost the daemon about 150 bytes each, and one 1 MiB OpenSession carries 37,000 of them:
-/// a daemon-wide bound (`max-breaks`) keeps a few connections from exhausting the box's memory.
-/// In process, through the real service.
+/// Ad breaks cost the daemon about 150 bytes each: a daemon-wide bound (`max-breaks`) keeps a few
+/// connections from exhausting the box's memory. Each also costs the event loop about a microsecond in
+/// every OpenSession, UpdateBreaks and GetSessionState of its session, while every other player waits: a
+/// bound per session (`max-breaks-per-session`) keeps one request from holding the loop. In process,
+/// through the real service.
 @Suite struct BreakBudgetTests {
     static func breaks(_ n: Int, from: Double = 100) -> [AdBreak] {
         (0..<n).map { AdBreak(id: "b\(Int(from))-\($0)", start: from + Double($0) * 100, duration: 30) }
     }
 
-    func expectExhausted(_ body: () throws -> Void, sourceLocation: SourceLocation = #_sourceLocation) {
+    func expectExhausted(
+        saying words: String = "limit of 100", _ body: () throws -> Void, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         do {
             try body()
             Issue.record("expected RESOURCE_EXHAUSTED", sourceLocation: sourceLocation)
         } catch let error as SnapbackClientError {
             #expect(error.code == .resourceExhausted, "\(error)", sourceLocation: sourceLocation)
-            #expect("\(error)".contains("limit of 100"), "\(error)", sourceLocation: sourceLocation)
+            #expect("\(error)".contains(words), "\(error)", sourceLocation: sourceLocation)
         } catch {
             Issue.record("unexpected \(error)", sourceLocation: sourceLocation)
         }
@@ -64,5 +68,45 @@ import Testing
         player.peer.disconnect()
         let next = try daemon.player()
         _ = try next.openSession(OpenSessionRequest(streamId: "n", contentId: "n", breaks: Self.breaks(100)))
+    }
+
+    @Test func aSessionHoldsAtMostItsLimitHoweverItsBreaksCome() throws {
+        let daemon = EmbeddedDaemon { $0.maxBreaksPerSession = 50 }
+        let player = try daemon.player()
+        // Carried by the request: refused while it is decoded, before its breaks are read.
+        expectExhausted(saying: "51 breaks, more than the 50 allowed") {
+            _ = try player.openSession(OpenSessionRequest(streamId: "a", contentId: "a", breaks: Self.breaks(51)))
+        }
+        let full = try player.openSession(OpenSessionRequest(streamId: "a", contentId: "a", breaks: Self.breaks(50)))
+        try player.closeSession(full.sessionId)
+        // Built by ad rules: 60 mid-rolls.
+        expectExhausted(saying: "would hold 61 ad breaks, more than the 50 allowed") {
+            _ = try player.openSession(
+                OpenSessionRequest(streamId: "r", contentId: "r", contentDuration: 3600, adRules: AdRules(midrollEvery: 60)))
+        }
+        // A live session growing: each UpdateBreaks carries the stream's list, which may drop old breaks
+        // the session still holds.
+        let live = try player.openSession(OpenSessionRequest(streamId: "l", contentId: "", kind: .live)).sessionId
+        try player.send(.breaksUpdated(Self.breaks(40)), session: live)
+        expectExhausted(saying: "would hold 60 ad breaks, more than the 50 allowed") {
+            try player.send(.breaksUpdated(Self.breaks(20, from: 100_000)), session: live)
+        }
+        let state: SessionStateReply = try player.call(.getSessionState(sessionId: live))
+        #expect(state.breaks.count == 40)
+        try player.send(.breaksUpdated(Self.breaks(30) + Self.breaks(10, from: 100_000)), session: live)
+        let grown: SessionStateReply = try player.call(.getSessionState(sessionId: live))
+        #expect(grown.breaks.count == 50)
+    }
+
+    @Test func helloTellsThePerSessionLimit() throws {
+        let daemon = EmbeddedDaemon { $0.maxBreaksPerSession = 77 }
+        let peer = daemon.connect()
+        let player = EmbeddedPlayer(peer: peer, store: daemon.store, clock: daemon.clock)
+        let hello: HelloReply = try player.call(.hello(HelloRequest(clientName: "limits")))
+        #expect(hello.maxBreaksPerSession == 77)
+        let defaults = EmbeddedDaemon()
+        let other = EmbeddedPlayer(peer: defaults.connect(), store: defaults.store, clock: defaults.clock)
+        let defaultHello: HelloReply = try other.call(.hello(HelloRequest(clientName: "limits")))
+        #expect(defaultHello.maxBreaksPerSession == 1000 && defaultHello.maxFrameSize == 262_144)
     }
 }

@@ -92,7 +92,7 @@ import Testing
         #expect(try Self.snapbackTarget(player, after) == [200])  // opened after the reload
         #expect(try Self.snapbackTarget(player, afterBroken) == [200])  // the broken file changed nothing
         // The connection opened before the reloads keeps its limits; a new one gets the new ones.
-        #expect(player.hello.maxFrameSize == 1_048_576)
+        #expect(player.hello.maxFrameSize == 262_144)
         #expect(try daemon.player("late").hello.maxFrameSize == 2048)
 
         let refusal = daemon.stderrLines.filter { $0.contains("configuration not reloaded") }

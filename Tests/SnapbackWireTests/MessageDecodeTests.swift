@@ -23,6 +23,21 @@ struct MessageDecodeTests {
         #expect(try EventReply.decode(EventReply(lastPushSeq: 3).encoded() + unknownFields).lastPushSeq == 3)
     }
 
+    /// A request with more breaks than a session may hold is refused RESOURCE_EXHAUSTED before they are read
+    /// (reading is what costs the loop); at the limit it decodes.
+    @Test func moreBreaksThanASessionMayHoldAreRefusedBeforeTheyAreRead() throws {
+        let breaks = (0..<3).map { AdBreak(id: "b\($0)", start: 600 * Double($0 + 1), duration: 30) }
+        let open = WireRequest.openSession(OpenSessionRequest(streamId: "s", contentId: "c", breaks: breaks))
+        let update = WireRequest.event(sessionId: 1, .breaksUpdated(breaks))
+        for request in [open, update] {
+            #expect(try WireRequest.decode(method: request.method, body: request.encoded(), maxBreaks: 3) == request)
+            #expect(throws: WireError.tooLarge("3 breaks, more than the 2 allowed")) {
+                try WireRequest.decode(method: request.method, body: request.encoded(), maxBreaks: 2)
+            }
+            #expect(WireError.tooLarge("").statusCode == .resourceExhausted)
+        }
+    }
+
     @Test(arguments: WireMethod.allCases)
     func emptyBodyDecodesToDefaults(_ method: WireMethod) throws {
         let request = try WireRequest.decode(method: method, body: [])

@@ -118,9 +118,9 @@ def run(path, version, proc):
         expect(r.protocol_version == 1, "protocol_version %d" % r.protocol_version)
         expect(r.server_name == "snapbackd", "server_name %r" % r.server_name)
         expect(r.server_version == version, "server_version %r, --version says %r" % (r.server_version, version))
-        expect(r.max_frame_size == 1048576, "max_frame_size %d" % r.max_frame_size)
+        expect(r.max_frame_size == 262144, "max_frame_size %d" % r.max_frame_size)
         expect(r.max_outbound_queue_bytes == 8388608, "max_outbound_queue_bytes %d" % r.max_outbound_queue_bytes)
-        expect(r.max_breaks_per_session == 100000, "max_breaks_per_session %d" % r.max_breaks_per_session)
+        expect(r.max_breaks_per_session == 1000, "max_breaks_per_session %d" % r.max_breaks_per_session)
         expect(r.default_policy_preset in r.policy_presets, "default preset %r not in %r"
                % (r.default_policy_preset, r.policy_presets))
         return "%s %s, max_frame_size %d, max_outbound_queue_bytes %d, max_breaks %d, presets %s (default %s)" % (

@@ -105,7 +105,7 @@ struct  Snapback__V1__HelloReply
    */
   char *server_version;
   /*
-   * The largest frame body, in bytes, the server accepts (default 1 MiB, `--max-frame-size`). A larger
+   * The largest frame body, in bytes, the server accepts (default 256 KiB, `--max-frame-size`). A larger
    * request is discarded unread and answered RESOURCE_EXHAUSTED.
    */
   uint32_t max_frame_size;
@@ -125,7 +125,8 @@ struct  Snapback__V1__HelloReply
    */
   char *default_policy_preset;
   /*
-   * The most ad breaks one session may hold (more is RESOURCE_EXHAUSTED).
+   * The most ad breaks one session may hold (default 1000, `max-breaks-per-session`; more is
+   * RESOURCE_EXHAUSTED).
    */
   uint32_t max_breaks_per_session;
 };

@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""The longest requests a player can send, and what they cost everybody else.
+
+snapbackd serves every player from one event-loop thread: while it works on one request, every other
+player's request waits. This bench starts the daemon at its default limits and, for each of the largest
+requests those limits allow, has an abusive player send it again and again (one every --interval ms)
+while a bystander player reports its playhead every 2 ms and times each round trip. It prints, per
+request: the longest and the median round trip of the abusive request itself (an upper bound on how long
+it held the loop: the daemon's work plus the socket's), and the bystander's p50/p99/max beside its own
+unloaded figures measured in the same run, with the p99 ratio (target: at most 2).
+
+Usage: loop_stall.py SNAPBACKD [--seconds S] [--interval MS] [--json]
+"""
+
+import argparse
+import json
+import multiprocessing
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Tests", "clients", "python"))
+from snapback_client import METHODS, OK, Client, decode, encode  # noqa: E402
+
+
+def percentile(values, p):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * p))] if ordered else float("nan")
+
+
+def bystander(sock, seconds, out):
+    """A player on a 30-minute program reporting its playhead every 2 ms; the round trips in ms."""
+    with Client(sock) as c:
+        c.hello("bystander")
+        sid = c.open_session(content_id="bystander", breaks=[{"id": "b1", "start": 600.0, "duration": 60.0}]).session_id
+        method = METHODS["Timeline/ReportPlayhead"].id
+        times = []
+        position = 0.0
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            position = (position + 0.002) % 500
+            body = encode("ReportPlayheadRequest", session_id=sid, stream_time=position, rate=1.0, playing=True)
+            start = time.perf_counter()
+            status, _ = c.call_raw(method, body)
+            times.append((time.perf_counter() - start) * 1e3)
+            if status != OK:
+                raise SystemExit(f"bystander: ReportPlayhead answered status {status}")
+            time.sleep(0.002)
+        out.put(times)
+
+
+def breaks(n, start=600.0):
+    return [{"id": f"break-{i:06d}", "start": start + i * 700.0, "duration": 60.0,
+             "ad_durations": [15.0, 15.0, 15.0, 15.0]} for i in range(n)]
+
+
+def abusive_requests(hello):
+    """(name, prepare(client) -> (method id, body, expected status)) for the largest requests allowed."""
+    limit = hello.max_breaks_per_session
+    frame = hello.max_frame_size
+
+    def open_at_limit(c):
+        return METHODS["Timeline/OpenSession"].id, encode("OpenSessionRequest", content_id="abuse", breaks=breaks(limit)), OK
+
+    def open_over_limit(c):
+        # As many small breaks as the largest frame holds: refused once counted.
+        many = [{"id": f"{i}", "start": float(i), "duration": 0.5} for i in range(frame // 14)]
+        body = encode("OpenSessionRequest", content_id="abuse", breaks=many)
+        while len(body) > frame:
+            many = many[: len(many) * 9 // 10]
+            body = encode("OpenSessionRequest", content_id="abuse", breaks=many)
+        return METHODS["Timeline/OpenSession"].id, body, 8  # RESOURCE_EXHAUSTED
+
+    def state_at_limit(c):
+        sid = c.open_session(content_id="abuse-state", breaks=breaks(limit)).session_id
+        return METHODS["Timeline/GetSessionState"].id, encode("GetSessionStateRequest", session_id=sid), OK
+
+    def update_at_limit(c):
+        sid = c.open_session(content_id="", kind=2, breaks=breaks(limit - 1)).session_id
+        return (METHODS["Timeline/UpdateBreaks"].id,
+                encode("UpdateBreaksRequest", session_id=sid, breaks=breaks(limit)), OK)
+
+    return [
+        (f"OpenSession of {limit} breaks (the session limit)", open_at_limit),
+        (f"OpenSession over the limit filling the {frame}-byte frame", open_over_limit),
+        (f"GetSessionState of a {limit}-break session", state_at_limit),
+        (f"UpdateBreaks of a live session's {limit} breaks", update_at_limit),
+    ]
+
+
+def measure(sock, seconds, interval, prepare=None):
+    """The bystander's round trips while `prepare`'s request is sent every `interval` ms (none if None);
+    returns (bystander times, abusive times)."""
+    queue = multiprocessing.Queue()
+    probe = multiprocessing.Process(target=bystander, args=(sock, seconds, queue))
+    abusive = []
+    with Client(sock) as c:
+        c.hello("abuser")
+        request = prepare(c) if prepare else None
+        probe.start()
+        deadline = time.monotonic() + seconds
+        while request and time.monotonic() < deadline:
+            method, body, expected = request
+            start = time.perf_counter()
+            status, reply = c.call_raw(method, body)
+            abusive.append((time.perf_counter() - start) * 1e3)
+            if status != expected:
+                raise SystemExit(f"abusive request answered status {status}, expected {expected}")
+            if method == METHODS["Timeline/OpenSession"].id and status == OK:
+                c.call("Timeline/CloseSession", session_id=decode("OpenSessionReply", reply).session_id)
+            time.sleep(interval / 1e3)
+        times = queue.get(timeout=seconds + 60)
+        probe.join()
+    return times, abusive
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("snapbackd")
+    parser.add_argument("--seconds", type=float, default=3.0)
+    parser.add_argument("--interval", type=float, default=50.0, help="ms between abusive requests")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    work = tempfile.mkdtemp(prefix="snapback-stall.")
+    sock = os.path.join(work, "snapbackd.sock")
+    daemon = subprocess.Popen([args.snapbackd, "--socket", sock, "--state-dir", os.path.join(work, "state"),
+                               "--config", "/dev/null", "--log-level", "warning"], stdin=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 10
+        while not os.path.exists(sock) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        with Client(sock) as c:
+            hello = c.hello("loop-stall")
+        unloaded, _ = measure(sock, args.seconds, args.interval)
+        base_p50, base_p99 = percentile(unloaded, 0.5), percentile(unloaded, 0.99)
+        rows = []
+        for name, prepare in abusive_requests(hello):
+            times, abusive = measure(sock, args.seconds, args.interval, prepare)
+            rows.append({"request": name, "count": len(abusive), "stall_max_ms": max(abusive),
+                         "stall_p50_ms": percentile(abusive, 0.5), "bystander_p50_ms": percentile(times, 0.5),
+                         "bystander_p99_ms": percentile(times, 0.99), "bystander_max_ms": max(times),
+                         "p99_ratio": percentile(times, 0.99) / base_p99})
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        daemon.wait(timeout=10)
+        shutil.rmtree(work, ignore_errors=True)
+    if args.json:
+        print(json.dumps({"unloaded_p50_ms": base_p50, "unloaded_p99_ms": base_p99, "requests": rows}, indent=2))
+        return
+    print(f"loop stall: bystander unloaded p50 {base_p50:.3f} ms, p99 {base_p99:.3f} ms; "
+          f"abusive request every {args.interval:g} ms for {args.seconds:g} s each")
+    print(f"  {'abusive request':58} {'stall max':>9} {'p50':>7}   {'bystander p50':>13} {'p99':>7} {'max':>7} {'p99 ratio':>9}")
+    for r in rows:
+        print(f"  {r['request']:58} {r['stall_max_ms']:7.2f}ms {r['stall_p50_ms']:5.2f}ms   "
+              f"{r['bystander_p50_ms']:11.3f}ms {r['bystander_p99_ms']:5.2f}ms {r['bystander_max_ms']:5.2f}ms "
+              f"{r['p99_ratio']:8.2f}x")
+
+
+if __name__ == "__main__":
+    main()
