@@ -110,7 +110,7 @@ INSTALLED   := $(BINDIR)/snapbackd $(BINDIR)/snapback \
 	$(PREFIX)/lib/pkgconfig/libsnapback.pc
 
 .PHONY: help deps build release run demo test format lint check-budget check-footprint check-proto check-systemd check-install proto \
-	grpc-proto bench bench-grpc profile link-order fuzz install install-lib uninstall clean
+	grpc-proto bench bench-grpc soak profile link-order fuzz install install-lib uninstall clean
 
 help: ## List the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -216,6 +216,15 @@ bench: release $(UV_ECHO) ## Benchmarks with their baselines: round trip vs raw 
 	taskset -c 0 $(RELEASE_BIN)/snapback bench-timeline
 	$(RELEASE_BIN)/snapback bench-store --snapbackd $(RELEASE_BIN)/snapbackd --seconds 3
 	bench/loop_stall.py $(RELEASE_BIN)/snapbackd
+
+# `make soak`: SOAK_PLAYERS players for SOAK_MINUTES minutes against the release daemon, each reconnecting
+# every one to five minutes (half of the time without CloseSession, as a crashed player), with seeks,
+# snapbacks, ad breaks, pauses and bookmarks; fails on any error or an RSS drift of 5% after warm-up.
+SOAK_PLAYERS ?= 200
+SOAK_MINUTES ?= 30
+
+soak: release ## Long soak (not in make test): many players reconnecting for SOAK_MINUTES; RSS drift, errors, p99
+	bench/soak.py $(RELEASE_BIN)/snapbackd --players $(SOAK_PLAYERS) --minutes $(SOAK_MINUTES)
 
 # `make bench-grpc`: the usual alternative, a gRPC-Swift-2 server (bench/grpc, a package of its own that
 # the daemon never depends on; its first build takes minutes) answering the same call, measured beside
