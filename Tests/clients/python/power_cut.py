@@ -271,6 +271,7 @@ class Ledger:
         self.acked = {}  # key -> last acknowledged content time
         self.ceiling = {}  # key -> highest content time a save of it may hold
         self.deleted = set()  # keys whose delete was acknowledged (never saved again)
+        self.deleting = set()  # keys whose delete was sent: gone or not, until it is acknowledged
         self.watched = set()  # content ids whose b1 was acknowledged watched
         self.saves = 0
         self.deletes = 0
@@ -289,8 +290,13 @@ class Ledger:
             self.acked[key] = max(self.acked.get(key, value), value)
             self.saves += 1
 
+    def delete_sent(self, key):
+        with self.lock:
+            self.deleting.add(key)
+
     def delete_acked(self, key):
         with self.lock:
+            self.deleting.discard(key)
             self.deleted.add(key)
             self.acked.pop(key, None)
             self.deletes += 1
@@ -314,7 +320,7 @@ class Ledger:
 
     def snapshot(self):
         with self.lock:
-            return dict(self.acked), dict(self.ceiling), set(self.deleted), set(self.watched)
+            return dict(self.acked), dict(self.ceiling), set(self.deleted), set(self.watched), set(self.deleting)
 
 
 def record(ledger, keys, pushes):
@@ -444,6 +450,7 @@ def deleter(sock, ledger, stop, who, round_no):
             record(ledger, keys, [ev])
         c.close_session(sid)
         record(ledger, keys, c.take_pushes())
+        ledger.delete_sent(key)
         reply = c.call("Bookmarks/Delete", profile=PROFILE, content_id=key)
         if not reply.deleted:
             raise RuntimeError("Delete of %s found nothing" % key)
@@ -465,7 +472,7 @@ def run_player(fn, errors, *args):
 
 def verify(sock, ledger):
     """Reads every acknowledged thing back; returns the list of losses."""
-    acked, ceiling, deleted, watched = ledger.snapshot()
+    acked, ceiling, deleted, watched, deleting = ledger.snapshot()
     c = client(sock, "powercut-verifier")
     lost = []
     for key, value in sorted(acked.items()):
@@ -474,6 +481,8 @@ def verify(sock, ledger):
         except sb.RpcError as e:
             if e.code != sb.NOT_FOUND:
                 raise
+            if key in deleting:
+                continue  # its delete committed, and the cut came before the reply
             lost.append("bookmark %s: acknowledged %g, stored nothing" % (key, value))
             ledger.accept_loss(key, None)
             continue
@@ -561,9 +570,10 @@ SUMMARY = {}
 
 def report(failures, seconds, work):
     print("power-cut test: cuts=%d, acknowledged saves=%d (%d bookmarks), acknowledged watched breaks=%d, "
-          "acknowledged deletes=%d, lost=%d, repaired=%d, %.0f s"
+          "acknowledged deletes=%d, lost=%d (saves %d, watched %d, deletes %d), repaired=%d, %.0f s"
           % (SUMMARY.get("cuts", 0), SUMMARY.get("saves", 0), SUMMARY.get("bookmarks", 0),
              SUMMARY.get("watched", 0), SUMMARY.get("deletes", 0), SUMMARY.get("lost", 0),
+             SUMMARY.get("lost saves", 0), SUMMARY.get("lost watched", 0), SUMMARY.get("lost deletes", 0),
              SUMMARY.get("repaired", 0), seconds), flush=True)
     if failures:
         for f in failures[:40]:
@@ -639,7 +649,7 @@ def run_cuts(cuts, lazyfs, daemon):
         print("cut %2d/%d during the players' traffic, %.2f s after the daemon started: so far %d acknowledged "
               "saves, %d watched breaks, %d deletes" % (n, cuts, cut_at - spawned, ledger.saves, len(ledger.watched),
                                                          ledger.deletes), flush=True)
-    acked, _, _, watched = ledger.snapshot()
+    acked, _, _, watched, _ = ledger.snapshot()
     SUMMARY.update(cuts=cuts, saves=ledger.saves, bookmarks=len(acked), watched=len(watched), deletes=ledger.deletes)
     if ledger.saves < cuts * 20:
         failures.append("too few acknowledged saves to mean anything: %d in %d cuts" % (ledger.saves, cuts))
@@ -652,6 +662,9 @@ def check_restart(cut, daemon, ledger):
     db_path = os.path.join(daemon.state_dir, "snapback.db")
     check = integrity(db_path)
     SUMMARY["lost"] = SUMMARY.get("lost", 0) + len(lost)
+    for what in lost:
+        kind = "watched" if what.startswith("watched") else "deletes" if "delete acknowledged" in what else "saves"
+        SUMMARY["lost " + kind] = SUMMARY.get("lost " + kind, 0) + 1
     SUMMARY["repaired"] = SUMMARY.get("repaired", 0) + (1 if store_error else 0)
     print("  restarted after cut %d: lost %d, store error %r, integrity_check %s"
           % (cut, len(lost), store_error, "; ".join(check[:3])), flush=True)
