@@ -78,6 +78,16 @@ BUDGET_CODE_LINES   := 360
 BUDGET_RSS_KIB      := 6144
 BUDGET_BINARY_KIB   := 10240
 
+# `make test-powercut`: the power-cut durability test (Tests/clients/python/power_cut.py), the state
+# directory on LazyFS, the FUSE filesystem that drops every write not fsynced when told to. Not part of
+# `make test` nor CI: LazyFS is no Debian package and its source is not in this repository. LAZYFS is its
+# executable: by default the one its own build leaves in LAZYFS_SRC (lazyfs/build/lazyfs, its libpcache
+# beside it), else `lazyfs` on PATH. fuse3 brings fusermount3, which unmounts it.
+LAZYFS_SRC     ?=
+LAZYFS         ?= $(if $(LAZYFS_SRC),$(LAZYFS_SRC)/lazyfs/build/lazyfs,$(shell command -v lazyfs 2>/dev/null))
+POWERCUT_CUTS  ?= 24
+POWERCUT_APT   := fuse3
+
 # `make install`: PREFIX and DESTDIR as usual; the configuration goes to SYSCONFDIR (/etc) whatever
 # the prefix, since snapbackd reads /etc/snapback/snapbackd.conf.
 PREFIX      ?= /usr/local
@@ -109,7 +119,7 @@ INSTALLED   := $(BINDIR)/snapbackd $(BINDIR)/snapback \
 	$(PREFIX)/lib/libsnapback.so.$(LIBSNAPBACK_SOVERSION) $(PREFIX)/lib/libsnapback.so $(PREFIX)/lib/libsnapback.a \
 	$(PREFIX)/lib/pkgconfig/libsnapback.pc
 
-.PHONY: help deps build release run demo test format lint check-budget check-footprint check-proto check-systemd check-install proto \
+.PHONY: help deps build release run demo test test-powercut format lint check-budget check-footprint check-proto check-systemd check-install proto \
 	grpc-proto bench bench-grpc soak profile link-order fuzz install install-lib uninstall clean
 
 help: ## List the targets
@@ -174,6 +184,23 @@ link-order: release ## Write the release daemon's link order (the code it runs, 
 
 check-budget: release ## Fail if a snapback round trip costs the release daemon over its instruction, code page or code line budget, or allocates, or a connection cycle keeps an allocation (callgrind)
 	@scripts/check-budget.py $(RELEASE_BIN) $(BUDGET_INSTRUCTIONS) $(BUDGET_ALLOCATIONS) $(BUDGET_CODE_PAGES) $(BUDGET_CODE_LINES)
+
+test-powercut: deps ## Power-cut durability test: the store on LazyFS, POWERCUT_CUTS cuts (LAZYFS=its executable or LAZYFS_SRC=its built source; not in make test)
+	@if [ -z "$(LAZYFS)" ]; then \
+		echo "test-powercut: no LazyFS: LAZYFS and LAZYFS_SRC are not set and no lazyfs is on PATH." >&2; \
+		echo "  LazyFS (dsrhaslab's FUSE filesystem that loses unsynced writes) is no Debian package and is not in this" >&2; \
+		echo "  repository: build it from its source as its README says, then run" >&2; \
+		echo "  make test-powercut LAZYFS=/path/to/lazyfs   or   make test-powercut LAZYFS_SRC=/path/to/its/source" >&2; \
+		exit 2; \
+	elif [ ! -x "$(LAZYFS)" ]; then \
+		echo "test-powercut: no LazyFS: $(LAZYFS) is not an executable$(if $(LAZYFS_SRC), (LAZYFS_SRC's build leaves it there: build LazyFS in $(LAZYFS_SRC) first))." >&2; \
+		exit 2; \
+	fi
+	@command -v fusermount3 >/dev/null || { echo "installing: $(POWERCUT_APT)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(POWERCUT_APT); }
+	$(MAKE) --no-print-directory release
+	$(if $(LAZYFS_SRC),LD_LIBRARY_PATH=$(LAZYFS_SRC)/libs/libpcache/build$${LD_LIBRARY_PATH:+:$$LD_LIBRARY_PATH}) \
+		python3 Tests/clients/python/power_cut.py --lazyfs "$(LAZYFS)" --snapbackd $(RELEASE_BIN)/snapbackd --cuts $(POWERCUT_CUTS)
 
 # swift-format (bundled with the toolchain) with the committed .swift-format: `make format` rewrites,
 # `make lint` (part of `make test`) fails on any file that `make format` would change.
