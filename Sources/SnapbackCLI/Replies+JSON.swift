@@ -61,7 +61,7 @@ extension SessionStateReply {
             "playing": .bool(self.playing), "rate": .number(self.rate), "pending_return": .number(self.pendingReturn),
             "breaks": .array(self.breaks.map(\.json)), "cooldown_until": .number(self.cooldownUntil),
             "last_bookmark_content_time": .number(self.lastBookmarkContentTime),
-            "break_states": .array(breakStates.map(\.json))
+            "break_states": .array(breakStates.map(\.json)), "total_breaks": .uint(UInt64(totalBreaks))
         ])
     }
 }

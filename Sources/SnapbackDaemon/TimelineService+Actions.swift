@@ -35,7 +35,7 @@ extension TimelineService {
                         profile: entry.profile, contentId: entry.contentId, contentTime: contentTime,
                         streamTime: streamTime, streamId: entry.streamId, updatedAt: now))
             case .clearBookmark:
-                let position = entry.timeline.snapshot(at: now)
+                let position = entry.timeline.snapshot(at: now, breaks: 0..<0)
                 saveBookmark(
                     actions[index], entry: entry,
                     bookmark: Bookmark(

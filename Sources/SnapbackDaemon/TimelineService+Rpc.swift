@@ -72,9 +72,11 @@ extension TimelineService {
             reply(
                 connection, header,
                 BreakAtReply(previous: timeline.previousBreak(atOrBefore: t), next: timeline.nextBreak(after: t)))
-        case .getSessionState(let id):
+        case .getSessionState(let id, let first, let count):
             guard let entry = session(id, header, state, connection) else { return }
-            reply(connection, header, SessionStateReply(entry.timeline.snapshot(at: now)))
+            let timeline = entry.timeline
+            let page = timeline.snapshot(at: now, breaks: SessionStateReply.page(from: first, count: count))
+            reply(connection, header, SessionStateReply(page, totalBreaks: timeline.layout.count))
         case .getBookmark(let profile, let contentId):
             getBookmark(profile, contentId, header, connection)
         case .listBookmarks(let profile, let pageSize, let pageToken):

@@ -32,10 +32,14 @@ extension TimelineService {
         configuration.access.isAdmin(peer) || entry.owner.uid == peer.uid
     }
 
+    /// With the first page of its breaks (GetSession), or none (ListSessions: the cost of listing is the
+    /// sessions', not their breaks').
     func sessionInfo(_ entry: SessionEntry, at now: Double, withBreaks: Bool) -> SessionInfo {
-        var state = SessionStateReply(entry.timeline.snapshot(at: now))
-        let breakCount = state.breaks.count
-        if !withBreaks { state.breaks = [] }
+        let timeline = entry.timeline
+        let breakCount = timeline.layout.count
+        let window = withBreaks ? SessionStateReply.page(from: 0, count: 0) : 0..<0
+        var state = SessionStateReply(timeline.snapshot(at: now, breaks: window), totalBreaks: breakCount)
+        if !withBreaks { state.breakStates = [] }
         return SessionInfo(
             sessionId: entry.id, contentId: entry.contentId, streamId: entry.streamId, profile: entry.profile,
             kind: entry.timeline.kind, policyPreset: entry.preset, clientName: entry.clientName,

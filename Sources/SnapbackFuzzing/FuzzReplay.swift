@@ -85,10 +85,13 @@ public struct FuzzReplay {
         case .streamTimeForContentTime(let id, let c):
             guard id >= 1, id <= UInt64(sessions.count), c.isFinite else { return }
             _ = sessions[Int(id - 1)].layout.streamTime(forContentTime: c)
-        case .getSessionState(let id):
+        case .getSessionState(let id, let first, let count):
             guard id >= 1, id <= UInt64(sessions.count) else { return }
+            let session = sessions[Int(id - 1)]
+            let window = SessionStateReply.page(from: first, count: count)
             var out: [UInt8] = []
-            _ = SessionStateReply(sessions[Int(id - 1)].snapshot(at: now)).encode(into: &out)
+            _ = SessionStateReply(session.snapshot(at: now, breaks: window), totalBreaks: session.layout.count)
+                .encode(into: &out)
         default:
             return
         }

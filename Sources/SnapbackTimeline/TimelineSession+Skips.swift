@@ -41,15 +41,14 @@ extension TimelineSession {
     // MARK: Per-break state
 
     /// Each break as the viewer left it, in layout order.
-    var breakStates: [TimelineSnapshot.BreakState] {
-        layout.breaks.indices.map { i in
-            let p = progress.breaks[i]
-            let position: TimelineSnapshot.BreakPosition =
-                isPostroll(i) ? .postroll : layout.breaks[i].start == 0 ? .preroll : .midroll
-            return TimelineSnapshot.BreakState(
-                breakId: layout.breaks[i].id, position: position, watched: p.watched,
-                exempt: p.exempt, skipped: p.skipped)
-        }
+    var breakStates: [TimelineSnapshot.BreakState] { layout.breaks.indices.map(breakState) }
+
+    func breakState(_ i: Int) -> TimelineSnapshot.BreakState {
+        let p = progress.breaks[i]
+        let position: TimelineSnapshot.BreakPosition =
+            isPostroll(i) ? .postroll : layout.breaks[i].start == 0 ? .preroll : .midroll
+        return TimelineSnapshot.BreakState(
+            breakId: layout.breaks[i].id, position: position, watched: p.watched, exempt: p.exempt, skipped: p.skipped)
     }
 
     // MARK: Ad events that confirm

@@ -221,6 +221,13 @@ public struct TimelineSession: Sendable {
 
     /// A read-only view for queries.
     public func snapshot(at now: Double) -> TimelineSnapshot {
+        snapshot(at: now, breaks: 0..<layout.count)
+    }
+
+    /// The snapshot with only the breaks (and their states) in `window`, clamped to the session's: what a
+    /// page of GetSessionState costs is the page's, whatever the session holds.
+    public func snapshot(at now: Double, breaks window: Range<Int>) -> TimelineSnapshot {
+        let window = window.clamped(to: 0..<layout.count)
         let t = estimatedPlayhead(at: now)
         var current: String?
         if case .inBreak(let v) = state { current = v.id }
@@ -228,9 +235,9 @@ public struct TimelineSession: Sendable {
         for step in plan { if case .seek(let to, _, _) = step { pending = to } }
         return TimelineSnapshot(
             phase: state.phase, currentBreakId: current, streamTime: t, contentTime: contentTime(forStreamTime: t),
-            playing: player.playing, rate: player.rate, pendingReturn: pending, breaks: breaks,
+            playing: player.playing, rate: player.rate, pendingReturn: pending, breaks: window.map(breakAt),
             cooldownUntil: progress.cooldownUntil.flatMap { $0 > now ? $0 : nil },
-            lastBookmarkContentTime: progress.lastBookmark, breakStates: breakStates)
+            lastBookmarkContentTime: progress.lastBookmark, breakStates: window.map(breakState))
     }
 
     // MARK: Validation helpers

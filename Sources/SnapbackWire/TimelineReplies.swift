@@ -138,6 +138,10 @@ public struct SessionStateReply: Sendable, Equatable {
     public var phase: TimelineSnapshot.Phase?
     /// Per break, in the order of `breaks`. A position or skip reason unknown to this version reads as nil.
     public var breakStates: [BreakState]
+    /// How many breaks the session holds; `breaks` is the page of them that was asked for.
+    public var totalBreaks: Int
+    /// The most breaks one reply lists.
+    public static let maxPageBreaks = 1000
     /// The rest of the state. Its own phase and break states are not read (those above are): they stay
     /// `.content` and none, so that two equal replies hold equal snapshots.
     private var snapshot: TimelineSnapshot
@@ -173,19 +177,28 @@ public struct SessionStateReply: Sendable, Equatable {
         phase: TimelineSnapshot.Phase?, currentBreakId: String? = nil, streamTime: Double,
         contentTime: Double, playing: Bool, rate: Double, pendingReturn: Double? = nil,
         breaks: [AdBreak] = [], cooldownUntil: Double? = nil, lastBookmarkContentTime: Double? = nil,
-        breakStates: [BreakState] = []
+        breakStates: [BreakState] = [], totalBreaks: Int? = nil
     ) {
         self.phase = phase
         self.breakStates = breakStates
+        self.totalBreaks = totalBreaks ?? breaks.count
         snapshot = TimelineSnapshot(
             phase: .content, currentBreakId: currentBreakId, streamTime: streamTime, contentTime: contentTime,
             playing: playing, rate: rate, pendingReturn: pendingReturn, breaks: breaks, cooldownUntil: cooldownUntil,
             lastBookmarkContentTime: lastBookmarkContentTime)
     }
 
-    public init(_ s: TimelineSnapshot) {
+    /// The indices GetSessionState's `first_break` and `max_breaks` ask for (0 or too many: a whole page).
+    public static func page(from first: UInt32, count: UInt32) -> Range<Int> {
+        let n = count == 0 ? maxPageBreaks : min(Int(count), maxPageBreaks)
+        return Int(first)..<(Int(first) + n)
+    }
+
+    /// `s` with its breaks (a page of them, when `totalBreaks` says the session holds more).
+    public init(_ s: TimelineSnapshot, totalBreaks: Int? = nil) {
         phase = s.phase
         breakStates = s.breakStates.map(BreakState.init)
+        self.totalBreaks = totalBreaks ?? s.breaks.count
         snapshot = s
         snapshot.phase = .content
         snapshot.breakStates = []
@@ -204,7 +217,7 @@ extension SessionStateReply: ProtoMessage {
             pendingReturn: m.optionalDouble("pending_return"), breaks: try m.messages("breaks"),
             cooldownUntil: m.optionalDouble("cooldown_until"),
             lastBookmarkContentTime: m.optionalDouble("last_bookmark_content_time"),
-            breakStates: try m.messages("break_states"))
+            breakStates: try m.messages("break_states"), totalBreaks: Int(m.uint32("total_breaks")))
     }
 
     func write(to m: ProtoBuilder) {
@@ -219,6 +232,7 @@ extension SessionStateReply: ProtoMessage {
         m.set("cooldown_until", snapshot.cooldownUntil)
         m.set("last_bookmark_content_time", snapshot.lastBookmarkContentTime)
         m.set("break_states", breakStates)
+        m.set("total_breaks", UInt32(clamping: totalBreaks))
     }
 
 }

@@ -62,7 +62,9 @@ extension WireRequest {
         case .streamTimeForContentTime:
             return .streamTimeForContentTime(sessionId: m.uint64("session_id"), contentTime: m.double("content_time"))
         case .breakAt: return .breakAt(sessionId: m.uint64("session_id"), streamTime: m.double("stream_time"))
-        case .getSessionState: return .getSessionState(sessionId: m.uint64("session_id"))
+        case .getSessionState:
+            return .getSessionState(
+                sessionId: m.uint64("session_id"), firstBreak: m.uint32("first_break"), maxBreaks: m.uint32("max_breaks"))
         case .getBookmark: return .getBookmark(profile: try m.string("profile"), contentId: try m.string("content_id"))
         case .listBookmarks:
             return .listBookmarks(

@@ -26,7 +26,11 @@ extension WireRequest {
     private func writeQuery(to m: ProtoBuilder) {
         switch self {
         case .getStatus, .listSessions: break
-        case .getSession(let id), .getSessionState(let id): m.set("session_id", id)
+        case .getSession(let id): m.set("session_id", id)
+        case .getSessionState(let id, let first, let count):
+            m.set("session_id", id)
+            m.set("first_break", first)
+            m.set("max_breaks", count)
         case .watchDecisions(let id, let contentId):
             m.set("session_id", id)
             m.set("content_id", contentId)

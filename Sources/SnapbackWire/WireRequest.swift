@@ -24,7 +24,9 @@ public enum WireRequest: Sendable, Equatable {
     case contentTimeForStreamTime(sessionId: UInt64, streamTime: Double)
     case streamTimeForContentTime(sessionId: UInt64, contentTime: Double)
     case breakAt(sessionId: UInt64, streamTime: Double)
-    case getSessionState(sessionId: UInt64)
+    /// A page of the session's breaks from index `firstBreak`: `maxBreaks` 0 (or over
+    /// `SessionStateReply.maxPageBreaks`) = a whole page.
+    case getSessionState(sessionId: UInt64, firstBreak: UInt32 = 0, maxBreaks: UInt32 = 0)
     case getBookmark(profile: String, contentId: String)
     /// `pageSize` 0 = the server's default; `pageToken` "" = the first page.
     case listBookmarks(profile: String, pageSize: UInt32, pageToken: String)
@@ -36,7 +38,7 @@ public enum WireRequest: Sendable, Equatable {
     public var sessionId: UInt64? {
         switch self {
         case .event(let id, _), .closeSession(let id), .contentTimeForStreamTime(let id, _),
-            .streamTimeForContentTime(let id, _), .breakAt(let id, _), .getSessionState(let id):
+            .streamTimeForContentTime(let id, _), .breakAt(let id, _), .getSessionState(let id, _, _):
             return id
         default:
             return nil

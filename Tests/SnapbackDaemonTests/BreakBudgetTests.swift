@@ -109,4 +109,37 @@ import Testing
         let defaultHello: HelloReply = try other.call(.hello(HelloRequest(clientName: "limits")))
         #expect(defaultHello.maxBreaksPerSession == 1000 && defaultHello.maxFrameSize == 262_144)
     }
+
+    /// A session over a page's worth of breaks (the operator raised the limit) answers its state in pages:
+    /// each costs its own breaks, and together they are the session's breaks, once each, in order.
+    @Test func aLargeSessionsStateComesInPages() throws {
+        let daemon = EmbeddedDaemon { $0.maxBreaksPerSession = 2500 }
+        let player = try daemon.player()
+        let breaks = Self.breaks(2500)
+        let id = try player.openSession(OpenSessionRequest(streamId: "big", contentId: "big", breaks: breaks)).sessionId
+        let first: SessionStateReply = try player.call(.getSessionState(sessionId: id))
+        #expect(first.totalBreaks == 2500 && first.breaks.count == 1000 && first.breakStates.count == 1000)
+        var ids: [String] = []
+        var next: UInt32 = 0
+        while true {
+            let page: SessionStateReply = try player.call(.getSessionState(sessionId: id, firstBreak: next))
+            #expect(page.totalBreaks == 2500)
+            #expect(page.breaks.map(\.id) == page.breakStates.map(\.breakId))
+            if page.breaks.isEmpty { break }
+            ids += page.breaks.map(\.id)
+            next += UInt32(page.breaks.count)
+        }
+        #expect(ids == breaks.map(\.id))
+        let few: SessionStateReply = try player.call(.getSessionState(sessionId: id, firstBreak: 2495, maxBreaks: 3))
+        #expect(few.breaks.map(\.id) == breaks[2495..<2498].map(\.id))
+        let capped: SessionStateReply = try player.call(.getSessionState(sessionId: id, firstBreak: 10, maxBreaks: 5000))
+        #expect(capped.breaks.count == 1000 && capped.breaks.first?.id == breaks[10].id)
+        let past: SessionStateReply = try player.call(.getSessionState(sessionId: id, firstBreak: .max))
+        #expect(past.breaks.isEmpty && past.totalBreaks == 2500)
+        // GetSession's state holds the first page, ListSessions' none; both say how many there are.
+        let info: SessionInfo = try player.call(.getSession(sessionId: id))
+        #expect(info.breakCount == 2500 && info.state.breaks.count == 1000 && info.state.totalBreaks == 2500)
+        let list: ListSessionsReply = try player.call(.listSessions)
+        #expect(list.sessions.map(\.state.breaks.count) == [0] && list.sessions.map(\.breakCount) == [2500])
+    }
 }

@@ -77,4 +77,23 @@ import Testing
         #expect(s.snapshot(at: 1030).phase == .finished)
         #expect(!s.isWatched("post"))
     }
+
+    /// A window of the snapshot holds those breaks and their states, clamped to the session's, and the rest
+    /// of the snapshot unchanged: GetSessionState's pages cost their own breaks.
+    @Test func aSnapshotWindowIsThatSliceOfTheWholeSnapshot() throws {
+        let breaks = (0..<10).map { AdBreak(id: "b\($0)", start: 600 + 600 * Double($0), duration: 30) }
+        var (s, _) = try Factory.session(breaks: breaks, contentDuration: 7200)
+        _ = try s.handle(.seekEnded(from: 0, to: 1300), at: 1001)
+        let whole = s.snapshot(at: 1002)
+        for window in [0..<10, 2..<5, 8..<20, 10..<12, 0..<0] {
+            let part = s.snapshot(at: 1002, breaks: window)
+            let clamped = window.clamped(to: 0..<10)
+            #expect(part.breaks == Array(whole.breaks[clamped]))
+            #expect(part.breakStates == Array(whole.breakStates[clamped]))
+            var rest = part
+            rest.breaks = whole.breaks
+            rest.breakStates = whole.breakStates
+            #expect(rest == whole)
+        }
+    }
 }

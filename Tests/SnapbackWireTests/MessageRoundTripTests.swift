@@ -73,6 +73,7 @@ let everyRequest: [WireRequest] = [
     .streamTimeForContentTime(sessionId: 11, contentTime: 600),
     .breakAt(sessionId: 11, streamTime: 650),
     .getSessionState(sessionId: 12),
+    .getSessionState(sessionId: 12, firstBreak: 1000, maxBreaks: 10),
     .listSessions,
     .getSession(sessionId: 12),
     .watchDecisions(sessionId: 0, contentId: ""),
@@ -86,7 +87,8 @@ let everyRequest: [WireRequest] = [
 
 let sampleSessionState = SessionStateReply(
     phase: .inBreak, currentBreakId: "b1", streamTime: 640, contentTime: 600, playing: true, rate: 1,
-    pendingReturn: 900, breaks: sampleBreaks, cooldownUntil: 1_700_000_000.5, lastBookmarkContentTime: 0)
+    pendingReturn: 900, breaks: sampleBreaks, cooldownUntil: 1_700_000_000.5, lastBookmarkContentTime: 0,
+    totalBreaks: 1200)
 
 let bookmark = Bookmark(
     profile: "kids", contentId: "movie-42", contentTime: 870, streamTime: 960,

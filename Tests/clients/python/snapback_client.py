@@ -211,11 +211,12 @@ _MESSAGES = {
     "StreamTimeReply": "double stream_time=1",
     "BreakAtRequest": "uint64 session_id=1; double stream_time=2",
     "BreakAtReply": "AdBreak previous=1; AdBreak next=2",
-    "GetSessionStateRequest": "uint64 session_id=1",
+    "GetSessionStateRequest": "uint64 session_id=1; uint32 first_break=2; uint32 max_breaks=3",
     "SessionStateReply": "SessionPhase phase=1; string current_break_id=2; double stream_time=3; "
                          "double content_time=4; bool playing=5; double rate=6; optional double pending_return=7; "
                          "repeated AdBreak breaks=8; optional double cooldown_until=9; "
-                         "optional double last_bookmark_content_time=10; repeated BreakState break_states=11",
+                         "optional double last_bookmark_content_time=10; repeated BreakState break_states=11; "
+                         "uint32 total_breaks=12",
     "BreakState": "string break_id=1; BreakPosition position=2; bool watched=3; bool exempt=4; "
                   "BreakSkipReason skip_reason=5",
     # push.proto

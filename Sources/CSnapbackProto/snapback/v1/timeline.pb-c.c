@@ -2867,7 +2867,7 @@ const ProtobufCMessageDescriptor snapback__v1__break_at_reply__descriptor =
   (ProtobufCMessageInit) snapback__v1__break_at_reply__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor snapback__v1__get_session_state_request__field_descriptors[1] =
+static const ProtobufCFieldDescriptor snapback__v1__get_session_state_request__field_descriptors[3] =
 {
   {
     "session_id",
@@ -2881,14 +2881,40 @@ static const ProtobufCFieldDescriptor snapback__v1__get_session_state_request__f
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "first_break",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__GetSessionStateRequest, first_break),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "max_breaks",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__GetSessionStateRequest, max_breaks),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned snapback__v1__get_session_state_request__field_indices_by_name[] = {
+  1,   /* field[1] = first_break */
+  2,   /* field[2] = max_breaks */
   0,   /* field[0] = session_id */
 };
 static const ProtobufCIntRange snapback__v1__get_session_state_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 1 }
+  { 0, 3 }
 };
 const ProtobufCMessageDescriptor snapback__v1__get_session_state_request__descriptor =
 {
@@ -2898,14 +2924,14 @@ const ProtobufCMessageDescriptor snapback__v1__get_session_state_request__descri
   "Snapback__V1__GetSessionStateRequest",
   "snapback.v1",
   sizeof(Snapback__V1__GetSessionStateRequest),
-  1,
+  3,
   snapback__v1__get_session_state_request__field_descriptors,
   snapback__v1__get_session_state_request__field_indices_by_name,
   1,  snapback__v1__get_session_state_request__number_ranges,
   (ProtobufCMessageInit) snapback__v1__get_session_state_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor snapback__v1__session_state_reply__field_descriptors[11] =
+static const ProtobufCFieldDescriptor snapback__v1__session_state_reply__field_descriptors[12] =
 {
   {
     "phase",
@@ -3039,6 +3065,18 @@ static const ProtobufCFieldDescriptor snapback__v1__session_state_reply__field_d
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "total_breaks",
+    12,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__SessionStateReply, total_breaks),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned snapback__v1__session_state_reply__field_indices_by_name[] = {
   10,   /* field[10] = break_states */
@@ -3052,11 +3090,12 @@ static const unsigned snapback__v1__session_state_reply__field_indices_by_name[]
   4,   /* field[4] = playing */
   5,   /* field[5] = rate */
   2,   /* field[2] = stream_time */
+  11,   /* field[11] = total_breaks */
 };
 static const ProtobufCIntRange snapback__v1__session_state_reply__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 11 }
+  { 0, 12 }
 };
 const ProtobufCMessageDescriptor snapback__v1__session_state_reply__descriptor =
 {
@@ -3066,7 +3105,7 @@ const ProtobufCMessageDescriptor snapback__v1__session_state_reply__descriptor =
   "Snapback__V1__SessionStateReply",
   "snapback.v1",
   sizeof(Snapback__V1__SessionStateReply),
-  11,
+  12,
   snapback__v1__session_state_reply__field_descriptors,
   snapback__v1__session_state_reply__field_indices_by_name,
   1,  snapback__v1__session_state_reply__number_ranges,

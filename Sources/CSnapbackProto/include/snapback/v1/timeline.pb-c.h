@@ -643,14 +643,28 @@ struct  Snapback__V1__BreakAtReply
     , NULL, NULL }
 
 
+/*
+ * A session's state with a page of its breaks: at most 1000 of them, from `first_break` (an index into
+ * the session's breaks sorted by start). SessionStateReply.total_breaks says how many there are; a client
+ * that wants them all asks again from first_break + the count it got, until it has total_breaks. The cost
+ * of a request is its page's, however many breaks the session holds.
+ */
 struct  Snapback__V1__GetSessionStateRequest
 {
   ProtobufCMessage base;
   uint64_t session_id;
+  /*
+   * The index of the first break to list; past the last, the page is empty.
+   */
+  uint32_t first_break;
+  /*
+   * The most breaks to list; 0 or more than 1000 means 1000.
+   */
+  uint32_t max_breaks;
 };
 #define SNAPBACK__V1__GET_SESSION_STATE_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&snapback__v1__get_session_state_request__descriptor) \
-    , 0 }
+    , 0, 0, 0 }
 
 
 typedef enum {
@@ -690,7 +704,8 @@ struct  Snapback__V1__SessionStateReply
   protobuf_c_boolean playing;
   double rate;
   /*
-   * Every break, sorted by start, with its watched flag.
+   * The page's breaks (GetSessionStateRequest.first_break on, all of them when the session holds at most
+   * 1000), sorted by start, with their watched flags.
    */
   size_t n_breaks;
   Snapback__V1__AdBreak **breaks;
@@ -699,6 +714,10 @@ struct  Snapback__V1__SessionStateReply
    */
   size_t n_break_states;
   Snapback__V1__BreakState **break_states;
+  /*
+   * How many breaks the session holds (`breaks` is the page of them asked for).
+   */
+  uint32_t total_breaks;
   Snapback__V1__SessionStateReply__PendingReturnCase _pending_return_case;
   union {
     double pending_return;
@@ -714,7 +733,7 @@ struct  Snapback__V1__SessionStateReply
 };
 #define SNAPBACK__V1__SESSION_STATE_REPLY__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&snapback__v1__session_state_reply__descriptor) \
-    , SNAPBACK__V1__SESSION_PHASE__SESSION_PHASE_UNSPECIFIED, (char *)protobuf_c_empty_string, 0, 0, 0, 0, 0,NULL, 0,NULL, SNAPBACK__V1__SESSION_STATE_REPLY___PENDING_RETURN__NOT_SET, {0}, SNAPBACK__V1__SESSION_STATE_REPLY___COOLDOWN_UNTIL__NOT_SET, {0}, SNAPBACK__V1__SESSION_STATE_REPLY___LAST_BOOKMARK_CONTENT_TIME__NOT_SET, {0} }
+    , SNAPBACK__V1__SESSION_PHASE__SESSION_PHASE_UNSPECIFIED, (char *)protobuf_c_empty_string, 0, 0, 0, 0, 0,NULL, 0,NULL, 0, SNAPBACK__V1__SESSION_STATE_REPLY___PENDING_RETURN__NOT_SET, {0}, SNAPBACK__V1__SESSION_STATE_REPLY___COOLDOWN_UNTIL__NOT_SET, {0}, SNAPBACK__V1__SESSION_STATE_REPLY___LAST_BOOKMARK_CONTENT_TIME__NOT_SET, {0} }
 
 
 /*
