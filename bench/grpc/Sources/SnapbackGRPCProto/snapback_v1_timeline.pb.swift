@@ -774,12 +774,22 @@ public nonisolated struct Snapback_V1_BreakAtReply: Sendable {
   fileprivate var _next: Snapback_V1_AdBreak? = nil
 }
 
+/// A session's state with a page of its breaks: at most 1000 of them, from `first_break` (an index into
+/// the session's breaks sorted by start). SessionStateReply.total_breaks says how many there are; a client
+/// that wants them all asks again from first_break + the count it got, until it has total_breaks. The cost
+/// of a request is its page's, however many breaks the session holds.
 public nonisolated struct Snapback_V1_GetSessionStateRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   public var sessionID: UInt64 = 0
+
+  /// The index of the first break to list; past the last, the page is empty.
+  public var firstBreak: UInt32 = 0
+
+  /// The most breaks to list; 0 or more than 1000 means 1000.
+  public var maxBreaks: UInt32 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -816,7 +826,8 @@ public nonisolated struct Snapback_V1_SessionStateReply: Sendable {
   /// Clears the value of `pendingReturn`. Subsequent reads from it will return its default value.
   public mutating func clearPendingReturn() {self._pendingReturn = nil}
 
-  /// Every break, sorted by start, with its watched flag.
+  /// The page's breaks (GetSessionStateRequest.first_break on, all of them when the session holds at most
+  /// 1000), sorted by start, with their watched flags.
   public var breaks: [Snapback_V1_AdBreak] = []
 
   /// Wall time (unix seconds) until which breaks are skipped; absent = no cooldown running.
@@ -841,6 +852,9 @@ public nonisolated struct Snapback_V1_SessionStateReply: Sendable {
 
   /// What the viewer did with each break, in the order of `breaks`.
   public var breakStates: [Snapback_V1_BreakState] = []
+
+  /// How many breaks the session holds (`breaks` is the page of them asked for).
+  public var totalBreaks: UInt32 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1933,7 +1947,7 @@ nonisolated extension Snapback_V1_BreakAtReply: SwiftProtobuf.Message, SwiftProt
 
 nonisolated extension Snapback_V1_GetSessionStateRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".GetSessionStateRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{3}first_break\0\u{3}max_breaks\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1942,6 +1956,8 @@ nonisolated extension Snapback_V1_GetSessionStateRequest: SwiftProtobuf.Message,
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularUInt64Field(value: &self.sessionID) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.firstBreak) }()
+      case 3: try { try decoder.decodeSingularUInt32Field(value: &self.maxBreaks) }()
       default: break
       }
     }
@@ -1951,11 +1967,19 @@ nonisolated extension Snapback_V1_GetSessionStateRequest: SwiftProtobuf.Message,
     if self.sessionID != 0 {
       try visitor.visitSingularUInt64Field(value: self.sessionID, fieldNumber: 1)
     }
+    if self.firstBreak != 0 {
+      try visitor.visitSingularUInt32Field(value: self.firstBreak, fieldNumber: 2)
+    }
+    if self.maxBreaks != 0 {
+      try visitor.visitSingularUInt32Field(value: self.maxBreaks, fieldNumber: 3)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Snapback_V1_GetSessionStateRequest, rhs: Snapback_V1_GetSessionStateRequest) -> Bool {
     if lhs.sessionID != rhs.sessionID {return false}
+    if lhs.firstBreak != rhs.firstBreak {return false}
+    if lhs.maxBreaks != rhs.maxBreaks {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1963,7 +1987,7 @@ nonisolated extension Snapback_V1_GetSessionStateRequest: SwiftProtobuf.Message,
 
 nonisolated extension Snapback_V1_SessionStateReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SessionStateReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}phase\0\u{3}current_break_id\0\u{3}stream_time\0\u{3}content_time\0\u{1}playing\0\u{1}rate\0\u{3}pending_return\0\u{1}breaks\0\u{3}cooldown_until\0\u{3}last_bookmark_content_time\0\u{3}break_states\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}phase\0\u{3}current_break_id\0\u{3}stream_time\0\u{3}content_time\0\u{1}playing\0\u{1}rate\0\u{3}pending_return\0\u{1}breaks\0\u{3}cooldown_until\0\u{3}last_bookmark_content_time\0\u{3}break_states\0\u{3}total_breaks\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1982,6 +2006,7 @@ nonisolated extension Snapback_V1_SessionStateReply: SwiftProtobuf.Message, Swif
       case 9: try { try decoder.decodeSingularDoubleField(value: &self._cooldownUntil) }()
       case 10: try { try decoder.decodeSingularDoubleField(value: &self._lastBookmarkContentTime) }()
       case 11: try { try decoder.decodeRepeatedMessageField(value: &self.breakStates) }()
+      case 12: try { try decoder.decodeSingularUInt32Field(value: &self.totalBreaks) }()
       default: break
       }
     }
@@ -2025,6 +2050,9 @@ nonisolated extension Snapback_V1_SessionStateReply: SwiftProtobuf.Message, Swif
     if !self.breakStates.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.breakStates, fieldNumber: 11)
     }
+    if self.totalBreaks != 0 {
+      try visitor.visitSingularUInt32Field(value: self.totalBreaks, fieldNumber: 12)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2040,6 +2068,7 @@ nonisolated extension Snapback_V1_SessionStateReply: SwiftProtobuf.Message, Swif
     if lhs._cooldownUntil != rhs._cooldownUntil {return false}
     if lhs._lastBookmarkContentTime != rhs._lastBookmarkContentTime {return false}
     if lhs.breakStates != rhs.breakStates {return false}
+    if lhs.totalBreaks != rhs.totalBreaks {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
