@@ -29,6 +29,28 @@ struct SessionTable {
 
     /// In opening order.
     var ids: [UInt64] { entries.keys.sorted() }
+
+    /// The `limit` smallest ids above `after` whose session passes `include`, in order, and whether more
+    /// follow: one pass over the table, sorting only what is kept.
+    func ids(after: UInt64, limit: Int, where include: (SessionEntry) -> Bool) -> (ids: [UInt64], more: Bool) {
+        var kept: [UInt64] = []
+        var more = false
+        for (id, entry) in entries where id > after && include(entry) {
+            kept.append(id)
+            // Past twice the page, keep the smallest `limit`: a bounded buffer, sorted now and then.
+            if kept.count >= 2 * limit {
+                kept.sort()
+                kept.removeLast(kept.count - limit)
+                more = true
+            }
+        }
+        kept.sort()
+        if kept.count > limit {
+            kept.removeLast(kept.count - limit)
+            more = true
+        }
+        return (kept, more)
+    }
 }
 
 extension TimelineService {

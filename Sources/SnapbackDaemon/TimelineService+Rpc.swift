@@ -39,8 +39,8 @@ extension TimelineService {
             handshake(hello, header, state, connection)
         case .getStatus:
             reply(connection, header, status(now))
-        case .listSessions:
-            listSessions(header, connection, now)
+        case .listSessions(let pageSize, let token):
+            listSessions(pageSize, token, header, connection, now)
         case .getSession(let id):
             getSession(id, header, connection, now)
         case .watchDecisions(let sessionId, let contentId):

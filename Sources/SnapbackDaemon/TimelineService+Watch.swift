@@ -49,14 +49,24 @@ extension TimelineService {
 
     // MARK: Control/ListSessions, GetSession
 
-    func listSessions(_ header: FrameHeader, _ connection: any PeerPort, _ now: Double) {
-        let peer = connection.peer
-        var visible: [SessionInfo] = []
-        for id in sessions.ids {
-            guard let entry = sessions[id], mayInspect(entry, by: peer) else { continue }
-            visible.append(sessionInfo(entry, at: now, withBreaks: false))
+    /// A page of the sessions the caller may see, in id order from after the token's id: the ids are
+    /// scanned (cheap, however many), the page's sessions alone described and encoded.
+    func listSessions(
+        _ pageSize: UInt32, _ token: String, _ header: FrameHeader, _ connection: any PeerPort, _ now: Double
+    ) {
+        let limit = pageSize == 0 ? 100 : Int(min(pageSize, 1000))
+        var after: UInt64 = 0
+        if !token.isEmpty {
+            guard let id = UInt64(token) else {
+                fail(connection, header, .invalidArgument, "page_token \"\(token)\" is not one this daemon gave")
+                return
+            }
+            after = id
         }
-        reply(connection, header, ListSessionsReply(sessions: visible))
+        let peer = connection.peer
+        let (ids, more) = sessions.ids(after: after, limit: limit) { mayInspect($0, by: peer) }
+        let page = ids.compactMap { sessions[$0].map { sessionInfo($0, at: now, withBreaks: false) } }
+        reply(connection, header, ListSessionsReply(sessions: page, nextPageToken: more ? "\(ids.last!)" : ""))
     }
 
     func getSession(_ id: UInt64, _ header: FrameHeader, _ connection: any PeerPort, _ now: Double) {

@@ -83,13 +83,23 @@ extension SessionInfo: ProtoMessage {
 /// `snapback.v1.ListSessionsReply`.
 public struct ListSessionsReply: Sendable, Equatable {
     public var sessions: [SessionInfo]
-    public init(sessions: [SessionInfo]) { self.sessions = sessions }
+    /// "" on the last page; else what the next ListSessions passes as its page token.
+    public var nextPageToken: String
+    public init(sessions: [SessionInfo], nextPageToken: String = "") {
+        self.sessions = sessions
+        self.nextPageToken = nextPageToken
+    }
 }
 
 extension ListSessionsReply: ProtoMessage {
     static var descriptor: ProtoDescriptor { WireMethod.listSessions.replyDescriptor }
-    init(_ m: ProtoReader) throws(WireError) { sessions = try m.messages("sessions") }
-    func write(to m: ProtoBuilder) { m.set("sessions", sessions) }
+    init(_ m: ProtoReader) throws(WireError) {
+        self.init(sessions: try m.messages("sessions"), nextPageToken: try m.string("next_page_token"))
+    }
+    func write(to m: ProtoBuilder) {
+        m.set("sessions", sessions)
+        m.set("next_page_token", nextPageToken)
+    }
 }
 
 /// `snapback.v1.Decision`: one decision of a session's timeline, as the WatchDecisions stream carries it.

@@ -54,7 +54,7 @@ extension WireRequest {
     private static func query(_ method: WireMethod, _ m: ProtoReader) throws(WireError) -> WireRequest {
         switch method {
         case .getStatus: return .getStatus
-        case .listSessions: return .listSessions
+        case .listSessions: return .listSessions(pageSize: m.uint32("page_size"), pageToken: try m.string("page_token"))
         case .getSession: return .getSession(sessionId: m.uint64("session_id"))
         case .watchDecisions: return .watchDecisions(sessionId: m.uint64("session_id"), contentId: try m.string("content_id"))
         case .contentTimeForStreamTime:

@@ -25,7 +25,10 @@ extension WireRequest {
     /// The requests off the event path, field by field by name into the rpc's request message.
     private func writeQuery(to m: ProtoBuilder) {
         switch self {
-        case .getStatus, .listSessions: break
+        case .getStatus: break
+        case .listSessions(let size, let token):
+            m.set("page_size", size)
+            m.set("page_token", token)
         case .getSession(let id): m.set("session_id", id)
         case .getSessionState(let id, let first, let count):
             m.set("session_id", id)

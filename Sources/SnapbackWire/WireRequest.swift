@@ -12,7 +12,8 @@ public enum WireRequest: Sendable, Equatable {
     case getStatus
     /// Control/ListSessions, GetSession, WatchDecisions: the operator's view of every connection's
     /// sessions (who may call them is the daemon's business, not the wire's).
-    case listSessions
+    /// `pageSize` 0 = the server's default; `pageToken` "" = the first page.
+    case listSessions(pageSize: UInt32 = 0, pageToken: String = "")
     case getSession(sessionId: UInt64)
     /// `sessionId` 0 = every session; `contentId` "" = every content.
     case watchDecisions(sessionId: UInt64, contentId: String)

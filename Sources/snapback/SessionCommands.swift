@@ -23,12 +23,19 @@ struct SessionsCommand: ParsableCommand {
     func run() throws {
         let client = try connect(socket.path, clientName: "snapback-sessions")
         defer { client.close() }
-        let reply: ListSessionsReply = try client.call(.listSessions)
+        // Every page: the daemon answers a thousand sessions at a time.
+        var sessions: [SessionInfo] = []
+        var token = ""
+        repeat {
+            let reply: ListSessionsReply = try client.call(.listSessions(pageSize: 1000, pageToken: token))
+            sessions += reply.sessions
+            token = reply.nextPageToken
+        } while !token.isEmpty
         if output.json {
-            say(JSON.object(["sessions": .array(reply.sessions.map { $0.json(withBreaks: false) })]).rendered)
+            say(JSON.object(["sessions": .array(sessions.map { $0.json(withBreaks: false) })]).rendered)
             return
         }
-        for line in SessionDrawing.table(reply.sessions) { say(line) }
+        for line in SessionDrawing.table(sessions) { say(line) }
     }
 }
 

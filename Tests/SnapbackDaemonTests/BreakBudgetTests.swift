@@ -139,7 +139,42 @@ import Testing
         // GetSession's state holds the first page, ListSessions' none; both say how many there are.
         let info: SessionInfo = try player.call(.getSession(sessionId: id))
         #expect(info.breakCount == 2500 && info.state.breaks.count == 1000 && info.state.totalBreaks == 2500)
-        let list: ListSessionsReply = try player.call(.listSessions)
+        let list: ListSessionsReply = try player.call(.listSessions())
         #expect(list.sessions.map(\.state.breaks.count) == [0] && list.sessions.map(\.breakCount) == [2500])
+    }
+
+    /// ListSessions answers a page at a time, in opening order, each session once however many there are,
+    /// and only those the caller may see.
+    @Test func sessionsAreListedInPages() throws {
+        let daemon = EmbeddedDaemon {
+            $0.maxSessionsPerConnection = 300
+            $0.access.anyone = true
+        }
+        let player = try daemon.player()
+        var opened: [UInt64] = []
+        for i in 0..<250 {
+            opened.append(try player.openSession(OpenSessionRequest(streamId: "s", contentId: "c\(i)")).sessionId)
+        }
+        for id in opened[100..<120] { try player.closeSession(id) }
+        let stranger = EmbeddedPlayer(peer: daemon.connect(uid: 4242, gid: 4242), store: daemon.store, clock: daemon.clock)
+        let _: HelloReply = try stranger.call(.hello(HelloRequest(clientName: "stranger")))
+        let own = try stranger.openSession(OpenSessionRequest(streamId: "t", contentId: "theirs")).sessionId
+        let first: ListSessionsReply = try player.call(.listSessions())
+        #expect(first.sessions.count == 100 && first.nextPageToken != "")
+        var seen: [UInt64] = []
+        var token = ""
+        repeat {
+            let page: ListSessionsReply = try player.call(.listSessions(pageSize: 64, pageToken: token))
+            #expect(page.sessions.count <= 64)
+            seen += page.sessions.map(\.sessionId)
+            token = page.nextPageToken
+        } while !token.isEmpty
+        #expect(seen == Array(opened[..<100] + opened[120...]) + [own])
+        let theirs: ListSessionsReply = try stranger.call(.listSessions(pageSize: 5000))
+        #expect(theirs.sessions.map(\.sessionId) == [own] && theirs.nextPageToken == "")
+        let refusal = #expect(throws: SnapbackClientError.self) {
+            _ = try player.call(.listSessions(pageToken: "not-a-token"), as: ListSessionsReply.self)
+        }
+        #expect(refusal?.code == .invalidArgument)
     }
 }

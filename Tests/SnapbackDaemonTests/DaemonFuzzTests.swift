@@ -37,7 +37,7 @@ import Testing
         p.send(.event(sessionId: 1, .trickPlayEnded(streamTime: 1700)), callId: 9)
         p.send(.event(sessionId: 1, .paused(streamTime: 1700)), callId: 10)
         p.send(.getSessionState(sessionId: 1), callId: 11)
-        p.send(.listSessions, callId: 15)
+        p.send(.listSessions(), callId: 15)
         p.send(.getSession(sessionId: 1), callId: 16)
         p.send(.closeSession(sessionId: 1), callId: 12)
         p.commitWrites()

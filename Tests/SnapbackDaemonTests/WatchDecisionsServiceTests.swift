@@ -155,7 +155,7 @@ import Testing
         _ = box.snapback(a, on: alice, callId: 3)
 
         let root = box.peer()
-        let all = try ListSessionsReply.decode(try #require(box.send(.listSessions, on: root, callId: 2).first).body)
+        let all = try ListSessionsReply.decode(try #require(box.send(.listSessions(), on: root, callId: 2).first).body)
         #expect(all.sessions.map(\.sessionId) == [a, b])
         let first = all.sessions[0]
         #expect(first.contentId == "a" && first.clientName == "alice-player" && first.peerUid == 1000)
@@ -164,7 +164,7 @@ import Testing
         #expect(first.pushes >= 1)
 
         let own = try ListSessionsReply.decode(
-            try #require(box.send(.listSessions, on: box.peer(uid: 2000, gid: 2000), callId: 2).first).body)
+            try #require(box.send(.listSessions(), on: box.peer(uid: 2000, gid: 2000), callId: 2).first).body)
         #expect(own.sessions.map(\.sessionId) == [b])
 
         let info = try SessionInfo.decode(try #require(box.send(.getSession(sessionId: a), on: root, callId: 3).first).body)

@@ -74,7 +74,8 @@ let everyRequest: [WireRequest] = [
     .breakAt(sessionId: 11, streamTime: 650),
     .getSessionState(sessionId: 12),
     .getSessionState(sessionId: 12, firstBreak: 1000, maxBreaks: 10),
-    .listSessions,
+    .listSessions(),
+    .listSessions(pageSize: 50, pageToken: "1234"),
     .getSession(sessionId: 12),
     .watchDecisions(sessionId: 0, contentId: ""),
     .watchDecisions(sessionId: 7, contentId: "movie-42"),
@@ -117,7 +118,7 @@ struct MessageRequestRoundTripTests {
             policyPreset: "ima", clientName: "shell", peerUid: 1000, peerPid: 42, openedAt: 1.8e9,
             pushes: 4, breakCount: 1, state: state, contentDuration: 1800)
         #expect(try SessionInfo.decode(info.encoded()) == info)
-        let list = ListSessionsReply(sessions: [info, info])
+        let list = ListSessionsReply(sessions: [info, info], nextPageToken: "17")
         #expect(try ListSessionsReply.decode(list.encoded()) == list)
         #expect(try ListSessionsReply.decode([]) == ListSessionsReply(sessions: []))
         for kind in WireDecision.Kind.allCases {

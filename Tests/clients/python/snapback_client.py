@@ -155,8 +155,8 @@ _MESSAGES = {
                    "uint32 sessions=5; uint64 requests=6; uint64 pushes=7; StoreStatus store=8; "
                    "uint64 log_lines_dropped=9",
     "StoreStatus": "string kind=1; string path=2; uint64 bookmarks=3; string error=4",
-    "ListSessionsRequest": "",
-    "ListSessionsReply": "repeated SessionInfo sessions=1",
+    "ListSessionsRequest": "uint32 page_size=1; string page_token=2",
+    "ListSessionsReply": "repeated SessionInfo sessions=1; string next_page_token=2",
     "GetSessionRequest": "uint64 session_id=1",
     "SessionInfo": "uint64 session_id=1; string content_id=2; string stream_id=3; string profile=4; "
                    "SessionKind kind=5; string policy_preset=6; string client_name=7; uint32 peer_uid=8; "

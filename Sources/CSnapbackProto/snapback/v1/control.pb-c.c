@@ -919,9 +919,42 @@ const ProtobufCMessageDescriptor snapback__v1__store_status__descriptor =
   (ProtobufCMessageInit) snapback__v1__store_status__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-#define snapback__v1__list_sessions_request__field_descriptors NULL
-#define snapback__v1__list_sessions_request__field_indices_by_name NULL
-#define snapback__v1__list_sessions_request__number_ranges NULL
+static const ProtobufCFieldDescriptor snapback__v1__list_sessions_request__field_descriptors[2] =
+{
+  {
+    "page_size",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__ListSessionsRequest, page_size),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "page_token",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__ListSessionsRequest, page_token),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned snapback__v1__list_sessions_request__field_indices_by_name[] = {
+  0,   /* field[0] = page_size */
+  1,   /* field[1] = page_token */
+};
+static const ProtobufCIntRange snapback__v1__list_sessions_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
 const ProtobufCMessageDescriptor snapback__v1__list_sessions_request__descriptor =
 {
   PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
@@ -930,14 +963,14 @@ const ProtobufCMessageDescriptor snapback__v1__list_sessions_request__descriptor
   "Snapback__V1__ListSessionsRequest",
   "snapback.v1",
   sizeof(Snapback__V1__ListSessionsRequest),
-  0,
+  2,
   snapback__v1__list_sessions_request__field_descriptors,
   snapback__v1__list_sessions_request__field_indices_by_name,
-  0,  snapback__v1__list_sessions_request__number_ranges,
+  1,  snapback__v1__list_sessions_request__number_ranges,
   (ProtobufCMessageInit) snapback__v1__list_sessions_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor snapback__v1__list_sessions_reply__field_descriptors[1] =
+static const ProtobufCFieldDescriptor snapback__v1__list_sessions_reply__field_descriptors[2] =
 {
   {
     "sessions",
@@ -951,14 +984,27 @@ static const ProtobufCFieldDescriptor snapback__v1__list_sessions_reply__field_d
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "next_page_token",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__ListSessionsReply, next_page_token),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned snapback__v1__list_sessions_reply__field_indices_by_name[] = {
+  1,   /* field[1] = next_page_token */
   0,   /* field[0] = sessions */
 };
 static const ProtobufCIntRange snapback__v1__list_sessions_reply__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 1 }
+  { 0, 2 }
 };
 const ProtobufCMessageDescriptor snapback__v1__list_sessions_reply__descriptor =
 {
@@ -968,7 +1014,7 @@ const ProtobufCMessageDescriptor snapback__v1__list_sessions_reply__descriptor =
   "Snapback__V1__ListSessionsReply",
   "snapback.v1",
   sizeof(Snapback__V1__ListSessionsReply),
-  1,
+  2,
   snapback__v1__list_sessions_reply__field_descriptors,
   snapback__v1__list_sessions_reply__field_indices_by_name,
   1,  snapback__v1__list_sessions_reply__number_ranges,

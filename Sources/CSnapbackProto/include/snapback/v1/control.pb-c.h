@@ -215,13 +215,25 @@ struct  Snapback__V1__StoreStatus
     , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string }
 
 
+/*
+ * The open sessions the caller may see, a page at a time: a box may hold tens of thousands, and one
+ * reply listing them all would hold every player for as long as it takes.
+ */
 struct  Snapback__V1__ListSessionsRequest
 {
   ProtobufCMessage base;
+  /*
+   * The most sessions to return; 0 = 100, at most 1000.
+   */
+  uint32_t page_size;
+  /*
+   * "" for the first page, else a previous reply's next_page_token.
+   */
+  char *page_token;
 };
 #define SNAPBACK__V1__LIST_SESSIONS_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&snapback__v1__list_sessions_request__descriptor) \
-     }
+    , 0, (char *)protobuf_c_empty_string }
 
 
 struct  Snapback__V1__ListSessionsReply
@@ -232,10 +244,14 @@ struct  Snapback__V1__ListSessionsReply
    */
   size_t n_sessions;
   Snapback__V1__SessionInfo **sessions;
+  /*
+   * "" on the last page.
+   */
+  char *next_page_token;
 };
 #define SNAPBACK__V1__LIST_SESSIONS_REPLY__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&snapback__v1__list_sessions_reply__descriptor) \
-    , 0,NULL }
+    , 0,NULL, (char *)protobuf_c_empty_string }
 
 
 struct  Snapback__V1__GetSessionRequest
