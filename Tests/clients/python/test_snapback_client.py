@@ -402,8 +402,10 @@ def run(path, version, proc):
 
     def replacing_break():
         # content_resume_offset = the break's duration: the break replaces the content it covers, so stream
-        # 900 is content 900 (an inserted break would make it 840); the state echoes the field, and an offset
-        # longer than the break is refused naming it.
+        # 900 is content 900 (an inserted break would make it 840); the state echoes the field. Above the
+        # duration the break cuts more than it lasts (Media3's 200 s ad group resuming the content 400 s
+        # later): stream 4700 is content 4900, and content it cut converts to the break's end. A negative
+        # offset is refused naming the field.
         r = c.open_session(stream_id="py-r", content_id="py-replaced",
                            breaks=[{"id": "r1", "start": 600.0, "duration": 60.0, "content_resume_offset": 60.0}],
                            content_duration=1800.0)
@@ -411,13 +413,23 @@ def run(path, version, proc):
         expect(ct.content_time == 900.0, "content time %g" % ct.content_time)
         state = c.call("Timeline/GetSessionState", session_id=r.session_id)
         expect([b.content_resume_offset for b in state.breaks] == [60.0], "%r" % (state.breaks,))
+        cut = c.open_session(stream_id="py-cut", content_id="py-cut",
+                             breaks=[{"id": "ad3", "start": 4300.0, "duration": 200.0, "content_resume_offset": 400.0}],
+                             content_duration=6000.0)
+        after = c.call("Timeline/ContentTimeForStreamTime", session_id=cut.session_id, stream_time=4700.0)
+        expect(after.content_time == 4900.0, "content time %g" % after.content_time)
+        in_cut = c.call("Timeline/StreamTimeForContentTime", session_id=cut.session_id, content_time=4300.0)
+        expect(in_cut.stream_time == 4500.0, "stream time %g" % in_cut.stream_time)
         detail = expect_error(sb.INVALID_ARGUMENT, lambda: c.open_session(
             stream_id="py-r2", content_id="py-replaced-2",
-            breaks=[{"id": "r1", "start": 600.0, "duration": 60.0, "content_resume_offset": 61.0}]))
+            breaks=[{"id": "r1", "start": 600.0, "duration": 60.0, "content_resume_offset": -1.0}]))
         expect("breaks[0].content_resume_offset" in detail, detail)
         c.close_session(r.session_id)
-        return "stream 900 = content %g; %s" % (ct.content_time, detail)
-    check("AdBreak.content_resume_offset: a replacing break; out of range -> INVALID_ARGUMENT", replacing_break)
+        c.close_session(cut.session_id)
+        return "stream 900 = content %g; cut: stream 4700 = content %g, content 4300 = stream %g; %s" % (
+            ct.content_time, after.content_time, in_cut.stream_time, detail)
+    check("AdBreak.content_resume_offset: replacing and cutting breaks; out of range -> INVALID_ARGUMENT",
+          replacing_break)
 
     def sigterm():
         # c is still connected with an open session: the stop must still be clean.

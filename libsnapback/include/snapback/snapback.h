@@ -176,8 +176,9 @@ typedef struct snapback_break {
     const double *ad_durations; /* per ad, in play order; NULL/0 when unknown */
     size_t n_ad_durations;
     bool watched;
-    /* Seconds of content the break replaces (AdBreak.content_resume_offset), 0 to duration; counts only
-     * with has_content_resume_offset set. Unset: inserted on demand, replacing (duration) live. */
+    /* Seconds of content the break replaces (AdBreak.content_resume_offset), 0 to 1e8: above duration the
+     * break cuts more content than it lasts. Counts only with has_content_resume_offset set. Unset:
+     * inserted on demand, replacing (duration) live. */
     bool has_content_resume_offset;
     double content_resume_offset;
 } snapback_break;
