@@ -224,6 +224,7 @@ struct RandomTimeline {
         p.snapbackLandingOffset = rng.pick([0, 0.1, 1, 500])
         p.cooldown = rng.pick([0, 0, 60, 300])
         p.trickPlayAsSeek = rng.chance(0.7)
+        p.trickPlaySkippedBreaks = rng.pick(AdPolicy.TrickPlaySkippedBreaks.allCases)
         p.resumeBreaks = rng.pick(AdPolicy.ResumeBreaks.allCases)
         p.prerollDisabled = rng.chance(0.15)
         p.midrollsDisabled = rng.chance(0.15)

@@ -400,6 +400,41 @@ def run(path, version, proc):
                                                         for b in bs])
     check("BreakSkipped push, ad event stream_time, racing AdBreakEnded, break_states", skipped_and_racing)
 
+    def tvsdk_trick_play():
+        # issue #25: under the tvsdk preset trick play tells every break it passed, the one that then plays
+        # too (TVSDK's AD_BREAK_SKIPPED), before the seek to it; PolicyOverrides.trick_play_skipped_breaks
+        # does the same for another preset, and a rewind tells them in the order it met them.
+        told = {}
+        for preset, overrides, start, end in (("tvsdk", None, 300.0, 1400.0),
+                                              ("snapback", {"trick_play_skipped_breaks":
+                                                            sb.TRICK_PLAY_SKIPPED_BREAKS_EVERY_PASSED}, 1400.0, 300.0)):
+            fields = dict(stream_id="py-tv-" + preset, content_id="py-tv-" + preset, policy_preset=preset,
+                          breaks=[{"id": "k1", "start": 600.0, "duration": 60.0},
+                                  {"id": "k2", "start": 1000.0, "duration": 60.0}], content_duration=1800.0)
+            if overrides:
+                fields["policy_overrides"] = overrides
+            sid3 = c.open_session(**fields).session_id
+            c.call("Timeline/ReportPlayhead", session_id=sid3, stream_time=start, rate=1.0, playing=True)
+            c.call("Timeline/TrickPlayStarted", session_id=sid3, stream_time=start, rate=8.0 if end > start else -8.0)
+            c.take_pushes()
+            c.call("Timeline/TrickPlayEnded", session_id=sid3, stream_time=end)
+            pushes = [e.push for e in c.take_pushes() if e.push.session_id == sid3]
+            kinds = [p.kind for p in pushes]
+            skipped = [p.break_skipped.break_id for p in pushes if p.kind == "break_skipped"]
+            seeks = [p.seek.stream_time for p in pushes if p.kind == "seek"]
+            told[preset] = (skipped, seeks)
+            c.close_session(sid3)
+            c.take_pushes()
+            if end > start:
+                expect(skipped == ["k1", "k2"] and seeks == [1000.0]
+                       and max(i for i, k in enumerate(kinds) if k == "break_skipped") < kinds.index("seek"),
+                       "pushes: %s" % kinds)
+            else:
+                expect(skipped == ["k2", "k1"] and seeks == [], "pushes: %s" % kinds)
+        return "tvsdk forward: skipped %s then seek %s; override, rewind: skipped %s" % (
+            told["tvsdk"][0], told["tvsdk"][1], told["snapback"][0])
+    check("tvsdk: BreakSkipped for every break trick play passed; the override; a rewind's order", tvsdk_trick_play)
+
     def replacing_break():
         # content_resume_offset = the break's duration: the break replaces the content it covers, so stream
         # 900 is content 900 (an inserted break would make it 840); the state echoes the field. Above the
