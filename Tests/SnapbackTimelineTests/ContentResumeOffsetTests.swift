@@ -122,7 +122,7 @@ import Testing
         let layout = try TimelineLayout(breaks: Self.media3Conversions)
         let media3: [(Double, Double)] = [(100, 200), (1999, 2099), (2000, 2300), (3999, 4299), (4400, 4500)]
         for (content, stream) in media3 { #expect(layout.streamTime(forContentTime: content) == stream, "content \(content)") }
-        // Content a group cut: Media3 puts it inside the group (content 4300 at stream 4400, 50 into the ads,
+        // Content a group cut: Media3 puts it inside the group (content 4300 at stream 4400, 100 s into the ads,
         // which then play); snapback at the group's end, where the content comes back — never a resume or
         // seek target inside the ads.
         for content in [0.0, 50, 99.5] { #expect(layout.streamTime(forContentTime: content) == 200, "content \(content)") }
