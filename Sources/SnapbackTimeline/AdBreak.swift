@@ -14,8 +14,9 @@ public struct AdBreak: Sendable, Equatable, Hashable {
     public var watched: Bool
     /// How much content the break replaces: the content resumes this many seconds of content time after
     /// the point where it stopped for the break (HLS interstitials' `X-RESUME-OFFSET`, Media3's
-    /// `contentResumeOffsetUs`). 0 ≤ offset ≤ `duration`. nil: the session kind's default — inserted (0)
-    /// on demand, replacing (`duration`) live, where the stream goes on while the ad plays.
+    /// `contentResumeOffsetUs`). Any offset in `Limits.contentResumeOffset`: above `duration` the break
+    /// cuts more content than it lasts. nil: the session kind's default — inserted (0) on demand,
+    /// replacing (`duration`) live, where the stream goes on while the ad plays.
     public var contentResumeOffset: Double?
 
     public init(

@@ -60,8 +60,8 @@ extension AdPolicy {
         }
     }
 
-    /// Every field of the policy, in the order of `snapback.v1.PolicyOverrides` and of the
-    /// documentation (`snapbackd.conf(5)`, `config/snapbackd.conf`).
+    /// Every field of the policy, in the order of `snapback.v1.PolicyOverrides`' field numbers and, within
+    /// each section, of the documentation (`snapbackd.conf(5)`, `config/snapbackd.conf`).
     public static let fields: [Field] = [
         Field("skipped-break-choice", .choice(Choice(\.skippedBreakChoice))),
         Field("seek-gate", .choice(Choice(\.seekGate))),
@@ -86,7 +86,8 @@ extension AdPolicy {
             .count(\.maxSnapbacksPerBreak, wire: Limits.snapbacksPerBreak, configured: 1...1000)),
         Field("coverage-tolerance", .seconds(\.coverageTolerance, Limits.duration)),
         Field("bookmark-interval", .seconds(\.bookmarkInterval, Limits.duration), deviceWide: true),
-        Field("finished-margin", .seconds(\.finishedMargin, Limits.duration), deviceWide: true)
+        Field("finished-margin", .seconds(\.finishedMargin, Limits.duration), deviceWide: true),
+        Field("trick-play-skipped-breaks", .choice(Choice(\.trickPlaySkippedBreaks)))
     ]
 
     /// The field whose key path this is, if the policy has one.

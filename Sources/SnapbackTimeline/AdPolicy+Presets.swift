@@ -43,6 +43,7 @@ extension AdPolicy {
     /// skips ads then plays the last break skipped and goes to the trick-play position; resume plays the
     /// pre-roll (sample). Seeks during a break are not refused: "TVSDK does not provide a way to disable
     /// seeking during ads" (the application may), which is what makes on-begin vs on-end observable.
+    /// AD_BREAK_SKIPPED is dispatched for every break trick play passed, the one that then plays too.
     public static var tvsdk: AdPolicy {
         var p = AdPolicy()
         p.refuseSeeksDuringUnwatchedBreak = false
@@ -51,6 +52,7 @@ extension AdPolicy {
         p.watchedWhen = .onBegin
         p.returnToTarget = .always
         p.trickPlayAsSeek = true
+        p.trickPlaySkippedBreaks = .everyPassed
         p.resumeBreaks = .preroll
         return p
     }

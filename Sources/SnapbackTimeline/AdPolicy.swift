@@ -77,6 +77,17 @@ public struct AdPolicy: Sendable, Equatable {
         case prerollAndLastBefore = "preroll-and-last"
     }
 
+    /// Which breaks trick play reports as skipped (`breakSkipped`, trick play) when it ends.
+    public enum TrickPlaySkippedBreaks: String, Sendable, Equatable, CaseIterable {
+        /// Every break it went over but the one that then plays, in stream order: a break that plays was
+        /// not skipped. (default)
+        case notPlayed = "not-played"
+        /// Every break it went over, the one that then plays too, in the order trick play met them
+        /// (TVSDK dispatches AD_BREAK_SKIPPED before each break fast-forward or rewind passes, and on
+        /// leaving trick play plays the last of them).
+        case everyPassed = "every-passed"
+    }
+
     public var skippedBreakChoice: SkippedBreakChoice = .lastUnwatched
     public var seekGate: SeekGate = .crossedBreaks
     /// Whether backward seeks are held to breaks too (Media3, IMA HTML5/Android samples). Default false.
@@ -120,6 +131,9 @@ public struct AdPolicy: Sendable, Equatable {
     public var bookmarkInterval: Double = 30
     /// Within this many seconds of the content's end, the bookmark is cleared as finished. Default 30.
     public var finishedMargin: Double = 30
+    /// Which breaks trick play reports as skipped. Default: every one but the one that then plays.
+    /// Declared last, as its `PolicyOverrides` field was added last (field 22).
+    public var trickPlaySkippedBreaks: TrickPlaySkippedBreaks = .notPlayed
 
     public init() {}
 }

@@ -39,14 +39,12 @@ public enum Limits {
     /// serve on-demand programs): a request of a few bytes must not build thousands of breaks, which
     /// costs the loop milliseconds and the daemon megabytes per session.
     public static let adRulesMidrolls = 1000
-    /// A break's content resume offset: from 0 (inserted: the content resumes where it stopped) to the
-    /// break's duration (it replaces as much content as it lasts). HLS interstitials default to the
-    /// duration and Media3 to 0; neither gives a meaning to content going backwards, and an offset past the
-    /// duration would skip content no ad covers.
-    public static func contentResumeOffset(breakDuration d: Double) -> Limit {
-        // A bad duration (NaN would make the range trap) leaves only 0; the duration is refused on its own.
-        Limit(0...(d.isFinite && d > 0 ? d : 0), "a content resume offset from 0 to the break's duration, \(Seconds(d)) seconds")
-    }
+    /// A break's content resume offset: how far the content resumes after the point where it stopped, from
+    /// 0 (inserted) to a duration's top, whatever the break lasts. Above the break's duration the break cuts
+    /// more content than it lasts — ads shorter than the live content they cover, a blackout, a replaced
+    /// segment: Media3's `contentResumeOffsetUs` takes any offset and HLS lets `X-RESUME-OFFSET` exceed the
+    /// interstitial's `DURATION`. Below 0 the content would go back, which neither gives a meaning to.
+    public static let contentResumeOffset = Limit(0...1e8, "a content resume offset from 0 to 1e8 seconds")
     /// An ad's index within its break.
     public static let adIndex: ClosedRange<Int> = 0...99_999
 }

@@ -9,15 +9,19 @@
 /// - content → stream: a content time exactly at a break's content position resolves to the stream time
 ///   *after* the break (as Media3 does), so resuming at a break position does not replay the break.
 /// - a break that replaces content (`AdBreak.contentResumeOffset` > 0) resumes the content that much later
-///   than where it stopped: the content times it replaced have no stream time of their own and resolve to
-///   the break's end, where the content comes back. Back-to-back breaks share their first one's content
-///   position and their offsets add up, in play order (HLS interstitials at one date).
+///   than where it stopped, by less than it lasts, as much, or more (it cuts more content than it lasts:
+///   Media3's `contentResumeOffsetUs` and HLS's `X-RESUME-OFFSET` take any offset). The content times it
+///   cut have no stream time of their own and resolve to the break's end, where the content comes back —
+///   never a position inside the break (Media3 puts them inside the ad group, which then plays). Back-to-back
+///   breaks share their first one's content position and their offsets add up, in play order (HLS
+///   interstitials at one date).
 /// - ad-rules sessions (whose player time is content time): the identity.
 public struct TimelineLayout: Sendable, Equatable {
     /// The breaks, sorted by start.
     public let breaks: [AdBreak]
     /// `shiftBefore[i]` = the stream time of breaks 0..<i that is not content: each break's duration less
-    /// the content it replaced (its resume offset). One more element than `breaks`.
+    /// the content it replaced (its resume offset). Negative once breaks cut more content than they last.
+    /// One more element than `breaks`.
     private let shiftBefore: [Double]
     /// `contentPosition[i]` = the content time at which the content stopped for break i.
     private let contentPosition: SortedTimes
@@ -36,12 +40,14 @@ public struct TimelineLayout: Sendable, Equatable {
     /// The largest number of breaks a session may hold.
     public static let maxBreaks = 100_000
 
-    /// Builds a layout from breaks in any order, rejecting bad times, empty or duplicate ids and overlaps.
+    /// Builds a layout from breaks in any order, rejecting bad times, empty or duplicate ids, overlaps and
+    /// cuts that take the content past the last content time.
     public init(breaks: [AdBreak], identity: Bool = false) throws(TimelineError) {
         try Self.validate(breaks)
         let sorted = breaks.sorted { $0.start < $1.start }
         try Self.checkOverlaps(sorted)
         self.init(sorted: sorted, identity: identity)
+        try checkResumePositions()
     }
 
     /// The indexes of breaks already validated and sorted.
@@ -115,7 +121,18 @@ public struct TimelineLayout: Sendable, Equatable {
         if breaks.count + fresh.count > Self.maxBreaks { throw .tooManyBreaks(limit: Self.maxBreaks) }
         let merged = (breaks + fresh).sorted { $0.start < $1.start }
         try Self.checkOverlaps(merged)
-        return TimelineLayout(sorted: merged, identity: isIdentity)
+        let layout = TimelineLayout(sorted: merged, identity: isIdentity)
+        try layout.checkResumePositions()
+        return layout
+    }
+
+    /// Every break resumes the content at a content time (`Limits.position`): offsets of up to 1e8 s each,
+    /// on up to 100,000 breaks, could otherwise carry it to 1e13, a content time no request may name — a
+    /// bookmark saved there could never be resumed. Resume positions never decrease: the last is the largest.
+    private func checkResumePositions() throws(TimelineError) {
+        guard let last = resumePosition.last, !Limits.position.contains(last) else { return }
+        let b = breaks[breaks.count - 1]
+        throw .outOfRange(field: "break \(b.id) content resume point", value: last, limit: Limits.position)
     }
 
     private static func validate(_ breaks: [AdBreak]) throws(TimelineError) {
@@ -127,11 +144,10 @@ public struct TimelineLayout: Sendable, Equatable {
             try TimelineSettings.checkTime(b.start, "break \(b.id) start")
             try TimelineSettings.checkDuration(b.duration, "break \(b.id) duration")
             for d in b.adDurations { try TimelineSettings.checkDuration(d, "break \(b.id) ad duration") }
+            // Any offset, the break's duration or not: the content never goes back (below 0); above the
+            // duration the break cuts content no ad covers (a blackout, ads shorter than the live content).
             if let o = b.contentResumeOffset {
-                // Within the break: the content never goes back (below 0), and an ad cannot replace content
-                // it does not cover (above the duration: content the viewer never sees, ads or not).
-                let limit = Limits.contentResumeOffset(breakDuration: b.duration)
-                if !limit.contains(o) { throw .outOfRange(field: "break \(b.id) content resume offset", value: o, limit: limit) }
+                try TimelineSettings.check(o, Limits.contentResumeOffset, "break \(b.id) content resume offset")
             }
             if !seen.insert(b.id).inserted { throw .duplicateBreakId(b.id) }
         }
@@ -195,7 +211,9 @@ public struct TimelineLayout: Sendable, Equatable {
         // one's position (a stream time just before a break would convert back to the stream time after it).
         let c = max(s - shiftBefore[k], resumePosition[k - 1])
         if k < breaks.count, c >= contentPosition[k] { return contentPosition[k].nextDown }
-        return c
+        // Past the last break, breaks that cut more than they last put the content ahead of the stream: a
+        // stream time near the top of its range stays a content time a request may name (a bookmark).
+        return min(c, Limits.position.range.upperBound)
     }
 
     /// Stream time for a content time. A content time exactly at a break's content position resolves to

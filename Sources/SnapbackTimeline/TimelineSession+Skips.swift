@@ -19,12 +19,14 @@ extension TimelineSession {
         }
     }
 
-    /// Trick play went from `from` to `to`: every break it went over is skipped, but the one that plays
-    /// now (TVSDK dispatches AD_BREAK_SKIPPED for each, before the seek). The actions go in at `mark`,
-    /// before those the seek decision appended.
+    /// Trick play went from `from` to `to`: every break it went over is skipped, but, unless the policy says
+    /// every one (TVSDK, which dispatches AD_BREAK_SKIPPED before each break it passes and then plays the
+    /// last), the one that plays now. The actions go in at `mark`, before those the seek decision appended:
+    /// in stream order, or in the order trick play met them (backwards for a rewind) when every one is told.
     mutating func noteTrickPlaySkips(from: Double, to: Double, mark: Int, into actions: inout [TimelineAction]) {
+        let every = policy.trickPlaySkippedBreaks == .everyPassed
         var playing: String?
-        if case .inBreak(let v) = state { playing = v.id }
+        if !every, case .inBreak(let v) = state { playing = v.id }
         let lo = min(from, to), hi = max(from, to)
         var k = layout.countStarting(atOrBefore: lo)
         if k > 0, layout.breaks[k - 1].start == lo { k -= 1 }
@@ -35,6 +37,7 @@ extension TimelineSession {
             }
             k += 1
         }
+        if every && to < from { skips.reverse() }
         actions.insert(contentsOf: skips, at: min(mark, actions.count))
     }
 

@@ -82,3 +82,4 @@ extension AdPolicy.LandingInBreak: ProtoEnum { typealias Proto = Snapback__V1__L
 extension AdPolicy.WatchedWhen: ProtoEnum { typealias Proto = Snapback__V1__WatchedWhen }
 extension AdPolicy.WatchedBreakOnPlayback: ProtoEnum { typealias Proto = Snapback__V1__WatchedBreakOnPlayback }
 extension AdPolicy.ResumeBreaks: ProtoEnum { typealias Proto = Snapback__V1__ResumeBreaks }
+extension AdPolicy.TrickPlaySkippedBreaks: ProtoEnum { typealias Proto = Snapback__V1__TrickPlaySkippedBreaks }

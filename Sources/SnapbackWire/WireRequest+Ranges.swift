@@ -84,10 +84,7 @@ extension WireRequest {
             for (j, d) in b.adDurations.enumerated() {
                 try check(d, Limits.duration, "breaks[\(i)].ad_durations[\(j)]")
             }
-            // After the duration: its range is the offset's.
-            if let o = b.contentResumeOffset {
-                try check(o, Limits.contentResumeOffset(breakDuration: b.duration), "breaks[\(i)].content_resume_offset")
-            }
+            if let o = b.contentResumeOffset { try check(o, Limits.contentResumeOffset, "breaks[\(i)].content_resume_offset") }
         }
     }
 

@@ -32,8 +32,28 @@ import Testing
         #expect(ended.savedBookmarks == [900])
     }
 
-    @Test(arguments: [61.0, -1.0])
-    func anOffsetOutsideTheBreakIsRefusedNamingTheField(offset: Double) throws {
+    /// Media3's ad group of 200 s that resumes the content 400 s later (androidx/media
+    /// `ServerSideAdInsertionUtilTest`): a break cutting more content than it lasts opens, converts both ways
+    /// (the content it cut resolves to its end, never inside it) and is echoed in the state.
+    @Test func aBreakCuttingMoreThanItLastsIsTakenAndHonoured() throws {
+        let daemon = EmbeddedDaemon()
+        let player = try daemon.player()
+        let cut = [AdBreak(id: "ad3", start: 4300, duration: 200, contentResumeOffset: 400)]
+        var open = Streams.seed(breaks: cut)
+        open.contentDuration = 6000
+        let session = try player.openSession(open).sessionId
+        let after: ContentTimeReply = try player.call(.contentTimeForStreamTime(sessionId: session, streamTime: 4700))
+        #expect(after.contentTime == 4900)
+        for content in [4300.0, 4500, 4699] {
+            let inCut: StreamTimeReply = try player.call(.streamTimeForContentTime(sessionId: session, contentTime: content))
+            #expect(inCut.streamTime == 4500, "content \(content)")
+        }
+        let state: SessionStateReply = try player.call(.getSessionState(sessionId: session))
+        #expect(state.breaks.map(\.contentResumeOffset) == [400])
+    }
+
+    @Test(arguments: [1e8.nextUp, -1.0])
+    func anOffsetOutOfRangeIsRefusedNamingTheField(offset: Double) throws {
         let daemon = EmbeddedDaemon()
         let player = try daemon.player()
         let open = Streams.seed(breaks: [AdBreak(id: "r1", start: 600, duration: 60, contentResumeOffset: offset)])
@@ -41,16 +61,20 @@ import Testing
             try player.openSession(open)
         } throws: { error in
             guard case SnapbackClientError.status(.invalidArgument, let message) = error else { return false }
-            return message.contains("breaks[0].content_resume_offset must be a content resume offset from 0 to")
+            return message.contains("breaks[0].content_resume_offset must be a content resume offset from 0 to 1e8 seconds")
         }
-        // UpdateBreaks checks it where it enters too.
+        // UpdateBreaks checks it where it enters too; above the break's duration is taken there as well.
         let live = OpenSessionRequest(streamId: "live", contentId: "", kind: .live, breaks: [])
         let session = try player.openSession(live).sessionId
         #expect(throws: SnapbackClientError.self) {
             try player.send(
-                .breaksUpdated([AdBreak(id: "x", start: 100, duration: 30, contentResumeOffset: 31)]),
+                .breaksUpdated([AdBreak(id: "x", start: 100, duration: 30, contentResumeOffset: offset)]),
                 session: session)
         }
+        try player.send(
+            .breaksUpdated([AdBreak(id: "y", start: 100, duration: 30, contentResumeOffset: 90)]), session: session)
+        let content: ContentTimeReply = try player.call(.contentTimeForStreamTime(sessionId: session, streamTime: 200))
+        #expect(content.contentTime == 260)
     }
 
     /// A live stream goes on while its ads play: an added break replaces the content it covers (absent

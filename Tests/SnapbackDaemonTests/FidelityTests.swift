@@ -57,6 +57,37 @@ import Testing
         }
     }
 
+    /// Issue #25 through the real socket: under the tvsdk preset trick play over b1 and b2 tells both,
+    /// b2 too though it then plays (TVSDK's AD_BREAK_SKIPPED before each break passed), then seeks to b2.
+    /// The override on the wire does the same for another preset, and a rewind tells the breaks in the
+    /// order it met them.
+    @Test func tvsdkTellsEveryBreakTrickPlayPassedThroughTheSocket() throws {
+        let daemon = try DaemonHarness()
+        let player = try daemon.player()
+        var open = Streams.seed(contentId: "tvsdk-trick", breaks: Self.twoBreaks)
+        open.requestedPreset = .tvsdk
+        let session = try player.openSession(open).sessionId
+        try player.send(.playheadReported(streamTime: 300, rate: 1, playing: true), session: session)
+        try player.send(.trickPlayStarted(streamTime: 300, rate: 8), session: session)
+        let ended = try player.send(.trickPlayEnded(streamTime: 1400), session: session)
+        #expect(Self.skipped(ended) == ["b1 trick-play", "b2 trick-play"])
+        let lastSkip = ended.lastIndex { if case .breakSkipped = $0.kind { true } else { false } }
+        let seekIndex = ended.firstIndex { if case .seek = $0.kind { true } else { false } }
+        #expect(lastSkip != nil && seekIndex != nil && lastSkip! < seekIndex!)
+        #expect(ended.seekTargets == [1000])
+
+        var overrides = PolicyOverrides()
+        overrides.trickPlaySkippedBreaks = .everyPassed
+        let rewinding = try player.openSession(
+            Streams.seed(contentId: "told-rewind", breaks: Self.twoBreaks, overrides: overrides)
+        ).sessionId
+        try player.send(.playheadReported(streamTime: 1400, rate: 1, playing: true), session: rewinding)
+        try player.send(.trickPlayStarted(streamTime: 1400, rate: -8), session: rewinding)
+        let rewound = try player.send(.trickPlayEnded(streamTime: 300), session: rewinding)
+        #expect(Self.skipped(rewound) == ["b2 trick-play", "b1 trick-play"])
+        #expect(rewound.seekTargets == [])
+    }
+
     @Test func throughTheSocket() throws {
         let daemon = try DaemonHarness()
         let player = try daemon.player()

@@ -59,6 +59,35 @@ import Testing
         #expect(state.breaks.map(\.contentResumeOffset) == [30])
     }
 
+    /// A blackout that cuts more content than it lasts (30 s of slate for 300 s of the program), through the
+    /// real binary: the bookmark after it counts the cut content (stream 700 is content 970), and the
+    /// program opened again from that bookmark plays the break before it, then comes back at stream 700;
+    /// content inside the cut converts to the break's end.
+    @Test func aBreakCuttingMoreThanItLastsThroughTheRealDaemon() throws {
+        let daemon = try DaemonHarness()
+        let player = try daemon.player()
+        let blackout = [AdBreak(id: "r", start: 600, duration: 30, contentResumeOffset: 300)]
+        let first = try player.openSession(Streams.seed(contentId: "blackout", profile: "p", breaks: blackout)).sessionId
+        let inCut: StreamTimeReply = try player.call(.streamTimeForContentTime(sessionId: first, contentTime: 750))
+        #expect(inCut.streamTime == 630)
+        try player.send(.playheadReported(streamTime: 700, rate: 1, playing: true), session: first)
+        var paused = try player.send(.paused(streamTime: 700), session: first)
+        while paused.savedBookmarks.isEmpty { paused.append(try player.nextPush(timeout: .seconds(5))) }
+        #expect(paused.savedBookmarks == [970])
+        try player.closeSession(first)
+
+        let reopened = try player.openSession(
+            Streams.seed(contentId: "blackout", profile: "p", useBookmark: true, breaks: blackout))
+        #expect(reopened.resumeContentTime == 970)
+        var pushes = player.takePushes()
+        while pushes.seekTargets.isEmpty { pushes.append(try player.nextPush(timeout: .seconds(5))) }
+        #expect(pushes.seekTargets == [600])
+        try player.send(.adBreakStarted(breakId: "r"), session: reopened.sessionId)
+        var ended = try player.send(.adBreakEnded(breakId: "r"), session: reopened.sessionId)
+        while ended.seekTargets.isEmpty { ended.append(try player.nextPush(timeout: .seconds(5))) }
+        #expect(ended.seekTargets == [700])
+    }
+
     /// A player that vanishes has its session closed as if it had sent close: the bookmark is taken.
     @Test func disconnectedPlayerKeepsItsBookmark() throws {
         let daemon = try DaemonHarness()

@@ -8,12 +8,10 @@ import Testing
         actions.compactMap { if case .breakSkipped(let id, let why) = $0.kind { "\(id) \(why.rawValue)" } else { nil } }
     }
 
-    /// TVSDK dispatches AD_BREAK_SKIPPED for each break skipped in trick play, before the one that plays
-    /// (Adobe TVSDK, "Customize playback with ads": the last break skipped plays).
+    /// snapback's default: trick play over m1, m2 and m3 plays m3 (the last unwatched); the two it skips are
+    /// told, before the seek to the one that plays, which was not skipped.
     @Test func trickPlaySkipsEveryBreakButTheOneThatPlays() throws {
-        var s = try Factory.playing(
-            at: 300, breaks: Factory.threeBreaks, contentDuration: Factory.threeBreaksContent,
-            policy: .tvsdk)
+        var s = try Factory.playing(at: 300, breaks: Factory.threeBreaks, contentDuration: Factory.threeBreaksContent)
         _ = try s.handle(.trickPlayStarted(streamTime: 300, rate: 8), at: 1001)
         let ended = try s.handle(.trickPlayEnded(streamTime: 2000), at: 1100)
         #expect(Self.skips(ended) == ["m1 trick-play", "m2 trick-play"])
@@ -23,6 +21,50 @@ import Testing
         #expect(ended.seeks.first == Seek(1800, .snapback))
         let states = s.snapshot(at: 1100).breakStates
         #expect(states.map(\.skipped) == [.trickPlay, .trickPlay, nil])
+    }
+
+    /// TVSDK dispatches AD_BREAK_SKIPPED before each break fast-forward passes and, on leaving trick play,
+    /// plays the last of them (Adobe TVSDK, "Customize playback with ads": trick play skips ads, then plays
+    /// the last break skipped): m1, m2 and m3 are told, in that order, before the seek to m3, which plays.
+    /// Once m3 has played it is no longer skipped.
+    @Test func tvsdkTrickPlayTellsEveryBreakItPassedTheOneThatPlaysToo() throws {
+        var s = try Factory.playing(
+            at: 300, breaks: Factory.threeBreaks, contentDuration: Factory.threeBreaksContent, policy: .tvsdk)
+        _ = try s.handle(.trickPlayStarted(streamTime: 300, rate: 8), at: 1001)
+        let ended = try s.handle(.trickPlayEnded(streamTime: 2000), at: 1100)
+        #expect(Self.skips(ended) == ["m1 trick-play", "m2 trick-play", "m3 trick-play"])
+        let lastSkip = ended.lastIndex { if case .breakSkipped = $0.kind { true } else { false } }
+        #expect(lastSkip.map { $0 < (ended.firstIndex { $0.isSeek } ?? 0) } == true)
+        #expect(ended.seeks.first == Seek(1800, .snapback))
+        #expect(s.snapshot(at: 1100).currentBreakId == "m3")
+        #expect(s.snapshot(at: 1100).breakStates.map(\.skipped) == [.trickPlay, .trickPlay, .trickPlay])
+        #expect(try s.playBreak("m3", at: 1101).seeks == [Seek(2000, .resumeAfterSnapback)])
+        #expect(s.snapshot(at: 1101).breakStates.map(\.skipped) == [.trickPlay, .trickPlay, nil])
+    }
+
+    /// Rewinding, TVSDK meets the breaks backwards and plays none (backward seeks are not held): m3, m2, m1.
+    /// snapback's default tells them in stream order.
+    @Test func rewindTellsTheBreaksInTheOrderTrickPlayMetThemUnderTVSDK() throws {
+        for (policy, order) in [(AdPolicy.tvsdk, ["m3", "m2", "m1"]), (AdPolicy(), ["m1", "m2", "m3"])] {
+            var s = try Factory.playing(
+                at: 2000, breaks: Factory.threeBreaks, contentDuration: Factory.threeBreaksContent, policy: policy)
+            _ = try s.handle(.trickPlayStarted(streamTime: 2000, rate: -8), at: 1001)
+            let ended = try s.handle(.trickPlayEnded(streamTime: 300), at: 1100)
+            #expect(Self.skips(ended) == order.map { "\($0) trick-play" })
+            #expect(ended.seeks == [])
+        }
+    }
+
+    /// The field overrides the preset either way.
+    @Test func theFieldOverridesThePreset() throws {
+        let told = Factory.policy { $0.trickPlaySkippedBreaks = .everyPassed }
+        let tvsdkLikeTheDefault = Factory.preset(.tvsdk) { $0.trickPlaySkippedBreaks = .notPlayed }
+        for (policy, count) in [(told, 3), (tvsdkLikeTheDefault, 2)] {
+            var s = try Factory.playing(
+                at: 300, breaks: Factory.threeBreaks, contentDuration: Factory.threeBreaksContent, policy: policy)
+            _ = try s.handle(.trickPlayStarted(streamTime: 300, rate: 8), at: 1001)
+            #expect(Self.skips(try s.handle(.trickPlayEnded(streamTime: 2000), at: 1100)).count == count)
+        }
     }
 
     /// A resume that plays no break before the bookmark skips them; they are exempt from then on, and a

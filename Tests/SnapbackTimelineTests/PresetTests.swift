@@ -185,5 +185,10 @@ import Testing
         #expect(p.coverageTolerance == 2)
         #expect(p.bookmarkInterval == 30)
         #expect(p.finishedMargin == 30)
+        #expect(p.trickPlaySkippedBreaks == .notPlayed)
+        // Only TVSDK tells the break that plays after trick play as skipped too.
+        for preset in AdPolicy.Preset.allCases {
+            #expect((AdPolicy(preset: preset).trickPlaySkippedBreaks == .everyPassed) == (preset == .tvsdk))
+        }
     }
 }

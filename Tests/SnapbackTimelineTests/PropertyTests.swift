@@ -4,7 +4,8 @@ import Testing
 
 /// A random valid stitched timeline: up to `maxCount` breaks with random gaps (some zero: back-to-back
 /// breaks, a pre-roll at 0) and durations (some zero), a random tail after the last (zero: a post-roll),
-/// in random order.
+/// in random order. A share of the breaks cut content (`contentResumeOffset`): less than they last, as
+/// much, or more — up to four times as much and a minute (an empty break may cut content too).
 struct RandomTimeline {
     var breaks: [AdBreak]
     var contentDuration: Double
@@ -21,7 +22,18 @@ struct RandomTimeline {
             let duration = rng.chance(0.05) ? 0 : Double.random(in: 1...180, using: &rng)
             t += gap
             content += gap
-            breaks.append(AdBreak(id: "b\(i)", start: t, duration: duration, watched: rng.chance(watchedShare)))
+            var offset: Double?
+            if rng.chance(0.4) {
+                offset = rng.pick([
+                    0, duration, Double.random(in: 0...duration, using: &rng),
+                    Double.random(in: duration...(4 * duration + 60), using: &rng)
+                ])
+            }
+            breaks.append(
+                AdBreak(
+                    id: "b\(i)", start: t, duration: duration, watched: rng.chance(watchedShare),
+                    contentResumeOffset: offset))
+            content += offset ?? 0
             t += duration
             previousDuration = duration
         }
@@ -63,7 +75,16 @@ struct RandomTimeline {
                 let c = Double.random(in: 0...max(tl.contentDuration, 1), using: &rng)
                 let s = layout.streamTime(forContentTime: c)
                 #expect(layout.breakContaining(s) == nil, "seed \(seed): content \(c) → stream \(s) inside a break")
-                #expect(abs(layout.contentTime(forStreamTime: s) - c) <= 1e-9 * max(1, c), "seed \(seed): \(c)")
+                let back = layout.contentTime(forStreamTime: s)
+                if abs(back - c) <= 1e-9 * max(1, c) { continue }
+                // Content a break cut has no stream time: it resolves to the end of the break (of the last of
+                // back-to-back ones) that cut it, where the content comes back.
+                let cut = layout.breaks.indices.contains { i in
+                    layout.breaks[i].end == s && layout.contentPosition(ofBreakAt: i) <= c
+                        && c < layout.contentResumePosition(ofBreakAt: i)
+                        && abs(back - layout.contentResumePosition(ofBreakAt: i)) <= 1e-9 * max(1, back)
+                }
+                #expect(cut, "seed \(seed): content \(c) → stream \(s) → content \(back)")
             }
         }
     }
@@ -203,6 +224,7 @@ struct RandomTimeline {
         p.snapbackLandingOffset = rng.pick([0, 0.1, 1, 500])
         p.cooldown = rng.pick([0, 0, 60, 300])
         p.trickPlayAsSeek = rng.chance(0.7)
+        p.trickPlaySkippedBreaks = rng.pick(AdPolicy.TrickPlaySkippedBreaks.allCases)
         p.resumeBreaks = rng.pick(AdPolicy.ResumeBreaks.allCases)
         p.prerollDisabled = rng.chance(0.15)
         p.midrollsDisabled = rng.chance(0.15)

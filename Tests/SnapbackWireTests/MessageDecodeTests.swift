@@ -206,12 +206,16 @@ struct MessageDecodeTests {
             "breaks[0].start must be a time from 0 to 1e10 seconds (got -600.0)"
         ),
         (
-            open { r in r.breaks = [AdBreak(id: "b1", start: 600, duration: 60, contentResumeOffset: 61)] },
-            "breaks[0].content_resume_offset must be a content resume offset from 0 to the break's duration, 60 seconds (got 61.0)"
+            open { r in r.breaks = [AdBreak(id: "b1", start: 600, duration: 60, contentResumeOffset: 1e9)] },
+            "breaks[0].content_resume_offset must be a content resume offset from 0 to 1e8 seconds (got 1000000000.0)"
+        ),
+        (
+            open { r in r.breaks = [AdBreak(id: "b1", start: 600, duration: 60, contentResumeOffset: -1)] },
+            "breaks[0].content_resume_offset must be a content resume offset from 0 to 1e8 seconds (got -1.0)"
         ),
         (
             open { r in r.breaks = [AdBreak(id: "b1", start: 600, duration: 60, contentResumeOffset: .nan)] },
-            "breaks[0].content_resume_offset must be a content resume offset from 0 to the break's duration, 60 seconds (got nan)"
+            "breaks[0].content_resume_offset must be a content resume offset from 0 to 1e8 seconds (got nan)"
         ),
         (
             open { r in r.resume.contentTime = 1e17 },
@@ -258,6 +262,16 @@ struct MessageDecodeTests {
         #expect(throws: WireError.invalidArgument(message)) {
             try WireRequest.decode(method: .openSession, body: open.encoded())
         }
+    }
+
+    /// A break may cut more content than it lasts (Media3's 200 s ad group resuming the content 400 s later;
+    /// HLS's `X-RESUME-OFFSET` past the interstitial's `DURATION`): the offset's range is its own, not the
+    /// break's duration.
+    @Test func aContentResumeOffsetAboveTheBreaksDurationIsTaken() throws {
+        let cut = open { r in r.breaks = [AdBreak(id: "ad3", start: 4300, duration: 200, contentResumeOffset: 400)] }
+        #expect(try WireRequest.decode(method: .openSession, body: cut.encoded()) == .openSession(cut))
+        let top = open { r in r.breaks = [AdBreak(id: "b1", start: 600, duration: 0, contentResumeOffset: 1e8)] }
+        #expect(try WireRequest.decode(method: .openSession, body: top.encoded()) == .openSession(top))
     }
 
     /// proto3 strings are UTF-8; repaired into U+FFFD, `ff fe` and `ff ff` would be one content id.

@@ -66,6 +66,7 @@ import Testing
         expectMirrored(AdPolicy.WatchedWhen.self, snapback__v1__watched_when__descriptor)
         expectMirrored(AdPolicy.WatchedBreakOnPlayback.self, snapback__v1__watched_break_on_playback__descriptor)
         expectMirrored(AdPolicy.ResumeBreaks.self, snapback__v1__resume_breaks__descriptor)
+        expectMirrored(AdPolicy.TrickPlaySkippedBreaks.self, snapback__v1__trick_play_skipped_breaks__descriptor)
     }
 
     @Test func aPeersEnumValueIsNilWhenUnspecifiedAndRefusedWhenUnknown() throws {

@@ -513,7 +513,8 @@ static double replaced(const struct sb_break *b) {
 
 /* Content time of a stream position, from the session's break list (TimelineLayout's rule: a time
  * inside a break maps to the break's content position; after a break, the content it replaced is
- * counted). Live and ad-rules sessions are not resumed from a position. */
+ * counted, more than the break lasts when it cut more). Live and ad-rules sessions are not resumed from
+ * a position. */
 static double content_time_of(const snapback_session *s, double t) {
     if (s->live || s->ad_rules) return t;
     double content = t;
@@ -537,6 +538,9 @@ static double content_time_of(const snapback_session *s, double t) {
         if (before) content -= replaced(before);
         inside = before;
     }
+    /* Breaks that cut more than they last put the content ahead of the stream: the daemon takes content
+     * times up to 1e10 (TimelineLayout clamps there too), so the reopen is never refused for it. */
+    if (content > 1e10) return 1e10;
     return content < 0 ? 0 : content;
 }
 

@@ -335,7 +335,7 @@ out:
 /* A break that replaces the content it covers (content_resume_offset = its duration): the daemon counts
  * no ad time after it, and so does the library when it reopens the session after a restart — stream 700
  * is content 700, resumed at stream 700 (an inserted break would have made it content 640). An offset
- * longer than the break is refused. */
+ * out of its range is refused. */
 static void test_replacing_break_survives_restart(void) {
     struct daemon d = {0};
     struct player pl = {0};
@@ -360,13 +360,85 @@ static void test_replacing_break_survives_restart(void) {
     CHECK(pump_until(pl.c, &pl.restored, 1, 5000) && pl.restored_status == SNAPBACK_OK);
     CHECK(pl.restored_start == 700);
 
-    snapback_break too_long[] = {{.id = "x", .start = 600, .duration = 60, .has_content_resume_offset = true,
-                                  .content_resume_offset = 61}};
-    snapback_session_params bad = seed_params("too-long");
-    bad.breaks = too_long;
+    snapback_break negative[] = {{.id = "x", .start = 600, .duration = 60, .has_content_resume_offset = true,
+                                  .content_resume_offset = -1}};
+    snapback_session_params bad = seed_params("negative");
+    bad.breaks = negative;
     struct res refused = RES(&pl);
     CHECK(open_session(&pl, &bad, &refused) == NULL && refused.status == SNAPBACK_INVALID_ARGUMENT &&
           strstr(refused.message, "breaks[0].content_resume_offset"));
+out:
+    snapback_client_free(pl.c);
+    daemon_cleanup(&d);
+}
+
+/* Breaks that cut more content than they last, back to back (30 s of ads cutting 120 s, then 20 s cutting
+ * 200 s: the content stops at 600 and comes back at 920, at stream 650), across two restarts: the library's
+ * own stream-to-content rule (content_time_of) must agree with the daemon's, or the reopened session
+ * resumes elsewhere. Stream 700 is content 970 and resumes at 700; stream 640, inside the second break, is
+ * content 600, which resumes after both breaks, at 650. */
+static void test_breaks_cutting_more_than_they_last_survive_restarts(void) {
+    struct daemon d = {0};
+    struct player pl = {0};
+    CHECK(daemon_start(&d));
+    CHECK(connect_player(&pl, &d));
+    snapback_break cut[] = {
+        {.id = "a", .start = 600, .duration = 30, .has_content_resume_offset = true, .content_resume_offset = 120},
+        {.id = "b", .start = 630, .duration = 20, .has_content_resume_offset = true, .content_resume_offset = 200},
+    };
+    snapback_session_params params = seed_params("cut");
+    params.breaks = cut;
+    params.n_breaks = 2;
+    struct res opened = RES(&pl), r[4] = {RES(&pl), RES(&pl), RES(&pl), RES(&pl)};
+    snapback_session *s = open_session(&pl, &params, &opened);
+    CHECK(s);
+    CALL(&pl, r[0], snapback_content_time_for_stream_time(s, 700, on_reply, &r[0]));
+    CHECK(r[0].r.u.content_time == 970);
+    CALL(&pl, r[1], snapback_report_playhead(s, 700, 1, true, on_reply, &r[1]));
+    CHECK(daemon_stop(&d, SIGKILL) != -1);
+    CHECK(pump_until(pl.c, &pl.disconnected, 1, 5000));
+    CHECK(daemon_start(&d));
+    CHECK(pump_until(pl.c, &pl.restored, 1, 5000) && pl.restored_status == SNAPBACK_OK);
+    CHECK(pl.restored_start == 700);
+
+    /* Back inside the second break (a backward seek: not held), then a second restart. */
+    CALL(&pl, r[2], snapback_seek_ended(s, 700, 640, on_reply, &r[2]));
+    CALL(&pl, r[3], snapback_report_playhead(s, 640, 1, true, on_reply, &r[3]));
+    CHECK(daemon_stop(&d, SIGKILL) != -1);
+    CHECK(pump_until(pl.c, &pl.disconnected, 2, 5000));
+    CHECK(daemon_start(&d));
+    CHECK(pump_until(pl.c, &pl.restored, 2, 5000) && pl.restored_status == SNAPBACK_OK);
+    CHECK(pl.restored_start == 650);
+out:
+    snapback_client_free(pl.c);
+    daemon_cleanup(&d);
+}
+
+/* A cut of 990 s more than the break lasts puts stream 9,999,999,500 at content 1e10 + 490, past the last
+ * content time a request may name: the library reopens at 1e10, as the daemon clamps it, and the session
+ * comes back at its stream time (1e10 - 990) instead of being refused. */
+static void test_content_past_the_last_content_time_resumes_at_it(void) {
+    struct daemon d = {0};
+    struct player pl = {0};
+    CHECK(daemon_start(&d));
+    CHECK(connect_player(&pl, &d));
+    snapback_break cut[] = {
+        {.id = "cut", .start = 100, .duration = 10, .has_content_resume_offset = true, .content_resume_offset = 1000},
+    };
+    snapback_session_params params = seed_params("far");
+    params.breaks = cut;
+    params.has_content_duration = false;
+    struct res opened = RES(&pl), r[2] = {RES(&pl), RES(&pl)};
+    snapback_session *s = open_session(&pl, &params, &opened);
+    CHECK(s);
+    CALL(&pl, r[0], snapback_content_time_for_stream_time(s, 9999999500.0, on_reply, &r[0]));
+    CHECK(r[0].r.u.content_time == 1e10);
+    CALL(&pl, r[1], snapback_report_playhead(s, 9999999500.0, 1, true, on_reply, &r[1]));
+    CHECK(daemon_stop(&d, SIGKILL) != -1);
+    CHECK(pump_until(pl.c, &pl.disconnected, 1, 5000));
+    CHECK(daemon_start(&d));
+    CHECK(pump_until(pl.c, &pl.restored, 1, 5000) && pl.restored_status == SNAPBACK_OK);
+    CHECK(pl.restored_start == 1e10 - 990);
 out:
     snapback_client_free(pl.c);
     daemon_cleanup(&d);
@@ -1068,6 +1140,8 @@ static const struct {
     {"queue_bound", test_queue_bound},
     {"errors_policy_and_resume", test_errors_policy_and_resume},
     {"replacing_break_survives_restart", test_replacing_break_survives_restart},
+    {"breaks_cutting_more_than_they_last_survive_restarts", test_breaks_cutting_more_than_they_last_survive_restarts},
+    {"content_past_the_last_content_time_resumes_at_it", test_content_past_the_last_content_time_resumes_at_it},
     {"unknown_push_kind_and_refusal", test_unknown_push_kind_and_refusal},
     {"connect_without_daemon", test_connect_without_daemon},
     {"break_skipped_by_trick_play", test_break_skipped_by_trick_play},

@@ -138,6 +138,8 @@ _ENUMS = {  # values are consecutive from 0 in every snapback enum
     "BreakPosition": "BREAK_POSITION_UNSPECIFIED BREAK_POSITION_PREROLL BREAK_POSITION_MIDROLL BREAK_POSITION_POSTROLL",
     "ResumeBreaks": "RESUME_BREAKS_UNSPECIFIED RESUME_BREAKS_NONE RESUME_BREAKS_PREROLL RESUME_BREAKS_LAST_BEFORE "
                     "RESUME_BREAKS_PREROLL_AND_LAST_BEFORE",
+    "TrickPlaySkippedBreaks": "TRICK_PLAY_SKIPPED_BREAKS_UNSPECIFIED TRICK_PLAY_SKIPPED_BREAKS_NOT_PLAYED "
+                              "TRICK_PLAY_SKIPPED_BREAKS_EVERY_PASSED",
 }
 ENUMS = {name: names.split() for name, names in _ENUMS.items()}
 globals().update({value: i for names in ENUMS.values() for i, value in enumerate(names)})
@@ -178,7 +180,8 @@ _MESSAGES = {
                        "optional bool preroll_disabled=14; optional bool midrolls_disabled=15; "
                        "optional bool live_snapback=16; optional bool live_bookmarks=17; "
                        "optional uint32 max_snapbacks_per_break=18; optional double coverage_tolerance=19; "
-                       "optional double bookmark_interval=20; optional double finished_margin=21",
+                       "optional double bookmark_interval=20; optional double finished_margin=21; "
+                       "TrickPlaySkippedBreaks trick_play_skipped_breaks=22",
     # timeline.proto
     "AdBreak": "string id=1; double start=2; double duration=3; repeated double ad_durations=4; bool watched=5; "
                "optional double content_resume_offset=6",

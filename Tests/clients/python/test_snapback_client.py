@@ -400,10 +400,47 @@ def run(path, version, proc):
                                                         for b in bs])
     check("BreakSkipped push, ad event stream_time, racing AdBreakEnded, break_states", skipped_and_racing)
 
+    def tvsdk_trick_play():
+        # issue #25: under the tvsdk preset trick play tells every break it passed, the one that then plays
+        # too (TVSDK's AD_BREAK_SKIPPED), before the seek to it; PolicyOverrides.trick_play_skipped_breaks
+        # does the same for another preset, and a rewind tells them in the order it met them.
+        told = {}
+        for preset, overrides, start, end in (("tvsdk", None, 300.0, 1400.0),
+                                              ("snapback", {"trick_play_skipped_breaks":
+                                                            sb.TRICK_PLAY_SKIPPED_BREAKS_EVERY_PASSED}, 1400.0, 300.0)):
+            fields = dict(stream_id="py-tv-" + preset, content_id="py-tv-" + preset, policy_preset=preset,
+                          breaks=[{"id": "k1", "start": 600.0, "duration": 60.0},
+                                  {"id": "k2", "start": 1000.0, "duration": 60.0}], content_duration=1800.0)
+            if overrides:
+                fields["policy_overrides"] = overrides
+            sid3 = c.open_session(**fields).session_id
+            c.call("Timeline/ReportPlayhead", session_id=sid3, stream_time=start, rate=1.0, playing=True)
+            c.call("Timeline/TrickPlayStarted", session_id=sid3, stream_time=start, rate=8.0 if end > start else -8.0)
+            c.take_pushes()
+            c.call("Timeline/TrickPlayEnded", session_id=sid3, stream_time=end)
+            pushes = [e.push for e in c.take_pushes() if e.push.session_id == sid3]
+            kinds = [p.kind for p in pushes]
+            skipped = [p.break_skipped.break_id for p in pushes if p.kind == "break_skipped"]
+            seeks = [p.seek.stream_time for p in pushes if p.kind == "seek"]
+            told[preset] = (skipped, seeks)
+            c.close_session(sid3)
+            c.take_pushes()
+            if end > start:
+                expect(skipped == ["k1", "k2"] and seeks == [1000.0]
+                       and max(i for i, k in enumerate(kinds) if k == "break_skipped") < kinds.index("seek"),
+                       "pushes: %s" % kinds)
+            else:
+                expect(skipped == ["k2", "k1"] and seeks == [], "pushes: %s" % kinds)
+        return "tvsdk forward: skipped %s then seek %s; override, rewind: skipped %s" % (
+            told["tvsdk"][0], told["tvsdk"][1], told["snapback"][0])
+    check("tvsdk: BreakSkipped for every break trick play passed; the override; a rewind's order", tvsdk_trick_play)
+
     def replacing_break():
         # content_resume_offset = the break's duration: the break replaces the content it covers, so stream
-        # 900 is content 900 (an inserted break would make it 840); the state echoes the field, and an offset
-        # longer than the break is refused naming it.
+        # 900 is content 900 (an inserted break would make it 840); the state echoes the field. Above the
+        # duration the break cuts more than it lasts (Media3's 200 s ad group resuming the content 400 s
+        # later): stream 4700 is content 4900, and content it cut converts to the break's end. A negative
+        # offset is refused naming the field.
         r = c.open_session(stream_id="py-r", content_id="py-replaced",
                            breaks=[{"id": "r1", "start": 600.0, "duration": 60.0, "content_resume_offset": 60.0}],
                            content_duration=1800.0)
@@ -411,13 +448,23 @@ def run(path, version, proc):
         expect(ct.content_time == 900.0, "content time %g" % ct.content_time)
         state = c.call("Timeline/GetSessionState", session_id=r.session_id)
         expect([b.content_resume_offset for b in state.breaks] == [60.0], "%r" % (state.breaks,))
+        cut = c.open_session(stream_id="py-cut", content_id="py-cut",
+                             breaks=[{"id": "ad3", "start": 4300.0, "duration": 200.0, "content_resume_offset": 400.0}],
+                             content_duration=6000.0)
+        after = c.call("Timeline/ContentTimeForStreamTime", session_id=cut.session_id, stream_time=4700.0)
+        expect(after.content_time == 4900.0, "content time %g" % after.content_time)
+        in_cut = c.call("Timeline/StreamTimeForContentTime", session_id=cut.session_id, content_time=4300.0)
+        expect(in_cut.stream_time == 4500.0, "stream time %g" % in_cut.stream_time)
         detail = expect_error(sb.INVALID_ARGUMENT, lambda: c.open_session(
             stream_id="py-r2", content_id="py-replaced-2",
-            breaks=[{"id": "r1", "start": 600.0, "duration": 60.0, "content_resume_offset": 61.0}]))
+            breaks=[{"id": "r1", "start": 600.0, "duration": 60.0, "content_resume_offset": -1.0}]))
         expect("breaks[0].content_resume_offset" in detail, detail)
         c.close_session(r.session_id)
-        return "stream 900 = content %g; %s" % (ct.content_time, detail)
-    check("AdBreak.content_resume_offset: a replacing break; out of range -> INVALID_ARGUMENT", replacing_break)
+        c.close_session(cut.session_id)
+        return "stream 900 = content %g; cut: stream 4700 = content %g, content 4300 = stream %g; %s" % (
+            ct.content_time, after.content_time, in_cut.stream_time, detail)
+    check("AdBreak.content_resume_offset: replacing and cutting breaks; out of range -> INVALID_ARGUMENT",
+          replacing_break)
 
     def sigterm():
         # c is still connected with an open session: the stop must still be clean.

@@ -176,14 +176,17 @@ typedef struct snapback_break {
     const double *ad_durations; /* per ad, in play order; NULL/0 when unknown */
     size_t n_ad_durations;
     bool watched;
-    /* Seconds of content the break replaces (AdBreak.content_resume_offset), 0 to duration; counts only
-     * with has_content_resume_offset set. Unset: inserted on demand, replacing (duration) live. */
+    /* Seconds of content the break replaces (AdBreak.content_resume_offset), 0 to 1e8: above duration the
+     * break cuts more content than it lasts. Counts only with has_content_resume_offset set. Unset:
+     * inserted on demand, replacing (duration) live. */
     bool has_content_resume_offset;
     double content_resume_offset;
 } snapback_break;
 
 /* PolicyOverrides. An enum field left 0 keeps the preset's value (see docs/policy.md for each value:
- * they are the wire's, e.g. resume_breaks 1 = NONE); a scalar counts only with its has_ flag set. */
+ * they are the wire's, e.g. resume_breaks 1 = NONE); a scalar counts only with its has_ flag set.
+ * PolicyOverrides.trick_play_skipped_breaks is not here (a field added to this struct, which the player
+ * fills, would change the soname): it follows the preset (every-passed under "tvsdk"). */
 typedef struct snapback_policy_overrides {
     int skipped_break_choice;       /* 1 LAST_UNWATCHED, 2 NEAREST_ONLY, 3 FIRST */
     int seek_gate;                  /* 1 CROSSED_BREAKS, 2 ALL_BREAKS_BEFORE_TARGET */

@@ -52,7 +52,7 @@ void   snapback__v1__policy_overrides__free_unpacked
   assert(message->base.descriptor == &snapback__v1__policy_overrides__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-static const ProtobufCFieldDescriptor snapback__v1__policy_overrides__field_descriptors[21] =
+static const ProtobufCFieldDescriptor snapback__v1__policy_overrides__field_descriptors[22] =
 {
   {
     "skipped_break_choice",
@@ -306,6 +306,18 @@ static const ProtobufCFieldDescriptor snapback__v1__policy_overrides__field_desc
     0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "trick_play_skipped_breaks",
+    22,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__PolicyOverrides, trick_play_skipped_breaks),
+    &snapback__v1__trick_play_skipped_breaks__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned snapback__v1__policy_overrides__field_indices_by_name[] = {
   19,   /* field[19] = bookmark_interval */
@@ -327,13 +339,14 @@ static const unsigned snapback__v1__policy_overrides__field_indices_by_name[] = 
   0,   /* field[0] = skipped_break_choice */
   9,   /* field[9] = snapback_landing_offset */
   11,   /* field[11] = trick_play_as_seek */
+  21,   /* field[21] = trick_play_skipped_breaks */
   8,   /* field[8] = watched_break_on_playback */
   6,   /* field[6] = watched_when */
 };
 static const ProtobufCIntRange snapback__v1__policy_overrides__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 21 }
+  { 0, 22 }
 };
 const ProtobufCMessageDescriptor snapback__v1__policy_overrides__descriptor =
 {
@@ -343,7 +356,7 @@ const ProtobufCMessageDescriptor snapback__v1__policy_overrides__descriptor =
   "Snapback__V1__PolicyOverrides",
   "snapback.v1",
   sizeof(Snapback__V1__PolicyOverrides),
-  21,
+  22,
   snapback__v1__policy_overrides__field_descriptors,
   snapback__v1__policy_overrides__field_indices_by_name,
   1,  snapback__v1__policy_overrides__number_ranges,
@@ -568,5 +581,35 @@ const ProtobufCEnumDescriptor snapback__v1__resume_breaks__descriptor =
   snapback__v1__resume_breaks__enum_values_by_name,
   1,
   snapback__v1__resume_breaks__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCEnumValue snapback__v1__trick_play_skipped_breaks__enum_values_by_number[3] =
+{
+  { "TRICK_PLAY_SKIPPED_BREAKS_UNSPECIFIED", "SNAPBACK__V1__TRICK_PLAY_SKIPPED_BREAKS__TRICK_PLAY_SKIPPED_BREAKS_UNSPECIFIED", 0 },
+  { "TRICK_PLAY_SKIPPED_BREAKS_NOT_PLAYED", "SNAPBACK__V1__TRICK_PLAY_SKIPPED_BREAKS__TRICK_PLAY_SKIPPED_BREAKS_NOT_PLAYED", 1 },
+  { "TRICK_PLAY_SKIPPED_BREAKS_EVERY_PASSED", "SNAPBACK__V1__TRICK_PLAY_SKIPPED_BREAKS__TRICK_PLAY_SKIPPED_BREAKS_EVERY_PASSED", 2 },
+};
+static const ProtobufCIntRange snapback__v1__trick_play_skipped_breaks__value_ranges[] = {
+{0, 0},{0, 3}
+};
+static const ProtobufCEnumValueIndex snapback__v1__trick_play_skipped_breaks__enum_values_by_name[3] =
+{
+  { "TRICK_PLAY_SKIPPED_BREAKS_EVERY_PASSED", 2 },
+  { "TRICK_PLAY_SKIPPED_BREAKS_NOT_PLAYED", 1 },
+  { "TRICK_PLAY_SKIPPED_BREAKS_UNSPECIFIED", 0 },
+};
+const ProtobufCEnumDescriptor snapback__v1__trick_play_skipped_breaks__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "snapback.v1.TrickPlaySkippedBreaks",
+  "TrickPlaySkippedBreaks",
+  "Snapback__V1__TrickPlaySkippedBreaks",
+  "snapback.v1",
+  3,
+  snapback__v1__trick_play_skipped_breaks__enum_values_by_number,
+  3,
+  snapback__v1__trick_play_skipped_breaks__enum_values_by_name,
+  1,
+  snapback__v1__trick_play_skipped_breaks__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };

@@ -362,6 +362,50 @@ public nonisolated enum Snapback_V1_ResumeBreaks: SwiftProtobuf.Enum, Swift.Case
 
 }
 
+/// Which breaks trick play reports as skipped (BreakSkipped, BREAK_SKIP_REASON_TRICK_PLAY) when it ends.
+public nonisolated enum Snapback_V1_TrickPlaySkippedBreaks: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+  case unspecified // = 0
+
+  /// Every break it went over but the one that then plays, in stream order. (default)
+  case notPlayed // = 1
+
+  /// Every break it went over, the one that then plays too, in the order trick play met them (backwards
+  /// for a rewind): TVSDK's AD_BREAK_SKIPPED. (tvsdk preset)
+  case everyPassed // = 2
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .unspecified
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .unspecified
+    case 1: self = .notPlayed
+    case 2: self = .everyPassed
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .unspecified: return 0
+    case .notPlayed: return 1
+    case .everyPassed: return 2
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [Snapback_V1_TrickPlaySkippedBreaks] = [
+    .unspecified,
+    .notPlayed,
+    .everyPassed,
+  ]
+
+}
+
 /// Overrides applied on top of the session's preset. Times are seconds (double). Every field is optional:
 /// an UNSPECIFIED enum or an absent scalar keeps the preset's value.
 public nonisolated struct Snapback_V1_PolicyOverrides: @unchecked Sendable {
@@ -546,6 +590,11 @@ public nonisolated struct Snapback_V1_PolicyOverrides: @unchecked Sendable {
   /// Clears the value of `finishedMargin`. Subsequent reads from it will return its default value.
   public mutating func clearFinishedMargin() {_uniqueStorage()._finishedMargin = nil}
 
+  public var trickPlaySkippedBreaks: Snapback_V1_TrickPlaySkippedBreaks {
+    get {_storage._trickPlaySkippedBreaks}
+    set {_uniqueStorage()._trickPlaySkippedBreaks = newValue}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -585,9 +634,13 @@ nonisolated extension Snapback_V1_ResumeBreaks: SwiftProtobuf._ProtoNameProvidin
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0RESUME_BREAKS_UNSPECIFIED\0\u{1}RESUME_BREAKS_NONE\0\u{1}RESUME_BREAKS_PREROLL\0\u{1}RESUME_BREAKS_LAST_BEFORE\0\u{1}RESUME_BREAKS_PREROLL_AND_LAST_BEFORE\0")
 }
 
+nonisolated extension Snapback_V1_TrickPlaySkippedBreaks: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0TRICK_PLAY_SKIPPED_BREAKS_UNSPECIFIED\0\u{1}TRICK_PLAY_SKIPPED_BREAKS_NOT_PLAYED\0\u{1}TRICK_PLAY_SKIPPED_BREAKS_EVERY_PASSED\0")
+}
+
 nonisolated extension Snapback_V1_PolicyOverrides: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".PolicyOverrides"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}skipped_break_choice\0\u{3}seek_gate\0\u{3}enforce_backward_seeks\0\u{3}return_to_target\0\u{3}landing_in_unwatched_break\0\u{3}skip_watched_break_on_landing\0\u{3}watched_when\0\u{3}refuse_seeks_during_unwatched_break\0\u{3}watched_break_on_playback\0\u{3}snapback_landing_offset\0\u{1}cooldown\0\u{3}trick_play_as_seek\0\u{3}resume_breaks\0\u{3}preroll_disabled\0\u{3}midrolls_disabled\0\u{3}live_snapback\0\u{3}live_bookmarks\0\u{3}max_snapbacks_per_break\0\u{3}coverage_tolerance\0\u{3}bookmark_interval\0\u{3}finished_margin\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}skipped_break_choice\0\u{3}seek_gate\0\u{3}enforce_backward_seeks\0\u{3}return_to_target\0\u{3}landing_in_unwatched_break\0\u{3}skip_watched_break_on_landing\0\u{3}watched_when\0\u{3}refuse_seeks_during_unwatched_break\0\u{3}watched_break_on_playback\0\u{3}snapback_landing_offset\0\u{1}cooldown\0\u{3}trick_play_as_seek\0\u{3}resume_breaks\0\u{3}preroll_disabled\0\u{3}midrolls_disabled\0\u{3}live_snapback\0\u{3}live_bookmarks\0\u{3}max_snapbacks_per_break\0\u{3}coverage_tolerance\0\u{3}bookmark_interval\0\u{3}finished_margin\0\u{3}trick_play_skipped_breaks\0")
 
   fileprivate class _StorageClass {
     var _skippedBreakChoice: Snapback_V1_SkippedBreakChoice = .unspecified
@@ -611,6 +664,7 @@ nonisolated extension Snapback_V1_PolicyOverrides: SwiftProtobuf.Message, SwiftP
     var _coverageTolerance: Double? = nil
     var _bookmarkInterval: Double? = nil
     var _finishedMargin: Double? = nil
+    var _trickPlaySkippedBreaks: Snapback_V1_TrickPlaySkippedBreaks = .unspecified
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -642,6 +696,7 @@ nonisolated extension Snapback_V1_PolicyOverrides: SwiftProtobuf.Message, SwiftP
       _coverageTolerance = source._coverageTolerance
       _bookmarkInterval = source._bookmarkInterval
       _finishedMargin = source._finishedMargin
+      _trickPlaySkippedBreaks = source._trickPlaySkippedBreaks
     }
   }
 
@@ -681,6 +736,7 @@ nonisolated extension Snapback_V1_PolicyOverrides: SwiftProtobuf.Message, SwiftP
         case 19: try { try decoder.decodeSingularDoubleField(value: &_storage._coverageTolerance) }()
         case 20: try { try decoder.decodeSingularDoubleField(value: &_storage._bookmarkInterval) }()
         case 21: try { try decoder.decodeSingularDoubleField(value: &_storage._finishedMargin) }()
+        case 22: try { try decoder.decodeSingularEnumField(value: &_storage._trickPlaySkippedBreaks) }()
         default: break
         }
       }
@@ -756,6 +812,9 @@ nonisolated extension Snapback_V1_PolicyOverrides: SwiftProtobuf.Message, SwiftP
       try { if let v = _storage._finishedMargin {
         try visitor.visitSingularDoubleField(value: v, fieldNumber: 21)
       } }()
+      if _storage._trickPlaySkippedBreaks != .unspecified {
+        try visitor.visitSingularEnumField(value: _storage._trickPlaySkippedBreaks, fieldNumber: 22)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -786,6 +845,7 @@ nonisolated extension Snapback_V1_PolicyOverrides: SwiftProtobuf.Message, SwiftP
         if _storage._coverageTolerance != rhs_storage._coverageTolerance {return false}
         if _storage._bookmarkInterval != rhs_storage._bookmarkInterval {return false}
         if _storage._finishedMargin != rhs_storage._finishedMargin {return false}
+        if _storage._trickPlaySkippedBreaks != rhs_storage._trickPlaySkippedBreaks {return false}
         return true
       }
       if !storagesAreEqual {return false}

@@ -197,11 +197,12 @@ public nonisolated struct Snapback_V1_AdBreak: Sendable {
   /// Seconds of content the break replaces: after it, the content resumes this much content time after
   /// the point where it stopped for the break (HLS interstitials' X-RESUME-OFFSET, Media3's
   /// contentResumeOffsetUs). 0 = inserted: the content resumes where it stopped. `duration` = the break
-  /// replaces as much content as it lasts (a live stream, or an ad replacing a program's own break). Any
-  /// value in between; outside 0 to `duration` → INVALID_ARGUMENT. Absent: inserted (0) on an on-demand
-  /// session, replacing (`duration`) on a live one. Back-to-back breaks (one starting where the previous
-  /// ends) leave the content at one point and play in order; their offsets add up. Ignored by ad-rules
-  /// sessions, whose breaks take no stream time.
+  /// replaces as much content as it lasts (a live stream, or an ad replacing a program's own break). Above
+  /// `duration`, the break cuts more content than it lasts (ads shorter than the live content they cover,
+  /// a blackout). Any value from 0 to 1e8; outside → INVALID_ARGUMENT. Absent: inserted (0) on an
+  /// on-demand session, replacing (`duration`) on a live one. Back-to-back breaks (one starting where the
+  /// previous ends) leave the content at one point and play in order; their offsets add up. Ignored by
+  /// ad-rules sessions, whose breaks take no stream time.
   public var contentResumeOffset: Double {
     get {_contentResumeOffset ?? 0}
     set {_contentResumeOffset = newValue}
