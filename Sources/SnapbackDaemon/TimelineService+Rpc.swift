@@ -32,7 +32,8 @@ extension TimelineService {
             fail(connection, header, error.statusCode, "\(method.name): \(error)")
             return
         }
-        let now = clock.now()
+        // The timeline's time: monotonic (see ServiceClock).
+        let now = clock.monotonic()
         switch consume request {
         case .hello(let hello):
             handshake(hello, header, state, connection)
@@ -73,7 +74,7 @@ extension TimelineService {
                 BreakAtReply(previous: timeline.previousBreak(atOrBefore: t), next: timeline.nextBreak(after: t)))
         case .getSessionState(let id):
             guard let entry = session(id, header, state, connection) else { return }
-            reply(connection, header, SessionStateReply(entry.timeline.snapshot(at: now)))
+            reply(connection, header, SessionStateReply(snapshot(entry, at: now)))
         case .getBookmark(let profile, let contentId):
             getBookmark(profile, contentId, header, connection)
         case .listBookmarks(let profile, let pageSize, let pageToken):
@@ -152,7 +153,8 @@ extension TimelineService {
                 fromBookmark = true
             }
             if !open.contentId.isEmpty, open.kind == .onDemand, configuration.watchedRetention > 0 {
-                watched = try store.watchedBreaks(contentId: open.contentId, since: now - configuration.watchedRetention)
+                watched = try store.watchedBreaks(
+                    contentId: open.contentId, within: watchedRanges(retention: configuration.watchedRetention, at: now))
             }
         } catch {
             // The store being unreadable does not stop playback: the session opens without its history.
@@ -163,7 +165,7 @@ extension TimelineService {
         do {
             var sessionConfiguration = open.configuration(
                 resumeContentTime: resume, previouslyWatchedBreakIds: watched,
-                lastBreakCompletedAt: store.lastBreakCompletedAt())
+                lastBreakCompletedAt: lastBreakCompleted)
             // The configured default policy and bookmark timing, under the session's own overrides.
             sessionConfiguration.policy = configuration.policy(requestedPreset: open.requestedPreset, overrides: open.overrides)
             timeline = try TimelineSession(sessionConfiguration)
@@ -176,7 +178,7 @@ extension TimelineService {
         let id = sessions.makeId()
         let entry = SessionEntry(
             id: id, timeline: timeline, connection: connection, callId: header.callId, request: open,
-            openedAt: now, clientName: state.clientName)
+            openedAt: wallNow(), clientName: state.clientName)
         sessions.insert(entry)
         breakCount += timeline.layout.count
         state.add(entry)

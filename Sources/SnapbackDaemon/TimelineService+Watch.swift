@@ -33,7 +33,7 @@ extension TimelineService {
     }
 
     func sessionInfo(_ entry: SessionEntry, at now: Double, withBreaks: Bool) -> SessionInfo {
-        var state = SessionStateReply(entry.timeline.snapshot(at: now))
+        var state = SessionStateReply(snapshot(entry, at: now))
         let breakCount = state.breaks.count
         if !withBreaks { state.breaks = [] }
         return SessionInfo(
