@@ -186,6 +186,8 @@ public final class ManualClock: ServiceClock {
 
     /// Timers started and not yet fired, stopped or closed.
     public var activeTimers: Int { timers.count { $0.deadline != nil } }
+    /// Timers made and not yet closed (closed ones are let go at the next ``advance(by:)``).
+    public var liveTimers: Int { timers.count { $0.callback != nil } }
 
     /// Moves time forward by `seconds`, firing every timer due on the way (those a callback starts
     /// within the span fire too), each with the clocks at its deadline.

@@ -23,6 +23,9 @@ final class TickTimers {
         self.tick = tick
     }
 
+    /// Timers started and not yet fired or stopped (a bound the soak test checks).
+    var dueCount: Int { due.values.reduce(0) { $0 + $1.count } }
+
     func makeTimer(_ callback: @escaping () -> Void) -> any ServiceTimer {
         made += 1
         return Member(ticks: self, order: made, callback: callback)

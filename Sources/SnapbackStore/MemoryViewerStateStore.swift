@@ -37,6 +37,8 @@ public final class MemoryViewerStateStore: ViewerStateStore {
     public var path: String { "" }
     public var bookmarkCount: Int { count }
     public var lastError: String? { failWrites.map { "\($0)" } }
+    /// Saves committed since the store was made.
+    public var savesCommitted: UInt64 { lastSeq }
     /// Watched-break rows held.
     public var watchedCount: Int { watched.values.reduce(0) { $0 + $1.count } }
     /// Writes made whose completion has not run yet.
@@ -61,13 +63,30 @@ public final class MemoryViewerStateStore: ViewerStateStore {
         stored[profile]?[contentId]?.bookmark
     }
 
-    /// The page token is the last row's save order, as the SQLite store's.
+    /// The page token is the last row's save order, as the SQLite store's. Walks the save order back
+    /// from the token: no sort of the profile's bookmarks per page.
     public func bookmarks(profile: String, after: String?, limit: Int) throws(StoreError) -> (page: [Bookmark], next: String?) {
-        let all = (stored[profile] ?? [:]).values.sorted { $0.seq > $1.seq }
-        let start = after.flatMap(UInt64.init).map { token in all.firstIndex { $0.seq < token } ?? all.count } ?? 0
-        let page = Array(all.dropFirst(start).prefix(max(limit, 1)))
-        let next = start + page.count < all.count ? page.last.map { String($0.seq) } : nil
-        return (page.map(\.bookmark), next)
+        let n = max(limit, 1)
+        let before = after.flatMap { UInt64($0) } ?? .max
+        // The first entry at or after `before` (entries are in seq order).
+        var low = saveOrderStart, high = saveOrder.count
+        while low < high {
+            let mid = (low + high) / 2
+            if saveOrder[mid].seq < before { low = mid + 1 } else { high = mid }
+        }
+        var page: [Saved] = []
+        var i = low
+        while i > saveOrderStart, page.count <= n {
+            i -= 1
+            let entry = saveOrder[i]
+            guard entry.profile == profile, let saved = stored[profile]?[entry.contentId], saved.seq == entry.seq else {
+                continue
+            }
+            page.append(saved)
+        }
+        let more = page.count > n
+        if more { page.removeLast(page.count - n) }
+        return (page.map(\.bookmark), more ? page.last.map { String($0.seq) } : nil)
     }
 
     public func save(_ bookmark: Bookmark, completion: @escaping (Result<Void, StoreError>) -> Void) {
