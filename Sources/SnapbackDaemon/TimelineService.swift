@@ -123,7 +123,8 @@ public final class TimelineService {
     }
 
     /// Prunes the store's watched breaks past the retention (at least a day: a reload that lengthens
-    /// the retention finds the rows still there), at start and then at most once per `pruneInterval`.
+    /// the retention finds the rows still there): when a break is first marked watched, then at most
+    /// once per `pruneInterval`.
     func pruneWatchedIfDue(at now: Double) {
         if let last = lastPrune, now - last < Self.pruneInterval { return }
         lastPrune = now
