@@ -242,8 +242,10 @@ public struct DaemonProgram {
         bytes += [1, peer, UInt8(min(data.count, 255))] + data.prefix(255)
     }
 
-    /// Half-seconds (255 = a day).
+    /// Half-seconds (255 = a day; 254 is not time passing: see `stepWall`).
     public mutating func advance(halfSeconds: UInt8) { bytes += [3, halfSeconds] }
+    /// The wall clock stepped: by (operand − 128) × 600 s, or 56 years back (0) or forward (255).
+    public mutating func stepWall(_ operand: UInt8) { bytes += [3, 254, operand] }
     public mutating func disconnect(peer: UInt8) { bytes += [4, peer] }
     public mutating func commitWrites() { bytes += [5] }
     public mutating func read(peer: UInt8) { bytes += [6, peer] }
