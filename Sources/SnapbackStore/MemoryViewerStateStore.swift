@@ -44,7 +44,7 @@ public final class MemoryViewerStateStore: ViewerStateStore {
     /// Writes made whose completion has not run yet.
     public var unfinishedWrites: Int { pending.count }
     /// Entries of the eviction order, stale ones included (bounded by twice the bookmarks, plus one).
-    public var saveOrderEntries: Int { saveOrder.count - saveOrderStart }
+    public var saveOrderEntries: Int { saveOrder.count }
 
     /// Runs the completions of the writes made so far, in order; returns how many.
     @discardableResult
@@ -116,9 +116,10 @@ public final class MemoryViewerStateStore: ViewerStateStore {
         if stored[profile]?.isEmpty == true { stored[profile] = nil }
     }
 
-    /// Drops the stale entries once they are as many as the live ones.
+    /// Drops the stale entries (evicted ones before `saveOrderStart` too) once they are as many as the
+    /// live ones: amortised, each save pays for one entry's copy.
     private func compactSaveOrder() {
-        guard saveOrder.count - saveOrderStart > 2 * count + 1 else { return }
+        guard saveOrder.count > 2 * count + 1 else { return }
         saveOrder = saveOrder[saveOrderStart...].filter { stored[$0.profile]?[$0.contentId]?.seq == $0.seq }
         saveOrderStart = 0
     }
