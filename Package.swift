@@ -111,8 +111,8 @@ let package = Package(
                 "SnapbackClient", "SnapbackWire", "SnapbackTimeline", "SnapbackCLI", "CLinux", "SnapbackDaemon", "SnapbackStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser")
             ]),
-        // Linux calls the client's benchmarks need that Swift's Glibc module leaves out (epoll, CPU
-        // affinity), in C with their real types.
+        // Linux calls the client's benchmarks (epoll, CPU affinity) and the daemon's soak test (glibc's
+        // heap in use) need that Swift's Glibc module leaves out, in C with their real types.
         .target(name: "CLinux", path: "Sources/CLinux"),
         // What the CLI draws and prints, as pure functions of replies (a session's timeline, JSON): a
         // library so that unit tests reach it without a daemon. No argument parsing, no I/O.
@@ -129,7 +129,7 @@ let package = Package(
             name: "SnapbackDaemonTests",
             dependencies: [
                 "SnapbackClient", "SnapbackWire", "CSnapbackProto", "SnapbackDaemon", "SnapbackStore",
-                "SnapbackFuzzing", "SnapbackTestSupport"
+                "SnapbackFuzzing", "SnapbackTestSupport", "CLinux"
             ]
         )
     ]

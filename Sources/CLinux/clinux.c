@@ -2,6 +2,7 @@
 #include "clinux.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <sched.h>
 #include <sys/epoll.h>
 #include <unistd.h>
@@ -50,4 +51,8 @@ int snapback_cpu_allowed(int cpu) {
     cpu_set_t set;
     if (cpu < 0 || cpu >= CPU_SETSIZE || sched_getaffinity(0, sizeof set, &set) != 0) return 0;
     return CPU_ISSET(cpu, &set) ? 1 : 0;
+}
+
+size_t snapback_heap_in_use(void) {
+    return mallinfo2().uordblks;
 }

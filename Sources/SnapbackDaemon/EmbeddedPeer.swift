@@ -155,16 +155,27 @@ public final class EmbeddedPeer: PeerPort {
     }
 }
 
-/// Time that moves only when told to: wall time for the timeline and timers that fire, in deadline
-/// order, as ``advance(by:)`` passes them.
+/// Time that moves only when told to: a wall clock and a monotonic clock that ``advance(by:)`` moves
+/// together, firing the timers due on the way in deadline order, and that ``stepWall(by:)`` and
+/// ``setWall(to:)`` set apart, as NTP or an operator steps a box's clock.
 public final class ManualClock: ServiceClock {
+    /// Wall time.
     public private(set) var time: Double
+    /// Monotonic time: timers run on it.
+    public private(set) var monotonicTime: Double
     private var timers: [Timer] = []
     private var created = 0
+    /// Timer callbacks run so far (a clock step must not set off a storm of them).
+    public private(set) var firings = 0
 
-    public init(at time: Double = 1_800_000_000) { self.time = time }
+    /// `monotonic` defaults to the wall time, so that a test of durations alone reads one clock.
+    public init(at time: Double = 1_800_000_000, monotonic: Double? = nil) {
+        self.time = time
+        self.monotonicTime = monotonic ?? time
+    }
 
     public func now() -> Double { time }
+    public func monotonic() -> Double { monotonicTime }
 
     public func makeTimer(_ callback: @escaping () -> Void) -> any ServiceTimer {
         created += 1
@@ -173,19 +184,38 @@ public final class ManualClock: ServiceClock {
         return timer
     }
 
+    /// Timers started and not yet fired, stopped or closed.
+    public var activeTimers: Int { timers.count { $0.deadline != nil } }
+    /// Timers made and not yet closed (closed ones are let go at the next ``advance(by:)``).
+    public var liveTimers: Int { timers.count { $0.callback != nil } }
+
     /// Moves time forward by `seconds`, firing every timer due on the way (those a callback starts
-    /// within the span fire too), each with the clock at its deadline.
+    /// within the span fire too), each with the clocks at its deadline.
     public func advance(by seconds: Double) {
-        let target = time + max(0, seconds.isFinite ? seconds : 0)
+        let target = monotonicTime + max(0, seconds.isFinite ? seconds : 0)
         while let next = timers.filter({ $0.deadline != nil && $0.deadline! <= target })
             .min(by: { ($0.deadline!, $0.order) < ($1.deadline!, $1.order) })
         {
-            time = max(time, next.deadline!)
+            let at = max(monotonicTime, next.deadline!)
+            time += at - monotonicTime
+            monotonicTime = at
             next.deadline = nil
+            firings += 1
             next.callback?()
         }
-        time = target
+        time += target - monotonicTime
+        monotonicTime = target
         timers.removeAll { $0.callback == nil }
+    }
+
+    /// Steps the wall clock by `seconds` (back when negative); monotonic time and timers do not move.
+    public func stepWall(by seconds: Double) {
+        time += seconds
+    }
+
+    /// Sets the wall clock; monotonic time and timers do not move.
+    public func setWall(to time: Double) {
+        self.time = time
     }
 
     final class Timer: ServiceTimer {
@@ -203,7 +233,7 @@ public final class ManualClock: ServiceClock {
         func start(afterSeconds seconds: Double) {
             guard callback != nil else { return }
             // As LoopTimer: whole milliseconds, rounded up, NaN and negatives at once.
-            deadline = clock.time + Double(LoopTimer.milliseconds(seconds)) / 1000
+            deadline = clock.monotonicTime + Double(LoopTimer.milliseconds(seconds)) / 1000
         }
 
         func stop() { deadline = nil }

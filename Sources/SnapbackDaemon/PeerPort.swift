@@ -56,18 +56,27 @@ extension PeerPort {
     public func completeHandshake() {}
 }
 
-/// Wall time and timers for the service: the loop's clocks in the daemon (``LoopClock``), a manual clock
+/// Time and timers for the service: the loop's clocks in the daemon (``LoopClock``), a manual clock
 /// that fires due timers when told to in process (``ManualClock``).
+///
+/// Two readings. The wall clock dates what people read and what outlives the daemon (a bookmark's
+/// "saved at", a decision's time, a watched break's and the last break's time in the store); it is
+/// stepped (NTP setting a box that booted at 1970, an operator). The monotonic clock never steps and
+/// measures every duration: the timeline's times (cooldowns, playhead extrapolation, timer deadlines),
+/// the bookmark tick, the watched-break retention, uptime. See ``WallClockSteps``.
 public protocol ServiceClock: AnyObject {
-    /// Seconds since the Unix epoch: the time the timeline is given with every event.
+    /// Wall time, seconds since the Unix epoch (`CLOCK_REALTIME`).
     func now() -> Double
+    /// Seconds on a clock that never steps and counts a suspended box's sleep (`CLOCK_BOOTTIME`): the
+    /// time the timeline is given with every event.
+    func monotonic() -> Double
     /// A stopped one-shot timer calling `callback` on the service's thread.
     func makeTimer(_ callback: @escaping () -> Void) -> any ServiceTimer
 }
 
 /// A timer made by a ``ServiceClock``.
 public protocol ServiceTimer: AnyObject {
-    /// Fires once after `seconds`, whatever the double: NaN and negatives fire at once, huge values are
+    /// Fires once after `seconds` of monotonic time, whatever the double: NaN and negatives fire at once, huge values are
     /// clamped. Restarts a running timer.
     func start(afterSeconds seconds: Double)
     func stop()

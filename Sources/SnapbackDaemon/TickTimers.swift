@@ -1,4 +1,4 @@
-/// Timers that fire together on a shared grid of wall time — the periodic bookmarks of every playing
+/// Timers that fire together on a shared grid of monotonic time — the periodic bookmarks of every playing
 /// session. A timer started for `deadline` is moved to the nearest multiple of `tick` seconds (a tick
 /// at most its own delay, so it never moves by more than half of it), and every timer of one grid
 /// instant fires from one callback of one underlying timer: in one loop turn, so that the store
@@ -23,6 +23,9 @@ final class TickTimers {
         self.tick = tick
     }
 
+    /// Timers started and not yet fired or stopped (a bound the soak test checks).
+    var dueCount: Int { due.values.reduce(0) { $0 + $1.count } }
+
     func makeTimer(_ callback: @escaping () -> Void) -> any ServiceTimer {
         made += 1
         return Member(ticks: self, order: made, callback: callback)
@@ -39,7 +42,7 @@ final class TickTimers {
 
     private func schedule(_ member: Member, afterSeconds seconds: Double) {
         remove(member)
-        let now = clock.now()
+        let now = clock.monotonic()
         // As LoopTimer: NaN and negatives are due at once.
         let deadline = seconds > 0 ? now + seconds : now
         let slot = Self.aligned(deadline, now: now, tick: tick)
@@ -62,8 +65,7 @@ final class TickTimers {
         underlying?.start(afterSeconds: slot - now)
     }
 
-    /// Fires every timer of the instant the underlying timer was set for and of any earlier one (the
-    /// wall clock may have been stepped back meanwhile: the timer, on the monotonic clock, decides).
+    /// Fires every timer of the instant the underlying timer was set for and of any earlier one.
     private func fire() {
         guard let limit = armedFor else { return }
         armedFor = nil
@@ -77,7 +79,7 @@ final class TickTimers {
             member.slot = nil
             member.callback?()
         }
-        if let next = due.keys.min(), armedFor.map({ next < $0 }) ?? true { arm(next, now: clock.now()) }
+        if let next = due.keys.min(), armedFor.map({ next < $0 }) ?? true { arm(next, now: clock.monotonic()) }
     }
 
     final class Member: ServiceTimer {

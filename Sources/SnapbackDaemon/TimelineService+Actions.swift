@@ -5,14 +5,16 @@ import SnapbackWire
 extension TimelineService {
     /// Carries out the timeline's actions for one session: pushes to its player, timers on the loop,
     /// bookmark and watched-state writes to the store. A bookmark is pushed as saved only once the store
-    /// has committed it (acknowledged = durable).
+    /// has committed it (acknowledged = durable). `now` is monotonic (the timeline's time); the wall
+    /// time, for what is dated, is read only by the actions that date something.
     func execute(_ actions: [TimelineAction], for entry: SessionEntry, at now: Double) {
         // By index, switching on the stored kind: `for action in actions` copied every action out
         // (its reason and ids retained and released) on every event.
         // Read once per event: with nobody watching, one load and a branch are all watching costs here.
         let watched = watching
+        var wall = Double.nan
         for index in actions.indices {
-            if watched { publish(actions[index], for: entry, at: now) }
+            if watched { publish(actions[index], for: entry, at: wallNow(once: &wall)) }
             switch actions[index].kind {
             case .seek, .playBreak, .allAdsCompleted, .breakSkipped:
                 logger.info("session \(entry.id): \(actions[index])")
@@ -20,27 +22,29 @@ extension TimelineService {
             case .breakWatched(let breakId):
                 logger.info("session \(entry.id): \(actions[index])")
                 if !entry.contentId.isEmpty, entry.timeline.kind == .onDemand {
-                    markWatched(actions[index], breakId: breakId, entry: entry, at: now)
+                    markWatched(actions[index], breakId: breakId, entry: entry, at: wallNow(once: &wall), monotonic: now)
                 } else {
                     push(actions[index], to: entry)
                 }
             case .breakCompleted:
                 // Device-wide, so the cooldown after a break holds for every player on the box.
                 logger.debug("session \(entry.id): \(actions[index])")
-                store.setLastBreakCompleted(at: now)
+                lastBreakCompleted = now
+                store.setLastBreakCompleted(at: wallNow(once: &wall))
             case .saveBookmark(let contentTime, let streamTime, _):
                 saveBookmark(
                     actions[index], entry: entry,
                     bookmark: Bookmark(
                         profile: entry.profile, contentId: entry.contentId, contentTime: contentTime,
-                        streamTime: streamTime, streamId: entry.streamId, updatedAt: now))
+                        streamTime: streamTime, streamId: entry.streamId, updatedAt: wallNow(once: &wall)))
             case .clearBookmark:
                 let position = entry.timeline.snapshot(at: now, breaks: 0..<0)
                 saveBookmark(
                     actions[index], entry: entry,
                     bookmark: Bookmark(
                         profile: entry.profile, contentId: entry.contentId, contentTime: position.contentTime,
-                        streamTime: position.streamTime, streamId: entry.streamId, updatedAt: now, finished: true))
+                        streamTime: position.streamTime, streamId: entry.streamId, updatedAt: wallNow(once: &wall), finished: true
+                    ))
             case .scheduleTimer(let timer, let deadline):
                 logger.debug("session \(entry.id): \(actions[index])")
                 arm(timer, at: deadline, for: entry, now: now)
@@ -54,13 +58,22 @@ extension TimelineService {
         }
     }
 
+    /// The wall time, read at the first call of an event's actions (`cache` starts as NaN).
+    private func wallNow(once cache: inout Double) -> Double {
+        if cache.isNaN { cache = wallNow() }
+        return cache
+    }
+
     /// A watched break is kept for the content's later sessions; like a bookmark, it is pushed only once
     /// committed, so a player (or libsnapback reopening its sessions after a restart) is never told a break
     /// is watched that the daemon could forget. If the write fails, the break still counts as watched in
     /// this session: the push follows a session error saying it was not kept.
-    private func markWatched(_ action: TimelineAction, breakId: String, entry: SessionEntry, at now: Double) {
+    private func markWatched(
+        _ action: TimelineAction, breakId: String, entry: SessionEntry, at wall: Double, monotonic now: Double
+    ) {
+        pruneWatchedIfDue(at: now)
         entry.pendingWrites += 1
-        store.markWatched(contentId: entry.contentId, breakId: breakId, at: now) { result in
+        store.markWatched(contentId: entry.contentId, breakId: breakId, at: wall) { result in
             if case .failure(let error) = result {
                 self.logger.warning("session \(entry.id): watched break \(breakId) not kept: \(error)")
                 self.pushError(error.statusCode, "watched break \(breakId) not kept: \(error)", to: entry)
@@ -107,7 +120,7 @@ extension TimelineService {
 
     func timerFired(_ timer: TimelineTimer, session id: UInt64) {
         guard let entry = sessions[id] else { return }
-        let now = clock.now()
+        let now = clock.monotonic()
         let actions = (try? entry.timeline.handle(.timerFired(timer), at: now)) ?? []
         execute(actions, for: entry, at: now)
     }

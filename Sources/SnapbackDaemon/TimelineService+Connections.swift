@@ -53,7 +53,7 @@ extension TimelineService {
         } else {
             connectionsByUid[state.uid] = nil
         }
-        let now = clock.now()
+        let now = clock.monotonic()
         for id in state.takeSessionIds() {
             if let entry = sessions[id] { close(entry, .disconnected, at: now) }
         }
@@ -61,7 +61,7 @@ extension TimelineService {
 
     /// SIGTERM: every session closes with its final bookmark, and its player is told why.
     func closeAllForShutdown() {
-        let now = clock.now()
+        let now = clock.monotonic()
         var closed: [SessionEntry] = []
         for id in sessions.ids {
             guard let entry = sessions[id] else { continue }

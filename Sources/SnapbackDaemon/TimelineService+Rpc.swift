@@ -33,7 +33,8 @@ extension TimelineService {
             fail(connection, header, error.statusCode, "\(method.name): \(error)")
             return
         }
-        let now = clock.now()
+        // The timeline's time: monotonic (see ServiceClock).
+        let now = clock.monotonic()
         switch consume request {
         case .hello(let hello):
             handshake(hello, header, state, connection)
@@ -74,9 +75,8 @@ extension TimelineService {
                 BreakAtReply(previous: timeline.previousBreak(atOrBefore: t), next: timeline.nextBreak(after: t)))
         case .getSessionState(let id, let first, let count):
             guard let entry = session(id, header, state, connection) else { return }
-            let timeline = entry.timeline
-            let page = timeline.snapshot(at: now, breaks: SessionStateReply.page(from: first, count: count))
-            reply(connection, header, SessionStateReply(page, totalBreaks: timeline.layout.count))
+            let page = snapshot(entry, at: now, breaks: SessionStateReply.page(from: first, count: count))
+            reply(connection, header, SessionStateReply(page, totalBreaks: entry.timeline.layout.count))
         case .getBookmark(let profile, let contentId):
             getBookmark(profile, contentId, header, connection)
         case .listBookmarks(let profile, let pageSize, let pageToken):
@@ -156,7 +156,8 @@ extension TimelineService {
                 fromBookmark = true
             }
             if !open.contentId.isEmpty, open.kind == .onDemand, configuration.watchedRetention > 0 {
-                watched = try store.watchedBreaks(contentId: open.contentId, since: now - configuration.watchedRetention)
+                watched = try store.watchedBreaks(
+                    contentId: open.contentId, within: watchedRanges(retention: configuration.watchedRetention, at: now))
             }
         } catch {
             // The store being unreadable does not stop playback: the session opens without its history.
@@ -167,7 +168,7 @@ extension TimelineService {
         do {
             var sessionConfiguration = open.configuration(
                 resumeContentTime: resume, previouslyWatchedBreakIds: watched,
-                lastBreakCompletedAt: store.lastBreakCompletedAt())
+                lastBreakCompletedAt: lastBreakCompleted)
             // The configured default policy and bookmark timing, under the session's own overrides.
             sessionConfiguration.policy = configuration.policy(requestedPreset: open.requestedPreset, overrides: open.overrides)
             timeline = try TimelineSession(sessionConfiguration)
@@ -182,7 +183,7 @@ extension TimelineService {
         let id = sessions.makeId()
         let entry = SessionEntry(
             id: id, timeline: timeline, connection: connection, callId: header.callId, request: open,
-            openedAt: now, clientName: state.clientName)
+            openedAt: wallNow(), clientName: state.clientName)
         sessions.insert(entry)
         breakCount += timeline.layout.count
         state.add(entry)

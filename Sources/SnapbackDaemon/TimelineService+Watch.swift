@@ -35,10 +35,9 @@ extension TimelineService {
     /// With the first page of its breaks (GetSession), or none (ListSessions: the cost of listing is the
     /// sessions', not their breaks').
     func sessionInfo(_ entry: SessionEntry, at now: Double, withBreaks: Bool) -> SessionInfo {
-        let timeline = entry.timeline
-        let breakCount = timeline.layout.count
+        let breakCount = entry.timeline.layout.count
         let window = withBreaks ? SessionStateReply.page(from: 0, count: 0) : 0..<0
-        var state = SessionStateReply(timeline.snapshot(at: now, breaks: window), totalBreaks: breakCount)
+        var state = SessionStateReply(snapshot(entry, at: now, breaks: window), totalBreaks: breakCount)
         if !withBreaks { state.breakStates = [] }
         return SessionInfo(
             sessionId: entry.id, contentId: entry.contentId, streamId: entry.streamId, profile: entry.profile,

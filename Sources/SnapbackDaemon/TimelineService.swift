@@ -28,7 +28,18 @@ public final class TimelineService {
     var configuration: DaemonConfiguration
     /// Preset of sessions that name none.
     var defaultPreset: AdPolicy.Preset { configuration.defaultPreset }
+    /// Monotonic time the service started (uptime).
     let startedAt: Double
+    /// The wall clock's steps during this run: the store's wall-dated rows judged by the clock that
+    /// wrote them (see ``wallNow()``).
+    var wallSteps: WallClockSteps
+    /// Monotonic time a break last completed in any session (the box-wide cooldown). From the store at
+    /// start: a time from a previous run, on the wall clock then, unless it is ahead of the wall clock.
+    var lastBreakCompleted: Double?
+    /// Monotonic time watched breaks were last pruned from the store.
+    var lastPrune: Double?
+    /// How often watched breaks past their retention are pruned from the store.
+    static let pruneInterval = 3600.0
     private let owner: pthread_t
     /// The periodic bookmarks' shared tick (see ``TickTimers``).
     let bookmarkTicks: TickTimers
@@ -68,7 +79,13 @@ public final class TimelineService {
         self.logger = logger
         self.store = store
         self.configuration = configuration
-        self.startedAt = clock.now()
+        let wall = clock.now()
+        let monotonic = clock.monotonic()
+        startedAt = monotonic
+        wallSteps = WallClockSteps(wall: wall, monotonic: monotonic)
+        if let stored = store.lastBreakCompletedAt(), stored.isFinite, stored <= wall {
+            lastBreakCompleted = stored - wallSteps.offset
+        }
         owner = pthread_self()
         scratch.reserveCapacity(4096)
         actionBuffer.reserveCapacity(16)
@@ -85,6 +102,43 @@ public final class TimelineService {
     public func timeline(ofSession id: UInt64) -> TimelineSession? {
         checkThread()
         return sessions[id]?.timeline
+    }
+
+    /// The wall time, having noted a step of the wall clock since the last reading (logged). Read where
+    /// a wall time is written or shown, never on the per-event path, which runs on monotonic time.
+    func wallNow() -> Double {
+        let wall = clock.now()
+        if let step = wallSteps.observe(wall: wall, monotonic: clock.monotonic()) {
+            logger.notice(
+                "wall clock stepped \(step > 0 ? "forward" : "back") by \(Seconds(abs(step))): durations run on the monotonic clock; stored times are judged by the clock that wrote them"
+            )
+        }
+        return wall
+    }
+
+    /// The wall-time ranges the watched breaks of the last `retention` seconds are dated in.
+    func watchedRanges(retention: Double, at now: Double) -> [ClosedRange<Double>] {
+        _ = wallNow()
+        return wallSteps.wallRanges(last: retention, at: now)
+    }
+
+    /// Prunes the store's watched breaks past the retention (at least a day: a reload that lengthens
+    /// the retention finds the rows still there): when a break is first marked watched, then at most
+    /// once per `pruneInterval`.
+    func pruneWatchedIfDue(at now: Double) {
+        if let last = lastPrune, now - last < Self.pruneInterval { return }
+        lastPrune = now
+        store.pruneWatched(keeping: watchedRanges(retention: max(configuration.watchedRetention, 24 * 3600), at: now))
+    }
+
+    /// A session's state for a reply: its times are monotonic, the cooldown's end goes out in wall time.
+    func snapshot(_ entry: SessionEntry, at now: Double, breaks window: Range<Int>? = nil) -> TimelineSnapshot {
+        var snapshot = entry.timeline.snapshot(at: now, breaks: window ?? 0..<entry.timeline.layout.count)
+        if let until = snapshot.cooldownUntil {
+            let wall = wallNow()
+            snapshot.cooldownUntil = wall + (until - now)
+        }
+        return snapshot
     }
 
     @inline(__always)
@@ -140,7 +194,7 @@ final class SessionEntry {
     let profile: String
     let contentId: String
     let streamId: String
-    /// For ListSessions and GetSession: what it plays under, when, and who opened it.
+    /// For ListSessions and GetSession: what it plays under, when (wall time), and who opened it.
     let preset: String
     let openedAt: Double
     let owner: PeerCredentials

@@ -27,7 +27,8 @@ public struct DaemonReplay {
     ]
     public static let methods = WireMethod.allCases
 
-    private let clock = ManualClock()
+    // Monotonic time apart from the wall clock, as on a box: a duration read from the wrong one shows.
+    private let clock = ManualClock(at: 1_800_000_000, monotonic: 1_000)
     private let store = MemoryViewerStateStore()
     private let service: TimelineService
     private let logger = Logger(level: .error)
@@ -99,9 +100,15 @@ public struct DaemonReplay {
             let body = input.bytes(length)
             peer?.receive(.request(callId: callId, method: method.rawValue), body: body)
         case 3:
-            // Time passes; due timers fire (break ends, periodic bookmarks, the memory trim).
+            // Time passes; due timers fire (break ends, periodic bookmarks, the memory trim). Or the wall
+            // clock is stepped (NTP, an operator) by up to ±21 hours, or 56 years either way.
             let b = input.byte()
-            clock.advance(by: b == 255 ? 86_400 : Double(b) * 0.5)
+            if b == 254 {
+                let s = input.byte()
+                clock.stepWall(by: s == 0 ? -1.77e9 : s == 255 ? 1.77e9 : (Double(s) - 128) * 600)
+            } else {
+                clock.advance(by: b == 255 ? 86_400 : Double(b) * 0.5)
+            }
         case 4:
             pick()?.disconnect()
         case 5:
@@ -235,8 +242,10 @@ public struct DaemonProgram {
         bytes += [1, peer, UInt8(min(data.count, 255))] + data.prefix(255)
     }
 
-    /// Half-seconds (255 = a day).
+    /// Half-seconds (255 = a day; 254 is not time passing: see `stepWall`).
     public mutating func advance(halfSeconds: UInt8) { bytes += [3, halfSeconds] }
+    /// The wall clock stepped: by (operand − 128) × 600 s, or 56 years back (0) or forward (255).
+    public mutating func stepWall(_ operand: UInt8) { bytes += [3, 254, operand] }
     public mutating func disconnect(peer: UInt8) { bytes += [4, peer] }
     public mutating func commitWrites() { bytes += [5] }
     public mutating func read(peer: UInt8) { bytes += [6, peer] }

@@ -5,7 +5,7 @@ import Glibc
 /// integrity and version checks, moving a bad file aside.
 enum SQLiteSchema {
     /// `PRAGMA user_version` of a database this build writes.
-    static let version: Int32 = 2
+    static let version: Int32 = 3
 
     /// `migrations[n]` takes a database from version n to n + 1. A fresh file (version 0) runs them all;
     /// an older one runs those it lacks, in one transaction. Never edit a step once shipped: add one.
@@ -40,6 +40,21 @@ enum SQLiteSchema {
         CREATE INDEX bookmarks_by_profile_recent ON bookmarks(profile, updated_at DESC, content_id);
         CREATE INDEX bookmarks_by_age ON bookmarks(updated_at);
         CREATE INDEX watched_breaks_by_age ON watched_breaks(watched_at);
+        """,
+        // 3: bookmarks ordered by the order of their saves, not by their wall time: the wall clock is
+        // stepped (a box that booted at 1970, a clock set back), and a row dated in the future would
+        // stay "most recent", never evicted, for as long as the clock lags behind it. Existing rows are
+        // numbered in the order their times gave.
+        """
+        ALTER TABLE bookmarks ADD COLUMN saved_seq INTEGER NOT NULL DEFAULT 0;
+        UPDATE bookmarks SET saved_seq = ranked.n FROM
+            (SELECT profile AS p, content_id AS c,
+                row_number() OVER (ORDER BY updated_at, profile, content_id) AS n FROM bookmarks) AS ranked
+            WHERE bookmarks.profile = ranked.p AND bookmarks.content_id = ranked.c;
+        DROP INDEX bookmarks_by_profile_recent;
+        DROP INDEX bookmarks_by_age;
+        CREATE INDEX bookmarks_by_profile_recent ON bookmarks(profile, saved_seq DESC);
+        CREATE UNIQUE INDEX bookmarks_by_save ON bookmarks(saved_seq);
         """
     ]
 
@@ -162,11 +177,12 @@ final class WriterStatements {
         rollback = try db.prepare("ROLLBACK")
         upsertBookmark = try db.prepare(
             """
-            INSERT INTO bookmarks(profile, content_id, content_time, stream_time, stream_id, updated_at, finished)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+            INSERT INTO bookmarks(profile, content_id, content_time, stream_time, stream_id, updated_at, finished,
+                saved_seq)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, (SELECT coalesce(max(saved_seq), 0) + 1 FROM bookmarks))
             ON CONFLICT(profile, content_id) DO UPDATE SET content_time = excluded.content_time,
                 stream_time = excluded.stream_time, stream_id = excluded.stream_id,
-                updated_at = excluded.updated_at, finished = excluded.finished
+                updated_at = excluded.updated_at, finished = excluded.finished, saved_seq = excluded.saved_seq
             """)
         deleteBookmark = try db.prepare("DELETE FROM bookmarks WHERE profile = ?1 AND content_id = ?2")
         clearProfile = try db.prepare("DELETE FROM bookmarks WHERE profile = ?1")
@@ -174,18 +190,19 @@ final class WriterStatements {
         evictOldest = try db.prepare(
             """
             DELETE FROM bookmarks WHERE (profile, content_id) IN
-                (SELECT profile, content_id FROM bookmarks ORDER BY updated_at LIMIT ?1)
+                (SELECT profile, content_id FROM bookmarks ORDER BY saved_seq LIMIT ?1)
             """)
         markWatched = try db.prepare(
             """
             INSERT INTO watched_breaks(content_id, break_id, watched_at) VALUES (?1, ?2, ?3)
-            ON CONFLICT(content_id, break_id) DO UPDATE SET watched_at = max(watched_at, excluded.watched_at)
+            ON CONFLICT(content_id, break_id) DO UPDATE SET watched_at = excluded.watched_at
             """)
-        pruneWatched = try db.prepare("DELETE FROM watched_breaks WHERE watched_at < ?1")
+        // Rows before `lo` or between two kept ranges (`hi`, `lo`): run once per gap.
+        pruneWatched = try db.prepare("DELETE FROM watched_breaks WHERE watched_at > ?1 AND watched_at < ?2")
         setLastBreak = try db.prepare(
             """
             INSERT INTO device_state(key, value) VALUES ('\(SQLiteSchema.lastBreakKey)', ?1)
-            ON CONFLICT(key) DO UPDATE SET value = max(value, excluded.value)
+            ON CONFLICT(key) DO UPDATE SET value = excluded.value
             """)
     }
 
@@ -209,17 +226,17 @@ final class ReaderStatements {
             """)
         firstPage = try db.prepare(
             """
-            SELECT content_id, content_time, stream_time, stream_id, updated_at, finished FROM bookmarks
-            WHERE profile = ?1 ORDER BY updated_at DESC, content_id LIMIT ?2
+            SELECT content_id, content_time, stream_time, stream_id, updated_at, finished, saved_seq FROM bookmarks
+            WHERE profile = ?1 ORDER BY saved_seq DESC LIMIT ?2
             """)
-        // After (updated_at, content_id) of the previous page's last row, in the same order.
+        // After the previous page's last row (its saved_seq), in the same order.
         nextPage = try db.prepare(
             """
-            SELECT content_id, content_time, stream_time, stream_id, updated_at, finished FROM bookmarks
-            WHERE profile = ?1 AND updated_at <= ?2 AND (updated_at < ?2 OR content_id > ?3)
-            ORDER BY updated_at DESC, content_id LIMIT ?4
+            SELECT content_id, content_time, stream_time, stream_id, updated_at, finished, saved_seq FROM bookmarks
+            WHERE profile = ?1 AND saved_seq < ?2 ORDER BY saved_seq DESC LIMIT ?3
             """)
-        watched = try db.prepare("SELECT break_id FROM watched_breaks WHERE content_id = ?1 AND watched_at >= ?2")
+        watched = try db.prepare(
+            "SELECT break_id FROM watched_breaks WHERE content_id = ?1 AND watched_at >= ?2 AND watched_at <= ?3")
         lastBreak = try db.prepare("SELECT value FROM device_state WHERE key = '\(SQLiteSchema.lastBreakKey)'")
         countBookmarks = try db.prepare("SELECT count(*) FROM bookmarks")
     }

@@ -38,12 +38,8 @@ public final class SQLiteViewerStateStore: ViewerStateStore {
     public typealias Log = @Sendable (LogLevel, String) -> Void
 
     public struct Configuration: Sendable {
-        /// The most bookmarks kept; the least recently updated are evicted first.
+        /// The most bookmarks kept; the least recently saved are evicted first.
         public var capacity = 10_000
-        /// Watched breaks older than this are pruned (the service asks for the last 24 h).
-        public var watchedRetention: Double = 24 * 3600
-        /// How often (seconds, at most) the writer prunes old watched breaks.
-        public var pruneInterval: Double = 3600
         /// The most writes committed in one transaction: enough for the periodic saves of every
         /// session due in one tick (1 makes each write its own transaction: the baseline of
         /// `snapback bench-store`).
@@ -94,7 +90,7 @@ public final class SQLiteViewerStateStore: ViewerStateStore {
     /// - Parameters:
     ///   - post: runs a closure on the loop thread; releases and completions reach the loop through it.
     ///   - log: where the store's log lines go (any thread).
-    ///   - clock: wall time in seconds since the epoch (for pruning and file names).
+    ///   - clock: wall time in seconds since the epoch (for the names of files moved aside).
     public init(
         directory: String, configuration: Configuration = Configuration(), post: @escaping Post,
         log: @escaping Log = { _, _ in }, clock: @escaping @Sendable () -> Double = wallClockNow
@@ -154,32 +150,27 @@ public final class SQLiteViewerStateStore: ViewerStateStore {
         }
     }
 
-    /// The page token is the last row's (updated_at, content_id): `<updated_at bits in hex>:<content id>`.
-    /// A token that does not parse starts from the first page.
+    /// The page token is the last row's `saved_seq`, in decimal. A token that does not parse starts
+    /// from the first page.
     public func bookmarks(profile: String, after: String?, limit: Int) throws(StoreError) -> (page: [Bookmark], next: String?) {
         try readable()
         let n = max(1, limit)
-        var page: [Bookmark]
+        var page: [(Bookmark, Int64)]
         do {
-            page = try reader.page(profile: profile, after: after.flatMap(Self.parseToken), rows: n + 1)
+            page = try reader.page(profile: profile, before: after.flatMap { Int64($0) }, rows: n + 1)
         } catch {
             throw readFailed(error)
         }
         let more = page.count > n
         if more { page.removeLast(page.count - n) }
-        let next = more ? page.last.map { "\(String($0.updatedAt.bitPattern, radix: 16)):\($0.contentId)" } : nil
-        return (page, next)
+        let next = more ? page.last.map { String($0.1) } : nil
+        return (page.map(\.0), next)
     }
 
-    static func parseToken(_ token: String) -> (updatedAt: Double, contentId: String)? {
-        guard let colon = token.firstIndex(of: ":"), let bits = UInt64(token[..<colon], radix: 16) else { return nil }
-        return (Double(bitPattern: bits), String(token[token.index(after: colon)...]))
-    }
-
-    public func watchedBreaks(contentId: String, since: Double) throws(StoreError) -> Set<String> {
+    public func watchedBreaks(contentId: String, within ranges: [ClosedRange<Double>]) throws(StoreError) -> Set<String> {
         try readable()
         do {
-            return try reader.watchedBreaks(contentId: contentId, since: since)
+            return try reader.watchedBreaks(contentId: contentId, within: ranges)
         } catch {
             throw readFailed(error)
         }
@@ -194,7 +185,8 @@ public final class SQLiteViewerStateStore: ViewerStateStore {
 
     private func openReader() {
         do {
-            if let stored = try reader.open() { cachedLastBreak = max(cachedLastBreak ?? stored, stored) }
+            // A value set before the reader could open is the later one.
+            if let stored = try reader.open(), cachedLastBreak == nil { cachedLastBreak = stored }
         } catch {
             unavailableReason = "cannot open a read connection on \(path): \(error)"
             log(.error, "bookmark store: \(unavailableReason!)")
@@ -252,8 +244,13 @@ public final class SQLiteViewerStateStore: ViewerStateStore {
     }
 
     public func setLastBreakCompleted(at: Double) {
-        cachedLastBreak = max(cachedLastBreak ?? at, at)
+        cachedLastBreak = at
         enqueue(.lastBreak(at), nil)
+    }
+
+    public func pruneWatched(keeping ranges: [ClosedRange<Double>]) {
+        guard !ranges.isEmpty else { return }
+        enqueue(.pruneWatched(keeping: ranges), nil)
     }
 
     private func enqueue(_ op: WriteOp, _ completion: ((Result<Int, StoreError>) -> Void)?) {

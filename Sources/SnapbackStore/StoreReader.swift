@@ -57,39 +57,41 @@ final class StoreReader {
             streamId: s.text(2), updatedAt: s.double(3), finished: s.int64(4) != 0)
     }
 
-    /// Up to `rows` bookmarks of a profile, most recent first, after `cursor`.
-    func page(profile: String, after cursor: (updatedAt: Double, contentId: String)?, rows: Int) throws(SQLiteError) -> [Bookmark]
-    {
+    /// Up to `rows` bookmarks of a profile, most recently saved first, saved before `cursor` (a row's
+    /// `saved_seq`), each with its `saved_seq`.
+    func page(profile: String, before cursor: Int64?, rows: Int) throws(SQLiteError) -> [(Bookmark, Int64)] {
         let r = try ready()
         let s = cursor == nil ? r.firstPage : r.nextPage
         defer { s.reset() }
-        var page: [Bookmark] = []
+        var page: [(Bookmark, Int64)] = []
         try s.bind(1, profile)
         if let cursor {
-            try s.bind(2, cursor.updatedAt)
-            try s.bind(3, cursor.contentId)
-            try s.bind(4, Int64(rows))
+            try s.bind(2, cursor)
+            try s.bind(3, Int64(rows))
         } else {
             try s.bind(2, Int64(rows))
         }
         while page.count < rows, try s.step() {
-            page.append(
-                Bookmark(
-                    profile: profile, contentId: s.text(0), contentTime: s.double(1), streamTime: s.double(2),
-                    streamId: s.text(3), updatedAt: s.double(4), finished: s.int64(5) != 0))
+            let bookmark = Bookmark(
+                profile: profile, contentId: s.text(0), contentTime: s.double(1), streamTime: s.double(2),
+                streamId: s.text(3), updatedAt: s.double(4), finished: s.int64(5) != 0)
+            page.append((bookmark, s.int64(6)))
         }
         return page
     }
 
-    /// Break ids of `contentId` watched at or after `since`.
-    func watchedBreaks(contentId: String, since: Double) throws(SQLiteError) -> Set<String> {
+    /// Break ids of `contentId` watched within one of `ranges`.
+    func watchedBreaks(contentId: String, within ranges: [ClosedRange<Double>]) throws(SQLiteError) -> Set<String> {
         let r = try ready()
         let s = r.watched
-        defer { s.reset() }
         var ids: Set<String> = []
-        try s.bind(1, contentId)
-        try s.bind(2, since)
-        while try s.step() { ids.insert(s.text(0)) }
+        for range in ranges {
+            defer { s.reset() }
+            try s.bind(1, contentId)
+            try s.bind(2, range.lowerBound)
+            try s.bind(3, range.upperBound)
+            while try s.step() { ids.insert(s.text(0)) }
+        }
         return ids
     }
 }

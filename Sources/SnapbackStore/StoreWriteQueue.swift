@@ -164,11 +164,12 @@ enum WriteOp: Sendable {
     case clear(profile: String)
     case watched(contentId: String, breakId: String, at: Double)
     case lastBreak(Double)
+    case pruneWatched(keeping: [ClosedRange<Double>])
 
     var changesBookmarks: Bool {
         switch self {
         case .save, .delete, .clear: true
-        case .watched, .lastBreak: false
+        case .watched, .lastBreak, .pruneWatched: false
         }
     }
 }

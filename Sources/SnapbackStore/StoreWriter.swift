@@ -17,7 +17,6 @@ final class StoreWriter {
     private var owner = ThreadOwner()
 
     private var statements: WriterStatements?
-    private var lastPrune: Double = 0
     /// Writes are failing: logged once when they start and once when they work again.
     private var failing = false
 
@@ -49,7 +48,6 @@ final class StoreWriter {
                 let statements = try WriterStatements(db)
                 result.count = try statements.count()
                 self.statements = statements
-                prune(statements, force: true)
                 return result
             } catch let problem as SQLiteSchema.OpenProblem {
                 switch problem {
@@ -243,15 +241,32 @@ final class StoreWriter {
             try s.bind(1, at)
             try s.run()
             return 1
+        case .pruneWatched(let ranges):
+            return try prune(w, keeping: ranges)
         }
     }
 
-    /// Inside the transaction, after the writes: evicts the oldest bookmarks beyond the bound and prunes
-    /// old watched breaks now and then. Returns the bookmark count if bookmarks changed.
-    private func finish(_ w: WriterStatements, _ ops: [WriteOp]) throws(SQLiteError) -> Int? {
-        if ops.contains(where: { if case .watched = $0 { true } else { false } }) {
-            prune(w, force: false)
+    /// Deletes the watched breaks dated before the last range and outside every range: one statement
+    /// per gap (below the first range, between two ranges). Rows after the last range are left.
+    private func prune(_ w: WriterStatements, keeping ranges: [ClosedRange<Double>]) throws(SQLiteError) -> Int {
+        let s = w.pruneWatched
+        var pruned = 0
+        var below = -Double.greatestFiniteMagnitude
+        for range in ranges {
+            defer { s.reset() }
+            try s.bind(1, below)
+            try s.bind(2, range.lowerBound)
+            try s.run()
+            pruned += w.db.changes
+            below = range.upperBound
         }
+        if pruned > 0 { log(.debug, "bookmark store: pruned \(pruned) watched break(s) past the retention") }
+        return pruned
+    }
+
+    /// Inside the transaction, after the writes: evicts the least recently saved bookmarks beyond the
+    /// bound. Returns the bookmark count if bookmarks changed.
+    private func finish(_ w: WriterStatements, _ ops: [WriteOp]) throws(SQLiteError) -> Int? {
         guard ops.contains(where: \.changesBookmarks) else { return nil }
         var count = try w.count()
         if count > configuration.capacity {
@@ -262,23 +277,6 @@ final class StoreWriter {
             count -= w.db.changes
         }
         return count
-    }
-
-    private func prune(_ w: WriterStatements, force: Bool) {
-        let now = clock()
-        guard force || now - lastPrune >= configuration.pruneInterval else { return }
-        lastPrune = now
-        let s = w.pruneWatched
-        defer { s.reset() }
-        do {
-            try s.bind(1, now - configuration.watchedRetention)
-            try s.run()
-            if w.db.changes > 0 {
-                log(.debug, "bookmark store: pruned \(w.db.changes) watched break(s) older than the retention")
-            }
-        } catch {
-            log(.warning, "bookmark store: pruning watched breaks failed: \(error)")
-        }
     }
 
     /// Logs when writes start failing and when they work again (not every failure).

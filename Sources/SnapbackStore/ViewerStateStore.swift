@@ -36,18 +36,27 @@ public protocol ViewerStateStore: AnyObject {
     var lastError: String? { get }
 
     func bookmark(profile: String, contentId: String) throws(StoreError) -> Bookmark?
-    /// Bookmarks of a profile, most recent first, `limit` at a time; `after` is the page token returned by
+    /// Bookmarks of a profile, most recently saved first (the order of the saves, whatever the wall
+    /// clock said: `updatedAt` is shown, never compared), `limit` at a time; `after` is the page token returned by
     /// the previous page.
     func bookmarks(profile: String, after: String?, limit: Int) throws(StoreError) -> (page: [Bookmark], next: String?)
     func save(_ bookmark: Bookmark, completion: @escaping (Result<Void, StoreError>) -> Void)
     func deleteBookmark(profile: String, contentId: String, completion: @escaping (Result<Bool, StoreError>) -> Void)
     func clearBookmarks(profile: String, completion: @escaping (Result<Int, StoreError>) -> Void)
 
-    /// Break ids of `contentId` watched at or after `since` (wall time).
-    func watchedBreaks(contentId: String, since: Double) throws(StoreError) -> Set<String>
+    /// Break ids of `contentId` watched at a wall time within one of `ranges` (sorted, disjoint: the
+    /// service's retention, see `WallClockSteps`).
+    func watchedBreaks(contentId: String, within ranges: [ClosedRange<Double>]) throws(StoreError) -> Set<String>
     func markWatched(contentId: String, breakId: String, at: Double, completion: @escaping (Result<Void, StoreError>) -> Void)
-    /// The device-wide time a break last completed, for a cooldown that holds across players.
+    /// Forgets the watched breaks dated before the last of `ranges` (sorted, disjoint) and outside
+    /// them; those dated after it (from a clock that ran ahead) are left until a later call judges
+    /// them. A write nobody waits for.
+    func pruneWatched(keeping ranges: [ClosedRange<Double>])
+    /// The device-wide wall time a break last completed, for a cooldown that holds across players and
+    /// restarts.
     func lastBreakCompletedAt() -> Double?
+    /// Replaces it (not the greater of the two: after the clock was set back, the latest break is
+    /// still the one that counts).
     func setLastBreakCompleted(at: Double)
     /// The daemon is stopping: commits the writes already made and runs their completions before it
     /// returns; later writes fail. Called on the loop thread by the service's shutdown.

@@ -104,7 +104,7 @@ public struct AdPolicy: Sendable, Equatable {
     /// Seconds added to a snapback seek so the player lands on a keyframe inside the break (IMA samples use
     /// 1 or 0.1). Default 0.
     public var snapbackLandingOffset: Double = 0
-    /// Seconds of wall-clock time after a break completed during which breaks are skipped (TVSDK recipe).
+    /// Seconds after a break completed (measured on the monotonic clock) during which breaks are skipped (TVSDK recipe).
     /// 0 = off (default).
     public var cooldown: Double = 0
     /// Whether trick play (rate < 0 or > 1) skips ads while it lasts and is then handled as one seek from

@@ -76,7 +76,7 @@ extension TimelineSession {
     public mutating func opened(at now: Double, into actions: inout [TimelineAction]) {
         guard case .notOpened = state else { return }
         state = .content
-        player.wallTime = now
+        player.reportedAt = now
         if let c = settings.resumeContentTime, c > 0, settings.bookmarksEnabled {
             resume(at: c, now: now, into: &actions)
             return

@@ -68,7 +68,7 @@ extension TimelineSession {
         case .content:
             if !settings.adRulesMode {
                 player.playhead = layout.breaks[i].start
-                player.wallTime = now
+                player.reportedAt = now
             }
             // For ad rules, the ad player started a break we did not ask for (e.g. the SDK's own
             // schedule): follow it.
@@ -145,7 +145,7 @@ extension TimelineSession {
         progress.playerReportedPosition = true
         player.playing = false
         player.playhead = t
-        player.wallTime = now
+        player.reportedAt = now
         cancelTimer(.bookmark, .paused, into: &actions)
         // Inside a break this saves the break's content position, never a position inside the ads.
         saveBookmark(streamTime: t, trigger: .paused, cause: .paused(at: t), into: &actions)
@@ -238,7 +238,7 @@ extension TimelineSession {
             }
             // No playhead report or event since: if the break must have played out by now, it did.
             let b = layout.breaks[i]
-            let t = player.playing ? player.playhead + (now - player.wallTime) * max(player.rate, 0) : player.playhead
+            let t = player.playing ? player.playhead + (now - player.reportedAt) * max(player.rate, 0) : player.playhead
             guard t >= b.end - 0.001 else {
                 armBreakTimer(ending: b.end, from: t, at: now, into: &actions)
                 return

@@ -28,13 +28,13 @@ extension TimelineSession {
             }
         }
         let previous = player.playhead
-        let previousWallTime = player.wallTime
+        let previousReportAt = player.reportedAt
         // The first report is where the player starts, not a jump from 0.
         let first = !player.placed
         player.placed = true
         progress.playerReportedPosition = true
         player.playhead = t
-        player.wallTime = now
+        player.reportedAt = now
         player.rate = rate
         player.playing = playing
 
@@ -60,17 +60,17 @@ extension TimelineSession {
                     leaveBreak()
                     cancelTimer(.breakEnd, .leftBreakUnseen, into: &actions)
                 }
-                outcome = contentProgress(from: b.end, to: t, previousWallTime: now, at: now, into: &actions)
+                outcome = contentProgress(from: b.end, to: t, previousReportAt: now, at: now, into: &actions)
             } else if t < b.start {
                 leaveBreak()
                 cancelTimer(.breakEnd, .wentBeforeBreak, into: &actions)
-                outcome = contentProgress(from: t, to: t, previousWallTime: now, at: now, into: &actions)
+                outcome = contentProgress(from: t, to: t, previousReportAt: now, at: now, into: &actions)
             } else if playing && !timers.breakEnd {
                 armBreakTimer(ending: b.end, from: t, at: now, into: &actions)
             }
         case .content:
             outcome = contentProgress(
-                from: first ? t : previous, to: t, previousWallTime: previousWallTime, at: now,
+                from: first ? t : previous, to: t, previousReportAt: previousReportAt, at: now,
                 into: &actions)
         }
         if playing && !timers.bookmark && outcome == .stayed { armBookmarkTimer(at: now, into: &actions) }
@@ -79,7 +79,7 @@ extension TimelineSession {
     /// Content played from `from` to `to`: enter a break the playhead reached, treat an unreported jump
     /// over breaks as a seek, clear the bookmark near the end.
     mutating func contentProgress(
-        from: Double, to t: Double, previousWallTime: Double, at now: Double,
+        from: Double, to t: Double, previousReportAt: Double, at now: Double,
         into actions: inout [TimelineAction]
     ) -> Outcome {
         if settings.adRulesMode {
@@ -95,7 +95,7 @@ extension TimelineSession {
         }
         // A forward jump larger than playback explains, that the player did not report as a seek: handle it
         // as one, so a player cannot bypass a break by seeking without telling.
-        let explained = max(0, now - previousWallTime) * max(player.rate, 1) + policy.coverageTolerance + 1
+        let explained = max(0, now - previousReportAt) * max(player.rate, 1) + policy.coverageTolerance + 1
         if t - from > explained, player.commandedSeek == nil, settings.snapbackEnabled,
             layout.nextBreak(after: from).map({ $0.start <= t }) == true
         {
@@ -187,7 +187,7 @@ extension TimelineSession {
             return Skip(seek: .skipDisabledBreak, cause: layout.breaks[i].start == 0 ? .prerollDisabled : .midrollsDisabled)
         }
         // Every break during the cooldown, watched ones too (TVSDK recipe: no break plays until it is over).
-        if let until = progress.cooldownUntil, now < until {
+        if let until = cooldownEnd(at: now) {
             return Skip(seek: .skipDuringCooldown, cause: .cooldown(until: until))
         }
         if isWatched(i), policy.watchedBreakOnPlayback == .skip, !settings.isLive {
@@ -227,7 +227,7 @@ extension TimelineSession {
         progress.breaks[i].skipped = nil
         progress.breaks[i].snapbacks = 0
         if !settings.adRulesMode { player.playhead = b.end }
-        player.wallTime = now
+        player.reportedAt = now
         let outcome = runPlan(after: i, at: now, into: &actions)
         if outcome == .stayed { finishedCheck(streamTime: player.playhead, into: &actions) }
         return outcome
@@ -285,7 +285,7 @@ extension TimelineSession {
         let target = clamp(landing ?? layout.breaks[i].start)
         commandSeek(to: target, reason: reason, why: why, into: &actions)
         player.playhead = target
-        player.wallTime = now
+        player.reportedAt = now
         visit(i, fromStart: true)
         // A snapback's break is marked by its snapback count (`endConfirms`): no second write on that path.
         if reason != .snapback { progress.breaks[i].visited = true }

@@ -34,7 +34,7 @@ extension TimelineSession {
             player.commandedSeek = nil
             state = before
             player.playhead = to
-            player.wallTime = now
+            player.reportedAt = now
             return
         }
         player.commandedSeek = nil
@@ -79,11 +79,11 @@ extension TimelineSession {
     ) -> Outcome {
         let to = clamp(rawTo)
         player.playhead = to
-        player.wallTime = now
+        player.reportedAt = now
         let move: TimelineReason.Move = implicit ? .jump : .seek
         let landedIndex = settings.adRulesMode ? nil : layout.indexOfBreak(containing: to)
 
-        if settings.snapbackEnabled, let cooldown = progress.cooldownUntil, now < cooldown {
+        if settings.snapbackEnabled, let cooldown = cooldownEnd(at: now) {
             // The cooldown skips every break (TVSDK recipe: no break plays until it is over), a watched one
             // too: replaying a watched break the seek landed in would show more ads than without a cooldown.
             if let i = landedIndex {
@@ -315,7 +315,7 @@ extension TimelineSession {
             decideSeek(from: from, to: t, at: now, implicit: false, into: &actions)
         } else {
             player.playhead = t
-            player.wallTime = now
+            player.reportedAt = now
             settled(at: t, move: .trickPlay, at: now, into: &actions)
         }
         noteTrickPlaySkips(from: from, to: t, mark: mark, into: &actions)

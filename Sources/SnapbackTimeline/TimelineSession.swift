@@ -1,5 +1,7 @@
-/// One player session's ad timeline: a value-type state machine. Events in, actions out, the wall time
-/// passed in. No I/O, no clock, no Foundation.
+/// One player session's ad timeline: a value-type state machine. Events in, actions out, the time
+/// passed in — a monotonic clock's seconds (the daemon's never steps; see `ServiceClock`), from which
+/// it measures every duration: cooldowns, playback between reports, timer deadlines. No I/O, no
+/// clock, no Foundation.
 ///
 /// ```
 ///  not opened ─ opened ─▶ content ◀──────────── break completed (watched; then the pending plan: a return
@@ -109,7 +111,8 @@ public struct TimelineSession: Sendable {
     /// Where the player is, as last reported (or as the session sent it).
     struct PlayerPosition: Sendable {
         var playhead = 0.0
-        var wallTime = 0.0
+        /// The time of the report (monotonic, as every time the session is given).
+        var reportedAt = 0.0
         var rate = 1.0
         var playing = false
         /// Whether a first position is known: the first report is where the player starts, not a jump.
@@ -180,11 +183,19 @@ public struct TimelineSession: Sendable {
 
     /// Where the playhead is now, extrapolated from the last report when content is playing.
     func estimatedPlayhead(at now: Double) -> Double {
-        guard player.playing, case .content = state, now > player.wallTime else { return player.playhead }
-        return clamp(player.playhead + (now - player.wallTime) * player.rate)
+        guard player.playing, case .content = state, now > player.reportedAt else { return player.playhead }
+        return clamp(player.playhead + (now - player.reportedAt) * player.rate)
     }
 
     func contentTime(forStreamTime s: Double) -> Double { layout.contentTime(forStreamTime: s) }
+
+    /// When the cooldown running at `now` ends; nil when none runs. A cooldown never runs for longer
+    /// than the policy's `cooldown` from any `now`: times are a monotonic clock's, but if a caller's
+    /// clock went back, the cooldown ends instead of lasting for as long as the step.
+    func cooldownEnd(at now: Double) -> Double? {
+        guard let until = progress.cooldownUntil, now < until, until - now <= policy.cooldown else { return nil }
+        return until
+    }
 
     func isWatched(_ i: Int) -> Bool { progress.breaks[i].watched }
 
@@ -236,7 +247,7 @@ public struct TimelineSession: Sendable {
         return TimelineSnapshot(
             phase: state.phase, currentBreakId: current, streamTime: t, contentTime: contentTime(forStreamTime: t),
             playing: player.playing, rate: player.rate, pendingReturn: pending, breaks: window.map(breakAt),
-            cooldownUntil: progress.cooldownUntil.flatMap { $0 > now ? $0 : nil },
+            cooldownUntil: cooldownEnd(at: now),
             lastBookmarkContentTime: progress.lastBookmark, breakStates: window.map(breakState))
     }
 

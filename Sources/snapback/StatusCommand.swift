@@ -79,7 +79,7 @@ struct BookmarksCommand: ParsableCommand {
     }
 
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Every bookmark of the profile, most recently updated first.")
+        static let configuration = CommandConfiguration(abstract: "Every bookmark of the profile, most recently saved first.")
         @OptionGroup var common: Common
         @OptionGroup var output: JSONOption
 

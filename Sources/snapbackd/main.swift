@@ -9,12 +9,8 @@ exit(
         // through context.post; the service closes the store in its shutdown (final bookmarks committed).
         let logger = context.logger
         let post = context.post
-        var storeConfiguration = SQLiteViewerStateStore.Configuration()
-        // Kept at least a day on disk: a reload that lengthens the retention finds the rows still there.
-        storeConfiguration.watchedRetention = max(context.configuration.watchedRetention, 24 * 3600)
         let store = SQLiteViewerStateStore(
             directory: context.options.stateDirectory,
-            configuration: storeConfiguration,
             post: { post.post($0) },
             log: { level, message in
                 switch level {

@@ -28,6 +28,7 @@ import Testing
         p.send(.event(sessionId: 1, .seekStarted(from: 300)), callId: 3)
         p.send(.event(sessionId: 1, .seekEnded(from: 300, to: 1500)), callId: 4)
         p.send(.event(sessionId: 1, .adBreakStarted(breakId: "b2")), callId: 5)
+        p.stepWall(0)  // the clock set back 56 years while the break plays
         p.advance(halfSeconds: 60)
         p.send(.event(sessionId: 1, .playheadReported(streamTime: 1320, rate: 1, playing: true)), callId: 6)
         p.send(.event(sessionId: 1, .adBreakEnded(breakId: "b2")), callId: 7)

@@ -122,7 +122,7 @@ import Testing
         #expect(before.watchedBreaks.isEmpty)
         let after = try player.nextPushes()
         #expect(after.watchedBreaks == ["b1"])
-        #expect(try daemon.store.watchedBreaks(contentId: "seed", since: 0) == ["b1"])
+        #expect(try daemon.store.watchedBreaks(contentId: "seed", within: [0...1e12]) == ["b1"])
         // Numbered in the order sent, without a gap (the snapback's seek was 1).
         #expect((before + after).map(\.seq) == Array(2...UInt64(1 + before.count + after.count)))
     }
@@ -139,7 +139,7 @@ import Testing
         if let errorIndex, case .sessionError(_, let message) = after[errorIndex].kind {
             #expect(message.contains("watched break b1 not kept"), "\(message)")
         }
-        #expect(try daemon.store.watchedBreaks(contentId: "seed", since: 0).isEmpty)
+        #expect(try daemon.store.watchedBreaks(contentId: "seed", within: [0...1e12]).isEmpty)
     }
 }
 

@@ -78,18 +78,19 @@ import Testing
 
     // MARK: Listing, deleting, clearing
 
-    @Test func listPagesMostRecentFirstWithoutGapsOrRepeats() throws {
+    @Test func listPagesMostRecentlySavedFirstWithoutGapsOrRepeats() throws {
         let f = try StoreFixture()
-        // 25 bookmarks; updatedAt ties (three share each time) are ordered by content id.
+        // 25 bookmarks, their wall times tied (three share each) and stepped back once (the clock set
+        // back at the 13th): the order is the order of the saves, whatever the times say.
         for i in 0..<25 {
-            #expect(f.save(bookmark("c\(String(format: "%02d", i))", updatedAt: 1000 + Double(i / 3))).isSuccess)
+            let updatedAt = (i < 12 ? 1000 : 500) + Double(i / 3)
+            #expect(f.save(bookmark("c\(String(format: "%02d", i))", updatedAt: updatedAt)).isSuccess)
         }
         #expect(f.save(bookmark("elsewhere", profile: "q")).isSuccess)
         let pages = try f.allPages("p", pageSize: 10)
         #expect(pages.map(\.count) == [10, 10, 5])
         let ids = pages.flatMap { $0 }.map(\.contentId)
-        let expected = (0..<25).map { i in (i, "c\(String(format: "%02d", i))") }
-            .sorted { a, b in a.0 / 3 != b.0 / 3 ? a.0 / 3 > b.0 / 3 : a.1 < b.1 }.map(\.1)
+        let expected = (0..<25).reversed().map { "c\(String(format: "%02d", $0))" }
         #expect(ids == expected)
         #expect(Set(ids).count == 25)
         // Exactly one page: no next token.
@@ -132,8 +133,9 @@ import Testing
         #expect(f.save(bookmark("c0", at: 7, updatedAt: 200)).isSuccess)
         #expect(f.store.bookmarkCount == 5)
         #expect(try f.store.bookmark(profile: "p", contentId: "c0")?.contentTime == 7)
-        // Three new ones push out the three least recently updated: c1, c2, c3.
-        for i in 5..<8 { #expect(f.save(bookmark("c\(i)", updatedAt: 300 + Double(i))).isSuccess) }
+        // Three new ones push out the three least recently saved, c1, c2, c3 — though the clock was set
+        // back before they were saved, and their times are the oldest.
+        for i in 5..<8 { #expect(f.save(bookmark("c\(i)", updatedAt: 50 + Double(i))).isSuccess) }
         #expect(f.store.bookmarkCount == 5)
         for gone in ["c1", "c2", "c3"] { #expect(try f.store.bookmark(profile: "p", contentId: gone) == nil) }
         for kept in ["c0", "c4", "c5", "c6", "c7"] { #expect(try f.store.bookmark(profile: "p", contentId: kept) != nil) }
@@ -147,46 +149,55 @@ import Testing
 
     // MARK: Watched breaks and the last break
 
-    @Test func watchedBreaksAreKeptForTheRetentionThenPruned() throws {
-        var configuration = SQLiteViewerStateStore.Configuration()
-        configuration.pruneInterval = 0  // prune at every watched-break write
-        let f = try StoreFixture(configuration: configuration)
-        let now = wallClockNow()
+    @Test func watchedBreaksAreFoundWithinRangesAndPrunedOutsideThem() throws {
+        let f = try StoreFixture()
+        let now = 1_800_000_000.0
         #expect(f.markWatched("movie", "old", at: now - 25 * 3600).isSuccess)
         #expect(f.markWatched("movie", "b1", at: now - 3600).isSuccess)
         #expect(f.markWatched("movie", "b2", at: now).isSuccess)
+        #expect(f.markWatched("movie", "boot", at: 100).isSuccess)  // dated by a clock that booted at 1970
+        #expect(f.markWatched("movie", "ahead", at: now + 3600 * 24 * 365).isSuccess)  // a clock run ahead
         #expect(f.markWatched("other", "b1", at: now).isSuccess)
-        #expect(try f.store.watchedBreaks(contentId: "movie", since: now - 24 * 3600) == ["b1", "b2"])
-        #expect(try f.store.watchedBreaks(contentId: "movie", since: now - 60) == ["b2"])
-        #expect(try f.store.watchedBreaks(contentId: "nothing", since: 0) == [])
-        // The 25-hour-old row is gone from the table, not just filtered.
+        let day = [50.0...150, (now - 24 * 3600)...now]
+        #expect(try f.store.watchedBreaks(contentId: "movie", within: day) == ["boot", "b1", "b2"])
+        #expect(try f.store.watchedBreaks(contentId: "movie", within: [(now - 60)...now]) == ["b2"])
+        #expect(try f.store.watchedBreaks(contentId: "nothing", within: day) == [])
+        // Below and between the ranges: gone from the table; beyond the last: left for later.
+        f.store.pruneWatched(keeping: day)
+        #expect(f.save(bookmark("x")).isSuccess)  // a write queued after the prune: committed after it
         let db = try SQLiteConnection(path: f.path, create: false)
-        #expect(try db.integer("SELECT count(*) FROM watched_breaks WHERE break_id = 'old'") == 0)
-        #expect(try db.integer("SELECT count(*) FROM watched_breaks") == 3)
+        #expect(Set(try db.texts("SELECT break_id FROM watched_breaks")) == ["boot", "b1", "b2", "ahead"])
+        #expect(try db.integer("SELECT count(*) FROM watched_breaks") == 5)
         f.reopen()
-        #expect(try f.store.watchedBreaks(contentId: "movie", since: now - 24 * 3600) == ["b1", "b2"])
+        #expect(try f.store.watchedBreaks(contentId: "movie", within: day) == ["boot", "b1", "b2"])
+        // Watched again under a clock set back: the later mark wins, not the greater time.
+        #expect(f.markWatched("movie", "ahead", at: now).isSuccess)
+        #expect(try f.store.watchedBreaks(contentId: "movie", within: day) == ["boot", "b1", "b2", "ahead"])
     }
 
-    @Test func oldWatchedBreaksArePrunedWhenTheStoreOpens() throws {
+    /// The store prunes only when the service asks: opened by a daemon whose clock says 1970 (a box
+    /// before NTP), it must not judge yesterday's rows by that clock.
+    @Test func openingTheStorePrunesNothing() throws {
         let f = try StoreFixture()
         let now = wallClockNow()
         #expect(f.markWatched("movie", "old", at: now - 48 * 3600).isSuccess)
         #expect(f.markWatched("movie", "new", at: now).isSuccess)
         f.reopen()
         let db = try SQLiteConnection(path: f.path, create: false)
-        #expect(try db.texts("SELECT break_id FROM watched_breaks") == ["new"])
+        #expect(try db.integer("SELECT count(*) FROM watched_breaks") == 2)
     }
 
-    @Test func lastBreakTimeIsDeviceWideAndOnlyMovesForward() throws {
+    @Test func lastBreakTimeIsDeviceWideAndTheLatestSetWins() throws {
         let f = try StoreFixture()
         #expect(f.store.lastBreakCompletedAt() == nil)
         f.store.setLastBreakCompleted(at: 1000)
+        // The clock was set back: the break that completed last is this one.
         f.store.setLastBreakCompleted(at: 900)
-        #expect(f.store.lastBreakCompletedAt() == 1000)
+        #expect(f.store.lastBreakCompletedAt() == 900)
         // The write has no completion: a save queued after it completing means it committed too.
         #expect(f.save(bookmark("x")).isSuccess)
         f.reopen()
-        #expect(f.store.lastBreakCompletedAt() == 1000)
+        #expect(f.store.lastBreakCompletedAt() == 900)
     }
 
     // MARK: Schema versions
@@ -212,14 +223,34 @@ import Testing
                 == Bookmark(
                     profile: "p", contentId: "old-movie", contentTime: 42, streamTime: 72, streamId: "stream-1",
                     updatedAt: 1000, finished: false))
-        #expect(try f.store.watchedBreaks(contentId: "old-movie", since: 0) == ["b1"])
+        #expect(try f.store.watchedBreaks(contentId: "old-movie", within: [0...1e12]) == ["b1"])
         #expect(f.store.lastBreakCompletedAt() == 77)
         #expect(f.store.bookmarkCount == 1)
         #expect(f.save(bookmark("new", finished: true)).isSuccess)
         #expect(try f.store.bookmark(profile: "p", contentId: "new")?.finished == true)
         let db = try SQLiteConnection(path: f.path, create: false)
         #expect(try db.integer("PRAGMA user_version") == Int64(SQLiteSchema.version))
-        #expect(try db.integer("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'bookmarks_by_age'") == 1)
+        #expect(try db.integer("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'bookmarks_by_save'") == 1)
+    }
+
+    /// Version 2 ordered bookmarks by their times; version 3 numbers them in that order, and saves
+    /// after the migration come after them whatever their times.
+    @Test func migratingToSaveOrderKeepsTheOrderOfTheTimes() throws {
+        let f = try StoreFixture(open: false)
+        do {
+            let db = try SQLiteSchema.openWriter(path: f.path, busyTimeout: 1000, maxPageCount: nil, migrateTo: 2)
+            try db.execute(
+                """
+                INSERT INTO bookmarks(profile, content_id, content_time, stream_time, stream_id, updated_at)
+                VALUES ('p', 'b', 1, 1, 's', 2000), ('p', 'a', 1, 1, 's', 3000), ('p', 'c', 1, 1, 's', 1000),
+                    ('q', 'd', 1, 1, 's', 2500);
+                """)
+        }
+        f.reopen()
+        #expect(f.store.lastError == nil)
+        #expect(try f.allPages("p", pageSize: 2).flatMap { $0 }.map(\.contentId) == ["a", "b", "c"])
+        #expect(f.save(bookmark("e", updatedAt: 10)).isSuccess)
+        #expect(try f.allPages("p", pageSize: 2).flatMap { $0 }.map(\.contentId) == ["e", "a", "b", "c"])
     }
 
     @Test func aNewerSchemaIsMovedAsideAndAFreshStoreServes() throws {

@@ -1,8 +1,8 @@
 import SnapbackTimeline
 import Testing
 
-/// The cooldown (TVSDK recipe): for N seconds of wall-clock time after a break completed, breaks are
-/// skipped. Stream: three one-minute mid-rolls m1 600–660, m2 1200–1260, m3 1800–1860; cooldown 300 s.
+/// The cooldown (TVSDK recipe): for N seconds after a break completed (of the time the session is given:
+/// the daemon's monotonic clock), breaks are skipped. Stream: three one-minute mid-rolls m1 600–660, m2 1200–1260, m3 1800–1860; cooldown 300 s.
 @Suite struct CooldownTests {
     let policy = Factory.policy { $0.cooldown = 300 }
 
@@ -28,6 +28,21 @@ import Testing
         let s = try afterFirstBreak()
         #expect(s.snapshot(at: 1110).cooldownUntil == 1370)
         #expect(s.snapshot(at: 1371).cooldownUntil == nil)
+    }
+
+    /// Times go back (a caller whose clock was set back): the cooldown never runs for longer than its
+    /// duration from the time given, so it ends instead of lasting as long as the step.
+    @Test(arguments: [-600.0, -1.8e9])
+    func aCooldownNeverOutlastsItsDurationWhenTimeGoesBack(step: Double) throws {
+        var s = try afterFirstBreak()
+        #expect(s.snapshot(at: 1110 + step).cooldownUntil == nil)
+        try s.report(700, at: 1120 + step, playing: false)
+        #expect(try s.seek(from: 700, to: 1500, at: 1120 + step).seeks == [Seek(1200, .snapback)])
+        // Opened with the last break "in the future": no cooldown either.
+        let (opened, _) = try Factory.session(
+            breaks: Factory.threeBreaks, contentDuration: Factory.threeBreaksContent, policy: policy,
+            lastBreakCompletedAt: 900 - step)
+        #expect(opened.snapshot(at: 1000).cooldownUntil == nil)
     }
 
     @Test func aSeekOverAnUnwatchedBreakDuringTheCooldownIsNotHeld() throws {

@@ -1,9 +1,11 @@
 #ifndef SNAPBACK_CLINUX_H
 #define SNAPBACK_CLINUX_H
-/* Linux calls the command-line client's benchmarks need and Swift's Glibc module leaves out:
- * <sys/epoll.h> is not imported (and struct epoll_event is packed on x86-64), and the CPU affinity
- * calls sit behind _GNU_SOURCE. Written here in C so that Swift calls them with their real types. */
+/* Linux calls the command-line client's benchmarks and the daemon's soak test need and Swift's Glibc
+ * module leaves out: <sys/epoll.h> is not imported (and struct epoll_event is packed on x86-64), the
+ * CPU affinity calls sit behind _GNU_SOURCE, <malloc.h>'s mallinfo2 is not imported. Written here in C
+ * so that Swift calls them with their real types. */
 
+#include <stddef.h>
 #include <sys/types.h>
 
 /* A new epoll instance (close-on-exec) watching fd for input; -1 with errno set on failure. */
@@ -20,5 +22,8 @@ int snapback_unpin_thread(void);
 
 /* Whether the calling thread may run on cpu: 1 or 0. */
 int snapback_cpu_allowed(int cpu);
+
+/* Bytes of glibc's heap in use by allocations, every arena (mallinfo2().uordblks). */
+size_t snapback_heap_in_use(void);
 
 #endif

@@ -8,12 +8,19 @@ import SnapbackWire
 /// ``EmbeddedPeer`` per player, a ``ManualClock`` and an in-memory store. Calls answer at once.
 /// Tests of the socket, signals, systemd and the SQLite store use ``DaemonHarness`` and the binary.
 final class EmbeddedDaemon {
-    let clock = ManualClock()
-    let store = MemoryViewerStateStore()
+    let clock: ManualClock
+    let store: MemoryViewerStateStore
     let service: TimelineService
     private var nextPeer: UInt64 = 1
 
-    init(bookmarkTick: Double = 5, _ change: (inout DaemonConfiguration) -> Void = { _ in }) {
+    /// By default monotonic time is apart from the wall clock, as on a box (seconds since boot), so that
+    /// a duration measured on the wrong clock shows.
+    init(
+        bookmarkTick: Double = 5, clock: ManualClock = ManualClock(at: 1_800_000_000, monotonic: 5_000),
+        store: MemoryViewerStateStore = MemoryViewerStateStore(), _ change: (inout DaemonConfiguration) -> Void = { _ in }
+    ) {
+        self.clock = clock
+        self.store = store
         var configuration = DaemonConfiguration()
         change(&configuration)
         service = TimelineService(
