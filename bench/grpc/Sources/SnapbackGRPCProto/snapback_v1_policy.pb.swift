@@ -483,7 +483,8 @@ public nonisolated struct Snapback_V1_PolicyOverrides: @unchecked Sendable {
   /// Clears the value of `snapbackLandingOffset`. Subsequent reads from it will return its default value.
   public mutating func clearSnapbackLandingOffset() {_uniqueStorage()._snapbackLandingOffset = nil}
 
-  /// Seconds of wall-clock time after a break completed during which breaks are skipped; 0 = off. Scope: the
+  /// Seconds (measured on the monotonic clock: a clock step neither ends nor lengthens it) after a break
+  /// completed during which breaks are skipped; 0 = off. Scope: the
   /// box. A session opened within the cooldown of a break completed in any session starts in it; an open
   /// session restarts it with each break it completes (PROTOCOL.md, "Cooldown").
   public var cooldown: Double {
