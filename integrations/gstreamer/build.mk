@@ -6,16 +6,17 @@
 # libsnapback goes into the plugin statically, as into the mpv plugin: one file on GST_PLUGIN_PATH.
 #
 # Debian packages (deps-gstreamer, for this target only; measured on the development machine with
-# apt-get's --no-install-recommends: 305 packages, 102 MB downloaded, 54 s): GStreamer's headers and
-# core plugins, plugins-bad (tsdemux, mpegtsmux, the mpegts library), libav (H.264 and MPEG-2 video
-# decoding and encoding), the command-line tools, the Python bindings the test drives playbin with, and
-# ffmpeg (the Matroska test media, as for mpv). The gstreamer-mpegts headers come in
+# apt-get's --no-install-recommends: 306 packages, 102 MB downloaded, 54 s): GStreamer's headers and
+# core plugins, plugins-bad (tsdemux, mpegtsmux, the mpegts library), libav (H.264 decoding, MPEG-4
+# video encoding and decoding for the MPEG-TS media), the command-line tools (gst-launch-1.0, and
+# gst-play-1.0 in plugins-base-apps), the Python bindings the test drives playbin with, and ffmpeg (the
+# Matroska test media, as for mpv). The gstreamer-mpegts headers come in
 # libgstreamer-plugins-bad1.0-dev, whose dependencies pull OpenCV's development packages in (525
 # packages, 219 MB with the above): it is fetched with `apt-get download` and only its headers are
 # unpacked under the build directory; the library itself is in the runtime package.
 GST_APT_PACKAGES := libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-plugins-base \
-	gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-libav gstreamer1.0-tools python3-gst-1.0 \
-	gir1.2-gst-plugins-bad-1.0 ffmpeg
+	gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-libav gstreamer1.0-tools \
+	gstreamer1.0-plugins-base-apps python3-gst-1.0 gir1.2-gst-plugins-bad-1.0 ffmpeg
 GST_BUILD       := $(C_BUILD)/gstreamer
 GST_BAD_DEV     := $(GST_BUILD)/bad-dev
 GST_SOURCES     := $(wildcard integrations/gstreamer/src/*.c) integrations/mpv/src/media.c integrations/mpv/src/json.c
@@ -46,6 +47,14 @@ $(GST_BUILD)/libgstsnapback.so: $(GST_SOURCES) $(GST_HEADERS) integrations/gstre
 	$(CC) $(GST_CFLAGS) -O2 -g -shared -Wl,--version-script=integrations/gstreamer/plugin.map -Wl,--no-undefined \
 		-o $@ $(GST_SOURCES) $(C_REL)/libsnapback.a $(PROTOBUF_C_LIBS) $(GST_LIBS) -lm
 
+# The SCTE-35 logic (sections, segmentation descriptors, cues into breaks) without a pipeline, under ASan
+# and UBSan.
+$(GST_BUILD)/test_scte: integrations/gstreamer/tests/test_scte.c integrations/gstreamer/src/scte.c \
+		integrations/mpv/src/media.c integrations/mpv/src/json.c $(GST_HEADERS) $(GST_BAD_DEV)/.stamp
+	@mkdir -p $(GST_BUILD)
+	$(CC) $(filter-out -fvisibility=hidden,$(GST_CFLAGS)) $(ASAN_FLAGS) -Iintegrations/gstreamer/src -o $@ $< \
+		integrations/gstreamer/src/scte.c integrations/mpv/src/media.c integrations/mpv/src/json.c $(GST_LIBS) -lm
+
 # Installed when missing; a machine where they cannot be skips the end-to-end test, saying so.
 deps-gstreamer:
 	@missing=""; for p in $(GST_APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -64,6 +73,9 @@ test-gstreamer: deps lib deps-gstreamer ## GStreamer under snapback, end to end:
 		exit 0; \
 	fi; \
 	$(SWIFT) build --product snapbackd && \
-	$(MAKE) --no-print-directory $(GST_BUILD)/libgstsnapback.so && \
+	$(MAKE) --no-print-directory $(GST_BUILD)/libgstsnapback.so $(GST_BUILD)/test_scte && \
+	LSAN_OPTIONS=suppressions=$(CURDIR)/integrations/gstreamer/tests/lsan.supp \
+		ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		$(GST_BUILD)/test_scte && \
 	timeout -k 10 $(GST_TEST_SECONDS) $(GST_PYTHON) integrations/gstreamer/tests/test_gstreamer.py \
 		--plugin-dir $(CURDIR)/$(GST_BUILD) --snapbackd $(CURDIR)/$(DEBUG_BIN)/snapbackd

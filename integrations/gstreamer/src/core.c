@@ -631,10 +631,11 @@ static void do_seek(sbg_pipe *p, double t) {
     send_seek(p, t);
 }
 
-/* The hold ends without a resume: back to where the stream began, since its first buffers were dropped. */
+/* The hold ends without a resume: back to where the stream began, since its first buffers were dropped
+ * (a live stream, which cannot go back, just goes on). */
 static void release_hold(sbg_pipe *p) {
     if (!g_atomic_int_get(&p->holding)) return;
-    if (p->have_start) send_seek(p, p->start_pos);
+    if (p->have_start && !p->live) send_seek(p, p->start_pos);
     else g_atomic_int_set(&p->holding, 0);
 }
 

@@ -2,11 +2,12 @@
 """MPEG-TS test media with SCTE-35 cues, made by GStreamer itself (mpegtsmux writes the cues; Debian's
 python3-gst-1.0 and the GstMpegts typelib drive it).
 
-cues.ts: SECONDS (24) of a moving test pattern, 160x90 at 25 frames per second, MPEG-4 part 2 video (libav's MPEG-2 encoder refuses every frame rate in
-Debian 12) with a
-keyframe every second, and an SCTE-35 splice_insert (out of network, event 1, a 4-second break at
-stream time 8 with auto-return) placed in the stream one second in, ahead of its splice time as a
-broadcaster sends it. short.ts: 8 seconds of the same with no cue.
+cues.ts: SECONDS (24) of a moving test pattern, 160x90 at 25 frames per second, MPEG-4 part 2 video
+(libav's MPEG-2 encoder refuses every frame rate in Debian 12) with a keyframe every second, and two
+SCTE-35 cues placed in the stream ahead of their splice times, as a broadcaster sends them: at 1 s a
+splice_insert (out of network, event 1, a 4-second break at 8 with auto-return), at 2 s a time_signal
+with a segmentation descriptor (provider advertisement start, event 2, 3 seconds at 18). short.ts: 8
+seconds of the same with no cue.
 
     make_ts.py OUTDIR
 """
@@ -22,9 +23,9 @@ from gi.repository import Gst, GstMpegts  # noqa: E402
 SECONDS = 24
 FPS = 25
 SCTE_PID = 500
-# (sent at stream time, event id, break start, break duration)
-CUES = [(1.0, 1, 8.0, 4.0)]
-BREAKS = [(start, duration) for _, _, start, duration in CUES]
+# (sent at stream time, kind, event id, break start, break duration)
+CUES = [(1.0, "splice_insert", 1, 8.0, 4.0), (2.0, "time_signal", 2, 18.0, 3.0)]
+BREAKS = [(start, duration) for _, _, _, start, duration in CUES]
 
 
 # mpegtsmux 1.22 writes the splice times of the cues an application builds (gst_mpegts_scte_*_new, in
@@ -46,18 +47,34 @@ def crc32_mpeg2(data):
     return crc
 
 
-def splice_insert(event_id, pts, duration_ticks):
-    """A splice_info_section holding one splice_insert: out of network, program splice, with a
-    break_duration (auto-return), at `pts` (90 kHz, before pts_adjustment)."""
-    command = (event_id.to_bytes(4, "big") + bytes([0x7F, 0xEF])
-               + (((0xFE << 32) | pts) & 0xFFFFFFFFFF).to_bytes(5, "big")
-               + (((0xFE << 32) | duration_ticks) & 0xFFFFFFFFFF).to_bytes(5, "big")
-               + bytes([0x00, 0x01, 0x00, 0x00]))
+def splice_time(pts):
+    return ((0xFE << 32) | pts).to_bytes(5, "big")  # time_specified_flag, reserved, pts_time
+
+
+def section(command_type, command, descriptors=b""):
+    """A splice_info_section (SCTE-35 9.2): no encryption, pts_adjustment 0, CRC."""
     body = (bytes([0x00]) + (0).to_bytes(5, "big") + bytes([0x00])
-            + ((0xFFF << 12) | len(command)).to_bytes(3, "big") + bytes([0x05]) + command + (0).to_bytes(2, "big"))
+            + ((0xFFF << 12) | len(command)).to_bytes(3, "big") + bytes([command_type]) + command
+            + len(descriptors).to_bytes(2, "big") + descriptors)
     length = len(body) + 4
     head = bytes([0xFC, 0x30 | (length >> 8), length & 0xFF]) + body
     return head + crc32_mpeg2(head).to_bytes(4, "big")
+
+
+def splice_insert(event_id, pts, duration_ticks):
+    """splice_insert: out of network, program splice, a break_duration with auto-return, at `pts`
+    (90 kHz, before pts_adjustment)."""
+    command = (event_id.to_bytes(4, "big") + bytes([0x7F, 0xEF]) + splice_time(pts)
+               + ((0xFE << 32) | duration_ticks).to_bytes(5, "big") + bytes([0x00, 0x01, 0x00, 0x00]))
+    return section(0x05, command)
+
+
+def time_signal(event_id, pts, duration_ticks):
+    """time_signal at `pts` with a segmentation_descriptor (SCTE-35 10.3.3): a provider advertisement
+    start (type 0x30) lasting duration_ticks, program-wide, no UPID."""
+    seg = (b"CUEI" + event_id.to_bytes(4, "big") + bytes([0x7F, 0xFF]) + duration_ticks.to_bytes(5, "big")
+           + bytes([0x00, 0x00, 0x30, 0x00, 0x00]))
+    return section(0x06, splice_time(pts), bytes([0x02, len(seg)]) + seg)
 
 
 def first_video_pts(buffers):
@@ -103,9 +120,9 @@ def make(path, seconds, cues):
                 base.append(pts)
         pts = buffers[0].pts
         while base and pending and pts != Gst.CLOCK_TIME_NONE and pts >= pending[0][0] * Gst.SECOND:
-            _, event_id, start, duration = pending.pop(0)
+            _, kind, event_id, start, duration = pending.pop(0)
             at = (base[0] + round(start * 90000) - CLOCK_BASE) % PTS_WRAP
-            data = splice_insert(event_id, at, round(duration * 90000))
+            data = (splice_insert if kind == "splice_insert" else time_signal)(event_id, at, round(duration * 90000))
             GstMpegts.Section.new(SCTE_PID, data).send_event(mux)
         return Gst.PadProbeReturn.OK
 
@@ -127,7 +144,8 @@ def main():
     os.makedirs(outdir, exist_ok=True)
     make(os.path.join(outdir, "cues.ts"), SECONDS, CUES)
     make(os.path.join(outdir, "short.ts"), 8, [])
-    print(f"{outdir}/cues.ts: {SECONDS} s, breaks {BREAKS} from SCTE-35; {outdir}/short.ts: 8 s, no cue")
+    print(f"{outdir}/cues.ts: {SECONDS} s, breaks {BREAKS} (start, duration) from SCTE-35; "
+          f"{outdir}/short.ts: 8 s, no cue")
 
 
 if __name__ == "__main__":

@@ -285,34 +285,36 @@ def matroska_story(ctx, element, playbin3):
         daemon.stop()
 
 
-def scte35_story(ctx):
-    """Breaks from SCTE-35 cues as they arrive: a seek past the announced break snaps back into it."""
-    print("== MPEG-TS with SCTE-35 splice_insert, tracer+playbin", flush=True)
-    daemon = Daemon(ctx.snapbackd, ctx.work, "daemon-scte35")
-    (start, duration), = make_ts.BREAKS
+def scte35_story(ctx, element):
+    """Breaks from SCTE-35 cues as they arrive (a splice_insert and a time_signal with a segmentation
+    descriptor): a seek past each announced break snaps back into it, and goes on to its target after."""
+    label = "element" if element else "tracer"
+    print(f"== MPEG-TS with SCTE-35 cues, {label}+playbin", flush=True)
+    daemon = Daemon(ctx.snapbackd, ctx.work, f"daemon-scte35-{label}")
     try:
-        p = Player(ctx, uri(ctx.ts), "scte35", socket=daemon.sock)
+        p = Player(ctx, uri(ctx.ts), f"scte35-{label}", element, socket=daemon.sock)
         try:
-            first = p.first_frame()
             # tsdemux's stream time is the video's PTS: the stream starts a frame or so after 0.
-            offset = first
+            offset = p.first_frame()
             check(0 <= offset <= TOLERANCE, f"the stream starts at {offset:.2f}")
-            b_start, b_end = start + offset, start + duration + offset
-            cue_sent = make_ts.CUES[0][0]
-            p.wait_position(lambda t: t >= cue_sent + 1.0, 10, "the pipeline plays past the cue")
-            check("1 breaks from SCTE-35 cues" in p.output(), "the cue became a break of the session")
-            target = 16.0
-            p.seek(target)
-            seen = p.wait_position(lambda t: b_start - TOLERANCE <= t < b_end, 3,
-                                   f"the seek to {target} over the cue's break lands in it [{b_start:.2f}, {b_end:.2f})")
-            check(True, f"the pipeline is in the break at {seen[-1]:.2f} after the seek to {target}")
-            seen = p.wait_position(lambda t: t >= b_end + 0.3, duration + 4, "the pipeline leaves the break")
-            check(abs(seen[-1] - target) <= TOLERANCE + 0.5,
-                  f"after the break the pipeline is at the seek target {target} (at {seen[-1]:.2f})")
+            last_cue = max(c[0] for c in make_ts.CUES)
+            p.wait_position(lambda t: t >= last_cue + 1.0, 10, "the pipeline plays past the cues")
+            check(f"{len(make_ts.BREAKS)} breaks from SCTE-35 cues" in p.output(),
+                  f"the {len(make_ts.BREAKS)} cues became the session's breaks")
+            for (start, duration), target in zip(make_ts.BREAKS, (16.0, 22.5)):
+                b_start, b_end = start + offset, start + duration + offset
+                p.seek(target)
+                seen = p.wait_position(lambda t: b_start - TOLERANCE <= t < b_end, 3,
+                                       f"the seek to {target} over the break at {b_start:.2f} lands in it")
+                check(True, f"the pipeline is in the break [{b_start:.2f}, {b_end:.2f}) at {seen[-1]:.2f} "
+                            f"after the seek to {target}")
+                seen = p.wait_position(lambda t: t >= b_end + 0.3, duration + 4, "the pipeline leaves the break")
+                check(abs(seen[-1] - target) <= TOLERANCE + 0.5,
+                      f"after the break the pipeline is at the seek target {target} (at {seen[-1]:.2f})")
             p.quit()
         finally:
             p.kill()
-        check("1 breaks, preset" in daemon.output(), "the daemon's session has the cue's break")
+        check(f"{len(make_ts.BREAKS)} breaks, preset" in daemon.output(), "the daemon's session has the cues' breaks")
     finally:
         daemon.stop()
 
@@ -369,7 +371,8 @@ def main():
         stories = [(f"matroska-{'element' if e else 'tracer'}-{'playbin3' if p3 else 'playbin'}",
                     lambda e=e, p3=p3: matroska_story(ctx, e, p3))
                    for e in (False, True) for p3 in (False, True)]
-        stories += [("scte35", lambda: scte35_story(ctx)), ("no-daemon", lambda: no_daemon_story(ctx))]
+        stories += [(f"scte35-{'element' if e else 'tracer'}", lambda e=e: scte35_story(ctx, e)) for e in (False, True)]
+        stories.append(("no-daemon", lambda: no_daemon_story(ctx)))
         for label, story in stories:
             if not args.only or args.only in label:
                 story()
