@@ -168,7 +168,7 @@ struct sbg_pipe {
     sbm_breaks breaks; /* the session's */
     const char *breaks_from;
 
-    gboolean have_pos, reported_any, reported_paused;
+    gboolean have_pos, reported_any, reported_paused, in_trick;
     double pos, rate, last_report_pos;
     guint64 pos_at, last_report_ms, next_tick;
 
@@ -361,7 +361,11 @@ static void probe_seek(sbg_pipe *p, GstEvent *event) {
     note *n = g_new0(note, 1);
     n->seqnum = gst_event_get_seqnum(event);
     n->rate = rate;
-    if (start_type == GST_SEEK_TYPE_SET && start >= 0) {
+    /* Where playback goes on: the start, or playing backwards, the stop. */
+    if (rate < 0 && stop_type == GST_SEEK_TYPE_SET && stop >= 0) {
+        n->has_to = TRUE;
+        n->to = seconds((GstClockTime)stop);
+    } else if (rate >= 0 && start_type == GST_SEEK_TYPE_SET && start >= 0) {
         n->has_to = TRUE;
         n->to = seconds((GstClockTime)start);
     }
@@ -893,8 +897,6 @@ static void breaks_changed(sbg_pipe *p, GstElement *pipeline) {
         check("UpdateBreaks", snapback_update_breaks(p->session, p->breaks.items, p->breaks.n, on_event_reply, p));
         return;
     }
-    gboolean playing, paused;
-    pipeline_state(p, pipeline, &playing, &paused);
     double pos;
     gboolean have = query_position(pipeline, &pos);
     close_session(p, have, have ? pos : 0);
@@ -932,6 +934,7 @@ static void handle_note(note *n) {
         reset_stream(p);
         p->started = TRUE;
         p->rate = 1;
+        p->in_trick = FALSE;
         break;
     case NOTE_STOPPING:
         if (n->has_t) {
@@ -982,18 +985,35 @@ static void handle_note(note *n) {
         double from = projected_position(p, p->have_pos && !paused);
         double to = n->has_to ? CLAMP(n->to, 0.0, SBM_MAX_TIME) : from;
         p->rate = bounded_rate(n->rate);
-        p->settle_seqnum = n->seqnum;
-        p->settle_deadline = now_ms() + SETTLE_MS;
-        g_atomic_int_set(&p->viewer_seqnum, (gint)n->seqnum);
-        p->pos = to;
-        p->have_pos = TRUE;
-        p->pos_at = now_ms();
+        /* Fast forward and rewind are trick play, which the daemon holds to the breaks it went over. */
+        gboolean trick = p->rate > 1.0 || p->rate < 0.0;
+        if (n->has_to) {
+            p->settle_seqnum = n->seqnum;
+            p->settle_deadline = now_ms() + SETTLE_MS;
+            g_atomic_int_set(&p->viewer_seqnum, (gint)n->seqnum);
+            p->pos = to;
+            p->have_pos = TRUE;
+            p->pos_at = now_ms();
+        }
         if (p->session && p->open) {
-            sbg_log(TRUE, "the viewer seeked %.3f → %.3f", from, to);
-            check("SeekEnded", snapback_seek_ended(p->session, from, to, on_event_reply, p));
+            if (p->in_trick && !trick) {
+                sbg_log(TRUE, "trick play ended at %.3f", to);
+                check("TrickPlayEnded", snapback_trick_play_ended(p->session, to, on_event_reply, p));
+            } else {
+                if (n->has_to && fabs(to - from) > 0.001) {
+                    sbg_log(TRUE, "the viewer seeked %.3f → %.3f", from, to);
+                    check("SeekEnded", snapback_seek_ended(p->session, from, to, on_event_reply, p));
+                }
+                if (trick && !p->in_trick) {
+                    sbg_log(TRUE, "trick play at rate %g from %.3f", p->rate, to);
+                    check("TrickPlayStarted", snapback_trick_play_started(p->session, to, p->rate, on_event_reply, p));
+                }
+            }
             p->last_report_ms = now_ms();
             p->last_report_pos = to;
+            p->reported_any = FALSE; /* the next tick reports the position at the new rate */
         }
+        p->in_trick = trick;
         break;
     }
     case NOTE_SETTLED:
@@ -1069,7 +1089,10 @@ static void on_connection(snapback_client *c, snapback_connection_event ev, int 
     }
     sbg_log(TRUE, "connected to %s", snapback_client_socket_path(core.client));
     /* Streams that began while the daemon was away: a session now, from where they are. */
-    for (sbg_pipe *p = core.pipes; p; p = p->next) {
+    g_mutex_lock(&core.lock);
+    sbg_pipe *head = core.pipes;
+    g_mutex_unlock(&core.lock);
+    for (sbg_pipe *p = head; p; p = p->next) {
         if (!p->started || p->session || p->awaiting_first) continue;
         GstElement *pipeline = g_weak_ref_get(&p->pipeline);
         if (!pipeline) continue;

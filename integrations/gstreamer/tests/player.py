@@ -10,6 +10,8 @@ and fakesink, both sync=true, so that the stream plays in real time.
 Commands, each answered by one line "= ...":
   pos              the pipeline's own position (a position query), seconds, or "none"
   seek T           a flushing, accurate seek to T seconds, as a player's seek bar does
+  rate R           play at rate R from where it is (fast forward R > 1, rewind R < 0; 1 ends it);
+                   answers "ok" and that position
   pause | play     the pipeline's state
   type             the pipeline's GType name (GstPlayBin or GstPlayBin3)
   first            the stream time of the first video frame the sink rendered (preroll included)
@@ -98,6 +100,16 @@ def main():
                 ok = pipeline.seek_simple(Gst.Format.TIME, Gst.SeekFlags.FLUSH | Gst.SeekFlags.ACCURATE,
                                           int(float(words[1]) * Gst.SECOND))
                 say(f"= seek {'ok' if ok else 'refused'}")
+            elif cmd == "rate":
+                # Fast forward or rewind from where it is, as a player's trick-play keys do.
+                rate = float(words[1])
+                ok, pos = pipeline.query_position(Gst.Format.TIME)
+                flags = Gst.SeekFlags.FLUSH | Gst.SeekFlags.ACCURATE
+                if rate >= 0:
+                    ok = ok and pipeline.seek(rate, Gst.Format.TIME, flags, Gst.SeekType.SET, pos, Gst.SeekType.NONE, -1)
+                else:
+                    ok = ok and pipeline.seek(rate, Gst.Format.TIME, flags, Gst.SeekType.SET, 0, Gst.SeekType.SET, pos)
+                say(f"= rate ok {pos / Gst.SECOND:.3f}" if ok else "= rate refused")
             elif cmd in ("pause", "play"):
                 ret = pipeline.set_state(Gst.State.PAUSED if cmd == "pause" else Gst.State.PLAYING)
                 say(f"= {cmd} {ret.value_nick}")

@@ -285,6 +285,37 @@ def matroska_story(ctx, element, playbin3):
         daemon.stop()
 
 
+def trick_play_story(ctx):
+    """Fast forward over an unwatched break is trick play: when it ends, the break plays, then the
+    pipeline goes on from where the fast forward stopped."""
+    print("== trick play, tracer+playbin", flush=True)
+    daemon = Daemon(ctx.snapbackd, ctx.work, "daemon-trick")
+    b_start, duration, _ = make_media.layout(A)[0]
+    b_end = b_start + duration
+    try:
+        p = Player(ctx, uri(ctx.mkv[0]), "trick", socket=daemon.sock)
+        try:
+            p.wait_position(lambda t: t >= 1.0, 10, "the pipeline plays A")
+            check(p.command("rate 4").startswith("ok"), "the pipeline fast-forwards at 4x")
+            p.wait_position(lambda t: t >= 20.0, 15, "the fast forward goes past the break")
+            reply = p.command("rate 1").split()
+            check(reply[0] == "ok", "the pipeline plays at 1x again")
+            stopped = float(reply[1])  # where the fast forward stopped: the 1x seek's start
+            seen = p.wait_position(lambda t: b_start - TOLERANCE <= t < b_end, 3,
+                                   f"the break skipped by the fast forward [{b_start}, {b_end}) plays")
+            check(True, f"the pipeline is in the break at {seen[-1]:.2f} after the fast forward to {stopped:.2f}")
+            seen = p.wait_position(lambda t: t >= b_end + 0.3, duration + 4, "the pipeline leaves the break")
+            check(abs(seen[-1] - stopped) <= TOLERANCE + 0.5,
+                  f"after the break the pipeline is where the fast forward stopped, {stopped:.2f} (at {seen[-1]:.2f})")
+            p.quit()
+            check("trick play at rate 4" in p.output() and "trick play ended" in p.output(),
+                  "the fast forward went to the daemon as trick play")
+        finally:
+            p.kill()
+    finally:
+        daemon.stop()
+
+
 def scte35_story(ctx, element):
     """Breaks from SCTE-35 cues as they arrive (a splice_insert and a time_signal with a segmentation
     descriptor): a seek past each announced break snaps back into it, and goes on to its target after."""
@@ -372,13 +403,14 @@ def main():
                     lambda e=e, p3=p3: matroska_story(ctx, e, p3))
                    for e in (False, True) for p3 in (False, True)]
         stories += [(f"scte35-{'element' if e else 'tracer'}", lambda e=e: scte35_story(ctx, e)) for e in (False, True)]
+        stories.append(("trick-play", lambda: trick_play_story(ctx)))
         stories.append(("no-daemon", lambda: no_daemon_story(ctx)))
         for label, story in stories:
             if not args.only or args.only in label:
                 story()
         ok = True
-    except (Failure, subprocess.CalledProcessError, OSError, RuntimeError) as e:
-        print(f"FAIL {e}", file=sys.stderr)
+    except Exception as e:  # noqa: BLE001 -- any error fails the test, with the logs below
+        print(f"FAIL {type(e).__name__}: {e}" if not isinstance(e, Failure) else f"FAIL {e}", file=sys.stderr)
     finally:
         if not ok:
             for name in sorted(os.listdir(work)):
