@@ -376,8 +376,13 @@ static void probe_section(padwatch *w, GstEvent *event) {
     GstMpegtsSection *section = gst_event_parse_mpegts_section(event);
     if (!section) return;
     if (section->section_type == GST_MPEGTS_SECTION_SCTE_SIT && w->have_segment) {
+        /* tsdemux's running times count from its own segment, whose base is 0 (from every flushing seek
+         * on); by the sink, playbin has added the running time of the items played before this one
+         * (gapless playback) to the base: taken off again. */
+        GstSegment demuxed = w->segment;
+        demuxed.base = 0;
         sbg_cue cues[SBG_MAX_CUES_PER_SECTION];
-        size_t n = sbg_cues_from_section(section, gst_event_get_structure(event), &w->segment, cues, G_N_ELEMENTS(cues));
+        size_t n = sbg_cues_from_section(section, gst_event_get_structure(event), &demuxed, cues, G_N_ELEMENTS(cues));
         for (size_t i = 0; i < n; i++) {
             note *x = g_new0(note, 1);
             x->cue = cues[i];
@@ -600,7 +605,8 @@ static gint64 ms_to_edge(const sbm_breaks *b, double pos, double rate) {
         if (s > pos) best = MIN(best, s - pos);
         if (e > pos) best = MIN(best, e - pos);
     }
-    return isfinite(best) ? (gint64)ceil(best / rate * 1000.0) : G_MAXINT64;
+    double ms = ceil(best / rate * 1000.0);
+    return ms < (double)G_MAXINT32 ? (gint64)ms : G_MAXINT64; /* also when there is no edge (infinite) */
 }
 
 /* A seek of the core's own: flushing and accurate, its seqnum remembered so that its echo in the
@@ -608,9 +614,12 @@ static gint64 ms_to_edge(const sbm_breaks *b, double pos, double rate) {
 static void send_seek(sbg_pipe *p, double t) {
     GstElement *pipeline = g_weak_ref_get(&p->pipeline);
     if (!pipeline) return;
-    double rate = p->rate != 0 ? p->rate : 1.0;
+    /* Forward at the viewer's rate (backwards, a seek to a start makes no sense: forward at 1x). The
+     * daemon's times go to 1e10 s, past what a gint64 of nanoseconds holds (9.2e9 s). */
+    double rate = p->rate > 0 ? p->rate : 1.0;
+    gint64 ns = (gint64)(CLAMP(t, 0.0, 9.0e9) * GST_SECOND);
     GstEvent *seek = gst_event_new_seek(rate, GST_FORMAT_TIME, GST_SEEK_FLAG_FLUSH | GST_SEEK_FLAG_ACCURATE,
-                                        GST_SEEK_TYPE_SET, (gint64)(t * GST_SECOND), GST_SEEK_TYPE_NONE, -1);
+                                        GST_SEEK_TYPE_SET, ns, GST_SEEK_TYPE_NONE, -1);
     remember_own(p, gst_event_get_seqnum(seek));
     gboolean ok = gst_element_send_event(pipeline, seek);
     /* Once a flushing seek returns, what reaches the sinks is from its target: the hold is over. */

@@ -41,6 +41,7 @@ def main():
     ap.add_argument("uri")
     ap.add_argument("--element", action="store_true", help="wrap the video sink in snapbacksink")
     ap.add_argument("--paused", action="store_true", help="start paused")
+    ap.add_argument("--next", help="a URI to play after the first, gaplessly (playbin's about-to-finish)")
     args = ap.parse_args()
 
     Gst.init(None)
@@ -61,6 +62,13 @@ def main():
         pipeline.set_property("video-sink", video)
     pipeline.set_property("audio-sink", audio)
     pipeline.set_property("uri", args.uri)
+    playlist = [args.next] if args.next else []
+
+    def about_to_finish(bin):
+        if playlist:
+            bin.set_property("uri", playlist.pop(0))
+
+    pipeline.connect("about-to-finish", about_to_finish)
 
     first = []
 

@@ -52,9 +52,9 @@ def summary(seen):
 
 
 class Daemon:
-    def __init__(self, binary, work, name):
+    def __init__(self, binary, work, name, log_name=None):
         self.sock = os.path.join(work, f"{name}.sock")
-        self.log_path = os.path.join(work, f"{name}.log")
+        self.log_path = os.path.join(work, f"{log_name or name}.log")
         self.log = open(self.log_path, "w")
         self.proc = subprocess.Popen([binary, "--socket", self.sock, "--state-dir", os.path.join(work, f"{name}-state"),
                                       "--config", "/dev/null", "--log-level", "info"],
@@ -86,7 +86,7 @@ class Daemon:
 class Player:
     """player.py in its own process (a tracer is loaded when GStreamer starts), driven over its stdin."""
 
-    def __init__(self, ctx, uri, name, element=False, playbin3=False, paused=False, socket=None):
+    def __init__(self, ctx, uri, name, element=False, playbin3=False, paused=False, socket=None, next_uri=None):
         self.log_path = os.path.join(ctx.work, f"{name}.log")
         self.log = open(self.log_path, "w")
         env = dict(os.environ, GST_PLUGIN_PATH=ctx.plugin_dir, GST_REGISTRY=ctx.registry,
@@ -98,7 +98,7 @@ class Player:
         if playbin3:
             env["USE_PLAYBIN3"] = "1"
         args = [sys.executable, os.path.join(HERE, "player.py"), uri] + (["--element"] if element else []) \
-            + (["--paused"] if paused else [])
+            + (["--paused"] if paused else []) + (["--next", next_uri] if next_uri else [])
         self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, env=env,
                                      text=True, bufsize=1)
         self.lines = queue.Queue()
@@ -350,6 +350,70 @@ def scte35_story(ctx, element):
         daemon.stop()
 
 
+def playlist_story(ctx):
+    """Gapless playback of two items in one playbin (about-to-finish): a session each, and the second's
+    SCTE-35 cues placed in its own time, not after the first item's."""
+    print("== a gapless playlist in one playbin, tracer: short.ts then cues.ts", flush=True)
+    daemon = Daemon(ctx.snapbackd, ctx.work, "daemon-playlist")
+    try:
+        p = Player(ctx, uri(ctx.short), "playlist", socket=daemon.sock, next_uri=uri(ctx.ts))
+        try:
+            deadline = time.monotonic() + 8 + 10
+            while 'stream "cues.ts"' not in daemon.output():
+                if time.monotonic() > deadline:
+                    raise Failure("no session for the second item within 18 s")
+                time.sleep(0.1)
+            out = daemon.output()
+            check('stream "short.ts"' in out and out.index('stream "short.ts"') < out.index('stream "cues.ts"'),
+                  "the first item had its session, then the second its own")
+            offset = 0.125  # the stream time of the second item's first frame (its first PTS)
+            p.wait_position(lambda t: 3.0 <= t < 8.0, 10, "the second item plays past its cues")
+            check(f"{len(make_ts.BREAKS)} breaks from SCTE-35 cues" in p.output(), "its cues became its session's breaks")
+            (start, duration), target = make_ts.BREAKS[0], 16.0
+            b_start, b_end = start + offset, start + duration + offset
+            p.seek(target)
+            seen = p.wait_position(lambda t: b_start - TOLERANCE <= t < b_end, 3,
+                                   f"the seek to {target} over its first break lands in it [{b_start:.2f}, {b_end:.2f})")
+            check(True, f"the pipeline is in the second item's break at {seen[-1]:.2f}")
+            p.quit()
+        finally:
+            p.kill()
+    finally:
+        daemon.stop()
+
+
+def restart_story(ctx):
+    """The daemon restarts while a pipeline plays: the plugin reconnects, its session is reopened, and
+    snapback still holds the viewer to the unwatched break."""
+    print("== the daemon restarts during playback, tracer+playbin", flush=True)
+    daemon = Daemon(ctx.snapbackd, ctx.work, "daemon-restart")
+    b_start, duration, _ = make_media.layout(A)[0]
+    b_end = b_start + duration
+    try:
+        p = Player(ctx, uri(ctx.mkv[0]), "restart", socket=daemon.sock)
+        try:
+            p.wait_position(lambda t: t >= 1.0, 10, "the pipeline plays A")
+            daemon.stop()
+            daemon = Daemon(ctx.snapbackd, ctx.work, "daemon-restart", log_name="daemon-restart-2")
+            deadline = time.monotonic() + 10
+            while "session reopened after a daemon restart" not in p.output():
+                if time.monotonic() > deadline:
+                    raise Failure("the session was not reopened within 10 s of the restart")
+                time.sleep(0.1)
+            check(True, "the session was reopened on the restarted daemon")
+            pos = p.position()
+            check(pos is not None and pos < b_start - 1, f"the pipeline played on meanwhile (at {pos:.2f})")
+            p.seek(20)
+            seen = p.wait_position(lambda t: b_start - TOLERANCE <= t < b_end, 3,
+                                   f"the seek to 20 over the unwatched break lands in it [{b_start}, {b_end})")
+            check(True, f"the pipeline is in the break at {seen[-1]:.2f}: the restarted daemon holds the viewer")
+            p.quit()
+        finally:
+            p.kill()
+    finally:
+        daemon.stop()
+
+
 def no_daemon_story(ctx):
     """No daemon: the pipeline plays from its start to its end in real time; a daemon that comes up while
     it plays gets its session (the plugin reconnects in the background)."""
@@ -404,6 +468,8 @@ def main():
                    for e in (False, True) for p3 in (False, True)]
         stories += [(f"scte35-{'element' if e else 'tracer'}", lambda e=e: scte35_story(ctx, e)) for e in (False, True)]
         stories.append(("trick-play", lambda: trick_play_story(ctx)))
+        stories.append(("playlist", lambda: playlist_story(ctx)))
+        stories.append(("restart", lambda: restart_story(ctx)))
         stories.append(("no-daemon", lambda: no_daemon_story(ctx)))
         for label, story in stories:
             if not args.only or args.only in label:
