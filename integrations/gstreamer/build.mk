@@ -35,11 +35,13 @@ GST_PYTHON      ?= /usr/bin/python3
 
 gst-plugin: $(GST_BUILD)/libgstsnapback.so ## Build the GStreamer plugin (GST_PLUGIN_PATH=.build-c/gstreamer GST_TRACERS=snapback)
 
+# (A machine with libgstreamer-plugins-bad1.0-dev installed uses its headers.)
 $(GST_BAD_DEV)/.stamp:
 	@rm -rf $(GST_BAD_DEV) && mkdir -p $(GST_BAD_DEV)
-	cd $(GST_BAD_DEV) && apt-get download -qq libgstreamer-plugins-bad1.0-dev 2>/dev/null && \
-		dpkg-deb -x libgstreamer-plugins-bad1.0-dev_*.deb . && rm -f *.deb
-	@test -f $(GST_BAD_DEV)/usr/include/gstreamer-1.0/gst/mpegts/mpegts.h && touch $@
+	@if pkg-config --exists gstreamer-mpegts-1.0; then touch $@; else \
+		cd $(GST_BAD_DEV) && apt-get download -qq libgstreamer-plugins-bad1.0-dev 2>/dev/null && \
+		dpkg-deb -x libgstreamer-plugins-bad1.0-dev_*.deb . && rm -f *.deb && \
+		test -f usr/include/gstreamer-1.0/gst/mpegts/mpegts.h && touch .stamp; fi
 
 $(GST_BUILD)/libgstsnapback.so: $(GST_SOURCES) $(GST_HEADERS) integrations/gstreamer/plugin.map $(C_REL)/libsnapback.a \
 		$(GST_BAD_DEV)/.stamp

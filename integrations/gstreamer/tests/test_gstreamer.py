@@ -26,8 +26,10 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "mpv", "tests"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "Tests", "clients", "python"))
 import make_media  # noqa: E402
 import make_ts  # noqa: E402
+import snapback_client  # noqa: E402  (the protocol's standard-library Python client: asks the daemon)
 
 TOLERANCE = 0.5
 POLL = 0.05
@@ -414,6 +416,51 @@ def restart_story(ctx):
         daemon.stop()
 
 
+def live_story(ctx):
+    """A stream with no known duration (MPEG-TS read from a pipe, as a channel is) gets a live session,
+    and its SCTE-35 cues reach the daemon as UpdateBreaks on that same session."""
+    print("== a live MPEG-TS stream with SCTE-35 cues, tracer+playbin", flush=True)
+    daemon = Daemon(ctx.snapbackd, ctx.work, "daemon-live")
+    fifo = os.path.join(ctx.work, "live.ts")
+    os.mkfifo(fifo)
+
+    def feed():
+        # The source may open the pipe, probe it, close it and open it again (basesrc started for pull
+        # mode, then for push mode): the stream starts again for each reader, as a channel would.
+        for _ in range(4):
+            try:
+                with open(ctx.ts, "rb") as src, open(fifo, "wb") as dst:
+                    shutil.copyfileobj(src, dst)
+                return
+            except BrokenPipeError:
+                continue
+            except OSError:
+                return  # the player went away
+
+    threading.Thread(target=feed, daemon=True).start()
+    try:
+        p = Player(ctx, uri(fifo), "live", socket=daemon.sock)
+        try:
+            last_cue = max(c[0] for c in make_ts.CUES)
+            p.wait_position(lambda t: t >= last_cue + 1.5, 10, "the live stream plays past its cues")
+            with snapback_client.Client(daemon.sock) as c:
+                c.hello("test_gstreamer")
+                sessions = c.call("Control/ListSessions").sessions
+                check(len(sessions) == 1, f"one session for the stream ({len(sessions)})")
+                info = c.call("Control/GetSession", session_id=sessions[0].session_id)
+            check(info.kind == snapback_client.SESSION_KIND_LIVE, f"the session is live (kind {info.kind})")
+            starts = [round(b.start, 3) for b in info.state.breaks]
+            expect = [round(start + 0.125, 3) for start, _ in make_ts.BREAKS]  # 0.125: the stream's first PTS
+            check(starts == expect, f"the daemon has the cues' breaks at {starts} (expected {expect})")
+            p.quit()
+            check("failed" not in p.output(), "UpdateBreaks was accepted")
+        finally:
+            p.kill()
+        check(daemon.output().count(" opened: ") == 1, "the cues did not reopen the session")
+    finally:
+        daemon.stop()
+
+
 def no_daemon_story(ctx):
     """No daemon: the pipeline plays from its start to its end in real time; a daemon that comes up while
     it plays gets its session (the plugin reconnects in the background)."""
@@ -470,6 +517,7 @@ def main():
         stories.append(("trick-play", lambda: trick_play_story(ctx)))
         stories.append(("playlist", lambda: playlist_story(ctx)))
         stories.append(("restart", lambda: restart_story(ctx)))
+        stories.append(("live", lambda: live_story(ctx)))
         stories.append(("no-daemon", lambda: no_daemon_story(ctx)))
         for label, story in stories:
             if not args.only or args.only in label:
