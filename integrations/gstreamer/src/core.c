@@ -300,6 +300,10 @@ sbg_pipe *sbg_pipe_for(GstElement *pipeline) {
 }
 
 void sbg_pipe_set_content_id(sbg_pipe *p, const char *content_id) {
+    if (content_id && !g_utf8_validate(content_id, -1, NULL)) {
+        sbg_log(FALSE, "content-id: not valid UTF-8, left out");
+        content_id = NULL;
+    }
     g_mutex_lock(&p->lock);
     g_free(p->element_content_id);
     p->element_content_id = content_id && *content_id ? g_strdup(content_id) : NULL;
@@ -783,6 +787,21 @@ static int load_sidecar(const char *sidecar_opt, const char *filename, sbm_break
     return rc;
 }
 
+/* The stream's name, valid UTF-8: the file's name, or the last segment of the URI's path (its query and
+ * fragment left out: "http://cdn/ch/movie.ts?token=1" → "movie.ts"); "stream" when there is none. */
+static char *stream_name(const char *uri, const char *filename) {
+    if (filename) return g_filename_display_basename(filename);
+    char *base = NULL;
+    GUri *u = uri ? g_uri_parse(uri, G_URI_FLAGS_NONE, NULL) : NULL;
+    if (u && *g_uri_get_path(u)) base = g_path_get_basename(g_uri_get_path(u));
+    if (u) g_uri_unref(u);
+    if (!base || !*base || !strcmp(base, "/") || !strcmp(base, ".") || !g_utf8_validate(base, -1, NULL)) {
+        g_free(base);
+        base = g_strdup("stream");
+    }
+    return base;
+}
+
 static void breaks_from_toc(const GstToc *toc, double duration, const char *prefix, sbm_breaks *out) {
     GArray *chapters = g_array_new(FALSE, TRUE, sizeof(sbm_chapter));
     for (GList *e = gst_toc_get_entries(toc); e; e = e->next) {
@@ -849,7 +868,7 @@ static void open_session(sbg_pipe *p, GstElement *pipeline, gboolean resume) {
     char *id = element_id ? element_id : o.content_id ? g_strdup(o.content_id) : NULL;
     if (!id && sidecar_id) id = g_strdup(sidecar_id);
     if (!id && p->tag_content_id) id = g_strdup(p->tag_content_id);
-    char *base = p->uri ? g_path_get_basename(filename ? filename : p->uri) : g_strdup("stream");
+    char *base = stream_name(p->uri, filename);
     if (!id) {
         id = g_strdup(base);
         char *dot = strrchr(id, '.');
@@ -857,10 +876,6 @@ static void open_session(sbg_pipe *p, GstElement *pipeline, gboolean resume) {
     }
     free(sidecar_id);
     g_free(filename);
-    if (!g_utf8_validate(base, -1, NULL)) {
-        g_free(base);
-        base = g_strdup("stream");
-    }
     p->content_id = id;
 
     snapback_session_params sp;

@@ -41,6 +41,7 @@ def main():
     ap.add_argument("uri")
     ap.add_argument("--element", action="store_true", help="wrap the video sink in snapbacksink")
     ap.add_argument("--paused", action="store_true", help="start paused")
+    ap.add_argument("--content-id", help="snapbacksink's content-id (with --element)")
     ap.add_argument("--next", help="a URI to play after the first, gaplessly (playbin's about-to-finish)")
     args = ap.parse_args()
 
@@ -57,6 +58,8 @@ def main():
             say("! error no snapbacksink element")
             return 1
         wrapper.set_property("sink", video)
+        if args.content_id:
+            wrapper.set_property("content-id", args.content_id)
         pipeline.set_property("video-sink", wrapper)
     else:
         pipeline.set_property("video-sink", video)

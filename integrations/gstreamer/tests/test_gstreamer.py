@@ -88,7 +88,8 @@ class Daemon:
 class Player:
     """player.py in its own process (a tracer is loaded when GStreamer starts), driven over its stdin."""
 
-    def __init__(self, ctx, uri, name, element=False, playbin3=False, paused=False, socket=None, next_uri=None):
+    def __init__(self, ctx, uri, name, element=False, playbin3=False, paused=False, socket=None, next_uri=None,
+                 content_id=None):
         self.log_path = os.path.join(ctx.work, f"{name}.log")
         self.log = open(self.log_path, "w")
         env = dict(os.environ, GST_PLUGIN_PATH=ctx.plugin_dir, GST_REGISTRY=ctx.registry,
@@ -100,7 +101,8 @@ class Player:
         if playbin3:
             env["USE_PLAYBIN3"] = "1"
         args = [sys.executable, os.path.join(HERE, "player.py"), uri] + (["--element"] if element else []) \
-            + (["--paused"] if paused else []) + (["--next", next_uri] if next_uri else [])
+            + (["--paused"] if paused else []) + (["--next", next_uri] if next_uri else []) \
+            + (["--content-id", content_id] if content_id else [])
         self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, env=env,
                                      text=True, bufsize=1)
         self.lines = queue.Queue()
@@ -325,7 +327,9 @@ def scte35_story(ctx, element):
     print(f"== MPEG-TS with SCTE-35 cues, {label}+playbin", flush=True)
     daemon = Daemon(ctx.snapbackd, ctx.work, f"daemon-scte35-{label}")
     try:
-        p = Player(ctx, uri(ctx.ts), f"scte35-{label}", element, socket=daemon.sock)
+        # Through the element, the content id is its property's.
+        content_id = "channel-7" if element else None
+        p = Player(ctx, uri(ctx.ts), f"scte35-{label}", element, socket=daemon.sock, content_id=content_id)
         try:
             # tsdemux's stream time is the video's PTS: the stream starts a frame or so after 0.
             offset = p.first_frame()
@@ -348,6 +352,8 @@ def scte35_story(ctx, element):
         finally:
             p.kill()
         check(f"{len(make_ts.BREAKS)} breaks, preset" in daemon.output(), "the daemon's session has the cues' breaks")
+        want = content_id or "cues"
+        check(f'content "{want}" stream "cues.ts"' in daemon.output(), f"the session's content id is \"{want}\"")
     finally:
         daemon.stop()
 
