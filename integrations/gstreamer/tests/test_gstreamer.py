@@ -256,6 +256,13 @@ def matroska_story(ctx, element, playbin3):
             print(f"     paused at stream {stopped:.2f} = content {content:.2f}", flush=True)
             check(not in_break(A, stopped), "the pause is in content")
             p.quit()
+            # The viewer seeked three times (20, 5, 22); the plugin's own seeks (the start, the snapback,
+            # the return) were told apart by their seqnum and not reported as the viewer's.
+            out = p.output()
+            viewer = [line.split("seeked ")[1] for line in out.splitlines() if "the viewer seeked" in line]
+            own = out.count(" sent\n")
+            check(len(viewer) == 3 and own >= 3,
+                  f"only the viewer's seeks were reported as seeks ({viewer}; {own} seeks of the plugin's own)")
         finally:
             p.kill()
 
