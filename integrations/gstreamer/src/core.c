@@ -531,9 +531,13 @@ void sbg_pipe_state_changed(sbg_pipe *p) {
     post_simple(NOTE_STATE, p);
 }
 
-void sbg_enable_scte35(GstElement *element) {
+gboolean sbg_is_tsdemux(GstElement *element) {
     GstElementFactory *f = gst_element_get_factory(element);
-    if (!f || strcmp(GST_OBJECT_NAME(f), "tsdemux") != 0) return;
+    return f && !strcmp(GST_OBJECT_NAME(f), "tsdemux");
+}
+
+void sbg_enable_scte35(GstElement *element) {
+    if (!sbg_is_tsdemux(element)) return;
     if (g_object_class_find_property(G_OBJECT_GET_CLASS(element), "send-scte35-events")) {
         g_object_set(element, "send-scte35-events", TRUE, NULL);
         GST_INFO_OBJECT(element, "SCTE-35 sections sent downstream");
@@ -1199,10 +1203,13 @@ static gpointer run(gpointer data) {
     return NULL;
 }
 
+void sbg_debug_init(void) {
+    GST_DEBUG_CATEGORY_INIT(sbg_debug, "snapback", 0, "snapback ad timeline");
+}
+
 gboolean sbg_core_ensure(void) {
     static gsize once;
     if (g_once_init_enter(&once)) {
-        GST_DEBUG_CATEGORY_INIT(sbg_debug, "snapback", 0, "snapback ad timeline");
         pipe_quark = g_quark_from_static_string("snapback-pipe");
         pad_quark = g_quark_from_static_string("snapback-pad");
         g_mutex_lock(&options_lock);

@@ -62,8 +62,13 @@ void sbg_pipe_set_content_id(sbg_pipe *pipe, const char *content_id);
 /* The top-level element above `object` (itself if it has no parent), with a reference. */
 GstElement *sbg_toplevel(GstObject *object);
 
-/* tsdemux sends SCTE-35 sections downstream only when asked: the front ends turn it on. */
+/* tsdemux sends SCTE-35 sections downstream only when asked: the front ends turn it on (on the tsdemux
+ * of the pipelines they watch only). */
+gboolean sbg_is_tsdemux(GstElement *element);
 void sbg_enable_scte35(GstElement *element);
+
+/* The "snapback" debug category (GST_DEBUG=snapback:5), registered when the plugin loads. */
+void sbg_debug_init(void);
 
 G_END_DECLS
 

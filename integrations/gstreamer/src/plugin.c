@@ -8,6 +8,7 @@
 #define PACKAGE "snapback"
 
 static gboolean plugin_init(GstPlugin *plugin) {
+    sbg_debug_init();
     return gst_tracer_register(plugin, "snapback", SNAPBACK_TYPE_TRACER) &&
            gst_element_register(plugin, "snapbacksink", GST_RANK_NONE, SNAPBACK_TYPE_SINK);
 }

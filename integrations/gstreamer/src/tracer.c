@@ -4,8 +4,8 @@
  *
  * Its hooks only find things and hand them to the core (core.h): a playbin being created, its state
  * changes, and the sink pads its streams reach (seen as a STREAM_START pushed into a sink element
- * inside it), where the core's probe then watches the stream. It also turns on tsdemux's SCTE-35
- * events when one is created. The hooks run in whatever thread GStreamer runs them in and never wait
+ * inside it), where the core's probe then watches the stream. It also turns on SCTE-35 events on the
+ * tsdemux such a playbin adds. The hooks run in whatever thread GStreamer runs them in and never wait
  * for the daemon. */
 #include "tracer.h"
 
@@ -28,7 +28,17 @@ static void element_new(GObject *self, GstClockTime ts, GstElement *element) {
     (void)self;
     (void)ts;
     if (is_playbin(element)) sbg_pipe_for(element);
-    else sbg_enable_scte35(element);
+}
+
+/* A tsdemux added inside a watched playbin (decodebin adds it once the stream is typefound, before
+ * data flows) sends SCTE-35 sections downstream; one elsewhere in the process is left as it is. */
+static void bin_add_post(GObject *self, GstClockTime ts, GstBin *bin, GstElement *element, gboolean result) {
+    (void)self;
+    (void)ts;
+    if (!result || !sbg_is_tsdemux(element)) return;
+    GstElement *top = sbg_toplevel(GST_OBJECT(bin));
+    if (top && sbg_pipe_lookup(top)) sbg_enable_scte35(element);
+    if (top) gst_object_unref(top);
 }
 
 /* A STREAM_START on its way into a sink element of a watched pipeline: that pad is watched from now on
@@ -99,9 +109,11 @@ static void snapback_tracer_constructed(GObject *object) {
     SnapbackTracer *self = SNAPBACK_TRACER(object);
     G_OBJECT_CLASS(snapback_tracer_parent_class)->constructed(object);
     apply_params(self);
-    if (!sbg_core_ensure()) return;
+    /* The core (its thread, its connection) starts with the first playbin: a process that never makes
+     * one (gst-inspect-1.0, the plugin scanner) never connects to the daemon. */
     GstTracer *t = GST_TRACER(self);
     gst_tracing_register_hook(t, "element-new", G_CALLBACK(element_new));
+    gst_tracing_register_hook(t, "bin-add-post", G_CALLBACK(bin_add_post));
     gst_tracing_register_hook(t, "pad-push-event-pre", G_CALLBACK(pad_push_event_pre));
     gst_tracing_register_hook(t, "element-change-state-pre", G_CALLBACK(change_state_pre));
     gst_tracing_register_hook(t, "element-change-state-post", G_CALLBACK(change_state_post));
