@@ -108,6 +108,8 @@ FISHCOMPDIR := $(PREFIX)/share/fish/vendor_completions.d
 include libsnapback/build.mk
 # The mpv plugin and its end-to-end test.
 include integrations/mpv/build.mk
+# The GStreamer plugin (tracer and element) and its end-to-end test.
+include integrations/gstreamer/build.mk
 
 INSTALLED   := $(BINDIR)/snapbackd $(BINDIR)/snapback \
 	$(UNITDIR)/snapbackd.service $(UNITDIR)/snapbackd.socket $(SYSUSERSDIR)/snapback.conf \
@@ -146,7 +148,7 @@ run: release ## Run snapbackd in the foreground on the development socket
 demo: release ## Start snapbackd and a scripted player that tells the seeds' story
 	@scripts/demo.sh $(RELEASE_BIN)
 
-test: deps check-proto lint ## Lint, build, run unit, wire and daemon integration tests, mpv end to end, then the systemd, install, footprint and budget checks
+test: deps check-proto lint ## Lint, build, run unit, wire and daemon integration tests, mpv and GStreamer end to end, then the systemd, install, footprint and budget checks
 	$(SWIFT) build
 	$(MAKE) --no-print-directory $(UV_ECHO)
 	SNAPBACKD_BIN=$(CURDIR)/$(DEBUG_BIN)/snapbackd SNAPBACK_UV_ECHO=$(CURDIR)/$(UV_ECHO) $(SWIFT) test --parallel
@@ -154,6 +156,7 @@ test: deps check-proto lint ## Lint, build, run unit, wire and daemon integratio
 	python3 Tests/clients/python/wire_mutation.py $(DEBUG_BIN)/snapbackd --seconds 10
 	$(MAKE) --no-print-directory test-c
 	$(MAKE) --no-print-directory test-mpv
+	$(MAKE) --no-print-directory test-gstreamer
 	$(MAKE) --no-print-directory check-systemd
 	$(MAKE) --no-print-directory check-install
 	$(MAKE) --no-print-directory check-footprint
