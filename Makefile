@@ -122,7 +122,7 @@ INSTALLED   := $(BINDIR)/snapbackd $(BINDIR)/snapback \
 	$(PREFIX)/lib/pkgconfig/libsnapback.pc
 
 .PHONY: help deps build release run demo test test-powercut format lint check-budget check-footprint check-proto check-systemd check-install proto \
-	grpc-proto bench bench-grpc soak profile link-order fuzz install install-lib uninstall clean
+	grpc-proto bench bench-grpc soak profile link-order fuzz fuzz-merge install install-lib uninstall clean
 
 help: ## List the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -277,7 +277,6 @@ FUZZ_SECONDS ?= 60
 FUZZ_FLAGS := -c release --sanitize=fuzzer --sanitize=address --scratch-path .build-fuzz \
 	-Xswiftc -sanitize-coverage=edge,trace-cmp,inline-8bit-counters,pc-table
 FUZZ_TARGETS := snapback-fuzz:Tests/Fuzz/corpus snapback-fuzz-daemon:Tests/Fuzz/daemon-corpus
-FUZZ_SECONDS ?= 60
 
 fuzz: deps ## Run each libFuzzer target (ASan) for FUZZ_SECONDS, then the wire-level mutation test as long
 	@for t in $(FUZZ_TARGETS); do $(SWIFT) build $(FUZZ_FLAGS) --product $${t%%:*} || exit 1; done
@@ -293,6 +292,13 @@ fuzz: deps ## Run each libFuzzer target (ASan) for FUZZ_SECONDS, then the wire-l
 	python3 Tests/clients/python/wire_mutation.py $(DEBUG_BIN)/snapbackd --seconds $(FUZZ_SECONDS)
 	@if ls fuzz-artifacts/* >/dev/null 2>&1; then \
 		echo "crashes saved under fuzz-artifacts/: add each to its target's corpus with its fix"; exit 1; fi
+
+# The corpora in the repository (Tests/Fuzz) are replayed by `make test`: fold in what `make fuzz` found,
+# minimised, and commit them.
+fuzz-merge: ## Fold the inputs make fuzz found into the repository's corpora, minimised (libFuzzer -merge=1)
+	@for t in $(FUZZ_TARGETS); do \
+		name=$${t%%:*}; scripts/fuzz-merge.sh .build-fuzz/release/$$name $${t#*:} .build-fuzz/corpus/$$name || exit 1; \
+	done
 
 install: release install-lib ## Install binaries (stripped), units, config, man pages, completions, .proto files, libsnapback (PREFIX, DESTDIR)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(MANDIR)/man8 \

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# make fuzz-merge: folds what `make fuzz` found into the corpus kept in the repository, minimised.
+#
+#   fuzz-merge.sh FUZZER REPO_CORPUS WORK_CORPUS
+#
+# The named files of REPO_CORPUS (the seeds, seed-N, which tests regenerate and compare, and the inputs
+# that once failed, named for their bug) stay as they are. Every other input — of REPO_CORPUS (libFuzzer
+# names them by their SHA-1) and of WORK_CORPUS — is kept only if it adds coverage to what the named
+# files and the inputs kept before it reach (libFuzzer's -merge=1); the rest of REPO_CORPUS's unnamed
+# files are removed. Prints the corpus before and after.
+set -euo pipefail
+fuzzer=$1 repo=$2 work=$3
+[[ -x $fuzzer ]] || { echo "fuzz-merge: $fuzzer is not built (make fuzz builds it)" >&2; exit 2; }
+mkdir -p "$work"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir "$tmp/merged" "$tmp/unnamed"
+hashed='^[0-9a-f]{40}$'
+for f in "$repo"/*; do
+    name=$(basename "$f")
+    if [[ $name =~ $hashed ]]; then cp "$f" "$tmp/unnamed/"; else cp "$f" "$tmp/merged/"; fi
+done
+before=$(ls "$repo" | wc -l)
+"$fuzzer" -merge=1 -max_len=65536 "$tmp/merged" "$tmp/unnamed" "$work" 2>&1 | grep -E 'MERGE-OUTER: [0-9]+ new files' || true
+for f in "$repo"/*; do
+    [[ $(basename "$f") =~ $hashed ]] && rm -f "$f"
+done
+for f in "$tmp/merged"/*; do
+    [[ $(basename "$f") =~ $hashed ]] && cp "$f" "$repo/"
+done
+echo "fuzz-merge: $repo: $before files before, $(ls "$repo" | wc -l) after ($(du -sh "$repo" | cut -f1))"
