@@ -295,7 +295,7 @@ fuzz: deps ## Run each libFuzzer target (ASan) for FUZZ_SECONDS, then the wire-l
 
 # The corpora in the repository (Tests/Fuzz) are replayed by `make test`: fold in what `make fuzz` found,
 # minimised, and commit them.
-fuzz-merge: ## Fold the inputs make fuzz found into the repository's corpora, minimised (libFuzzer -merge=1)
+fuzz-merge: ## Fold the inputs make fuzz found into the repository's corpora, minimised (libFuzzer -set_cover_merge=1)
 	@for t in $(FUZZ_TARGETS); do \
 		name=$${t%%:*}; scripts/fuzz-merge.sh .build-fuzz/release/$$name $${t#*:} .build-fuzz/corpus/$$name || exit 1; \
 	done
