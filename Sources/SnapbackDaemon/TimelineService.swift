@@ -272,10 +272,10 @@ public final class ConnectionState {
     /// The connection's WatchDecisions stream, once it subscribed.
     var watcher: Watcher?
     /// The sessions this connection opened, sorted by id, `entries[i].id == ids[i]`. A request's session
-    /// is a binary search of `ids` and one load from `entries`; a dictionary's lookup ran the standard
-    /// library's hasher and touched its seed, bitmap, keys and values (measured with `make check-budget`:
-    /// 5,400 → 5,274 instructions per round trip, 32 → 29 code pages). Ids grow, so opening appends;
-    /// a close moves the entries after it (64 at most by default).
+    /// is a binary search of `ids` and one load from `entries`, where a dictionary's lookup would run the
+    /// hasher and touch its seed, bitmap, keys and values on every request (`make check-budget` counts
+    /// the round trip's instructions and code pages). Ids grow, so opening appends; a close moves the
+    /// entries after it (64 at most by default).
     private var ids: [UInt64] = []
     private var entries: [SessionEntry] = []
 
