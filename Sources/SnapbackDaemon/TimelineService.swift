@@ -271,61 +271,51 @@ public final class ConnectionState {
     var clientName = ""
     /// The connection's WatchDecisions stream, once it subscribed.
     var watcher: Watcher?
-    /// The sessions this connection opened, sorted by id, `entries[i].id == ids[i]`. A request's session
-    /// is a binary search of `ids` and one load from `entries`, where a dictionary's lookup would run the
-    /// hasher and touch its seed, bitmap, keys and values on every request (`make check-budget` counts
-    /// the round trip's instructions and code pages). Ids grow, so opening appends; a close moves the
-    /// entries after it (64 at most by default).
-    private var ids: [UInt64] = []
+    /// The sessions this connection opened, sorted by id (ids grow, so opening appends): a request finds
+    /// its session by binary search, and a connection gone closes them in opening order.
     private var entries: [SessionEntry] = []
 
     /// Where `id` is, or where it would go.
     private func index(of id: UInt64) -> Int {
-        var low = 0, high = ids.count
+        var low = 0, high = entries.count
         while low < high {
             let mid = (low &+ high) >> 1
-            if ids[mid] < id { low = mid &+ 1 } else { high = mid }
+            if entries[mid].id < id { low = mid &+ 1 } else { high = mid }
         }
         return low
     }
 
     func session(_ id: UInt64) -> SessionEntry? {
         let i = index(of: id)
-        return i < ids.count && ids[i] == id ? entries[i] : nil
+        return i < entries.count && entries[i].id == id ? entries[i] : nil
     }
 
-    var sessionCount: Int { ids.count }
+    var sessionCount: Int { entries.count }
 
-    /// Empties the table and returns its ids in opening order (ids grow): a connection gone closes them
-    /// all, and removing them one by one from the front would move the rest each time (quadratic in the
-    /// 65,536 sessions a connection may be configured to hold).
+    /// Empties the table and returns its ids in opening order: a connection gone closes them all, and
+    /// removing them one by one from the front would move the rest each time (quadratic in the 65,536
+    /// sessions a connection may be configured to hold).
     func takeSessionIds() -> [UInt64] {
-        let taken = ids
-        ids = []
+        let taken = entries.map(\.id)
         entries = []
         return taken
     }
 
     func add(_ entry: SessionEntry) {
         let i = index(of: entry.id)
-        if i < ids.count && ids[i] == entry.id {
+        if i < entries.count && entries[i].id == entry.id {
             entries[i] = entry
         } else {
-            ids.insert(entry.id, at: i)
             entries.insert(entry, at: i)
         }
     }
 
     func removeSession(_ id: UInt64) {
         let i = index(of: id)
-        guard i < ids.count && ids[i] == id else { return }
-        ids.remove(at: i)
+        guard i < entries.count && entries[i].id == id else { return }
         entries.remove(at: i)
-        // Emptied after holding many, the arrays let their storage go.
-        if ids.isEmpty {
-            ids = []
-            entries = []
-        }
+        // Emptied after holding many, the array lets its storage go.
+        if entries.isEmpty { entries = [] }
     }
 
 }

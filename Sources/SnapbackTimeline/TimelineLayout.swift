@@ -19,23 +19,28 @@
 public struct TimelineLayout: Sendable, Equatable {
     /// The breaks, sorted by start.
     public let breaks: [AdBreak]
-    /// `shiftBefore[i]` = the stream time of breaks 0..<i that is not content: each break's duration less
-    /// the content it replaced (its resume offset). Negative once breaks cut more content than they last.
-    /// One more element than `breaks`.
-    private let shiftBefore: [Double]
-    /// `contentPosition[i]` = the content time at which the content stopped for break i.
-    private let contentPosition: SortedTimes
-    /// `resumePosition[i]` = the content time at which the content resumes after break i.
-    private let resumePosition: [Double]
+    /// `spans[i]` is break i's place on both clocks, compact for the searches (an `AdBreak` is several
+    /// cache lines apart from the next).
+    private let spans: [Span]
     /// The total duration of the breaks.
     public let totalAdTime: Double
-    /// Break starts and ends, compact for the searches (an `AdBreak` is several cache lines apart from
-    /// the next).
-    private let starts: SortedTimes
-    private let ends: [Double]
     private let indexById: [String: Int]
     /// Ad-rules sessions (whose player time is content time): conversions are the identity.
     public let isIdentity: Bool
+
+    /// A break on the stream's clock and on the content's.
+    private struct Span: Sendable, Equatable {
+        let start: Double
+        let end: Double
+        /// The content time at which the content stopped for the break.
+        let contentPosition: Double
+        /// The content time at which the content resumes after it.
+        let resumePosition: Double
+        /// The stream time of this break and those before it that is not content: each break's duration
+        /// less the content it replaced (its resume offset). Negative once breaks cut more content than
+        /// they last.
+        let shiftAfter: Double
+    }
 
     /// The largest number of breaks a session may hold.
     public static let maxBreaks = 100_000
@@ -50,16 +55,12 @@ public struct TimelineLayout: Sendable, Equatable {
         try checkResumePositions()
     }
 
-    /// The indexes of breaks already validated and sorted.
+    /// The spans of breaks already validated and sorted.
     private init(sorted breaks: [AdBreak], identity: Bool) {
         self.breaks = breaks
         isIdentity = identity
-        var shiftBefore: [Double] = [0]
-        shiftBefore.reserveCapacity(breaks.count + 1)
-        var positions: [Double] = []
-        positions.reserveCapacity(breaks.count)
-        var resumes: [Double] = []
-        resumes.reserveCapacity(breaks.count)
+        var spans: [Span] = []
+        spans.reserveCapacity(breaks.count)
         var indexById: [String: Int] = [:]
         indexById.reserveCapacity(breaks.count)
         var shift = 0.0, adTime = 0.0
@@ -67,33 +68,29 @@ public struct TimelineLayout: Sendable, Equatable {
             let offset = b.contentResumeOffset ?? 0
             var position = b.start - shift
             var resume: Double
-            if i > 0, b.start <= breaks[i - 1].end {
+            if let previous = spans.last, b.start <= previous.end {
                 // Back-to-back: the viewer left the content once, at the first break's position, so a content
                 // time there resolves after all of them (not into the second one by an ulp), and the content
                 // comes back after every offset of the run.
-                position = positions[i - 1]
-                resume = resumes[i - 1] + offset
+                position = previous.contentPosition
+                resume = previous.resumePosition + offset
             } else {
                 // Rounding must not break what the binary searches rely on: positions never decrease, nor go
                 // below where the content resumed after the previous break.
-                if i > 0 { position = max(position, resumes[i - 1]) }
+                if let previous = spans.last { position = max(position, previous.resumePosition) }
                 resume = position + offset
             }
-            resume = max(resume, position)
-            positions.append(position)
-            resumes.append(resume)
             shift += b.duration - offset
             adTime += b.duration
-            shiftBefore.append(shift)
+            spans.append(
+                Span(
+                    start: b.start, end: b.end, contentPosition: position, resumePosition: max(resume, position),
+                    shiftAfter: shift))
             indexById[b.id] = i
         }
-        self.shiftBefore = shiftBefore
+        self.spans = spans
         totalAdTime = adTime
-        resumePosition = resumes
         self.indexById = indexById
-        contentPosition = SortedTimes(positions)
-        starts = SortedTimes(breaks.map(\.start))
-        ends = breaks.map(\.end)
     }
 
     public var count: Int { breaks.count }
@@ -130,7 +127,7 @@ public struct TimelineLayout: Sendable, Equatable {
     /// on up to 100,000 breaks, could otherwise carry it to 1e13, a content time no request may name — a
     /// bookmark saved there could never be resumed. Resume positions never decrease: the last is the largest.
     private func checkResumePositions() throws(TimelineError) {
-        guard let last = resumePosition.last, !Limits.position.contains(last) else { return }
+        guard let last = spans.last?.resumePosition, !Limits.position.contains(last) else { return }
         let b = breaks[breaks.count - 1]
         throw .outOfRange(field: "break \(b.id) content resume point", value: last, limit: Limits.position)
     }
@@ -167,13 +164,22 @@ public struct TimelineLayout: Sendable, Equatable {
 
     // MARK: Searches
 
-    /// The number of breaks whose start is `<= t` (upper bound on starts).
-    @inline(__always)
-    func countStarting(atOrBefore t: Double) -> Int { starts.countAtOrBelow(t) }
+    /// The number of breaks whose start is `<= t`.
+    func countStarting(atOrBefore t: Double) -> Int { countSpans { $0.start <= t } }
 
     /// The number of breaks whose content position is `<= c`.
+    func countPositioned(atOrBefore c: Double) -> Int { countSpans { $0.contentPosition <= c } }
+
+    /// The length of the prefix of `spans` that satisfies `isBefore` (true for a prefix, false after it).
     @inline(__always)
-    func countPositioned(atOrBefore c: Double) -> Int { contentPosition.countAtOrBelow(c) }
+    private func countSpans(_ isBefore: (Span) -> Bool) -> Int {
+        var low = 0, high = spans.count
+        while low < high {
+            let mid = (low &+ high) >> 1
+            if isBefore(spans[mid]) { low = mid &+ 1 } else { high = mid }
+        }
+        return low
+    }
 
     /// The index of the break containing stream time `t` (`start <= t < end`), if any.
     public func indexOfBreak(containing t: Double) -> Int? {
@@ -205,12 +211,13 @@ public struct TimelineLayout: Sendable, Equatable {
         if isIdentity { return s }
         let k = countStarting(atOrBefore: s)
         guard k > 0 else { return s }
-        if s < ends[k - 1] { return contentPosition[k - 1] }
+        let previous = spans[k - 1]
+        if s < previous.end { return previous.contentPosition }
         // Rounding of `s − shift` must keep the content time between the breaks around it: never below where
         // the previous one resumed the content (it would go backwards at that break's end), never at the next
         // one's position (a stream time just before a break would convert back to the stream time after it).
-        let c = max(s - shiftBefore[k], resumePosition[k - 1])
-        if k < breaks.count, c >= contentPosition[k] { return contentPosition[k].nextDown }
+        let c = max(s - previous.shiftAfter, previous.resumePosition)
+        if k < spans.count, c >= spans[k].contentPosition { return spans[k].contentPosition.nextDown }
         // Past the last break, breaks that cut more than they last put the content ahead of the stream: a
         // stream time near the top of its range stays a content time a request may name (a bookmark).
         return min(c, Limits.position.range.upperBound)
@@ -223,21 +230,21 @@ public struct TimelineLayout: Sendable, Equatable {
         if isIdentity { return c }
         let k = countPositioned(atOrBefore: c)
         guard k > 0 else { return c }
-        return max(c + shiftBefore[k], ends[k - 1])
+        return max(c + spans[k - 1].shiftAfter, spans[k - 1].end)
     }
 
     /// The content position of break `index` (where the content stopped for it).
-    public func contentPosition(ofBreakAt index: Int) -> Double { contentPosition[index] }
+    public func contentPosition(ofBreakAt index: Int) -> Double { spans[index].contentPosition }
 
     /// The content time at which the content resumes after break `index`.
-    public func contentResumePosition(ofBreakAt index: Int) -> Double { resumePosition[index] }
+    public func contentResumePosition(ofBreakAt index: Int) -> Double { spans[index].resumePosition }
 
     /// The stream duration for a content duration: the content plus the stream time every break adds, and
     /// never before the last break's end (a post-roll replacing content ends the stream, not the content).
-    /// O(1), without a search: the session clamps every seek it commands to it (check-budget: a search here
-    /// cost about 390 instructions per snapback round trip).
+    /// O(1), without a search: the session clamps every seek it commands to it.
     public func streamDuration(forContentDuration d: Double) -> Double {
         if isIdentity { return d }
-        return max(d + shiftBefore[shiftBefore.count - 1], ends.last ?? 0)
+        guard let last = spans.last else { return d }
+        return max(d + last.shiftAfter, last.end)
     }
 }
