@@ -6,7 +6,8 @@ What mpv does is read from mpv itself, through its JSON IPC (--input-ipc-server)
 plugin. Positions are compared within TOLERANCE: the plugin's seeks are exact, the viewer's here are
 mpv's default absolute seeks (precise too), keyframes are every second, and the position is polled
 every POLL seconds while mpv plays; 0.5 s covers those and a report's delay, and is far below every
-distance the checks tell apart (the shortest break is 2 s).
+distance the checks tell apart (the shortest break is 2 s). What the daemon holds is asked of it through
+the repository's Python client (Tests/clients/python).
 
     test_mpv.py --plugin .build-c/mpv/snapback.so --snapbackd .build/debug/snapbackd
 """
