@@ -8,13 +8,22 @@
 #include <stdio.h>
 #include <string.h>
 
-static bool is_live(const struct session *s) {
-    return s->kind == SESSION_HELD || s->kind == SESSION_OPENING || s->kind == SESSION_OPEN;
+/* The current file's live session (held, opening or open), NULL when it has none. */
+static struct live_session *live(struct plugin *p) {
+    switch (p->session.kind) {
+    case SESSION_HELD: return &p->session.u.held.live;
+    case SESSION_OPENING: return &p->session.u.opening;
+    case SESSION_OPEN: return &p->session.u.open;
+    case SESSION_NONE:
+    case SESSION_AWAY: break;
+    }
+    return NULL;
 }
 
-/* The handle of the current file's session, NULL when it has none. */
-static snapback_session *current(const struct plugin *p) {
-    return is_live(&p->session) ? p->session.u.live.handle : NULL;
+/* Its handle, NULL when it has none. */
+static snapback_session *current(struct plugin *p) {
+    struct live_session *l = live(p);
+    return l ? l->handle : NULL;
 }
 
 /* A failed call is logged; the session goes on (a refused event changes nothing in the daemon). */
@@ -33,8 +42,11 @@ static void check(struct plugin *p, const char *what, int rc) {
 /* Lets the file start if the session held it: SESSION_HELD becomes SESSION_OPENING. */
 static void release_hold(struct plugin *p) {
     if (p->session.kind != SESSION_HELD) return;
+    uint64_t hook_id = p->session.u.held.hook_id;
+    struct live_session l = p->session.u.held.live;
     p->session.kind = SESSION_OPENING;
-    sbmpv_hook_continue(&p->mpv, p->session.u.live.hook_id);
+    p->session.u.opening = l;
+    sbmpv_hook_continue(&p->mpv, hook_id);
 }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -85,8 +97,7 @@ static void command_seek(struct plugin *p, double t) {
     p->motion.kind = MOTION_OWN_SEEK;
     p->motion.u.own_seek.target = t;
     p->motion.u.own_seek.before = m.kind;
-    p->motion.u.own_seek.before_known = m.kind == MOTION_SEEKING && m.u.seeking.known;
-    p->motion.u.own_seek.before_from = m.kind == MOTION_SEEKING ? m.u.seeking.from : 0;
+    if (m.kind == MOTION_SEEKING) p->motion.u.own_seek.before_seeking = m.u.seeking;
 }
 
 /* The daemon's answer to a snapback: where the viewer goes back to once the break has played. */
@@ -205,7 +216,7 @@ static void on_opened(snapback_client *c, const snapback_reply *r, void *user) {
     (void)c;
     struct plugin *p = user;
     bool mine = (p->session.kind == SESSION_HELD || p->session.kind == SESSION_OPENING) && r->session &&
-                r->session == p->session.u.live.handle;
+                r->session == current(p);
     if (!mine) {
         /* The session of a file that ended while it was opening: closed now, its bookmark where mpv
          * stopped. */
@@ -227,7 +238,9 @@ static void on_opened(snapback_client *c, const snapback_reply *r, void *user) {
               (unsigned long long)o->session_id, p->file.content_id, o->policy_preset, p->file.breaks.n,
               p->file.breaks_from, o->resumed_from_bookmark ? ", resumed from its bookmark" : "");
     release_hold(p);
+    struct live_session l = p->session.u.opening;
     p->session.kind = SESSION_OPEN;
+    p->session.u.open = l;
     /* Opened once playback had begun (the hold timed out, or a late connection): tell the daemon
      * where mpv is, unless a resume seek is on its way there. */
     if (p->motion.kind == MOTION_STEADY || p->motion.kind == MOTION_SEEKING) report_state(p);
@@ -263,11 +276,16 @@ static void open_session(struct plugin *p, bool resume, bool hold, uint64_t hook
         if (hold) sbmpv_hook_continue(&p->mpv, hook_id);
         return;
     }
-    p->session.kind = hold ? SESSION_HELD : SESSION_OPENING;
-    p->session.u.live.handle = handle;
-    p->session.u.live.completed = false;
-    p->session.u.live.hook_id = hook_id;
-    p->session.u.live.deadline_ms = sbmpv_now_ms() + (uint64_t)p->opt.open_timeout_ms;
+    struct live_session l = {.handle = handle, .completed = false};
+    if (hold) {
+        p->session.kind = SESSION_HELD;
+        p->session.u.held.live = l;
+        p->session.u.held.hook_id = hook_id;
+        p->session.u.held.deadline_ms = sbmpv_now_ms() + (uint64_t)p->opt.open_timeout_ms;
+    } else {
+        p->session.kind = SESSION_OPENING;
+        p->session.u.opening = l;
+    }
 }
 
 /* Ends the file's session: an open one closes (with mpv's last position, stopped, when
@@ -278,8 +296,8 @@ static void close_session(struct plugin *p, bool final_report) {
     case SESSION_HELD:
     case SESSION_OPENING: p->retiring++; break;
     case SESSION_OPEN: {
-        snapback_session *s = p->session.u.live.handle;
-        if (final_report && p->have_pos && !p->session.u.live.completed)
+        snapback_session *s = p->session.u.open.handle;
+        if (final_report && p->have_pos && !p->session.u.open.completed)
             check(p, "ReportPlayhead", snapback_report_playhead(s, p->pos, p->speed, false, on_event_reply, p));
         close_handle(p, s);
         break;
@@ -318,7 +336,7 @@ void sbmpv_quit(struct plugin *p) { close_session(p, true); }
 
 int sbmpv_hold_timeout_ms(struct plugin *p) {
     if (p->session.kind != SESSION_HELD) return -1;
-    uint64_t now = sbmpv_now_ms(), deadline = p->session.u.live.deadline_ms;
+    uint64_t now = sbmpv_now_ms(), deadline = p->session.u.held.deadline_ms;
     if (now < deadline) return deadline - now > 1000000000u ? 1000000000 : (int)(deadline - now);
     sbmpv_log(&p->mpv, false, "the session did not open within %d ms: playing without waiting",
               p->opt.open_timeout_ms);
@@ -378,10 +396,10 @@ void sbmpv_speed_changed(struct plugin *p, double speed) {
 }
 
 void sbmpv_content_complete(struct plugin *p) {
-    snapback_session *s = current(p);
-    if (!s || p->session.u.live.completed) return;
-    p->session.u.live.completed = true;
-    check(p, "ContentComplete", snapback_content_complete(s, on_event_reply, p));
+    struct live_session *l = live(p);
+    if (!l || l->completed) return;
+    l->completed = true;
+    check(p, "ContentComplete", snapback_content_complete(l->handle, on_event_reply, p));
 }
 
 void sbmpv_seek_refused(struct plugin *p, int error) {
@@ -389,8 +407,5 @@ void sbmpv_seek_refused(struct plugin *p, int error) {
     if (p->motion.kind != MOTION_OWN_SEEK) return;
     struct motion m = p->motion;
     p->motion.kind = m.u.own_seek.before;
-    if (m.u.own_seek.before == MOTION_SEEKING) {
-        p->motion.u.seeking.known = m.u.own_seek.before_known;
-        p->motion.u.seeking.from = m.u.own_seek.before_from;
-    }
+    if (m.u.own_seek.before == MOTION_SEEKING) p->motion.u.seeking = m.u.own_seek.before_seeking;
 }

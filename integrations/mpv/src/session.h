@@ -39,8 +39,8 @@ struct file {
     const char *breaks_from; /* "chapters", "sidecar" or "none", for the log */
 };
 
-/* The session of the file mpv plays. The handle of an OPENING or OPEN session is the library's until
- * CloseSession (or a failed open) gives it back. */
+/* The session of the file mpv plays. The handle of a live session is the library's until CloseSession
+ * (or a failed open) gives it back. */
 enum session_kind {
     SESSION_NONE,    /* no file, or a file not under snapback */
     SESSION_AWAY,    /* a file under snapback without a session (the daemon was away): opened once the
@@ -49,14 +49,20 @@ enum session_kind {
     SESSION_OPENING, /* opening, the file playing (the hold timed out, or opened after the start) */
     SESSION_OPEN,    /* the daemon holds it */
 };
+/* What every live session (held, opening or open) has. */
+struct live_session {
+    snapback_session *handle;
+    bool completed; /* ContentComplete sent (once; no final playhead at the close then) */
+};
 struct session {
     enum session_kind kind;
     union {
         struct {
-            snapback_session *handle;
-            bool completed; /* ContentComplete sent (once; no final playhead at the close then) */
-            uint64_t hook_id, deadline_ms; /* SESSION_HELD: the hook, and when it is let go anyway */
-        } live; /* SESSION_HELD, SESSION_OPENING, SESSION_OPEN */
+            struct live_session live;
+            uint64_t hook_id, deadline_ms; /* the hook, and when it is let go anyway */
+        } held;
+        struct live_session opening;
+        struct live_session open;
     } u;
 };
 
@@ -67,18 +73,19 @@ enum motion_kind {
     MOTION_SEEKING,     /* the viewer seeks; reported as SeekEnded when playback restarts */
     MOTION_OWN_SEEK,    /* a seek the daemon commanded is under way (not the viewer's: not reported) */
 };
+/* Where the viewer's seek began: mpv's position then, when it had one. */
+struct seek_origin {
+    bool known;
+    double from;
+};
 struct motion {
     enum motion_kind kind;
     union {
-        struct {
-            bool known; /* mpv had a position when the seek began */
-            double from;
-        } seeking;
+        struct seek_origin seeking;
         struct {
             double target;
-            enum motion_kind before; /* back to it if mpv refuses the seek */
-            bool before_known;       /* and the viewer's seek it overrode, if one was under way */
-            double before_from;
+            enum motion_kind before;           /* back to it if mpv refuses the seek */
+            struct seek_origin before_seeking; /* with the viewer's seek it overrode (before SEEKING) */
         } own_seek;
     } u;
 };
