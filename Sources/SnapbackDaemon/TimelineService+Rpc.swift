@@ -144,12 +144,14 @@ extension TimelineService {
                 "too many sessions on this connection: the limit is \(configuration.maxSessionsPerConnection)")
             return
         }
-        // Where to start: an explicit content time wins over the stored bookmark.
+        // Where to start: an explicit stream or content time wins over the stored bookmark (a stream time
+        // becomes content time in the session's layout, below).
         var resume = open.resume.contentTime
         var fromBookmark = false
         var watched: Set<String> = []
         do {
-            if resume == nil, open.resume.useBookmark, !open.contentId.isEmpty, open.kind == .onDemand,
+            if resume == nil, open.resume.streamTime == nil, open.resume.useBookmark, !open.contentId.isEmpty,
+                open.kind == .onDemand,
                 let bookmark = try store.bookmark(profile: open.profile, contentId: open.contentId), !bookmark.finished
             {
                 resume = bookmark.contentTime
@@ -176,6 +178,7 @@ extension TimelineService {
             fail(connection, header, error.statusCode, error.description)
             return
         }
+        resume = timeline.resumeContentTime
         // Ad rules generate theirs: counted once built.
         guard fitsSession(timeline.layout.count, header, connection),
             hasRoom(forBreaks: timeline.layout.count, header, connection)

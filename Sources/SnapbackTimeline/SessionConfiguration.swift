@@ -9,6 +9,10 @@ public struct SessionConfiguration: Sendable, Equatable {
     public var policy: AdPolicy
     /// The content time to resume at (a bookmark), if any.
     public var resumeContentTime: Double?
+    /// The stream time to resume at, if any: its content time in this session's layout is where the
+    /// session resumes (wins over `resumeContentTime`). A client reopening a session where its player is
+    /// names that position and lets the layout convert it.
+    public var resumeStreamTime: Double?
     /// Client-side ad rules: when set, the session runs in ad-rules mode (breaks on content time, content
     /// paused while a break plays, `playBreak` actions).
     public var adRules: AdRules?
@@ -20,14 +24,15 @@ public struct SessionConfiguration: Sendable, Equatable {
 
     public init(
         kind: SessionKind = .onDemand, contentDuration: Double? = nil, breaks: [AdBreak] = [],
-        policy: AdPolicy = AdPolicy(), resumeContentTime: Double? = nil, adRules: AdRules? = nil,
-        previouslyWatchedBreakIds: Set<String> = [], lastBreakCompletedAt: Double? = nil
+        policy: AdPolicy = AdPolicy(), resumeContentTime: Double? = nil, resumeStreamTime: Double? = nil,
+        adRules: AdRules? = nil, previouslyWatchedBreakIds: Set<String> = [], lastBreakCompletedAt: Double? = nil
     ) {
         self.kind = kind
         self.contentDuration = contentDuration
         self.breaks = breaks
         self.policy = policy
         self.resumeContentTime = resumeContentTime
+        self.resumeStreamTime = resumeStreamTime
         self.adRules = adRules
         self.previouslyWatchedBreakIds = previouslyWatchedBreakIds
         self.lastBreakCompletedAt = lastBreakCompletedAt

@@ -67,8 +67,9 @@ extension TimelineSession {
 
     /// The session starts: where to begin in *this* stream's layout, and which breaks play first.
     ///
-    /// With a resume content time (a bookmark), the stream time is `layout.streamTime(forContentTime:)`,
-    /// so a bookmark taken with ads of other lengths resumes at the same point of the program. The resume
+    /// With a resume content time (a bookmark, or a resume stream time converted: `resumeContentTime`),
+    /// the stream time is `layout.streamTime(forContentTime:)`, so a bookmark taken with ads of other
+    /// lengths resumes at the same point of the program. The resume
     /// policy picks the breaks before it that play first (none, the pre-roll, the last one before it, or
     /// both); every other break before it is exempt from later snapbacks in this session. Without a resume
     /// point, an ad-rules session plays its pre-roll; a disabled stitched pre-roll is skipped.
@@ -77,7 +78,7 @@ extension TimelineSession {
         guard case .notOpened = state else { return }
         state = .content
         player.reportedAt = now
-        if let c = settings.resumeContentTime, c > 0, settings.bookmarksEnabled {
+        if let c = resumeContentTime, c > 0, settings.bookmarksEnabled {
             resume(at: c, now: now, into: &actions)
             return
         }

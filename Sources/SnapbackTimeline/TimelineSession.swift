@@ -163,6 +163,13 @@ public struct TimelineSession: Sendable {
 
     public var isClosed: Bool { state == .closed }
 
+    /// The content time the session resumes at when opened, if any: the configuration's content time, or
+    /// its stream time's content time in this layout (the rule of `layout.contentTime(forStreamTime:)`,
+    /// so a client that names its player's position needs no copy of it).
+    public var resumeContentTime: Double? {
+        settings.resumeStreamTime.map(layout.contentTime(forStreamTime:)) ?? settings.resumeContentTime
+    }
+
     /// The stream's end when known: content plus every break. Seeks the session commands stay in
     /// [0, streamEnd].
     /// Kept with the layout (set wherever the layout is): every commanded seek clamps to it, and computing

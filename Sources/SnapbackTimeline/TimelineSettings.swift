@@ -7,6 +7,9 @@ final class TimelineSettings: Sendable {
     let contentDuration: Double?
     /// The bookmark the session opened from, if any (content time).
     let resumeContentTime: Double?
+    /// The stream time the session opened at, if any: resumed at its content time in the layout
+    /// (`TimelineSession.resumeContentTime`).
+    let resumeStreamTime: Double?
     /// Client-side ad rules: breaks on content time, content paused while one plays, started with
     /// `playBreak` actions instead of seeks.
     let adRulesMode: Bool
@@ -38,7 +41,8 @@ final class TimelineSettings: Sendable {
             postroll = expanded.postrollId
         }
         postrollId = postroll
-        resumeContentTime = configuration.resumeContentTime
+        resumeStreamTime = configuration.resumeStreamTime
+        resumeContentTime = resumeStreamTime == nil ? configuration.resumeContentTime : nil
         adRulesMode = configuration.adRules != nil
         adRulesBreakDuration = configuration.adRules?.breakDuration ?? 0
         isLive = kind == .live
@@ -48,6 +52,7 @@ final class TimelineSettings: Sendable {
 
     func checkResume() throws(TimelineError) {
         if let resume = resumeContentTime { try Self.checkTime(resume, "resume content time") }
+        if let resume = resumeStreamTime { try Self.checkTime(resume, "resume stream time") }
     }
 
     private static func validate(_ p: AdPolicy) throws(TimelineError) {

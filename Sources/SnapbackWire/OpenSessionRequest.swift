@@ -7,10 +7,14 @@ public struct ResumeOptions: Sendable, Equatable {
     public var useBookmark: Bool
     /// An explicit content time to resume at; wins over `useBookmark`.
     public var contentTime: Double?
+    /// A stream time to resume at, turned into content time by the session's own layout; wins over
+    /// `contentTime` and `useBookmark`.
+    public var streamTime: Double?
 
-    public init(useBookmark: Bool = false, contentTime: Double? = nil) {
+    public init(useBookmark: Bool = false, contentTime: Double? = nil, streamTime: Double? = nil) {
         self.useBookmark = useBookmark
         self.contentTime = contentTime
+        self.streamTime = streamTime
     }
 }
 
@@ -58,14 +62,16 @@ public struct OpenSessionRequest: Sendable, Equatable {
     public var policy: AdPolicy { overrides.applied(to: AdPolicy(preset: preset)) }
 
     /// The timeline's configuration for this request. The daemon passes the resume point it settled on
-    /// (explicit, or the stored bookmark when `resume.useBookmark`) and what the store knows.
+    /// (explicit, or the stored bookmark when `resume.useBookmark`) and what the store knows; a resume
+    /// stream time goes to the timeline as it is, which converts it with the session's layout.
     public func configuration(
         resumeContentTime: Double?, previouslyWatchedBreakIds: Set<String> = [],
         lastBreakCompletedAt: Double? = nil
     ) -> SessionConfiguration {
         SessionConfiguration(
             kind: kind, contentDuration: contentDuration, breaks: breaks, policy: policy,
-            resumeContentTime: resumeContentTime, adRules: adRules,
+            resumeContentTime: resume.streamTime == nil ? resumeContentTime : nil,
+            resumeStreamTime: resume.streamTime, adRules: adRules,
             previouslyWatchedBreakIds: previouslyWatchedBreakIds,
             lastBreakCompletedAt: lastBreakCompletedAt)
     }
@@ -125,12 +131,15 @@ extension OpenSessionRequest: ProtoMessage {
 
 extension ResumeOptions: ProtoFields {
     init(_ m: ProtoReader) {
-        self.init(useBookmark: m.bool("use_bookmark"), contentTime: m.optionalDouble("resume_content_time"))
+        self.init(
+            useBookmark: m.bool("use_bookmark"), contentTime: m.optionalDouble("resume_content_time"),
+            streamTime: m.optionalDouble("resume_stream_time"))
     }
 
     func write(to m: ProtoBuilder) {
         m.set("use_bookmark", useBookmark)
         m.set("resume_content_time", contentTime)
+        m.set("resume_stream_time", streamTime)
     }
 }
 

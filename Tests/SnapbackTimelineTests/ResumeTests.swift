@@ -28,6 +28,23 @@ import Testing
         #expect(try s.playBreak("b1", at: 1001).seeks == [Seek(990, .resumeFromBookmark)])
     }
 
+    /// A resume stream time is converted by the session's own layout (what a client reopening a session
+    /// after a daemon restart names): stream 990 is content 900; inside b1, stream 660 is content 600,
+    /// which resumes after b1. It wins over a content time, and a bad one is refused as a resume time.
+    @Test func aResumeStreamTimeResumesAtItsContentTimeInTheLayout() throws {
+        for (stream, content, start) in [(990.0, 900.0, 990.0), (660, 600, 690)] {
+            var s = try TimelineSession(
+                SessionConfiguration(
+                    contentDuration: 1800, breaks: Factory.seedBreaks, policy: resumePolicy(.none),
+                    resumeContentTime: 10, resumeStreamTime: stream))
+            #expect(s.resumeContentTime == content)
+            #expect(s.opened(at: 1000).seeks == [Seek(start, .resumeFromBookmark)], "stream \(stream)")
+        }
+        #expect(throws: TimelineError.self) {
+            try TimelineSession(SessionConfiguration(breaks: Factory.seedBreaks, resumeStreamTime: -1))
+        }
+    }
+
     @Test func lastBeforeIsTheDefault() throws {
         let (_, opened) = try Factory.session(resume: 900)
         #expect(opened.seeks == [Seek(630, .breakBeforeResume)])

@@ -39,7 +39,7 @@ var everyOverride: PolicyOverrides {
 let fullOpenSession = OpenSessionRequest(
     streamId: "https://cdn.example/master.m3u8", contentId: "movie-42", profile: "kids", kind: .onDemand,
     breaks: sampleBreaks, contentDuration: 5400, preset: .tvsdk, overrides: everyOverride,
-    resume: ResumeOptions(useBookmark: true, contentTime: 0), adRules: nil)
+    resume: ResumeOptions(useBookmark: true, contentTime: 0, streamTime: 0), adRules: nil)
 
 let adRulesOpenSession = OpenSessionRequest(
     streamId: "s", contentId: "c", kind: .live, contentDuration: nil, preset: nil,

@@ -30,7 +30,12 @@
 #define READ_CHUNK 65536
 
 enum conn_state { CONN_IDLE, CONN_DOWN, CONN_HELLO, CONN_READY };
-enum session_state { SS_OPENING, SS_OPEN, SS_DOWN, SS_REOPENING, SS_CLOSING };
+/* A session's one state. OPENING: its OpenSession is not answered yet. OPEN: the daemon holds it.
+ * DOWN: the connection went; reopened at the next Hello. REOPENING: its reopen is in flight (the
+ * daemon's resume pushes are the library's, not the player's). CLOSING: its CloseSession is queued or
+ * in flight; CLOSING_REOPENING the same, closed by the player while its reopen was in flight (the
+ * close waits for the reopened id). */
+enum session_state { SS_OPENING, SS_OPEN, SS_DOWN, SS_REOPENING, SS_CLOSING_REOPENING, SS_CLOSING };
 enum call_kind { CALL_USER, CALL_HELLO, CALL_OPEN, CALL_REOPEN, CALL_CLOSE, CALL_UPDATE_BREAKS };
 
 struct call {
@@ -64,7 +69,6 @@ struct snapback_session {
     uint8_t *open_request; /* the OpenSessionRequest as first sent, for reopening */
     size_t open_request_len;
     bool live, ad_rules;
-    bool reopening; /* its reopen is in flight (the state may be SS_CLOSING meanwhile) */
     struct sb_break *breaks;
     size_t n_breaks;
     bool has_position;
@@ -444,10 +448,11 @@ static void drop_connection(snapback_client *client, int status, const char *mes
     }
     client->waiting_bytes = 0;
     for (snapback_session *s = client->sessions; s; s = s->next) {
+        /* OPENING and CLOSING sessions are freed with their failed call (run_done, below). */
         if (s->state == SS_OPEN || s->state == SS_REOPENING) s->state = SS_DOWN;
+        else if (s->state == SS_CLOSING_REOPENING) s->state = SS_CLOSING;
         s->id = 0;
         s->open_call_id = 0;
-        s->reopening = false;
     }
     arm_reconnect(client);
     run_done(client);
@@ -506,48 +511,11 @@ static int start_connection(snapback_client *client, char *why, size_t why_len) 
 /* ---------------------------------------------------------------------------------------------- */
 /* Sessions across reconnects                                                                       */
 
-/* The content a break replaces (on-demand sessions: unset = inserted). */
-static double replaced(const struct sb_break *b) {
-    return b->has_content_resume_offset ? b->content_resume_offset : 0;
-}
-
-/* Content time of a stream position, from the session's break list (TimelineLayout's rule: a time
- * inside a break maps to the break's content position; after a break, the content it replaced is
- * counted, more than the break lasts when it cut more). Live and ad-rules sessions are not resumed from
- * a position. */
-static double content_time_of(const snapback_session *s, double t) {
-    if (s->live || s->ad_rules) return t;
-    double content = t;
-    const struct sb_break *inside = NULL;
-    for (size_t i = 0; i < s->n_breaks; i++) {
-        const struct sb_break *b = &s->breaks[i];
-        if (b->start + b->duration <= t) content -= b->duration - replaced(b);
-        else if (b->start <= t) {
-            content -= t - b->start;
-            inside = b;
-        }
-    }
-    /* Inside a break that follows others back to back, the content stopped where the first of them
-     * began: the offsets of the earlier ones were counted above and are not content the viewer saw. */
-    for (size_t hops = 0; inside && hops < s->n_breaks; hops++) {
-        const struct sb_break *before = NULL;
-        for (size_t i = 0; i < s->n_breaks && !before; i++) {
-            const struct sb_break *b = &s->breaks[i];
-            if (b != inside && b->duration > 0 && b->start + b->duration == inside->start) before = b;
-        }
-        if (before) content -= replaced(before);
-        inside = before;
-    }
-    /* Breaks that cut more than they last put the content ahead of the stream: the daemon takes content
-     * times up to 1e10 (TimelineLayout clamps there too), so the reopen is never refused for it. */
-    if (content > 1e10) return 1e10;
-    return content < 0 ? 0 : content;
-}
-
 /* The reopen request: the first OpenSessionRequest with the breaks as the library knows them now
  * (watched flags, live updates) and, when a position is known, a resume there with no break before it
  * (the player is already past the resume point; breaks before it are the player's history, not a new
- * start). */
+ * start). The position goes as stream time: the daemon turns it into content time with these breaks by
+ * its own rule, so the library keeps no copy of it. */
 static int build_reopen(snapback_session *s, uint8_t **body, size_t *len) {
     Snapback__V1__OpenSessionRequest *req =
         snapback__v1__open_session_request__unpack(NULL, s->open_request_len, s->open_request);
@@ -572,8 +540,8 @@ static int build_reopen(snapback_session *s, uint8_t **body, size_t *len) {
         overrides.resume_breaks = SNAPBACK__V1__RESUME_BREAKS__RESUME_BREAKS_NONE;
         req->policy_overrides = &overrides;
         resume.use_bookmark = 0;
-        resume._resume_content_time_case = SNAPBACK__V1__RESUME_OPTIONS___RESUME_CONTENT_TIME_RESUME_CONTENT_TIME;
-        resume.resume_content_time = content_time_of(s, s->position);
+        resume._resume_stream_time_case = SNAPBACK__V1__RESUME_OPTIONS___RESUME_STREAM_TIME_RESUME_STREAM_TIME;
+        resume.resume_stream_time = s->position;
         req->resume = &resume;
     }
     if (rc == SNAPBACK_OK) rc = pack_body(&req->base, body, len);
@@ -602,7 +570,6 @@ static void reopen_sessions(snapback_client *client) {
             continue;
         }
         s->state = SS_REOPENING;
-        s->reopening = true;
     }
 }
 
@@ -694,15 +661,14 @@ static void handle_response(snapback_client *client, uint32_t call_id, int statu
         break;
     case CALL_REOPEN: {
         if (!s) break;
-        s->reopening = false;
         /* Closed by the player while the reopen was in flight: its CloseSession waits for the id. */
-        bool closing = s->state == SS_CLOSING;
+        bool closing = s->state == SS_CLOSING_REOPENING;
         if (reply.status == SNAPBACK_OK) {
             s->id = reply.u.opened.session_id;
-            if (!closing) s->state = SS_OPEN;
+            s->state = closing ? SS_CLOSING : SS_OPEN;
             drain_waiting(client);
         } else {
-            if (!closing) s->state = SS_DOWN;
+            s->state = closing ? SS_CLOSING : SS_DOWN;
             s->open_call_id = 0;
             fail_session_waiting(client, s, reply.status, reply.message);
         }
@@ -749,15 +715,16 @@ static int handle_push(snapback_client *client, uint32_t call_id, const uint8_t 
     Snapback__V1__Push *m;
     if (sb_push_decode(body, len, &push, &m) != SNAPBACK_OK) return SNAPBACK_E_PROTOCOL;
     bool deliver = true;
+    bool reopening = s->state == SS_REOPENING || s->state == SS_CLOSING_REOPENING;
     if (push.kind == SNAPBACK_PUSH_SEEK) {
         /* A reopen resumes where the player already is: the daemon's resume seek to that point is the
          * library's doing, not the player's to carry out. */
-        if (s->reopening && push.u.seek.reason == SNAPBACK_SEEK_RESUME_FROM_BOOKMARK) deliver = false;
+        if (reopening && push.u.seek.reason == SNAPBACK_SEEK_RESUME_FROM_BOOKMARK) deliver = false;
         s->has_position = true;
         s->position = push.u.seek.stream_time;
     } else if (push.kind == SNAPBACK_PUSH_BREAK_SKIPPED) {
         /* Likewise the breaks that resume goes past: the player skipped nothing. */
-        if (s->reopening && push.u.break_skipped.reason == SNAPBACK_SKIP_RESUME_PLAN) deliver = false;
+        if (reopening && push.u.break_skipped.reason == SNAPBACK_SKIP_RESUME_PLAN) deliver = false;
     } else if (push.kind == SNAPBACK_PUSH_BREAK_WATCHED) {
         for (size_t i = 0; i < s->n_breaks; i++)
             if (strcmp(s->breaks[i].id, push.u.break_watched.break_id) == 0) s->breaks[i].watched = true;
@@ -1031,8 +998,12 @@ int snapback_session_open(snapback_client *client, const snapback_session_params
     return SNAPBACK_OK;
 }
 
+static bool is_closing(const snapback_session *s) {
+    return s->state == SS_CLOSING || s->state == SS_CLOSING_REOPENING;
+}
+
 int snapback_session_close(snapback_session *s, snapback_reply_cb cb, void *user) {
-    if (!s || s->state == SS_CLOSING || s->state == SS_OPENING) return SNAPBACK_E_INVALID;
+    if (!s || is_closing(s) || s->state == SS_OPENING) return SNAPBACK_E_INVALID;
     snapback_client *client = s->client;
     if (s->state == SS_DOWN || client->state == CONN_DOWN || client->state == CONN_IDLE) {
         session_free(s);
@@ -1044,7 +1015,7 @@ int snapback_session_close(snapback_session *s, snapback_reply_cb cb, void *user
     int rc = pack_body(&req.base, &body, &len);
     if (rc != SNAPBACK_OK) return rc;
     rc = enqueue(client, s, M_CLOSE_SESSION, CALL_CLOSE, body, len, cb, user, NULL);
-    if (rc == SNAPBACK_OK) s->state = SS_CLOSING;
+    if (rc == SNAPBACK_OK) s->state = s->state == SS_REOPENING ? SS_CLOSING_REOPENING : SS_CLOSING;
     return rc;
 }
 
@@ -1069,8 +1040,7 @@ static void note_position(snapback_session *s, double t) {
 /* A session call can be queued unless the session is closing or waiting for a reconnect. */
 static int session_call(snapback_session *s, unsigned method, const ProtobufCMessage *m, snapback_reply_cb cb,
                         void *user) {
-    if (!s) return SNAPBACK_E_INVALID;
-    if (s->state == SS_CLOSING) return SNAPBACK_E_INVALID;
+    if (!s || is_closing(s)) return SNAPBACK_E_INVALID;
     if (s->state == SS_DOWN) return SNAPBACK_E_DISCONNECTED;
     return enqueue_message(s->client, s, method, m, cb, user);
 }
@@ -1208,8 +1178,7 @@ int snapback_content_complete(snapback_session *s, snapback_reply_cb cb, void *u
 
 int snapback_update_breaks(snapback_session *s, const snapback_break *breaks, size_t n, snapback_reply_cb cb,
                            void *user) {
-    if (!s || (n && !breaks)) return SNAPBACK_E_INVALID;
-    if (s->state == SS_CLOSING) return SNAPBACK_E_INVALID;
+    if (!s || (n && !breaks) || is_closing(s)) return SNAPBACK_E_INVALID;
     if (s->state == SS_DOWN) return SNAPBACK_E_DISCONNECTED;
     struct sb_break *copy;
     int rc = sb_breaks_copy(breaks, n, &copy);

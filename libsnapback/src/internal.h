@@ -25,8 +25,8 @@ enum {
     M_BOOKMARK_GET = 0x0200, M_BOOKMARK_LIST, M_BOOKMARK_DELETE, M_BOOKMARK_CLEAR,
 };
 
-/* A break as the library keeps it for a session (to reopen it, and to turn its last stream position
- * into content time). */
+/* A break as the library keeps it for a session: to reopen it, with the watched marks and live updates
+ * the daemon gave it. */
 struct sb_break {
     char *id;
     double start, duration;

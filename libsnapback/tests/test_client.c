@@ -373,9 +373,9 @@ out:
 }
 
 /* Breaks that cut more content than they last, back to back (30 s of ads cutting 120 s, then 20 s cutting
- * 200 s: the content stops at 600 and comes back at 920, at stream 650), across two restarts: the library's
- * own stream-to-content rule (content_time_of) must agree with the daemon's, or the reopened session
- * resumes elsewhere. Stream 700 is content 970 and resumes at 700; stream 640, inside the second break, is
+ * 200 s: the content stops at 600 and comes back at 920, at stream 650), across two restarts: the reopen
+ * names the player's stream position and the daemon converts it with these breaks, or the reopened
+ * session resumes elsewhere. Stream 700 is content 970 and resumes at 700; stream 640, inside the second break, is
  * content 600, which resumes after both breaks, at 650. */
 static void test_breaks_cutting_more_than_they_last_survive_restarts(void) {
     struct daemon d = {0};
@@ -1123,6 +1123,135 @@ out:
     daemon_cleanup(&d);
 }
 
+/* Random timelines across restarts: inserted, replacing and cutting breaks (content_resume_offset unset,
+ * 0, the duration, or up to 400 s whatever the duration), apart or back to back, a pre-roll at 0 or not,
+ * times to the millisecond; each session at a random position, inside a break or not. After each
+ * restart every reopened session must start where the daemon's own rule put its position before the
+ * restart: StreamTimeForContentTime(ContentTimeForStreamTime(position)), the resume's target, asked of
+ * the daemon before it went (a position at content 0 resumes nowhere: start 0). The library carries no
+ * copy of that rule; this keeps it so. SNAPBACK_TEST_SEED replays another set of timelines. */
+#define RANDOM_SESSIONS 60
+#define RANDOM_ROUNDS 5
+#define RANDOM_BREAKS 5
+struct random_session {
+    snapback_session *s;
+    snapback_break breaks[RANDOM_BREAKS];
+    char ids[RANDOM_BREAKS][8];
+    size_t n;
+    double position, content, expect_start, start;
+    int restored, status;
+};
+static uint64_t random_state;
+static uint32_t random_below(uint32_t n) {
+    random_state = random_state * 6364136223846793005u + 1442695040888963407u;
+    return (uint32_t)(random_state >> 33) % n;
+}
+/* Milliseconds from 0 to max_ms, in seconds: sums of them are rarely exact in binary. */
+static double random_seconds(uint32_t max_ms) { return random_below(max_ms + 1) / 1000.0; }
+static void random_timeline(struct random_session *r) {
+    r->n = 1 + random_below(RANDOM_BREAKS);
+    double t = random_below(5) == 0 ? 0 : random_seconds(900000);
+    for (size_t i = 0; i < r->n; i++) {
+        snapback_break *b = &r->breaks[i];
+        memset(b, 0, sizeof *b);
+        snprintf(r->ids[i], sizeof r->ids[i], "r%u", (unsigned)(i % 10));
+        b->id = r->ids[i];
+        if (i > 0 && random_below(3) != 0) t += 1 + random_seconds(600000); /* else back to back */
+        b->start = t;
+        b->duration = 1 + random_seconds(120000);
+        switch (random_below(4)) {
+        case 0: break; /* inserted */
+        case 1: b->has_content_resume_offset = true; break;
+        case 2:
+            b->has_content_resume_offset = true;
+            b->content_resume_offset = b->duration;
+            break;
+        default:
+            b->has_content_resume_offset = true;
+            b->content_resume_offset = random_seconds(400000);
+            break;
+        }
+        t = b->start + b->duration;
+    }
+    if (random_below(3) == 0) {
+        const snapback_break *b = &r->breaks[random_below((uint32_t)r->n)];
+        r->position = b->start + b->duration * random_below(1000) / 1000.0;
+    } else {
+        r->position = random_seconds((uint32_t)((t + 300) * 1000));
+    }
+}
+static void restored_each(snapback_client *c, snapback_session *s, int status, const char *msg, double start,
+                          void *user) {
+    on_restored(c, s, status, msg, start, user);
+    struct random_session *r = snapback_session_user_data(s);
+    r->restored++;
+    r->status = status;
+    r->start = start;
+}
+static void test_random_timelines_resume_by_the_daemons_rule(void) {
+    static struct random_session rs[RANDOM_SESSIONS];
+    struct daemon d = {0};
+    struct player pl = {0};
+    const char *seed = getenv("SNAPBACK_TEST_SEED");
+    random_state = seed ? strtoull(seed, NULL, 0) : 0x5eed;
+    CHECK(daemon_start(&d));
+    snapback_options o = player_options(&pl, &d);
+    o.callbacks.on_session_restored = restored_each;
+    pl.c = snapback_client_new(&o);
+    CHECK(pl.c && snapback_client_connect(pl.c) == SNAPBACK_OK && pump_until(pl.c, &pl.connected, 1, 5000));
+    for (int round = 0; round < RANDOM_ROUNDS; round++) {
+        for (int i = 0; i < RANDOM_SESSIONS; i++) {
+            struct random_session *r = &rs[i];
+            memset(r, 0, sizeof *r);
+            random_timeline(r);
+            snapback_session_params p;
+            memset(&p, 0, sizeof p);
+            p.stream_id = "random";
+            p.kind = SNAPBACK_SESSION_ON_DEMAND;
+            p.breaks = r->breaks;
+            p.n_breaks = r->n;
+            struct res opened = RES(&pl), report = RES(&pl), content = RES(&pl), stream = RES(&pl);
+            r->s = open_session(&pl, &p, &opened);
+            CHECK(r->s);
+            snapback_session_set_user_data(r->s, r);
+            CALL(&pl, report, snapback_report_playhead(r->s, r->position, 1, true, on_reply, &report));
+            /* Where the library reopens: the report, or a seek the daemon pushed in answer. */
+            CHECK(snapback_session_position(r->s, &r->position));
+            CALL(&pl, content, snapback_content_time_for_stream_time(r->s, r->position, on_reply, &content));
+            CHECK(content.status == SNAPBACK_OK);
+            r->content = content.r.u.content_time;
+            CALL(&pl, stream, snapback_stream_time_for_content_time(r->s, r->content, on_reply, &stream));
+            CHECK(stream.status == SNAPBACK_OK);
+            r->expect_start = r->content > 0 ? stream.r.u.stream_time : 0;
+        }
+        CHECK(daemon_stop(&d, SIGKILL) != -1);
+        CHECK(pump_until(pl.c, &pl.disconnected, round + 1, 5000));
+        int before = pl.restored;
+        CHECK(daemon_start(&d));
+        CHECK(pump_until(pl.c, &pl.restored, before + RANDOM_SESSIONS, 10000));
+        for (int i = 0; i < RANDOM_SESSIONS; i++) {
+            const struct random_session *r = &rs[i];
+            if (r->restored == 1 && r->status == SNAPBACK_OK && r->start == r->expect_start) continue;
+            fprintf(stderr, "round %d session %d: position %.17g (content %.17g) restored %d status %d at %.17g, "
+                    "expected %.17g; breaks:", round, i, r->position, r->content, r->restored, r->status, r->start,
+                    r->expect_start);
+            for (size_t k = 0; k < r->n; k++)
+                fprintf(stderr, " {%.17g, %.17g, %s%.17g}", r->breaks[k].start, r->breaks[k].duration,
+                        r->breaks[k].has_content_resume_offset ? "" : "unset ", r->breaks[k].content_resume_offset);
+            fprintf(stderr, "\n");
+            failures++;
+        }
+        for (int i = 0; i < RANDOM_SESSIONS; i++) {
+            struct res closed = RES(&pl);
+            CALL(&pl, closed, snapback_session_close(rs[i].s, on_reply, &closed));
+            CHECK(closed.status == SNAPBACK_OK);
+        }
+    }
+out:
+    snapback_client_free(pl.c);
+    daemon_cleanup(&d);
+}
+
 static const struct {
     const char *name;
     void (*fn)(void);
@@ -1147,6 +1276,7 @@ static const struct {
     {"break_skipped_by_trick_play", test_break_skipped_by_trick_play},
     {"break_states_after_a_resume", test_break_states_after_a_resume},
     {"ad_events_with_position", test_ad_events_with_position},
+    {"random_timelines_resume_by_the_daemons_rule", test_random_timelines_resume_by_the_daemons_rule},
 };
 
 int main(int argc, char **argv) {

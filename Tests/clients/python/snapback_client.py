@@ -187,7 +187,8 @@ _MESSAGES = {
                "optional double content_resume_offset=6",
     "AdRules": "bool preroll=1; repeated double midroll_times=2; double midroll_every=3; bool postroll=4; "
                "optional double break_duration=5",
-    "ResumeOptions": "bool use_bookmark=1; optional double resume_content_time=2",
+    "ResumeOptions": "bool use_bookmark=1; optional double resume_content_time=2; "
+                     "optional double resume_stream_time=3",
     "OpenSessionRequest": "string stream_id=1; string content_id=2; string profile=3; SessionKind kind=4; "
                           "repeated AdBreak breaks=5; optional double content_duration=6; string policy_preset=7; "
                           "PolicyOverrides policy_overrides=8; ResumeOptions resume=9; AdRules ad_rules=10",

@@ -466,6 +466,31 @@ def run(path, version, proc):
     check("AdBreak.content_resume_offset: replacing and cutting breaks; out of range -> INVALID_ARGUMENT",
           replacing_break)
 
+    def resume_at_stream_time():
+        # ResumeOptions.resume_stream_time: the daemon turns the position into content time with the
+        # request's own breaks (stream 900 after the 30 s break at 600 is content 870; inside it, stream
+        # 615 is content 600, where the content stopped) and resumes there, winning over resume_content_time.
+        # Out of its range it is refused naming the field.
+        breaks = [{"id": "b1", "start": 600.0, "duration": 30.0}]
+        told = []
+        for stream_time, content_time, start in ((900.0, 870.0, 900.0), (615.0, 600.0, 630.0)):
+            r = c.open_session(stream_id="py-rs", content_id="", breaks=breaks, content_duration=1800.0,
+                               policy_overrides={"resume_breaks": sb.RESUME_BREAKS_NONE},
+                               resume={"resume_stream_time": stream_time, "resume_content_time": 10.0})
+            expect(r.resume_content_time == content_time and r.start_stream_time == start,
+                   "stream %g: resumed at content %g, starts at %g" % (
+                       stream_time, r.resume_content_time, r.start_stream_time))
+            told.append("stream %g -> content %g, start %g" % (stream_time, r.resume_content_time,
+                                                               r.start_stream_time))
+            c.close_session(r.session_id)
+        c.take_pushes()
+        detail = expect_error(sb.INVALID_ARGUMENT, lambda: c.open_session(
+            stream_id="py-rs", content_id="", breaks=breaks, resume={"resume_stream_time": -1.0}))
+        expect("resume.resume_stream_time" in detail, detail)
+        return "; ".join(told) + "; " + detail
+    check("ResumeOptions.resume_stream_time: converted by the daemon's rule; out of range -> INVALID_ARGUMENT",
+          resume_at_stream_time)
+
     def sigterm():
         # c is still connected with an open session: the stop must still be clean.
         proc.send_signal(signal.SIGTERM)

@@ -7,41 +7,23 @@
  * (mpv_get_wakeup_pipe() is the same mechanism, deprecated in client API 2.0), and libsnapback's
  * socket. mpv is only ever sent asynchronous commands, so the player never waits for the plugin; the
  * one wait the plugin imposes is the on_preloaded hook, held until the session is open (bounded by
- * snapback-open-timeout) so that a resume starts at the bookmark instead of jumping there. */
+ * snapback-open-timeout) so that a resume starts at the bookmark instead of jumping there.
+ *
+ * This file is mpv's side: the loop, the options, the file's breaks and ids, and mpv's events handed
+ * to the state machine (session.c), which drives libsnapback and asks mpv through mpvio.c. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/eventfd.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "json.h"
-#include "plugin.h"
-
-#define REPLY_SEEK 1
-
-uint64_t sbmpv_now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-/* The client API has no log call for C plugins: stderr, prefixed as mpv prefixes its modules. */
-void sbmpv_log(struct plugin *p, bool verbose_only, const char *fmt, ...) {
-    if (verbose_only && !p->opt.verbose) return;
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("[snapback] ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-}
+#include "session.h"
 
 /* ---------------------------------------------------------------------------------------------- */
 /* Options: --script-opts=snapback-KEY=VALUE, read again at every file.                             */
@@ -64,8 +46,9 @@ static void read_options(struct plugin *p, char **socket) {
     options_free(&p->opt);
     p->opt.resume = true;
     p->opt.open_timeout_ms = DEFAULT_OPEN_TIMEOUT_MS;
+    p->mpv.verbose = false;
     mpv_node node;
-    if (mpv_get_property(p->mpv, "options/script-opts", MPV_FORMAT_NODE, &node) < 0) return;
+    if (mpv_get_property(p->mpv.handle, "options/script-opts", MPV_FORMAT_NODE, &node) < 0) return;
     if (node.format == MPV_FORMAT_NODE_MAP) {
         for (int i = 0; i < node.u.list->num; i++) {
             const char *k = node.u.list->keys[i];
@@ -86,48 +69,18 @@ static void read_options(struct plugin *p, char **socket) {
             } else if (!strcmp(k, "resume")) {
                 p->opt.resume = yes(s);
             } else if (!strcmp(k, "verbose")) {
-                p->opt.verbose = yes(s);
+                p->mpv.verbose = yes(s);
             } else if (!strcmp(k, "open-timeout")) {
                 char *end;
                 double secs = strtod(s, &end);
                 if (end != s && !*end && secs >= 0 && secs <= 60) p->opt.open_timeout_ms = (int)(secs * 1000);
-                else sbmpv_log(p, false, "snapback-open-timeout=%s: seconds from 0 to 60 expected", s);
+                else sbmpv_log(&p->mpv, false, "snapback-open-timeout=%s: seconds from 0 to 60 expected", s);
             } else if (strcmp(k, "socket") != 0) {
-                sbmpv_log(p, false, "unknown option snapback-%s", k);
+                sbmpv_log(&p->mpv, false, "unknown option snapback-%s", k);
             }
         }
     }
     mpv_free_node_contents(&node);
-}
-
-/* ---------------------------------------------------------------------------------------------- */
-/* What the session side asks of mpv.                                                               */
-
-void sbmpv_seek(struct plugin *p, double t) {
-    char target[64];
-    snprintf(target, sizeof target, "%.6f", t);
-    p->own_seek = true;
-    p->own_target = t;
-    if (p->hook_held) {
-        /* Not playing yet: the file starts there (mpv's own start seek, exact). */
-        if (mpv_set_property_string(p->mpv, "file-local-options/start", target) < 0) p->own_seek = false;
-        return;
-    }
-    const char *cmd[] = {"seek", target, "absolute+exact", NULL};
-    if (mpv_command_async(p->mpv, REPLY_SEEK, cmd) < 0) p->own_seek = false;
-}
-
-void sbmpv_osd(struct plugin *p, const char *text, int ms) {
-    char duration[16];
-    snprintf(duration, sizeof duration, "%d", ms);
-    const char *cmd[] = {"show-text", text, duration, NULL};
-    mpv_command_async(p->mpv, 0, cmd);
-}
-
-void sbmpv_continue_hook(struct plugin *p) {
-    if (!p->hook_held) return;
-    p->hook_held = false;
-    mpv_hook_continue(p->mpv, p->hook_id);
 }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -146,15 +99,15 @@ static char *read_small_file(const char *path, size_t *len) {
 
 /* The sidecar's breaks: 1 when read, 0 when there is none, -1 when it is bad (logged). */
 static int load_sidecar(struct plugin *p, char **content_id) {
-    char *path = p->opt.sidecar ? strdup(p->opt.sidecar) : sbm_default_sidecar_path(p->path);
+    char *path = p->opt.sidecar ? strdup(p->opt.sidecar) : sbm_default_sidecar_path(p->file.path);
     if (!path) return 0;
     size_t len;
     char *text = read_small_file(path, &len), err[160];
     int rc = 0;
     if (!text) {
-        if (p->opt.sidecar) sbmpv_log(p, false, "%s: %s", path, strerror(errno));
-    } else if (sbm_breaks_from_sidecar(text, len, &p->breaks, content_id, err, sizeof err) != 0) {
-        sbmpv_log(p, false, "%s: %s; the file's chapters are used", path, err);
+        if (p->opt.sidecar) sbmpv_log(&p->mpv, false, "%s: %s", path, strerror(errno));
+    } else if (sbm_breaks_from_sidecar(text, len, &p->file.breaks, content_id, err, sizeof err) != 0) {
+        sbmpv_log(&p->mpv, false, "%s: %s; the file's chapters are used", path, err);
         rc = -1;
     } else {
         rc = 1;
@@ -166,7 +119,7 @@ static int load_sidecar(struct plugin *p, char **content_id) {
 
 static void load_chapters(struct plugin *p) {
     mpv_node node;
-    if (mpv_get_property(p->mpv, "chapter-list", MPV_FORMAT_NODE, &node) < 0) return;
+    if (mpv_get_property(p->mpv.handle, "chapter-list", MPV_FORMAT_NODE, &node) < 0) return;
     size_t n = node.format == MPV_FORMAT_NODE_ARRAY ? (size_t)node.u.list->num : 0;
     sbm_chapter *ch = calloc(n ? n : 1, sizeof *ch);
     for (size_t i = 0; ch && i < n; i++) {
@@ -180,8 +133,8 @@ static void load_chapters(struct plugin *p) {
         }
     }
     char err[160];
-    if (ch && sbm_breaks_from_chapters(ch, n, p->duration, p->opt.ad_chapters, &p->breaks, err, sizeof err) != 0)
-        sbmpv_log(p, false, "chapters: %s", err);
+    if (ch && sbm_breaks_from_chapters(ch, n, p->file.duration, p->opt.ad_chapters, &p->file.breaks, err, sizeof err) != 0)
+        sbmpv_log(&p->mpv, false, "chapters: %s", err);
     free(ch);
     mpv_free_node_contents(&node);
 }
@@ -190,7 +143,7 @@ static void load_chapters(struct plugin *p) {
 static char *metadata_content_id(struct plugin *p) {
     mpv_node node;
     char *id = NULL;
-    if (mpv_get_property(p->mpv, "metadata", MPV_FORMAT_NODE, &node) < 0) return NULL;
+    if (mpv_get_property(p->mpv.handle, "metadata", MPV_FORMAT_NODE, &node) < 0) return NULL;
     if (node.format == MPV_FORMAT_NODE_MAP)
         for (int i = 0; i < node.u.list->num; i++)
             if (!strcasecmp(node.u.list->keys[i], "content_id") && node.u.list->values[i].format == MPV_FORMAT_STRING &&
@@ -204,91 +157,55 @@ static char *metadata_content_id(struct plugin *p) {
 
 /* A string property in memory of our own (mpv's must go back through mpv_free). */
 static char *string_property(struct plugin *p, const char *name) {
-    char *v = mpv_get_property_string(p->mpv, name), *copy = v ? strdup(v) : NULL;
+    char *v = mpv_get_property_string(p->mpv.handle, name), *copy = v ? strdup(v) : NULL;
     mpv_free(v);
     return copy;
 }
 
 static void file_reset(struct plugin *p) {
-    sbm_breaks_free(&p->breaks);
-    free(p->path);
-    free(p->content_id);
-    free(p->stream_id);
-    p->path = p->content_id = p->stream_id = NULL;
-    p->file_loaded = p->started = p->have_pos = p->seeking = p->own_seek = p->have_seek_from = false;
-    p->duration = 0;
+    sbm_breaks_free(&p->file.breaks);
+    free(p->file.path);
+    free(p->file.content_id);
+    free(p->file.stream_id);
+    memset(&p->file, 0, sizeof p->file);
 }
 
-/* on_preloaded: the file is open, not playing. Its breaks and ids, then the session. */
-static void file_preloaded(struct plugin *p) {
+/* on_preloaded (hook `hook_id`, held): the file is open, not playing. Its breaks and ids, then the
+ * session. */
+static void file_preloaded(struct plugin *p, uint64_t hook_id) {
     file_reset(p);
     read_options(p, NULL);
-    p->path = string_property(p, "path");
-    p->stream_id = string_property(p, "filename");
-    if (mpv_get_property(p->mpv, "duration", MPV_FORMAT_DOUBLE, &p->duration) < 0 || !isfinite(p->duration))
-        p->duration = 0;
+    p->file.path = string_property(p, "path");
+    p->file.stream_id = string_property(p, "filename");
+    if (mpv_get_property(p->mpv.handle, "duration", MPV_FORMAT_DOUBLE, &p->file.duration) < 0 ||
+        !isfinite(p->file.duration))
+        p->file.duration = 0;
     char *sidecar_id = NULL;
     int sidecar = load_sidecar(p, &sidecar_id);
-    p->breaks_from = sidecar == 1 ? "sidecar" : "chapters";
+    p->file.breaks_from = sidecar == 1 ? "sidecar" : "chapters";
     if (sidecar != 1) load_chapters(p);
-    if (!p->breaks.n) p->breaks_from = "none";
+    if (!p->file.breaks.n) p->file.breaks_from = "none";
     char *id = p->opt.content_id ? strdup(p->opt.content_id) : sidecar_id ? sidecar_id : metadata_content_id(p);
     if (id != sidecar_id) free(sidecar_id);
-    p->content_id = id ? id : string_property(p, "filename/no-ext");
-    if (!p->content_id || !p->stream_id) {
-        sbmpv_log(p, false, "no file name: not under snapback");
-        return;
-    }
-    p->file_loaded = true;
+    p->file.content_id = id ? id : string_property(p, "filename/no-ext");
     /* A start the viewer asked for (--start) wins over the bookmark. */
     char *start = string_property(p, "start");
     bool asked = start && strcmp(start, "none") != 0;
     free(start);
-    sbmpv_open_session(p, p->opt.resume && !asked);
+    sbmpv_file_preloaded(p, hook_id, p->opt.resume && !asked);
 }
 
 /* ---------------------------------------------------------------------------------------------- */
-/* mpv's events.                                                                                    */
-
-static void playback_restart(struct plugin *p) {
-    bool first = !p->started;
-    p->started = true;
-    p->seeking = false;
-    double t;
-    if (mpv_get_property(p->mpv, "time-pos", MPV_FORMAT_DOUBLE, &t) >= 0) {
-        p->pos = t;
-        p->have_pos = true;
-    }
-    if (!p->session && p->file_loaded && !p->closing) {
-        sbmpv_open_session(p, false); /* the daemon came back between the file's start and now */
-    } else if (p->own_seek) {
-        p->own_seek = false;
-        /* Ours, carried out: the daemon holds the session there already; a report confirms it. A
-         * viewer's seek that overrode ours: reported as a seek from our target. */
-        if (fabs(p->pos - p->own_target) <= OWN_SEEK_TOLERANCE) sbmpv_report_state(p);
-        else sbmpv_seek_ended(p, p->own_target, p->pos);
-    } else if (!first && p->have_seek_from) {
-        sbmpv_seek_ended(p, p->seek_from, p->pos);
-    } else {
-        sbmpv_report_state(p);
-    }
-    p->have_seek_from = false;
-}
+/* mpv's events, handed to the state machine.                                                       */
 
 static void property_changed(struct plugin *p, const mpv_event_property *e) {
     if (!strcmp(e->name, "time-pos")) {
-        if (e->format != MPV_FORMAT_DOUBLE) return; /* no file: the last position stays for the close */
-        p->pos = *(double *)e->data;
-        p->have_pos = true;
-        sbmpv_position_changed(p);
+        /* No file: the last position stays for the close. */
+        if (e->format == MPV_FORMAT_DOUBLE) sbmpv_position_changed(p, *(double *)e->data);
     } else if (!strcmp(e->name, "pause") && e->format == MPV_FORMAT_FLAG) {
-        bool paused = *(int *)e->data;
-        if (paused == p->paused) return;
-        p->paused = paused;
-        if (p->started && !p->seeking && !p->own_seek) sbmpv_report_state(p);
+        sbmpv_pause_changed(p, *(int *)e->data);
     } else if (!strcmp(e->name, "speed") && e->format == MPV_FORMAT_DOUBLE) {
-        p->speed = *(double *)e->data;
-        if (p->started && !p->seeking && !p->own_seek) sbmpv_report_state(p);
+        sbmpv_speed_changed(p, *(double *)e->data);
     } else if (!strcmp(e->name, "eof-reached") && e->format == MPV_FORMAT_FLAG) {
         /* With --keep-open the file does not end at its end: this is the end of the content. */
         if (*(int *)e->data) sbmpv_content_complete(p);
@@ -301,37 +218,24 @@ static bool handle_event(struct plugin *p, mpv_event *ev) {
     case MPV_EVENT_SHUTDOWN: return false;
     case MPV_EVENT_HOOK: {
         mpv_event_hook *h = ev->data;
-        if (strcmp(h->name, "on_preloaded") != 0) {
-            mpv_hook_continue(p->mpv, h->id);
-            break;
-        }
-        p->hook_id = h->id;
-        p->hook_held = true;
-        p->hook_deadline_ms = sbmpv_now_ms() + (uint64_t)p->opt.open_timeout_ms;
-        file_preloaded(p);
-        if (!p->session) sbmpv_continue_hook(p);
+        if (strcmp(h->name, "on_preloaded") != 0) mpv_hook_continue(p->mpv.handle, h->id);
+        else file_preloaded(p, h->id);
         break;
     }
-    case MPV_EVENT_SEEK:
-        if (!p->seeking && !p->own_seek && p->started) {
-            p->seek_from = p->pos;
-            p->have_seek_from = p->have_pos;
-        }
-        p->seeking = true;
+    case MPV_EVENT_SEEK: sbmpv_seek_event(p); break;
+    case MPV_EVENT_PLAYBACK_RESTART: {
+        double t;
+        bool known = mpv_get_property(p->mpv.handle, "time-pos", MPV_FORMAT_DOUBLE, &t) >= 0;
+        sbmpv_playback_restart(p, known, known ? t : 0);
         break;
-    case MPV_EVENT_PLAYBACK_RESTART: playback_restart(p); break;
+    }
     case MPV_EVENT_PROPERTY_CHANGE: property_changed(p, ev->data); break;
     case MPV_EVENT_COMMAND_REPLY:
-        if (ev->reply_userdata == REPLY_SEEK && ev->error < 0) {
-            sbmpv_log(p, false, "seek refused by mpv: %s", mpv_error_string(ev->error));
-            p->own_seek = false;
-        }
+        if (ev->reply_userdata == SBMPV_REPLY_SEEK && ev->error < 0) sbmpv_seek_refused(p, ev->error);
         break;
     case MPV_EVENT_END_FILE: {
         mpv_event_end_file *e = ev->data;
-        if (e->reason == MPV_END_FILE_REASON_EOF) sbmpv_content_complete(p);
-        sbmpv_close_session(p, e->reason != MPV_END_FILE_REASON_EOF);
-        sbmpv_continue_hook(p);
+        sbmpv_file_ended(p, e->reason == MPV_END_FILE_REASON_EOF);
         file_reset(p);
         break;
     }
@@ -368,7 +272,7 @@ static void wait_and_dispatch(struct plugin *p, int max_ms) {
 __attribute__((visibility("default"))) int mpv_open_cplugin(mpv_handle *mpv) {
     struct plugin *p = calloc(1, sizeof *p);
     if (!p) return -1;
-    p->mpv = mpv;
+    p->mpv.handle = mpv;
     p->speed = 1;
     char *socket = NULL;
     read_options(p, &socket);
@@ -376,7 +280,7 @@ __attribute__((visibility("default"))) int mpv_open_cplugin(mpv_handle *mpv) {
     free(socket);
     p->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (!p->client || p->wake_fd < 0) {
-        sbmpv_log(p, false, "cannot start: %s", p->client ? strerror(errno) : "out of memory");
+        sbmpv_log(&p->mpv, false, "cannot start: %s", p->client ? strerror(errno) : "out of memory");
         snapback_client_free(p->client);
         if (p->wake_fd >= 0) close(p->wake_fd);
         options_free(&p->opt);
@@ -390,32 +294,21 @@ __attribute__((visibility("default"))) int mpv_open_cplugin(mpv_handle *mpv) {
     mpv_observe_property(mpv, 0, "eof-reached", MPV_FORMAT_FLAG);
     mpv_hook_add(mpv, 0, "on_preloaded", 50);
     int rc = snapback_client_connect(p->client);
-    if (rc != SNAPBACK_OK) sbmpv_log(p, false, "snapbackd not reachable yet (%s): retrying", snapback_strerror(rc));
+    if (rc != SNAPBACK_OK) sbmpv_log(&p->mpv, false, "snapbackd not reachable yet (%s): retrying", snapback_strerror(rc));
 
     for (;;) {
         mpv_event *ev;
         bool running = true;
         while (running && (ev = mpv_wait_event(mpv, 0))->event_id != MPV_EVENT_NONE) running = handle_event(p, ev);
         if (!running) break;
-        int max_ms = -1;
-        if (p->hook_held) {
-            uint64_t now = sbmpv_now_ms();
-            if (now >= p->hook_deadline_ms) {
-                sbmpv_log(p, false, "the session did not open within %d ms: playing without waiting",
-                          p->opt.open_timeout_ms);
-                sbmpv_continue_hook(p);
-            } else {
-                max_ms = (int)(p->hook_deadline_ms - now);
-            }
-        }
-        wait_and_dispatch(p, max_ms);
+        wait_and_dispatch(p, sbmpv_hold_timeout_ms(p));
     }
 
     /* Quit: the session closes with mpv's last position, and the close is waited for (bounded) so
      * that the bookmark is saved before the connection goes. */
-    sbmpv_close_session(p, true);
+    sbmpv_quit(p);
     uint64_t until = sbmpv_now_ms() + CLOSE_FLUSH_MS;
-    while ((p->close_pending || p->orphan) && snapback_client_fd(p->client) >= 0) {
+    while (p->retiring > 0 && snapback_client_fd(p->client) >= 0) {
         uint64_t now = sbmpv_now_ms();
         if (now >= until) break;
         wait_and_dispatch(p, (int)(until - now));

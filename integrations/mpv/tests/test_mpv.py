@@ -6,7 +6,8 @@ What mpv does is read from mpv itself, through its JSON IPC (--input-ipc-server)
 plugin. Positions are compared within TOLERANCE: the plugin's seeks are exact, the viewer's here are
 mpv's default absolute seeks (precise too), keyframes are every second, and the position is polled
 every POLL seconds while mpv plays; 0.5 s covers those and a report's delay, and is far below every
-distance the checks tell apart (the shortest break is 2 s).
+distance the checks tell apart (the shortest break is 2 s). What the daemon holds is asked of it through
+the repository's Python client (Tests/clients/python).
 
     test_mpv.py --plugin .build-c/mpv/snapback.so --snapbackd .build/debug/snapbackd
 """
@@ -24,6 +25,10 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import make_media  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "Tests", "clients",
+                                "python"))
+import snapback_client as sb  # noqa: E402
 
 TOLERANCE = 0.5
 POLL = 0.05
@@ -54,16 +59,17 @@ def wait_socket(path, proc, seconds, what):
 class Mpv:
     """One mpv process with the plugin, driven and observed through its JSON IPC."""
 
-    def __init__(self, work, plugin, daemon_socket, media, name, paused=False):
+    def __init__(self, work, plugin, daemon_socket, media, name, paused=False, opts=""):
         self.ipc_path = os.path.join(work, f"{name}.ipc")
         self.log_path = os.path.join(work, f"{name}.log")
         args = ["mpv", "--no-config", "--vo=null", "--ao=null", "--term-osd=force", "--idle=no",
                 f"--script={plugin}", f"--input-ipc-server={self.ipc_path}",
-                f"--script-opts=snapback-socket={daemon_socket},snapback-verbose=yes"]
+                f"--script-opts=snapback-socket={daemon_socket},snapback-verbose=yes{opts}"]
         if paused:
             args.append("--pause")
         self.log = open(self.log_path, "w")
-        self.proc = subprocess.Popen(args + [media], stdout=self.log, stderr=subprocess.STDOUT,
+        files = media if isinstance(media, list) else [media]
+        self.proc = subprocess.Popen(args + files, stdout=self.log, stderr=subprocess.STDOUT,
                                      stdin=subprocess.DEVNULL)
         wait_socket(self.ipc_path, self.proc, 10, "mpv")
         self.sock = socket.socket(socket.AF_UNIX)
@@ -196,6 +202,44 @@ def story(work, plugin, sock, media):
         check("3 breaks from sidecar" in mpv.output(), "B's breaks came from its sidecar")
 
 
+def retired_sessions(work, plugin, sock, media, daemon):
+    """Files that end while their sessions are still opening: each such session is closed once the
+    daemon answers its open, however many there are; only the playing file's stays open."""
+    movie_a, movie_b = media
+    print("-- files ending while their sessions open (the daemon stopped): each closed once it answers")
+    mpv = Mpv(work, plugin, sock, [movie_a, movie_b, movie_a, movie_b], "r1",
+              opts=",snapback-resume=no,snapback-open-timeout=0.3")
+    try:
+        mpv.wait_position(lambda p: p >= 0.5, 10, "mpv plays the first file")
+        daemon.send_signal(signal.SIGSTOP)
+        try:
+            for index in (1, 2, 3):
+                check(mpv.command("playlist-next")["error"] == "success", f"mpv goes on to file {index + 1}")
+                # Playing: the entry mpv plays is the next one (its previous file has ended) and it moves
+                # (its start was held for its session, 0.3 s at most).
+                deadline = time.monotonic() + 10
+                while (mpv.command("get_property", "playlist-playing-pos").get("data") != index
+                       or (mpv.position() or 0) < 0.3):
+                    if time.monotonic() > deadline:
+                        raise Failure(f"mpv did not play file {index + 1} within 10 s")
+                    time.sleep(POLL)
+        finally:
+            daemon.send_signal(signal.SIGCONT)
+        with sb.Client(sock) as c:
+            c.hello()
+            deadline = time.monotonic() + 5
+            while True:
+                sessions = c.call("Control/ListSessions").sessions
+                if len(sessions) == 1 or time.monotonic() > deadline:
+                    break
+                time.sleep(POLL)
+            check(len(sessions) == 1, f"one session open, the playing file's (got {len(sessions)}: "
+                  f"{[(s.session_id, s.content_id) for s in sessions]})")
+        mpv.quit()
+    finally:
+        mpv.kill()
+
+
 @contextlib.contextmanager
 def resumed(work, plugin, sock, movie, name, stitching, content):
     """mpv started paused on `movie`, whose first position must be `content`'s stream time in that
@@ -237,6 +281,7 @@ def main():
                                   stdout=daemon_log, stderr=subprocess.STDOUT)
         wait_socket(sock, daemon, 10, "snapbackd")
         story(work, args.plugin, sock, media)
+        retired_sessions(work, args.plugin, sock, media, daemon)
         for name in ("a1", "a2", "b1"):
             with open(os.path.join(work, f"{name}.log"), errors="replace") as f:
                 bad = [l for l in f.read().splitlines() if l.startswith("[snapback]") and
@@ -253,7 +298,7 @@ def main():
             daemon.wait()
         daemon_log.close()
         if not ok:
-            for name in ("snapbackd", "a1", "a2", "b1"):
+            for name in ("snapbackd", "a1", "a2", "b1", "r1"):
                 path = os.path.join(work, f"{name}.log")
                 if os.path.exists(path):
                     with open(path, errors="replace") as f:

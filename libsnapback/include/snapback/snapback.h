@@ -25,8 +25,9 @@
  * Reconnection: when the daemon goes away (restart, upgrade), every call in flight completes with
  * SNAPBACK_E_DISCONNECTED, on_connection reports it, and the library reconnects with exponential
  * backoff, says Hello again and reopens every open session with its breaks (those the daemon said were
- * watched marked so), its policy and its last known position. Session handles stay valid; the player
- * is told through on_session_restored but need not act.
+ * watched marked so), its policy and its last known position (sent as stream time: the daemon resumes
+ * at its content time in those breaks, by its own rule). Session handles stay valid; the player is
+ * told through on_session_restored but need not act.
  *
  * Threads: no global state. A client and its sessions may be used from one thread at a time (one
  * client per thread, or the caller's own lock); distinct clients are independent.

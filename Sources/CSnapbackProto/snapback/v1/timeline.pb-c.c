@@ -1460,7 +1460,7 @@ const ProtobufCMessageDescriptor snapback__v1__ad_rules__descriptor =
   (ProtobufCMessageInit) snapback__v1__ad_rules__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor snapback__v1__resume_options__field_descriptors[2] =
+static const ProtobufCFieldDescriptor snapback__v1__resume_options__field_descriptors[3] =
 {
   {
     "use_bookmark",
@@ -1486,15 +1486,28 @@ static const ProtobufCFieldDescriptor snapback__v1__resume_options__field_descri
     0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "resume_stream_time",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    offsetof(Snapback__V1__ResumeOptions, _resume_stream_time_case),
+    offsetof(Snapback__V1__ResumeOptions, resume_stream_time),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned snapback__v1__resume_options__field_indices_by_name[] = {
   1,   /* field[1] = resume_content_time */
+  2,   /* field[2] = resume_stream_time */
   0,   /* field[0] = use_bookmark */
 };
 static const ProtobufCIntRange snapback__v1__resume_options__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 2 }
+  { 0, 3 }
 };
 const ProtobufCMessageDescriptor snapback__v1__resume_options__descriptor =
 {
@@ -1504,7 +1517,7 @@ const ProtobufCMessageDescriptor snapback__v1__resume_options__descriptor =
   "Snapback__V1__ResumeOptions",
   "snapback.v1",
   sizeof(Snapback__V1__ResumeOptions),
-  2,
+  3,
   snapback__v1__resume_options__field_descriptors,
   snapback__v1__resume_options__field_indices_by_name,
   1,  snapback__v1__resume_options__number_ranges,

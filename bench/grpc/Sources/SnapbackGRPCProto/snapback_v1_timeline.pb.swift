@@ -273,11 +273,26 @@ public nonisolated struct Snapback_V1_ResumeOptions: Sendable {
   /// Clears the value of `resumeContentTime`. Subsequent reads from it will return its default value.
   public mutating func clearResumeContentTime() {self._resumeContentTime = nil}
 
+  /// Seconds of stream time to resume at, in this request's breaks: the daemon turns it into content time
+  /// by the rule of ContentTimeForStreamTime (inside a break, where the content stopped for it) and resumes
+  /// there as at resume_content_time. For a client that reopens a session where its player already is,
+  /// after the daemon restarted, without a copy of that rule. Wins over resume_content_time and
+  /// use_bookmark when present; OpenSessionReply.resume_content_time says the content time it became.
+  public var resumeStreamTime: Double {
+    get {_resumeStreamTime ?? 0}
+    set {_resumeStreamTime = newValue}
+  }
+  /// Returns true if `resumeStreamTime` has been explicitly set.
+  public var hasResumeStreamTime: Bool {self._resumeStreamTime != nil}
+  /// Clears the value of `resumeStreamTime`. Subsequent reads from it will return its default value.
+  public mutating func clearResumeStreamTime() {self._resumeStreamTime = nil}
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
   fileprivate var _resumeContentTime: Double? = nil
+  fileprivate var _resumeStreamTime: Double? = nil
 }
 
 public nonisolated struct Snapback_V1_OpenSessionRequest: Sendable {
@@ -1021,7 +1036,7 @@ nonisolated extension Snapback_V1_AdRules: SwiftProtobuf.Message, SwiftProtobuf.
 
 nonisolated extension Snapback_V1_ResumeOptions: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ResumeOptions"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}use_bookmark\0\u{3}resume_content_time\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}use_bookmark\0\u{3}resume_content_time\0\u{3}resume_stream_time\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1031,6 +1046,7 @@ nonisolated extension Snapback_V1_ResumeOptions: SwiftProtobuf.Message, SwiftPro
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularBoolField(value: &self.useBookmark) }()
       case 2: try { try decoder.decodeSingularDoubleField(value: &self._resumeContentTime) }()
+      case 3: try { try decoder.decodeSingularDoubleField(value: &self._resumeStreamTime) }()
       default: break
       }
     }
@@ -1047,12 +1063,16 @@ nonisolated extension Snapback_V1_ResumeOptions: SwiftProtobuf.Message, SwiftPro
     try { if let v = self._resumeContentTime {
       try visitor.visitSingularDoubleField(value: v, fieldNumber: 2)
     } }()
+    try { if let v = self._resumeStreamTime {
+      try visitor.visitSingularDoubleField(value: v, fieldNumber: 3)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Snapback_V1_ResumeOptions, rhs: Snapback_V1_ResumeOptions) -> Bool {
     if lhs.useBookmark != rhs.useBookmark {return false}
     if lhs._resumeContentTime != rhs._resumeContentTime {return false}
+    if lhs._resumeStreamTime != rhs._resumeStreamTime {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

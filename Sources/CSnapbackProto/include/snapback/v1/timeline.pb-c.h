@@ -182,6 +182,12 @@ typedef enum {
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(SNAPBACK__V1__RESUME_OPTIONS___RESUME_CONTENT_TIME__CASE)
 } Snapback__V1__ResumeOptions__ResumeContentTimeCase;
 
+typedef enum {
+  SNAPBACK__V1__RESUME_OPTIONS___RESUME_STREAM_TIME__NOT_SET = 0,
+  SNAPBACK__V1__RESUME_OPTIONS___RESUME_STREAM_TIME_RESUME_STREAM_TIME = 3
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(SNAPBACK__V1__RESUME_OPTIONS___RESUME_STREAM_TIME__CASE)
+} Snapback__V1__ResumeOptions__ResumeStreamTimeCase;
+
 /*
  * Where an opening session starts.
  */
@@ -196,10 +202,14 @@ struct  Snapback__V1__ResumeOptions
   union {
     double resume_content_time;
   };
+  Snapback__V1__ResumeOptions__ResumeStreamTimeCase _resume_stream_time_case;
+  union {
+    double resume_stream_time;
+  };
 };
 #define SNAPBACK__V1__RESUME_OPTIONS__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&snapback__v1__resume_options__descriptor) \
-    , 0, SNAPBACK__V1__RESUME_OPTIONS___RESUME_CONTENT_TIME__NOT_SET, {0} }
+    , 0, SNAPBACK__V1__RESUME_OPTIONS___RESUME_CONTENT_TIME__NOT_SET, {0}, SNAPBACK__V1__RESUME_OPTIONS___RESUME_STREAM_TIME__NOT_SET, {0} }
 
 
 typedef enum {
