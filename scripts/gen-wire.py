@@ -337,21 +337,25 @@ def gen_samples(model):
            "// Per message, a value with every field set (each oneof to its first case), to its own values:",
            "// what the round-trip tests pack with protobuf-c and read back. `sample1` is a sub-message's.", ""]
     names = sorted(model.messages)
-    out.append("/// Every message's sample: its proto name, its bytes as the generated mapping packs them, and")
-    out.append("/// whether bytes decode to it.")
-    out.append("func everyGeneratedSample() -> [(name: String, bytes: [UInt8], decodes: ([UInt8]) throws -> Bool)] {")
-    out.append("    [")
+    out.append("/// A generated message with a value of it that sets every field.")
+    out.append("protocol Sampled: ProtoCMessage {")
+    out.append("    /// Every field set, each oneof to its first case.")
+    out.append("    static var sample: Self { get }")
+    out.append("    /// `sample`, then `sample` with each other case of each oneof.")
+    out.append("    static var samples: [Self] { get }")
+    out.append("}")
+    out.append("")
+    out.append("/// Every generated message.")
+    out.append("let everyGeneratedMessage: [any Sampled.Type] = [")
     for key in names:
         m = model.messages[key]
-        out.append(f'        ("snapback.v1.{m.name}", SnapbackV1.{m.name}.sample.encoded(), '
-                   f"{{ try SnapbackV1.{m.name}.decode($0) == SnapbackV1.{m.name}.sample }}),")
-    out.append("    ]")
-    out.append("}")
+        out.append(f"    SnapbackV1.{m.name}.self,")
+    out.append("]")
     out.append("")
     for key in names:
         m = model.messages[key]
         fields = [Field(model, m, f) for f in m.field]
-        out.append(f"extension SnapbackV1.{m.name} {{")
+        out.append(f"extension SnapbackV1.{m.name}: Sampled {{")
         for depth, var in ((0, "sample"), (1, "sample1")):
             out.append(f"    static var {var}: Self {{")
             out.append("        var v = Self()")
@@ -369,6 +373,21 @@ def gen_samples(model):
                     out.append(f"        v.{f.swift} = {value}")
             out.append("        return v")
             out.append("    }")
+        others = [f for f in fields if f.oneof]
+        firsts = {}
+        for f in others:
+            firsts.setdefault(f.oneof, f)
+        out.append("    static var samples: [Self] {")
+        out.append("        var all = [sample]")
+        declared = False
+        for i, f in enumerate(fields):
+            if f.oneof and firsts[f.oneof] is not f:
+                out.append("        v = sample" if declared else "        var v = sample")
+                declared = True
+                out.append(f"        v.{lower_camel(f.oneof)} = .{f.swift}({sample_value(model, f, i + 1, 0)})")
+                out.append("        all.append(v)")
+        out.append("        return all")
+        out.append("    }")
         out.append("}")
         out.append("")
     return out

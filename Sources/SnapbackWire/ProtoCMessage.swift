@@ -127,3 +127,13 @@ extension CArena {
         return pointers
     }
 }
+
+extension ProtoCMessage {
+    /// protobuf-c's descriptor of the message, read off an initialised one.
+    static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+        withUnsafeTemporaryAllocation(of: C.self, capacity: 1) { p in
+            cInit(p.baseAddress!)
+            return UnsafeRawPointer(p.baseAddress!).load(as: ProtobufCMessage.self).descriptor
+        }
+    }
+}

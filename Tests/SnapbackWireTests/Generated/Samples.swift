@@ -7,243 +7,77 @@ import CSnapbackProto
 // Per message, a value with every field set (each oneof to its first case), to its own values:
 // what the round-trip tests pack with protobuf-c and read back. `sample1` is a sub-message's.
 
-/// Every message's sample: its proto name, its bytes as the generated mapping packs them, and
-/// whether bytes decode to it.
-func everyGeneratedSample() -> [(name: String, bytes: [UInt8], decodes: ([UInt8]) throws -> Bool)] {
-    [
-        (
-            "snapback.v1.AdBreak", SnapbackV1.AdBreak.sample.encoded(),
-            { try SnapbackV1.AdBreak.decode($0) == SnapbackV1.AdBreak.sample }
-        ),
-        (
-            "snapback.v1.AdBreakEndedRequest", SnapbackV1.AdBreakEndedRequest.sample.encoded(),
-            { try SnapbackV1.AdBreakEndedRequest.decode($0) == SnapbackV1.AdBreakEndedRequest.sample }
-        ),
-        (
-            "snapback.v1.AdBreakStartedRequest", SnapbackV1.AdBreakStartedRequest.sample.encoded(),
-            { try SnapbackV1.AdBreakStartedRequest.decode($0) == SnapbackV1.AdBreakStartedRequest.sample }
-        ),
-        (
-            "snapback.v1.AdEndedRequest", SnapbackV1.AdEndedRequest.sample.encoded(),
-            { try SnapbackV1.AdEndedRequest.decode($0) == SnapbackV1.AdEndedRequest.sample }
-        ),
-        (
-            "snapback.v1.AdRules", SnapbackV1.AdRules.sample.encoded(),
-            { try SnapbackV1.AdRules.decode($0) == SnapbackV1.AdRules.sample }
-        ),
-        (
-            "snapback.v1.AdStartedRequest", SnapbackV1.AdStartedRequest.sample.encoded(),
-            { try SnapbackV1.AdStartedRequest.decode($0) == SnapbackV1.AdStartedRequest.sample }
-        ),
-        (
-            "snapback.v1.AllAdsCompleted", SnapbackV1.AllAdsCompleted.sample.encoded(),
-            { try SnapbackV1.AllAdsCompleted.decode($0) == SnapbackV1.AllAdsCompleted.sample }
-        ),
-        (
-            "snapback.v1.Bookmark", SnapbackV1.Bookmark.sample.encoded(),
-            { try SnapbackV1.Bookmark.decode($0) == SnapbackV1.Bookmark.sample }
-        ),
-        (
-            "snapback.v1.BookmarkCleared", SnapbackV1.BookmarkCleared.sample.encoded(),
-            { try SnapbackV1.BookmarkCleared.decode($0) == SnapbackV1.BookmarkCleared.sample }
-        ),
-        (
-            "snapback.v1.BookmarkSaved", SnapbackV1.BookmarkSaved.sample.encoded(),
-            { try SnapbackV1.BookmarkSaved.decode($0) == SnapbackV1.BookmarkSaved.sample }
-        ),
-        (
-            "snapback.v1.BreakAtReply", SnapbackV1.BreakAtReply.sample.encoded(),
-            { try SnapbackV1.BreakAtReply.decode($0) == SnapbackV1.BreakAtReply.sample }
-        ),
-        (
-            "snapback.v1.BreakAtRequest", SnapbackV1.BreakAtRequest.sample.encoded(),
-            { try SnapbackV1.BreakAtRequest.decode($0) == SnapbackV1.BreakAtRequest.sample }
-        ),
-        (
-            "snapback.v1.BreakSkipped", SnapbackV1.BreakSkipped.sample.encoded(),
-            { try SnapbackV1.BreakSkipped.decode($0) == SnapbackV1.BreakSkipped.sample }
-        ),
-        (
-            "snapback.v1.BreakState", SnapbackV1.BreakState.sample.encoded(),
-            { try SnapbackV1.BreakState.decode($0) == SnapbackV1.BreakState.sample }
-        ),
-        (
-            "snapback.v1.BreakWatched", SnapbackV1.BreakWatched.sample.encoded(),
-            { try SnapbackV1.BreakWatched.decode($0) == SnapbackV1.BreakWatched.sample }
-        ),
-        (
-            "snapback.v1.ClearBookmarksReply", SnapbackV1.ClearBookmarksReply.sample.encoded(),
-            { try SnapbackV1.ClearBookmarksReply.decode($0) == SnapbackV1.ClearBookmarksReply.sample }
-        ),
-        (
-            "snapback.v1.ClearBookmarksRequest", SnapbackV1.ClearBookmarksRequest.sample.encoded(),
-            { try SnapbackV1.ClearBookmarksRequest.decode($0) == SnapbackV1.ClearBookmarksRequest.sample }
-        ),
-        (
-            "snapback.v1.CloseSessionRequest", SnapbackV1.CloseSessionRequest.sample.encoded(),
-            { try SnapbackV1.CloseSessionRequest.decode($0) == SnapbackV1.CloseSessionRequest.sample }
-        ),
-        (
-            "snapback.v1.ContentCompleteRequest", SnapbackV1.ContentCompleteRequest.sample.encoded(),
-            { try SnapbackV1.ContentCompleteRequest.decode($0) == SnapbackV1.ContentCompleteRequest.sample }
-        ),
-        (
-            "snapback.v1.ContentTimeForStreamTimeRequest", SnapbackV1.ContentTimeForStreamTimeRequest.sample.encoded(),
-            { try SnapbackV1.ContentTimeForStreamTimeRequest.decode($0) == SnapbackV1.ContentTimeForStreamTimeRequest.sample }
-        ),
-        (
-            "snapback.v1.ContentTimeReply", SnapbackV1.ContentTimeReply.sample.encoded(),
-            { try SnapbackV1.ContentTimeReply.decode($0) == SnapbackV1.ContentTimeReply.sample }
-        ),
-        (
-            "snapback.v1.Decision", SnapbackV1.Decision.sample.encoded(),
-            { try SnapbackV1.Decision.decode($0) == SnapbackV1.Decision.sample }
-        ),
-        (
-            "snapback.v1.DeleteBookmarkReply", SnapbackV1.DeleteBookmarkReply.sample.encoded(),
-            { try SnapbackV1.DeleteBookmarkReply.decode($0) == SnapbackV1.DeleteBookmarkReply.sample }
-        ),
-        (
-            "snapback.v1.DeleteBookmarkRequest", SnapbackV1.DeleteBookmarkRequest.sample.encoded(),
-            { try SnapbackV1.DeleteBookmarkRequest.decode($0) == SnapbackV1.DeleteBookmarkRequest.sample }
-        ),
-        (
-            "snapback.v1.EventReply", SnapbackV1.EventReply.sample.encoded(),
-            { try SnapbackV1.EventReply.decode($0) == SnapbackV1.EventReply.sample }
-        ),
-        (
-            "snapback.v1.GetBookmarkRequest", SnapbackV1.GetBookmarkRequest.sample.encoded(),
-            { try SnapbackV1.GetBookmarkRequest.decode($0) == SnapbackV1.GetBookmarkRequest.sample }
-        ),
-        (
-            "snapback.v1.GetSessionRequest", SnapbackV1.GetSessionRequest.sample.encoded(),
-            { try SnapbackV1.GetSessionRequest.decode($0) == SnapbackV1.GetSessionRequest.sample }
-        ),
-        (
-            "snapback.v1.GetSessionStateRequest", SnapbackV1.GetSessionStateRequest.sample.encoded(),
-            { try SnapbackV1.GetSessionStateRequest.decode($0) == SnapbackV1.GetSessionStateRequest.sample }
-        ),
-        (
-            "snapback.v1.HelloReply", SnapbackV1.HelloReply.sample.encoded(),
-            { try SnapbackV1.HelloReply.decode($0) == SnapbackV1.HelloReply.sample }
-        ),
-        (
-            "snapback.v1.HelloRequest", SnapbackV1.HelloRequest.sample.encoded(),
-            { try SnapbackV1.HelloRequest.decode($0) == SnapbackV1.HelloRequest.sample }
-        ),
-        (
-            "snapback.v1.ListBookmarksReply", SnapbackV1.ListBookmarksReply.sample.encoded(),
-            { try SnapbackV1.ListBookmarksReply.decode($0) == SnapbackV1.ListBookmarksReply.sample }
-        ),
-        (
-            "snapback.v1.ListBookmarksRequest", SnapbackV1.ListBookmarksRequest.sample.encoded(),
-            { try SnapbackV1.ListBookmarksRequest.decode($0) == SnapbackV1.ListBookmarksRequest.sample }
-        ),
-        (
-            "snapback.v1.ListSessionsReply", SnapbackV1.ListSessionsReply.sample.encoded(),
-            { try SnapbackV1.ListSessionsReply.decode($0) == SnapbackV1.ListSessionsReply.sample }
-        ),
-        (
-            "snapback.v1.ListSessionsRequest", SnapbackV1.ListSessionsRequest.sample.encoded(),
-            { try SnapbackV1.ListSessionsRequest.decode($0) == SnapbackV1.ListSessionsRequest.sample }
-        ),
-        (
-            "snapback.v1.OpenSessionReply", SnapbackV1.OpenSessionReply.sample.encoded(),
-            { try SnapbackV1.OpenSessionReply.decode($0) == SnapbackV1.OpenSessionReply.sample }
-        ),
-        (
-            "snapback.v1.OpenSessionRequest", SnapbackV1.OpenSessionRequest.sample.encoded(),
-            { try SnapbackV1.OpenSessionRequest.decode($0) == SnapbackV1.OpenSessionRequest.sample }
-        ),
-        (
-            "snapback.v1.PauseRequest", SnapbackV1.PauseRequest.sample.encoded(),
-            { try SnapbackV1.PauseRequest.decode($0) == SnapbackV1.PauseRequest.sample }
-        ),
-        (
-            "snapback.v1.PlayBreak", SnapbackV1.PlayBreak.sample.encoded(),
-            { try SnapbackV1.PlayBreak.decode($0) == SnapbackV1.PlayBreak.sample }
-        ),
-        (
-            "snapback.v1.PolicyOverrides", SnapbackV1.PolicyOverrides.sample.encoded(),
-            { try SnapbackV1.PolicyOverrides.decode($0) == SnapbackV1.PolicyOverrides.sample }
-        ),
-        ("snapback.v1.Push", SnapbackV1.Push.sample.encoded(), { try SnapbackV1.Push.decode($0) == SnapbackV1.Push.sample }),
-        (
-            "snapback.v1.ReportPlayheadRequest", SnapbackV1.ReportPlayheadRequest.sample.encoded(),
-            { try SnapbackV1.ReportPlayheadRequest.decode($0) == SnapbackV1.ReportPlayheadRequest.sample }
-        ),
-        (
-            "snapback.v1.ResumeOptions", SnapbackV1.ResumeOptions.sample.encoded(),
-            { try SnapbackV1.ResumeOptions.decode($0) == SnapbackV1.ResumeOptions.sample }
-        ),
-        (
-            "snapback.v1.SeekCommand", SnapbackV1.SeekCommand.sample.encoded(),
-            { try SnapbackV1.SeekCommand.decode($0) == SnapbackV1.SeekCommand.sample }
-        ),
-        (
-            "snapback.v1.SeekEndedRequest", SnapbackV1.SeekEndedRequest.sample.encoded(),
-            { try SnapbackV1.SeekEndedRequest.decode($0) == SnapbackV1.SeekEndedRequest.sample }
-        ),
-        (
-            "snapback.v1.SeekStartedRequest", SnapbackV1.SeekStartedRequest.sample.encoded(),
-            { try SnapbackV1.SeekStartedRequest.decode($0) == SnapbackV1.SeekStartedRequest.sample }
-        ),
-        (
-            "snapback.v1.SessionError", SnapbackV1.SessionError.sample.encoded(),
-            { try SnapbackV1.SessionError.decode($0) == SnapbackV1.SessionError.sample }
-        ),
-        (
-            "snapback.v1.SessionInfo", SnapbackV1.SessionInfo.sample.encoded(),
-            { try SnapbackV1.SessionInfo.decode($0) == SnapbackV1.SessionInfo.sample }
-        ),
-        (
-            "snapback.v1.SessionStateReply", SnapbackV1.SessionStateReply.sample.encoded(),
-            { try SnapbackV1.SessionStateReply.decode($0) == SnapbackV1.SessionStateReply.sample }
-        ),
-        (
-            "snapback.v1.Status", SnapbackV1.Status.sample.encoded(),
-            { try SnapbackV1.Status.decode($0) == SnapbackV1.Status.sample }
-        ),
-        (
-            "snapback.v1.StatusReply", SnapbackV1.StatusReply.sample.encoded(),
-            { try SnapbackV1.StatusReply.decode($0) == SnapbackV1.StatusReply.sample }
-        ),
-        (
-            "snapback.v1.StatusRequest", SnapbackV1.StatusRequest.sample.encoded(),
-            { try SnapbackV1.StatusRequest.decode($0) == SnapbackV1.StatusRequest.sample }
-        ),
-        (
-            "snapback.v1.StoreStatus", SnapbackV1.StoreStatus.sample.encoded(),
-            { try SnapbackV1.StoreStatus.decode($0) == SnapbackV1.StoreStatus.sample }
-        ),
-        (
-            "snapback.v1.StreamTimeForContentTimeRequest", SnapbackV1.StreamTimeForContentTimeRequest.sample.encoded(),
-            { try SnapbackV1.StreamTimeForContentTimeRequest.decode($0) == SnapbackV1.StreamTimeForContentTimeRequest.sample }
-        ),
-        (
-            "snapback.v1.StreamTimeReply", SnapbackV1.StreamTimeReply.sample.encoded(),
-            { try SnapbackV1.StreamTimeReply.decode($0) == SnapbackV1.StreamTimeReply.sample }
-        ),
-        (
-            "snapback.v1.TrickPlayEndedRequest", SnapbackV1.TrickPlayEndedRequest.sample.encoded(),
-            { try SnapbackV1.TrickPlayEndedRequest.decode($0) == SnapbackV1.TrickPlayEndedRequest.sample }
-        ),
-        (
-            "snapback.v1.TrickPlayStartedRequest", SnapbackV1.TrickPlayStartedRequest.sample.encoded(),
-            { try SnapbackV1.TrickPlayStartedRequest.decode($0) == SnapbackV1.TrickPlayStartedRequest.sample }
-        ),
-        (
-            "snapback.v1.UpdateBreaksRequest", SnapbackV1.UpdateBreaksRequest.sample.encoded(),
-            { try SnapbackV1.UpdateBreaksRequest.decode($0) == SnapbackV1.UpdateBreaksRequest.sample }
-        ),
-        (
-            "snapback.v1.WatchDecisionsRequest", SnapbackV1.WatchDecisionsRequest.sample.encoded(),
-            { try SnapbackV1.WatchDecisionsRequest.decode($0) == SnapbackV1.WatchDecisionsRequest.sample }
-        )
-    ]
+/// A generated message with a value of it that sets every field.
+protocol Sampled: ProtoCMessage {
+    /// Every field set, each oneof to its first case.
+    static var sample: Self { get }
+    /// `sample`, then `sample` with each other case of each oneof.
+    static var samples: [Self] { get }
 }
 
-extension SnapbackV1.AdBreak {
+/// Every generated message.
+let everyGeneratedMessage: [any Sampled.Type] = [
+    SnapbackV1.AdBreak.self,
+    SnapbackV1.AdBreakEndedRequest.self,
+    SnapbackV1.AdBreakStartedRequest.self,
+    SnapbackV1.AdEndedRequest.self,
+    SnapbackV1.AdRules.self,
+    SnapbackV1.AdStartedRequest.self,
+    SnapbackV1.AllAdsCompleted.self,
+    SnapbackV1.Bookmark.self,
+    SnapbackV1.BookmarkCleared.self,
+    SnapbackV1.BookmarkSaved.self,
+    SnapbackV1.BreakAtReply.self,
+    SnapbackV1.BreakAtRequest.self,
+    SnapbackV1.BreakSkipped.self,
+    SnapbackV1.BreakState.self,
+    SnapbackV1.BreakWatched.self,
+    SnapbackV1.ClearBookmarksReply.self,
+    SnapbackV1.ClearBookmarksRequest.self,
+    SnapbackV1.CloseSessionRequest.self,
+    SnapbackV1.ContentCompleteRequest.self,
+    SnapbackV1.ContentTimeForStreamTimeRequest.self,
+    SnapbackV1.ContentTimeReply.self,
+    SnapbackV1.Decision.self,
+    SnapbackV1.DeleteBookmarkReply.self,
+    SnapbackV1.DeleteBookmarkRequest.self,
+    SnapbackV1.EventReply.self,
+    SnapbackV1.GetBookmarkRequest.self,
+    SnapbackV1.GetSessionRequest.self,
+    SnapbackV1.GetSessionStateRequest.self,
+    SnapbackV1.HelloReply.self,
+    SnapbackV1.HelloRequest.self,
+    SnapbackV1.ListBookmarksReply.self,
+    SnapbackV1.ListBookmarksRequest.self,
+    SnapbackV1.ListSessionsReply.self,
+    SnapbackV1.ListSessionsRequest.self,
+    SnapbackV1.OpenSessionReply.self,
+    SnapbackV1.OpenSessionRequest.self,
+    SnapbackV1.PauseRequest.self,
+    SnapbackV1.PlayBreak.self,
+    SnapbackV1.PolicyOverrides.self,
+    SnapbackV1.Push.self,
+    SnapbackV1.ReportPlayheadRequest.self,
+    SnapbackV1.ResumeOptions.self,
+    SnapbackV1.SeekCommand.self,
+    SnapbackV1.SeekEndedRequest.self,
+    SnapbackV1.SeekStartedRequest.self,
+    SnapbackV1.SessionError.self,
+    SnapbackV1.SessionInfo.self,
+    SnapbackV1.SessionStateReply.self,
+    SnapbackV1.Status.self,
+    SnapbackV1.StatusReply.self,
+    SnapbackV1.StatusRequest.self,
+    SnapbackV1.StoreStatus.self,
+    SnapbackV1.StreamTimeForContentTimeRequest.self,
+    SnapbackV1.StreamTimeReply.self,
+    SnapbackV1.TrickPlayEndedRequest.self,
+    SnapbackV1.TrickPlayStartedRequest.self,
+    SnapbackV1.UpdateBreaksRequest.self,
+    SnapbackV1.WatchDecisionsRequest.self
+]
+
+extension SnapbackV1.AdBreak: Sampled {
     static var sample: Self {
         var v = Self()
         v.id = "id-1-é"
@@ -264,9 +98,13 @@ extension SnapbackV1.AdBreak {
         v.contentResumeOffset = 6.5
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.AdBreakEndedRequest {
+extension SnapbackV1.AdBreakEndedRequest: Sampled {
     static var sample: Self {
         var v = Self()
         v.sessionId = 1
@@ -281,9 +119,13 @@ extension SnapbackV1.AdBreakEndedRequest {
         v.streamTime = 3.5
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.AdBreakStartedRequest {
+extension SnapbackV1.AdBreakStartedRequest: Sampled {
     static var sample: Self {
         var v = Self()
         v.sessionId = 1
@@ -298,9 +140,13 @@ extension SnapbackV1.AdBreakStartedRequest {
         v.streamTime = 3.5
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.AdEndedRequest {
+extension SnapbackV1.AdEndedRequest: Sampled {
     static var sample: Self {
         var v = Self()
         v.sessionId = 1
@@ -317,9 +163,13 @@ extension SnapbackV1.AdEndedRequest {
         v.streamTime = 4.5
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.AdRules {
+extension SnapbackV1.AdRules: Sampled {
     static var sample: Self {
         var v = Self()
         v.preroll = true
@@ -338,9 +188,13 @@ extension SnapbackV1.AdRules {
         v.breakDuration = 5.5
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.AdStartedRequest {
+extension SnapbackV1.AdStartedRequest: Sampled {
     static var sample: Self {
         var v = Self()
         v.sessionId = 1
@@ -357,9 +211,13 @@ extension SnapbackV1.AdStartedRequest {
         v.streamTime = 4.5
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.AllAdsCompleted {
+extension SnapbackV1.AllAdsCompleted: Sampled {
     static var sample: Self {
         var v = Self()
         return v
@@ -368,9 +226,13 @@ extension SnapbackV1.AllAdsCompleted {
         var v = Self()
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.Bookmark {
+extension SnapbackV1.Bookmark: Sampled {
     static var sample: Self {
         var v = Self()
         v.contentId = "content_id-1-é"
@@ -393,9 +255,13 @@ extension SnapbackV1.Bookmark {
         v.finished = true
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.BookmarkCleared {
+extension SnapbackV1.BookmarkCleared: Sampled {
     static var sample: Self {
         var v = Self()
         return v
@@ -404,9 +270,13 @@ extension SnapbackV1.BookmarkCleared {
         var v = Self()
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.BookmarkSaved {
+extension SnapbackV1.BookmarkSaved: Sampled {
     static var sample: Self {
         var v = Self()
         v.contentTime = 1.5
@@ -421,9 +291,13 @@ extension SnapbackV1.BookmarkSaved {
         v.trigger = Snapback__V1__BookmarkTrigger(rawValue: 6)
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.BreakAtReply {
+extension SnapbackV1.BreakAtReply: Sampled {
     static var sample: Self {
         var v = Self()
         v.previous = SnapbackV1.AdBreak.sample1
@@ -434,9 +308,13 @@ extension SnapbackV1.BreakAtReply {
         var v = Self()
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.BreakAtRequest {
+extension SnapbackV1.BreakAtRequest: Sampled {
     static var sample: Self {
         var v = Self()
         v.sessionId = 1
@@ -449,9 +327,13 @@ extension SnapbackV1.BreakAtRequest {
         v.streamTime = 2.5
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.BreakSkipped {
+extension SnapbackV1.BreakSkipped: Sampled {
     static var sample: Self {
         var v = Self()
         v.breakId = "break_id-1-é"
@@ -464,9 +346,13 @@ extension SnapbackV1.BreakSkipped {
         v.reason = Snapback__V1__BreakSkipReason(rawValue: 6)
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.BreakState {
+extension SnapbackV1.BreakState: Sampled {
     static var sample: Self {
         var v = Self()
         v.breakId = "break_id-1-é"
@@ -485,9 +371,13 @@ extension SnapbackV1.BreakState {
         v.skipReason = Snapback__V1__BreakSkipReason(rawValue: 6)
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.BreakWatched {
+extension SnapbackV1.BreakWatched: Sampled {
     static var sample: Self {
         var v = Self()
         v.breakId = "break_id-1-é"
@@ -498,9 +388,13 @@ extension SnapbackV1.BreakWatched {
         v.breakId = "break_id-1-é"
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.ClearBookmarksReply {
+extension SnapbackV1.ClearBookmarksReply: Sampled {
     static var sample: Self {
         var v = Self()
         v.deleted = 1
@@ -511,9 +405,13 @@ extension SnapbackV1.ClearBookmarksReply {
         v.deleted = 1
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.ClearBookmarksRequest {
+extension SnapbackV1.ClearBookmarksRequest: Sampled {
     static var sample: Self {
         var v = Self()
         v.profile = "profile-1-é"
@@ -524,9 +422,13 @@ extension SnapbackV1.ClearBookmarksRequest {
         v.profile = "profile-1-é"
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.CloseSessionRequest {
+extension SnapbackV1.CloseSessionRequest: Sampled {
     static var sample: Self {
         var v = Self()
         v.sessionId = 1
@@ -537,9 +439,13 @@ extension SnapbackV1.CloseSessionRequest {
         v.sessionId = 1
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.ContentCompleteRequest {
+extension SnapbackV1.ContentCompleteRequest: Sampled {
     static var sample: Self {
         var v = Self()
         v.sessionId = 1
@@ -550,9 +456,13 @@ extension SnapbackV1.ContentCompleteRequest {
         v.sessionId = 1
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.ContentTimeForStreamTimeRequest {
+extension SnapbackV1.ContentTimeForStreamTimeRequest: Sampled {
     static var sample: Self {
         var v = Self()
         v.sessionId = 1
@@ -565,9 +475,13 @@ extension SnapbackV1.ContentTimeForStreamTimeRequest {
         v.streamTime = 2.5
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.ContentTimeReply {
+extension SnapbackV1.ContentTimeReply: Sampled {
     static var sample: Self {
         var v = Self()
         v.contentTime = 1.5
@@ -578,9 +492,13 @@ extension SnapbackV1.ContentTimeReply {
         v.contentTime = 1.5
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.Decision {
+extension SnapbackV1.Decision: Sampled {
     static var sample: Self {
         var v = Self()
         v.seq = 1
@@ -617,9 +535,13 @@ extension SnapbackV1.Decision {
         v.skipReason = Snapback__V1__BreakSkipReason(rawValue: 6)
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.DeleteBookmarkReply {
+extension SnapbackV1.DeleteBookmarkReply: Sampled {
     static var sample: Self {
         var v = Self()
         v.deleted = true
@@ -630,9 +552,13 @@ extension SnapbackV1.DeleteBookmarkReply {
         v.deleted = true
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.DeleteBookmarkRequest {
+extension SnapbackV1.DeleteBookmarkRequest: Sampled {
     static var sample: Self {
         var v = Self()
         v.profile = "profile-1-é"
@@ -645,9 +571,13 @@ extension SnapbackV1.DeleteBookmarkRequest {
         v.contentId = "content_id-2-é"
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.EventReply {
+extension SnapbackV1.EventReply: Sampled {
     static var sample: Self {
         var v = Self()
         v.lastPushSeq = 1
@@ -658,9 +588,13 @@ extension SnapbackV1.EventReply {
         v.lastPushSeq = 1
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.GetBookmarkRequest {
+extension SnapbackV1.GetBookmarkRequest: Sampled {
     static var sample: Self {
         var v = Self()
         v.profile = "profile-1-é"
@@ -673,9 +607,13 @@ extension SnapbackV1.GetBookmarkRequest {
         v.contentId = "content_id-2-é"
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.GetSessionRequest {
+extension SnapbackV1.GetSessionRequest: Sampled {
     static var sample: Self {
         var v = Self()
         v.sessionId = 1
@@ -686,9 +624,13 @@ extension SnapbackV1.GetSessionRequest {
         v.sessionId = 1
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.GetSessionStateRequest {
+extension SnapbackV1.GetSessionStateRequest: Sampled {
     static var sample: Self {
         var v = Self()
         v.sessionId = 1
@@ -703,9 +645,13 @@ extension SnapbackV1.GetSessionStateRequest {
         v.maxBreaks = 3
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.HelloReply {
+extension SnapbackV1.HelloReply: Sampled {
     static var sample: Self {
         var v = Self()
         v.protocolVersion = 1
@@ -730,9 +676,13 @@ extension SnapbackV1.HelloReply {
         v.maxBreaksPerSession = 8
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.HelloRequest {
+extension SnapbackV1.HelloRequest: Sampled {
     static var sample: Self {
         var v = Self()
         v.protocolVersion = 1
@@ -745,9 +695,13 @@ extension SnapbackV1.HelloRequest {
         v.clientName = "client_name-2-é"
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.ListBookmarksReply {
+extension SnapbackV1.ListBookmarksReply: Sampled {
     static var sample: Self {
         var v = Self()
         v.bookmarks = [SnapbackV1.Bookmark.sample1, SnapbackV1.Bookmark()]
@@ -759,9 +713,13 @@ extension SnapbackV1.ListBookmarksReply {
         v.nextPageToken = "next_page_token-2-é"
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.ListBookmarksRequest {
+extension SnapbackV1.ListBookmarksRequest: Sampled {
     static var sample: Self {
         var v = Self()
         v.profile = "profile-1-é"
@@ -776,9 +734,13 @@ extension SnapbackV1.ListBookmarksRequest {
         v.pageToken = "page_token-3-é"
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.ListSessionsReply {
+extension SnapbackV1.ListSessionsReply: Sampled {
     static var sample: Self {
         var v = Self()
         v.sessions = [SnapbackV1.SessionInfo.sample1, SnapbackV1.SessionInfo()]
@@ -790,9 +752,13 @@ extension SnapbackV1.ListSessionsReply {
         v.nextPageToken = "next_page_token-2-é"
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.ListSessionsRequest {
+extension SnapbackV1.ListSessionsRequest: Sampled {
     static var sample: Self {
         var v = Self()
         v.pageSize = 1
@@ -805,9 +771,13 @@ extension SnapbackV1.ListSessionsRequest {
         v.pageToken = "page_token-2-é"
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.OpenSessionReply {
+extension SnapbackV1.OpenSessionReply: Sampled {
     static var sample: Self {
         var v = Self()
         v.sessionId = 1
@@ -830,9 +800,13 @@ extension SnapbackV1.OpenSessionReply {
         v.lastPushSeq = 7
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.OpenSessionRequest {
+extension SnapbackV1.OpenSessionRequest: Sampled {
     static var sample: Self {
         var v = Self()
         v.streamId = "stream_id-1-é"
@@ -857,9 +831,13 @@ extension SnapbackV1.OpenSessionRequest {
         v.policyPreset = "policy_preset-7-é"
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.PauseRequest {
+extension SnapbackV1.PauseRequest: Sampled {
     static var sample: Self {
         var v = Self()
         v.sessionId = 1
@@ -872,9 +850,13 @@ extension SnapbackV1.PauseRequest {
         v.streamTime = 2.5
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.PlayBreak {
+extension SnapbackV1.PlayBreak: Sampled {
     static var sample: Self {
         var v = Self()
         v.breakId = "break_id-1-é"
@@ -885,9 +867,13 @@ extension SnapbackV1.PlayBreak {
         v.breakId = "break_id-1-é"
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.PolicyOverrides {
+extension SnapbackV1.PolicyOverrides: Sampled {
     static var sample: Self {
         var v = Self()
         v.skippedBreakChoice = Snapback__V1__SkippedBreakChoice(rawValue: 3)
@@ -940,9 +926,13 @@ extension SnapbackV1.PolicyOverrides {
         v.trickPlaySkippedBreaks = Snapback__V1__TrickPlaySkippedBreaks(rawValue: 2)
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.Push {
+extension SnapbackV1.Push: Sampled {
     static var sample: Self {
         var v = Self()
         v.sessionId = 1
@@ -958,9 +948,34 @@ extension SnapbackV1.Push {
         v.reason = "reason-3-é"
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        var v = sample
+        v.kind = .breakWatched(SnapbackV1.BreakWatched.sample1)
+        all.append(v)
+        v = sample
+        v.kind = .bookmarkSaved(SnapbackV1.BookmarkSaved.sample1)
+        all.append(v)
+        v = sample
+        v.kind = .bookmarkCleared(SnapbackV1.BookmarkCleared.sample1)
+        all.append(v)
+        v = sample
+        v.kind = .playBreak(SnapbackV1.PlayBreak.sample1)
+        all.append(v)
+        v = sample
+        v.kind = .allAdsCompleted(SnapbackV1.AllAdsCompleted.sample1)
+        all.append(v)
+        v = sample
+        v.kind = .sessionError(SnapbackV1.SessionError.sample1)
+        all.append(v)
+        v = sample
+        v.kind = .breakSkipped(SnapbackV1.BreakSkipped.sample1)
+        all.append(v)
+        return all
+    }
 }
 
-extension SnapbackV1.ReportPlayheadRequest {
+extension SnapbackV1.ReportPlayheadRequest: Sampled {
     static var sample: Self {
         var v = Self()
         v.sessionId = 1
@@ -977,9 +992,13 @@ extension SnapbackV1.ReportPlayheadRequest {
         v.playing = true
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.ResumeOptions {
+extension SnapbackV1.ResumeOptions: Sampled {
     static var sample: Self {
         var v = Self()
         v.useBookmark = true
@@ -992,9 +1011,13 @@ extension SnapbackV1.ResumeOptions {
         v.resumeContentTime = 2.5
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.SeekCommand {
+extension SnapbackV1.SeekCommand: Sampled {
     static var sample: Self {
         var v = Self()
         v.streamTime = 1.5
@@ -1007,9 +1030,13 @@ extension SnapbackV1.SeekCommand {
         v.reason = Snapback__V1__SeekReason(rawValue: 9)
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.SeekEndedRequest {
+extension SnapbackV1.SeekEndedRequest: Sampled {
     static var sample: Self {
         var v = Self()
         v.sessionId = 1
@@ -1024,9 +1051,13 @@ extension SnapbackV1.SeekEndedRequest {
         v.toStreamTime = 3.5
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.SeekStartedRequest {
+extension SnapbackV1.SeekStartedRequest: Sampled {
     static var sample: Self {
         var v = Self()
         v.sessionId = 1
@@ -1039,9 +1070,13 @@ extension SnapbackV1.SeekStartedRequest {
         v.fromStreamTime = 2.5
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.SessionError {
+extension SnapbackV1.SessionError: Sampled {
     static var sample: Self {
         var v = Self()
         v.code = 1
@@ -1054,9 +1089,13 @@ extension SnapbackV1.SessionError {
         v.message = "message-2-é"
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.SessionInfo {
+extension SnapbackV1.SessionInfo: Sampled {
     static var sample: Self {
         var v = Self()
         v.sessionId = 1
@@ -1092,9 +1131,13 @@ extension SnapbackV1.SessionInfo {
         v.contentDuration = 14.5
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.SessionStateReply {
+extension SnapbackV1.SessionStateReply: Sampled {
     static var sample: Self {
         var v = Self()
         v.phase = Snapback__V1__SessionPhase(rawValue: 6)
@@ -1125,9 +1168,13 @@ extension SnapbackV1.SessionStateReply {
         v.totalBreaks = 12
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.Status {
+extension SnapbackV1.Status: Sampled {
     static var sample: Self {
         var v = Self()
         v.code = 1
@@ -1140,9 +1187,13 @@ extension SnapbackV1.Status {
         v.message = "message-2-é"
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.StatusReply {
+extension SnapbackV1.StatusReply: Sampled {
     static var sample: Self {
         var v = Self()
         v.uptime = 1.5
@@ -1168,9 +1219,13 @@ extension SnapbackV1.StatusReply {
         v.logLinesDropped = 9
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.StatusRequest {
+extension SnapbackV1.StatusRequest: Sampled {
     static var sample: Self {
         var v = Self()
         return v
@@ -1179,9 +1234,13 @@ extension SnapbackV1.StatusRequest {
         var v = Self()
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.StoreStatus {
+extension SnapbackV1.StoreStatus: Sampled {
     static var sample: Self {
         var v = Self()
         v.kind = "kind-1-é"
@@ -1198,9 +1257,13 @@ extension SnapbackV1.StoreStatus {
         v.error = "error-4-é"
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.StreamTimeForContentTimeRequest {
+extension SnapbackV1.StreamTimeForContentTimeRequest: Sampled {
     static var sample: Self {
         var v = Self()
         v.sessionId = 1
@@ -1213,9 +1276,13 @@ extension SnapbackV1.StreamTimeForContentTimeRequest {
         v.contentTime = 2.5
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.StreamTimeReply {
+extension SnapbackV1.StreamTimeReply: Sampled {
     static var sample: Self {
         var v = Self()
         v.streamTime = 1.5
@@ -1226,9 +1293,13 @@ extension SnapbackV1.StreamTimeReply {
         v.streamTime = 1.5
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.TrickPlayEndedRequest {
+extension SnapbackV1.TrickPlayEndedRequest: Sampled {
     static var sample: Self {
         var v = Self()
         v.sessionId = 1
@@ -1241,9 +1312,13 @@ extension SnapbackV1.TrickPlayEndedRequest {
         v.streamTime = 2.5
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.TrickPlayStartedRequest {
+extension SnapbackV1.TrickPlayStartedRequest: Sampled {
     static var sample: Self {
         var v = Self()
         v.sessionId = 1
@@ -1258,9 +1333,13 @@ extension SnapbackV1.TrickPlayStartedRequest {
         v.rate = 3.5
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.UpdateBreaksRequest {
+extension SnapbackV1.UpdateBreaksRequest: Sampled {
     static var sample: Self {
         var v = Self()
         v.sessionId = 1
@@ -1272,9 +1351,13 @@ extension SnapbackV1.UpdateBreaksRequest {
         v.sessionId = 1
         return v
     }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
+    }
 }
 
-extension SnapbackV1.WatchDecisionsRequest {
+extension SnapbackV1.WatchDecisionsRequest: Sampled {
     static var sample: Self {
         var v = Self()
         v.sessionId = 1
@@ -1286,5 +1369,9 @@ extension SnapbackV1.WatchDecisionsRequest {
         v.sessionId = 1
         v.contentId = "content_id-2-é"
         return v
+    }
+    static var samples: [Self] {
+        var all = [sample]
+        return all
     }
 }
