@@ -94,4 +94,13 @@ import Testing
         #expect(try SnapbackV1.Push.decode(push.encoded()).kind == .bookmarkCleared(SnapbackV1.BookmarkCleared()))
         #expect(try SnapbackV1.Push.decode(SnapbackV1.Push(sessionId: 1).encoded()).kind == nil)
     }
+
+    /// A seek Push has one encoder, the round trip's (`WireFastPath`): a client's `WirePushMessage` of a seek
+    /// is written by it too, with the bytes protobuf-c packs from the generated message.
+    @Test(arguments: ["", "seek 300→900 skipped unwatched break b1 at 600", String(repeating: "x", count: 200)])
+    func aSeekPushMessageIsWrittenByTheFastPathWithProtobufCsBytes(reason: String) throws {
+        let push = WirePushMessage(sessionId: 300, seq: 7, reason: reason, kind: .seek(to: 600.5, reason: .snapback))
+        #expect(push.encoded() == push.proto.encoded())
+        #expect(try WirePushMessage.decode(push.encoded()) == push)
+    }
 }
