@@ -252,6 +252,61 @@ def gen_message(model, m, comments, field_comments):
         out.append("        }")
     out.append("    }")
     out.append("}")
+    if is_plain_scalar_message(fields):
+        out += gen_direct(m, fields)
+    return out
+
+
+def is_plain_scalar_message(fields):
+    """Whether the message is read and written straight from and to its bytes (`WireFastPath`): fields
+    that are singular uint64, double or bool only, numbered 1 to 7 (the reader's one byte of seen fields)."""
+    return all(f.kind in ("scalar", "bool") and f.element in ("UInt64", "Double", "Bool") and not f.repeated
+               and not f.optional and not f.oneof and 1 <= f.f.number <= 7 for f in fields)
+
+
+def gen_direct(m, fields):
+    """The straight reader and writer of a message of plain scalars."""
+    name = m.name
+    out = ["", f"extension SnapbackV1.{name}: ProtoPlainMessage {{"]
+    out.append("    /// The message read straight from `bytes` in their clean form (known fields of their own wire types,")
+    out.append("    /// each at most once, nothing else); nil for any other form, which protobuf-c reads.")
+    out.append("    @inline(__always)")
+    out.append("    init?(clean bytes: UnsafeRawBufferPointer) {")
+    out.append("        self.init()")
+    out.append("        var r = WireFastPath.Reader(bytes)")
+    out.append("        while !r.atEnd {")
+    out.append("            guard let (number, wire) = r.fieldOnce() else { return nil }")
+    out.append("            switch (number, wire) {")
+    for f in fields:
+        if f.element == "Double":
+            out.append(f"            case ({f.f.number}, 1): guard let v = r.double() else {{ return nil }}; self.{f.swift} = v")
+        elif f.element == "Bool":
+            out.append(f"            case ({f.f.number}, 0): guard let v = r.varint() else {{ return nil }}; self.{f.swift} = v != 0")
+        else:
+            out.append(f"            case ({f.f.number}, 0): guard let v = r.varint() else {{ return nil }}; self.{f.swift} = v")
+    out.append("            default: return nil")
+    out.append("            }")
+    out.append("        }")
+    out.append("    }")
+    out.append("")
+    bound = sum(11 if f.element == "UInt64" else 9 if f.element == "Double" else 2 for f in fields)
+    out.append("    /// At least the size of the message's bytes.")
+    out.append(f"    static let byteBound = {bound}")
+    out.append("")
+    out.append("    /// The message's bytes, as protobuf-c packs them (fields in order, proto3 defaults left out),")
+    out.append("    /// written straight at `out`'s end (at least `byteBound` bytes left).")
+    out.append("    @inline(__always)")
+    m_name = "out" if fields else "_"
+    out.append(f"    func write(to {m_name}: inout RawWriter) {{")
+    for f in fields:
+        if f.element == "Double":
+            out.append(f"        out.doubleField({f.f.number}, self.{f.swift})")
+        elif f.element == "Bool":
+            out.append(f"        out.uint64Field({f.f.number}, self.{f.swift} ? 1 : 0)")
+        else:
+            out.append(f"        out.uint64Field({f.f.number}, self.{f.swift})")
+    out.append("    }")
+    out.append("}")
     return out
 
 

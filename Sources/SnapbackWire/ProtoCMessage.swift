@@ -25,6 +25,14 @@ protocol ProtoCMessage: Sendable, Equatable {
     /// which must outlive the packing.
     func write(to m: inout C, in arena: CArena)
 
+    /// The message read straight from its bytes when they are in a form the generated reader takes (a
+    /// `ProtoPlainMessage`); nil otherwise, and protobuf-c reads them.
+    init?(clean bytes: UnsafeRawBufferPointer)
+
+    /// Appends the message's bytes to `out`; returns how many.
+    @discardableResult
+    func encode(into out: inout [UInt8]) -> Int
+
     static func cInit(_ m: UnsafeMutablePointer<C>)
     static func cUnpack(_ count: Int, _ data: UnsafePointer<UInt8>?) -> UnsafeMutablePointer<C>?
     static func cFree(_ m: UnsafeMutablePointer<C>)
@@ -32,7 +40,11 @@ protocol ProtoCMessage: Sendable, Equatable {
 
 extension ProtoCMessage {
     /// Unpacks `body`. Bytes that do not parse throw `.malformed` naming the message.
+    init?(clean bytes: UnsafeRawBufferPointer) { nil }
+
+    @inline(__always)
     static func decode(_ body: UnsafeRawBufferPointer, maxElements: Int = .max) throws(WireError) -> Self {
+        if let m = Self(clean: body) { return m }
         // An empty body is a valid message (every field at its default); protobuf-c reads nothing then.
         let data = body.baseAddress?.assumingMemoryBound(to: UInt8.self)
         guard let message = cUnpack(body.count, data) else { throw .malformed(message: protoName) }
@@ -45,7 +57,7 @@ extension ProtoCMessage {
             .get()
     }
 
-    /// Packs the message at the end of `out`; returns the number of bytes appended.
+    /// Packs the message at the end of `out` with protobuf-c; returns the number of bytes appended.
     @discardableResult
     func encode(into out: inout [UInt8]) -> Int {
         let arena = CArena()
@@ -59,6 +71,32 @@ extension ProtoCMessage {
         var out: [UInt8] = []
         encode(into: &out)
         return out
+    }
+}
+
+/// A generated message of plain scalars (singular uint64, double and bool fields numbered 1 to 7: the
+/// session events and their reply), also read and written straight from and to its bytes, without
+/// protobuf-c's allocation, packed-size pass and zero-filled reservation: the snapback round trip's
+/// SeekEnded and EventReply among them. The bytes are protobuf-c's (`WireFastPathTests`).
+protocol ProtoPlainMessage: ProtoCMessage {
+    /// At least the size of the message's bytes.
+    static var byteBound: Int { get }
+    /// Writes the message's bytes at `out`'s end (at least `byteBound` bytes left).
+    func write(to out: inout RawWriter)
+}
+
+extension ProtoPlainMessage {
+    /// Writes the message's bytes at the start of `buffer` (at least `byteBound` bytes); returns how many.
+    @inline(__always)
+    func write(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        var out = RawWriter(buffer)
+        write(to: &out)
+        return out.count
+    }
+
+    @discardableResult
+    func encode(into out: inout [UInt8]) -> Int {
+        WireFastPath.append(to: &out, bound: Self.byteBound) { write(into: $0) }
     }
 }
 

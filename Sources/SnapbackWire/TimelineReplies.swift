@@ -55,15 +55,9 @@ public struct EventReply: Sendable, Equatable {
     public init(lastPushSeq: UInt64) { self.lastPushSeq = lastPushSeq }
 }
 
-extension EventReply: WireMessage {
-    @discardableResult
-    public func encode(into out: inout [UInt8]) -> Int {
-        WireReply.encodeEventReply(lastPushSeq: lastPushSeq, into: &out)
-    }
-
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> EventReply {
-        EventReply(lastPushSeq: try SnapbackV1.EventReply.decode(body).lastPushSeq)
-    }
+extension EventReply: ProtoMapped {
+    init(proto p: SnapbackV1.EventReply) { lastPushSeq = p.lastPushSeq }
+    var proto: SnapbackV1.EventReply { SnapbackV1.EventReply(lastPushSeq: lastPushSeq) }
 }
 
 /// `snapback.v1.ContentTimeReply`.

@@ -28,18 +28,8 @@ extension WireRequest {
             return .hello(try HelloRequest.decode(body))
         case .openSession:
             return .openSession(try OpenSessionRequest.decode(body, defaultPreset: defaultPreset, maxBreaks: maxBreaks))
-        case .reportPlayhead:
-            if let m = WireFastPath.decodeReportPlayhead(body) {
-                return .event(sessionId: m.session, .playheadReported(streamTime: m.streamTime, rate: m.rate, playing: m.playing))
-            }
-            return try decodeEvent(method: method, body: body, maxBreaks: maxBreaks)
-        case .seekEnded:
-            if let m = WireFastPath.decodeSeekEnded(body) {
-                return .event(sessionId: m.session, .seekEnded(from: m.from, to: m.to))
-            }
-            return try decodeEvent(method: method, body: body, maxBreaks: maxBreaks)
-        case .seekStarted, .adBreakStarted, .adBreakEnded, .adStarted, .adEnded, .trickPlayStarted, .trickPlayEnded,
-            .contentComplete, .updateBreaks, .pause, .closeSession:
+        case .reportPlayhead, .seekStarted, .seekEnded, .adBreakStarted, .adBreakEnded, .adStarted, .adEnded,
+            .trickPlayStarted, .trickPlayEnded, .contentComplete, .updateBreaks, .pause, .closeSession:
             return try decodeEvent(method: method, body: body, maxBreaks: maxBreaks)
         case .getStatus, .listSessions, .getSession, .watchDecisions, .contentTimeForStreamTime,
             .streamTimeForContentTime, .breakAt, .getSessionState, .getBookmark, .listBookmarks, .deleteBookmark,
@@ -87,8 +77,9 @@ extension WireRequest {
         }
     }
 
-    /// The session events off the fast path (ReportPlayhead and SeekEnded in their clean form are read by
-    /// `WireFastPath` above), from the rpc's generated request message.
+    /// The session events, from the rpc's generated request message (those of plain scalars, the round
+    /// trip's SeekEnded and ReportPlayhead among them, read straight from their bytes in their clean form:
+    /// `ProtoPlainMessage`).
     private static func decodeEvent(
         method: WireMethod, body: UnsafeRawBufferPointer, maxBreaks: Int
     ) throws(WireError) -> WireRequest {

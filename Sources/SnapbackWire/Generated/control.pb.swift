@@ -130,6 +130,31 @@ extension SnapbackV1.StatusRequest: ProtoCMessage {
     }
 }
 
+extension SnapbackV1.StatusRequest: ProtoPlainMessage {
+    /// The message read straight from `bytes` in their clean form (known fields of their own wire types,
+    /// each at most once, nothing else); nil for any other form, which protobuf-c reads.
+    @inline(__always)
+    init?(clean bytes: UnsafeRawBufferPointer) {
+        self.init()
+        var r = WireFastPath.Reader(bytes)
+        while !r.atEnd {
+            guard let (number, wire) = r.fieldOnce() else { return nil }
+            switch (number, wire) {
+            default: return nil
+            }
+        }
+    }
+
+    /// At least the size of the message's bytes.
+    static let byteBound = 0
+
+    /// The message's bytes, as protobuf-c packs them (fields in order, proto3 defaults left out),
+    /// written straight at `out`'s end (at least `byteBound` bytes left).
+    @inline(__always)
+    func write(to _: inout RawWriter) {
+    }
+}
+
 extension SnapbackV1 {
     /// `snapback.v1.StatusReply`.
     struct StatusReply: Sendable, Equatable {
@@ -352,6 +377,33 @@ extension SnapbackV1.GetSessionRequest: ProtoCMessage {
 
     func write(to m: inout Snapback__V1__GetSessionRequest, in _: CArena) {
         m.session_id = self.sessionId
+    }
+}
+
+extension SnapbackV1.GetSessionRequest: ProtoPlainMessage {
+    /// The message read straight from `bytes` in their clean form (known fields of their own wire types,
+    /// each at most once, nothing else); nil for any other form, which protobuf-c reads.
+    @inline(__always)
+    init?(clean bytes: UnsafeRawBufferPointer) {
+        self.init()
+        var r = WireFastPath.Reader(bytes)
+        while !r.atEnd {
+            guard let (number, wire) = r.fieldOnce() else { return nil }
+            switch (number, wire) {
+            case (1, 0): guard let v = r.varint() else { return nil }; self.sessionId = v
+            default: return nil
+            }
+        }
+    }
+
+    /// At least the size of the message's bytes.
+    static let byteBound = 11
+
+    /// The message's bytes, as protobuf-c packs them (fields in order, proto3 defaults left out),
+    /// written straight at `out`'s end (at least `byteBound` bytes left).
+    @inline(__always)
+    func write(to out: inout RawWriter) {
+        out.uint64Field(1, self.sessionId)
     }
 }
 

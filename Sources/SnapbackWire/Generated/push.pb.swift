@@ -262,6 +262,31 @@ extension SnapbackV1.BookmarkCleared: ProtoCMessage {
     }
 }
 
+extension SnapbackV1.BookmarkCleared: ProtoPlainMessage {
+    /// The message read straight from `bytes` in their clean form (known fields of their own wire types,
+    /// each at most once, nothing else); nil for any other form, which protobuf-c reads.
+    @inline(__always)
+    init?(clean bytes: UnsafeRawBufferPointer) {
+        self.init()
+        var r = WireFastPath.Reader(bytes)
+        while !r.atEnd {
+            guard let (number, wire) = r.fieldOnce() else { return nil }
+            switch (number, wire) {
+            default: return nil
+            }
+        }
+    }
+
+    /// At least the size of the message's bytes.
+    static let byteBound = 0
+
+    /// The message's bytes, as protobuf-c packs them (fields in order, proto3 defaults left out),
+    /// written straight at `out`'s end (at least `byteBound` bytes left).
+    @inline(__always)
+    func write(to _: inout RawWriter) {
+    }
+}
+
 extension SnapbackV1 {
     /// Ad-rules sessions: pause the content and play this break on the ad player.
     ///
@@ -319,6 +344,31 @@ extension SnapbackV1.AllAdsCompleted: ProtoCMessage {
     }
 
     func write(to _: inout Snapback__V1__AllAdsCompleted, in _: CArena) {
+    }
+}
+
+extension SnapbackV1.AllAdsCompleted: ProtoPlainMessage {
+    /// The message read straight from `bytes` in their clean form (known fields of their own wire types,
+    /// each at most once, nothing else); nil for any other form, which protobuf-c reads.
+    @inline(__always)
+    init?(clean bytes: UnsafeRawBufferPointer) {
+        self.init()
+        var r = WireFastPath.Reader(bytes)
+        while !r.atEnd {
+            guard let (number, wire) = r.fieldOnce() else { return nil }
+            switch (number, wire) {
+            default: return nil
+            }
+        }
+    }
+
+    /// At least the size of the message's bytes.
+    static let byteBound = 0
+
+    /// The message's bytes, as protobuf-c packs them (fields in order, proto3 defaults left out),
+    /// written straight at `out`'s end (at least `byteBound` bytes left).
+    @inline(__always)
+    func write(to _: inout RawWriter) {
     }
 }
 

@@ -365,6 +365,39 @@ extension SnapbackV1.ReportPlayheadRequest: ProtoCMessage {
     }
 }
 
+extension SnapbackV1.ReportPlayheadRequest: ProtoPlainMessage {
+    /// The message read straight from `bytes` in their clean form (known fields of their own wire types,
+    /// each at most once, nothing else); nil for any other form, which protobuf-c reads.
+    @inline(__always)
+    init?(clean bytes: UnsafeRawBufferPointer) {
+        self.init()
+        var r = WireFastPath.Reader(bytes)
+        while !r.atEnd {
+            guard let (number, wire) = r.fieldOnce() else { return nil }
+            switch (number, wire) {
+            case (1, 0): guard let v = r.varint() else { return nil }; self.sessionId = v
+            case (2, 1): guard let v = r.double() else { return nil }; self.streamTime = v
+            case (3, 1): guard let v = r.double() else { return nil }; self.rate = v
+            case (4, 0): guard let v = r.varint() else { return nil }; self.playing = v != 0
+            default: return nil
+            }
+        }
+    }
+
+    /// At least the size of the message's bytes.
+    static let byteBound = 31
+
+    /// The message's bytes, as protobuf-c packs them (fields in order, proto3 defaults left out),
+    /// written straight at `out`'s end (at least `byteBound` bytes left).
+    @inline(__always)
+    func write(to out: inout RawWriter) {
+        out.uint64Field(1, self.sessionId)
+        out.doubleField(2, self.streamTime)
+        out.doubleField(3, self.rate)
+        out.uint64Field(4, self.playing ? 1 : 0)
+    }
+}
+
 extension SnapbackV1 {
     /// `snapback.v1.SeekStartedRequest`.
     struct SeekStartedRequest: Sendable, Equatable {
@@ -397,6 +430,35 @@ extension SnapbackV1.SeekStartedRequest: ProtoCMessage {
     func write(to m: inout Snapback__V1__SeekStartedRequest, in _: CArena) {
         m.session_id = self.sessionId
         m.from_stream_time = self.fromStreamTime
+    }
+}
+
+extension SnapbackV1.SeekStartedRequest: ProtoPlainMessage {
+    /// The message read straight from `bytes` in their clean form (known fields of their own wire types,
+    /// each at most once, nothing else); nil for any other form, which protobuf-c reads.
+    @inline(__always)
+    init?(clean bytes: UnsafeRawBufferPointer) {
+        self.init()
+        var r = WireFastPath.Reader(bytes)
+        while !r.atEnd {
+            guard let (number, wire) = r.fieldOnce() else { return nil }
+            switch (number, wire) {
+            case (1, 0): guard let v = r.varint() else { return nil }; self.sessionId = v
+            case (2, 1): guard let v = r.double() else { return nil }; self.fromStreamTime = v
+            default: return nil
+            }
+        }
+    }
+
+    /// At least the size of the message's bytes.
+    static let byteBound = 20
+
+    /// The message's bytes, as protobuf-c packs them (fields in order, proto3 defaults left out),
+    /// written straight at `out`'s end (at least `byteBound` bytes left).
+    @inline(__always)
+    func write(to out: inout RawWriter) {
+        out.uint64Field(1, self.sessionId)
+        out.doubleField(2, self.fromStreamTime)
     }
 }
 
@@ -436,6 +498,37 @@ extension SnapbackV1.SeekEndedRequest: ProtoCMessage {
         m.session_id = self.sessionId
         m.from_stream_time = self.fromStreamTime
         m.to_stream_time = self.toStreamTime
+    }
+}
+
+extension SnapbackV1.SeekEndedRequest: ProtoPlainMessage {
+    /// The message read straight from `bytes` in their clean form (known fields of their own wire types,
+    /// each at most once, nothing else); nil for any other form, which protobuf-c reads.
+    @inline(__always)
+    init?(clean bytes: UnsafeRawBufferPointer) {
+        self.init()
+        var r = WireFastPath.Reader(bytes)
+        while !r.atEnd {
+            guard let (number, wire) = r.fieldOnce() else { return nil }
+            switch (number, wire) {
+            case (1, 0): guard let v = r.varint() else { return nil }; self.sessionId = v
+            case (2, 1): guard let v = r.double() else { return nil }; self.fromStreamTime = v
+            case (3, 1): guard let v = r.double() else { return nil }; self.toStreamTime = v
+            default: return nil
+            }
+        }
+    }
+
+    /// At least the size of the message's bytes.
+    static let byteBound = 29
+
+    /// The message's bytes, as protobuf-c packs them (fields in order, proto3 defaults left out),
+    /// written straight at `out`'s end (at least `byteBound` bytes left).
+    @inline(__always)
+    func write(to out: inout RawWriter) {
+        out.uint64Field(1, self.sessionId)
+        out.doubleField(2, self.fromStreamTime)
+        out.doubleField(3, self.toStreamTime)
     }
 }
 
@@ -666,6 +759,37 @@ extension SnapbackV1.TrickPlayStartedRequest: ProtoCMessage {
     }
 }
 
+extension SnapbackV1.TrickPlayStartedRequest: ProtoPlainMessage {
+    /// The message read straight from `bytes` in their clean form (known fields of their own wire types,
+    /// each at most once, nothing else); nil for any other form, which protobuf-c reads.
+    @inline(__always)
+    init?(clean bytes: UnsafeRawBufferPointer) {
+        self.init()
+        var r = WireFastPath.Reader(bytes)
+        while !r.atEnd {
+            guard let (number, wire) = r.fieldOnce() else { return nil }
+            switch (number, wire) {
+            case (1, 0): guard let v = r.varint() else { return nil }; self.sessionId = v
+            case (2, 1): guard let v = r.double() else { return nil }; self.streamTime = v
+            case (3, 1): guard let v = r.double() else { return nil }; self.rate = v
+            default: return nil
+            }
+        }
+    }
+
+    /// At least the size of the message's bytes.
+    static let byteBound = 29
+
+    /// The message's bytes, as protobuf-c packs them (fields in order, proto3 defaults left out),
+    /// written straight at `out`'s end (at least `byteBound` bytes left).
+    @inline(__always)
+    func write(to out: inout RawWriter) {
+        out.uint64Field(1, self.sessionId)
+        out.doubleField(2, self.streamTime)
+        out.doubleField(3, self.rate)
+    }
+}
+
 extension SnapbackV1 {
     /// `snapback.v1.TrickPlayEndedRequest`.
     struct TrickPlayEndedRequest: Sendable, Equatable {
@@ -704,6 +828,35 @@ extension SnapbackV1.TrickPlayEndedRequest: ProtoCMessage {
     }
 }
 
+extension SnapbackV1.TrickPlayEndedRequest: ProtoPlainMessage {
+    /// The message read straight from `bytes` in their clean form (known fields of their own wire types,
+    /// each at most once, nothing else); nil for any other form, which protobuf-c reads.
+    @inline(__always)
+    init?(clean bytes: UnsafeRawBufferPointer) {
+        self.init()
+        var r = WireFastPath.Reader(bytes)
+        while !r.atEnd {
+            guard let (number, wire) = r.fieldOnce() else { return nil }
+            switch (number, wire) {
+            case (1, 0): guard let v = r.varint() else { return nil }; self.sessionId = v
+            case (2, 1): guard let v = r.double() else { return nil }; self.streamTime = v
+            default: return nil
+            }
+        }
+    }
+
+    /// At least the size of the message's bytes.
+    static let byteBound = 20
+
+    /// The message's bytes, as protobuf-c packs them (fields in order, proto3 defaults left out),
+    /// written straight at `out`'s end (at least `byteBound` bytes left).
+    @inline(__always)
+    func write(to out: inout RawWriter) {
+        out.uint64Field(1, self.sessionId)
+        out.doubleField(2, self.streamTime)
+    }
+}
+
 extension SnapbackV1 {
     /// `snapback.v1.ContentCompleteRequest`.
     struct ContentCompleteRequest: Sendable, Equatable {
@@ -736,6 +889,33 @@ extension SnapbackV1.ContentCompleteRequest: ProtoCMessage {
 
     func write(to m: inout Snapback__V1__ContentCompleteRequest, in _: CArena) {
         m.session_id = self.sessionId
+    }
+}
+
+extension SnapbackV1.ContentCompleteRequest: ProtoPlainMessage {
+    /// The message read straight from `bytes` in their clean form (known fields of their own wire types,
+    /// each at most once, nothing else); nil for any other form, which protobuf-c reads.
+    @inline(__always)
+    init?(clean bytes: UnsafeRawBufferPointer) {
+        self.init()
+        var r = WireFastPath.Reader(bytes)
+        while !r.atEnd {
+            guard let (number, wire) = r.fieldOnce() else { return nil }
+            switch (number, wire) {
+            case (1, 0): guard let v = r.varint() else { return nil }; self.sessionId = v
+            default: return nil
+            }
+        }
+    }
+
+    /// At least the size of the message's bytes.
+    static let byteBound = 11
+
+    /// The message's bytes, as protobuf-c packs them (fields in order, proto3 defaults left out),
+    /// written straight at `out`'s end (at least `byteBound` bytes left).
+    @inline(__always)
+    func write(to out: inout RawWriter) {
+        out.uint64Field(1, self.sessionId)
     }
 }
 
@@ -822,6 +1002,35 @@ extension SnapbackV1.PauseRequest: ProtoCMessage {
     }
 }
 
+extension SnapbackV1.PauseRequest: ProtoPlainMessage {
+    /// The message read straight from `bytes` in their clean form (known fields of their own wire types,
+    /// each at most once, nothing else); nil for any other form, which protobuf-c reads.
+    @inline(__always)
+    init?(clean bytes: UnsafeRawBufferPointer) {
+        self.init()
+        var r = WireFastPath.Reader(bytes)
+        while !r.atEnd {
+            guard let (number, wire) = r.fieldOnce() else { return nil }
+            switch (number, wire) {
+            case (1, 0): guard let v = r.varint() else { return nil }; self.sessionId = v
+            case (2, 1): guard let v = r.double() else { return nil }; self.streamTime = v
+            default: return nil
+            }
+        }
+    }
+
+    /// At least the size of the message's bytes.
+    static let byteBound = 20
+
+    /// The message's bytes, as protobuf-c packs them (fields in order, proto3 defaults left out),
+    /// written straight at `out`'s end (at least `byteBound` bytes left).
+    @inline(__always)
+    func write(to out: inout RawWriter) {
+        out.uint64Field(1, self.sessionId)
+        out.doubleField(2, self.streamTime)
+    }
+}
+
 extension SnapbackV1 {
     /// `snapback.v1.CloseSessionRequest`.
     struct CloseSessionRequest: Sendable, Equatable {
@@ -855,6 +1064,33 @@ extension SnapbackV1.CloseSessionRequest: ProtoCMessage {
     }
 }
 
+extension SnapbackV1.CloseSessionRequest: ProtoPlainMessage {
+    /// The message read straight from `bytes` in their clean form (known fields of their own wire types,
+    /// each at most once, nothing else); nil for any other form, which protobuf-c reads.
+    @inline(__always)
+    init?(clean bytes: UnsafeRawBufferPointer) {
+        self.init()
+        var r = WireFastPath.Reader(bytes)
+        while !r.atEnd {
+            guard let (number, wire) = r.fieldOnce() else { return nil }
+            switch (number, wire) {
+            case (1, 0): guard let v = r.varint() else { return nil }; self.sessionId = v
+            default: return nil
+            }
+        }
+    }
+
+    /// At least the size of the message's bytes.
+    static let byteBound = 11
+
+    /// The message's bytes, as protobuf-c packs them (fields in order, proto3 defaults left out),
+    /// written straight at `out`'s end (at least `byteBound` bytes left).
+    @inline(__always)
+    func write(to out: inout RawWriter) {
+        out.uint64Field(1, self.sessionId)
+    }
+}
+
 extension SnapbackV1 {
     /// The reply to every event.
     ///
@@ -884,6 +1120,33 @@ extension SnapbackV1.EventReply: ProtoCMessage {
 
     func write(to m: inout Snapback__V1__EventReply, in _: CArena) {
         m.last_push_seq = self.lastPushSeq
+    }
+}
+
+extension SnapbackV1.EventReply: ProtoPlainMessage {
+    /// The message read straight from `bytes` in their clean form (known fields of their own wire types,
+    /// each at most once, nothing else); nil for any other form, which protobuf-c reads.
+    @inline(__always)
+    init?(clean bytes: UnsafeRawBufferPointer) {
+        self.init()
+        var r = WireFastPath.Reader(bytes)
+        while !r.atEnd {
+            guard let (number, wire) = r.fieldOnce() else { return nil }
+            switch (number, wire) {
+            case (1, 0): guard let v = r.varint() else { return nil }; self.lastPushSeq = v
+            default: return nil
+            }
+        }
+    }
+
+    /// At least the size of the message's bytes.
+    static let byteBound = 11
+
+    /// The message's bytes, as protobuf-c packs them (fields in order, proto3 defaults left out),
+    /// written straight at `out`'s end (at least `byteBound` bytes left).
+    @inline(__always)
+    func write(to out: inout RawWriter) {
+        out.uint64Field(1, self.lastPushSeq)
     }
 }
 
@@ -926,6 +1189,35 @@ extension SnapbackV1.ContentTimeForStreamTimeRequest: ProtoCMessage {
     }
 }
 
+extension SnapbackV1.ContentTimeForStreamTimeRequest: ProtoPlainMessage {
+    /// The message read straight from `bytes` in their clean form (known fields of their own wire types,
+    /// each at most once, nothing else); nil for any other form, which protobuf-c reads.
+    @inline(__always)
+    init?(clean bytes: UnsafeRawBufferPointer) {
+        self.init()
+        var r = WireFastPath.Reader(bytes)
+        while !r.atEnd {
+            guard let (number, wire) = r.fieldOnce() else { return nil }
+            switch (number, wire) {
+            case (1, 0): guard let v = r.varint() else { return nil }; self.sessionId = v
+            case (2, 1): guard let v = r.double() else { return nil }; self.streamTime = v
+            default: return nil
+            }
+        }
+    }
+
+    /// At least the size of the message's bytes.
+    static let byteBound = 20
+
+    /// The message's bytes, as protobuf-c packs them (fields in order, proto3 defaults left out),
+    /// written straight at `out`'s end (at least `byteBound` bytes left).
+    @inline(__always)
+    func write(to out: inout RawWriter) {
+        out.uint64Field(1, self.sessionId)
+        out.doubleField(2, self.streamTime)
+    }
+}
+
 extension SnapbackV1 {
     /// `snapback.v1.ContentTimeReply`.
     struct ContentTimeReply: Sendable, Equatable {
@@ -955,6 +1247,33 @@ extension SnapbackV1.ContentTimeReply: ProtoCMessage {
 
     func write(to m: inout Snapback__V1__ContentTimeReply, in _: CArena) {
         m.content_time = self.contentTime
+    }
+}
+
+extension SnapbackV1.ContentTimeReply: ProtoPlainMessage {
+    /// The message read straight from `bytes` in their clean form (known fields of their own wire types,
+    /// each at most once, nothing else); nil for any other form, which protobuf-c reads.
+    @inline(__always)
+    init?(clean bytes: UnsafeRawBufferPointer) {
+        self.init()
+        var r = WireFastPath.Reader(bytes)
+        while !r.atEnd {
+            guard let (number, wire) = r.fieldOnce() else { return nil }
+            switch (number, wire) {
+            case (1, 1): guard let v = r.double() else { return nil }; self.contentTime = v
+            default: return nil
+            }
+        }
+    }
+
+    /// At least the size of the message's bytes.
+    static let byteBound = 9
+
+    /// The message's bytes, as protobuf-c packs them (fields in order, proto3 defaults left out),
+    /// written straight at `out`'s end (at least `byteBound` bytes left).
+    @inline(__always)
+    func write(to out: inout RawWriter) {
+        out.doubleField(1, self.contentTime)
     }
 }
 
@@ -997,6 +1316,35 @@ extension SnapbackV1.StreamTimeForContentTimeRequest: ProtoCMessage {
     }
 }
 
+extension SnapbackV1.StreamTimeForContentTimeRequest: ProtoPlainMessage {
+    /// The message read straight from `bytes` in their clean form (known fields of their own wire types,
+    /// each at most once, nothing else); nil for any other form, which protobuf-c reads.
+    @inline(__always)
+    init?(clean bytes: UnsafeRawBufferPointer) {
+        self.init()
+        var r = WireFastPath.Reader(bytes)
+        while !r.atEnd {
+            guard let (number, wire) = r.fieldOnce() else { return nil }
+            switch (number, wire) {
+            case (1, 0): guard let v = r.varint() else { return nil }; self.sessionId = v
+            case (2, 1): guard let v = r.double() else { return nil }; self.contentTime = v
+            default: return nil
+            }
+        }
+    }
+
+    /// At least the size of the message's bytes.
+    static let byteBound = 20
+
+    /// The message's bytes, as protobuf-c packs them (fields in order, proto3 defaults left out),
+    /// written straight at `out`'s end (at least `byteBound` bytes left).
+    @inline(__always)
+    func write(to out: inout RawWriter) {
+        out.uint64Field(1, self.sessionId)
+        out.doubleField(2, self.contentTime)
+    }
+}
+
 extension SnapbackV1 {
     /// `snapback.v1.StreamTimeReply`.
     struct StreamTimeReply: Sendable, Equatable {
@@ -1026,6 +1374,33 @@ extension SnapbackV1.StreamTimeReply: ProtoCMessage {
 
     func write(to m: inout Snapback__V1__StreamTimeReply, in _: CArena) {
         m.stream_time = self.streamTime
+    }
+}
+
+extension SnapbackV1.StreamTimeReply: ProtoPlainMessage {
+    /// The message read straight from `bytes` in their clean form (known fields of their own wire types,
+    /// each at most once, nothing else); nil for any other form, which protobuf-c reads.
+    @inline(__always)
+    init?(clean bytes: UnsafeRawBufferPointer) {
+        self.init()
+        var r = WireFastPath.Reader(bytes)
+        while !r.atEnd {
+            guard let (number, wire) = r.fieldOnce() else { return nil }
+            switch (number, wire) {
+            case (1, 1): guard let v = r.double() else { return nil }; self.streamTime = v
+            default: return nil
+            }
+        }
+    }
+
+    /// At least the size of the message's bytes.
+    static let byteBound = 9
+
+    /// The message's bytes, as protobuf-c packs them (fields in order, proto3 defaults left out),
+    /// written straight at `out`'s end (at least `byteBound` bytes left).
+    @inline(__always)
+    func write(to out: inout RawWriter) {
+        out.doubleField(1, self.streamTime)
     }
 }
 
@@ -1061,6 +1436,35 @@ extension SnapbackV1.BreakAtRequest: ProtoCMessage {
     func write(to m: inout Snapback__V1__BreakAtRequest, in _: CArena) {
         m.session_id = self.sessionId
         m.stream_time = self.streamTime
+    }
+}
+
+extension SnapbackV1.BreakAtRequest: ProtoPlainMessage {
+    /// The message read straight from `bytes` in their clean form (known fields of their own wire types,
+    /// each at most once, nothing else); nil for any other form, which protobuf-c reads.
+    @inline(__always)
+    init?(clean bytes: UnsafeRawBufferPointer) {
+        self.init()
+        var r = WireFastPath.Reader(bytes)
+        while !r.atEnd {
+            guard let (number, wire) = r.fieldOnce() else { return nil }
+            switch (number, wire) {
+            case (1, 0): guard let v = r.varint() else { return nil }; self.sessionId = v
+            case (2, 1): guard let v = r.double() else { return nil }; self.streamTime = v
+            default: return nil
+            }
+        }
+    }
+
+    /// At least the size of the message's bytes.
+    static let byteBound = 20
+
+    /// The message's bytes, as protobuf-c packs them (fields in order, proto3 defaults left out),
+    /// written straight at `out`'s end (at least `byteBound` bytes left).
+    @inline(__always)
+    func write(to out: inout RawWriter) {
+        out.uint64Field(1, self.sessionId)
+        out.doubleField(2, self.streamTime)
     }
 }
 
