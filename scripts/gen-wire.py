@@ -213,6 +213,11 @@ def gen_message(model, m, comments, field_comments):
     out.append("")
     out.append(f"    static func cFree(_ m: UnsafeMutablePointer<{c}>) {{ {prefix}__free_unpacked(m, nil) }}")
     out.append("")
+    bounded = [f for f in fields if f.repeated and f.kind == "message"]
+    if bounded:
+        items = ", ".join(f'({f.f.number}, "{f.proto}")' for f in bounded)
+        out.append(f"    static let boundedFields: [(number: UInt64, name: String)] = [{items}]")
+        out.append("")
     uses_path = any(f.kind in ("string", "message") for f in fields)
     uses_limit = any(f.kind == "message" for f in fields)
     path = "path _path" if uses_path else "path _"

@@ -25,6 +25,9 @@ protocol ProtoCMessage: Sendable, Equatable {
     /// which must outlive the packing.
     func write(to m: inout C, in arena: CArena)
 
+    /// The repeated message fields (number, proto name), whose count `maxElements` bounds.
+    static var boundedFields: [(number: UInt64, name: String)] { get }
+
     /// The message read straight from its bytes when they are in a form the generated reader takes (a
     /// `ProtoPlainMessage`); nil otherwise, and protobuf-c reads them.
     init?(clean bytes: UnsafeRawBufferPointer)
@@ -42,9 +45,37 @@ extension ProtoCMessage {
     /// Unpacks `body`. Bytes that do not parse throw `.malformed` naming the message.
     init?(clean bytes: UnsafeRawBufferPointer) { nil }
 
+    static var boundedFields: [(number: UInt64, name: String)] { [] }
+
+    /// Refuses `body` when a repeated message field of its top level occurs more than `maxElements` times:
+    /// counted over the bytes before protobuf-c unpacks anything, since unpacking them is what costs
+    /// (a frame full of small breaks held the loop for milliseconds before its count was refused).
+    /// Bytes that do not parse end the count; protobuf-c refuses them.
+    static func checkCounts(_ body: UnsafeRawBufferPointer, maxElements: Int) throws(WireError) {
+        var counts = [Int](repeating: 0, count: boundedFields.count)
+        var r = WireFastPath.Reader(body)
+        scan: while !r.atEnd {
+            guard let tag = r.varint() else { break }
+            switch tag & 7 {
+            case 0: guard r.varint() != nil else { break scan }
+            case 1: r.at += 8
+            case 2:
+                guard let length = r.varint(), length <= UInt64(body.count - r.at) else { break scan }
+                r.at += Int(length)
+                if let i = boundedFields.firstIndex(where: { $0.number == tag >> 3 }) { counts[i] += 1 }
+            case 5: r.at += 4
+            default: break scan
+            }
+        }
+        for (i, field) in boundedFields.enumerated() where counts[i] > maxElements {
+            throw .tooLarge("\(counts[i]) \(field.name), more than the \(maxElements) allowed")
+        }
+    }
+
     @inline(__always)
     static func decode(_ body: UnsafeRawBufferPointer, maxElements: Int = .max) throws(WireError) -> Self {
         if let m = Self(clean: body) { return m }
+        if maxElements < .max, !boundedFields.isEmpty { try checkCounts(body, maxElements: maxElements) }
         // An empty body is a valid message (every field at its default); protobuf-c reads nothing then.
         let data = body.baseAddress?.assumingMemoryBound(to: UInt8.self)
         guard let message = cUnpack(body.count, data) else { throw .malformed(message: protoName) }

@@ -84,6 +84,18 @@ import Testing
         }
     }
 
+    /// The count is taken over the bytes, before protobuf-c unpacks anything: three breaks and then bytes
+    /// that do not parse are refused for their count, not for the bytes protobuf-c would have refused.
+    @Test func theCountIsRefusedBeforeProtobufCUnpacks() {
+        let body: [UInt8] = [0x2A, 0x00, 0x2A, 0x00, 0x2A, 0x00, 0x0A, 0x05, 0x61]
+        #expect(throws: WireError.tooLarge("3 breaks, more than the 2 allowed")) {
+            try SnapbackV1.OpenSessionRequest.decode(body, maxElements: 2)
+        }
+        #expect(throws: WireError.malformed(message: "snapback.v1.OpenSessionRequest")) {
+            try SnapbackV1.OpenSessionRequest.decode(body, maxElements: 3)
+        }
+    }
+
     @Test func aOneofReadsAsTheCaseSentAndAnOptionalAsAbsentOrPresentAtZero() throws {
         var open = SnapbackV1.OpenSessionRequest()
         open.contentDuration = 0

@@ -153,6 +153,8 @@ extension SnapbackV1.ListBookmarksReply: ProtoCMessage {
         snapback__v1__list_bookmarks_reply__free_unpacked(m, nil)
     }
 
+    static let boundedFields: [(number: UInt64, name: String)] = [(1, "bookmarks")]
+
     init(_ p: UnsafePointer<Snapback__V1__ListBookmarksReply>, path _path: () -> String, maxElements: Int) throws(WireError) {
         let c = p.pointee
         guard c.n_bookmarks <= maxElements else {

@@ -325,6 +325,8 @@ extension SnapbackV1.ListSessionsReply: ProtoCMessage {
         snapback__v1__list_sessions_reply__free_unpacked(m, nil)
     }
 
+    static let boundedFields: [(number: UInt64, name: String)] = [(1, "sessions")]
+
     init(_ p: UnsafePointer<Snapback__V1__ListSessionsReply>, path _path: () -> String, maxElements: Int) throws(WireError) {
         let c = p.pointee
         guard c.n_sessions <= maxElements else {

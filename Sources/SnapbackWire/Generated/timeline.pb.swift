@@ -198,6 +198,8 @@ extension SnapbackV1.OpenSessionRequest: ProtoCMessage {
         snapback__v1__open_session_request__free_unpacked(m, nil)
     }
 
+    static let boundedFields: [(number: UInt64, name: String)] = [(5, "breaks")]
+
     init(_ p: UnsafePointer<Snapback__V1__OpenSessionRequest>, path _path: () -> String, maxElements: Int) throws(WireError) {
         let c = p.pointee
         self.streamId = try ProtoC.string(c.stream_id, _path() + "stream_id")
@@ -944,6 +946,8 @@ extension SnapbackV1.UpdateBreaksRequest: ProtoCMessage {
         snapback__v1__update_breaks_request__free_unpacked(m, nil)
     }
 
+    static let boundedFields: [(number: UInt64, name: String)] = [(2, "breaks")]
+
     init(_ p: UnsafePointer<Snapback__V1__UpdateBreaksRequest>, path _path: () -> String, maxElements: Int) throws(WireError) {
         let c = p.pointee
         self.sessionId = c.session_id
@@ -1593,6 +1597,8 @@ extension SnapbackV1.SessionStateReply: ProtoCMessage {
     static func cFree(_ m: UnsafeMutablePointer<Snapback__V1__SessionStateReply>) {
         snapback__v1__session_state_reply__free_unpacked(m, nil)
     }
+
+    static let boundedFields: [(number: UInt64, name: String)] = [(8, "breaks"), (11, "break_states")]
 
     init(_ p: UnsafePointer<Snapback__V1__SessionStateReply>, path _path: () -> String, maxElements: Int) throws(WireError) {
         let c = p.pointee
