@@ -66,9 +66,9 @@ enum ProtoC {
     static func cBool(_ b: Bool) -> protobuf_c_boolean { b ? 1 : 0 }
 }
 
-/// Memory that outlives the closures of `withCString` while a message with many strings, repeated
-/// messages or repeated scalars is packed; freed all at once when the arena goes away. Used off the hot
-/// path (the round trip's EventReply and seek push are written by `WireFastPath`, without one).
+/// The memory of a protobuf-c message being packed: its struct, strings, arrays and sub-messages, freed
+/// all at once when the arena goes away. Used off the hot path (the round trip's EventReply and seek
+/// push are written straight into the frame, without one).
 final class CArena {
     private var blocks: [UnsafeMutableRawPointer] = []
 

@@ -14,21 +14,13 @@ public enum WirePush {
 
     /// Appends the Push body for `action`, with `action.reason` as its reason. Returns false, appending
     /// nothing, for an action that is not pushed (`isPushed` is false): take a seq only when it is.
-    /// `seek` — the snapback round trip's — is written by hand (WireFastPath, same bytes as protobuf-c);
-    /// the others go through ``WirePushMessage``, the one protobuf-c encoder of the message.
+    /// Through ``WirePushMessage``: a `seek` — the snapback round trip's — is written by hand (WireFastPath,
+    /// same bytes as protobuf-c), the other kinds through the generated message and protobuf-c.
     @discardableResult
     public static func encodePush(
         sessionId: UInt64, seq: UInt64, action: TimelineAction,
         into out: inout [UInt8]
     ) -> Bool {
-        if case .seek(let to, let why) = action.kind {
-            let reason = PushReason(action.reason)
-            _ = WireFastPath.append(to: &out, bound: WireFastPath.seekPushBound(reason: reason)) {
-                WireFastPath.encodeSeekPush(
-                    sessionId: sessionId, seq: seq, reason: reason, to: to, seekReason: UInt64(why.proto.rawValue), into: $0)
-            }
-            return true
-        }
         guard let message = WirePushMessage(sessionId: sessionId, seq: seq, action: action) else { return false }
         message.encode(into: &out)
         return true
