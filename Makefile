@@ -7,9 +7,10 @@ SWIFT       ?= swift
 # systemd-analyze and systemd-socket-activate (no running systemd needed), util-linux setpriv (the
 # access tests), man-db and groff-base the man page checks, binutils strip for `make install`, valgrind
 # (callgrind) the hot path's instruction and allocation budget; gcc, g++ and libglib2.0-dev libsnapback,
-# the check that its header is valid C++, and the GLib example.
+# the check that its header is valid C++, and the GLib example; python3-protobuf the Swift wire mapping's
+# generator (scripts/gen-wire.py, `make proto` and `make check-proto`).
 APT_PACKAGES := pkg-config libuv1-dev libprotobuf-c-dev protobuf-c-compiler libsqlite3-dev python3 \
-	systemd util-linux man-db groff-base binutils valgrind gcc g++ libglib2.0-dev
+	python3-protobuf systemd util-linux man-db groff-base binutils valgrind gcc g++ libglib2.0-dev
 SOCKET      ?= .run/snapbackd.sock
 STATE_DIR   ?= .run/state
 LOG_LEVEL   ?= info
@@ -217,11 +218,11 @@ lint: ## Fail if a Swift source is not formatted as `make format` would
 
 # The gRPC bench's Swift code is checked against its stamp only (the sha256 of its inputs): regenerating
 # it needs protoc plugins that take minutes to build, too slow for every `make test`.
-check-proto: deps ## Fail when the committed protobuf-c code, or the gRPC bench's Swift code, is older than proto/
+check-proto: deps ## Fail when the committed protobuf-c code, its Swift mapping, or the gRPC bench's Swift code, is older than proto/
 	@scripts/gen-proto.sh --check
 	@bench/grpc/generate.sh --check
 
-proto: deps ## Regenerate the protobuf-c code from proto/
+proto: deps ## Regenerate the protobuf-c code and its Swift mapping (scripts/gen-wire.py) from proto/
 	@scripts/gen-proto.sh
 
 # protoc is needed only here (protoc-c brings its own front end), so `make deps` leaves it out.

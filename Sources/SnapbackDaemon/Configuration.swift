@@ -55,8 +55,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// GetSessionState, and 1,000 keeps each well under 10 ms.
     public var maxBreaksPerSession = Int(WireProtocol.defaultMaxBreaksPerSession)
     /// Largest request body accepted (`--max-frame-size`). 256 KiB holds an OpenSession of 1,000 breaks
-    /// with long ids and ad durations; a larger body of small breaks costs protobuf-c's unpacking
-    /// (about 0.35 µs a break) before the count over the session's limit refuses it: 13 ms at 1 MiB.
+    /// with long ids and ad durations; the breaks of a larger body are counted over its bytes before any
+    /// is unpacked, and a count over the session's limit refused then.
     public var maxFrameSize = Int(WireProtocol.defaultMaxFrameSize)
     /// Output queued for a client that is not reading before it is disconnected (`--max-outbound-bytes`).
     public var maxOutboundBytes = 8_388_608

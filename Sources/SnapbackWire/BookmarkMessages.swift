@@ -2,26 +2,18 @@ import CSnapbackProto
 import SnapbackTimeline
 
 /// `snapback.v1.Bookmark`: the store's bookmark, as Bookmarks/Get and List reply with it.
-extension Bookmark: ProtoMessage {
-    static var descriptor: ProtoDescriptor { WireMethod.getBookmark.replyDescriptor }
-
-    init(_ m: ProtoReader) throws(WireError) {
+extension Bookmark: ProtoMapped {
+    init(proto p: SnapbackV1.Bookmark) {
         self.init(
-            profile: try m.string("profile"), contentId: try m.string("content_id"),
-            contentTime: m.double("content_time"), streamTime: m.double("stream_time"),
-            streamId: try m.string("stream_id"), updatedAt: m.double("updated_at"), finished: m.bool("finished"))
+            profile: p.profile, contentId: p.contentId, contentTime: p.contentTime, streamTime: p.streamTime,
+            streamId: p.streamId, updatedAt: p.updatedAt, finished: p.finished)
     }
 
-    func write(to m: ProtoBuilder) {
-        m.set("profile", profile)
-        m.set("content_id", contentId)
-        m.set("content_time", contentTime)
-        m.set("stream_time", streamTime)
-        m.set("stream_id", streamId)
-        m.set("updated_at", updatedAt)
-        m.set("finished", finished)
+    var proto: SnapbackV1.Bookmark {
+        SnapbackV1.Bookmark(
+            contentId: contentId, profile: profile, contentTime: contentTime, streamTime: streamTime, streamId: streamId,
+            updatedAt: updatedAt, finished: finished)
     }
-
 }
 
 /// `snapback.v1.ListBookmarksReply`: one page of a profile's bookmarks.
@@ -36,18 +28,14 @@ public struct ListBookmarksReply: Sendable, Equatable {
     }
 }
 
-extension ListBookmarksReply: ProtoMessage {
-    static var descriptor: ProtoDescriptor { WireMethod.listBookmarks.replyDescriptor }
-
-    init(_ m: ProtoReader) throws(WireError) {
-        self.init(bookmarks: try m.messages("bookmarks"), nextPageToken: try m.string("next_page_token"))
+extension ListBookmarksReply: ProtoMapped {
+    init(proto p: SnapbackV1.ListBookmarksReply) {
+        self.init(bookmarks: p.bookmarks.map(Bookmark.init(proto:)), nextPageToken: p.nextPageToken)
     }
 
-    func write(to m: ProtoBuilder) {
-        m.set("bookmarks", bookmarks)
-        m.set("next_page_token", nextPageToken)
+    var proto: SnapbackV1.ListBookmarksReply {
+        SnapbackV1.ListBookmarksReply(bookmarks: bookmarks.map(\.proto), nextPageToken: nextPageToken)
     }
-
 }
 
 /// `snapback.v1.DeleteBookmarkReply`.
@@ -57,10 +45,9 @@ public struct DeleteBookmarkReply: Sendable, Equatable {
     public init(deleted: Bool) { self.deleted = deleted }
 }
 
-extension DeleteBookmarkReply: ProtoMessage {
-    static var descriptor: ProtoDescriptor { WireMethod.deleteBookmark.replyDescriptor }
-    init(_ m: ProtoReader) { deleted = m.bool("deleted") }
-    func write(to m: ProtoBuilder) { m.set("deleted", deleted) }
+extension DeleteBookmarkReply: ProtoMapped {
+    init(proto p: SnapbackV1.DeleteBookmarkReply) { deleted = p.deleted }
+    var proto: SnapbackV1.DeleteBookmarkReply { SnapbackV1.DeleteBookmarkReply(deleted: deleted) }
 }
 
 /// `snapback.v1.ClearBookmarksReply`.
@@ -70,8 +57,7 @@ public struct ClearBookmarksReply: Sendable, Equatable {
     public init(deleted: UInt32) { self.deleted = deleted }
 }
 
-extension ClearBookmarksReply: ProtoMessage {
-    static var descriptor: ProtoDescriptor { WireMethod.clearBookmarks.replyDescriptor }
-    init(_ m: ProtoReader) { deleted = m.uint32("deleted") }
-    func write(to m: ProtoBuilder) { m.set("deleted", deleted) }
+extension ClearBookmarksReply: ProtoMapped {
+    init(proto p: SnapbackV1.ClearBookmarksReply) { deleted = p.deleted }
+    var proto: SnapbackV1.ClearBookmarksReply { SnapbackV1.ClearBookmarksReply(deleted: deleted) }
 }

@@ -12,18 +12,9 @@ public struct HelloRequest: Sendable, Equatable {
     }
 }
 
-extension HelloRequest: ProtoMessage {
-    static var descriptor: ProtoDescriptor { WireMethod.hello.requestDescriptor }
-
-    init(_ m: ProtoReader) throws(WireError) {
-        self.init(protocolVersion: m.uint32("protocol_version"), clientName: try m.string("client_name"))
-    }
-
-    func write(to m: ProtoBuilder) {
-        m.set("protocol_version", protocolVersion)
-        m.set("client_name", clientName)
-    }
-
+extension HelloRequest: ProtoMapped {
+    init(proto p: SnapbackV1.HelloRequest) { self.init(protocolVersion: p.protocolVersion, clientName: p.clientName) }
+    var proto: SnapbackV1.HelloRequest { SnapbackV1.HelloRequest(protocolVersion: protocolVersion, clientName: clientName) }
 }
 
 /// `snapback.v1.HelloReply`: what the server speaks and its limits.
@@ -56,29 +47,20 @@ public struct HelloReply: Sendable, Equatable {
     }
 }
 
-extension HelloReply: ProtoMessage {
-    static var descriptor: ProtoDescriptor { WireMethod.hello.replyDescriptor }
-
-    init(_ m: ProtoReader) throws(WireError) {
+extension HelloReply: ProtoMapped {
+    init(proto p: SnapbackV1.HelloReply) {
         self.init(
-            protocolVersion: m.uint32("protocol_version"), serverName: try m.string("server_name"),
-            serverVersion: try m.string("server_version"), maxFrameSize: m.uint32("max_frame_size"),
-            maxOutboundQueueBytes: m.uint64("max_outbound_queue_bytes"), policyPresets: try m.strings("policy_presets"),
-            defaultPolicyPreset: try m.string("default_policy_preset"),
-            maxBreaksPerSession: m.uint32("max_breaks_per_session"))
+            protocolVersion: p.protocolVersion, serverName: p.serverName, serverVersion: p.serverVersion,
+            maxFrameSize: p.maxFrameSize, maxOutboundQueueBytes: p.maxOutboundQueueBytes, policyPresets: p.policyPresets,
+            defaultPolicyPreset: p.defaultPolicyPreset, maxBreaksPerSession: p.maxBreaksPerSession)
     }
 
-    func write(to m: ProtoBuilder) {
-        m.set("protocol_version", protocolVersion)
-        m.set("server_name", serverName)
-        m.set("server_version", serverVersion)
-        m.set("max_frame_size", maxFrameSize)
-        m.set("max_outbound_queue_bytes", maxOutboundQueueBytes)
-        m.set("policy_presets", policyPresets)
-        m.set("default_policy_preset", defaultPolicyPreset)
-        m.set("max_breaks_per_session", maxBreaksPerSession)
+    var proto: SnapbackV1.HelloReply {
+        SnapbackV1.HelloReply(
+            protocolVersion: protocolVersion, serverName: serverName, serverVersion: serverVersion,
+            maxFrameSize: maxFrameSize, maxOutboundQueueBytes: maxOutboundQueueBytes, policyPresets: policyPresets,
+            defaultPolicyPreset: defaultPolicyPreset, maxBreaksPerSession: maxBreaksPerSession)
     }
-
 }
 
 /// `snapback.v1.StoreStatus`: the bookmark store's health.
@@ -98,19 +80,9 @@ public struct StoreStatus: Sendable, Equatable {
     }
 }
 
-extension StoreStatus: ProtoFields {
-    init(_ m: ProtoReader) throws(WireError) {
-        self.init(
-            kind: try m.string("kind"), path: try m.string("path"), bookmarks: m.uint64("bookmarks"),
-            error: try m.string("error"))
-    }
-
-    func write(to m: ProtoBuilder) {
-        m.set("kind", kind)
-        m.set("path", path)
-        m.set("bookmarks", bookmarks)
-        m.set("error", error)
-    }
+extension StoreStatus {
+    init(proto p: SnapbackV1.StoreStatus) { self.init(kind: p.kind, path: p.path, bookmarks: p.bookmarks, error: p.error) }
+    var proto: SnapbackV1.StoreStatus { SnapbackV1.StoreStatus(kind: kind, path: path, bookmarks: bookmarks, error: error) }
 }
 
 /// `snapback.v1.StatusReply`: daemon health and counters (Control/GetStatus).
@@ -144,28 +116,17 @@ public struct StatusReply: Sendable, Equatable {
     }
 }
 
-extension StatusReply: ProtoMessage {
-    static var descriptor: ProtoDescriptor { WireMethod.getStatus.replyDescriptor }
-
-    init(_ m: ProtoReader) throws(WireError) {
-        let store = try m.message("store") ?? StoreStatus()
+extension StatusReply: ProtoMapped {
+    init(proto p: SnapbackV1.StatusReply) {
         self.init(
-            uptime: m.double("uptime"), serverVersion: try m.string("server_version"),
-            protocolVersion: m.uint32("protocol_version"), connections: m.uint32("connections"),
-            sessions: m.uint32("sessions"), requests: m.uint64("requests"), pushes: m.uint64("pushes"),
-            store: store, logLinesDropped: m.uint64("log_lines_dropped"))
+            uptime: p.uptime, serverVersion: p.serverVersion, protocolVersion: p.protocolVersion,
+            connections: p.connections, sessions: p.sessions, requests: p.requests, pushes: p.pushes,
+            store: p.store.map(StoreStatus.init(proto:)) ?? StoreStatus(), logLinesDropped: p.logLinesDropped)
     }
 
-    func write(to m: ProtoBuilder) {
-        m.set("uptime", uptime)
-        m.set("server_version", serverVersion)
-        m.set("protocol_version", protocolVersion)
-        m.set("connections", connections)
-        m.set("sessions", sessions)
-        m.set("requests", requests)
-        m.set("pushes", pushes)
-        m.set("store", store)
-        m.set("log_lines_dropped", logLinesDropped)
+    var proto: SnapbackV1.StatusReply {
+        SnapbackV1.StatusReply(
+            uptime: uptime, serverVersion: serverVersion, protocolVersion: protocolVersion, connections: connections,
+            sessions: sessions, requests: requests, pushes: pushes, store: store.proto, logLinesDropped: logLinesDropped)
     }
-
 }

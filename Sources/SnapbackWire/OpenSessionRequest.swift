@@ -77,86 +77,75 @@ public struct OpenSessionRequest: Sendable, Equatable {
     }
 }
 
-extension OpenSessionRequest: ProtoMessage {
-    static var descriptor: ProtoDescriptor { WireMethod.openSession.requestDescriptor }
+extension OpenSessionRequest: ProtoMapped {
+    var proto: SnapbackV1.OpenSessionRequest {
+        // The overrides and the resume options are left absent, not sent empty, when they change nothing.
+        SnapbackV1.OpenSessionRequest(
+            streamId: streamId, contentId: contentId, profile: profile, kind: kind.proto, breaks: breaks.map(\.proto),
+            contentDuration: contentDuration, policyPreset: requestedPreset?.rawValue ?? "",
+            policyOverrides: overrides.isEmpty ? nil : overrides.proto,
+            resume: resume == ResumeOptions() ? nil : resume.proto, adRules: adRules?.proto)
+    }
 
-    func write(to m: ProtoBuilder) {
-        m.set("stream_id", streamId)
-        m.set("content_id", contentId)
-        m.set("profile", profile)
-        m.set("kind", kind)
-        m.set("breaks", breaks)
-        m.set("content_duration", contentDuration)
-        m.set("policy_preset", requestedPreset?.rawValue ?? "")
-        // Left absent, not sent empty, when they change nothing.
-        if !overrides.isEmpty { m.set("policy_overrides", overrides) }
-        if resume != ResumeOptions() { m.set("resume", resume) }
-        m.set("ad_rules", adRules)
+    /// Decodes with the `.snapback` preset as the default and `TimelineLayout.maxBreaks`.
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> OpenSessionRequest {
+        try decode(body, defaultPreset: .snapback)
     }
 
     /// Decodes and resolves the policy: an empty preset name means `defaultPreset`; an unknown one, or an
     /// unknown enum value, throws `.invalidArgument`; more than `maxBreaks` breaks throw `.tooLarge`
-    /// before they are read. (`decode(_:)` uses the `.snapback` preset.)
+    /// before they are read.
     public static func decode(
         _ body: UnsafeRawBufferPointer,
         defaultPreset: AdPolicy.Preset, maxBreaks: Int = TimelineLayout.maxBreaks
     ) throws(WireError) -> OpenSessionRequest {
-        try ProtoC.read(body, descriptor) { m throws(WireError) in
-            try OpenSessionRequest(m, defaultPreset: defaultPreset, maxBreaks: maxBreaks)
-        }
+        try OpenSessionRequest(proto: .decode(body, maxElements: maxBreaks), defaultPreset: defaultPreset)
     }
 
-    init(_ m: ProtoReader) throws(WireError) { try self.init(m, defaultPreset: .snapback, maxBreaks: TimelineLayout.maxBreaks) }
+    init(proto p: SnapbackV1.OpenSessionRequest) throws(WireError) { try self.init(proto: p, defaultPreset: .snapback) }
 
-    init(_ m: ProtoReader, defaultPreset: AdPolicy.Preset, maxBreaks: Int) throws(WireError) {
-        let presetName = try m.string("policy_preset")
+    init(proto p: SnapbackV1.OpenSessionRequest, defaultPreset: AdPolicy.Preset) throws(WireError) {
         var preset: AdPolicy.Preset?
-        if !presetName.isEmpty {
-            guard let named = AdPolicy.Preset(rawValue: presetName) else {
+        if !p.policyPreset.isEmpty {
+            guard let named = AdPolicy.Preset(rawValue: p.policyPreset) else {
                 let known = AdPolicy.Preset.allCases.map(\.rawValue).joined(separator: ", ")
-                throw .invalidArgument("unknown policy preset \"\(presetName)\" (known: \(known))")
+                throw .invalidArgument("unknown policy preset \"\(p.policyPreset)\" (known: \(known))")
             }
             preset = named
         }
         // Read first: a request with more than one bad field is refused naming the overrides' first.
-        let overrides = try m.message("policy_overrides") ?? PolicyOverrides()
+        var overrides = PolicyOverrides()
+        if let o = p.policyOverrides { overrides = try PolicyOverrides(proto: o, path: "policy_overrides.") }
         self.init(
-            streamId: try m.string("stream_id"), contentId: try m.string("content_id"),
-            profile: try m.string("profile"), kind: try m.enumValue("kind", as: SessionKind.self) ?? .onDemand,
-            breaks: try m.messages("breaks", atMost: maxBreaks), contentDuration: m.optionalDouble("content_duration"),
-            preset: preset, overrides: overrides, resume: try m.message("resume") ?? ResumeOptions(),
-            adRules: try m.message("ad_rules"), defaultPreset: defaultPreset)
+            streamId: p.streamId, contentId: p.contentId, profile: p.profile,
+            kind: try SessionKind.from(p.kind, field: "kind") ?? .onDemand, breaks: p.breaks.map(AdBreak.init(proto:)),
+            contentDuration: p.contentDuration, preset: preset, overrides: overrides,
+            resume: p.resume.map(ResumeOptions.init(proto:)) ?? ResumeOptions(), adRules: p.adRules.map(AdRules.init(proto:)),
+            defaultPreset: defaultPreset)
     }
 }
 
-extension ResumeOptions: ProtoFields {
-    init(_ m: ProtoReader) {
-        self.init(
-            useBookmark: m.bool("use_bookmark"), contentTime: m.optionalDouble("resume_content_time"),
-            streamTime: m.optionalDouble("resume_stream_time"))
+/// `snapback.v1.ResumeOptions`.
+extension ResumeOptions {
+    init(proto p: SnapbackV1.ResumeOptions) {
+        self.init(useBookmark: p.useBookmark, contentTime: p.resumeContentTime, streamTime: p.resumeStreamTime)
     }
 
-    func write(to m: ProtoBuilder) {
-        m.set("use_bookmark", useBookmark)
-        m.set("resume_content_time", contentTime)
-        m.set("resume_stream_time", streamTime)
+    var proto: SnapbackV1.ResumeOptions {
+        SnapbackV1.ResumeOptions(useBookmark: useBookmark, resumeContentTime: contentTime, resumeStreamTime: streamTime)
     }
 }
 
 /// `snapback.v1.AdRules`.
-extension AdRules: ProtoFields {
-    init(_ m: ProtoReader) {
-        self.init(
-            preroll: m.bool("preroll"), midrollTimes: m.doubles("midroll_times"), midrollEvery: m.double("midroll_every"),
-            postroll: m.bool("postroll"))
-        if let duration = m.optionalDouble("break_duration") { breakDuration = duration }
+extension AdRules {
+    init(proto p: SnapbackV1.AdRules) {
+        self.init(preroll: p.preroll, midrollTimes: p.midrollTimes, midrollEvery: p.midrollEvery, postroll: p.postroll)
+        if let duration = p.breakDuration { breakDuration = duration }
     }
 
-    func write(to m: ProtoBuilder) {
-        m.set("preroll", preroll)
-        m.set("midroll_times", midrollTimes)
-        m.set("midroll_every", midrollEvery)
-        m.set("postroll", postroll)
-        m.set("break_duration", breakDuration)
+    var proto: SnapbackV1.AdRules {
+        SnapbackV1.AdRules(
+            preroll: preroll, midrollTimes: midrollTimes, midrollEvery: midrollEvery, postroll: postroll,
+            breakDuration: breakDuration)
     }
 }

@@ -71,34 +71,73 @@ public struct PolicyOverrides: Sendable, Equatable {
     }
 }
 
-// The wire form, field by field through the table: each row's proto field is found by its name in
-// protobuf-c's descriptor. An enum travels as its Swift position + 1 (0 is UNSPECIFIED: not overridden).
-extension PolicyOverrides: ProtoFields {
-    func write(to m: ProtoBuilder) {
-        for field in fields {
-            let name = field.protoName
-            switch field.kind {
-            case .flag(let k): m.set(name, values[keyPath: k])
-            case .seconds(let k, _): m.set(name, values[keyPath: k])
-            case .count(let k, _, _): m.set(name, UInt32(clamping: values[keyPath: k]))
-            case .choice(let c): m.setEnum(name, UInt32(c.position(values) + 1))
-            }
+// The wire form, field by field through the table: each row of `AdPolicy.fields` has its member of the
+// generated message at the same position in `protoRows`. An enum travels as its Swift position + 1 (0 is
+// UNSPECIFIED: not overridden).
+extension PolicyOverrides {
+    typealias Proto = SnapbackV1.PolicyOverrides
+
+    /// A member of the generated message, by the kind of its policy field.
+    enum ProtoRow: Sendable {
+        case flag(WritableKeyPath<Proto, Bool?> & Sendable)
+        case seconds(WritableKeyPath<Proto, Double?> & Sendable)
+        case count(WritableKeyPath<Proto, UInt32?> & Sendable)
+        /// An enum member's number (0: not set), read and written.
+        case choice(get: @Sendable (Proto) -> UInt32, set: @Sendable (inout Proto, UInt32) -> Void)
+
+        static func choice<E: RawRepresentable>(_ k: WritableKeyPath<Proto, E> & Sendable) -> ProtoRow
+        where E.RawValue == UInt32 {
+            .choice(get: { $0[keyPath: k].rawValue }, set: { $0[keyPath: k] = E(rawValue: $1)! })
         }
     }
 
-    init(_ m: ProtoReader) throws(WireError) {
+    /// The member of `AdPolicy.fields[i]` is `protoRows[i]` (`ProtoTableTests` checks that each writes
+    /// the proto field of its row's name, and the compiler that each is of its row's kind).
+    static let protoRows: [ProtoRow] = [
+        .choice(\.skippedBreakChoice), .choice(\.seekGate), .flag(\.enforceBackwardSeeks), .choice(\.returnToTarget),
+        .choice(\.landingInUnwatchedBreak), .flag(\.skipWatchedBreakOnLanding), .choice(\.watchedWhen),
+        .flag(\.refuseSeeksDuringUnwatchedBreak), .choice(\.watchedBreakOnPlayback), .seconds(\.snapbackLandingOffset),
+        .seconds(\.cooldown), .flag(\.trickPlayAsSeek), .choice(\.resumeBreaks), .flag(\.prerollDisabled),
+        .flag(\.midrollsDisabled), .flag(\.liveSnapback), .flag(\.liveBookmarks), .count(\.maxSnapbacksPerBreak),
+        .seconds(\.coverageTolerance), .seconds(\.bookmarkInterval), .seconds(\.finishedMargin),
+        .choice(\.trickPlaySkippedBreaks)
+    ]
+
+    var proto: Proto {
+        var p = Proto()
+        for (i, (field, row)) in zip(AdPolicy.fields, Self.protoRows).enumerated() where isOverridden(i) {
+            switch (field.kind, row) {
+            case (.flag(let k), .flag(let m)): p[keyPath: m] = values[keyPath: k]
+            case (.seconds(let k, _), .seconds(let m)): p[keyPath: m] = values[keyPath: k]
+            case (.count(let k, _, _), .count(let m)): p[keyPath: m] = UInt32(clamping: values[keyPath: k])
+            case (.choice(let c), .choice(_, let set)): set(&p, UInt32(c.position(values) + 1))
+            default: preconditionFailure("PolicyOverrides.protoRows: \(field.key) is not of its row's kind")
+            }
+        }
+        return p
+    }
+
+    /// The overrides a peer sent; an enum value this version does not know is refused, named with `path`.
+    init(proto p: Proto, path: String) throws(WireError) {
         self.init()
-        for field in AdPolicy.fields where m.isSet(field.protoName) {
-            let name = field.protoName
+        for (field, row) in zip(AdPolicy.fields, Self.protoRows) {
             var policy = AdPolicy()
-            switch field.kind {
-            case .flag(let k): policy[keyPath: k] = m.bool(name)
-            case .seconds(let k, _): policy[keyPath: k] = m.double(name)
-            case .count(let k, _, _): policy[keyPath: k] = Int(m.uint32(name))
-            case .choice(let c):
-                let number = m.enumNumber(name)
-                guard number <= UInt32(c.names.count) else { throw unknownEnumValue(m.path + name, number) }
+            switch (field.kind, row) {
+            case (.flag(let k), .flag(let m)):
+                guard let v = p[keyPath: m] else { continue }
+                policy[keyPath: k] = v
+            case (.seconds(let k, _), .seconds(let m)):
+                guard let v = p[keyPath: m] else { continue }
+                policy[keyPath: k] = v
+            case (.count(let k, _, _), .count(let m)):
+                guard let v = p[keyPath: m] else { continue }
+                policy[keyPath: k] = Int(v)
+            case (.choice(let c), .choice(let get, _)):
+                let number = get(p)
+                guard number != 0 else { continue }
+                guard number <= UInt32(c.names.count) else { throw unknownEnumValue(path + field.protoName, number) }
                 c.assign(&policy, Int(number) - 1)
+            default: preconditionFailure("PolicyOverrides.protoRows: \(field.key) is not of its row's kind")
             }
             set(field, from: policy)
         }

@@ -46,38 +46,23 @@ public struct SessionInfo: Sendable, Equatable {
     }
 }
 
-extension SessionInfo: ProtoMessage {
-    static var descriptor: ProtoDescriptor { WireMethod.getSession.replyDescriptor }
-
-    init(_ m: ProtoReader) throws(WireError) {
-        let state =
-            try m.message("state") ?? SessionStateReply(phase: nil, streamTime: 0, contentTime: 0, playing: false, rate: 0)
+extension SessionInfo: ProtoMapped {
+    init(proto p: SnapbackV1.SessionInfo) throws(WireError) {
+        let state = try p.state.map(SessionStateReply.init(proto:))
         self.init(
-            sessionId: m.uint64("session_id"), contentId: try m.string("content_id"), streamId: try m.string("stream_id"),
-            profile: try m.string("profile"), kind: m.knownEnumValue("kind", as: SessionKind.self) ?? .onDemand,
-            policyPreset: try m.string("policy_preset"), clientName: try m.string("client_name"),
-            peerUid: m.uint32("peer_uid"), peerPid: m.int32("peer_pid"), openedAt: m.double("opened_at"),
-            pushes: m.uint64("pushes"), breakCount: m.uint32("break_count"), state: state,
-            contentDuration: m.optionalDouble("content_duration"))
+            sessionId: p.sessionId, contentId: p.contentId, streamId: p.streamId, profile: p.profile,
+            kind: SessionKind(proto: p.kind) ?? .onDemand, policyPreset: p.policyPreset, clientName: p.clientName,
+            peerUid: p.peerUid, peerPid: p.peerPid, openedAt: p.openedAt, pushes: p.pushes, breakCount: p.breakCount,
+            state: state ?? SessionStateReply(phase: nil, streamTime: 0, contentTime: 0, playing: false, rate: 0),
+            contentDuration: p.contentDuration)
     }
 
-    func write(to m: ProtoBuilder) {
-        m.set("session_id", sessionId)
-        m.set("content_id", contentId)
-        m.set("stream_id", streamId)
-        m.set("profile", profile)
-        m.set("kind", kind)
-        m.set("policy_preset", policyPreset)
-        m.set("client_name", clientName)
-        m.set("peer_uid", peerUid)
-        m.set("peer_pid", peerPid)
-        m.set("opened_at", openedAt)
-        m.set("pushes", pushes)
-        m.set("break_count", breakCount)
-        m.set("state", state)
-        m.set("content_duration", contentDuration)
+    var proto: SnapbackV1.SessionInfo {
+        SnapbackV1.SessionInfo(
+            sessionId: sessionId, contentId: contentId, streamId: streamId, profile: profile, kind: kind.proto,
+            policyPreset: policyPreset, clientName: clientName, peerUid: peerUid, peerPid: peerPid, openedAt: openedAt,
+            pushes: pushes, breakCount: breakCount, state: state.proto, contentDuration: contentDuration)
     }
-
 }
 
 /// `snapback.v1.ListSessionsReply`.
@@ -91,14 +76,15 @@ public struct ListSessionsReply: Sendable, Equatable {
     }
 }
 
-extension ListSessionsReply: ProtoMessage {
-    static var descriptor: ProtoDescriptor { WireMethod.listSessions.replyDescriptor }
-    init(_ m: ProtoReader) throws(WireError) {
-        self.init(sessions: try m.messages("sessions"), nextPageToken: try m.string("next_page_token"))
+extension ListSessionsReply: ProtoMapped {
+    init(proto p: SnapbackV1.ListSessionsReply) throws(WireError) {
+        var sessions: [SessionInfo] = []
+        for s in p.sessions { sessions.append(try SessionInfo(proto: s)) }
+        self.init(sessions: sessions, nextPageToken: p.nextPageToken)
     }
-    func write(to m: ProtoBuilder) {
-        m.set("sessions", sessions)
-        m.set("next_page_token", nextPageToken)
+
+    var proto: SnapbackV1.ListSessionsReply {
+        SnapbackV1.ListSessionsReply(sessions: sessions.map(\.proto), nextPageToken: nextPageToken)
     }
 }
 
@@ -191,35 +177,19 @@ public struct WireDecision: Sendable, Equatable {
     }
 }
 
-extension WireDecision: ProtoMessage {
-    static var descriptor: ProtoDescriptor { WireMethod.watchDecisions.replyDescriptor }
-
-    init(_ m: ProtoReader) throws(WireError) {
+extension WireDecision: ProtoMapped {
+    init(proto p: SnapbackV1.Decision) {
         self.init(
-            seq: m.uint64("seq"), sessionId: m.uint64("session_id"), contentId: try m.string("content_id"),
-            streamId: try m.string("stream_id"), profile: try m.string("profile"), at: m.double("at"),
-            kind: m.knownEnumValue("kind", as: Kind.self), reason: try m.string("reason"),
-            streamTime: m.double("stream_time"), seekReason: m.knownEnumValue("seek_reason", as: SeekReason.self),
-            breakId: try m.string("break_id"), contentTime: m.double("content_time"),
-            bookmarkTrigger: m.knownEnumValue("bookmark_trigger", as: BookmarkTrigger.self),
-            skipReason: m.knownEnumValue("skip_reason", as: BreakSkipReason.self))
+            seq: p.seq, sessionId: p.sessionId, contentId: p.contentId, streamId: p.streamId, profile: p.profile, at: p.at,
+            kind: Kind(proto: p.kind), reason: p.reason, streamTime: p.streamTime, seekReason: SeekReason(proto: p.seekReason),
+            breakId: p.breakId, contentTime: p.contentTime, bookmarkTrigger: BookmarkTrigger(proto: p.bookmarkTrigger),
+            skipReason: BreakSkipReason(proto: p.skipReason))
     }
 
-    func write(to m: ProtoBuilder) {
-        m.set("seq", seq)
-        m.set("session_id", sessionId)
-        m.set("content_id", contentId)
-        m.set("stream_id", streamId)
-        m.set("profile", profile)
-        m.set("at", at)
-        m.set("kind", kind)
-        m.set("reason", reason)
-        m.set("stream_time", streamTime)
-        m.set("seek_reason", seekReason)
-        m.set("break_id", breakId)
-        m.set("content_time", contentTime)
-        m.set("bookmark_trigger", bookmarkTrigger)
-        m.set("skip_reason", skipReason)
+    var proto: SnapbackV1.Decision {
+        SnapbackV1.Decision(
+            seq: seq, sessionId: sessionId, contentId: contentId, streamId: streamId, profile: profile, at: at,
+            kind: kind.proto, reason: reason, streamTime: streamTime, seekReason: seekReason.proto, breakId: breakId,
+            contentTime: contentTime, bookmarkTrigger: bookmarkTrigger.proto, skipReason: skipReason.proto)
     }
-
 }

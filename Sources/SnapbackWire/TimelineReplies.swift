@@ -31,27 +31,20 @@ public struct OpenSessionReply: Sendable, Equatable {
     }
 }
 
-extension OpenSessionReply: ProtoMessage {
-    static var descriptor: ProtoDescriptor { WireMethod.openSession.replyDescriptor }
-
-    init(_ m: ProtoReader) throws(WireError) {
+extension OpenSessionReply: ProtoMapped {
+    init(proto p: SnapbackV1.OpenSessionReply) {
         self.init(
-            sessionId: m.uint64("session_id"), startStreamTime: m.optionalDouble("start_stream_time"),
-            breaksBeforeResume: try m.strings("breaks_before_resume"), policyPreset: try m.string("policy_preset"),
-            resumeContentTime: m.optionalDouble("resume_content_time"),
-            resumedFromBookmark: m.bool("resumed_from_bookmark"), lastPushSeq: m.uint64("last_push_seq"))
+            sessionId: p.sessionId, startStreamTime: p.startStreamTime, breaksBeforeResume: p.breaksBeforeResume,
+            policyPreset: p.policyPreset, resumeContentTime: p.resumeContentTime, resumedFromBookmark: p.resumedFromBookmark,
+            lastPushSeq: p.lastPushSeq)
     }
 
-    func write(to m: ProtoBuilder) {
-        m.set("session_id", sessionId)
-        m.set("start_stream_time", startStreamTime)
-        m.set("breaks_before_resume", breaksBeforeResume)
-        m.set("policy_preset", policyPreset)
-        m.set("resume_content_time", resumeContentTime)
-        m.set("resumed_from_bookmark", resumedFromBookmark)
-        m.set("last_push_seq", lastPushSeq)
+    var proto: SnapbackV1.OpenSessionReply {
+        SnapbackV1.OpenSessionReply(
+            sessionId: sessionId, startStreamTime: startStreamTime, breaksBeforeResume: breaksBeforeResume,
+            policyPreset: policyPreset, resumeContentTime: resumeContentTime, resumedFromBookmark: resumedFromBookmark,
+            lastPushSeq: lastPushSeq)
     }
-
 }
 
 /// `snapback.v1.EventReply`: the reply to every session event.
@@ -62,20 +55,9 @@ public struct EventReply: Sendable, Equatable {
     public init(lastPushSeq: UInt64) { self.lastPushSeq = lastPushSeq }
 }
 
-extension EventReply: WireMessage {
-    @discardableResult
-    public func encode(into out: inout [UInt8]) -> Int {
-        WireReply.encodeEventReply(lastPushSeq: lastPushSeq, into: &out)
-    }
-
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> EventReply {
-        try ProtoC.unpack(
-            body, "snapback.v1.EventReply", snapback__v1__event_reply__unpack,
-            snapback__v1__event_reply__free_unpacked
-        ) { m throws(WireError) in
-            EventReply(lastPushSeq: m.pointee.last_push_seq)
-        }
-    }
+extension EventReply: ProtoMapped {
+    init(proto p: SnapbackV1.EventReply) { lastPushSeq = p.lastPushSeq }
+    var proto: SnapbackV1.EventReply { SnapbackV1.EventReply(lastPushSeq: lastPushSeq) }
 }
 
 /// `snapback.v1.ContentTimeReply`.
@@ -84,10 +66,9 @@ public struct ContentTimeReply: Sendable, Equatable {
     public init(contentTime: Double) { self.contentTime = contentTime }
 }
 
-extension ContentTimeReply: ProtoMessage {
-    static var descriptor: ProtoDescriptor { WireMethod.contentTimeForStreamTime.replyDescriptor }
-    init(_ m: ProtoReader) { contentTime = m.double("content_time") }
-    func write(to m: ProtoBuilder) { m.set("content_time", contentTime) }
+extension ContentTimeReply: ProtoMapped {
+    init(proto p: SnapbackV1.ContentTimeReply) { contentTime = p.contentTime }
+    var proto: SnapbackV1.ContentTimeReply { SnapbackV1.ContentTimeReply(contentTime: contentTime) }
 }
 
 /// `snapback.v1.StreamTimeReply`.
@@ -96,10 +77,9 @@ public struct StreamTimeReply: Sendable, Equatable {
     public init(streamTime: Double) { self.streamTime = streamTime }
 }
 
-extension StreamTimeReply: ProtoMessage {
-    static var descriptor: ProtoDescriptor { WireMethod.streamTimeForContentTime.replyDescriptor }
-    init(_ m: ProtoReader) { streamTime = m.double("stream_time") }
-    func write(to m: ProtoBuilder) { m.set("stream_time", streamTime) }
+extension StreamTimeReply: ProtoMapped {
+    init(proto p: SnapbackV1.StreamTimeReply) { streamTime = p.streamTime }
+    var proto: SnapbackV1.StreamTimeReply { SnapbackV1.StreamTimeReply(streamTime: streamTime) }
 }
 
 /// `snapback.v1.BreakAtReply`: the breaks around a stream time.
@@ -115,18 +95,12 @@ public struct BreakAtReply: Sendable, Equatable {
     }
 }
 
-extension BreakAtReply: ProtoMessage {
-    static var descriptor: ProtoDescriptor { WireMethod.breakAt.replyDescriptor }
-
-    init(_ m: ProtoReader) throws(WireError) {
-        self.init(previous: try m.message("previous"), next: try m.message("next"))
+extension BreakAtReply: ProtoMapped {
+    init(proto p: SnapbackV1.BreakAtReply) {
+        self.init(previous: p.previous.map(AdBreak.init(proto:)), next: p.next.map(AdBreak.init(proto:)))
     }
 
-    func write(to m: ProtoBuilder) {
-        m.set("previous", previous)
-        m.set("next", next)
-    }
-
+    var proto: SnapbackV1.BreakAtReply { SnapbackV1.BreakAtReply(previous: previous?.proto, next: next?.proto) }
 }
 
 /// `snapback.v1.SessionStateReply`: a session's `TimelineSnapshot` as a client sees it. It reads as the
@@ -205,52 +179,35 @@ public struct SessionStateReply: Sendable, Equatable {
     }
 }
 
-extension SessionStateReply: ProtoMessage {
-    static var descriptor: ProtoDescriptor { WireMethod.getSessionState.replyDescriptor }
-
-    init(_ m: ProtoReader) throws(WireError) {
-        let breakId = try m.string("current_break_id")
+extension SessionStateReply: ProtoMapped {
+    init(proto p: SnapbackV1.SessionStateReply) {
         self.init(
-            phase: m.knownEnumValue("phase", as: TimelineSnapshot.Phase.self),
-            currentBreakId: breakId.isEmpty ? nil : breakId, streamTime: m.double("stream_time"),
-            contentTime: m.double("content_time"), playing: m.bool("playing"), rate: m.double("rate"),
-            pendingReturn: m.optionalDouble("pending_return"), breaks: try m.messages("breaks"),
-            cooldownUntil: m.optionalDouble("cooldown_until"),
-            lastBookmarkContentTime: m.optionalDouble("last_bookmark_content_time"),
-            breakStates: try m.messages("break_states"), totalBreaks: Int(m.uint32("total_breaks")))
+            phase: TimelineSnapshot.Phase(proto: p.phase), currentBreakId: p.currentBreakId.isEmpty ? nil : p.currentBreakId,
+            streamTime: p.streamTime, contentTime: p.contentTime, playing: p.playing, rate: p.rate,
+            pendingReturn: p.pendingReturn, breaks: p.breaks.map(AdBreak.init(proto:)), cooldownUntil: p.cooldownUntil,
+            lastBookmarkContentTime: p.lastBookmarkContentTime, breakStates: p.breakStates.map(BreakState.init(proto:)),
+            totalBreaks: Int(p.totalBreaks))
     }
 
-    func write(to m: ProtoBuilder) {
-        m.set("phase", phase)
-        if let id = snapshot.currentBreakId { m.set("current_break_id", id) }
-        m.set("stream_time", snapshot.streamTime)
-        m.set("content_time", snapshot.contentTime)
-        m.set("playing", snapshot.playing)
-        m.set("rate", snapshot.rate)
-        m.set("pending_return", snapshot.pendingReturn)
-        m.set("breaks", snapshot.breaks)
-        m.set("cooldown_until", snapshot.cooldownUntil)
-        m.set("last_bookmark_content_time", snapshot.lastBookmarkContentTime)
-        m.set("break_states", breakStates)
-        m.set("total_breaks", UInt32(clamping: totalBreaks))
+    var proto: SnapbackV1.SessionStateReply {
+        SnapbackV1.SessionStateReply(
+            phase: phase.proto, currentBreakId: snapshot.currentBreakId ?? "", streamTime: snapshot.streamTime,
+            contentTime: snapshot.contentTime, playing: snapshot.playing, rate: snapshot.rate,
+            pendingReturn: snapshot.pendingReturn, breaks: snapshot.breaks.map(\.proto), cooldownUntil: snapshot.cooldownUntil,
+            lastBookmarkContentTime: snapshot.lastBookmarkContentTime, breakStates: breakStates.map(\.proto),
+            totalBreaks: UInt32(clamping: totalBreaks))
     }
-
 }
 
-extension SessionStateReply.BreakState: ProtoFields {
-    init(_ m: ProtoReader) throws(WireError) {
+extension SessionStateReply.BreakState {
+    init(proto p: SnapbackV1.BreakState) {
         self.init(
-            breakId: try m.string("break_id"),
-            position: m.knownEnumValue("position", as: TimelineSnapshot.BreakPosition.self),
-            watched: m.bool("watched"), exempt: m.bool("exempt"),
-            skipped: m.knownEnumValue("skip_reason", as: BreakSkipReason.self))
+            breakId: p.breakId, position: TimelineSnapshot.BreakPosition(proto: p.position), watched: p.watched,
+            exempt: p.exempt, skipped: BreakSkipReason(proto: p.skipReason))
     }
 
-    func write(to m: ProtoBuilder) {
-        m.set("break_id", breakId)
-        m.set("position", position)
-        m.set("watched", watched)
-        m.set("exempt", exempt)
-        m.set("skip_reason", skipped)
+    var proto: SnapbackV1.BreakState {
+        SnapbackV1.BreakState(
+            breakId: breakId, position: position.proto, watched: watched, exempt: exempt, skipReason: skipped.proto)
     }
 }

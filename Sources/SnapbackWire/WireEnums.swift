@@ -83,3 +83,8 @@ extension AdPolicy.WatchedWhen: ProtoEnum { typealias Proto = Snapback__V1__Watc
 extension AdPolicy.WatchedBreakOnPlayback: ProtoEnum { typealias Proto = Snapback__V1__WatchedBreakOnPlayback }
 extension AdPolicy.ResumeBreaks: ProtoEnum { typealias Proto = Snapback__V1__ResumeBreaks }
 extension AdPolicy.TrickPlaySkippedBreaks: ProtoEnum { typealias Proto = Snapback__V1__TrickPlaySkippedBreaks }
+
+extension Optional where Wrapped: ProtoEnum {
+    /// The proto value; UNSPECIFIED for nil.
+    var proto: Wrapped.Proto { self?.proto ?? Wrapped.Proto(rawValue: 0)! }
+}

@@ -1,10 +1,11 @@
 import SnapbackTimeline
 
-/// Hand-written encoders for the two messages of the snapback round trip — the `seek` Push and the
-/// EventReply — written straight into the output buffer: protobuf-c's packed-size pass, pack pass and
-/// zero-filled reservation cost more than the whole timeline decision here. They produce the same bytes
-/// as protobuf-c (field order, proto3 defaults left out, doubles as fixed64); `WireFastPathTests` checks
-/// that byte for byte against `ProtoC`.
+/// The snapback round trip's messages read and written straight from and to the frame: protobuf-c's
+/// allocation, packed-size pass, pack pass and zero-filled reservation cost more than the whole timeline
+/// decision here. The plain scalar messages (SeekEnded, EventReply…) are generated on `Reader` and
+/// `RawWriter` (`ProtoPlainMessage`); the `seek` Push, whose reason is worded in place from the action,
+/// is written here by hand. Both produce the same bytes as protobuf-c (field order, proto3 defaults left
+/// out, doubles as fixed64); `WireFastPathTests` checks that byte for byte against `ProtoC`.
 enum WireFastPath {
     /// At least the size of the seek push `encodeSeekPush` writes for `reason`.
     static func seekPushBound(reason: PushReason) -> Int { seekPushBound(reasonBound: reason.utf8CountBound) }
@@ -64,16 +65,6 @@ enum WireFastPath {
         return out.count
     }
 
-    /// At least the size of an `EventReply`.
-    static let eventReplyBound = 11
-
-    /// `EventReply{last_push_seq}` at the start of `buffer` (at least ``eventReplyBound`` bytes).
-    static func encodeEventReply(lastPushSeq: UInt64, into buffer: UnsafeMutableRawBufferPointer) -> Int {
-        var out = RawWriter(buffer)
-        out.uint64Field(1, lastPushSeq)
-        return out.count
-    }
-
     /// Appends what `encode` writes into at most `bound` bytes to `out`; returns how many.
     static func append(to out: inout [UInt8], bound: Int, _ encode: (UnsafeMutableRawBufferPointer) -> Int) -> Int {
         let start = out.count
@@ -81,10 +72,6 @@ enum WireFastPath {
         let n = out.withUnsafeMutableBytes { encode(UnsafeMutableRawBufferPointer(rebasing: $0[start...])) }
         out.removeLast(bound - n)
         return n
-    }
-
-    static func encodeEventReply(lastPushSeq: UInt64, into out: inout [UInt8]) -> Int {
-        append(to: &out, bound: eventReplyBound) { encodeEventReply(lastPushSeq: lastPushSeq, into: $0) }
     }
 }
 
@@ -146,9 +133,9 @@ struct RawWriter {
 }
 
 extension WireFastPath {
-    /// Reads the two most frequent requests without protobuf-c's allocation: only their clean form —
-    /// known fields with their own wire types, each at most once, no unknown fields. Anything else
-    /// returns nil and goes through protobuf-c, so the result never differs from it
+    /// Reads a message of plain scalars without protobuf-c's allocation (the generated `init?(clean:)`):
+    /// only its clean form — known fields with their own wire types, each at most once, no unknown
+    /// fields. Anything else returns nil and goes through protobuf-c, so the result never differs from it
     /// (`WireFastPathTests` checks both agree on random and mutated bodies).
     struct Reader {
         let bytes: UnsafeRawBufferPointer
@@ -193,40 +180,5 @@ extension WireFastPath {
             seen |= bit
             return (number, UInt64(b & 7))
         }
-    }
-
-    /// `SeekEndedRequest{session_id = 1; from_stream_time = 2; to_stream_time = 3}`.
-    static func decodeSeekEnded(_ body: UnsafeRawBufferPointer) -> (session: UInt64, from: Double, to: Double)? {
-        var r = Reader(body)
-        var session: UInt64 = 0, from = 0.0, to = 0.0
-        while !r.atEnd {
-            guard let (number, wire) = r.fieldOnce() else { return nil }
-            switch (number, wire) {
-            case (1, 0): guard let v = r.varint() else { return nil }; session = v
-            case (2, 1): guard let v = r.double() else { return nil }; from = v
-            case (3, 1): guard let v = r.double() else { return nil }; to = v
-            default: return nil
-            }
-        }
-        return (session, from, to)
-    }
-
-    /// `ReportPlayheadRequest{session_id = 1; stream_time = 2; rate = 3; playing = 4}`.
-    static func decodeReportPlayhead(_ body: UnsafeRawBufferPointer)
-        -> (session: UInt64, streamTime: Double, rate: Double, playing: Bool)?
-    {
-        var r = Reader(body)
-        var session: UInt64 = 0, t = 0.0, rate = 0.0, playing = false
-        while !r.atEnd {
-            guard let (number, wire) = r.fieldOnce() else { return nil }
-            switch (number, wire) {
-            case (1, 0): guard let v = r.varint() else { return nil }; session = v
-            case (2, 1): guard let v = r.double() else { return nil }; t = v
-            case (3, 1): guard let v = r.double() else { return nil }; rate = v
-            case (4, 0): guard let v = r.varint() else { return nil }; playing = v != 0
-            default: return nil
-            }
-        }
-        return (session, t, rate, playing)
     }
 }

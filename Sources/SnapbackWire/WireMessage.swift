@@ -52,23 +52,6 @@ enum ProtoC {
         return size
     }
 
-    /// Unpacks `body` with a generated `*__unpack`, hands the message to `read`, and frees it with the
-    /// matching `*__free_unpacked` whatever `read` does.
-    @inline(__always)
-    static func unpack<M, R>(
-        _ body: UnsafeRawBufferPointer,
-        _ name: String,
-        _ unpack: (UnsafeMutablePointer<ProtobufCAllocator>?, Int, UnsafePointer<UInt8>?) -> UnsafeMutablePointer<M>?,
-        _ free: (UnsafeMutablePointer<M>?, UnsafeMutablePointer<ProtobufCAllocator>?) -> Void,
-        _ read: (UnsafeMutablePointer<M>) throws(WireError) -> R
-    ) throws(WireError) -> R {
-        // An empty body is a valid message (every field at its default); protobuf-c reads nothing then.
-        let data = body.baseAddress?.assumingMemoryBound(to: UInt8.self)
-        guard let message = unpack(nil, body.count, data) else { throw .malformed(message: name) }
-        defer { free(message, nil) }
-        return try read(message)
-    }
-
     /// A string field. proto3 strings are UTF-8: bytes that are not (`ff fe`) are refused, naming the
     /// field, instead of being repaired into U+FFFD — repaired, two different byte strings would become
     /// one content id and share a bookmark.
@@ -83,9 +66,9 @@ enum ProtoC {
     static func cBool(_ b: Bool) -> protobuf_c_boolean { b ? 1 : 0 }
 }
 
-/// Memory that outlives the closures of `withCString` while a message with many strings, repeated
-/// messages or repeated scalars is packed; freed all at once when the arena goes away. Used off the hot
-/// path (the round trip's EventReply and seek push are written by `WireFastPath`, without one).
+/// The memory of a protobuf-c message being packed: its struct, strings, arrays and sub-messages, freed
+/// all at once when the arena goes away. Used off the hot path (the round trip's EventReply and seek
+/// push are written straight into the frame, without one).
 final class CArena {
     private var blocks: [UnsafeMutableRawPointer] = []
 
@@ -111,13 +94,6 @@ final class CArena {
         return p
     }
 
-    func doubles(_ values: [Double]) -> UnsafeMutablePointer<Double>? {
-        guard !values.isEmpty else { return nil }
-        let p = allocate(Double.self, count: values.count)
-        _ = UnsafeMutableBufferPointer(start: p, count: values.count).initialize(from: values)
-        return p
-    }
-
     func strings(_ values: [String]) -> UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? {
         guard !values.isEmpty else { return nil }
         let p = allocate(UnsafeMutablePointer<CChar>?.self, count: values.count)
@@ -127,20 +103,16 @@ final class CArena {
 }
 
 /// `snapback.v1.AdBreak`.
-extension AdBreak: ProtoFields {
-    init(_ m: ProtoReader) throws(WireError) {
+extension AdBreak {
+    init(proto p: SnapbackV1.AdBreak) {
         self.init(
-            id: try m.string("id"), start: m.double("start"), duration: m.double("duration"),
-            adDurations: m.doubles("ad_durations"), watched: m.bool("watched"),
-            contentResumeOffset: m.optionalDouble("content_resume_offset"))
+            id: p.id, start: p.start, duration: p.duration, adDurations: p.adDurations, watched: p.watched,
+            contentResumeOffset: p.contentResumeOffset)
     }
 
-    func write(to m: ProtoBuilder) {
-        m.set("id", id)
-        m.set("start", start)
-        m.set("duration", duration)
-        m.set("ad_durations", adDurations)
-        m.set("watched", watched)
-        m.set("content_resume_offset", contentResumeOffset)
+    var proto: SnapbackV1.AdBreak {
+        SnapbackV1.AdBreak(
+            id: id, start: start, duration: duration, adDurations: adDurations, watched: watched,
+            contentResumeOffset: contentResumeOffset)
     }
 }

@@ -14,21 +14,13 @@ public enum WirePush {
 
     /// Appends the Push body for `action`, with `action.reason` as its reason. Returns false, appending
     /// nothing, for an action that is not pushed (`isPushed` is false): take a seq only when it is.
-    /// `seek` — the snapback round trip's — is written by hand (WireFastPath, same bytes as protobuf-c);
-    /// the others go through ``WirePushMessage``, the one protobuf-c encoder of the message.
+    /// Through ``WirePushMessage``: a `seek` — the snapback round trip's — is written by hand (WireFastPath,
+    /// same bytes as protobuf-c), the other kinds through the generated message and protobuf-c.
     @discardableResult
     public static func encodePush(
         sessionId: UInt64, seq: UInt64, action: TimelineAction,
         into out: inout [UInt8]
     ) -> Bool {
-        if case .seek(let to, let why) = action.kind {
-            let reason = PushReason(action.reason)
-            _ = WireFastPath.append(to: &out, bound: WireFastPath.seekPushBound(reason: reason)) {
-                WireFastPath.encodeSeekPush(
-                    sessionId: sessionId, seq: seq, reason: reason, to: to, seekReason: UInt64(why.proto.rawValue), into: $0)
-            }
-            return true
-        }
         guard let message = WirePushMessage(sessionId: sessionId, seq: seq, action: action) else { return false }
         message.encode(into: &out)
         return true
@@ -126,92 +118,60 @@ public struct WirePushMessage: Sendable, Equatable {
 }
 
 extension WirePushMessage: WireMessage {
-    /// By field name: the server sends the pushes other than seeks this way, a few per session (a seek,
-    /// the snapback round trip's, is written by `WireFastPath`). Decoding, below, stays on protobuf-c's
-    /// generated struct: a client reads every push, the round trip's seek among them.
+    /// A seek is written by `WireFastPath`, the seek push's one encoder (the snapback round trip's); every
+    /// other kind through the generated `snapback.v1.Push`, a few per session.
     @discardableResult
-    public func encode(into out: inout [UInt8]) -> Int { ProtoC.append(Self.descriptor, to: &out, write(to:)) }
-
-    func write(to m: ProtoBuilder) {
-        m.set("session_id", sessionId)
-        m.set("seq", seq)
-        m.set("reason", reason)
-        switch kind {
-        case .seek(let to, let why):
-            m.set("seek") { s in
-                s.set("stream_time", to)
-                s.set("reason", why)
+    public func encode(into out: inout [UInt8]) -> Int {
+        if case .seek(let to, let why) = kind {
+            let reason = PushReason.text(reason)
+            return WireFastPath.append(to: &out, bound: WireFastPath.seekPushBound(reason: reason)) {
+                WireFastPath.encodeSeekPush(
+                    sessionId: sessionId, seq: seq, reason: reason, to: to, seekReason: UInt64(why.proto.rawValue), into: $0)
             }
-        case .breakWatched(let id): m.set("break_watched") { $0.set("break_id", id) }
-        case .bookmarkSaved(let contentTime, let streamTime, let trigger):
-            m.set("bookmark_saved") { s in
-                s.set("content_time", contentTime)
-                s.set("stream_time", streamTime)
-                s.set("trigger", trigger)
-            }
-        case .bookmarkCleared: m.set("bookmark_cleared") { _ in }
-        case .breakSkipped(let id, let why):
-            m.set("break_skipped") { s in
-                s.set("break_id", id)
-                s.set("reason", why)
-            }
-        case .playBreak(let id): m.set("play_break") { $0.set("break_id", id) }
-        case .allAdsCompleted: m.set("all_ads_completed") { _ in }
-        case .sessionError(let code, let message):
-            m.set("session_error") { s in
-                s.set("code", UInt32(code.rawValue))
-                s.set("message", message)
-            }
-        case .unknown: break
         }
+        return proto.encode(into: &out)
     }
 
-    /// protobuf-c's descriptor of `snapback.v1.Push`, read off an initialised message (no rpc replies
-    /// with one).
-    private static var descriptor: ProtoDescriptor {
-        var m = Snapback__V1__Push()
-        snapback__v1__push__init(&m)
-        return m.base.descriptor
+    var proto: SnapbackV1.Push {
+        var m = SnapbackV1.Push(sessionId: sessionId, seq: seq, reason: reason)
+        switch kind {
+        case .seek(let to, let why): m.kind = .seek(SnapbackV1.SeekCommand(streamTime: to, reason: why.proto))
+        case .breakWatched(let id): m.kind = .breakWatched(SnapbackV1.BreakWatched(breakId: id))
+        case .bookmarkSaved(let contentTime, let streamTime, let trigger):
+            m.kind = .bookmarkSaved(
+                SnapbackV1.BookmarkSaved(contentTime: contentTime, streamTime: streamTime, trigger: trigger.proto))
+        case .bookmarkCleared: m.kind = .bookmarkCleared(SnapbackV1.BookmarkCleared())
+        case .breakSkipped(let id, let why): m.kind = .breakSkipped(SnapbackV1.BreakSkipped(breakId: id, reason: why.proto))
+        case .playBreak(let id): m.kind = .playBreak(SnapbackV1.PlayBreak(breakId: id))
+        case .allAdsCompleted: m.kind = .allAdsCompleted(SnapbackV1.AllAdsCompleted())
+        case .sessionError(let code, let message):
+            m.kind = .sessionError(SnapbackV1.SessionError(code: UInt32(code.rawValue), message: message))
+        case .unknown: break
+        }
+        return m
+    }
+
+    init(proto m: SnapbackV1.Push) {
+        let kind: Kind
+        switch m.kind {
+        case .seek(let s): kind = .seek(to: s.streamTime, reason: SeekReason(proto: s.reason))
+        case .breakWatched(let s): kind = .breakWatched(breakId: s.breakId)
+        case .bookmarkSaved(let s):
+            kind = .bookmarkSaved(
+                contentTime: s.contentTime, streamTime: s.streamTime, trigger: BookmarkTrigger(proto: s.trigger))
+        case .bookmarkCleared: kind = .bookmarkCleared
+        case .breakSkipped(let s): kind = .breakSkipped(breakId: s.breakId, reason: BreakSkipReason(proto: s.reason))
+        case .playBreak(let s): kind = .playBreak(breakId: s.breakId)
+        case .allAdsCompleted: kind = .allAdsCompleted
+        case .sessionError(let s):
+            let code = s.code <= UInt32(UInt8.max) ? StatusCode(rawValue: UInt8(s.code)) : nil
+            kind = .sessionError(code: code ?? .unknown, message: s.message)
+        case nil: kind = .unknown
+        }
+        self.init(sessionId: m.sessionId, seq: m.seq, reason: m.reason, kind: kind)
     }
 
     public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> WirePushMessage {
-        try ProtoC.unpack(
-            body, "snapback.v1.Push", snapback__v1__push__unpack,
-            snapback__v1__push__free_unpacked
-        ) { p throws(WireError) in
-            let m = p.pointee
-            var kind = Kind.unknown
-            switch m.kind_case {
-            case SNAPBACK__V1__PUSH__KIND_SEEK:
-                if let s = m.seek?.pointee { kind = .seek(to: s.stream_time, reason: SeekReason(proto: s.reason)) }
-            case SNAPBACK__V1__PUSH__KIND_BREAK_WATCHED:
-                if let s = m.break_watched?.pointee { kind = .breakWatched(breakId: try ProtoC.string(s.break_id, "break_id")) }
-            case SNAPBACK__V1__PUSH__KIND_BOOKMARK_SAVED:
-                if let s = m.bookmark_saved?.pointee {
-                    kind = .bookmarkSaved(
-                        contentTime: s.content_time, streamTime: s.stream_time,
-                        trigger: BookmarkTrigger(proto: s.trigger))
-                }
-            case SNAPBACK__V1__PUSH__KIND_BOOKMARK_CLEARED:
-                kind = .bookmarkCleared
-            case SNAPBACK__V1__PUSH__KIND_BREAK_SKIPPED:
-                if let s = m.break_skipped?.pointee {
-                    kind = .breakSkipped(
-                        breakId: try ProtoC.string(s.break_id, "break_id"), reason: BreakSkipReason(proto: s.reason))
-                }
-            case SNAPBACK__V1__PUSH__KIND_PLAY_BREAK:
-                if let s = m.play_break?.pointee { kind = .playBreak(breakId: try ProtoC.string(s.break_id, "break_id")) }
-            case SNAPBACK__V1__PUSH__KIND_ALL_ADS_COMPLETED:
-                kind = .allAdsCompleted
-            case SNAPBACK__V1__PUSH__KIND_SESSION_ERROR:
-                if let s = m.session_error?.pointee {
-                    let code = s.code <= UInt32(UInt8.max) ? StatusCode(rawValue: UInt8(s.code)) : nil
-                    kind = .sessionError(code: code ?? .unknown, message: try ProtoC.string(s.message, "message"))
-                }
-            default:
-                kind = .unknown
-            }
-            return WirePushMessage(sessionId: m.session_id, seq: m.seq, reason: try ProtoC.string(m.reason, "reason"), kind: kind)
-        }
+        WirePushMessage(proto: try SnapbackV1.Push.decode(body))
     }
 }

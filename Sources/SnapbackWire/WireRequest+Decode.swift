@@ -14,11 +14,32 @@ extension WireRequest {
         method: WireMethod, body: UnsafeRawBufferPointer,
         defaultPreset: AdPolicy.Preset = .snapback, maxBreaks: Int = TimelineLayout.maxBreaks
     ) throws(WireError) -> WireRequest {
-        let request = try decodeFields(method: method, body: body, defaultPreset: defaultPreset, maxBreaks: maxBreaks)
+        // The snapback round trip's events are read here, straight from their bytes in their clean form
+        // (the generated `init?(clean:)`): the round trip runs these few lines, not the code of
+        // `decodeFields`' switch over every method (never inlined here).
+        let request: WireRequest
+        switch method {
+        case .seekEnded:
+            if let m = SnapbackV1.SeekEndedRequest(clean: body) {
+                request = .event(sessionId: m.sessionId, .seekEnded(from: m.fromStreamTime, to: m.toStreamTime))
+            } else {
+                request = try decodeFields(method: method, body: body, defaultPreset: defaultPreset, maxBreaks: maxBreaks)
+            }
+        case .reportPlayhead:
+            if let m = SnapbackV1.ReportPlayheadRequest(clean: body) {
+                request = .event(
+                    sessionId: m.sessionId, .playheadReported(streamTime: m.streamTime, rate: m.rate, playing: m.playing))
+            } else {
+                request = try decodeFields(method: method, body: body, defaultPreset: defaultPreset, maxBreaks: maxBreaks)
+            }
+        default:
+            request = try decodeFields(method: method, body: body, defaultPreset: defaultPreset, maxBreaks: maxBreaks)
+        }
         try request.checkRanges()
         return request
     }
 
+    @inline(never)
     private static func decodeFields(
         method: WireMethod, body: UnsafeRawBufferPointer,
         defaultPreset: AdPolicy.Preset, maxBreaks: Int
@@ -28,89 +49,100 @@ extension WireRequest {
             return .hello(try HelloRequest.decode(body))
         case .openSession:
             return .openSession(try OpenSessionRequest.decode(body, defaultPreset: defaultPreset, maxBreaks: maxBreaks))
-        case .reportPlayhead:
-            if let m = WireFastPath.decodeReportPlayhead(body) {
-                return .event(sessionId: m.session, .playheadReported(streamTime: m.streamTime, rate: m.rate, playing: m.playing))
-            }
-            return try decodeEvent(method: method, body: body, maxBreaks: maxBreaks)
-        case .seekEnded:
-            if let m = WireFastPath.decodeSeekEnded(body) {
-                return .event(sessionId: m.session, .seekEnded(from: m.from, to: m.to))
-            }
-            return try decodeEvent(method: method, body: body, maxBreaks: maxBreaks)
-        case .seekStarted, .adBreakStarted, .adBreakEnded, .adStarted, .adEnded, .trickPlayStarted, .trickPlayEnded,
-            .contentComplete, .updateBreaks, .pause, .closeSession:
+        case .reportPlayhead, .seekStarted, .seekEnded, .adBreakStarted, .adBreakEnded, .adStarted, .adEnded,
+            .trickPlayStarted, .trickPlayEnded, .contentComplete, .updateBreaks, .pause, .closeSession:
             return try decodeEvent(method: method, body: body, maxBreaks: maxBreaks)
         case .getStatus, .listSessions, .getSession, .watchDecisions, .contentTimeForStreamTime,
             .streamTimeForContentTime, .breakAt, .getSessionState, .getBookmark, .listBookmarks, .deleteBookmark,
             .clearBookmarks:
-            return try ProtoC.read(body, method.requestDescriptor) { m throws(WireError) in
-                try query(method, m)
-            }
+            return try query(method, body)
         }
     }
 
-    /// The requests off the event path, read by field name from the rpc's request message.
-    private static func query(_ method: WireMethod, _ m: ProtoReader) throws(WireError) -> WireRequest {
+    /// The requests off the event path, from the rpc's generated request message.
+    private static func query(_ method: WireMethod, _ body: UnsafeRawBufferPointer) throws(WireError) -> WireRequest {
         switch method {
-        case .getStatus: return .getStatus
-        case .listSessions: return .listSessions(pageSize: m.uint32("page_size"), pageToken: try m.string("page_token"))
-        case .getSession: return .getSession(sessionId: m.uint64("session_id"))
-        case .watchDecisions: return .watchDecisions(sessionId: m.uint64("session_id"), contentId: try m.string("content_id"))
+        case .getStatus:
+            _ = try SnapbackV1.StatusRequest.decode(body)
+            return .getStatus
+        case .listSessions:
+            let m = try SnapbackV1.ListSessionsRequest.decode(body)
+            return .listSessions(pageSize: m.pageSize, pageToken: m.pageToken)
+        case .getSession: return .getSession(sessionId: try SnapbackV1.GetSessionRequest.decode(body).sessionId)
+        case .watchDecisions:
+            let m = try SnapbackV1.WatchDecisionsRequest.decode(body)
+            return .watchDecisions(sessionId: m.sessionId, contentId: m.contentId)
         case .contentTimeForStreamTime:
-            return .contentTimeForStreamTime(sessionId: m.uint64("session_id"), streamTime: m.double("stream_time"))
+            let m = try SnapbackV1.ContentTimeForStreamTimeRequest.decode(body)
+            return .contentTimeForStreamTime(sessionId: m.sessionId, streamTime: m.streamTime)
         case .streamTimeForContentTime:
-            return .streamTimeForContentTime(sessionId: m.uint64("session_id"), contentTime: m.double("content_time"))
-        case .breakAt: return .breakAt(sessionId: m.uint64("session_id"), streamTime: m.double("stream_time"))
+            let m = try SnapbackV1.StreamTimeForContentTimeRequest.decode(body)
+            return .streamTimeForContentTime(sessionId: m.sessionId, contentTime: m.contentTime)
+        case .breakAt:
+            let m = try SnapbackV1.BreakAtRequest.decode(body)
+            return .breakAt(sessionId: m.sessionId, streamTime: m.streamTime)
         case .getSessionState:
-            return .getSessionState(
-                sessionId: m.uint64("session_id"), firstBreak: m.uint32("first_break"), maxBreaks: m.uint32("max_breaks"))
-        case .getBookmark: return .getBookmark(profile: try m.string("profile"), contentId: try m.string("content_id"))
+            let m = try SnapbackV1.GetSessionStateRequest.decode(body)
+            return .getSessionState(sessionId: m.sessionId, firstBreak: m.firstBreak, maxBreaks: m.maxBreaks)
+        case .getBookmark:
+            let m = try SnapbackV1.GetBookmarkRequest.decode(body)
+            return .getBookmark(profile: m.profile, contentId: m.contentId)
         case .listBookmarks:
-            return .listBookmarks(
-                profile: try m.string("profile"), pageSize: m.uint32("page_size"),
-                pageToken: try m.string("page_token"))
-        case .deleteBookmark: return .deleteBookmark(profile: try m.string("profile"), contentId: try m.string("content_id"))
-        case .clearBookmarks: return .clearBookmarks(profile: try m.string("profile"))
+            let m = try SnapbackV1.ListBookmarksRequest.decode(body)
+            return .listBookmarks(profile: m.profile, pageSize: m.pageSize, pageToken: m.pageToken)
+        case .deleteBookmark:
+            let m = try SnapbackV1.DeleteBookmarkRequest.decode(body)
+            return .deleteBookmark(profile: m.profile, contentId: m.contentId)
+        case .clearBookmarks: return .clearBookmarks(profile: try SnapbackV1.ClearBookmarksRequest.decode(body).profile)
         default: preconditionFailure("\(method) is decoded elsewhere")
         }
     }
 
-    /// The session events off the fast path (ReportPlayhead and SeekEnded in their clean form are read by
-    /// `WireFastPath` above), by field name from the rpc's request message, as the queries are.
+    /// The session events, from the rpc's generated request message (those of plain scalars, the round
+    /// trip's SeekEnded and ReportPlayhead among them, read straight from their bytes in their clean form:
+    /// `ProtoPlainMessage`).
     private static func decodeEvent(
         method: WireMethod, body: UnsafeRawBufferPointer, maxBreaks: Int
     ) throws(WireError) -> WireRequest {
-        try ProtoC.read(body, method.requestDescriptor) { m throws(WireError) in try event(method, m, maxBreaks: maxBreaks) }
-    }
-
-    private static func event(_ method: WireMethod, _ m: ProtoReader, maxBreaks: Int) throws(WireError) -> WireRequest {
-        let id = m.uint64("session_id")
-        let event: TimelineEvent
         switch method {
         case .reportPlayhead:
-            event = .playheadReported(streamTime: m.double("stream_time"), rate: m.double("rate"), playing: m.bool("playing"))
-        case .seekStarted: event = .seekStarted(from: m.double("from_stream_time"))
-        case .seekEnded: event = .seekEnded(from: m.double("from_stream_time"), to: m.double("to_stream_time"))
+            let m = try SnapbackV1.ReportPlayheadRequest.decode(body)
+            return .event(sessionId: m.sessionId, .playheadReported(streamTime: m.streamTime, rate: m.rate, playing: m.playing))
+        case .seekStarted:
+            let m = try SnapbackV1.SeekStartedRequest.decode(body)
+            return .event(sessionId: m.sessionId, .seekStarted(from: m.fromStreamTime))
+        case .seekEnded:
+            let m = try SnapbackV1.SeekEndedRequest.decode(body)
+            return .event(sessionId: m.sessionId, .seekEnded(from: m.fromStreamTime, to: m.toStreamTime))
         case .adBreakStarted:
-            event = .adBreakStarted(breakId: try m.string("break_id"), streamTime: m.optionalDouble("stream_time"))
+            let m = try SnapbackV1.AdBreakStartedRequest.decode(body)
+            return .event(sessionId: m.sessionId, .adBreakStarted(breakId: m.breakId, streamTime: m.streamTime))
         case .adBreakEnded:
-            event = .adBreakEnded(breakId: try m.string("break_id"), streamTime: m.optionalDouble("stream_time"))
+            let m = try SnapbackV1.AdBreakEndedRequest.decode(body)
+            return .event(sessionId: m.sessionId, .adBreakEnded(breakId: m.breakId, streamTime: m.streamTime))
         case .adStarted:
-            event = .adStarted(
-                breakId: try m.string("break_id"), index: Int(m.uint32("index")), streamTime: m.optionalDouble("stream_time"))
+            let m = try SnapbackV1.AdStartedRequest.decode(body)
+            return .event(sessionId: m.sessionId, .adStarted(breakId: m.breakId, index: Int(m.index), streamTime: m.streamTime))
         case .adEnded:
-            event = .adEnded(
-                breakId: try m.string("break_id"), index: Int(m.uint32("index")), streamTime: m.optionalDouble("stream_time"))
-        case .trickPlayStarted: event = .trickPlayStarted(streamTime: m.double("stream_time"), rate: m.double("rate"))
-        case .trickPlayEnded: event = .trickPlayEnded(streamTime: m.double("stream_time"))
-        case .contentComplete: event = .contentCompleted
-        case .updateBreaks: event = .breaksUpdated(try m.messages("breaks", atMost: maxBreaks))
-        case .pause: event = .paused(streamTime: m.double("stream_time"))
-        case .closeSession: return .closeSession(sessionId: id)
+            let m = try SnapbackV1.AdEndedRequest.decode(body)
+            return .event(sessionId: m.sessionId, .adEnded(breakId: m.breakId, index: Int(m.index), streamTime: m.streamTime))
+        case .trickPlayStarted:
+            let m = try SnapbackV1.TrickPlayStartedRequest.decode(body)
+            return .event(sessionId: m.sessionId, .trickPlayStarted(streamTime: m.streamTime, rate: m.rate))
+        case .trickPlayEnded:
+            let m = try SnapbackV1.TrickPlayEndedRequest.decode(body)
+            return .event(sessionId: m.sessionId, .trickPlayEnded(streamTime: m.streamTime))
+        case .contentComplete:
+            return .event(sessionId: try SnapbackV1.ContentCompleteRequest.decode(body).sessionId, .contentCompleted)
+        case .updateBreaks:
+            let m = try SnapbackV1.UpdateBreaksRequest.decode(body, maxElements: maxBreaks)
+            return .event(sessionId: m.sessionId, .breaksUpdated(m.breaks.map(AdBreak.init(proto:))))
+        case .pause:
+            let m = try SnapbackV1.PauseRequest.decode(body)
+            return .event(sessionId: m.sessionId, .paused(streamTime: m.streamTime))
+        case .closeSession: return .closeSession(sessionId: try SnapbackV1.CloseSessionRequest.decode(body).sessionId)
         default: preconditionFailure("\(method) is not an event")
         }
-        return .event(sessionId: id, event)
     }
 
     /// `decode(method:body:defaultPreset:maxBreaks:)` over an array.

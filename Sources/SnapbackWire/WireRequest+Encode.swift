@@ -1,8 +1,7 @@
 import CSnapbackProto
 import SnapbackTimeline
 
-// The client side: Swift values to request bodies. The per-event requests pack from stack values with
-// `withCString`, so a client's hot path (ReportPlayhead, SeekEnded) allocates nothing but `out`'s growth.
+// The client side: Swift values to request bodies, through the rpc's generated request message.
 
 extension WireRequest {
     /// Appends the request's body to `out`; send it with `method` in the frame header. Returns its length.
@@ -17,41 +16,27 @@ extension WireRequest {
             return WireRequest.encode(sessionId: sessionId, event: event, into: &out)
         case .closeSession(let sessionId):
             return WireRequest.encode(sessionId: sessionId, event: .closed, into: &out)
-        default:
-            return ProtoC.append(method.requestDescriptor, to: &out, writeQuery(to:))
-        }
-    }
-
-    /// The requests off the event path, field by field by name into the rpc's request message.
-    private func writeQuery(to m: ProtoBuilder) {
-        switch self {
-        case .getStatus: break
+        case .getStatus: return SnapbackV1.StatusRequest().encode(into: &out)
         case .listSessions(let size, let token):
-            m.set("page_size", size)
-            m.set("page_token", token)
-        case .getSession(let id): m.set("session_id", id)
+            return SnapbackV1.ListSessionsRequest(pageSize: size, pageToken: token).encode(into: &out)
+        case .getSession(let id): return SnapbackV1.GetSessionRequest(sessionId: id).encode(into: &out)
         case .getSessionState(let id, let first, let count):
-            m.set("session_id", id)
-            m.set("first_break", first)
-            m.set("max_breaks", count)
+            return SnapbackV1.GetSessionStateRequest(sessionId: id, firstBreak: first, maxBreaks: count).encode(into: &out)
         case .watchDecisions(let id, let contentId):
-            m.set("session_id", id)
-            m.set("content_id", contentId)
-        case .contentTimeForStreamTime(let id, let t), .breakAt(let id, let t):
-            m.set("session_id", id)
-            m.set("stream_time", t)
+            return SnapbackV1.WatchDecisionsRequest(sessionId: id, contentId: contentId).encode(into: &out)
+        case .contentTimeForStreamTime(let id, let t):
+            return SnapbackV1.ContentTimeForStreamTimeRequest(sessionId: id, streamTime: t).encode(into: &out)
+        case .breakAt(let id, let t): return SnapbackV1.BreakAtRequest(sessionId: id, streamTime: t).encode(into: &out)
         case .streamTimeForContentTime(let id, let t):
-            m.set("session_id", id)
-            m.set("content_time", t)
-        case .getBookmark(let profile, let contentId), .deleteBookmark(let profile, let contentId):
-            m.set("profile", profile)
-            m.set("content_id", contentId)
+            return SnapbackV1.StreamTimeForContentTimeRequest(sessionId: id, contentTime: t).encode(into: &out)
+        case .getBookmark(let profile, let contentId):
+            return SnapbackV1.GetBookmarkRequest(profile: profile, contentId: contentId).encode(into: &out)
+        case .deleteBookmark(let profile, let contentId):
+            return SnapbackV1.DeleteBookmarkRequest(profile: profile, contentId: contentId).encode(into: &out)
         case .listBookmarks(let profile, let pageSize, let pageToken):
-            m.set("profile", profile)
-            m.set("page_size", pageSize)
-            m.set("page_token", pageToken)
-        case .clearBookmarks(let profile): m.set("profile", profile)
-        case .hello, .openSession, .event, .closeSession: preconditionFailure("\(method) is encoded elsewhere")
+            return SnapbackV1.ListBookmarksRequest(profile: profile, pageSize: pageSize, pageToken: pageToken)
+                .encode(into: &out)
+        case .clearBookmarks(let profile): return SnapbackV1.ClearBookmarksRequest(profile: profile).encode(into: &out)
         }
     }
 
@@ -62,55 +47,37 @@ extension WireRequest {
         return out
     }
 
-    private static func encode(sessionId: UInt64, event: TimelineEvent, into out: inout [UInt8]) -> Int {
+    private static func encode(sessionId id: UInt64, event: TimelineEvent, into out: inout [UInt8]) -> Int {
         switch event {
         case .playheadReported(let streamTime, let rate, let playing):
-            var m = Snapback__V1__ReportPlayheadRequest()
-            snapback__v1__report_playhead_request__init(&m)
-            m.session_id = sessionId
-            m.stream_time = streamTime
-            m.rate = rate
-            m.playing = ProtoC.cBool(playing)
-            return ProtoC.append(&m, to: &out)
-
+            return SnapbackV1.ReportPlayheadRequest(sessionId: id, streamTime: streamTime, rate: rate, playing: playing)
+                .encode(into: &out)
+        case .seekStarted(let from): return SnapbackV1.SeekStartedRequest(sessionId: id, fromStreamTime: from).encode(into: &out)
         case .seekEnded(let from, let to):
-            var m = Snapback__V1__SeekEndedRequest()
-            snapback__v1__seek_ended_request__init(&m)
-            m.session_id = sessionId
-            m.from_stream_time = from
-            m.to_stream_time = to
-            return ProtoC.append(&m, to: &out)
-
+            return SnapbackV1.SeekEndedRequest(sessionId: id, fromStreamTime: from, toStreamTime: to).encode(into: &out)
+        case .adBreakStarted(let breakId, let streamTime):
+            return SnapbackV1.AdBreakStartedRequest(sessionId: id, breakId: breakId, streamTime: streamTime).encode(into: &out)
+        case .adBreakEnded(let breakId, let streamTime):
+            return SnapbackV1.AdBreakEndedRequest(sessionId: id, breakId: breakId, streamTime: streamTime).encode(into: &out)
+        case .adStarted(let breakId, let index, let streamTime):
+            return SnapbackV1.AdStartedRequest(
+                sessionId: id, breakId: breakId, index: UInt32(clamping: index), streamTime: streamTime
+            ).encode(into: &out)
+        case .adEnded(let breakId, let index, let streamTime):
+            return SnapbackV1.AdEndedRequest(
+                sessionId: id, breakId: breakId, index: UInt32(clamping: index), streamTime: streamTime
+            ).encode(into: &out)
+        case .trickPlayStarted(let streamTime, let rate):
+            return SnapbackV1.TrickPlayStartedRequest(sessionId: id, streamTime: streamTime, rate: rate).encode(into: &out)
+        case .trickPlayEnded(let streamTime):
+            return SnapbackV1.TrickPlayEndedRequest(sessionId: id, streamTime: streamTime).encode(into: &out)
+        case .contentCompleted: return SnapbackV1.ContentCompleteRequest(sessionId: id).encode(into: &out)
+        case .breaksUpdated(let breaks):
+            return SnapbackV1.UpdateBreaksRequest(sessionId: id, breaks: breaks.map(\.proto)).encode(into: &out)
+        case .paused(let streamTime): return SnapbackV1.PauseRequest(sessionId: id, streamTime: streamTime).encode(into: &out)
+        case .closed: return SnapbackV1.CloseSessionRequest(sessionId: id).encode(into: &out)
         case .playerDisconnected, .timerFired:
             preconditionFailure("\(event.name) is the daemon's own event and has no wire method")
-
-        default:
-            // The other events are rare: field by field by name, as the queries.
-            return ProtoC.append(WireRequest.method(for: event).requestDescriptor, to: &out) { m in
-                m.set("session_id", sessionId)
-                write(event, to: m)
-            }
-        }
-    }
-
-    private static func write(_ event: TimelineEvent, to m: ProtoBuilder) {
-        switch event {
-        case .seekStarted(let from): m.set("from_stream_time", from)
-        case .adBreakStarted(let breakId, let streamTime), .adBreakEnded(let breakId, let streamTime):
-            m.set("break_id", breakId)
-            m.set("stream_time", streamTime)
-        case .adStarted(let breakId, let index, let streamTime), .adEnded(let breakId, let index, let streamTime):
-            m.set("break_id", breakId)
-            m.set("index", UInt32(clamping: index))
-            m.set("stream_time", streamTime)
-        case .trickPlayStarted(let streamTime, let rate):
-            m.set("stream_time", streamTime)
-            m.set("rate", rate)
-        case .trickPlayEnded(let streamTime), .paused(let streamTime): m.set("stream_time", streamTime)
-        case .breaksUpdated(let breaks): m.set("breaks", breaks)
-        case .contentCompleted, .closed: break
-        case .playheadReported, .seekEnded, .playerDisconnected, .timerFired:
-            preconditionFailure("\(event.name) is encoded elsewhere")
         }
     }
 }

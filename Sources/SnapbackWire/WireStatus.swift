@@ -124,13 +124,9 @@ extension WireStatus: WireMessage {
 
     /// Decodes a `Status` body; a code this version does not know reads as `.unknown`.
     public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> WireStatus {
-        try ProtoC.unpack(
-            body, "snapback.v1.Status", snapback__v1__status__unpack,
-            snapback__v1__status__free_unpacked
-        ) { m throws(WireError) in
-            let code = m.pointee.code <= UInt32(UInt8.max) ? StatusCode(rawValue: UInt8(m.pointee.code)) : nil
-            return WireStatus(code: code ?? .unknown, message: try ProtoC.string(m.pointee.message, "message"))
-        }
+        let m = try SnapbackV1.Status.decode(body)
+        let code = m.code <= UInt32(UInt8.max) ? StatusCode(rawValue: UInt8(m.code)) : nil
+        return WireStatus(code: code ?? .unknown, message: m.message)
     }
 }
 
@@ -138,12 +134,6 @@ extension WireReply {
     /// Appends a `Status` body (the body of a response whose header status is `code`).
     @discardableResult
     public static func encodeStatus(code: StatusCode, message: String, into out: inout [UInt8]) -> Int {
-        var m = Snapback__V1__Status()
-        snapback__v1__status__init(&m)
-        m.code = UInt32(code.rawValue)
-        return message.withCString { s in
-            m.message = UnsafeMutablePointer(mutating: s)
-            return ProtoC.append(&m, to: &out)
-        }
+        SnapbackV1.Status(code: UInt32(code.rawValue), message: message).encode(into: &out)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import SnapbackClient
+import SnapbackTimeline
 import SnapbackWire
 import Testing
 
@@ -135,6 +136,27 @@ import Testing
         #expect(answer.header.callId == 77)
         #expect(answer.header.status == TestFrames.resourceExhausted)
         #expect(try client.hello(callId: 78).header.status != TestFrames.resourceExhausted)
+        daemon.terminate()
+        #expect(daemon.waitForExit() == .exit(0))
+    }
+
+    /// An OpenSession over max-breaks-per-session is refused for its count, taken over its bytes before
+    /// anything is unpacked: here bytes that would not parse follow the breaks, and the answer is still
+    /// the count's RESOURCE_EXHAUSTED, not INVALID_ARGUMENT; the connection goes on.
+    @Test(.tags(.needsHello)) func breaksOverTheSessionLimitAreRefusedForTheirCountBeforeTheyAreUnpacked() throws {
+        let daemon = try DaemonHarness(arguments: ["--max-frame-size", "1048576"])
+        let client = try daemon.connect()
+        #expect(try client.hello(callId: 1).header.status == 0)
+        let breaks = (0..<1001).map { AdBreak(id: "b\($0)", start: Double($0) * 100, duration: 30) }
+        // A stream_id announced 5 bytes long with 1 byte left: protobuf-c refuses the whole body.
+        let body = OpenSessionRequest(streamId: "", contentId: "c", breaks: breaks).encoded() + [0x0A, 0x05, 0x61]
+        let header = FrameHeader.request(callId: 2, method: WireMethod.openSession.rawValue, length: UInt32(body.count))
+        try client.sendRaw(header.encoded + body)
+        let answer = try client.readFrame()
+        #expect(answer.header.callId == 2)
+        #expect(answer.header.status == TestFrames.resourceExhausted)
+        #expect(try WireStatus.decode(answer.body).message.contains("1001 breaks, more than the 1000 allowed"))
+        #expect(try client.hello(callId: 3).header.status != TestFrames.resourceExhausted)
         daemon.terminate()
         #expect(daemon.waitForExit() == .exit(0))
     }

@@ -108,8 +108,9 @@ import Testing
     }
 }
 
-/// The fast readers of SeekEnded and ReportPlayhead agree with protobuf-c: whenever they accept a body,
-/// protobuf-c accepts it too with the same values (otherwise the daemon falls back to protobuf-c).
+/// The generated straight readers (`ProtoPlainMessage`), SeekEnded's and ReportPlayhead's first, agree
+/// with protobuf-c: whenever they accept a body, protobuf-c accepts it too with the same values
+/// (otherwise the daemon falls back to protobuf-c).
 @Suite struct WireFastPathDecodeTests {
     static func protoCSeekEnded(_ body: [UInt8]) -> (UInt64, Double, Double)? {
         body.withUnsafeBytes { raw in
@@ -144,13 +145,15 @@ import Testing
                 .seekEnded(from: Double(rng.next() % 10_000), to: Double(rng.next() % 10_000) / 4)
             ).encoded()
             if i % 2 == 1 { mutate(&body, &rng) }
-            let fast = body.withUnsafeBytes { WireFastPath.decodeSeekEnded($0) }
+            let fast = body.withUnsafeBytes { SnapbackV1.SeekEndedRequest(clean: $0) }
             let slow = Self.protoCSeekEnded(body)
             if let fast {
                 fastHits += 1
                 #expect(slow != nil, "fast accepted what protobuf-c rejects: \(body)")
                 if let slow {
-                    #expect(fast.session == slow.0 && Self.same(fast.from, slow.1) && Self.same(fast.to, slow.2), "\(body)")
+                    #expect(
+                        fast.sessionId == slow.0 && Self.same(fast.fromStreamTime, slow.1)
+                            && Self.same(fast.toStreamTime, slow.2), "\(body)")
                 }
             }
         }
@@ -168,19 +171,55 @@ import Testing
                     playing: rng.next() % 2 == 0)
             ).encoded()
             if i % 2 == 1 { mutate(&body, &rng) }
-            let fast = body.withUnsafeBytes { WireFastPath.decodeReportPlayhead($0) }
+            let fast = body.withUnsafeBytes { SnapbackV1.ReportPlayheadRequest(clean: $0) }
             let slow = Self.protoCPlayhead(body)
             if let fast {
                 fastHits += 1
                 #expect(slow != nil, "fast accepted what protobuf-c rejects: \(body)")
                 if let slow {
                     #expect(
-                        fast.session == slow.0 && Self.same(fast.streamTime, slow.1) && Self.same(fast.rate, slow.2)
+                        fast.sessionId == slow.0 && Self.same(fast.streamTime, slow.1) && Self.same(fast.rate, slow.2)
                             && fast.playing == slow.3, "\(body)")
                 }
             }
         }
         #expect(fastHits > 10_000)
+    }
+
+    /// Every plain message: its writer's bytes are protobuf-c's, and its reader agrees with protobuf-c on
+    /// its sample's bytes, mutated.
+    @Test func everyPlainMessageAgreesWithProtobufC() {
+        var rng = SplitMix64(seed: 13)
+        var plain = 0
+        for message in everyGeneratedMessage {
+            guard let m = message as? any (Sampled & ProtoPlainMessage).Type else { continue }
+            plain += 1
+            check(m, &rng)
+        }
+        #expect(plain >= 15, "the session events and their reply")
+    }
+
+    func check<M: Sampled & ProtoPlainMessage>(_: M.Type, _ rng: inout SplitMix64) {
+        let arena = CArena()
+        func protoCPacked(_ v: M) -> [UInt8] {
+            var out: [UInt8] = []
+            ProtoC.append(UnsafeRawPointer(arena.message(v)).assumingMemoryBound(to: ProtobufCMessage.self), to: &out)
+            return out
+        }
+        #expect(M.sample.encoded() == protoCPacked(M.sample), "\(M.protoName)")
+        #expect(M.sample.encoded().count <= M.byteBound, "\(M.protoName)")
+        for _ in 0..<2000 {
+            var body = M.sample.encoded()
+            mutate(&body, &rng)
+            guard let fast = body.withUnsafeBytes({ M(clean: $0) }) else { continue }
+            let slow: M? = body.withUnsafeBytes { raw in
+                guard let p = M.cUnpack(raw.count, raw.baseAddress?.assumingMemoryBound(to: UInt8.self)) else { return nil }
+                defer { M.cFree(p) }
+                return try? M(p, path: { "" }, maxElements: .max)
+            }
+            #expect(slow != nil, "\(M.protoName): fast accepted what protobuf-c rejects: \(body)")
+            if let slow { #expect(protoCPacked(fast) == protoCPacked(slow), "\(M.protoName): \(body)") }
+        }
     }
 
     func mutate(_ bytes: inout [UInt8], _ rng: inout SplitMix64) {
