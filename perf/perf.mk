@@ -40,3 +40,17 @@ profile: release ## Rewrite perf/snapbackd.profdata from a training run of an in
 link-order: release ## Rewrite perf/link-order.txt (the code the release daemon runs, placed together) from a callgrind run
 	$(PERF_DIR)/gen-link-order.py $(RELEASE_BIN) $(PERF_LINK_ORDER)
 	$(MAKE) --no-print-directory release
+
+# The product without its levers, as a fresh clone builds it: `swift build -c release` (no SNAPBACK_PERF,
+# no Makefile flag) in a scratch directory of its own, and the daemon's socket tests against its snapbackd
+# (and the snapback beside it, which the command-line tests run).
+# Not in `make test` (a second release build); PLAIN_FLAGS=-Xswiftc\ -use-ld=bfd links with GNU ld.
+PLAIN_BUILD := .build-plain
+PLAIN_FLAGS ?=
+
+.PHONY: check-plain
+
+check-plain: deps ## Build the daemon as plain `swift build -c release` does, then run the socket tests against it
+	env -u SNAPBACK_PERF $(SWIFT) build -c release --scratch-path $(PLAIN_BUILD) $(PLAIN_FLAGS)
+	SNAPBACKD_BIN=$(CURDIR)/$(PLAIN_BUILD)/release/snapbackd $(SWIFT) test --filter SnapbackDaemonTests \
+		--skip BenchCommandTests
