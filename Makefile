@@ -65,7 +65,7 @@ BASHCOMPDIR := $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR  := $(PREFIX)/share/zsh/site-functions
 FISHCOMPDIR := $(PREFIX)/share/fish/vendor_completions.d
 
-# The release daemon's speed levers (PERF_ENV) and their regeneration (`make link-order`).
+# The release daemon's speed levers (PERF_ENV), their regeneration and `make check-plain`.
 include perf/perf.mk
 # libsnapback, the C client library: its build, examples, tests and install rules.
 include libsnapback/build.mk
