@@ -21,61 +21,22 @@ RELEASE_BIN := .build/release
 # The hot path's budget, checked by `make check-budget`: what one SeekEnded → snapback push + EventReply
 # round trip may cost the release daemon process (Swift, static Swift runtime, libuv, libc, every thread),
 # counted by callgrind as the difference of a 200 and a 2,200 round-trip run (x86-64, Swift 6.3, libuv
-# 1.44, glibc 2.36, valgrind 3.19; the figure repeats to within two instructions from run to run).
-# Measured 5,762 when the guard came; 6,115 with every number range-checked where it enters and the
-# service behind PeerPort and ServiceClock (thread check, witness calls); 6,466 with the connection
-# timeouts' byte counting and the decision watchers' check; 6,520 with selectBreak no longer `mutating`
-# (it changes nothing: the 54 instructions of a copy are not worth a type that lies); 6,499 with the
-# daemon one static executable (libuv, protobuf-c and libc called without the PLT); 6,822 with the
-# timeline's state in its State enum and its reasons as data (TimelineReason's many cases are copied and
-# destroyed through outlined functions, the snapback reason is taken into a PushReason), checkAccepting
-# left to the optimizer and the daemon's action buffer emptied with removeAll(keepingCapacity:); 6,984
-# with breaks that replace content (the layout's resume positions; the stream's end kept O(1): a search
-# there, under every commanded seek's clamp, made it 7,215); 6,853 with issue #11's skipped breaks and
-# tolerant events (the action and reason enums' new cases, +60) and the stream's end stored with the
-# layout instead of computed under each of the snapback's three clamps (7,044 without); then, measured
-# before that merge, 6,688 with the snapback reason's words written faster (literals as copies of constant
-# length, whole seconds without a call, digits two at a time) and 6,211 with its seek push written from the
-# action in place (WireSeekPush: no owned copy of the action); 6,085 with both; 6,225 without the
-# connection's last-used session (below), and the budget brought down from 7,000 to 6,650 (~7% over it
-# again, for compiler and library updates); 6,204 with ceil and pthread_equal off the path (the code
-# pages below) and 5,941 with the snapback's break read field by field instead of copied twice (a copy
-# retains and releases the break's id and ad durations), the budget then brought down to 6,350. The
-# tricks kept because
-# the budget needs them are the EventReply's hand-written encoder (+434 without) and the plan emptied from
-# its end (+467 and an allocation without); the connection's last-used session (140) no longer was, and
-# is gone. The round trip allocates nothing, and must not. 5,400 with the daemon's modules optimised by
-# the profile of a training run (`make profile`), and the budget brought down to 5,800; 5,274 with a
-# connection's sessions in sorted arrays rather than a dictionary (no hashing), and the budget brought
-# down to 5,650 (7% over, as before).
+# 1.44, glibc 2.36, valgrind 3.19; the figure repeats to within two instructions from run to run). The
+# budgets sit over what `make release` measures (perf/README.md): room for compiler and library updates,
+# not for a lost lever or a regression. The round trip allocates nothing, and must not.
 BUDGET_INSTRUCTIONS := 5650
 BUDGET_ALLOCATIONS  := 0
 # The 4 KiB pages of code every round trip runs (same runs): what a request that comes cold pays for in
-# TLB misses and page walks (`snapback bench --spacing`). 59 with the link order sorted by name, 39 with
-# the round trip's functions placed first (gen-link-order.py), 36 with two libc calls off the path
-# (`ceil` in LoopTimer.milliseconds, `pthread_equal` in the thread checks); the spacing bench's ratio
-# went from 1.81 to 1.64 (three runs each, same machine); 34 to 36 since (libuv's functions straddle a
-# page boundary or not as the code before them grows). Of the 36, libuv is 12 (no function sections in
-# Debian's archive, so in its own order) and libc 7. A stale link order (a hot function renamed)
-# spreads the code back out: `make link-order`. Since, the round trip's functions in the order it first
-# runs them (gen-link-order.py): 33 pages, and the spacing ratio 1.67-1.73 → 1.60-1.63 (the order, not
-# the page count: it lets the prefetchers fetch ahead). 32 with the profile, 29 without the sessions'
-# dictionary, and the budget brought down to 36 (room for libuv's straddles, not for a stale order).
+# TLB misses and page walks (`snapback bench --spacing`). The link order keeps it low: a stale order (a
+# hot function renamed) spreads the code back out (`make link-order`).
 BUDGET_CODE_PAGES   := 36
-# The 64-byte lines of code in those pages (same runs): what the profile saves. 418 without it, 342 with
-# it (each function's taken blocks together, its untaken ones after them); the spacing bench's ratio went
-# from 1.64-1.69 to 1.48-1.52 (four alternating runs each). A profile gone stale (hot code changed since
-# `make profile`) lays that code out blind again, and this count is what shows it. 337 without the
-# sessions' dictionary, and the budget brought down to 360.
+# The 64-byte lines of code in those pages (same runs): what a cold request reads from memory. The profile
+# keeps it low: a stale one (hot code changed since) lays that code out blind (`make profile`).
 BUDGET_CODE_LINES   := 360
 
 # The release daemon's footprint, checked by `make check-footprint` (part of `make test`): its resident
-# memory (VmRSS) once started and idle, its binary read from disk, and the size of the stripped binary,
-# in KiB. Measured 5,800 KiB idle with the installed configuration file (5,620 since)
-# (10,040 when it was linked dynamically; 6,708 static without the link order) and 9,599 KiB stripped
-# (static glibc, sqlite and libuv inside). The RSS budget is the 6 MiB the box allows, ~9% over the
-# measurement; both leave room for small changes, not for a lost lever (a shared library back, a stale
-# link order: `make link-order` rewrites it).
+# memory (VmRSS) once started and idle, read from disk as after a boot, and the size of its stripped
+# binary, in KiB. The RSS budget is the 6 MiB the box allows.
 BUDGET_RSS_KIB      := 6144
 BUDGET_BINARY_KIB   := 10240
 
@@ -105,6 +66,8 @@ BASHCOMPDIR := $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR  := $(PREFIX)/share/zsh/site-functions
 FISHCOMPDIR := $(PREFIX)/share/fish/vendor_completions.d
 
+# The release daemon's speed levers (PERF_ENV), their regeneration and `make check-plain`.
+include perf/perf.mk
 # libsnapback, the C client library: its build, examples, tests and install rules.
 include libsnapback/build.mk
 # The mpv plugin and its end-to-end test.
@@ -123,7 +86,7 @@ INSTALLED   := $(BINDIR)/snapbackd $(BINDIR)/snapback \
 	$(PREFIX)/lib/pkgconfig/libsnapback.pc
 
 .PHONY: help deps build release run demo test test-powercut format lint check-budget check-footprint check-proto check-systemd check-install proto \
-	grpc-proto bench bench-grpc soak profile link-order fuzz fuzz-merge install install-lib uninstall clean
+	grpc-proto bench bench-grpc soak fuzz fuzz-merge install install-lib uninstall clean
 
 help: ## List the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -138,8 +101,8 @@ deps: ## Install the Debian packages the build needs, if missing
 build: deps ## Debug build of every product
 	$(SWIFT) build
 
-release: deps ## Release build (static Swift runtime, no Foundation)
-	$(SWIFT) build $(RELEASE_FLAGS)
+release: deps perf-inputs ## Release build with the speed levers of perf/ (static Swift runtime, no Foundation)
+	$(PERF_ENV) $(SWIFT) build $(RELEASE_FLAGS)
 
 run: release ## Run snapbackd in the foreground on the development socket
 	@mkdir -p $(dir $(SOCKET)) $(STATE_DIR)
@@ -172,19 +135,6 @@ check-install: release ## make install into a temporary DESTDIR, check the tree,
 
 check-footprint: release ## Fail if the idle release daemon's RSS or its stripped size is over budget, or it links a shared library
 	@scripts/check-footprint.py $(RELEASE_BIN) $(BUDGET_RSS_KIB) $(BUDGET_BINARY_KIB)
-
-profile: release ## Regenerate the release daemon's profile (snapbackd.profdata) from a training run of an instrumented build, then its link order
-	@scripts/gen-profile.sh $(RELEASE_BIN) Sources/snapbackd/snapbackd.profdata $(RELEASE_FLAGS)
-	@# The profile is not an input SwiftPM tracks: the daemon's modules are recompiled by deleting their
-	@# objects (not their directories, which hold the build plan's file maps).
-	find -L $(RELEASE_BIN)/ -maxdepth 2 \( -path '*/Snapback*.build/*.o' -o -path '*/snapbackd.build/*.o' \) -delete
-	$(MAKE) --no-print-directory link-order
-
-link-order: release ## Write the release daemon's link order (the code it runs, placed together) from a callgrind run
-	@scripts/gen-link-order.py $(RELEASE_BIN) Sources/snapbackd/link-order.txt
-	@# The order file is not an input SwiftPM tracks: relink by hand.
-	rm -f $(RELEASE_BIN)/snapbackd
-	$(SWIFT) build $(RELEASE_FLAGS) --product snapbackd
 
 check-budget: release ## Fail if a snapback round trip costs the release daemon over its instruction, code page or code line budget, or allocates, or a connection cycle keeps an allocation (callgrind)
 	@scripts/check-budget.py $(RELEASE_BIN) $(BUDGET_INSTRUCTIONS) $(BUDGET_ALLOCATIONS) $(BUDGET_CODE_PAGES) $(BUDGET_CODE_LINES)
@@ -343,4 +293,4 @@ uninstall: ## Remove what make install put in place (a changed configuration is 
 		$(DESTDIR)$(SYSCONFDIR)/snapback/snapbackd.conf.d $(DESTDIR)$(SYSCONFDIR)/snapback 2>/dev/null
 
 clean: ## Remove build outputs and the development run directory
-	rm -rf .build .build-c .build-profile .run bench/grpc/.build
+	rm -rf .build .build-c .build-profile .build-plain .run bench/grpc/.build

@@ -16,47 +16,63 @@
 //   snapback-fuzz-daemon  the libFuzzer entry point over the whole service, in process
 import PackageDescription
 
-// The per-message path runs through these modules on the loop thread. Release builds drop the dynamic
-// exclusivity checks there (`make check-budget`, measured when the guard came: 5,762 instructions per
-// snapback round trip without the checks, 7,644 with them); debug builds, which the tests run, keep them.
-let hotPath: [SwiftSetting] = [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
+// The release daemon's speed levers, each opt-in (perf/README.md: what each does and the figure that keeps
+// it). The daemon is correct without them, and a plain `swift build` uses none. SNAPBACK_PERF names those a
+// build uses, comma-separated; perf/perf.mk sets it for the release build that the budgets check and
+// `make install` ships. A lever that reads a file takes its path as NAME=PATH (else the file in perf/):
+// SwiftPM does not track the files named in flags, so perf/perf.mk passes copies named by their digest, and
+// a regenerated file changes the command lines, which rebuilds what it affects.
+let levers: [String: String] = Dictionary(
+    (Context.environment["SNAPBACK_PERF"] ?? "").split(separator: ",").map { lever in
+        let parts = lever.split(separator: "=", maxSplits: 1).map(String.init)
+        return (parts[0], parts.count > 1 ? parts[1] : "")
+    },
+    uniquingKeysWith: { $1 })
 
-// The release daemon is small on the box (`make check-footprint`: idle RSS and binary size budgets). A page of
-// code counts in the resident set once touched, and the kernel maps the 64 KiB around every page fault
-// (fault-around), so what costs is the number of 64 KiB windows the start-up, the idle loop and the per-
-// message path touch, not the bytes they run. Hence: one static executable (no libstdc++, libm, libuv,
-// sqlite or protobuf-c shared object, each with its own windows and relocations; glibc's static NSS loads
-// its modules from the system's glibc of the same version at run time, as `getgrnam_r` needs), every
-// function of the daemon's modules in its own section, and the sections the daemon runs placed together
-// in the order Sources/snapbackd/link-order.txt gives (`make link-order` writes it from a callgrind run).
-// Measured on the release build: 10.0 MiB idle dynamically linked, 6.6 MiB static, see README.
-let functionSections: [SwiftSetting] = [.unsafeFlags(["-Xfrontend", "-function-sections"], .when(configuration: .release))]
-// The daemon's modules are optimised with the profile of a training run (`make profile` writes
-// Sources/snapbackd/snapbackd.profdata from an instrumented build serving the benchmarks and the demo):
-// LLVM lays each function's taken blocks together and the untaken ones after them, and inlines by
-// hotness, so a request that comes cold reads fewer cache lines of code (`make check-budget` counts them:
-// 418 without the profile, 342 with it; `snapback bench --spacing 5` went from 1.64-1.69 to 1.48-1.52).
-// The sections keep their plain `.text.NAME` names (no `.hot.` prefix) so that the link order names them.
-// `make profile` sets SNAPBACK_PROFILE_GENERATE for its instrumented build, which must not use the profile.
-let profileGuided: [SwiftSetting] =
-    Context.environment["SNAPBACK_PROFILE_GENERATE"] != nil
-    ? []
-    : [
-        .unsafeFlags(
-            [
-                "-Xfrontend", "-ir-profile-use=" + Context.packageDirectory + "/Sources/snapbackd/snapbackd.profdata",
-                "-Xllvm", "-profile-guided-section-prefix=false"
-            ], .when(configuration: .release))
-    ]
-let smallDaemon: [LinkerSetting] = [
-    .unsafeFlags(
-        [
-            "-static-executable",
-            // Where `-luv` finds the archive (a linker script naming Debian's libuv_a.a).
-            "-L", Context.packageDirectory + "/Sources/snapbackd/static-libs",
-            "-Xlinker", "--section-ordering-file=" + Context.packageDirectory + "/Sources/snapbackd/link-order.txt"
-        ], .when(configuration: .release))
-]
+func leverFile(_ name: String, _ file: String) -> String {
+    levers[name].flatMap { $0.isEmpty ? nil : $0 } ?? Context.packageDirectory + "/perf/" + file
+}
+
+func releaseFlags(_ lever: String, _ flags: [String]) -> [SwiftSetting] {
+    levers[lever] == nil ? [] : [.unsafeFlags(flags, .when(configuration: .release))]
+}
+
+// When a module's flags change, SwiftPM compiles it again, but the compiler keeps every object file whose
+// LLVM IR is unchanged; the profile and the function sections act on the code generated from that IR, so
+// with either, every object is generated afresh.
+let freshObjects: [SwiftSetting] =
+    levers["profile"] == nil && levers["link-order"] == nil
+    ? [] : [.unsafeFlags(["-Xfrontend", "-disable-incremental-llvm-codegen"], .when(configuration: .release))]
+
+// exclusivity: the per-message path runs through these modules on the loop thread, without the dynamic
+// exclusivity checks (debug builds, which the tests run, keep them).
+let hotPath = releaseFlags("exclusivity", ["-enforce-exclusivity=unchecked"])
+// profile: the daemon's modules optimised with the profile of a training run (perf/gen-profile.sh): each
+// function's taken blocks together, its untaken ones after them. The sections keep their plain `.text.NAME`
+// names (no `.hot.` prefix), which the link order names.
+let profileGuided = releaseFlags(
+    "profile",
+    [
+        "-Xfrontend", "-ir-profile-use=" + leverFile("profile", "snapbackd.profdata"),
+        "-Xllvm", "-profile-guided-section-prefix=false"
+    ])
+// link-order: the functions the daemon runs placed together, in the order a round trip runs them; the
+// order names sections, so every function of the daemon's modules, Swift and C, is compiled into its own.
+let functionSections = releaseFlags("link-order", ["-Xfrontend", "-function-sections"])
+let protoSections: [CSetting] =
+    levers["link-order"] == nil ? [] : [.unsafeFlags(["-ffunction-sections"], .when(configuration: .release))]
+// static: one static executable (glibc, the Swift runtime, libuv, SQLite and protobuf-c inside); Debian
+// names libuv's archive libuv_a.a, which perf/static-libs (written by perf/perf.mk) points -luv to.
+let smallDaemon: [LinkerSetting] =
+    (levers["static"] == nil
+        ? [] : [.unsafeFlags(["-static-executable", "-L", leverFile("static", "static-libs")], .when(configuration: .release))])
+    + (levers["link-order"] == nil
+        ? []
+        : [
+            .unsafeFlags(
+                ["-Xlinker", "--section-ordering-file=" + leverFile("link-order", "link-order.txt")],
+                .when(configuration: .release))
+        ])
 
 let package = Package(
     name: "snapback",
@@ -78,29 +94,29 @@ let package = Package(
         .target(
             name: "CSnapbackProto",
             path: "Sources/CSnapbackProto",
-            cSettings: [.unsafeFlags(["-ffunction-sections"], .when(configuration: .release))],
+            cSettings: protoSections,
             linkerSettings: [.linkedLibrary("protobuf-c")]
         ),
         // No I/O and no Foundation; `rounded()` needs libm.
         .target(
-            name: "SnapbackTimeline", swiftSettings: hotPath + functionSections + profileGuided,
+            name: "SnapbackTimeline", swiftSettings: hotPath + functionSections + profileGuided + freshObjects,
             linkerSettings: [.linkedLibrary("m")]),
         .target(
             name: "SnapbackWire", dependencies: ["CSnapbackProto", "SnapbackTimeline"],
-            swiftSettings: hotPath + functionSections + profileGuided),
+            swiftSettings: hotPath + functionSections + profileGuided + freshObjects),
         .target(
-            name: "SnapbackStore", dependencies: ["SnapbackTimeline", "CSQLite"], swiftSettings: functionSections + profileGuided),
+            name: "SnapbackStore", dependencies: ["SnapbackTimeline", "CSQLite"],
+            swiftSettings: functionSections + profileGuided + freshObjects),
         .target(
             name: "SnapbackDaemon",
             dependencies: ["CLibUV", "SnapbackWire", "SnapbackTimeline", "SnapbackStore"],
-            swiftSettings: hotPath + functionSections + profileGuided
+            swiftSettings: hotPath + functionSections + profileGuided + freshObjects
         ),
         .target(name: "SnapbackClient", dependencies: ["SnapbackWire", "SnapbackTimeline", "CSnapbackProto"]),
         .target(name: "SnapbackFuzzing", dependencies: ["SnapbackWire", "SnapbackTimeline", "SnapbackDaemon", "SnapbackStore"]),
         .executableTarget(
             name: "snapbackd", dependencies: ["SnapbackDaemon"],
-            exclude: ["static-libs", "link-order.txt", "snapbackd.profdata"],
-            swiftSettings: functionSections + profileGuided, linkerSettings: smallDaemon),
+            swiftSettings: functionSections + profileGuided + freshObjects, linkerSettings: smallDaemon),
         .executableTarget(name: "snapback-fuzz", dependencies: ["SnapbackFuzzing"]),
         .executableTarget(name: "snapback-fuzz-daemon", dependencies: ["SnapbackFuzzing"]),
         // SnapbackDaemon and SnapbackStore for `bench-store`'s in-process group-commit phase (the real

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# scripts/gen-profile.sh BIN_DIR OUT FLAGS... — make profile: the release daemon's execution profile.
+# perf/gen-profile.sh BIN_DIR OUT FLAGS... — make profile: the release daemon's execution profile.
 #
-# Builds snapbackd instrumented (LLVM's IR-level profiling, in .build-profile, with the release build's swift
-# build FLAGS, which the Makefile passes),
-# serves a training run with it, and merges what it counted into OUT, the indexed profile the release
-# build optimises with (Package.swift, `profileGuided`). The training run is what players send, through the
+# Builds snapbackd instrumented (LLVM's IR-level profiling, in its own scratch directory .build-profile,
+# with the release build's swift build FLAGS and the other levers of SNAPBACK_PERF, which perf/perf.mk
+# passes: the profile matches the code they produce), serves a training run with it, and merges what it
+# counted into OUT, the indexed profile the release build optimises with (the profile lever). The training run is what players send, through the
 # real socket: `snapback bench` (BIN_DIR's client) with its round trip (SeekEnded → snapback push + reply),
 # its cold path, 200 connections of 10 sessions reporting the playhead, and 2,000 sessions opened and
 # closed; then the demo (`scripts/demo.sh`: Hello, sessions, playhead, seeks, ad events, bookmarks saved
@@ -28,8 +28,10 @@ runtime=$(ls "$toolchain"/../lib/clang/*/lib/linux/libclang_rt.profile-"$(uname 
 work=$(mktemp -d "${TMPDIR:-/tmp}/snapback-profile.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-# The instrumented build must not read the profile it is about to replace (Package.swift checks this variable).
-SNAPBACK_PROFILE_GENERATE=1 swift build "$@" --scratch-path .build-profile \
+case ",${SNAPBACK_PERF:-}," in
+*,profile[,=]*) echo "gen-profile: SNAPBACK_PERF names the profile: the instrumented build must not read it" >&2; exit 2 ;;
+esac
+swift build "$@" --scratch-path .build-profile \
     --product snapbackd -Xswiftc -Xfrontend -Xswiftc -ir-profile-generate \
     -Xlinker -u__llvm_profile_runtime -Xlinker "$runtime" 2>&1 | grep -v "statically linked applications requires" >&2
 

@@ -6,8 +6,8 @@ configuration file, Hello, the bench's session, snapback round trips, closing, S
 different numbers of round trips, and writes the sections of every function it ran, one `.text.NAME` a
 line, to OUT: first the functions every round trip runs (those whose calls or instructions grow with
 the round trips) in the order a round trip first runs them (a third run, under valgrind's lackey), then,
-sorted, the rest. The release link (Package.swift, `smallDaemon`)
-places those sections in that order and together:
+sorted, the rest. The release link (the link-order lever, perf/README.md) places those sections in that
+order and together:
 - the code the daemon runs at start-up, at rest and per message fills few 64 KiB windows of the binary
   instead of touching a page in most of them (`make check-footprint` measures the resident set);
 - the round trip's own code fills few 4 KiB pages, each a TLB miss when a request comes cold (`make
@@ -37,8 +37,8 @@ def main(argv):
         print(__doc__.split("\n\n")[-1], file=sys.stderr)
         return 2
     bin_dir, out = argv[1], argv[2]
-    here = os.path.dirname(os.path.abspath(__file__))
-    spec = importlib.util.spec_from_file_location("check_budget", os.path.join(here, "check-budget.py"))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    spec = importlib.util.spec_from_file_location("check_budget", os.path.join(root, "scripts", "check-budget.py"))
     budget = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(budget)
     work = tempfile.mkdtemp(prefix="snapback-link-order.")
@@ -46,7 +46,7 @@ def main(argv):
         daemon = os.path.join(work, "snapbackd")
         subprocess.run(["strip", "--strip-debug", "-o", daemon, os.path.join(bin_dir, "snapbackd")], check=True)
         # With the configuration file `make install` puts in /etc, which the daemon reads at every start.
-        config = os.path.join(os.path.dirname(here), "config", "snapbackd.conf")
+        config = os.path.join(root, "config", "snapbackd.conf")
         short = budget.run(daemon, bin_dir, work, SHORT, ["--config", config])
         long = budget.run(daemon, bin_dir, work, LONG, ["--config", config])
 
@@ -75,12 +75,9 @@ def main(argv):
 def run_order(budget, daemon, bin_dir, work, daemon_arguments, hot):
     """The `hot` functions in the order one round trip first runs them (those it does not run at all
     after, sorted). A request that comes cold fetches its code line by line; laid out in the order it
-    runs, that code is read front to back and the processor's prefetchers fetch ahead (measured with
-    `snapback bench --spacing 5 --libuv-echo`, runs alternating: snapbackd/libuv echo 1.47-1.56 with the
-    round trip's functions sorted by name, 1.40-1.48 in this order, seven runs each; the whole ratio to the
-    epoll echo 1.67-1.73 against 1.60-1.63). The order comes from valgrind's
-    lackey, which prints every superblock it runs, in order: the round trips are cut at each entry to
-    `epoll_wait`, and the one taken is in the middle of those that run the most of `hot`."""
+    runs, that code is read front to back and the processor's prefetchers fetch ahead. The order comes
+    from valgrind's lackey, which prints every superblock it runs, in order: the round trips are cut at
+    each entry to `epoll_wait`, and the one taken is in the middle of those that run the most of `hot`."""
     trace = os.path.join(work, "superblocks")
     budget.drive(daemon, bin_dir, work, ORDER_ROUND_TRIPS,
                  ["--tool=lackey", "--basic-counts=no", "--trace-superblocks=yes", f"--log-file={trace}"],
