@@ -58,27 +58,26 @@ enum SQLiteSchema {
         """,
         // 4: household sync (docs/sync.md). Every bookmark carries the stamp of the change that made it,
         // deletes and clears leave tombstones with theirs, and every row of the three tables a change
-        // writes gets the next number of one change sequence ("changes since N"). The box's device id is
-        // minted here, once. Existing rows are stamped with their wall time and this box's id, numbered
-        // in save order, then the watched breaks in the order of their times; the clock starts at 0 (a
-        // row saved while the wall clock ran years ahead must not pin it there).
+        // writes gets the next number of one change sequence ("changes since N"): a bookmark's saved_seq
+        // (already the order of its writes, and indexed), the others' change_seq. The box's device id is
+        // minted here, once; sync_state keeps bounds the clock and the sequence resume from (the writer
+        // moves them ahead in steps, not at every commit). Existing rows are stamped with their wall time
+        // and this box's id, the watched breaks numbered after the bookmarks in the order of their times;
+        // the clock starts at 0 (a row saved while the wall clock ran years ahead must not pin it there).
         """
         CREATE TABLE sync_state(
             id             INTEGER PRIMARY KEY CHECK (id = 1),
             device_id      TEXT NOT NULL,
-            clock_physical INTEGER NOT NULL,
-            clock_counter  INTEGER NOT NULL,
-            change_seq     INTEGER NOT NULL
+            clock_bound    INTEGER NOT NULL,
+            change_bound   INTEGER NOT NULL
         );
-        INSERT INTO sync_state VALUES (1, lower(hex(randomblob(8))), 0, 0, 0);
+        INSERT INTO sync_state VALUES (1, lower(hex(randomblob(8))), 0, 0);
         ALTER TABLE bookmarks ADD COLUMN stamp_physical INTEGER NOT NULL DEFAULT 0;
         ALTER TABLE bookmarks ADD COLUMN stamp_counter INTEGER NOT NULL DEFAULT 0;
         ALTER TABLE bookmarks ADD COLUMN stamp_device TEXT NOT NULL DEFAULT '';
-        ALTER TABLE bookmarks ADD COLUMN change_seq INTEGER NOT NULL DEFAULT 0;
         UPDATE bookmarks SET
             stamp_physical = CAST(max(0, min(updated_at, 253402300799.999)) * 1000 AS INTEGER),
-            stamp_device = (SELECT device_id FROM sync_state), change_seq = saved_seq;
-        CREATE UNIQUE INDEX bookmarks_by_change ON bookmarks(change_seq);
+            stamp_device = (SELECT device_id FROM sync_state);
         CREATE TABLE bookmark_tombstones(
             profile        TEXT NOT NULL,
             content_id     TEXT NOT NULL,
@@ -97,9 +96,6 @@ enum SQLiteSchema {
                     + row_number() OVER (ORDER BY watched_at, content_id, break_id) AS n FROM watched_breaks) AS ranked
             WHERE watched_breaks.content_id = ranked.c AND watched_breaks.break_id = ranked.b;
         CREATE UNIQUE INDEX watched_breaks_by_change ON watched_breaks(change_seq);
-        UPDATE sync_state SET change_seq =
-            max((SELECT coalesce(max(change_seq), 0) FROM bookmarks),
-                (SELECT coalesce(max(change_seq), 0) FROM watched_breaks));
         """
     ]
 
@@ -225,13 +221,13 @@ final class WriterStatements {
         upsertBookmark = try db.prepare(
             """
             INSERT INTO bookmarks(profile, content_id, content_time, stream_time, stream_id, updated_at, finished,
-                stamp_physical, stamp_counter, stamp_device, change_seq, saved_seq)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, (SELECT coalesce(max(saved_seq), 0) + 1 FROM bookmarks))
+                stamp_physical, stamp_counter, stamp_device, saved_seq)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
             ON CONFLICT(profile, content_id) DO UPDATE SET content_time = excluded.content_time,
                 stream_time = excluded.stream_time, stream_id = excluded.stream_id,
                 updated_at = excluded.updated_at, finished = excluded.finished, saved_seq = excluded.saved_seq,
                 stamp_physical = excluded.stamp_physical, stamp_counter = excluded.stamp_counter,
-                stamp_device = excluded.stamp_device, change_seq = excluded.change_seq
+                stamp_device = excluded.stamp_device
             """)
         deleteBookmark = try db.prepare("DELETE FROM bookmarks WHERE profile = ?1 AND content_id = ?2")
         profileStamps = try db.prepare(
@@ -290,8 +286,16 @@ final class WriterStatements {
             DELETE FROM bookmark_tombstones WHERE change_seq IN
                 (SELECT change_seq FROM bookmark_tombstones ORDER BY change_seq LIMIT ?1)
             """)
-        loadSyncState = try db.prepare("SELECT device_id, clock_physical, clock_counter, change_seq FROM sync_state")
-        saveSyncState = try db.prepare("UPDATE sync_state SET clock_physical = ?1, clock_counter = ?2, change_seq = ?3")
+        // The bounds, the change bound raised to the greatest number a table holds (after the migration,
+        // rows are numbered and the bound is 0).
+        loadSyncState = try db.prepare(
+            """
+            SELECT device_id, clock_bound, max(change_bound, (SELECT coalesce(max(saved_seq), 0) FROM bookmarks),
+                (SELECT coalesce(max(change_seq), 0) FROM bookmark_tombstones),
+                (SELECT coalesce(max(change_seq), 0) FROM watched_breaks))
+            FROM sync_state
+            """)
+        saveSyncState = try db.prepare("UPDATE sync_state SET clock_bound = ?1, change_bound = ?2")
     }
 
     func count() throws(SQLiteError) -> Int {
@@ -342,8 +346,8 @@ final class ReaderStatements {
         // kind), watched breaks (kind -1, the break id in the stream id's column, its time in updated_at's).
         changes = try db.prepare(
             """
-            SELECT change_seq, 0, profile, content_id, content_time, stream_time, stream_id, updated_at, finished,
-                stamp_physical, stamp_counter, stamp_device FROM bookmarks WHERE change_seq > ?1
+            SELECT saved_seq, 0, profile, content_id, content_time, stream_time, stream_id, updated_at, finished,
+                stamp_physical, stamp_counter, stamp_device FROM bookmarks WHERE saved_seq > ?1
             UNION ALL
             SELECT change_seq, kind, profile, content_id, 0, 0, '', 0, 0, stamp_physical, stamp_counter, stamp_device
                 FROM bookmark_tombstones WHERE change_seq > ?1

@@ -20,11 +20,26 @@ final class StoreWriter {
     private var statements: WriterStatements?
     /// Writes are failing: logged once when they start and once when they work again.
     private var failing = false
-    /// The hybrid logical clock that stamps this box's changes (docs/sync.md), resumed from the
-    /// database's `sync_state` when it opens and saved there with every batch that moved it.
+    /// The hybrid logical clock that stamps this box's changes (docs/sync.md), loaded with the
+    /// statements.
     private var hlc: HybridLogicalClock?
     /// The last number of the change sequence handed out.
     private var changeSeq: Int64 = 0
+    /// What `sync_state` holds: above the clock's physical time and the change sequence, so that a
+    /// restart resumes from them after everything issued. Moved ahead by a step when reached, in the
+    /// transaction that reaches it, so that most commits do not write one more page to the WAL.
+    private var bounds = SyncBounds(clock: 0, change: 0)
+    /// Bounds written by the transaction in progress, kept once it commits.
+    private var boundsInFlight: SyncBounds?
+
+    struct SyncBounds: Equatable {
+        var clock: Int64
+        var change: Int64
+        /// A restart may start the clock this far ahead of the stamps issued before it: no more than a
+        /// stamp from another box may move it (the default cap).
+        static let clockStep: Int64 = HybridLogicalClock.defaultMaxAheadMilliseconds
+        static let changeStep: Int64 = 1000
+    }
 
     init(
         path: String, configuration: SQLiteViewerStateStore.Configuration, log: @escaping SQLiteViewerStateStore.Log,
@@ -100,7 +115,7 @@ final class StoreWriter {
         return result
     }
 
-    /// The clock and the change sequence as the database left them; the device is the configured one,
+    /// The clock and the change sequence resumed from their bounds; the device is the configured one,
     /// else the one the database minted.
     private func loadSyncState(_ w: WriterStatements) throws(SQLiteError) -> HybridLogicalClock {
         let s = w.loadSyncState
@@ -112,10 +127,11 @@ final class StoreWriter {
         guard let device = configuration.deviceId ?? (try? DeviceID(stored)) else {
             throw SQLiteError(code: SQLITE_CORRUPT, message: "sync_state holds an invalid device id")
         }
-        changeSeq = max(0, s.int64(3))
+        // Held far below Int64.max (a damaged file): the sequence and the bounds add to them.
+        bounds = SyncBounds(clock: min(max(0, s.int64(1)), SyncStamp.maxPhysical), change: min(max(0, s.int64(2)), 1 << 62))
+        changeSeq = bounds.change
         return HybridLogicalClock(
-            device: device, maxAheadMilliseconds: configuration.maxClockAheadMilliseconds, physical: s.int64(1),
-            counter: UInt32(clamping: s.int64(2)))
+            device: device, maxAheadMilliseconds: configuration.maxClockAheadMilliseconds, physical: bounds.clock)
     }
 
     /// Starts the writer's thread; the thread keeps the writer until the queue stops. Returns the
@@ -192,7 +208,9 @@ final class StoreWriter {
                 return results
             }
             report.commits = 1
+            confirmBounds()
         } catch {
+            boundsInFlight = nil
             report.count = nil
             if ops.count == 1 || !error.isStatementSpecific {
                 report.results = Array(repeating: .failure(error.storeError), count: ops.count)
@@ -205,8 +223,10 @@ final class StoreWriter {
                             return value
                         }
                         report.commits += 1
+                        confirmBounds()
                         report.results.append(.success(value))
                     } catch {
+                        boundsInFlight = nil
                         report.results.append(.failure(error.storeError))
                     }
                 }
@@ -428,15 +448,25 @@ final class StoreWriter {
         return count
     }
 
-    /// The clock and the change sequence, in the batch's transaction: a restart resumes after them.
+    /// Moves the bounds ahead in the batch's transaction if the clock or the sequence reached them.
     private func saveSyncState(_ w: WriterStatements) throws(SQLiteError) {
         guard let hlc else { return }
+        var next = bounds
+        if hlc.physical >= next.clock { next.clock = hlc.physical + SyncBounds.clockStep }
+        if changeSeq >= next.change { next.change = changeSeq + SyncBounds.changeStep }
+        guard next != bounds else { return }
         let s = w.saveSyncState
         defer { s.reset() }
-        try s.bind(1, hlc.physical)
-        try s.bind(2, Int64(hlc.counter))
-        try s.bind(3, changeSeq)
+        try s.bind(1, next.clock)
+        try s.bind(2, next.change)
         try s.run()
+        boundsInFlight = next
+    }
+
+    /// The transaction committed: the bounds it wrote are the database's.
+    private func confirmBounds() {
+        if let boundsInFlight { bounds = boundsInFlight }
+        boundsInFlight = nil
     }
 
     /// Drops the oldest tombstones (by change order) beyond their own bound.

@@ -194,6 +194,23 @@ private func remote(
         #expect(after[1].change == .watched(try WatchedBreaks(contentId: "a", watchedAt: ["b2": t0 + 5])))
     }
 
+    /// A change number is never handed out twice, even when the row that held the greatest one is gone
+    /// (a watched break pruned) before a restart: an agent that saw it would miss the next change.
+    @Test func changeNumbersDoNotRepeatAfterTheGreatestRowIsGone() throws {
+        let clock = TestClock(t0)
+        let f = try box("box1", clock: clock)
+        #expect(f.save(bookmark("a")).isSuccess)
+        #expect(f.markWatched("a", "b1", at: 1000).isSuccess)
+        let seen = try #require(try f.store.changes(after: 0, limit: 10).last?.seq)
+        f.store.pruneWatched(keeping: [t0 - 86_400...t0])
+        f.reopen()  // closing commits the prune
+        #expect(try f.store.watchedBreaks(contentId: "a", within: [0...1e12]).isEmpty)
+        #expect(f.save(bookmark("b")).isSuccess)
+        let next = try f.store.changes(after: 0, limit: 10).map(\.seq)
+        #expect(next.allSatisfy { $0 != seen })
+        #expect(next.last.map { $0 > seen } == true)
+    }
+
     /// The clock's state survives a restart: after the wall clock was set back, a change to another
     /// bookmark still gets a later stamp.
     @Test func theClockResumesAfterARestart() throws {
