@@ -132,9 +132,13 @@ private func remote(
         #expect(f.merge(stale) == .success(false))
         #expect(try f.store.bookmark(profile: "p", contentId: "b") == nil)
         #expect(try f.store.bookmarks(profile: "p", after: nil, limit: 10).page.isEmpty)
-        // Saving it again here brings it back: the tombstone goes.
+        // Saving it again here brings it back, stamped after the tombstone (so it wins on other boxes too).
+        let cleared = try #require(try f.store.syncRecord(profile: "p", contentId: "b"))
+        clock.now -= 3600
         #expect(f.save(bookmark("b", at: 1)).isSuccess)
-        #expect(try f.store.syncRecord(profile: "p", contentId: "b")?.value.bookmark?.contentTime == 1)
+        let again = try #require(try f.store.syncRecord(profile: "p", contentId: "b"))
+        #expect(again.value.bookmark?.contentTime == 1)
+        #expect(again.supersedes(cleared))
     }
 
     @Test func tombstonesHaveTheirOwnBoundAndDoNotCountInTheCap() throws {
