@@ -208,7 +208,7 @@ enum SQLiteSchema {
 final class WriterStatements {
     let db: SQLiteConnection
     let begin, commit, rollback: SQLiteStatement
-    let upsertBookmark, deleteBookmark, profileStamps, clearProfile, countBookmarks, evictOldest: SQLiteStatement
+    let upsertBookmark, deleteBookmark, profileStamps, countBookmarks, evictOldest: SQLiteStatement
     let markWatched, mergeWatched, pruneWatched, setLastBreak: SQLiteStatement
     let storedBookmark, storedTombstone, upsertTombstone, deleteTombstone, countTombstones, evictTombstones: SQLiteStatement
     let loadSyncState, saveSyncState: SQLiteStatement
@@ -232,7 +232,6 @@ final class WriterStatements {
         deleteBookmark = try db.prepare("DELETE FROM bookmarks WHERE profile = ?1 AND content_id = ?2")
         profileStamps = try db.prepare(
             "SELECT content_id, stamp_physical, stamp_counter, stamp_device FROM bookmarks WHERE profile = ?1")
-        clearProfile = try db.prepare("DELETE FROM bookmarks WHERE profile = ?1")
         countBookmarks = try db.prepare("SELECT count(*) FROM bookmarks")
         evictOldest = try db.prepare(
             """
