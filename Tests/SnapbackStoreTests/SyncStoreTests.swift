@@ -248,6 +248,46 @@ private func remote(
         for b in [box1, box2] { #expect(try b.store.bookmark(profile: "p", contentId: "film")?.contentTime == 10) }
     }
 
+    /// Random records from other boxes (frequent equal stamps, tombstones, keys the box holds or not)
+    /// merged one by one: after each, the store holds what the pure rule folds to, and the merge said it
+    /// changed exactly when that differs from what the store held before.
+    @Test(arguments: [31, 32] as [UInt64])
+    func theStoresMergeIsThePureRule(seed: UInt64) throws {
+        var rng = SplitMix64(seed: seed)
+        let f = try box("here", clock: TestClock(t0))
+        let devices = ["a", "b", "here"].map { device($0) }
+        var expected: [String: SyncRecord] = [:]
+        for i in 0..<150 {
+            let key = rng.pick(["k1", "k2", "k3"])
+            if rng.chance(0.1) {
+                // A local save now and then: the store's own stamps join in.
+                #expect(f.save(bookmark(key, profile: "p", at: Double(i))).isSuccess)
+                expected[key] = try f.store.syncRecord(profile: "p", contentId: key)
+                continue
+            }
+            let stamp = SyncStamp(
+                physical: SyncStamp.milliseconds(ofSeconds: t0) + Int64.random(in: -2...2, using: &rng),
+                counter: UInt32.random(in: 0...2, using: &rng), device: rng.pick(devices))
+            let value: SyncValue =
+                rng.chance(0.3)
+                ? .tombstone(rng.pick(TombstoneKind.allCases))
+                : .bookmark(
+                    SyncedBookmark(
+                        contentTime: Double(Int.random(in: 0...2, using: &rng)), streamId: "s", streamTime: 1,
+                        finished: rng.chance(0.2), updatedAt: 1))
+            let record = try SyncRecord(profile: "p", contentId: key, value: value, stamp: stamp)
+            let before = expected[key]
+            let after = before.map { SyncRecord.merge($0, record) } ?? record
+            #expect(f.merge(record) == .success(after != before), "seed \(seed), step \(i)")
+            expected[key] = after
+            #expect(try f.store.syncRecord(profile: "p", contentId: key) == after, "seed \(seed), step \(i)")
+            #expect(
+                try f.store.bookmark(profile: "p", contentId: key) == after.value.bookmark?.bookmark(profile: "p", contentId: key)
+            )
+        }
+        #expect(f.store.bookmarkCount == expected.values.filter { $0.value.bookmark != nil }.count)
+    }
+
     /// Three boxes with skewed clocks make random local changes and exchange their changes (through
     /// the change sequence, as an agent would) in random order, some twice: once everything has been
     /// exchanged, every box holds, for every key, the record the rule picks among all the records any
