@@ -109,7 +109,7 @@ public struct SyncStamp: Hashable, Comparable, Sendable, CustomStringConvertible
 /// - A stamp heard from another box is adopted (`receive`) so that this box's later changes order after
 ///   it even when this box's wall clock is behind the other's — but only up to ``maxAheadMilliseconds``
 ///   past this box's own time: a box whose clock is an hour ahead must not drag every box of the
-///   household an hour ahead with it (docs/sync.md, "A clock far ahead").
+///   household an hour ahead with it (docs/sync.md, "The clock").
 /// - A change to a record stamped beyond what the clock adopted is stamped after that record anyway
 ///   (`stamp(now:after:)`): the hand-off from one box to another orders after what the second box read,
 ///   whatever the clocks say.
