@@ -139,7 +139,8 @@ let package = Package(
         .testTarget(
             name: "SnapbackWireTests",
             dependencies: ["SnapbackWire", "CSnapbackProto", "SnapbackFuzzing", "SnapbackTestSupport"]),
-        .testTarget(name: "SnapbackStoreTests", dependencies: ["SnapbackStore", "SnapbackTimeline", "CSQLite"]),
+        .testTarget(
+            name: "SnapbackStoreTests", dependencies: ["SnapbackStore", "SnapbackTimeline", "CSQLite", "SnapbackTestSupport"]),
         .testTarget(name: "SnapbackCLITests", dependencies: ["SnapbackCLI", "SnapbackWire", "SnapbackTimeline"]),
         .testTarget(
             name: "SnapbackDaemonTests",

@@ -5,7 +5,7 @@ import Glibc
 /// integrity and version checks, moving a bad file aside.
 enum SQLiteSchema {
     /// `PRAGMA user_version` of a database this build writes.
-    static let version: Int32 = 3
+    static let version: Int32 = 4
 
     /// `migrations[n]` takes a database from version n to n + 1. A fresh file (version 0) runs them all;
     /// an older one runs those it lacks, in one transaction. Never edit a step once shipped: add one.
@@ -55,6 +55,47 @@ enum SQLiteSchema {
         DROP INDEX bookmarks_by_age;
         CREATE INDEX bookmarks_by_profile_recent ON bookmarks(profile, saved_seq DESC);
         CREATE UNIQUE INDEX bookmarks_by_save ON bookmarks(saved_seq);
+        """,
+        // 4: household sync (docs/sync.md). Every bookmark carries the stamp of the change that made it,
+        // deletes and clears leave tombstones with theirs, and every row of the three tables a change
+        // writes gets the next number of one change sequence ("changes since N"): a bookmark's saved_seq
+        // (already the order of its writes, and indexed), the others' change_seq. The box's device id is
+        // minted here, once; sync_state keeps bounds the clock and the sequence resume from (the writer
+        // moves them ahead in steps, not at every commit). Existing rows are stamped with their wall time
+        // and this box's id, the watched breaks numbered after the bookmarks in the order of their times;
+        // the clock starts at 0 (a row saved while the wall clock ran years ahead must not pin it there).
+        """
+        CREATE TABLE sync_state(
+            id             INTEGER PRIMARY KEY CHECK (id = 1),
+            device_id      TEXT NOT NULL,
+            clock_bound    INTEGER NOT NULL,
+            change_bound   INTEGER NOT NULL
+        );
+        INSERT INTO sync_state VALUES (1, lower(hex(randomblob(8))), 0, 0);
+        ALTER TABLE bookmarks ADD COLUMN stamp_physical INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE bookmarks ADD COLUMN stamp_counter INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE bookmarks ADD COLUMN stamp_device TEXT NOT NULL DEFAULT '';
+        UPDATE bookmarks SET
+            stamp_physical = CAST(max(0, min(updated_at, 253402300799.999)) * 1000 AS INTEGER),
+            stamp_device = (SELECT device_id FROM sync_state);
+        CREATE TABLE bookmark_tombstones(
+            profile        TEXT NOT NULL,
+            content_id     TEXT NOT NULL,
+            kind           INTEGER NOT NULL,
+            stamp_physical INTEGER NOT NULL,
+            stamp_counter  INTEGER NOT NULL,
+            stamp_device   TEXT NOT NULL,
+            change_seq     INTEGER NOT NULL,
+            PRIMARY KEY (profile, content_id)
+        ) WITHOUT ROWID;
+        CREATE UNIQUE INDEX bookmark_tombstones_by_change ON bookmark_tombstones(change_seq);
+        ALTER TABLE watched_breaks ADD COLUMN change_seq INTEGER NOT NULL DEFAULT 0;
+        UPDATE watched_breaks SET change_seq = ranked.n FROM
+            (SELECT content_id AS c, break_id AS b,
+                (SELECT coalesce(max(saved_seq), 0) FROM bookmarks)
+                    + row_number() OVER (ORDER BY watched_at, content_id, break_id) AS n FROM watched_breaks) AS ranked
+            WHERE watched_breaks.content_id = ranked.c AND watched_breaks.break_id = ranked.b;
+        CREATE UNIQUE INDEX watched_breaks_by_change ON watched_breaks(change_seq);
         """
     ]
 
@@ -167,8 +208,10 @@ enum SQLiteSchema {
 final class WriterStatements {
     let db: SQLiteConnection
     let begin, commit, rollback: SQLiteStatement
-    let upsertBookmark, deleteBookmark, clearProfile, countBookmarks, evictOldest: SQLiteStatement
-    let markWatched, pruneWatched, setLastBreak: SQLiteStatement
+    let upsertBookmark, deleteBookmark, profileStamps, countBookmarks, evictOldest: SQLiteStatement
+    let markWatched, mergeWatched, pruneWatched, setLastBreak: SQLiteStatement
+    let storedBookmark, storedTombstone, upsertTombstone, deleteTombstone, countTombstones, evictTombstones: SQLiteStatement
+    let loadSyncState, saveSyncState: SQLiteStatement
 
     init(_ db: SQLiteConnection) throws(SQLiteError) {
         self.db = db
@@ -178,14 +221,17 @@ final class WriterStatements {
         upsertBookmark = try db.prepare(
             """
             INSERT INTO bookmarks(profile, content_id, content_time, stream_time, stream_id, updated_at, finished,
-                saved_seq)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, (SELECT coalesce(max(saved_seq), 0) + 1 FROM bookmarks))
+                stamp_physical, stamp_counter, stamp_device, saved_seq)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
             ON CONFLICT(profile, content_id) DO UPDATE SET content_time = excluded.content_time,
                 stream_time = excluded.stream_time, stream_id = excluded.stream_id,
-                updated_at = excluded.updated_at, finished = excluded.finished, saved_seq = excluded.saved_seq
+                updated_at = excluded.updated_at, finished = excluded.finished, saved_seq = excluded.saved_seq,
+                stamp_physical = excluded.stamp_physical, stamp_counter = excluded.stamp_counter,
+                stamp_device = excluded.stamp_device
             """)
         deleteBookmark = try db.prepare("DELETE FROM bookmarks WHERE profile = ?1 AND content_id = ?2")
-        clearProfile = try db.prepare("DELETE FROM bookmarks WHERE profile = ?1")
+        profileStamps = try db.prepare(
+            "SELECT content_id, stamp_physical, stamp_counter, stamp_device FROM bookmarks WHERE profile = ?1")
         countBookmarks = try db.prepare("SELECT count(*) FROM bookmarks")
         evictOldest = try db.prepare(
             """
@@ -194,8 +240,17 @@ final class WriterStatements {
             """)
         markWatched = try db.prepare(
             """
-            INSERT INTO watched_breaks(content_id, break_id, watched_at) VALUES (?1, ?2, ?3)
-            ON CONFLICT(content_id, break_id) DO UPDATE SET watched_at = excluded.watched_at
+            INSERT INTO watched_breaks(content_id, break_id, watched_at, change_seq) VALUES (?1, ?2, ?3, ?4)
+            ON CONFLICT(content_id, break_id) DO UPDATE SET watched_at = excluded.watched_at,
+                change_seq = excluded.change_seq
+            """)
+        // Union, a break watched on both sides keeping the later time: a row changes only then.
+        mergeWatched = try db.prepare(
+            """
+            INSERT INTO watched_breaks(content_id, break_id, watched_at, change_seq) VALUES (?1, ?2, ?3, ?4)
+            ON CONFLICT(content_id, break_id) DO UPDATE SET watched_at = excluded.watched_at,
+                change_seq = excluded.change_seq
+            WHERE excluded.watched_at > watched_breaks.watched_at
             """)
         // Rows before `lo` or between two kept ranges (`hi`, `lo`): run once per gap.
         pruneWatched = try db.prepare("DELETE FROM watched_breaks WHERE watched_at > ?1 AND watched_at < ?2")
@@ -204,6 +259,42 @@ final class WriterStatements {
             INSERT INTO device_state(key, value) VALUES ('\(SQLiteSchema.lastBreakKey)', ?1)
             ON CONFLICT(key) DO UPDATE SET value = excluded.value
             """)
+        storedBookmark = try db.prepare(
+            """
+            SELECT content_time, stream_time, stream_id, updated_at, finished, stamp_physical, stamp_counter,
+                stamp_device FROM bookmarks WHERE profile = ?1 AND content_id = ?2
+            """)
+        storedTombstone = try db.prepare(
+            """
+            SELECT kind, stamp_physical, stamp_counter, stamp_device FROM bookmark_tombstones
+            WHERE profile = ?1 AND content_id = ?2
+            """)
+        upsertTombstone = try db.prepare(
+            """
+            INSERT INTO bookmark_tombstones(profile, content_id, kind, stamp_physical, stamp_counter, stamp_device,
+                change_seq)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+            ON CONFLICT(profile, content_id) DO UPDATE SET kind = excluded.kind,
+                stamp_physical = excluded.stamp_physical, stamp_counter = excluded.stamp_counter,
+                stamp_device = excluded.stamp_device, change_seq = excluded.change_seq
+            """)
+        deleteTombstone = try db.prepare("DELETE FROM bookmark_tombstones WHERE profile = ?1 AND content_id = ?2")
+        countTombstones = try db.prepare("SELECT count(*) FROM bookmark_tombstones")
+        evictTombstones = try db.prepare(
+            """
+            DELETE FROM bookmark_tombstones WHERE change_seq IN
+                (SELECT change_seq FROM bookmark_tombstones ORDER BY change_seq LIMIT ?1)
+            """)
+        // The bounds, the change bound raised to the greatest number a table holds (after the migration,
+        // rows are numbered and the bound is 0).
+        loadSyncState = try db.prepare(
+            """
+            SELECT device_id, clock_bound, max(change_bound, (SELECT coalesce(max(saved_seq), 0) FROM bookmarks),
+                (SELECT coalesce(max(change_seq), 0) FROM bookmark_tombstones),
+                (SELECT coalesce(max(change_seq), 0) FROM watched_breaks))
+            FROM sync_state
+            """)
+        saveSyncState = try db.prepare("UPDATE sync_state SET clock_bound = ?1, change_bound = ?2")
     }
 
     func count() throws(SQLiteError) -> Int {
@@ -216,6 +307,7 @@ final class WriterStatements {
 final class ReaderStatements {
     let db: SQLiteConnection
     let getBookmark, firstPage, nextPage, watched, lastBreak, countBookmarks: SQLiteStatement
+    let syncBookmark, syncTombstone, changes: SQLiteStatement
 
     init(_ db: SQLiteConnection) throws(SQLiteError) {
         self.db = db
@@ -239,5 +331,29 @@ final class ReaderStatements {
             "SELECT break_id FROM watched_breaks WHERE content_id = ?1 AND watched_at >= ?2 AND watched_at <= ?3")
         lastBreak = try db.prepare("SELECT value FROM device_state WHERE key = '\(SQLiteSchema.lastBreakKey)'")
         countBookmarks = try db.prepare("SELECT count(*) FROM bookmarks")
+        syncBookmark = try db.prepare(
+            """
+            SELECT content_time, stream_time, stream_id, updated_at, finished, stamp_physical, stamp_counter,
+                stamp_device FROM bookmarks WHERE profile = ?1 AND content_id = ?2
+            """)
+        syncTombstone = try db.prepare(
+            """
+            SELECT kind, stamp_physical, stamp_counter, stamp_device FROM bookmark_tombstones
+            WHERE profile = ?1 AND content_id = ?2
+            """)
+        // The rows changed after ?1, in change order, ?2 at most: bookmarks (kind 0), tombstones (their
+        // kind), watched breaks (kind -1, the break id in the stream id's column, its time in updated_at's).
+        changes = try db.prepare(
+            """
+            SELECT saved_seq, 0, profile, content_id, content_time, stream_time, stream_id, updated_at, finished,
+                stamp_physical, stamp_counter, stamp_device FROM bookmarks WHERE saved_seq > ?1
+            UNION ALL
+            SELECT change_seq, kind, profile, content_id, 0, 0, '', 0, 0, stamp_physical, stamp_counter, stamp_device
+                FROM bookmark_tombstones WHERE change_seq > ?1
+            UNION ALL
+            SELECT change_seq, -1, '', content_id, 0, 0, break_id, watched_at, 0, 0, 0, ''
+                FROM watched_breaks WHERE change_seq > ?1
+            ORDER BY 1 LIMIT ?2
+            """)
     }
 }

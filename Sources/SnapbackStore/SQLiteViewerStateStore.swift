@@ -52,6 +52,16 @@ public final class SQLiteViewerStateStore: ViewerStateStore {
         public var closeTimeoutSeconds: Double = 10
         /// `PRAGMA max_page_count` for the writer (tests: a database-size limit); nil: none.
         public var maxPageCount: Int64?
+        /// The name this box signs its changes with in household sync; nil: the id the database minted
+        /// when it was created (16 hex digits).
+        public var deviceId: DeviceID?
+        /// How far past this box's wall time a stamp from another box may move its clock
+        /// (`HybridLogicalClock.maxAheadMilliseconds`, docs/sync.md).
+        public var maxClockAheadMilliseconds = HybridLogicalClock.defaultMaxAheadMilliseconds
+        /// The most tombstones kept (deleted and cleared bookmarks, so that an older write from another
+        /// box does not bring them back); the oldest go first. Their own bound, not the bookmarks':
+        /// clearing one profile must not evict another's bookmarks (docs/sync.md).
+        public var tombstoneCapacity = 10_000
 
         public init() {}
     }
@@ -78,6 +88,8 @@ public final class SQLiteViewerStateStore: ViewerStateStore {
     /// What happened to the database at open (moved aside); kept until the daemon restarts.
     private var recoveryNote: String?
     private var isClosed = false
+    /// The name this box signs its changes with; nil until the database has opened.
+    public private(set) var deviceId: DeviceID?
     /// Transactions committed since the store opened (each one fdatasync of the WAL).
     public private(set) var commits = 0
     /// Writes made whose completion has not run yet.
@@ -109,6 +121,7 @@ public final class SQLiteViewerStateStore: ViewerStateStore {
             log(.error, "bookmark store: \(error); writes are refused until it can be opened")
         } else {
             cachedCount = opened.count
+            deviceId = opened.device
             openReader()
         }
         queue.onReports = { [weak self] in self?.deliver() }
@@ -178,6 +191,30 @@ public final class SQLiteViewerStateStore: ViewerStateStore {
 
     public func lastBreakCompletedAt() -> Double? { cachedLastBreak }
 
+    /// The committed sync record of a key (its bookmark or tombstone, with its stamp); nil if the box
+    /// holds neither.
+    public func syncRecord(profile: String, contentId: String) throws(StoreError) -> SyncRecord? {
+        try readable()
+        do {
+            return try reader.syncRecord(profile: profile, contentId: contentId)
+        } catch {
+            throw readFailed(error)
+        }
+    }
+
+    /// Up to `limit` committed changes numbered after `seq` (0: from the start), in order: what a sync
+    /// agent sends, resuming after a restart from the last number it handled.
+    public func changes(after seq: Int64, limit: Int) throws(StoreError) -> [SyncChange] {
+        try readable()
+        do {
+            return try reader.changes(after: seq, limit: max(1, limit)) { [log] row, error in
+                log(.warning, "bookmark store: change \(row) is not a valid sync record (\(error)); skipped")
+            }
+        } catch {
+            throw readFailed(error)
+        }
+    }
+
     private func readFailed(_ error: SQLiteError) -> StoreError {
         log(.warning, "bookmark store: read failed: \(error)")
         return error.storeError
@@ -243,6 +280,21 @@ public final class SQLiteViewerStateStore: ViewerStateStore {
         enqueue(.watched(contentId: contentId, breakId: breakId, at: at)) { completion($0.map { _ in () }) }
     }
 
+    /// Applies a record from another box under the sync rule (docs/sync.md), in the writer's
+    /// transaction like a save: completes once committed with whether it changed the box's record of the
+    /// key (false: what the box held wins, or is the same).
+    public func merge(_ record: SyncRecord, completion: @escaping (Result<Bool, StoreError>) -> Void) {
+        // Not noted in `unsaved`: its outcome is known only in the transaction. A local save queued
+        // after it is stamped after whatever it leaves, so what `unsaved` shows for the key stays true.
+        enqueue(.merge(record)) { completion($0.map { $0 > 0 }) }
+    }
+
+    /// Adds watched breaks from another box (union; a break known on both sides keeps the later
+    /// time). Completes once committed with whether any row changed.
+    public func mergeWatched(_ breaks: WatchedBreaks, completion: @escaping (Result<Bool, StoreError>) -> Void) {
+        enqueue(.mergeWatched(breaks)) { completion($0.map { $0 > 0 }) }
+    }
+
     public func setLastBreakCompleted(at: Double) {
         cachedLastBreak = at
         enqueue(.lastBreak(at), nil)
@@ -274,6 +326,7 @@ public final class SQLiteViewerStateStore: ViewerStateStore {
         for report in queue.takeReports() {
             if report.reopened {
                 unavailableReason = nil
+                if let device = report.device { deviceId = device }
                 if !reader.isOpen { openReader() }
             }
             if let note = report.note { recoveryNote = note }

@@ -95,3 +95,47 @@ final class StoreReader {
         return ids
     }
 }
+
+extension StoreReader {
+    func syncRecord(profile: String, contentId: String) throws(SQLiteError) -> SyncRecord? {
+        let r = try ready()
+        switch try SyncRows.record(profile: profile, contentId: contentId, bookmark: r.syncBookmark, tombstone: r.syncTombstone) {
+        case .success(let record): return record
+        case .failure(let error): throw SQLiteError(code: SQLITE_CORRUPT, message: "invalid sync record: \(error)")
+        case nil: return nil
+        }
+    }
+
+    /// Up to `limit` changes numbered after `seq`, in order; a row that is not a valid record is passed
+    /// to `invalid` (its number, why) and skipped.
+    func changes(
+        after seq: Int64, limit: Int, invalid: (Int64, SyncInputError) -> Void
+    ) throws(SQLiteError) -> [SyncChange] {
+        let r = try ready()
+        let s = r.changes
+        defer { s.reset() }
+        try s.bind(1, seq)
+        try s.bind(2, Int64(limit))
+        var changes: [SyncChange] = []
+        while try s.step() {
+            let n = s.int64(0)
+            let kind = s.int64(1)
+            do {
+                let change: SyncChange.Change
+                switch kind {
+                case -1:
+                    change = .watched(try WatchedBreaks(contentId: s.text(3), watchedAt: [s.text(6): s.double(7)]))
+                case 0:
+                    change = .record(try SyncRows.bookmarkRecord(profile: s.text(2), contentId: s.text(3), s, at: 4))
+                default:
+                    change = .record(
+                        try SyncRows.tombstoneRecord(profile: s.text(2), contentId: s.text(3), s, kind: 1, stampAt: 9))
+                }
+                changes.append(SyncChange(seq: n, change: change))
+            } catch {
+                invalid(n, error)
+            }
+        }
+        return changes
+    }
+}

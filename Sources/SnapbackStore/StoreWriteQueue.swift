@@ -165,11 +165,14 @@ enum WriteOp: Sendable {
     case watched(contentId: String, breakId: String, at: Double)
     case lastBreak(Double)
     case pruneWatched(keeping: [ClosedRange<Double>])
+    /// A record from another box, applied under the sync rule.
+    case merge(SyncRecord)
+    case mergeWatched(WatchedBreaks)
 
     var changesBookmarks: Bool {
         switch self {
-        case .save, .delete, .clear: true
-        case .watched, .lastBreak, .pruneWatched: false
+        case .save, .delete, .clear, .merge: true
+        case .watched, .lastBreak, .pruneWatched, .mergeWatched: false
         }
     }
 }
@@ -186,6 +189,8 @@ struct BatchReport: Sendable {
     var reopened = false
     /// A recovery to keep in `lastError` (a file moved aside).
     var note: String?
+    /// The device id of the database (re)opened.
+    var device: DeviceID?
 }
 
 /// The thread an object belongs to, checked in debug builds: one `pthread_self` and a compare.

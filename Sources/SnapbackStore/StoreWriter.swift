@@ -1,5 +1,6 @@
 import CSQLite
 import Glibc
+import SnapbackTimeline
 
 /// The SQLite store's writer: the write connection and everything done with it — opening (and moving
 /// a bad file aside), committing batches, evicting, pruning — on its own thread.
@@ -19,6 +20,26 @@ final class StoreWriter {
     private var statements: WriterStatements?
     /// Writes are failing: logged once when they start and once when they work again.
     private var failing = false
+    /// The hybrid logical clock that stamps this box's changes (docs/sync.md), loaded with the
+    /// statements.
+    private var hlc: HybridLogicalClock?
+    /// The last number of the change sequence handed out.
+    private var changeSeq: Int64 = 0
+    /// What `sync_state` holds: above the clock's physical time and the change sequence, so that a
+    /// restart resumes from them after everything issued. Moved ahead by a step when reached, in the
+    /// transaction that reaches it, so that most commits do not write one more page to the WAL.
+    private var bounds = SyncBounds(clock: 0, change: 0)
+    /// Bounds written by the transaction in progress, kept once it commits.
+    private var boundsInFlight: SyncBounds?
+
+    struct SyncBounds: Equatable {
+        var clock: Int64
+        var change: Int64
+        /// A restart may start the clock this far ahead of the stamps issued before it: no more than a
+        /// stamp from another box may move it (the default cap).
+        static let clockStep: Int64 = HybridLogicalClock.defaultMaxAheadMilliseconds
+        static let changeStep: Int64 = 1000
+    }
 
     init(
         path: String, configuration: SQLiteViewerStateStore.Configuration, log: @escaping SQLiteViewerStateStore.Log,
@@ -34,6 +55,7 @@ final class StoreWriter {
         var count = 0
         var error: String?
         var note: String?
+        var device: DeviceID?
     }
 
     /// Opens the write connection, moving a corrupt or newer file aside once.
@@ -47,6 +69,9 @@ final class StoreWriter {
                     maxPageCount: configuration.maxPageCount)
                 let statements = try WriterStatements(db)
                 result.count = try statements.count()
+                let clock = try loadSyncState(statements)
+                result.device = clock.device
+                hlc = clock
                 self.statements = statements
                 return result
             } catch let problem as SQLiteSchema.OpenProblem {
@@ -88,6 +113,25 @@ final class StoreWriter {
             failing = true
         }
         return result
+    }
+
+    /// The clock and the change sequence resumed from their bounds; the device is the configured one,
+    /// else the one the database minted.
+    private func loadSyncState(_ w: WriterStatements) throws(SQLiteError) -> HybridLogicalClock {
+        let s = w.loadSyncState
+        defer { s.reset() }
+        guard try s.step() else {
+            throw SQLiteError(code: SQLITE_CORRUPT, message: "sync_state has no row")
+        }
+        let stored = s.text(0)
+        guard let device = configuration.deviceId ?? (try? DeviceID(stored)) else {
+            throw SQLiteError(code: SQLITE_CORRUPT, message: "sync_state holds an invalid device id")
+        }
+        // Held far below Int64.max (a damaged file): the sequence and the bounds add to them.
+        bounds = SyncBounds(clock: min(max(0, s.int64(1)), SyncStamp.maxPhysical), change: min(max(0, s.int64(2)), 1 << 62))
+        changeSeq = bounds.change
+        return HybridLogicalClock(
+            device: device, maxAheadMilliseconds: configuration.maxClockAheadMilliseconds, physical: bounds.clock)
     }
 
     /// Starts the writer's thread; the thread keeps the writer until the queue stops. Returns the
@@ -146,6 +190,7 @@ final class StoreWriter {
             if opened.error == nil {
                 report.reopened = true
                 report.count = opened.count
+                report.device = opened.device
                 log(.notice, "bookmark store: \(path) is open again")
             } else {
                 let error = StoreError.unavailable(opened.error ?? "cannot open \(path)")
@@ -153,7 +198,7 @@ final class StoreWriter {
                 return report
             }
         }
-        guard let w = statements else { return report }
+        guard let w = statements, hlc != nil else { return report }
         do {
             report.results = try transaction(w) { () throws(SQLiteError) in
                 var results: [Result<Int, StoreError>] = []
@@ -163,7 +208,9 @@ final class StoreWriter {
                 return results
             }
             report.commits = 1
+            confirmBounds()
         } catch {
+            boundsInFlight = nil
             report.count = nil
             if ops.count == 1 || !error.isStatementSpecific {
                 report.results = Array(repeating: .failure(error.storeError), count: ops.count)
@@ -176,8 +223,10 @@ final class StoreWriter {
                             return value
                         }
                         report.commits += 1
+                        confirmBounds()
                         report.results.append(.success(value))
                     } catch {
+                        boundsInFlight = nil
                         report.results.append(.failure(error.storeError))
                     }
                 }
@@ -203,36 +252,49 @@ final class StoreWriter {
     private func apply(_ op: WriteOp, _ w: WriterStatements) throws(SQLiteError) -> Int {
         switch op {
         case .save(let b):
-            let s = w.upsertBookmark
-            defer { s.reset() }
-            try s.bind(1, b.profile)
-            try s.bind(2, b.contentId)
-            try s.bind(3, b.contentTime)
-            try s.bind(4, b.streamTime)
-            try s.bind(5, b.streamId)
-            try s.bind(6, b.updatedAt)
-            try s.bind(7, b.finished)
-            try s.run()
+            // A change made here: stamped after the record the box holds for the key, whatever it is.
+            let previous = try storedRecord(w, b.profile, b.contentId)
+            try writeBookmark(w, SyncedBookmark(b), profile: b.profile, contentId: b.contentId, stamp: stamp(after: previous))
             return 1
         case .delete(let profile, let contentId):
-            let s = w.deleteBookmark
-            defer { s.reset() }
-            try s.bind(1, profile)
-            try s.bind(2, contentId)
-            try s.run()
-            return w.db.changes
+            guard let previous = try storedBookmarkStamp(w, profile, contentId) else { return 0 }
+            try writeTombstone(w, .deleted, profile: profile, contentId: contentId, stamp: stamp(after: previous))
+            return 1
         case .clear(let profile):
-            let s = w.clearProfile
-            defer { s.reset() }
-            try s.bind(1, profile)
-            try s.run()
-            return w.db.changes
+            // A tombstone per bookmark the profile holds here, each stamped after the bookmark it ends.
+            var held: [(String, SyncStamp?)] = []
+            let s = w.profileStamps
+            do {
+                defer { s.reset() }
+                try s.bind(1, profile)
+                while try s.step() { held.append((s.text(0), try? SyncRows.stamp(s, at: 1))) }
+            }
+            for (contentId, previous) in held {
+                try writeTombstone(w, .cleared, profile: profile, contentId: contentId, stamp: stamp(after: previous))
+            }
+            return held.count
+        case .merge(let remote):
+            return try merge(remote, w) ? 1 : 0
+        case .mergeWatched(let breaks):
+            var changed = 0
+            let s = w.mergeWatched
+            for (breakId, at) in breaks.watchedAt.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
+                defer { s.reset() }
+                try s.bind(1, breaks.contentId)
+                try s.bind(2, breakId)
+                try s.bind(3, at)
+                try s.bind(4, nextChange())
+                try s.run()
+                changed += w.db.changes
+            }
+            return changed > 0 ? 1 : 0
         case .watched(let contentId, let breakId, let at):
             let s = w.markWatched
             defer { s.reset() }
             try s.bind(1, contentId)
             try s.bind(2, breakId)
             try s.bind(3, at)
+            try s.bind(4, nextChange())
             try s.run()
             return 1
         case .lastBreak(let at):
@@ -244,6 +306,111 @@ final class StoreWriter {
         case .pruneWatched(let ranges):
             return try prune(w, keeping: ranges)
         }
+    }
+
+    // MARK: Sync (docs/sync.md)
+
+    private func nextChange() -> Int64 {
+        changeSeq += 1
+        return changeSeq
+    }
+
+    /// The stamp for a change made on this box to a key whose record is stamped `previous`.
+    private func stamp(after previous: SyncStamp?) -> SyncStamp {
+        // `commit` applies writes only with the clock loaded (`open` loads it with the statements).
+        hlc!.stamp(now: clock(), after: previous)
+    }
+
+    /// The stamp of the record the key holds (a bookmark or a tombstone); nil if it holds none, or a row
+    /// that does not decode (logged; the change then takes a fresh stamp).
+    private func storedRecord(_ w: WriterStatements, _ profile: String, _ contentId: String) throws(SQLiteError) -> SyncStamp? {
+        switch try SyncRows.record(
+            profile: profile, contentId: contentId, bookmark: w.storedBookmark, tombstone: w.storedTombstone)
+        {
+        case .success(let record): return record.stamp
+        case .failure(let error):
+            log(.warning, "bookmark store: the stored sync record of \(contentId) is invalid (\(error)); stamping afresh")
+            return nil
+        case nil: return nil
+        }
+    }
+
+    /// The stamp of the key's bookmark if it holds one (not a tombstone): what a delete ends.
+    private func storedBookmarkStamp(_ w: WriterStatements, _ profile: String, _ contentId: String) throws(SQLiteError)
+        -> SyncStamp??
+    {
+        let s = w.storedBookmark
+        defer { s.reset() }
+        try s.bind(1, profile)
+        try s.bind(2, contentId)
+        guard try s.step() else { return nil }
+        return .some(try? SyncRows.stamp(s, at: 5))
+    }
+
+    private func writeBookmark(
+        _ w: WriterStatements, _ b: SyncedBookmark, profile: String, contentId: String, stamp: SyncStamp
+    ) throws(SQLiteError) {
+        let s = w.upsertBookmark
+        do {
+            defer { s.reset() }
+            try s.bind(1, profile)
+            try s.bind(2, contentId)
+            try s.bind(3, b.contentTime)
+            try s.bind(4, b.streamTime)
+            try s.bind(5, b.streamId)
+            try s.bind(6, b.updatedAt)
+            try s.bind(7, b.finished)
+            try bindStamp(s, 8, stamp)
+            try s.bind(11, nextChange())
+            try s.run()
+        }
+        try removeKey(w.deleteTombstone, profile, contentId)
+    }
+
+    private func writeTombstone(
+        _ w: WriterStatements, _ kind: TombstoneKind, profile: String, contentId: String, stamp: SyncStamp
+    ) throws(SQLiteError) {
+        let s = w.upsertTombstone
+        do {
+            defer { s.reset() }
+            try s.bind(1, profile)
+            try s.bind(2, contentId)
+            try s.bind(3, Int64(kind.rawValue))
+            try bindStamp(s, 4, stamp)
+            try s.bind(7, nextChange())
+            try s.run()
+        }
+        try removeKey(w.deleteBookmark, profile, contentId)
+    }
+
+    private func bindStamp(_ s: SQLiteStatement, _ at: Int32, _ stamp: SyncStamp) throws(SQLiteError) {
+        try s.bind(at, stamp.physical)
+        try s.bind(at + 1, Int64(stamp.counter))
+        try s.bind(at + 2, stamp.device.text)
+    }
+
+    private func removeKey(_ s: SQLiteStatement, _ profile: String, _ contentId: String) throws(SQLiteError) {
+        defer { s.reset() }
+        try s.bind(1, profile)
+        try s.bind(2, contentId)
+        try s.run()
+    }
+
+    /// Applies a record from another box under the rule: it replaces the key's record only if it wins
+    /// over it (`SyncRecord.supersedes`). The clock hears its stamp either way (within its cap). Returns
+    /// whether the local record changed. A stored row that does not decode loses to any valid record.
+    private func merge(_ remote: SyncRecord, _ w: WriterStatements) throws(SQLiteError) -> Bool {
+        hlc!.receive(remote.stamp, now: clock())
+        let local = try SyncRows.record(
+            profile: remote.profile, contentId: remote.contentId, bookmark: w.storedBookmark, tombstone: w.storedTombstone)
+        if case .success(let local) = local, !remote.supersedes(local) { return false }
+        switch remote.value {
+        case .bookmark(let b):
+            try writeBookmark(w, b, profile: remote.profile, contentId: remote.contentId, stamp: remote.stamp)
+        case .tombstone(let kind):
+            try writeTombstone(w, kind, profile: remote.profile, contentId: remote.contentId, stamp: remote.stamp)
+        }
+        return true
     }
 
     /// Deletes the watched breaks dated before the last range and outside every range: one statement
@@ -267,7 +434,9 @@ final class StoreWriter {
     /// Inside the transaction, after the writes: evicts the least recently saved bookmarks beyond the
     /// bound. Returns the bookmark count if bookmarks changed.
     private func finish(_ w: WriterStatements, _ ops: [WriteOp]) throws(SQLiteError) -> Int? {
+        try saveSyncState(w)
         guard ops.contains(where: \.changesBookmarks) else { return nil }
+        try boundTombstones(w)
         var count = try w.count()
         if count > configuration.capacity {
             let s = w.evictOldest
@@ -277,6 +446,42 @@ final class StoreWriter {
             count -= w.db.changes
         }
         return count
+    }
+
+    /// Moves the bounds ahead in the batch's transaction if the clock or the sequence reached them.
+    private func saveSyncState(_ w: WriterStatements) throws(SQLiteError) {
+        guard let hlc else { return }
+        var next = bounds
+        if hlc.physical >= next.clock { next.clock = hlc.physical + SyncBounds.clockStep }
+        if changeSeq >= next.change { next.change = changeSeq + SyncBounds.changeStep }
+        guard next != bounds else { return }
+        let s = w.saveSyncState
+        defer { s.reset() }
+        try s.bind(1, next.clock)
+        try s.bind(2, next.change)
+        try s.run()
+        boundsInFlight = next
+    }
+
+    /// The transaction committed: the bounds it wrote are the database's.
+    private func confirmBounds() {
+        if let boundsInFlight { bounds = boundsInFlight }
+        boundsInFlight = nil
+    }
+
+    /// Drops the oldest tombstones (by change order) beyond their own bound.
+    private func boundTombstones(_ w: WriterStatements) throws(SQLiteError) {
+        let c = w.countTombstones
+        let count: Int64
+        do {
+            defer { c.reset() }
+            count = try c.step() ? c.int64(0) : 0
+        }
+        guard count > Int64(configuration.tombstoneCapacity) else { return }
+        let s = w.evictTombstones
+        defer { s.reset() }
+        try s.bind(1, count - Int64(max(0, configuration.tombstoneCapacity)))
+        try s.run()
     }
 
     /// Logs when writes start failing and when they work again (not every failure).

@@ -69,6 +69,8 @@ final class StoreFixture {
     let loop = TestLoop()
     let logs = LogLines()
     var configuration: SQLiteViewerStateStore.Configuration
+    /// The store's wall clock (its sync stamps), from the next `reopen`.
+    var clock: @Sendable () -> Double = wallClockNow
     private(set) var store: SQLiteViewerStateStore!
     private let removeDirectory: Bool
 
@@ -95,7 +97,8 @@ final class StoreFixture {
     @discardableResult
     func reopen() -> SQLiteViewerStateStore {
         store?.close()
-        store = SQLiteViewerStateStore(directory: directory, configuration: configuration, post: loop.post, log: logs.log)
+        store = SQLiteViewerStateStore(
+            directory: directory, configuration: configuration, post: loop.post, log: logs.log, clock: clock)
         return store
     }
 
@@ -130,6 +133,20 @@ final class StoreFixture {
         var result: Result<Void, StoreError>?
         store.markWatched(contentId: contentId, breakId: breakId, at: at) { result = $0 }
         #expect(loop.run { result != nil }, "markWatched did not complete")
+        return result ?? .failure(.unavailable("timed out"))
+    }
+
+    func merge(_ record: SyncRecord) -> Result<Bool, StoreError> {
+        var result: Result<Bool, StoreError>?
+        store.merge(record) { result = $0 }
+        #expect(loop.run { result != nil }, "merge did not complete")
+        return result ?? .failure(.unavailable("timed out"))
+    }
+
+    func mergeWatched(_ breaks: WatchedBreaks) -> Result<Bool, StoreError> {
+        var result: Result<Bool, StoreError>?
+        store.mergeWatched(breaks) { result = $0 }
+        #expect(loop.run { result != nil }, "mergeWatched did not complete")
         return result ?? .failure(.unavailable("timed out"))
     }
 
