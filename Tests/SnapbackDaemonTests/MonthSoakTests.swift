@@ -14,8 +14,10 @@ import Testing
 /// stepped both ways. After every day, what the daemon holds is bounded by what is open now, and
 /// nothing it acknowledged was lost.
 ///
-/// Serialized, and its heap check compares floors: Swift Testing runs other suites' tests in the same
-/// process meanwhile, and their allocations only ever add to glibc's in-use bytes.
+/// Its heap check reads glibc's in-use bytes, which are the whole process's: `make test` runs it in a
+/// process of its own (`swift test --filter MonthSoakTests`), since other suites' tests running beside it
+/// in one process move that figure by megabytes. It compares floors (the least in-use bytes over several
+/// days), which the day's own garbage does not move.
 @Suite(.serialized) struct MonthSoakTests {
     @Test func aMonthOfABoxInAMinute() throws {
         let soak = MonthSoak(seed: 0x5EED_2026_0023)
