@@ -7,6 +7,8 @@
 //   SnapbackWire      frame codec and protobuf-c <-> Swift value mapping
 //   SnapbackStore     bookmark and watched-state store interface and implementations
 //   SnapbackDaemon    the libuv shell: loop executor, listener, connections, timers, signals
+//   SnapbackEmbedded  EmbeddedPeer and ManualClock: the daemon's service in process, for the tests, the fuzzer
+//                     and the benchmark (as NIOEmbedded is to NIO); no product ships it
 //   SnapbackClient    a small blocking client used by the demo, the benchmarks and the tests
 //   snapbackd         the daemon executable (only `main`)
 //   snapback          the command-line client: demo, queries, sessions, watch, benchmarks (swift-argument-parser;
@@ -95,20 +97,24 @@ let package = Package(
             dependencies: ["CLibUV", "SnapbackWire", "SnapbackTimeline", "SnapbackStore"],
             swiftSettings: hotPath + functionSections + profileGuided
         ),
+        .target(name: "SnapbackEmbedded", dependencies: ["SnapbackDaemon", "SnapbackWire"]),
         .target(name: "SnapbackClient", dependencies: ["SnapbackWire", "SnapbackTimeline", "CSnapbackProto"]),
-        .target(name: "SnapbackFuzzing", dependencies: ["SnapbackWire", "SnapbackTimeline", "SnapbackDaemon", "SnapbackStore"]),
+        .target(
+            name: "SnapbackFuzzing",
+            dependencies: ["SnapbackWire", "SnapbackTimeline", "SnapbackDaemon", "SnapbackEmbedded", "SnapbackStore"]),
         .executableTarget(
             name: "snapbackd", dependencies: ["SnapbackDaemon"],
             exclude: ["static-libs", "link-order.txt", "snapbackd.profdata"],
             swiftSettings: functionSections + profileGuided, linkerSettings: smallDaemon),
         .executableTarget(name: "snapback-fuzz", dependencies: ["SnapbackFuzzing"]),
         .executableTarget(name: "snapback-fuzz-daemon", dependencies: ["SnapbackFuzzing"]),
-        // SnapbackDaemon and SnapbackStore for `bench-store`'s in-process group-commit phase (the real
-        // service and store on a virtual clock).
+        // SnapbackDaemon, SnapbackEmbedded and SnapbackStore for `bench-store`'s in-process group-commit
+        // phase (the real service and store on a virtual clock).
         .executableTarget(
             name: "snapback",
             dependencies: [
-                "SnapbackClient", "SnapbackWire", "SnapbackTimeline", "SnapbackCLI", "CLinux", "SnapbackDaemon", "SnapbackStore",
+                "SnapbackClient", "SnapbackWire", "SnapbackTimeline", "SnapbackCLI", "CLinux", "SnapbackDaemon",
+                "SnapbackEmbedded", "SnapbackStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser")
             ]),
         // Linux calls the client's benchmarks (epoll, CPU affinity) and the daemon's soak test (glibc's
@@ -128,7 +134,7 @@ let package = Package(
         .testTarget(
             name: "SnapbackDaemonTests",
             dependencies: [
-                "SnapbackClient", "SnapbackWire", "CSnapbackProto", "SnapbackDaemon", "SnapbackStore",
+                "SnapbackClient", "SnapbackWire", "CSnapbackProto", "SnapbackDaemon", "SnapbackEmbedded", "SnapbackStore",
                 "SnapbackFuzzing", "SnapbackTestSupport", "CLinux"
             ]
         )

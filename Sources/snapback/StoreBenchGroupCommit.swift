@@ -1,6 +1,7 @@
 import Glibc
 import SnapbackCLI
 import SnapbackDaemon
+import SnapbackEmbedded
 import SnapbackStore
 import SnapbackTimeline
 import SnapbackWire
