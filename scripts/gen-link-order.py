@@ -11,7 +11,7 @@ places those sections in that order and together:
 - the code the daemon runs at start-up, at rest and per message fills few 64 KiB windows of the binary
   instead of touching a page in most of them (`make check-footprint` measures the resident set);
 - the round trip's own code fills few 4 KiB pages, each a TLB miss when a request comes cold (`make
-  check-budget` counts them; `snapback bench --spacing` shows the time); the jump tables of its
+  check-budget` counts them; `snapback-bench daemon --spacing` shows the time); the jump tables of its
   switches (`.rodata.NAME`) are listed too, and share a page or two.
 A name the build no longer has is ignored by the linker; code added since the file was written lands
 after the ordered sections, so regenerate it when either check reports pages grew.
@@ -76,7 +76,7 @@ def run_order(budget, daemon, bin_dir, work, daemon_arguments, hot):
     """The `hot` functions in the order one round trip first runs them (those it does not run at all
     after, sorted). A request that comes cold fetches its code line by line; laid out in the order it
     runs, that code is read front to back and the processor's prefetchers fetch ahead (measured with
-    `snapback bench --spacing 5 --libuv-echo`, runs alternating: snapbackd/libuv echo 1.47-1.56 with the
+    `snapback-bench daemon --spacing 5 --libuv-echo`, runs alternating: snapbackd/libuv echo 1.47-1.56 with the
     round trip's functions sorted by name, 1.40-1.48 in this order, seven runs each; the whole ratio to the
     epoll echo 1.67-1.73 against 1.60-1.63). The order comes from valgrind's
     lackey, which prints every superblock it runs, in order: the round trips are cut at each entry to

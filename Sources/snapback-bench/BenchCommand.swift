@@ -1,14 +1,15 @@
 import ArgumentParser
 import Glibc
 import SnapbackCLI
+import SnapbackCommandLine
 
-/// `snapback bench`: snapbackd's SeekEnded → snapback push round trip against the floor, a raw Unix-socket
+/// `snapback-bench daemon`: snapbackd's SeekEnded → snapback push round trip against the floor, a raw Unix-socket
 /// ping-pong with the same frame sizes, in one run (pin every end to one CPU, alternate rounds, report
 /// medians, read CPU from /proc); and, as modes, the cold path (requests spaced apart), the round trip
 /// under load, and the memory each session costs.
 struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "bench",
+        commandName: "daemon",
         abstract:
             "snapbackd's SeekEnded → snapback push round trip vs a raw Unix-socket ping-pong; cold path, load, memory per session.",
         discussion: prose(

@@ -2,10 +2,11 @@ import ArgumentParser
 import Glibc
 import SnapbackCLI
 import SnapbackClient
+import SnapbackCommandLine
 import SnapbackTimeline
 import SnapbackWire
 
-/// `snapback bench-store`: the durable store under load, through a real snapbackd.
+/// `snapback-bench store`: the durable store under load, through a real snapbackd.
 /// - saves per second and save latency (Pause request sent → BookmarkSaved push received) with 100
 ///   sessions saving as fast as they are acknowledged;
 /// - the loop's message latency (GetStatus round trips from another client) idle, under a paced load
@@ -15,7 +16,7 @@ import SnapbackWire
 ///   commit and without (``GroupCommitBench``).
 struct StoreBenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "bench-store",
+        commandName: "store",
         abstract: "The SQLite store: saves/s, save latency, loop latency while committing, commits per minute.",
         discussion: prose(
             """
@@ -47,7 +48,7 @@ struct StoreBenchCommand: ParsableCommand {
                  minute, and the ratios a/b.
 
             Pinning (sched_setaffinity, when both CPUs are available) keeps the loop and its probe on one
-            CPU, as in `snapback bench`, so that the probe measures the loop, not the scheduler; the
+            CPU, as in `snapback-bench daemon`, so that the probe measures the loop, not the scheduler; the
             players of phase 2 run on the other CPU, those of phase 1 anywhere. Phase 2
             ends with the line `ratio loop p99 committing/no-commit load (c/b) = X.XX` (the target: about 1, no
             rise); d/a, the loop beside a writer that never stops committing, should be about 1 too.
