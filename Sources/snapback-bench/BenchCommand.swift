@@ -53,12 +53,7 @@ struct BenchCommand: ParsableCommand {
             Exit status: 0 when the run completed, 1 when it failed, 2 for a bad command line.
             """))
 
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "The daemon to measure (default: snapbackd next to this executable).",
-            valueName: "path"), completion: .file())
-    var snapbackd: String?
+    @OptionGroup var daemon: DaemonOption
     @Option(name: .long, help: ArgumentHelp("Measured round trips of each kind per round.", valueName: "n"))
     var iterations = 20_000
     @Option(name: .long, help: ArgumentHelp("Round trips of one kind before switching to the next.", valueName: "n"))
@@ -97,7 +92,6 @@ struct BenchCommand: ParsableCommand {
     var json = false
 
     func validate() throws {
-        if let snapbackd { try checkNonEmpty(snapbackd, "--snapbackd") }
         try checkRange(iterations, "--iterations", 100...10_000_000)
         try checkRange(batch, "--batch", 1...10_000_000)
         try checkRange(warmup, "--warmup", 0...10_000_000)
@@ -113,7 +107,7 @@ struct BenchCommand: ParsableCommand {
         if load && probes / rounds < 10 {
             throw ValidationError("--probes: '\(probes)' is fewer than 10 per round of --load (--rounds \(rounds))")
         }
-        try checkExecutable(snapbackd ?? siblingDaemonPath())
+        try daemon.checkExecutable()
         if let libuvEcho {
             guard spacing != nil else { throw ValidationError("--libuv-echo: only with --spacing") }
             try checkExecutable(libuvEcho, "--libuv-echo")
@@ -122,7 +116,7 @@ struct BenchCommand: ParsableCommand {
 
     func run() throws {
         let options = BenchOptions(
-            daemonPath: snapbackd ?? siblingDaemonPath(), iterations: iterations, batch: batch, warmup: warmup,
+            daemonPath: daemon.path, iterations: iterations, batch: batch, warmup: warmup,
             rounds: rounds, cpu: cpu, selfPath: Self.executablePath() ?? "", probes: probes,
             loadConnections: loadConnections, loadSessions: loadSessions, loadHz: loadHz,
             sessionsPerConnection: sessionsPerConnection, libuvEchoPath: libuvEcho)

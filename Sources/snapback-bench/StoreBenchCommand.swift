@@ -55,12 +55,7 @@ struct StoreBenchCommand: ParsableCommand {
             --group-commit-only runs phase 3 alone (no daemon).
             """))
 
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "The daemon to measure (default: snapbackd next to this executable).",
-            valueName: "path"), completion: .file())
-    var snapbackd: String?
+    @OptionGroup var daemon: DaemonOption
     @Option(name: .long, help: ArgumentHelp("Concurrent sessions.", valueName: "n")) var sessions = 100
     @Option(name: .long, help: ArgumentHelp("Length of each measured phase.", valueName: "s")) var seconds = 5
     @Option(name: .long, help: ArgumentHelp("Tick of each session in phases 2b and 2c.", valueName: "ms"))
@@ -83,13 +78,12 @@ struct StoreBenchCommand: ParsableCommand {
     var groupCommitOnly = false
 
     func validate() throws {
-        if let snapbackd { try checkNonEmpty(snapbackd, "--snapbackd") }
         try checkRange(sessions, "--sessions", 1...1000)
         try checkRange(seconds, "--seconds", 1...600)
         try checkRange(interval, "--interval", 1...10_000)
         try checkRange(loopCPU, "--loop-cpu", 0...1023)
         try checkRange(otherCPU, "--other-cpu", 0...1023)
-        if !groupCommitOnly { try checkExecutable(snapbackd ?? siblingDaemonPath()) }
+        if !groupCommitOnly { try daemon.checkExecutable() }
     }
 
     func run() throws {
@@ -97,7 +91,7 @@ struct StoreBenchCommand: ParsableCommand {
         Self.cpus = pin ? (loopCPU, otherCPU) : nil
         if !groupCommitOnly {
             try Self.measure(
-                daemonPath: snapbackd ?? siblingDaemonPath(), sessions: sessions, seconds: seconds,
+                daemonPath: daemon.path, sessions: sessions, seconds: seconds,
                 interval: interval)
         }
         try GroupCommitBench.report(sessions: sessions)
