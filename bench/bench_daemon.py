@@ -28,9 +28,13 @@ class BenchDaemon:
     def __enter__(self):
         self.work = tempfile.mkdtemp(prefix=self.prefix)
         self.socket = os.path.join(self.work, "snapbackd.sock")
-        self.process = subprocess.Popen(
-            [self.snapbackd, "--socket", self.socket, "--state-dir", os.path.join(self.work, "state"),
-             "--config", "/dev/null", "--log-level", "warning"], stdin=subprocess.DEVNULL)
+        try:
+            self.process = subprocess.Popen(
+                [self.snapbackd, "--socket", self.socket, "--state-dir", os.path.join(self.work, "state"),
+                 "--config", "/dev/null", "--log-level", "warning"], stdin=subprocess.DEVNULL)
+        except OSError as error:
+            shutil.rmtree(self.work, ignore_errors=True)
+            raise SystemExit(f"cannot start {self.snapbackd}: {error}")
         try:
             self._wait_listening()
         except BaseException:
