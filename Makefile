@@ -27,7 +27,7 @@ RELEASE_BIN := .build/release
 BUDGET_INSTRUCTIONS := 5650
 BUDGET_ALLOCATIONS  := 0
 # The 4 KiB pages of code every round trip runs (same runs): what a request that comes cold pays for in
-# TLB misses and page walks (`snapback bench --spacing`). The link order keeps it low: a stale order (a
+# TLB misses and page walks (`snapback-bench daemon --spacing`). The link order keeps it low: a stale order (a
 # hot function renamed) spreads the code back out (`make link-order`).
 BUDGET_CODE_PAGES   := 36
 # The 64-byte lines of code in those pages (same runs): what a cold request reads from memory. The profile
@@ -184,7 +184,7 @@ grpc-proto: ## Regenerate the gRPC bench's Swift code (bench/grpc/generate.sh: b
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq protobuf-compiler; }
 	bench/grpc/generate.sh
 
-# The libuv floor of `snapback bench --spacing` (--libuv-echo): the bench's echo behind uv_run, in C, linked
+# The libuv floor of `snapback-bench daemon --spacing` (--libuv-echo): the bench's echo behind uv_run, in C, linked
 # with the same static libuv archive as the release daemon (static, as the daemon is; glibc's warning that
 # a static program's getpwuid_r needs the system's NSS modules is libuv's, and this echo never calls it).
 UV_ECHO := $(C_BUILD)/release/snapback-uv-echo
@@ -193,12 +193,13 @@ $(UV_ECHO): bench/uv-echo/snapback-uv-echo.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -Wall -Wextra -Werror -O2 -o $@ $< -static -l:libuv_a.a -Wl,--no-warnings
 
+# The benchmarks are snapback-bench's (Sources/snapback-bench), built with the release and never installed.
 bench: release $(UV_ECHO) ## Benchmarks with their baselines: round trip vs raw socket, cold path, load, memory per session, timeline engine, store, loop stalls
-	$(RELEASE_BIN)/snapback bench --snapbackd $(RELEASE_BIN)/snapbackd
-	$(RELEASE_BIN)/snapback bench --snapbackd $(RELEASE_BIN)/snapbackd --spacing 5 --libuv-echo $(UV_ECHO) \
+	$(RELEASE_BIN)/snapback-bench daemon --snapbackd $(RELEASE_BIN)/snapbackd
+	$(RELEASE_BIN)/snapback-bench daemon --snapbackd $(RELEASE_BIN)/snapbackd --spacing 5 --libuv-echo $(UV_ECHO) \
 		--load --sessions 10000
-	taskset -c 0 $(RELEASE_BIN)/snapback bench-timeline
-	$(RELEASE_BIN)/snapback bench-store --snapbackd $(RELEASE_BIN)/snapbackd --seconds 3
+	taskset -c 0 $(RELEASE_BIN)/snapback-bench timeline
+	$(RELEASE_BIN)/snapback-bench store --snapbackd $(RELEASE_BIN)/snapbackd --seconds 3
 	bench/loop_stall.py $(RELEASE_BIN)/snapbackd
 
 # `make soak`: SOAK_PLAYERS players for SOAK_MINUTES minutes against the release daemon, each reconnecting
@@ -213,7 +214,7 @@ soak: release ## Long soak (not in make test): many players reconnecting for SOA
 # `make bench-grpc`: the usual alternative, a gRPC-Swift-2 server (bench/grpc, a package of its own that
 # the daemon never depends on; its first build takes minutes) answering the same call, measured beside
 # snapbackd in one run, everything pinned to GRPC_BENCH_CPU (GRPC_BENCH_TASKSET= leaves the gRPC server
-# and client free to use every CPU; snapback bench always pins). GRPC_BENCH_ARGS: --json, --calls N, --rounds N.
+# and client free to use every CPU; snapback-bench always pins). GRPC_BENCH_ARGS: --json, --calls N, --rounds N.
 GRPC_BENCH_CPU  ?= 0
 GRPC_BENCH_TASKSET ?= taskset -c $(GRPC_BENCH_CPU)
 GRPC_BENCH_ARGS ?=
@@ -222,7 +223,7 @@ GRPC_BENCH_BIN  := bench/grpc/.build/release
 bench-grpc: release ## snapbackd beside a gRPC-Swift-2 server answering the same call: p50/p99, idle RSS, ratios (slow build)
 	$(SWIFT) build --package-path bench/grpc $(RELEASE_FLAGS)
 	$(GRPC_BENCH_TASKSET) $(GRPC_BENCH_BIN)/snapback-grpc-bench --cpu $(GRPC_BENCH_CPU) \
-		--snapback $(RELEASE_BIN)/snapback --snapbackd $(RELEASE_BIN)/snapbackd \
+		--snapback-bench $(RELEASE_BIN)/snapback-bench --snapbackd $(RELEASE_BIN)/snapbackd \
 		--server $(GRPC_BENCH_BIN)/snapback-grpc-server $(GRPC_BENCH_ARGS)
 
 FUZZ_SECONDS ?= 60

@@ -7,10 +7,14 @@
 //   SnapbackWire      frame codec and protobuf-c <-> Swift value mapping
 //   SnapbackStore     bookmark and watched-state store interface and implementations
 //   SnapbackDaemon    the libuv shell: loop executor, listener, connections, timers, signals
+//   SnapbackEmbedded  EmbeddedPeer and ManualClock: the daemon's service in process, for the tests, the fuzzer
+//                     and the benchmark (as NIOEmbedded is to NIO); no product ships it
 //   SnapbackClient    a small blocking client used by the demo, the benchmarks and the tests
 //   snapbackd         the daemon executable (only `main`)
-//   snapback          the command-line client: demo, queries, sessions, watch, benchmarks (swift-argument-parser;
-//                     the only product with a package dependency: the daemon stays free of it)
+//   snapback          the operator's command-line client: demo, status, queries, sessions, watch, bookmarks
+//                     (swift-argument-parser: with snapback-bench, the only products with a package
+//                     dependency; the daemon stays free of it)
+//   snapback-bench    the benchmarks, apart from the installed client (`make bench`, `make check-budget`)
 //   SnapbackFuzzing   bytes from a peer through decoder + mapping + timeline, for libFuzzer and the tests
 //   snapback-fuzz     the libFuzzer entry point over decoder, request decoding and timeline
 //   snapback-fuzz-daemon  the libFuzzer entry point over the whole service, in process
@@ -112,23 +116,41 @@ let package = Package(
             dependencies: ["CLibUV", "SnapbackWire", "SnapbackTimeline", "SnapbackStore"],
             swiftSettings: hotPath + functionSections + profileGuided + freshObjects
         ),
+        .target(name: "SnapbackEmbedded", dependencies: ["SnapbackDaemon", "SnapbackWire"]),
         .target(name: "SnapbackClient", dependencies: ["SnapbackWire", "SnapbackTimeline", "CSnapbackProto"]),
-        .target(name: "SnapbackFuzzing", dependencies: ["SnapbackWire", "SnapbackTimeline", "SnapbackDaemon", "SnapbackStore"]),
+        .target(
+            name: "SnapbackFuzzing",
+            dependencies: ["SnapbackWire", "SnapbackTimeline", "SnapbackDaemon", "SnapbackEmbedded", "SnapbackStore"]),
         .executableTarget(
             name: "snapbackd", dependencies: ["SnapbackDaemon"],
             swiftSettings: functionSections + profileGuided + freshObjects, linkerSettings: smallDaemon),
         .executableTarget(name: "snapback-fuzz", dependencies: ["SnapbackFuzzing"]),
         .executableTarget(name: "snapback-fuzz-daemon", dependencies: ["SnapbackFuzzing"]),
-        // SnapbackDaemon and SnapbackStore for `bench-store`'s in-process group-commit phase (the real
-        // service and store on a virtual clock).
         .executableTarget(
             name: "snapback",
             dependencies: [
-                "SnapbackClient", "SnapbackWire", "SnapbackTimeline", "SnapbackCLI", "CLinux", "SnapbackDaemon", "SnapbackStore",
+                "SnapbackClient", "SnapbackWire", "SnapbackTimeline", "SnapbackCLI", "SnapbackCommandLine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser")
             ]),
-        // Linux calls the client's benchmarks (epoll, CPU affinity) and the daemon's soak test (glibc's
-        // heap in use) need that Swift's Glibc module leaves out, in C with their real types.
+        // Not installed. SnapbackDaemon, SnapbackEmbedded and SnapbackStore for `snapback-bench store`'s
+        // in-process group-commit phase (the real service and store on a virtual clock).
+        .executableTarget(
+            name: "snapback-bench",
+            dependencies: [
+                "SnapbackClient", "SnapbackWire", "SnapbackTimeline", "SnapbackCLI", "SnapbackCommandLine", "CLinux",
+                "SnapbackDaemon", "SnapbackEmbedded", "SnapbackStore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser")
+            ]),
+        // What snapback and snapback-bench share: one-write output, exit statuses, option checks, connecting
+        // with a Hello, a push or event in a line, and running a root command with the tool's exit statuses.
+        .target(
+            name: "SnapbackCommandLine",
+            dependencies: [
+                "SnapbackClient", "SnapbackWire", "SnapbackTimeline", "SnapbackCLI",
+                .product(name: "ArgumentParser", package: "swift-argument-parser")
+            ]),
+        // Linux calls the benchmarks (epoll, CPU affinity) and the daemon's soak test (glibc's heap in use)
+        // need that Swift's Glibc module leaves out, in C with their real types.
         .target(name: "CLinux", path: "Sources/CLinux"),
         // What the CLI draws and prints, as pure functions of replies (a session's timeline, JSON): a
         // library so that unit tests reach it without a daemon. No argument parsing, no I/O.
@@ -145,7 +167,7 @@ let package = Package(
         .testTarget(
             name: "SnapbackDaemonTests",
             dependencies: [
-                "SnapbackClient", "SnapbackWire", "CSnapbackProto", "SnapbackDaemon", "SnapbackStore",
+                "SnapbackClient", "SnapbackWire", "CSnapbackProto", "SnapbackDaemon", "SnapbackEmbedded", "SnapbackStore",
                 "SnapbackFuzzing", "SnapbackTestSupport", "CLinux"
             ]
         )

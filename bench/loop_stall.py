@@ -16,15 +16,12 @@ import argparse
 import json
 import multiprocessing
 import os
-import shutil
-import signal
-import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Tests", "clients", "python"))
 from snapback_client import METHODS, OK, Client, decode, encode  # noqa: E402
+from bench_daemon import BenchDaemon  # noqa: E402
 
 
 def percentile(values, p):
@@ -125,14 +122,8 @@ def main():
     parser.add_argument("--interval", type=float, default=50.0, help="ms between abusive requests")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    work = tempfile.mkdtemp(prefix="snapback-stall.")
-    sock = os.path.join(work, "snapbackd.sock")
-    daemon = subprocess.Popen([args.snapbackd, "--socket", sock, "--state-dir", os.path.join(work, "state"),
-                               "--config", "/dev/null", "--log-level", "warning"], stdin=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 10
-        while not os.path.exists(sock) and time.monotonic() < deadline:
-            time.sleep(0.02)
+    with BenchDaemon(args.snapbackd, "snapback-stall.") as daemon:
+        sock = daemon.socket
         with Client(sock) as c:
             hello = c.hello("loop-stall")
         unloaded, _ = measure(sock, args.seconds, args.interval)
@@ -144,10 +135,6 @@ def main():
                          "stall_p50_ms": percentile(abusive, 0.5), "bystander_p50_ms": percentile(times, 0.5),
                          "bystander_p99_ms": percentile(times, 0.99), "bystander_max_ms": max(times),
                          "p99_ratio": percentile(times, 0.99) / base_p99})
-    finally:
-        daemon.send_signal(signal.SIGTERM)
-        daemon.wait(timeout=10)
-        shutil.rmtree(work, ignore_errors=True)
     if args.json:
         print(json.dumps({"unloaded_p50_ms": base_p50, "unloaded_p99_ms": base_p99, "requests": rows}, indent=2))
         return

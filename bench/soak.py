@@ -21,16 +21,13 @@ import argparse
 import multiprocessing
 import os
 import random
-import shutil
-import signal
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Tests", "clients", "python"))
 from snapback_client import Client, ProtocolError, RpcError  # noqa: E402
+from bench_daemon import BenchDaemon  # noqa: E402
 
 BREAKS = [{"id": f"mid{i}", "start": 600.0 * i, "duration": 30.0} for i in (1, 2, 3)]
 CONTENT = 3600.0 + 90.0
@@ -161,14 +158,8 @@ def main():
     parser.add_argument("--workers", type=int, default=4)
     args = parser.parse_args()
     seconds = args.minutes * 60
-    work = tempfile.mkdtemp(prefix="snapback-soak.")
-    sock = os.path.join(work, "snapbackd.sock")
-    daemon = subprocess.Popen([args.snapbackd, "--socket", sock, "--state-dir", os.path.join(work, "state"),
-                               "--config", "/dev/null", "--log-level", "warning"], stdin=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 10
-        while not os.path.exists(sock) and time.monotonic() < deadline:
-            time.sleep(0.02)
+    with BenchDaemon(args.snapbackd, "snapback-soak.") as daemon:
+        sock = daemon.socket
         queue = multiprocessing.Queue()
         names = [f"player-{i:03d}" for i in range(args.players)]
         procs = [multiprocessing.Process(target=worker, args=(sock, names[w::args.workers], seconds, queue))
@@ -182,14 +173,11 @@ def main():
             samples.append((time.monotonic() - start, rss_kib(daemon.pid)))
             print(f"soak: {samples[-1][0]:6.0f} s  RSS {samples[-1][1]:,} KiB", flush=True)
             if daemon.poll() is not None:
-                raise SystemExit(f"soak: snapbackd exited {daemon.returncode}")
+                raise SystemExit(f"soak: snapbackd exited {daemon.poll()}")
         results = [queue.get(timeout=120) for _ in procs]
         for p in procs:
             p.join()
-    finally:
-        daemon.send_signal(signal.SIGTERM)
-        code = daemon.wait(timeout=30)
-        shutil.rmtree(work, ignore_errors=True)
+    code = daemon.exit_code
     latencies = sorted(x for r in results for x in r[0])
     errors = [e for r in results for e in r[1]]
     reconnects, snapbacks, bookmarks = (sum(r[i] for r in results) for i in (2, 3, 4))

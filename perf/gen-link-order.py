@@ -11,7 +11,7 @@ order and together:
 - the code the daemon runs at start-up, at rest and per message fills few 64 KiB windows of the binary
   instead of touching a page in most of them (`make check-footprint` measures the resident set);
 - the round trip's own code fills few 4 KiB pages, each a TLB miss when a request comes cold (`make
-  check-budget` counts them; `snapback bench --spacing` shows the time); the jump tables of its
+  check-budget` counts them; `snapback-bench daemon --spacing` shows the time); the jump tables of its
   switches (`.rodata.NAME`) are listed too, and share a page or two.
 A name the build no longer has is ignored by the linker; code added since the file was written lands
 after the ordered sections, so regenerate it when either check reports pages grew.

@@ -5,7 +5,7 @@
 # with the release build's swift build FLAGS and the other levers of SNAPBACK_PERF, which perf/perf.mk
 # passes: the profile matches the code they produce), serves a training run with it, and merges what it
 # counted into OUT, the indexed profile the release build optimises with (the profile lever). The training run is what players send, through the
-# real socket: `snapback bench` (BIN_DIR's client) with its round trip (SeekEnded → snapback push + reply),
+# real socket: `snapback-bench daemon` (BIN_DIR's) with its round trip (SeekEnded → snapback push + reply),
 # its cold path, 200 connections of 10 sessions reporting the playhead, and 2,000 sessions opened and
 # closed; then the demo (`scripts/demo.sh`: Hello, sessions, playhead, seeks, ad events, bookmarks saved
 # and resumed, queries). Each starts its own instrumented daemon, which writes its counts when it exits.
@@ -14,7 +14,7 @@
 set -euo pipefail
 
 [[ $# -ge 3 ]] || {
-    echo "usage: $0 BIN_DIR OUT FLAGS...   (BIN_DIR holds the release snapback client; FLAGS: swift build's release flags)" >&2
+    echo "usage: $0 BIN_DIR OUT FLAGS...   (BIN_DIR holds the release snapback and snapback-bench; FLAGS: swift build's release flags)" >&2
     exit 2
 }
 bin_dir=$1
@@ -38,9 +38,10 @@ swift build "$@" --scratch-path .build-profile \
 mkdir -p "$work/bin"
 ln -s "$(pwd)/.build-profile/release/snapbackd" "$work/bin/snapbackd"
 ln -s "$(readlink -f "$bin_dir/snapback")" "$work/bin/snapback"
+ln -s "$(readlink -f "$bin_dir/snapback-bench")" "$work/bin/snapback-bench"
 export LLVM_PROFILE_FILE=$work/raw/%p.profraw
-"$work/bin/snapback" bench --snapbackd "$work/bin/snapbackd" --iterations 5000 --warmup 500 --rounds 2 > "$work/bench.txt"
-"$work/bin/snapback" bench --snapbackd "$work/bin/snapbackd" --rounds 2 --spacing 1 --probes 500 \
+"$work/bin/snapback-bench" daemon --snapbackd "$work/bin/snapbackd" --iterations 5000 --warmup 500 --rounds 2 > "$work/bench.txt"
+"$work/bin/snapback-bench" daemon --snapbackd "$work/bin/snapbackd" --rounds 2 --spacing 1 --probes 500 \
     --load --load-connections 200 --sessions 2000 >> "$work/bench.txt"
 scripts/demo.sh "$work/bin" > "$work/demo.txt" 2>&1 || { cat "$work/demo.txt" >&2; exit 1; }
 unset LLVM_PROFILE_FILE

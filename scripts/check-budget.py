@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """make check-budget: the hot path's cost, counted rather than timed.
 
-Runs the release snapbackd under callgrind twice, driven by `snapback __bench-exchange` through the
+Runs the release snapbackd under callgrind twice, driven by `snapback-bench exchange` through the
 bench's SeekEnded -> snapback push + EventReply exchange: once with SHORT round trips and once with
 LONG. Everything else the two runs do (start-up, Hello, OpenSession, closing, stopping) is the same,
 so the difference of the two runs, divided by LONG - SHORT, is what one steady-state round trip costs
@@ -10,7 +10,7 @@ thread), its calls to the allocator, and the 4 KiB pages of code it runs. Instru
 addresses under callgrind do not depend on the machine's load or clock, so the figures repeat from run
 to run and a budget can be tight.
 
-The code pages are what a request costs when it comes cold (`snapback bench --spacing`): after a few
+The code pages are what a request costs when it comes cold (`snapback-bench daemon --spacing`): after a few
 milliseconds of other processes, each page the round trip runs is a TLB miss and a page walk (two-level
 under a hypervisor), whatever the instructions in it. The link order (`make link-order`) places the
 round trip's functions first and together; this count fails when it goes stale (a hot function
@@ -193,7 +193,7 @@ def run(daemon_path, bin_dir, work, round_trips, daemon_arguments=()):
 
 
 def drive(daemon_path, bin_dir, work, round_trips, tool, daemon_arguments=()):
-    """snapbackd under valgrind with the `tool` arguments, driven through `snapback __bench-exchange`
+    """snapbackd under valgrind with the `tool` arguments, driven through `snapback-bench exchange`
     (`round_trips` round trips), then stopped with SIGTERM; fails unless everything exits 0."""
     sock = os.path.join(work, "snapbackd.sock")
     state = os.path.join(work, "state")
@@ -214,11 +214,11 @@ def drive(daemon_path, bin_dir, work, round_trips, tool, daemon_arguments=()):
     try:
         wait_for_socket(sock, daemon, log)
         client = subprocess.Popen(
-            [os.path.join(bin_dir, "snapback"), "__bench-exchange", "--socket", sock,
+            [os.path.join(bin_dir, "snapback-bench"), "exchange", "--socket", sock,
              "--round-trips", str(round_trips)],
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True)
         line = client.stdout.readline()
-        if not line.startswith("__bench-exchange: "):
+        if not line.startswith("exchange: "):
             client.wait(timeout=60)
             fail(f"the exchange of {round_trips} round trips failed (exit {client.returncode})", log)
         # The client waits, its connection open and idle, until the daemon closes it on SIGTERM.
@@ -226,7 +226,7 @@ def drive(daemon_path, bin_dir, work, round_trips, tool, daemon_arguments=()):
         if daemon.wait(timeout=120) != 0:
             fail(f"snapbackd under valgrind exited {daemon.returncode}", log)
         if client.wait(timeout=60) != 0:
-            fail(f"snapback __bench-exchange exited {client.returncode}")
+            fail(f"snapback-bench exchange exited {client.returncode}")
     finally:
         for process in (client, daemon):
             if process is not None and process.poll() is None:

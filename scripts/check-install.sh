@@ -113,6 +113,11 @@ for prefix in /usr/local /opt/snapback; do
         || fail "the bash completion does not register for snapback"
     grep -q "watch" "$dest$prefix/share/zsh/site-functions/_snapback" || fail "the zsh completion lacks 'watch'"
     grep -q "sessions" "$dest$prefix/share/fish/vendor_completions.d/snapback.fish" || fail "the fish completion lacks 'sessions'"
+    # The benchmarks are snapback-bench's, built and not installed: the operator's snapback has none.
+    "$dest$prefix/bin/snapback" --help >"$tmp/help.txt" 2>&1 || fail "snapback --help failed"
+    if grep -qi bench "$tmp/help.txt" "$dest$prefix/share/zsh/site-functions/_snapback"; then
+        fail "the installed snapback lists a bench command"
+    fi
     for binary in snapbackd snapback; do
         if readelf -S "$dest$prefix/bin/$binary" | grep -q '\.symtab'; then fail "$binary is not stripped"; fi
     done

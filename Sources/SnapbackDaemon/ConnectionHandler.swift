@@ -42,7 +42,7 @@ extension ConnectionHandler {
     /// the port stopped reading. Returns the framing error that stopped it, after which the port must
     /// close: the stream cannot be resynchronised. (The decoder is reached through `next`, one short
     /// access per frame, because the handler may read the port — its `maxFrameSize` — while it works.)
-    func deliverFrames(
+    package func deliverFrames(
         on port: any PeerPort, logger: Logger,
         next: () -> FrameDecoder.Event?
     ) -> FrameProtocolError? {

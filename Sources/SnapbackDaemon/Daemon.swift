@@ -50,14 +50,6 @@ public final class Daemon {
     private var watchdogTimer: LoopTimer?
     /// Where clients connect, for the log and the status line.
     private var listeningOn = ""
-    /// Test hook: seconds SIGUSR1 blocks the loop thread (``stallHookVariable``).
-    private var stallSeconds: UInt32?
-
-    /// The test hook's environment variable. When set to N (1…600) at start, SIGUSR1 makes the loop
-    /// thread sleep N seconds, so the tests can watch the watchdog pings stop. Unset, SIGUSR1 keeps its
-    /// default action (the process ends): nothing reaches the stall by accident, and the unit file
-    /// unsets the variable besides.
-    public static let stallHookVariable = "SNAPBACKD_TEST_STALL_ON_SIGUSR1"
 
     private var loop: EventLoop?
     private var handler: (any ConnectionHandler)?
@@ -141,7 +133,7 @@ public final class Daemon {
         // do) would make the daemon deaf to them. Done before libuv starts any thread.
         var handled = sigset_t()
         sigemptyset(&handled)
-        for signal in [SIGINT, SIGTERM, SIGHUP, SIGUSR1] {
+        for signal in [SIGINT, SIGTERM, SIGHUP] {
             sigaddset(&handled, signal)
         }
         pthread_sigmask(SIG_UNBLOCK, &handled, nil)
@@ -155,7 +147,6 @@ public final class Daemon {
         }
         notifier = ServiceNotifier(logger: logger)
         watchdogMicroseconds = ServiceNotifier.watchdogMicroseconds()
-        stallSeconds = Self.takeStallHook(logger: logger)
         let loop: EventLoop
         do {
             loop = try EventLoop(logger: logger)
@@ -202,9 +193,7 @@ public final class Daemon {
     private func setUp(_ loop: EventLoop) throws {
         // Signals first: once the socket accepts, a SIGTERM must be a graceful stop (handled when the
         // loop runs), not the default action.
-        var watched = [SIGINT, SIGTERM, SIGHUP]
-        if stallSeconds != nil { watched.append(SIGUSR1) }
-        signals = try SignalWatcher(loop: loop, signals: watched) { [unowned self] signal in
+        signals = try SignalWatcher(loop: loop, signals: [SIGINT, SIGTERM, SIGHUP]) { [unowned self] signal in
             self.received(signal)
         }
         // Refuse to start beside a running daemon before the handler opens the state store.
@@ -261,13 +250,6 @@ public final class Daemon {
         switch signal {
         case SIGHUP:
             reload()
-        case SIGUSR1:
-            guard let stallSeconds else { return }
-            logger.warning("SIGUSR1 (test hook): blocking the event loop for \(stallSeconds) s")
-            var request = timespec(tv_sec: Int(stallSeconds), tv_nsec: 0)
-            var remaining = timespec()
-            while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
-            logger.warning("SIGUSR1 (test hook): the event loop runs again")
         default:
             if isStopping {
                 logger.notice("\(SignalWatcher.name(of: signal)) again: stopping now")

@@ -79,7 +79,7 @@ public final class LoopTimer {
     /// Rounded up, without `rounded(.up)`: on x86-64's baseline that is a call into libm's `ceil`, whose
     /// page in the static executable the round trip would run for this alone (`make check-budget`
     /// counts the pages of code each round trip runs).
-    static func milliseconds(_ seconds: Double) -> UInt64 {
+    package static func milliseconds(_ seconds: Double) -> UInt64 {
         guard seconds > 0 else { return 0 }  // also NaN
         let exact = min(seconds, maxDelay) * 1000  // ≤ 1e12: every whole number below is exact
         let whole = UInt64(exact)

@@ -2,7 +2,7 @@ import SnapbackWire
 
 /// What the timeline service needs of a connected player: send it frames, close it, know who it is.
 ///
-/// The libuv ``Connection`` is the daemon's conformer; ``EmbeddedPeer`` is the in-process one, for
+/// The libuv ``Connection`` is the daemon's conformer; SnapbackEmbedded's `EmbeddedPeer` is the in-process one, for
 /// tests and the fuzzer, the way NIOEmbedded stands in for a socket. Used on the service's thread only.
 public protocol PeerPort: AnyObject {
     /// Unique for the daemon's life; used in log lines.
@@ -57,7 +57,7 @@ extension PeerPort {
 }
 
 /// Time and timers for the service: the loop's clocks in the daemon (``LoopClock``), a manual clock
-/// that fires due timers when told to in process (``ManualClock``).
+/// that fires due timers when told to in process (SnapbackEmbedded's `ManualClock`).
 ///
 /// Two readings. The wall clock dates what people read and what outlives the daemon (a bookmark's
 /// "saved at", a decision's time, a watched break's and the last break's time in the store); it is

@@ -9,7 +9,7 @@ import SnapbackWire
 /// actions to frames.
 ///
 /// A final class confined to one thread — the libuv loop's in the daemon, the caller's with an
-/// ``EmbeddedPeer`` — that checks it at every entry. Not an actor: nothing ever awaits it, because
+/// `EmbeddedPeer` — that checks it at every entry. Not an actor: nothing ever awaits it, because
 /// decode → timeline → encode must run on the loop thread with no executor hop (a hop costs as much
 /// as a whole round trip), and entering an actor synchronously from a libuv callback took either a
 /// bit cast stripping its isolation or the runtime's `assumeIsolated` check (about 700 instructions
@@ -69,7 +69,7 @@ public final class TimelineService {
     /// - Parameter bookmarkTick: seconds of the grid periodic bookmarks are aligned to, so that the
     ///   saves of all playing sessions fall on a few shared ticks — 6 per 30-second interval — and
     ///   each tick's saves are one transaction in the store. 0: each session on its own timer
-    ///   (`snapback bench-store`'s baseline).
+    ///   (`snapback-bench store`'s baseline).
     public init(
         clock: any ServiceClock, logger: Logger, configuration: DaemonConfiguration,
         store: any ViewerStateStore, bookmarkTick: Double = 5

@@ -1,4 +1,5 @@
 import SnapbackDaemon
+import SnapbackEmbedded
 import SnapbackStore
 import SnapbackTimeline
 import SnapbackWire

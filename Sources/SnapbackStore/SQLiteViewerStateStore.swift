@@ -42,7 +42,7 @@ public final class SQLiteViewerStateStore: ViewerStateStore {
         public var capacity = 10_000
         /// The most writes committed in one transaction: enough for the periodic saves of every
         /// session due in one tick (1 makes each write its own transaction: the baseline of
-        /// `snapback bench-store`).
+        /// `snapback-bench store`).
         public var maxBatch = 1000
         /// How long the writer waits for a lock held by another process (the database is its own).
         public var writerBusyTimeoutMilliseconds: Int32 = 5000

@@ -1,6 +1,7 @@
 import Glibc
 import SnapbackCLI
 import SnapbackClient
+import SnapbackCommandLine
 import SnapbackTimeline
 import SnapbackWire
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import Glibc
 import SnapbackCLI
 import SnapbackClient
+import SnapbackCommandLine
 import SnapbackTimeline
 import SnapbackWire
 
@@ -279,6 +280,3 @@ final class Demo {
         line("← session \(session) closed", kind: "reply")
     }
 }
-
-/// Equal to the millisecond.
-func same(_ a: Double, _ b: Double) -> Bool { abs(a - b) < 0.001 }

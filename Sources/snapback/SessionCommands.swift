@@ -2,6 +2,7 @@ import ArgumentParser
 import Glibc
 import SnapbackCLI
 import SnapbackClient
+import SnapbackCommandLine
 import SnapbackTimeline
 import SnapbackWire
 

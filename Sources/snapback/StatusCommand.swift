@@ -2,6 +2,7 @@ import ArgumentParser
 import Glibc
 import SnapbackCLI
 import SnapbackClient
+import SnapbackCommandLine
 import SnapbackTimeline
 import SnapbackWire
 
@@ -74,7 +75,7 @@ struct BookmarksCommand: ParsableCommand {
         var profileName: String { profile.isEmpty ? "the default profile" : "profile \"\(profile)\"" }
 
         func connect() throws -> SnapbackClient {
-            try snapback.connect(socket.path, clientName: "snapback-bookmarks")
+            try SnapbackCommandLine.connect(socket.path, clientName: "snapback-bookmarks")
         }
     }
 

@@ -1,21 +1,22 @@
 import Foundation
 import Testing
 
-/// `snapback bench` end to end, tiny: `make bench` must not break unnoticed. It starts its own daemon
-/// (the one under test) and the echo peers, interleaves the three kinds and prints the ratio line.
+/// `snapback-bench daemon` end to end, tiny: `make bench` must not break unnoticed. It starts its own
+/// daemon (the one under test) and the echo peers, interleaves the three kinds and prints the ratio line.
 /// Figures are not checked here (benchmarks prove speed, tests do not time things).
 @Suite struct BenchCommandTests {
-    static var cliPath: String {
-        URL(fileURLWithPath: DaemonHarness.binaryPath).deletingLastPathComponent().appendingPathComponent("snapback").path
+    /// snapback-bench, built beside the daemon under test.
+    static var benchPath: String {
+        URL(fileURLWithPath: DaemonHarness.binaryPath).deletingLastPathComponent().appendingPathComponent("snapback-bench").path
     }
 
     static func run(_ arguments: [String]) throws -> (Int32, String) {
-        try runToEnd(cliPath, arguments)
+        try runToEnd(benchPath, arguments)
     }
 
     @Test func aShortInterleavedRunCompletesAndPrintsTheRatio() throws {
         let (status, text) = try Self.run([
-            "bench", "--snapbackd", DaemonHarness.binaryPath,
+            "daemon", "--snapbackd", DaemonHarness.binaryPath,
             "--iterations", "300", "--batch", "70", "--rounds", "2", "--warmup", "20"
         ])
         #expect(status == 0, "\(text)")
@@ -39,7 +40,7 @@ import Testing
 
     @Test func theRoundTripInJSON() throws {
         let json = try Self.document([
-            "bench", "--snapbackd", DaemonHarness.binaryPath,
+            "daemon", "--snapbackd", DaemonHarness.binaryPath,
             "--iterations", "200", "--batch", "50", "--rounds", "2", "--warmup", "10"
         ])
         let bench = try #require(json["round_trip"] as? [String: Any])
@@ -59,7 +60,7 @@ import Testing
     /// session, each with its ratio or figure.
     @Test func theModesInOneRunInJSON() throws {
         let json = try Self.document([
-            "bench", "--snapbackd", DaemonHarness.binaryPath, "--spacing", "1",
+            "daemon", "--snapbackd", DaemonHarness.binaryPath, "--spacing", "1",
             "--probes", "100", "--load", "--load-connections", "20", "--load-hz", "20",
             "--sessions", "300", "--sessions-per-connection", "30"
         ])
@@ -86,7 +87,7 @@ import Testing
 
     @Test func theModesInText() throws {
         let (status, text) = try Self.run([
-            "bench", "--snapbackd", DaemonHarness.binaryPath, "--spacing", "1",
+            "daemon", "--snapbackd", DaemonHarness.binaryPath, "--spacing", "1",
             "--probes", "100", "--sessions", "100"
         ])
         #expect(status == 0, "\(text)")
@@ -109,7 +110,7 @@ import Testing
         let path = Self.libuvEchoPath
         try #require(FileManager.default.isExecutableFile(atPath: path), "\(path): make .build-c/release/snapback-uv-echo")
         let json = try Self.document([
-            "bench", "--snapbackd", DaemonHarness.binaryPath, "--spacing", "1", "--probes", "100", "--libuv-echo", path
+            "daemon", "--snapbackd", DaemonHarness.binaryPath, "--spacing", "1", "--probes", "100", "--libuv-echo", path
         ])
         let spacing = try #require(json["spacing"] as? [String: Any])
         let libuv = try #require(spacing["libuv_echo"] as? [String: Any], "\(spacing)")
@@ -121,7 +122,7 @@ import Testing
         #expect(abs(loopShare * own - whole) < 1e-9 * whole, "\(spacing)")
 
         let (status, text) = try Self.run([
-            "bench", "--snapbackd", DaemonHarness.binaryPath, "--spacing", "1", "--probes", "100", "--libuv-echo", path
+            "daemon", "--snapbackd", DaemonHarness.binaryPath, "--spacing", "1", "--probes", "100", "--libuv-echo", path
         ])
         #expect(status == 0, "\(text)")
         #expect(text.contains("\nlibuv echo "), "\(text)")
@@ -132,26 +133,26 @@ import Testing
     /// without --spacing, is a usage error.
     @Test func theLibuvFloorIsOptional() throws {
         let (status, text) = try Self.run([
-            "bench", "--snapbackd", DaemonHarness.binaryPath, "--spacing", "1", "--probes", "100"
+            "daemon", "--snapbackd", DaemonHarness.binaryPath, "--spacing", "1", "--probes", "100"
         ])
         #expect(status == 0, "\(text)")
         #expect(text.contains("libuv      not measured (--libuv-echo PATH"), "\(text)")
         #expect(!text.contains("split:"), "\(text)")
         let (missing, missingText) = try Self.run([
-            "bench", "--snapbackd", DaemonHarness.binaryPath, "--spacing", "1", "--libuv-echo", "/nonexistent/uv-echo"
+            "daemon", "--snapbackd", DaemonHarness.binaryPath, "--spacing", "1", "--libuv-echo", "/nonexistent/uv-echo"
         ])
         #expect(missing == 2 && missingText.contains("--libuv-echo: /nonexistent/uv-echo is not an executable file"))
         let (alone, aloneText) = try Self.run([
-            "bench", "--snapbackd", DaemonHarness.binaryPath, "--libuv-echo", Self.libuvEchoPath
+            "daemon", "--snapbackd", DaemonHarness.binaryPath, "--libuv-echo", Self.libuvEchoPath
         ])
         #expect(alone == 2 && aloneText.contains("--libuv-echo: only with --spacing"), "\(aloneText)")
     }
 
     @Test func aBadBatchIsAUsageError() throws {
-        let (status, text) = try Self.run(["bench", "--batch", "0"])
+        let (status, text) = try Self.run(["daemon", "--batch", "0"])
         #expect(status == 2)
         #expect(text.contains("--batch"))
-        let (loadStatus, loadText) = try Self.run(["bench", "--load", "--probes", "100", "--rounds", "20"])
+        let (loadStatus, loadText) = try Self.run(["daemon", "--load", "--probes", "100", "--rounds", "20"])
         #expect(loadStatus == 2 && loadText.contains("fewer than 10 per round"), "\(loadText)")
     }
 }

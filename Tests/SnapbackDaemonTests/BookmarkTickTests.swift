@@ -1,3 +1,4 @@
+import SnapbackEmbedded
 import SnapbackTimeline
 import SnapbackWire
 import Testing

@@ -7,7 +7,10 @@ import Testing
 /// The `snapback` binary against a running daemon, every command in text and with `--json`. Deadlines
 /// here are hang guards only; nothing is timed.
 @Suite struct CLICommandTests {
-    static var cli: String { BenchCommandTests.cliPath }
+    /// The operator's snapback, built beside the daemon under test.
+    static var cli: String {
+        URL(fileURLWithPath: DaemonHarness.binaryPath).deletingLastPathComponent().appendingPathComponent("snapback").path
+    }
 
     /// Runs `snapback ARGS --socket SOCKET`.
     static func run(_ daemon: DaemonHarness, _ arguments: [String]) throws -> (status: Int32, output: String) {
@@ -121,6 +124,10 @@ import Testing
         #expect(status == 2 && text.contains("list, get, delete or clear is needed"), "\(text)")
         (status, text) = try runToEnd(Self.cli, ["--help"])
         #expect(status == 0 && text.contains("watch") && text.contains("sessions"), "\(text)")
+        // The benchmarks are snapback-bench's: the operator's tool neither lists nor runs one.
+        #expect(!text.contains("bench"), "\(text)")
+        (status, text) = try runToEnd(Self.cli, ["bench"])
+        #expect(status == 2, "\(text)")
         (status, text) = try runToEnd(Self.cli, ["--generate-completion-script", "bash"])
         #expect(status == 0 && text.contains("_snapback"), "\(text.prefix(200))")
     }
@@ -131,17 +138,17 @@ import Testing
     @Test func helpTextsFitEightyColumns() throws {
         let commands = [
             [], ["demo"], ["status"], ["sessions"], ["session"], ["convert"], ["watch"], ["bookmarks"],
-            ["bookmarks", "list"], ["bookmarks", "get"], ["bookmarks", "delete"], ["bookmarks", "clear"],
-            ["bench"], ["bench-timeline"], ["bench-store"]
-        ]
-        for command in commands {
-            let (status, text) = try runToEnd(Self.cli, command + ["--help"])
-            #expect(status == 0, "\(command): \(text)")
+            ["bookmarks", "list"], ["bookmarks", "get"], ["bookmarks", "delete"], ["bookmarks", "clear"]
+        ].map { (Self.cli, $0) }
+        let benchCommands = [[], ["daemon"], ["timeline"], ["store"]].map { (BenchCommandTests.benchPath, $0) }
+        for (tool, command) in commands + benchCommands {
+            let (status, text) = try runToEnd(tool, command + ["--help"])
+            #expect(status == 0, "\(tool) \(command): \(text)")
             let discussion = text.split(separator: "\n", omittingEmptySubsequences: false)
                 .prefix { !$0.hasPrefix("USAGE:") }
             for (above, line) in zip(discussion, discussion.dropFirst())
             where above.hasPrefix(" ") && !line.isEmpty && !line.hasPrefix(" ") {
-                Issue.record("snapback \(command.joined(separator: " ")) --help breaks an indented line:\n\(above)\n\(line)")
+                Issue.record("\(tool) \(command.joined(separator: " ")) --help breaks an indented line:\n\(above)\n\(line)")
             }
         }
     }

@@ -1,4 +1,5 @@
 import SnapbackClient
+import SnapbackEmbedded
 import SnapbackStore
 import SnapbackTimeline
 import SnapbackWire

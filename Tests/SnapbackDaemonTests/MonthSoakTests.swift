@@ -1,5 +1,6 @@
 import CLinux
 import SnapbackClient
+import SnapbackEmbedded
 import SnapbackStore
 import SnapbackTestSupport
 import SnapbackTimeline

@@ -1,4 +1,5 @@
 import SnapbackClient
+import SnapbackEmbedded
 import SnapbackTimeline
 import SnapbackWire
 import Testing

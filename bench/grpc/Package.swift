@@ -3,14 +3,14 @@
 //
 // A gRPC-Swift-2 server over a Unix socket answering the same call as snapbackd's bench (SeekEnded over
 // an unwatched break → the snapback push and the reply), with the same timeline deciding, and a driver
-// that measures it and runs `snapback bench --json` for snapbackd's figures in the same run. A package
+// that measures it and runs `snapback-bench daemon --json` for snapbackd's figures in the same run. A package
 // of its own: the daemon never depends on it (it only depends on the daemon's SnapbackTimeline).
 //
 //   SnapbackGRPCProto     swift-protobuf and grpc-swift-2 code generated from proto/snapback/v1 and
 //                         Protos/ (committed; `./generate.sh` regenerates it, `./generate.sh --check`
 //                         fails when it is older than its inputs)
 //   snapback-grpc-server  the gRPC server (HTTP/2 over a Unix socket, SwiftNIO's posix transport)
-//   snapback-grpc-bench   the driver: starts the server, measures it, runs snapback bench, compares
+//   snapback-grpc-bench   the driver: starts the server, measures it, runs snapback-bench daemon, compares
 import PackageDescription
 
 // SwiftPM names a path dependency after its folder (`main`, a worktree's name, a clone's): the

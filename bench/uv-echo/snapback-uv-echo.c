@@ -1,6 +1,6 @@
-/* snapback-uv-echo: the libuv floor of `snapback bench --spacing` (and of the round trip bench).
+/* snapback-uv-echo: the libuv floor of `snapback-bench daemon --spacing` (and of the round trip bench).
  *
- * The same peer as `snapback __bench-echo` — on fd 3, reads requests of a fixed size and answers each with
+ * The same peer as `snapback-bench echo-peer` — on fd 3, reads requests of a fixed size and answers each with
  * the canned bytes snapbackd sent, the reply's call id patched, in one write — but behind the event loop the
  * daemon's design fixes: libuv's uv_run, a uv_pipe_t read with uv_read_start, the answer written with
  * uv_try_write. It is C and is linked with the same static libuv archive as the release daemon, so that

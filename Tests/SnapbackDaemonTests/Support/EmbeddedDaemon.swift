@@ -1,5 +1,6 @@
 import SnapbackClient
 import SnapbackDaemon
+import SnapbackEmbedded
 import SnapbackStore
 import SnapbackTimeline
 import SnapbackWire

@@ -6,15 +6,15 @@ import SnapbackGRPCProto
 // snapback-grpc-bench: `make bench-grpc`. Starts snapback-grpc-server on a temporary Unix socket and
 // reads its idle RSS; then, in alternating rounds, times CALLS sequential SeekEnded calls through a
 // gRPC-Swift-2 client (each answer checked: one snapback seek push back to 10:00, and the reply) and runs
-// `snapback bench --json --rounds 1` for snapbackd's round trip of the same exchange; finally starts the
+// `snapback-bench daemon --json --rounds 1` for snapbackd's round trip of the same exchange; finally starts the
 // release snapbackd alone and reads its idle RSS exactly as the gRPC server's. Prints both side by side
 // with the ratios (medians over rounds), or one JSON document with --json.
 //
 // Run it pinned (`taskset -c CPU`, as the Makefile does): the gRPC server and this client inherit the
-// pinning, and `snapback bench --cpu CPU` pins itself and snapbackd to the same CPU.
+// pinning, and `snapback-bench daemon --cpu CPU` pins itself and snapbackd to the same CPU.
 
 struct Options {
-    var snapback = ""
+    var snapbackBench = ""
     var snapbackd = ""
     var server = ""
     var calls = 20_000
@@ -23,7 +23,7 @@ struct Options {
     var cpu = 0
     var json = false
 
-    static let usage = "usage: snapback-grpc-bench --snapback PATH --snapbackd PATH --server PATH "
+    static let usage = "usage: snapback-grpc-bench --snapback-bench PATH --snapbackd PATH --server PATH "
         + "[--calls N] [--warmup N] [--rounds N] [--cpu N] [--json]"
 
     init(_ arguments: [String]) throws {
@@ -36,7 +36,7 @@ struct Options {
             if name == "--help" || name == "-h" { throw Failure(Self.usage) }
             guard let value = rest.popFirst() else { throw Failure("\(name) needs a value") }
             switch name {
-            case "--snapback": snapback = value
+            case "--snapback-bench": snapbackBench = value
             case "--snapbackd": snapbackd = value
             case "--server": server = value
             case "--calls": calls = try Self.count(value, name, 100...10_000_000)
@@ -46,7 +46,7 @@ struct Options {
             default: throw Failure("unknown option \(name)\n\(Self.usage)")
             }
         }
-        guard !snapback.isEmpty, !snapbackd.isEmpty, !server.isEmpty else { throw Failure(Self.usage) }
+        guard !snapbackBench.isEmpty, !snapbackd.isEmpty, !server.isEmpty else { throw Failure(Self.usage) }
     }
 
     static func count(_ text: String, _ name: String, _ range: ClosedRange<Int>) throws -> Int {
@@ -242,7 +242,7 @@ struct GRPCProbe {
     }
 }
 
-/// The snapbackd side: one round of `snapback bench --json` (its own snapbackd, client and floors,
+/// The snapbackd side: one round of `snapback-bench daemon --json` (its own snapbackd, client and floors,
 /// pinned to the same CPU).
 struct SnapbackRound {
     var daemon: Round
@@ -252,8 +252,8 @@ struct SnapbackRound {
 
     init(_ options: Options) throws {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: options.snapback)
-        process.arguments = ["bench", "--snapbackd", options.snapbackd, "--json", "--rounds", "1",
+        process.executableURL = URL(fileURLWithPath: options.snapbackBench)
+        process.arguments = ["daemon", "--snapbackd", options.snapbackd, "--json", "--rounds", "1",
                              "--iterations", "\(options.calls)", "--warmup", "\(options.warmup)", "--cpu", "\(options.cpu)"]
         let output = Pipe()
         process.standardOutput = output
@@ -261,14 +261,14 @@ struct SnapbackRound {
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
-            throw Failure("snapback bench --json exited with status \(process.terminationStatus)")
+            throw Failure("snapback-bench daemon --json exited with status \(process.terminationStatus)")
         }
         guard let document = try JSONSerialization.jsonObject(with: data) as? [String: Any],
               let bench = document["round_trip"] as? [String: Any],
               let daemon = bench["snapbackd"] as? [String: Any], let raw = bench["raw"] as? [String: Any],
               let p50 = daemon["p50_us"] as? Double, let p99 = daemon["p99_us"] as? Double,
               let rawP50 = raw["p50_us"] as? Double, let rawP99 = raw["p99_us"] as? Double else {
-            throw Failure("snapback bench --json: unexpected document: \(String(decoding: data, as: UTF8.self))")
+            throw Failure("snapback-bench daemon --json: unexpected document: \(String(decoding: data, as: UTF8.self))")
         }
         self.daemon = Round(p50: p50, p99: p99, serverCPU: daemon["server_cpu_us"] as? Double)
         self.raw = Round(p50: rawP50, p99: rawP99, serverCPU: raw["server_cpu_us"] as? Double)
@@ -334,10 +334,10 @@ struct Bench {
                     + "gRPC-Swift 2.4.3 server, HTTP/2 on SwiftNIO's posix transport, plaintext; SnapbackTimeline decides;")
                 say("             one unary call per SeekEnded answered by the push(es) and the EventReply; a gRPC-Swift client "
                     + "in this process, one connection, calls one after another")
-                say("  snapbackd  \(options.snapbackd) through `snapback bench --json --rounds 1` (its own blocking client "
+                say("  snapbackd  \(options.snapbackd) through `snapback-bench daemon --json --rounds 1` (its own blocking client "
                     + "and the raw Unix-socket ping-pong floor)")
                 say("  pinned     " + (cpus == "\(options.cpu)" ? "everything on CPU \(options.cpu)"
-                    : "snapback bench on CPU \(options.cpu); the gRPC server and client on CPUs \(cpus) (run under taskset -c \(options.cpu) to pin them)"))
+                    : "snapback-bench daemon on CPU \(options.cpu); the gRPC server and client on CPUs \(cpus) (run under taskset -c \(options.cpu) to pin them)"))
                 say("  method     \(options.rounds) rounds × \(options.calls) calls of each (+\(options.warmup) warm-up), "
                     + "gRPC and snapbackd alternately; medians over rounds")
                 say()
@@ -368,7 +368,7 @@ struct Bench {
         let grpcPeak = statusKiB("VmHWM", of: server.processIdentifier)
         stop(server)
 
-        // snapbackd alone, its idle RSS read exactly as the gRPC server's (the way `snapback bench` starts it).
+        // snapbackd alone, its idle RSS read exactly as the gRPC server's (the way `snapback-bench daemon` starts it).
         let daemonSocket = directory.appendingPathComponent("snapbackd.sock").path
         let config = directory.appendingPathComponent("snapbackd.conf").path
         _ = FileManager.default.createFile(atPath: config, contents: Data())

@@ -11,7 +11,7 @@ import Synchronization
 // loop guard at its limit, so that every SeekEnded 5:00 → 15:00 snaps back to 10:00), the push with its
 // reason and the reply — here both in one unary answer, over HTTP/2 on a Unix socket.
 
-/// The one session, as `snapback bench` opens it on snapbackd (`openSnapbackSession`).
+/// The one session, as `snapback-bench daemon` opens it on snapbackd (`openSnapbackSession`).
 func benchSession() throws -> TimelineSession {
     var policy = AdPolicy.snapback
     policy.refuseSeeksDuringUnwatchedBreak = false

@@ -1,11 +1,13 @@
 import Glibc
 import SnapbackCLI
+import SnapbackCommandLine
 import SnapbackDaemon
+import SnapbackEmbedded
 import SnapbackStore
 import SnapbackTimeline
 import SnapbackWire
 
-/// `snapback bench-store`, phase 3: what the periodic bookmarks of many playing sessions cost the
+/// `snapback-bench store`, phase 3: what the periodic bookmarks of many playing sessions cost the
 /// flash — commits (each one fdatasync of the WAL) and bytes written per minute — with group commit
 /// and, in the same run, without it (each save its own transaction, each session on its own timer).
 ///

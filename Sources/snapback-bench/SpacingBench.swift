@@ -1,7 +1,8 @@
 import Glibc
 import SnapbackCLI
+import SnapbackCommandLine
 
-/// `snapback bench --spacing MS`: the cold path. With requests MS milliseconds apart, the caches and the
+/// `snapback-bench daemon --spacing MS`: the cold path. With requests MS milliseconds apart, the caches and the
 /// branch predictors have forgotten the daemon by the next one (other processes ran, the CPU idled): what
 /// shows is how much code and data one request touches. snapbackd's round trip and the epoll echo's
 /// (the same bytes, no work) alternate, each MS apart, all pinned to one CPU, so both are cold alike.
@@ -47,7 +48,7 @@ struct SpacingBench {
         let u = libuv.map { _ in percentiles(samples[2]) }
         let ratio = d.p50 / e.p50
         let peers = u == nil ? "snapbackd and the epoll echo" : "snapbackd, the epoll echo and the libuv echo"
-        out.line("snapback bench --spacing \(milliseconds): the cold path, round trips \(milliseconds) ms apart")
+        out.line("snapback-bench daemon --spacing \(milliseconds): the cold path, round trips \(milliseconds) ms apart")
         out.line("  checked    SeekEnded 5:00 → 15:00 → \(connection.firstPush)")
         out.line(
             "  method     \(n) round trips each, \(peers) in turn, every one "

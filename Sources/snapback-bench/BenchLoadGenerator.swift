@@ -2,10 +2,11 @@ import ArgumentParser
 import Glibc
 import SnapbackCLI
 import SnapbackClient
+import SnapbackCommandLine
 import SnapbackTimeline
 import SnapbackWire
 
-/// The load of `snapback bench --load`, run by the bench as a separate process (`snapback __bench-load`):
+/// The load of `snapback-bench daemon --load`, run by the bench as a separate process (`snapback-bench load-generator`):
 /// opens `--connections` connections with `--sessions` sessions each (as ``SessionMemoryBench`` opens
 /// them), then, until SIGTERM, sends each session's playhead report `--hz` times a second, the
 /// connections' turns spread evenly over the period, each connection's reports in one write. Before a
@@ -17,9 +18,9 @@ import SnapbackWire
 /// or the socket's end stops it (a signal could be blocked by whatever started the bench); it then writes
 /// `done sent=N answered=N errors=N late=N`.
 struct BenchLoadGenerator: ParsableCommand {
-    static let commandName = "__bench-load"
+    static let commandName = "load-generator"
     static let configuration = CommandConfiguration(
-        commandName: commandName, abstract: "Internal command of 'snapback bench --load': the load.",
+        commandName: commandName, abstract: "Internal command of 'snapback-bench daemon --load': the load.",
         shouldDisplay: false)
 
     @Option(name: .long) var socket: String

@@ -1,10 +1,9 @@
 import Glibc
-import SnapbackCLI
 
 /// Unbuffered output: every call is one `write(2)`, so lines from this tool and from a daemon sharing the
 /// terminal or pipe interleave in the order they happened (no stdio buffer, no `stderr` global).
-enum Output {
-    static func write(_ text: String, to fd: Int32) {
+public enum Output {
+    public static func write(_ text: String, to fd: Int32) {
         var text = text
         text.withUTF8 { bytes in
             var offset = 0
@@ -19,29 +18,24 @@ enum Output {
 }
 
 /// One line on stdout.
-func say(_ line: String = "") {
+public func say(_ line: String = "") {
     Output.write(line + "\n", to: STDOUT_FILENO)
 }
 
 /// One line on stderr.
-func warn(_ line: String) {
+public func warn(_ line: String) {
     Output.write(line + "\n", to: STDERR_FILENO)
 }
 
 /// Exit statuses of every command.
-enum ExitCode {
-    static let ok: Int32 = 0
-    static let failure: Int32 = 1
-    static let usage: Int32 = 2
+public enum ExitCode {
+    public static let ok: Int32 = 0
+    public static let failure: Int32 = 1
+    public static let usage: Int32 = 2
 }
 
 /// A command failed at run time: the message goes to stderr and the tool exits 1.
-struct CommandError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
+public struct CommandError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
 }
-
-// MARK: Formatting
-
-/// A byte count as MiB with one decimal.
-func mebibytes(_ kib: Int) -> String { fixed(Double(kib) / 1024, 1) + " MiB" }

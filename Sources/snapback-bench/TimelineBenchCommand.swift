@@ -1,15 +1,16 @@
 import ArgumentParser
 import Glibc
 import SnapbackCLI
+import SnapbackCommandLine
 import SnapbackTimeline
 
-/// `snapback bench-timeline`: the pure timeline on one core, no daemon, no I/O.
+/// `snapback-bench timeline`: the pure timeline on one core, no daemon, no I/O.
 /// - events per second for a session with 100 breaks (a player's mix: playhead reports, seeks that snap
 ///   back, ad events, pauses), against a baseline loop that only builds the same events;
 /// - conversions for 10 vs 100,000 breaks: ns per conversion and the ratio (O(log n): close to 1).
 struct TimelineBenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "bench-timeline",
+        commandName: "timeline",
         abstract: "The timeline engine alone: events per second, conversions for 10 vs 100,000 breaks.",
         discussion: prose(
             """

@@ -2,6 +2,7 @@ import ArgumentParser
 import CLinux
 import Glibc
 import SnapbackCLI
+import SnapbackCommandLine
 import SnapbackWire
 
 /// The hot loop both sides share, so the client's own work is identical: patch the call id, one `send`,
@@ -92,15 +93,15 @@ final class PingPong {
     }
 }
 
-/// The floors' peer, run by the bench as a separate process (`snapback __bench-echo`): on fd 3, reads
+/// The floors' peer, run by the bench as a separate process (`snapback-bench echo-peer`): on fd 3, reads
 /// requests of a fixed size and answers each with the canned bytes snapbackd sent (its reply's call id
 /// patched), in one write. No decoding: only the kernel's cost of the same exchange. `--mode blocking`
 /// waits in `recv`; `--mode epoll` waits in `epoll_wait` on a non-blocking socket and reads once per
 /// wake-up, as libuv does, so the difference is what an event loop costs.
 struct BenchEchoServer: ParsableCommand {
-    static let commandName = "__bench-echo"
+    static let commandName = "echo-peer"
     static let configuration = CommandConfiguration(
-        commandName: commandName, abstract: "Internal command of 'snapback bench': the raw ping-pong peer.",
+        commandName: commandName, abstract: "Internal command of 'snapback-bench daemon': the raw ping-pong peer.",
         shouldDisplay: false)
 
     @Option(name: .long) var mode: String
@@ -128,7 +129,7 @@ struct BenchEchoServer: ParsableCommand {
         var poller: Epoll?
         if mode == "epoll" {
             guard let p = Epoll(watching: fd), fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) == 0 else {
-                warn("snapback \(commandName): epoll set-up failed: \(String(cString: strerror(errno)))")
+                warn("snapback-bench \(commandName): epoll set-up failed: \(String(cString: strerror(errno)))")
                 return ExitCode.failure
             }
             poller = p
@@ -165,7 +166,7 @@ struct BenchEchoServer: ParsableCommand {
     }
 }
 
-/// An echo peer: a `snapback __bench-echo` process (or snapback-uv-echo, its libuv twin in C) on one end of
+/// An echo peer: a `snapback-bench echo-peer` process (or snapback-uv-echo, its libuv twin in C) on one end of
 /// a socketpair, pinned, warmed up and checked to answer with the same number of bytes as snapbackd.
 struct EchoPeer {
     var name: String
@@ -173,7 +174,7 @@ struct EchoPeer {
     var fd: Int32
     var loop: PingPong
 
-    /// What answers: `snapback __bench-echo --mode blocking|epoll`, or the snapback-uv-echo executable.
+    /// What answers: `snapback-bench echo-peer --mode blocking|epoll`, or the snapback-uv-echo executable.
     enum Server {
         case blocking, epoll
         case libuv(path: String)

@@ -1,14 +1,15 @@
 import ArgumentParser
 import Glibc
 import SnapbackCLI
+import SnapbackCommandLine
 
-/// `snapback bench`: snapbackd's SeekEnded → snapback push round trip against the floor, a raw Unix-socket
+/// `snapback-bench daemon`: snapbackd's SeekEnded → snapback push round trip against the floor, a raw Unix-socket
 /// ping-pong with the same frame sizes, in one run (pin every end to one CPU, alternate rounds, report
 /// medians, read CPU from /proc); and, as modes, the cold path (requests spaced apart), the round trip
 /// under load, and the memory each session costs.
 struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "bench",
+        commandName: "daemon",
         abstract:
             "snapbackd's SeekEnded → snapback push round trip vs a raw Unix-socket ping-pong; cold path, load, memory per session.",
         discussion: prose(
@@ -52,12 +53,7 @@ struct BenchCommand: ParsableCommand {
             Exit status: 0 when the run completed, 1 when it failed, 2 for a bad command line.
             """))
 
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "The daemon to measure (default: snapbackd next to this executable).",
-            valueName: "path"), completion: .file())
-    var snapbackd: String?
+    @OptionGroup var daemon: DaemonOption
     @Option(name: .long, help: ArgumentHelp("Measured round trips of each kind per round.", valueName: "n"))
     var iterations = 20_000
     @Option(name: .long, help: ArgumentHelp("Round trips of one kind before switching to the next.", valueName: "n"))
@@ -96,7 +92,6 @@ struct BenchCommand: ParsableCommand {
     var json = false
 
     func validate() throws {
-        if let snapbackd { try checkNonEmpty(snapbackd, "--snapbackd") }
         try checkRange(iterations, "--iterations", 100...10_000_000)
         try checkRange(batch, "--batch", 1...10_000_000)
         try checkRange(warmup, "--warmup", 0...10_000_000)
@@ -112,7 +107,7 @@ struct BenchCommand: ParsableCommand {
         if load && probes / rounds < 10 {
             throw ValidationError("--probes: '\(probes)' is fewer than 10 per round of --load (--rounds \(rounds))")
         }
-        try checkExecutable(snapbackd ?? siblingDaemonPath())
+        try daemon.checkExecutable()
         if let libuvEcho {
             guard spacing != nil else { throw ValidationError("--libuv-echo: only with --spacing") }
             try checkExecutable(libuvEcho, "--libuv-echo")
@@ -121,7 +116,7 @@ struct BenchCommand: ParsableCommand {
 
     func run() throws {
         let options = BenchOptions(
-            daemonPath: snapbackd ?? siblingDaemonPath(), iterations: iterations, batch: batch, warmup: warmup,
+            daemonPath: daemon.path, iterations: iterations, batch: batch, warmup: warmup,
             rounds: rounds, cpu: cpu, selfPath: Self.executablePath() ?? "", probes: probes,
             loadConnections: loadConnections, loadSessions: loadSessions, loadHz: loadHz,
             sessionsPerConnection: sessionsPerConnection, libuvEchoPath: libuvEcho)

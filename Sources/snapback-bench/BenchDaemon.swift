@@ -1,5 +1,6 @@
 import Glibc
 import SnapbackCLI
+import SnapbackCommandLine
 
 /// A snapbackd the bench starts for one measurement: its own socket, state directory and configuration
 /// file under the bench's temporary directory (so that nothing in /etc changes what is measured), at log

@@ -1,10 +1,11 @@
 import Glibc
 import SnapbackCLI
 import SnapbackClient
+import SnapbackCommandLine
 import SnapbackTimeline
 import SnapbackWire
 
-/// `snapback bench --sessions N`: what one open session costs snapbackd in resident memory. The daemon's
+/// `snapback-bench daemon --sessions N`: what one open session costs snapbackd in resident memory. The daemon's
 /// RSS is read settled (unchanged for half a second) idle, with the connections open, with the sessions
 /// open and after they closed; the sessions' share is the difference between the last two openings,
 /// so the connections' buffers are counted apart.
@@ -58,7 +59,7 @@ struct SessionMemoryBench {
         }
         let perSession = Double(withSessions - withConnections) * 1024 / Double(sessions)
         let perConnectionBytes = Double(withConnections - idle) * 1024 / Double(connections)
-        out.line("snapback bench --sessions \(sessions): snapbackd's resident memory (VmRSS, settled)")
+        out.line("snapback-bench daemon --sessions \(sessions): snapbackd's resident memory (VmRSS, settled)")
         out.line(
             "  method     \(sessions) sessions (3 breaks each) on \(connections) connection\(connections == 1 ? "" : "s") "
                 + "of at most \(perConnection)")

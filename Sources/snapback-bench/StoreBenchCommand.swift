@@ -2,10 +2,11 @@ import ArgumentParser
 import Glibc
 import SnapbackCLI
 import SnapbackClient
+import SnapbackCommandLine
 import SnapbackTimeline
 import SnapbackWire
 
-/// `snapback bench-store`: the durable store under load, through a real snapbackd.
+/// `snapback-bench store`: the durable store under load, through a real snapbackd.
 /// - saves per second and save latency (Pause request sent → BookmarkSaved push received) with 100
 ///   sessions saving as fast as they are acknowledged;
 /// - the loop's message latency (GetStatus round trips from another client) idle, under a paced load
@@ -15,7 +16,7 @@ import SnapbackWire
 ///   commit and without (``GroupCommitBench``).
 struct StoreBenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "bench-store",
+        commandName: "store",
         abstract: "The SQLite store: saves/s, save latency, loop latency while committing, commits per minute.",
         discussion: prose(
             """
@@ -47,19 +48,14 @@ struct StoreBenchCommand: ParsableCommand {
                  minute, and the ratios a/b.
 
             Pinning (sched_setaffinity, when both CPUs are available) keeps the loop and its probe on one
-            CPU, as in `snapback bench`, so that the probe measures the loop, not the scheduler; the
+            CPU, as in `snapback-bench daemon`, so that the probe measures the loop, not the scheduler; the
             players of phase 2 run on the other CPU, those of phase 1 anywhere. Phase 2
             ends with the line `ratio loop p99 committing/no-commit load (c/b) = X.XX` (the target: about 1, no
             rise); d/a, the loop beside a writer that never stops committing, should be about 1 too.
             --group-commit-only runs phase 3 alone (no daemon).
             """))
 
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "The daemon to measure (default: snapbackd next to this executable).",
-            valueName: "path"), completion: .file())
-    var snapbackd: String?
+    @OptionGroup var daemon: DaemonOption
     @Option(name: .long, help: ArgumentHelp("Concurrent sessions.", valueName: "n")) var sessions = 100
     @Option(name: .long, help: ArgumentHelp("Length of each measured phase.", valueName: "s")) var seconds = 5
     @Option(name: .long, help: ArgumentHelp("Tick of each session in phases 2b and 2c.", valueName: "ms"))
@@ -82,13 +78,12 @@ struct StoreBenchCommand: ParsableCommand {
     var groupCommitOnly = false
 
     func validate() throws {
-        if let snapbackd { try checkNonEmpty(snapbackd, "--snapbackd") }
         try checkRange(sessions, "--sessions", 1...1000)
         try checkRange(seconds, "--seconds", 1...600)
         try checkRange(interval, "--interval", 1...10_000)
         try checkRange(loopCPU, "--loop-cpu", 0...1023)
         try checkRange(otherCPU, "--other-cpu", 0...1023)
-        if !groupCommitOnly { try checkExecutable(snapbackd ?? siblingDaemonPath()) }
+        if !groupCommitOnly { try daemon.checkExecutable() }
     }
 
     func run() throws {
@@ -96,7 +91,7 @@ struct StoreBenchCommand: ParsableCommand {
         Self.cpus = pin ? (loopCPU, otherCPU) : nil
         if !groupCommitOnly {
             try Self.measure(
-                daemonPath: snapbackd ?? siblingDaemonPath(), sessions: sessions, seconds: seconds,
+                daemonPath: daemon.path, sessions: sessions, seconds: seconds,
                 interval: interval)
         }
         try GroupCommitBench.report(sessions: sessions)

@@ -2,6 +2,7 @@ import CLinux
 import Glibc
 import SnapbackCLI
 import SnapbackClient
+import SnapbackCommandLine
 
 /// Child processes, CPU pinning and /proc readings for the bench (Glibc only).
 enum Processes {

@@ -1,10 +1,11 @@
 import Glibc
 import SnapbackCLI
 import SnapbackClient
+import SnapbackCommandLine
 import SnapbackTimeline
 import SnapbackWire
 
-/// `snapback bench` without a mode: snapbackd's SeekEnded → snapback round trip against the floors, a
+/// `snapback-bench daemon` without a mode: snapbackd's SeekEnded → snapback round trip against the floors, a
 /// raw Unix-socket ping-pong and an epoll echo with the same bytes, all pinned to one CPU, measured in
 /// interleaved batches, medians over rounds.
 final class RoundTripBench {
@@ -69,7 +70,7 @@ final class RoundTripBench {
             replyOffset: replyOffset, cpu: cpu, warmup: options.warmup, selfPath: options.selfPath)
         defer { epoll.stop() }
 
-        out.line("snapback bench: SeekEnded → snapback push + reply round trip, snapbackd vs a raw Unix-socket ping-pong")
+        out.line("snapback-bench daemon: SeekEnded → snapback push + reply round trip, snapbackd vs a raw Unix-socket ping-pong")
         out.line(
             "  snapbackd  \(options.daemonPath) (pid \(daemon.pid), \(daemonThreads) thread\(daemonThreads == 1 ? "" : "s"))")
         out.line("  pinned     bench client, snapbackd and the echo processes on CPU \(cpu) (sched_setaffinity)")

@@ -2,15 +2,16 @@ import ArgumentParser
 import Glibc
 import SnapbackCLI
 import SnapbackClient
+import SnapbackCommandLine
 
-/// `snapback __bench-exchange`: the bench's SeekEnded → snapback push + EventReply round trip, a fixed
+/// `snapback-bench exchange`: the bench's SeekEnded → snapback push + EventReply round trip, a fixed
 /// number of times, against a daemon someone else started — for `make check-budget`, which runs snapbackd
 /// under callgrind twice with different counts and takes the difference, so that everything but the
 /// round trips (start-up, Hello, OpenSession, closing) cancels out. The exchange is the bench's own
 /// (`Bench.openSnapbackSession`, `PingPong`): every answer is checked to be one push and a reply with
 /// status 0. No clock, no figures: the daemon's instructions are what is measured, not time.
 struct BenchExchangeCommand: ParsableCommand {
-    static let commandName = "__bench-exchange"
+    static let commandName = "exchange"
     static let configuration = CommandConfiguration(
         commandName: commandName,
         abstract: "Internal command of make check-budget.",

@@ -6,7 +6,7 @@ import SnapbackWire
 
 /// Connects and says Hello. With `retryFor`, a socket that does not exist yet or refuses (a daemon still
 /// starting) is retried until then.
-func connect(_ path: String, clientName: String, retryFor seconds: Double = 0) throws -> SnapbackClient {
+public func connect(_ path: String, clientName: String, retryFor seconds: Double = 0) throws -> SnapbackClient {
     let clock = ContinuousClock()
     let deadline = clock.now.advanced(by: .milliseconds(Int64(seconds * 1000)))
     while true {
@@ -33,7 +33,7 @@ extension BookmarkTrigger {
 }
 
 /// A push in one line: `push #2 seek to 10:00 (snapback): seek 300→900 skipped unwatched break b1 at 600`.
-func describe(_ push: WirePushMessage) -> String {
+public func describe(_ push: WirePushMessage) -> String {
     let what: String
     switch push.kind {
     case .seek(let to, let reason):
@@ -63,7 +63,7 @@ func describe(_ push: WirePushMessage) -> String {
 private func at(_ t: Double?) -> String { t.map { " at \(clock($0))" } ?? "" }
 
 /// An event as the player would name the call: `SeekEnded 5:00 → 15:00`.
-func describe(_ event: TimelineEvent) -> String {
+public func describe(_ event: TimelineEvent) -> String {
     switch event {
     case .playheadReported(let t, let rate, let playing):
         return "ReportPlayhead \(clock(t)) \(playing ? "playing" : "not playing")" + (rate == 1 ? "" : " at \(rate)×")
@@ -83,3 +83,6 @@ func describe(_ event: TimelineEvent) -> String {
     case .timerFired(let timer): return "(timer \(timer.rawValue))"
     }
 }
+
+/// Equal to the millisecond.
+public func same(_ a: Double, _ b: Double) -> Bool { abs(a - b) < 0.001 }

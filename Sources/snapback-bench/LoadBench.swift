@@ -3,11 +3,12 @@ import CLinux
 import Glibc
 import SnapbackCLI
 import SnapbackClient
+import SnapbackCommandLine
 import SnapbackTimeline
 import SnapbackWire
 
-/// `snapback bench --load`: the snapback round trip's p99 while many players report their playhead,
-/// against the same probes unloaded. The load is a separate process (`snapback __bench-load`), so that
+/// `snapback-bench daemon --load`: the snapback round trip's p99 while many players report their playhead,
+/// against the same probes unloaded. The load is a separate process (`snapback-bench load-generator`), so that
 /// the probe's own process does nothing else; nothing is pinned (the daemon and the load need a CPU each).
 /// Unloaded and loaded alternate over `rounds` rounds (the load paused, its sessions open, then running),
 /// and the figure is the median of the rounds' ratios: a burst of noise from the host weighs on one round,
@@ -60,7 +61,7 @@ struct LoadBench {
         let loaded = loadedSamples.withUnsafeMutableBufferPointer { percentiles($0) }
         let ratio = median(ratios)
         let perSession = idle.flatMap { i in underLoad.map { Double($0 - i) * 1024 / Double(sessions) } }
-        out.line("snapback bench --load: the snapback round trip under load vs unloaded")
+        out.line("snapback-bench daemon --load: the snapback round trip under load vs unloaded")
         out.line("  checked    SeekEnded 5:00 → 15:00 → \(connection.firstPush)")
         out.line(
             "  load       \(connections) connections × \(options.loadSessions) sessions × \(options.loadHz) Hz playhead "
