@@ -1,0 +1,64 @@
+# The checks `make test` runs after the tests: the budgets of the hot path and the footprint, the
+# systemd units, the install tree, the generated code and the formatting.
+.PHONY: check-systemd check-install check-footprint check-budget format lint check-proto proto grpc-proto
+
+# The hot path's budget, checked by `make check-budget`: what one SeekEnded → snapback push + EventReply
+# round trip may cost the release daemon process (Swift, static Swift runtime, libuv, libc, every thread),
+# counted by callgrind as the difference of a 200 and a 2,200 round-trip run (x86-64, Swift 6.3, libuv
+# 1.44, glibc 2.36, valgrind 3.19; the figure repeats to within two instructions from run to run). The
+# budgets sit over what `make release` measures (perf/README.md): room for compiler and library updates,
+# not for a lost lever or a regression. The round trip allocates nothing, and must not.
+BUDGET_INSTRUCTIONS := 5650
+BUDGET_ALLOCATIONS  := 0
+# The 4 KiB pages of code every round trip runs (same runs): what a request that comes cold pays for in
+# TLB misses and page walks (`snapback-bench daemon --spacing`). The link order keeps it low: a stale order (a
+# hot function renamed) spreads the code back out (`make link-order`).
+BUDGET_CODE_PAGES   := 36
+# The 64-byte lines of code in those pages (same runs): what a cold request reads from memory. The profile
+# keeps it low: a stale one (hot code changed since) lays that code out blind (`make profile`).
+BUDGET_CODE_LINES   := 360
+
+# The release daemon's footprint, checked by `make check-footprint` (part of `make test`): its resident
+# memory (VmRSS) once started and idle, read from disk as after a boot, and the size of its stripped
+# binary, in KiB. The RSS budget is the 6 MiB the box allows.
+BUDGET_RSS_KIB      := 6144
+BUDGET_BINARY_KIB   := 10240
+
+check-systemd: deps ## systemd-analyze verify the units and score their sandbox (exposure at most 1.0); lint the man pages
+	$(SWIFT) build --product snapbackd
+	@scripts/check-systemd.sh $(CURDIR)/$(DEBUG_BIN)/snapbackd
+
+check-install: release ## make install into a temporary DESTDIR, check the tree, then make uninstall
+	@scripts/check-install.sh
+
+check-footprint: release ## Fail if the idle release daemon's RSS or its stripped size is over budget, or it links a shared library
+	@scripts/check-footprint.py $(RELEASE_BIN) $(BUDGET_RSS_KIB) $(BUDGET_BINARY_KIB)
+
+check-budget: release ## Fail if a snapback round trip costs the release daemon over its instruction, code page or code line budget, or allocates, or a connection cycle keeps an allocation (callgrind)
+	@scripts/check-budget.py $(RELEASE_BIN) $(BUDGET_INSTRUCTIONS) $(BUDGET_ALLOCATIONS) $(BUDGET_CODE_PAGES) $(BUDGET_CODE_LINES)
+
+# swift-format (bundled with the toolchain) with the committed .swift-format: `make format` rewrites,
+# `make lint` (part of `make test`) fails on any file that `make format` would change.
+SWIFT_SOURCES := Sources Tests Package.swift
+
+format: ## Format the Swift sources (swift format, .swift-format)
+	$(SWIFT) format format --in-place --recursive --parallel $(SWIFT_SOURCES)
+
+lint: ## Fail if a Swift source is not formatted as `make format` would
+	$(SWIFT) format lint --strict --recursive --parallel $(SWIFT_SOURCES)
+
+# The gRPC bench's Swift code is checked against its stamp only (the sha256 of its inputs): regenerating
+# it needs protoc plugins that take minutes to build, too slow for every `make test`.
+check-proto: deps ## Fail when the committed protobuf-c code, its Swift mapping, or the gRPC bench's Swift code, is older than proto/
+	@scripts/gen-proto.sh --check
+	@bench/grpc/generate.sh --check
+
+proto: deps ## Regenerate the protobuf-c code and its Swift mapping (scripts/gen-wire.py) from proto/
+	@scripts/gen-proto.sh
+
+# protoc is needed only here (protoc-c brings its own front end), so `make deps` leaves it out.
+grpc-proto: ## Regenerate the gRPC bench's Swift code (bench/grpc/generate.sh: builds protoc plugins, minutes)
+	@dpkg -s protobuf-compiler >/dev/null 2>&1 || { apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq protobuf-compiler; }
+	bench/grpc/generate.sh
+

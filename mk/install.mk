@@ -1,0 +1,69 @@
+# `make install`: PREFIX and DESTDIR as usual; the configuration goes to SYSCONFDIR (/etc) whatever
+# the prefix, since snapbackd reads /etc/snapback/snapbackd.conf.
+PREFIX      ?= /usr/local
+DESTDIR     ?=
+SYSCONFDIR  ?= /etc
+BINDIR      := $(PREFIX)/bin
+UNITDIR     := $(PREFIX)/lib/systemd/system
+SYSUSERSDIR := $(PREFIX)/lib/sysusers.d
+MANDIR      := $(PREFIX)/share/man
+INCLUDEDIR  := $(PREFIX)/include
+DOCDIR      := $(PREFIX)/share/doc/snapback
+# Shell completions of snapback, where bash-completion, zsh and fish look for a package's own.
+BASHCOMPDIR := $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR  := $(PREFIX)/share/zsh/site-functions
+FISHCOMPDIR := $(PREFIX)/share/fish/vendor_completions.d
+
+INSTALLED   := $(BINDIR)/snapbackd $(BINDIR)/snapback \
+	$(UNITDIR)/snapbackd.service $(UNITDIR)/snapbackd.socket $(SYSUSERSDIR)/snapback.conf \
+	$(MANDIR)/man8/snapbackd.8 $(MANDIR)/man5/snapbackd.conf.5 $(MANDIR)/man1/snapback.1 \
+	$(BASHCOMPDIR)/snapback $(ZSHCOMPDIR)/_snapback $(FISHCOMPDIR)/snapback.fish \
+	$(patsubst proto/%,$(INCLUDEDIR)/%,$(wildcard proto/snapback/v1/*.proto)) \
+	$(DOCDIR)/PROTOCOL.md $(DOCDIR)/policy.md \
+	$(INCLUDEDIR)/snapback/snapback.h $(PREFIX)/lib/libsnapback.so.$(LIBSNAPBACK_VERSION) \
+	$(PREFIX)/lib/libsnapback.so.$(LIBSNAPBACK_SOVERSION) $(PREFIX)/lib/libsnapback.so $(PREFIX)/lib/libsnapback.a \
+	$(PREFIX)/lib/pkgconfig/libsnapback.pc
+
+.PHONY: install uninstall
+
+install: release install-lib ## Install binaries (stripped), units, config, man pages, completions, .proto files, libsnapback (PREFIX, DESTDIR)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(MANDIR)/man8 \
+		$(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(INCLUDEDIR)/snapback/v1 $(DESTDIR)$(DOCDIR) \
+		$(DESTDIR)$(SYSCONFDIR)/snapback/snapbackd.conf.d \
+		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
+	install -m 0755 -s $(RELEASE_BIN)/snapbackd $(RELEASE_BIN)/snapback $(DESTDIR)$(BINDIR)/
+	sed 's#^ExecStart=/usr/local/bin/snapbackd #ExecStart=$(BINDIR)/snapbackd #' systemd/snapbackd.service \
+		> $(DESTDIR)$(UNITDIR)/snapbackd.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/snapbackd.service
+	install -m 0644 systemd/snapbackd.socket $(DESTDIR)$(UNITDIR)/
+	install -m 0644 systemd/snapback.sysusers $(DESTDIR)$(SYSUSERSDIR)/snapback.conf
+	sed 's#PREFIX/#$(PREFIX)/#g' docs/man/snapbackd.8 > $(DESTDIR)$(MANDIR)/man8/snapbackd.8
+	chmod 0644 $(DESTDIR)$(MANDIR)/man8/snapbackd.8
+	install -m 0644 docs/man/snapbackd.conf.5 $(DESTDIR)$(MANDIR)/man5/
+	install -m 0644 docs/man/snapback.1 $(DESTDIR)$(MANDIR)/man1/
+	@# The completions are argument-parser's, generated from the binary being installed: true to its commands.
+	$(RELEASE_BIN)/snapback --generate-completion-script bash > $(DESTDIR)$(BASHCOMPDIR)/snapback
+	$(RELEASE_BIN)/snapback --generate-completion-script zsh > $(DESTDIR)$(ZSHCOMPDIR)/_snapback
+	$(RELEASE_BIN)/snapback --generate-completion-script fish > $(DESTDIR)$(FISHCOMPDIR)/snapback.fish
+	chmod 0644 $(DESTDIR)$(BASHCOMPDIR)/snapback $(DESTDIR)$(ZSHCOMPDIR)/_snapback $(DESTDIR)$(FISHCOMPDIR)/snapback.fish
+	install -m 0644 proto/snapback/v1/*.proto $(DESTDIR)$(INCLUDEDIR)/snapback/v1/
+	install -m 0644 proto/PROTOCOL.md docs/policy.md $(DESTDIR)$(DOCDIR)/
+	@# An operator's configuration is never overwritten: a changed one stays, the new default goes beside it.
+	@conf=$(DESTDIR)$(SYSCONFDIR)/snapback/snapbackd.conf; \
+	if [ -e $$conf ] && ! cmp -s config/snapbackd.conf $$conf; then \
+		install -m 0644 config/snapbackd.conf $$conf.default; \
+		echo "kept $$conf (changed); the new default is $$conf.default"; \
+	else \
+		install -m 0644 config/snapbackd.conf $$conf; \
+	fi
+
+uninstall: ## Remove what make install put in place (a changed configuration is kept)
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED)) $(DESTDIR)$(SYSCONFDIR)/snapback/snapbackd.conf.default
+	@conf=$(DESTDIR)$(SYSCONFDIR)/snapback/snapbackd.conf; \
+	if cmp -s config/snapbackd.conf $$conf; then rm -f $$conf; \
+	elif [ -e $$conf ]; then echo "kept $$conf (changed)"; fi
+	-rmdir $(DESTDIR)$(INCLUDEDIR)/snapback/v1 $(DESTDIR)$(INCLUDEDIR)/snapback $(DESTDIR)$(DOCDIR) \
+		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR) \
+		$(DESTDIR)$(PREFIX)/lib/pkgconfig \
+		$(DESTDIR)$(SYSCONFDIR)/snapback/snapbackd.conf.d $(DESTDIR)$(SYSCONFDIR)/snapback 2>/dev/null
+
