@@ -222,7 +222,9 @@ def gen_message(model, m, comments, field_comments):
     uses_limit = any(f.kind == "message" for f in fields)
     path = "path _path" if uses_path else "path _"
     limit = "maxElements" if uses_limit else "maxElements _"
-    throws = "throws(WireError) " if uses_path else ""
+    # Every reader throws, those of messages without strings or sub-messages too: one signature, so that a
+    # field of any message type is read with `try`.
+    throws = "throws(WireError) "
     out.append(f"    init(_ p: UnsafePointer<{c}>, {path}: () -> String, {limit}: Int) {throws}{{")
     if fields:
         out.append("        let c = p.pointee")
@@ -418,7 +420,7 @@ def gen_samples(model):
         out.append(f"extension SnapbackV1.{m.name}: Sampled {{")
         for depth, var in ((0, "sample"), (1, "sample1")):
             out.append(f"    static var {var}: Self {{")
-            out.append("        var v = Self()")
+            body = []
             done_oneofs = set()
             for i, f in enumerate(fields):
                 if f.kind == "message" and depth == 1:
@@ -428,25 +430,23 @@ def gen_samples(model):
                     if f.oneof in done_oneofs:
                         continue
                     done_oneofs.add(f.oneof)
-                    out.append(f"        v.{lower_camel(f.oneof)} = .{f.swift}({value})")
+                    body.append(f"        v.{lower_camel(f.oneof)} = .{f.swift}({value})")
                 else:
-                    out.append(f"        v.{f.swift} = {value}")
-            out.append("        return v")
+                    body.append(f"        v.{f.swift} = {value}")
+            out += ["        var v = Self()"] + body + ["        return v"] if body else ["        Self()"]
             out.append("    }")
         others = [f for f in fields if f.oneof]
         firsts = {}
         for f in others:
             firsts.setdefault(f.oneof, f)
         out.append("    static var samples: [Self] {")
-        out.append("        var all = [sample]")
-        declared = False
+        body = []
         for i, f in enumerate(fields):
             if f.oneof and firsts[f.oneof] is not f:
-                out.append("        v = sample" if declared else "        var v = sample")
-                declared = True
-                out.append(f"        v.{lower_camel(f.oneof)} = .{f.swift}({sample_value(model, f, i + 1, 0)})")
-                out.append("        all.append(v)")
-        out.append("        return all")
+                body.append("        v = sample" if body else "        var v = sample")
+                body.append(f"        v.{lower_camel(f.oneof)} = .{f.swift}({sample_value(model, f, i + 1, 0)})")
+                body.append("        all.append(v)")
+        out += ["        var all = [sample]"] + body + ["        return all"] if body else ["        [sample]"]
         out.append("    }")
         out.append("}")
         out.append("")

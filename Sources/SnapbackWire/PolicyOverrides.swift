@@ -85,7 +85,7 @@ extension PolicyOverrides {
         /// An enum member's number (0: not set), read and written.
         case choice(get: @Sendable (Proto) -> UInt32, set: @Sendable (inout Proto, UInt32) -> Void)
 
-        static func choice<E: RawRepresentable>(_ k: WritableKeyPath<Proto, E> & Sendable) -> ProtoRow
+        static func choice<E: RawRepresentable & Sendable>(_ k: WritableKeyPath<Proto, E> & Sendable) -> ProtoRow
         where E.RawValue == UInt32 {
             .choice(get: { $0[keyPath: k].rawValue }, set: { $0[keyPath: k] = E(rawValue: $1)! })
         }

@@ -48,7 +48,7 @@ public struct SessionInfo: Sendable, Equatable {
 
 extension SessionInfo: ProtoMapped {
     init(proto p: SnapbackV1.SessionInfo) throws(WireError) {
-        let state = try p.state.map(SessionStateReply.init(proto:))
+        let state = p.state.map(SessionStateReply.init(proto:))
         self.init(
             sessionId: p.sessionId, contentId: p.contentId, streamId: p.streamId, profile: p.profile,
             kind: SessionKind(proto: p.kind) ?? .onDemand, policyPreset: p.policyPreset, clientName: p.clientName,

@@ -141,7 +141,7 @@ import Testing
 
     @Test func afterAllAdsCompletedTheSessionIsFinished() throws {
         var s = try playing(at: 1790)
-        try s.handle(.contentCompleted, at: 1041)
+        _ = try s.handle(.contentCompleted, at: 1041)
         try s.playBreak("postroll", at: 1042, duration: 30)
         #expect(s.snapshot(at: 1072).phase == .finished)
     }

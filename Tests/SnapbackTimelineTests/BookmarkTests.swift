@@ -72,7 +72,7 @@ import Testing
 
     @Test func aPausedPlayerIsNotBookmarkedPeriodically() throws {
         var s = try playing(at: 400)
-        try s.handle(.paused(streamTime: 400), at: 1005)
+        _ = try s.handle(.paused(streamTime: 400), at: 1005)
         #expect(try s.handle(.timerFired(.bookmark), at: 1030) == [])
     }
 
@@ -154,7 +154,7 @@ import Testing
         var s = try Factory.playing(
             at: 1850, breaks: [AdBreak(id: "b1", start: 600, duration: 60), AdBreak(id: "post", start: 1860, duration: 30)])
         try s.report(1860.5, at: 1011)
-        try s.handle(.contentCompleted, at: 1012)
+        _ = try s.handle(.contentCompleted, at: 1012)
         #expect(s.snapshot(at: 1012).currentBreakId == "post")
         #expect(try s.report(1890.2, at: 1041).watched == ["post"])
         #expect(s.snapshot(at: 1041).phase == .finished)

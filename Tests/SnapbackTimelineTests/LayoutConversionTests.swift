@@ -237,7 +237,7 @@ import Testing
     }
 
     @Test func addingAnOverlappingBreakIsRejectedAndLeavesTheLayoutUnchanged() throws {
-        var layout = try TimelineLayout(breaks: Factory.oneBreak, identity: true)
+        let layout = try TimelineLayout(breaks: Factory.oneBreak, identity: true)
         let before = layout
         #expect(throws: TimelineError.overlappingBreaks("b1", "x")) {
             _ = try layout.adding([AdBreak(id: "x", start: 630, duration: 10)])

@@ -61,7 +61,7 @@ import Testing
     @Test func aRepeatedUpdateIsIdempotent() throws {
         var s = try playing(at: 300)
         let update = [AdBreak(id: "b1", start: 600, duration: 60), AdBreak(id: "b2", start: 1200, duration: 30)]
-        try s.handle(.breaksUpdated(update), at: 1001)
+        _ = try s.handle(.breaksUpdated(update), at: 1001)
         let before = s.snapshot(at: 1002)
         #expect(try s.handle(.breaksUpdated(update), at: 1002) == [])
         #expect(s.snapshot(at: 1002) == before)

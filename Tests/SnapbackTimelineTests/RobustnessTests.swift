@@ -140,7 +140,7 @@ import Testing
     @Test func aPlayerIgnoringARefusalIsStillBoundedByTheBreakEndTimer() throws {
         var s = try Factory.playing(at: 590)
         try s.report(600.5, at: 1010)
-        try s.handle(.seekStarted(from: 610), at: 1020)
+        _ = try s.handle(.seekStarted(from: 610), at: 1020)
         // The break-end timer fires while the viewer seeks: nothing to do yet.
         #expect(try s.handle(.timerFired(.breakEnd), at: 1065) == [])
         #expect(try s.handle(.seekEnded(from: 610, to: 900), at: 1066).seeks == [Seek(610, .seekRefusedDuringAd)])
@@ -170,7 +170,7 @@ import Testing
     @Test func theBreakEndTimerWaitsForABreakThatCannotHaveEnded() throws {
         var s = try Factory.playing(at: 300)
         try s.seek(from: 300, to: 900, at: 1001)
-        try s.handle(.paused(streamTime: 610), at: 1011)
+        _ = try s.handle(.paused(streamTime: 610), at: 1011)
         let fired = try s.handle(.timerFired(.breakEnd), at: 1065)
         #expect(fired.watched == [])
         #expect(fired.timers == [Timer(.breakEnd, 1119)])
@@ -251,7 +251,7 @@ import Testing
     /// A repeated start confirms the visit: OK, no second effect (issue #11, tolerant events).
     @Test func adBreakStartedTwiceIsAConfirmation() throws {
         var s = try Factory.playing(at: 590)
-        try s.handle(.adBreakStarted(breakId: "b1"), at: 1010)
+        _ = try s.handle(.adBreakStarted(breakId: "b1"), at: 1010)
         let before = s.snapshot(at: 1011)
         let actions = try s.handle(.adBreakStarted(breakId: "b1"), at: 1011)
         #expect(actions.map(\.kind) == [.noEffect])
@@ -270,7 +270,7 @@ import Testing
 
     @Test func anotherBreakStartingInsideABreakIsRefused() throws {
         var s = try Factory.playing(at: 590, breaks: Factory.threeBreaks)
-        try s.handle(.adBreakStarted(breakId: "m1"), at: 1010)
+        _ = try s.handle(.adBreakStarted(breakId: "m1"), at: 1010)
         expectRefused(
             &s, .adBreakStarted(breakId: "m2"), at: 1011,
             with: .unexpectedEvent(event: "ad-break-started m2", state: "in ad break m1"))
@@ -285,13 +285,13 @@ import Testing
 
     @Test func seekStartedTwiceIsRefused() throws {
         var s = try Factory.playing(at: 300)
-        try s.handle(.seekStarted(from: 300), at: 1001)
+        _ = try s.handle(.seekStarted(from: 300), at: 1001)
         expectRefused(&s, .seekStarted(from: 300), at: 1002, with: .unexpectedEvent(event: "seek-started", state: "seeking"))
     }
 
     @Test func contentCompleteTwiceIsRefused() throws {
         var s = try Factory.playing(at: 300)
-        try s.handle(.contentCompleted, at: 1001)
+        _ = try s.handle(.contentCompleted, at: 1001)
         expectRefused(
             &s, .contentCompleted, at: 1002,
             with: .unexpectedEvent(event: "content-complete", state: "after content complete"))
@@ -311,7 +311,7 @@ import Testing
     @Test(arguments: everyEvent)
     func everyEventAfterCloseIsRefused(_ event: TimelineEvent) throws {
         var s = try Factory.playing(at: 300)
-        try s.handle(.closed, at: 1001)
+        _ = try s.handle(.closed, at: 1001)
         expectRefused(&s, event, at: 1002, with: .sessionClosed)
         #expect(s.isClosed)
     }
@@ -319,7 +319,7 @@ import Testing
     @Test(arguments: everyEvent)
     func everyEventMethodAfterCloseIsRefused(_ event: TimelineEvent) throws {
         var s = try Factory.playing(at: 300)
-        try s.handle(.closed, at: 1001)
+        _ = try s.handle(.closed, at: 1001)
         let before = s.snapshot(at: 1002)
         do {
             var actions: [TimelineAction] = []

@@ -17,14 +17,14 @@ import Testing
 
     @Test func playheadReportsDuringTrickPlayDoNotEnterBreaks() throws {
         var s = try Factory.playing(at: 300)
-        try s.handle(.trickPlayStarted(streamTime: 300, rate: 8), at: 1001)
+        _ = try s.handle(.trickPlayStarted(streamTime: 300, rate: 8), at: 1001)
         #expect(try s.report(630, at: 1042, rate: 8) == [])
         #expect(s.snapshot(at: 1042).phase == .trickPlay)
     }
 
     @Test func rewindOverABreakIsNotHeldByDefault() throws {
         var s = try Factory.playing(at: 900)
-        try s.handle(.trickPlayStarted(streamTime: 900, rate: -8), at: 1001)
+        _ = try s.handle(.trickPlayStarted(streamTime: 900, rate: -8), at: 1001)
         let ended = try s.handle(.trickPlayEnded(streamTime: 300), at: 1076)
         #expect(ended.seeks == [])
         #expect(ended.bookmarks == [300])
@@ -32,14 +32,14 @@ import Testing
 
     @Test func rewindIsHeldWhenBackwardSeeksAre() throws {
         var s = try Factory.playing(at: 900, policy: Factory.policy { $0.enforceBackwardSeeks = true })
-        try s.handle(.trickPlayStarted(streamTime: 900, rate: -8), at: 1001)
+        _ = try s.handle(.trickPlayStarted(streamTime: 900, rate: -8), at: 1001)
         #expect(try s.handle(.trickPlayEnded(streamTime: 700), at: 1026).seeks == [Seek(600, .snapback)])
         #expect(s.snapshot(at: 1026).pendingReturn == 700)
     }
 
     @Test func trickPlayNotTreatedAsASeekIsNotHeld() throws {
         var s = try Factory.playing(at: 300, policy: Factory.policy { $0.trickPlayAsSeek = false })
-        try s.handle(.trickPlayStarted(streamTime: 300, rate: 8), at: 1001)
+        _ = try s.handle(.trickPlayStarted(streamTime: 300, rate: 8), at: 1001)
         let ended = try s.handle(.trickPlayEnded(streamTime: 900), at: 1076)
         #expect(ended.seeks == [])
         #expect(ended.bookmarks == [840])
@@ -64,7 +64,7 @@ import Testing
     @Test func tvsdkTrickPlayPlaysTheLastBreakSkippedThenGoesToTheTrickPlayPosition() throws {
         var s = try Factory.threeBreakSession(policy: AdPolicy(preset: .tvsdk))
         try s.report(300, at: 1000)
-        try s.handle(.trickPlayStarted(streamTime: 300, rate: 16), at: 1001)
+        _ = try s.handle(.trickPlayStarted(streamTime: 300, rate: 16), at: 1001)
         #expect(try s.handle(.trickPlayEnded(streamTime: 1500), at: 1076).seeks == [Seek(1200, .snapback)])
         #expect(try s.playBreak("m2", at: 1077).seeks == [Seek(1500, .resumeAfterSnapback)])
     }
@@ -86,7 +86,7 @@ import Testing
 
     @Test func trickPlayStartedTwiceIsRefused() throws {
         var s = try Factory.playing(at: 300)
-        try s.handle(.trickPlayStarted(streamTime: 300, rate: 8), at: 1001)
+        _ = try s.handle(.trickPlayStarted(streamTime: 300, rate: 8), at: 1001)
         expectRefused(
             &s, .trickPlayStarted(streamTime: 310, rate: 16), at: 1002,
             with: .unexpectedEvent(event: "trick-play-started", state: "in trick play"))
@@ -94,7 +94,7 @@ import Testing
 
     @Test func aSeekEndingDuringTrickPlayIsRefused() throws {
         var s = try Factory.playing(at: 300)
-        try s.handle(.trickPlayStarted(streamTime: 300, rate: 8), at: 1001)
+        _ = try s.handle(.trickPlayStarted(streamTime: 300, rate: 8), at: 1001)
         expectRefused(
             &s, .seekEnded(from: 300, to: 900), at: 1002,
             with: .unexpectedEvent(event: "seek-ended", state: "in trick play"))

@@ -34,7 +34,7 @@ import Testing
 
     @Test func seekPushMatchesProtobufC() {
         var rng = SplitMix64(seed: 42)
-        let times: [Double] = [0, -0.0, 600, 0.1, 1e300, .infinity, 123_456.789, 5e-324]
+        let times: [Double] = [0, -0.0, 600, 0.1, 1e300, .infinity, 123_456.789, .leastNonzeroMagnitude]
         let reasons = ["", "seek 300→900 skipped unwatched break b1 at 600", String(repeating: "x", count: 200)]
         for _ in 0..<2000 {
             let session = rng.next() >> (rng.next() % 64)
@@ -203,7 +203,7 @@ import Testing
         let arena = CArena()
         func protoCPacked(_ v: M) -> [UInt8] {
             var out: [UInt8] = []
-            ProtoC.append(UnsafeRawPointer(arena.message(v)).assumingMemoryBound(to: ProtobufCMessage.self), to: &out)
+            _ = ProtoC.append(UnsafeRawPointer(arena.message(v)).assumingMemoryBound(to: ProtobufCMessage.self), to: &out)
             return out
         }
         #expect(M.sample.encoded() == protoCPacked(M.sample), "\(M.protoName)")

@@ -241,7 +241,7 @@ extension SnapbackV1.DeleteBookmarkReply: ProtoCMessage {
         snapback__v1__delete_bookmark_reply__free_unpacked(m, nil)
     }
 
-    init(_ p: UnsafePointer<Snapback__V1__DeleteBookmarkReply>, path _: () -> String, maxElements _: Int) {
+    init(_ p: UnsafePointer<Snapback__V1__DeleteBookmarkReply>, path _: () -> String, maxElements _: Int) throws(WireError) {
         let c = p.pointee
         self.deleted = c.deleted != 0
     }
@@ -337,7 +337,7 @@ extension SnapbackV1.ClearBookmarksReply: ProtoCMessage {
         snapback__v1__clear_bookmarks_reply__free_unpacked(m, nil)
     }
 
-    init(_ p: UnsafePointer<Snapback__V1__ClearBookmarksReply>, path _: () -> String, maxElements _: Int) {
+    init(_ p: UnsafePointer<Snapback__V1__ClearBookmarksReply>, path _: () -> String, maxElements _: Int) throws(WireError) {
         let c = p.pointee
         self.deleted = c.deleted
     }

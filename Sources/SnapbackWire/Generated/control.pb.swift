@@ -123,7 +123,7 @@ extension SnapbackV1.StatusRequest: ProtoCMessage {
         snapback__v1__status_request__free_unpacked(m, nil)
     }
 
-    init(_ p: UnsafePointer<Snapback__V1__StatusRequest>, path _: () -> String, maxElements _: Int) {
+    init(_ p: UnsafePointer<Snapback__V1__StatusRequest>, path _: () -> String, maxElements _: Int) throws(WireError) {
     }
 
     func write(to _: inout Snapback__V1__StatusRequest, in _: CArena) {
@@ -372,7 +372,7 @@ extension SnapbackV1.GetSessionRequest: ProtoCMessage {
         snapback__v1__get_session_request__free_unpacked(m, nil)
     }
 
-    init(_ p: UnsafePointer<Snapback__V1__GetSessionRequest>, path _: () -> String, maxElements _: Int) {
+    init(_ p: UnsafePointer<Snapback__V1__GetSessionRequest>, path _: () -> String, maxElements _: Int) throws(WireError) {
         let c = p.pointee
         self.sessionId = c.session_id
     }

@@ -47,7 +47,7 @@ extension SnapbackV1.PolicyOverrides: ProtoCMessage {
         snapback__v1__policy_overrides__free_unpacked(m, nil)
     }
 
-    init(_ p: UnsafePointer<Snapback__V1__PolicyOverrides>, path _: () -> String, maxElements _: Int) {
+    init(_ p: UnsafePointer<Snapback__V1__PolicyOverrides>, path _: () -> String, maxElements _: Int) throws(WireError) {
         let c = p.pointee
         self.skippedBreakChoice = c.skipped_break_choice
         self.seekGate = c.seek_gate

@@ -146,7 +146,7 @@ extension SnapbackV1.SeekCommand: ProtoCMessage {
 
     static func cFree(_ m: UnsafeMutablePointer<Snapback__V1__SeekCommand>) { snapback__v1__seek_command__free_unpacked(m, nil) }
 
-    init(_ p: UnsafePointer<Snapback__V1__SeekCommand>, path _: () -> String, maxElements _: Int) {
+    init(_ p: UnsafePointer<Snapback__V1__SeekCommand>, path _: () -> String, maxElements _: Int) throws(WireError) {
         let c = p.pointee
         self.streamTime = c.stream_time
         self.reason = c.reason
@@ -219,7 +219,7 @@ extension SnapbackV1.BookmarkSaved: ProtoCMessage {
         snapback__v1__bookmark_saved__free_unpacked(m, nil)
     }
 
-    init(_ p: UnsafePointer<Snapback__V1__BookmarkSaved>, path _: () -> String, maxElements _: Int) {
+    init(_ p: UnsafePointer<Snapback__V1__BookmarkSaved>, path _: () -> String, maxElements _: Int) throws(WireError) {
         let c = p.pointee
         self.contentTime = c.content_time
         self.streamTime = c.stream_time
@@ -255,7 +255,7 @@ extension SnapbackV1.BookmarkCleared: ProtoCMessage {
         snapback__v1__bookmark_cleared__free_unpacked(m, nil)
     }
 
-    init(_ p: UnsafePointer<Snapback__V1__BookmarkCleared>, path _: () -> String, maxElements _: Int) {
+    init(_ p: UnsafePointer<Snapback__V1__BookmarkCleared>, path _: () -> String, maxElements _: Int) throws(WireError) {
     }
 
     func write(to _: inout Snapback__V1__BookmarkCleared, in _: CArena) {
@@ -340,7 +340,7 @@ extension SnapbackV1.AllAdsCompleted: ProtoCMessage {
         snapback__v1__all_ads_completed__free_unpacked(m, nil)
     }
 
-    init(_ p: UnsafePointer<Snapback__V1__AllAdsCompleted>, path _: () -> String, maxElements _: Int) {
+    init(_ p: UnsafePointer<Snapback__V1__AllAdsCompleted>, path _: () -> String, maxElements _: Int) throws(WireError) {
     }
 
     func write(to _: inout Snapback__V1__AllAdsCompleted, in _: CArena) {

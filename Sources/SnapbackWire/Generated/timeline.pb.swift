@@ -91,7 +91,7 @@ extension SnapbackV1.AdRules: ProtoCMessage {
 
     static func cFree(_ m: UnsafeMutablePointer<Snapback__V1__AdRules>) { snapback__v1__ad_rules__free_unpacked(m, nil) }
 
-    init(_ p: UnsafePointer<Snapback__V1__AdRules>, path _: () -> String, maxElements _: Int) {
+    init(_ p: UnsafePointer<Snapback__V1__AdRules>, path _: () -> String, maxElements _: Int) throws(WireError) {
         let c = p.pointee
         self.preroll = c.preroll != 0
         self.midrollTimes = ProtoC.array(c.midroll_times, c.n_midroll_times)
@@ -143,7 +143,7 @@ extension SnapbackV1.ResumeOptions: ProtoCMessage {
         snapback__v1__resume_options__free_unpacked(m, nil)
     }
 
-    init(_ p: UnsafePointer<Snapback__V1__ResumeOptions>, path _: () -> String, maxElements _: Int) {
+    init(_ p: UnsafePointer<Snapback__V1__ResumeOptions>, path _: () -> String, maxElements _: Int) throws(WireError) {
         let c = p.pointee
         self.useBookmark = c.use_bookmark != 0
         if c._resume_content_time_case == SNAPBACK__V1__RESUME_OPTIONS___RESUME_CONTENT_TIME_RESUME_CONTENT_TIME {
@@ -359,7 +359,7 @@ extension SnapbackV1.ReportPlayheadRequest: ProtoCMessage {
         snapback__v1__report_playhead_request__free_unpacked(m, nil)
     }
 
-    init(_ p: UnsafePointer<Snapback__V1__ReportPlayheadRequest>, path _: () -> String, maxElements _: Int) {
+    init(_ p: UnsafePointer<Snapback__V1__ReportPlayheadRequest>, path _: () -> String, maxElements _: Int) throws(WireError) {
         let c = p.pointee
         self.sessionId = c.session_id
         self.streamTime = c.stream_time
@@ -431,7 +431,7 @@ extension SnapbackV1.SeekStartedRequest: ProtoCMessage {
         snapback__v1__seek_started_request__free_unpacked(m, nil)
     }
 
-    init(_ p: UnsafePointer<Snapback__V1__SeekStartedRequest>, path _: () -> String, maxElements _: Int) {
+    init(_ p: UnsafePointer<Snapback__V1__SeekStartedRequest>, path _: () -> String, maxElements _: Int) throws(WireError) {
         let c = p.pointee
         self.sessionId = c.session_id
         self.fromStreamTime = c.from_stream_time
@@ -497,7 +497,7 @@ extension SnapbackV1.SeekEndedRequest: ProtoCMessage {
         snapback__v1__seek_ended_request__free_unpacked(m, nil)
     }
 
-    init(_ p: UnsafePointer<Snapback__V1__SeekEndedRequest>, path _: () -> String, maxElements _: Int) {
+    init(_ p: UnsafePointer<Snapback__V1__SeekEndedRequest>, path _: () -> String, maxElements _: Int) throws(WireError) {
         let c = p.pointee
         self.sessionId = c.session_id
         self.fromStreamTime = c.from_stream_time
@@ -755,7 +755,7 @@ extension SnapbackV1.TrickPlayStartedRequest: ProtoCMessage {
         snapback__v1__trick_play_started_request__free_unpacked(m, nil)
     }
 
-    init(_ p: UnsafePointer<Snapback__V1__TrickPlayStartedRequest>, path _: () -> String, maxElements _: Int) {
+    init(_ p: UnsafePointer<Snapback__V1__TrickPlayStartedRequest>, path _: () -> String, maxElements _: Int) throws(WireError) {
         let c = p.pointee
         self.sessionId = c.session_id
         self.streamTime = c.stream_time
@@ -826,7 +826,7 @@ extension SnapbackV1.TrickPlayEndedRequest: ProtoCMessage {
         snapback__v1__trick_play_ended_request__free_unpacked(m, nil)
     }
 
-    init(_ p: UnsafePointer<Snapback__V1__TrickPlayEndedRequest>, path _: () -> String, maxElements _: Int) {
+    init(_ p: UnsafePointer<Snapback__V1__TrickPlayEndedRequest>, path _: () -> String, maxElements _: Int) throws(WireError) {
         let c = p.pointee
         self.sessionId = c.session_id
         self.streamTime = c.stream_time
@@ -892,7 +892,7 @@ extension SnapbackV1.ContentCompleteRequest: ProtoCMessage {
         snapback__v1__content_complete_request__free_unpacked(m, nil)
     }
 
-    init(_ p: UnsafePointer<Snapback__V1__ContentCompleteRequest>, path _: () -> String, maxElements _: Int) {
+    init(_ p: UnsafePointer<Snapback__V1__ContentCompleteRequest>, path _: () -> String, maxElements _: Int) throws(WireError) {
         let c = p.pointee
         self.sessionId = c.session_id
     }
@@ -1002,7 +1002,7 @@ extension SnapbackV1.PauseRequest: ProtoCMessage {
         snapback__v1__pause_request__free_unpacked(m, nil)
     }
 
-    init(_ p: UnsafePointer<Snapback__V1__PauseRequest>, path _: () -> String, maxElements _: Int) {
+    init(_ p: UnsafePointer<Snapback__V1__PauseRequest>, path _: () -> String, maxElements _: Int) throws(WireError) {
         let c = p.pointee
         self.sessionId = c.session_id
         self.streamTime = c.stream_time
@@ -1066,7 +1066,7 @@ extension SnapbackV1.CloseSessionRequest: ProtoCMessage {
         snapback__v1__close_session_request__free_unpacked(m, nil)
     }
 
-    init(_ p: UnsafePointer<Snapback__V1__CloseSessionRequest>, path _: () -> String, maxElements _: Int) {
+    init(_ p: UnsafePointer<Snapback__V1__CloseSessionRequest>, path _: () -> String, maxElements _: Int) throws(WireError) {
         let c = p.pointee
         self.sessionId = c.session_id
     }
@@ -1125,7 +1125,7 @@ extension SnapbackV1.EventReply: ProtoCMessage {
 
     static func cFree(_ m: UnsafeMutablePointer<Snapback__V1__EventReply>) { snapback__v1__event_reply__free_unpacked(m, nil) }
 
-    init(_ p: UnsafePointer<Snapback__V1__EventReply>, path _: () -> String, maxElements _: Int) {
+    init(_ p: UnsafePointer<Snapback__V1__EventReply>, path _: () -> String, maxElements _: Int) throws(WireError) {
         let c = p.pointee
         self.lastPushSeq = c.last_push_seq
     }
@@ -1189,7 +1189,9 @@ extension SnapbackV1.ContentTimeForStreamTimeRequest: ProtoCMessage {
         snapback__v1__content_time_for_stream_time_request__free_unpacked(m, nil)
     }
 
-    init(_ p: UnsafePointer<Snapback__V1__ContentTimeForStreamTimeRequest>, path _: () -> String, maxElements _: Int) {
+    init(_ p: UnsafePointer<Snapback__V1__ContentTimeForStreamTimeRequest>, path _: () -> String, maxElements _: Int)
+        throws(WireError)
+    {
         let c = p.pointee
         self.sessionId = c.session_id
         self.streamTime = c.stream_time
@@ -1252,7 +1254,7 @@ extension SnapbackV1.ContentTimeReply: ProtoCMessage {
         snapback__v1__content_time_reply__free_unpacked(m, nil)
     }
 
-    init(_ p: UnsafePointer<Snapback__V1__ContentTimeReply>, path _: () -> String, maxElements _: Int) {
+    init(_ p: UnsafePointer<Snapback__V1__ContentTimeReply>, path _: () -> String, maxElements _: Int) throws(WireError) {
         let c = p.pointee
         self.contentTime = c.content_time
     }
@@ -1316,7 +1318,9 @@ extension SnapbackV1.StreamTimeForContentTimeRequest: ProtoCMessage {
         snapback__v1__stream_time_for_content_time_request__free_unpacked(m, nil)
     }
 
-    init(_ p: UnsafePointer<Snapback__V1__StreamTimeForContentTimeRequest>, path _: () -> String, maxElements _: Int) {
+    init(_ p: UnsafePointer<Snapback__V1__StreamTimeForContentTimeRequest>, path _: () -> String, maxElements _: Int)
+        throws(WireError)
+    {
         let c = p.pointee
         self.sessionId = c.session_id
         self.contentTime = c.content_time
@@ -1379,7 +1383,7 @@ extension SnapbackV1.StreamTimeReply: ProtoCMessage {
         snapback__v1__stream_time_reply__free_unpacked(m, nil)
     }
 
-    init(_ p: UnsafePointer<Snapback__V1__StreamTimeReply>, path _: () -> String, maxElements _: Int) {
+    init(_ p: UnsafePointer<Snapback__V1__StreamTimeReply>, path _: () -> String, maxElements _: Int) throws(WireError) {
         let c = p.pointee
         self.streamTime = c.stream_time
     }
@@ -1439,7 +1443,7 @@ extension SnapbackV1.BreakAtRequest: ProtoCMessage {
         snapback__v1__break_at_request__free_unpacked(m, nil)
     }
 
-    init(_ p: UnsafePointer<Snapback__V1__BreakAtRequest>, path _: () -> String, maxElements _: Int) {
+    init(_ p: UnsafePointer<Snapback__V1__BreakAtRequest>, path _: () -> String, maxElements _: Int) throws(WireError) {
         let c = p.pointee
         self.sessionId = c.session_id
         self.streamTime = c.stream_time
@@ -1553,7 +1557,7 @@ extension SnapbackV1.GetSessionStateRequest: ProtoCMessage {
         snapback__v1__get_session_state_request__free_unpacked(m, nil)
     }
 
-    init(_ p: UnsafePointer<Snapback__V1__GetSessionStateRequest>, path _: () -> String, maxElements _: Int) {
+    init(_ p: UnsafePointer<Snapback__V1__GetSessionStateRequest>, path _: () -> String, maxElements _: Int) throws(WireError) {
         let c = p.pointee
         self.sessionId = c.session_id
         self.firstBreak = c.first_break

@@ -99,8 +99,7 @@ extension SnapbackV1.AdBreak: Sampled {
         return v
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
@@ -120,8 +119,7 @@ extension SnapbackV1.AdBreakEndedRequest: Sampled {
         return v
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
@@ -141,8 +139,7 @@ extension SnapbackV1.AdBreakStartedRequest: Sampled {
         return v
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
@@ -164,8 +161,7 @@ extension SnapbackV1.AdEndedRequest: Sampled {
         return v
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
@@ -189,8 +185,7 @@ extension SnapbackV1.AdRules: Sampled {
         return v
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
@@ -212,23 +207,19 @@ extension SnapbackV1.AdStartedRequest: Sampled {
         return v
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
 extension SnapbackV1.AllAdsCompleted: Sampled {
     static var sample: Self {
-        var v = Self()
-        return v
+        Self()
     }
     static var sample1: Self {
-        var v = Self()
-        return v
+        Self()
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
@@ -256,23 +247,19 @@ extension SnapbackV1.Bookmark: Sampled {
         return v
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
 extension SnapbackV1.BookmarkCleared: Sampled {
     static var sample: Self {
-        var v = Self()
-        return v
+        Self()
     }
     static var sample1: Self {
-        var v = Self()
-        return v
+        Self()
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
@@ -292,8 +279,7 @@ extension SnapbackV1.BookmarkSaved: Sampled {
         return v
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
@@ -305,12 +291,10 @@ extension SnapbackV1.BreakAtReply: Sampled {
         return v
     }
     static var sample1: Self {
-        var v = Self()
-        return v
+        Self()
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
@@ -328,8 +312,7 @@ extension SnapbackV1.BreakAtRequest: Sampled {
         return v
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
@@ -347,8 +330,7 @@ extension SnapbackV1.BreakSkipped: Sampled {
         return v
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
@@ -372,8 +354,7 @@ extension SnapbackV1.BreakState: Sampled {
         return v
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
@@ -389,8 +370,7 @@ extension SnapbackV1.BreakWatched: Sampled {
         return v
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
@@ -406,8 +386,7 @@ extension SnapbackV1.ClearBookmarksReply: Sampled {
         return v
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
@@ -423,8 +402,7 @@ extension SnapbackV1.ClearBookmarksRequest: Sampled {
         return v
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
@@ -440,8 +418,7 @@ extension SnapbackV1.CloseSessionRequest: Sampled {
         return v
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
@@ -457,8 +434,7 @@ extension SnapbackV1.ContentCompleteRequest: Sampled {
         return v
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
@@ -476,8 +452,7 @@ extension SnapbackV1.ContentTimeForStreamTimeRequest: Sampled {
         return v
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
@@ -493,8 +468,7 @@ extension SnapbackV1.ContentTimeReply: Sampled {
         return v
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
@@ -536,8 +510,7 @@ extension SnapbackV1.Decision: Sampled {
         return v
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
@@ -553,8 +526,7 @@ extension SnapbackV1.DeleteBookmarkReply: Sampled {
         return v
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
@@ -572,8 +544,7 @@ extension SnapbackV1.DeleteBookmarkRequest: Sampled {
         return v
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
@@ -589,8 +560,7 @@ extension SnapbackV1.EventReply: Sampled {
         return v
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
@@ -608,8 +578,7 @@ extension SnapbackV1.GetBookmarkRequest: Sampled {
         return v
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
@@ -625,8 +594,7 @@ extension SnapbackV1.GetSessionRequest: Sampled {
         return v
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
@@ -646,8 +614,7 @@ extension SnapbackV1.GetSessionStateRequest: Sampled {
         return v
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
@@ -677,8 +644,7 @@ extension SnapbackV1.HelloReply: Sampled {
         return v
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
@@ -696,8 +662,7 @@ extension SnapbackV1.HelloRequest: Sampled {
         return v
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
@@ -714,8 +679,7 @@ extension SnapbackV1.ListBookmarksReply: Sampled {
         return v
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
@@ -735,8 +699,7 @@ extension SnapbackV1.ListBookmarksRequest: Sampled {
         return v
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
@@ -753,8 +716,7 @@ extension SnapbackV1.ListSessionsReply: Sampled {
         return v
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
@@ -772,8 +734,7 @@ extension SnapbackV1.ListSessionsRequest: Sampled {
         return v
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
@@ -801,8 +762,7 @@ extension SnapbackV1.OpenSessionReply: Sampled {
         return v
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
@@ -832,8 +792,7 @@ extension SnapbackV1.OpenSessionRequest: Sampled {
         return v
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
@@ -851,8 +810,7 @@ extension SnapbackV1.PauseRequest: Sampled {
         return v
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
@@ -868,8 +826,7 @@ extension SnapbackV1.PlayBreak: Sampled {
         return v
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
@@ -927,8 +884,7 @@ extension SnapbackV1.PolicyOverrides: Sampled {
         return v
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
@@ -993,8 +949,7 @@ extension SnapbackV1.ReportPlayheadRequest: Sampled {
         return v
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
@@ -1014,8 +969,7 @@ extension SnapbackV1.ResumeOptions: Sampled {
         return v
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
@@ -1033,8 +987,7 @@ extension SnapbackV1.SeekCommand: Sampled {
         return v
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
@@ -1054,8 +1007,7 @@ extension SnapbackV1.SeekEndedRequest: Sampled {
         return v
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
@@ -1073,8 +1025,7 @@ extension SnapbackV1.SeekStartedRequest: Sampled {
         return v
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
@@ -1092,8 +1043,7 @@ extension SnapbackV1.SessionError: Sampled {
         return v
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
@@ -1134,8 +1084,7 @@ extension SnapbackV1.SessionInfo: Sampled {
         return v
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
@@ -1171,8 +1120,7 @@ extension SnapbackV1.SessionStateReply: Sampled {
         return v
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
@@ -1190,8 +1138,7 @@ extension SnapbackV1.Status: Sampled {
         return v
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
@@ -1222,23 +1169,19 @@ extension SnapbackV1.StatusReply: Sampled {
         return v
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
 extension SnapbackV1.StatusRequest: Sampled {
     static var sample: Self {
-        var v = Self()
-        return v
+        Self()
     }
     static var sample1: Self {
-        var v = Self()
-        return v
+        Self()
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
@@ -1260,8 +1203,7 @@ extension SnapbackV1.StoreStatus: Sampled {
         return v
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
@@ -1279,8 +1221,7 @@ extension SnapbackV1.StreamTimeForContentTimeRequest: Sampled {
         return v
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
@@ -1296,8 +1237,7 @@ extension SnapbackV1.StreamTimeReply: Sampled {
         return v
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
@@ -1315,8 +1255,7 @@ extension SnapbackV1.TrickPlayEndedRequest: Sampled {
         return v
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
@@ -1336,8 +1275,7 @@ extension SnapbackV1.TrickPlayStartedRequest: Sampled {
         return v
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
@@ -1354,8 +1292,7 @@ extension SnapbackV1.UpdateBreaksRequest: Sampled {
         return v
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
 
@@ -1373,7 +1310,6 @@ extension SnapbackV1.WatchDecisionsRequest: Sampled {
         return v
     }
     static var samples: [Self] {
-        var all = [sample]
-        return all
+        [sample]
     }
 }
