@@ -18,6 +18,22 @@ RELEASE_FLAGS := -c release --static-swift-stdlib
 DEBUG_BIN   := .build/debug
 RELEASE_BIN := .build/release
 
+# `make install`: PREFIX and DESTDIR as usual; the configuration goes to SYSCONFDIR (/etc) whatever
+# the prefix, since snapbackd reads /etc/snapback/snapbackd.conf.
+PREFIX      ?= /usr/local
+DESTDIR     ?=
+SYSCONFDIR  ?= /etc
+BINDIR      := $(PREFIX)/bin
+UNITDIR     := $(PREFIX)/lib/systemd/system
+SYSUSERSDIR := $(PREFIX)/lib/sysusers.d
+MANDIR      := $(PREFIX)/share/man
+INCLUDEDIR  := $(PREFIX)/include
+DOCDIR      := $(PREFIX)/share/doc/snapback
+# Shell completions of snapback, where bash-completion, zsh and fish look for a package's own.
+BASHCOMPDIR := $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR  := $(PREFIX)/share/zsh/site-functions
+FISHCOMPDIR := $(PREFIX)/share/fish/vendor_completions.d
+
 .PHONY: help deps build release run demo test clean
 
 help: ## List the targets

@@ -1,19 +1,5 @@
-# `make install`: PREFIX and DESTDIR as usual; the configuration goes to SYSCONFDIR (/etc) whatever
-# the prefix, since snapbackd reads /etc/snapback/snapbackd.conf.
-PREFIX      ?= /usr/local
-DESTDIR     ?=
-SYSCONFDIR  ?= /etc
-BINDIR      := $(PREFIX)/bin
-UNITDIR     := $(PREFIX)/lib/systemd/system
-SYSUSERSDIR := $(PREFIX)/lib/sysusers.d
-MANDIR      := $(PREFIX)/share/man
-INCLUDEDIR  := $(PREFIX)/include
-DOCDIR      := $(PREFIX)/share/doc/snapback
-# Shell completions of snapback, where bash-completion, zsh and fish look for a package's own.
-BASHCOMPDIR := $(PREFIX)/share/bash-completion/completions
-ZSHCOMPDIR  := $(PREFIX)/share/zsh/site-functions
-FISHCOMPDIR := $(PREFIX)/share/fish/vendor_completions.d
-
+# make install and make uninstall (PREFIX, DESTDIR and the directories are set in the Makefile, before
+# the includes that install into them).
 INSTALLED   := $(BINDIR)/snapbackd $(BINDIR)/snapback \
 	$(UNITDIR)/snapbackd.service $(UNITDIR)/snapbackd.socket $(SYSUSERSDIR)/snapback.conf \
 	$(MANDIR)/man8/snapbackd.8 $(MANDIR)/man5/snapbackd.conf.5 $(MANDIR)/man1/snapback.1 \
