@@ -8,6 +8,7 @@ func serviceDescriptor(_ service: WireService) -> ProtobufCServiceDescriptor {
     switch service {
     case .control: return snapback__v1__control__descriptor
     case .timeline: return snapback__v1__timeline__descriptor
+    case .sync: return snapback__v1__sync__descriptor
     case .bookmarks: return snapback__v1__bookmarks__descriptor
     }
 }
