@@ -35,6 +35,8 @@ public final class SnapbackClient {
     public private(set) var pendingPushes: [WirePushMessage] = []
     /// Decisions of this connection's WatchDecisions stream received and not yet taken.
     public private(set) var pendingDecisions: [WireDecision] = []
+    /// Changes of this connection's Sync/WatchChanges stream received and not yet taken.
+    public private(set) var pendingChanges: [SyncChange] = []
     public var timeout: Duration
 
     /// Connects to `path` and performs the Hello exchange.
@@ -140,6 +142,14 @@ public final class SnapbackClient {
     }
 
     private func keepPush(_ frame: Frame) throws(SnapbackClientError) {
+        if frame.header.method == WireMethod.watchChanges.rawValue {
+            do {
+                pendingChanges.append(try frame.body.withUnsafeBytes { (raw) throws(WireError) in try SyncChange.decode(raw) })
+            } catch {
+                throw .malformedReply("change: \(error)")
+            }
+            return
+        }
         if frame.header.method == WireMethod.watchDecisions.rawValue {
             do {
                 pendingDecisions.append(
@@ -194,6 +204,32 @@ public final class SnapbackClient {
             if frame.header.type == .push { try keepPush(frame) }
         }
         return pendingDecisions.removeFirst()
+    }
+
+    /// Subscribes this connection to the store's changes after `after` (Sync/WatchChanges). Returns the
+    /// box's device id; read the changes with ``nextChange(timeout:)``.
+    public func watchChanges(after: UInt64 = 0) throws(SnapbackClientError) -> WatchChangesReply {
+        let request = WireRequest.watchChanges(after: after)
+        let body = try rawCall(method: request.method.rawValue, body: request.encoded())
+        do {
+            return try WatchChangesReply.decode(body)
+        } catch {
+            throw .malformedReply("\(request.method.name): \(error)")
+        }
+    }
+
+    /// The next change of the change stream; nil timeout waits for as long as it takes.
+    public func nextChange(timeout: Duration?) throws(SnapbackClientError) -> SyncChange {
+        while pendingChanges.isEmpty {
+            let frame: Frame
+            do {
+                frame = try socket.readFrame(timeout: timeout)
+            } catch {
+                throw .socket(error)
+            }
+            if frame.header.type == .push { try keepPush(frame) }
+        }
+        return pendingChanges.removeFirst()
     }
 
     // MARK: Conveniences

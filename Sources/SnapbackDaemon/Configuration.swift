@@ -67,7 +67,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// never touched.
     public var partialFrameTimeout: Double = 10
     /// Output queued for a WatchDecisions watcher beyond which it is dropped: far below the players'
-    /// bound, so that a watcher that stops reading costs little memory and is gone quickly.
+    /// bound, so that a watcher that stops reading costs little memory and is gone quickly. A
+    /// Sync/WatchChanges stream has the same bound (paced at half of it).
     public var maxWatchQueueBytes = 262_144
 
     // [access]
@@ -138,7 +139,8 @@ public struct AccessList: Sendable, Equatable {
     /// `@socket` in `allow-groups`: the group that owns the socket file.
     public var socketGroup = true
     /// `admin-groups`: besides root, the groups whose members may watch every session's decisions and
-    /// see every session (Control/WatchDecisions, ListSessions, GetSession). None by default.
+    /// see every session (Control/WatchDecisions, ListSessions, GetSession) and use the Sync service
+    /// (WatchChanges, Merge). None by default.
     public var adminGroups: [UInt32] = []
 
     public init() {}

@@ -48,6 +48,7 @@ extension TimelineService {
         guard let state = connection.serviceState else { return }
         connectionCount -= 1
         if let watcher = state.watcher { unsubscribe(watcher) }
+        if let watcher = state.changeWatcher { unsubscribe(watcher) }
         if let count = connectionsByUid[state.uid], count > 1 {
             connectionsByUid[state.uid] = count - 1
         } else {
@@ -69,6 +70,7 @@ extension TimelineService {
             closed.append(entry)
         }
         memory.close()
+        for watcher in changeWatchers { unsubscribe(watcher) }
         // The final bookmarks are committed and their BookmarkSaved pushed (store.close() drains the
         // writer, blocking briefly) before the players are told and the connections drain.
         store.close()

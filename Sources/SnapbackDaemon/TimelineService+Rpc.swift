@@ -89,6 +89,10 @@ extension TimelineService {
                 case .failure(let error): self.fail(connection, header, error.statusCode, error.description)
                 }
             }
+        case .watchChanges(let after):
+            watchChanges(after: after, header, state, connection)
+        case .merge(let merge):
+            self.merge(merge, header, connection)
         case .clearBookmarks(let profile):
             store.clearBookmarks(profile: profile) { result in
                 switch result {

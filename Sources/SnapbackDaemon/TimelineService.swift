@@ -61,6 +61,9 @@ public final class TimelineService {
     var watchers: [Watcher] = [] {
         didSet { watching = !watchers.isEmpty }
     }
+    /// Sync/WatchChanges streams, in subscription order (off the per-event path: the store's commits
+    /// drive them).
+    var changeWatchers: [ChangeWatcher] = []
     /// Whether anyone watches: the one thing the per-event path reads of watching.
     private(set) var watching = false
 
@@ -271,6 +274,8 @@ public final class ConnectionState {
     var clientName = ""
     /// The connection's WatchDecisions stream, once it subscribed.
     var watcher: Watcher?
+    /// The connection's Sync/WatchChanges stream, once it subscribed.
+    var changeWatcher: ChangeWatcher?
     /// The sessions this connection opened, sorted by id (ids grow, so opening appends): a request finds
     /// its session by binary search, and a connection gone closes them in opening order.
     private var entries: [SessionEntry] = []

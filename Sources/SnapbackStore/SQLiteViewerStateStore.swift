@@ -30,7 +30,7 @@ import SnapbackTimeline
 /// gone (a store that could not open at all tries again at each batch).
 ///
 /// `close()` drains the writer; call it before letting go of the store.
-public final class SQLiteViewerStateStore: ViewerStateStore {
+public final class SQLiteViewerStateStore: SyncingStore {
     /// Runs a closure on the loop thread (soon, in the order posted), from any thread.
     public typealias Post = @Sendable (@escaping @Sendable () -> Void) -> Void
 
@@ -94,6 +94,8 @@ public final class SQLiteViewerStateStore: ViewerStateStore {
     public private(set) var commits = 0
     /// Writes made whose completion has not run yet.
     public var unfinishedWrites: Int { pending.count }
+    /// Runs after each delivery of committed batches (the Sync service's change stream).
+    public var onCommit: (() -> Void)?
 
     /// Opens (creating it if needed) `directory/snapback.db` and starts the writer thread. Never
     /// throws: a database that cannot be opened leaves the store unavailable (`lastError` says why)
@@ -323,7 +325,10 @@ public final class SQLiteViewerStateStore: ViewerStateStore {
     /// Runs the completions of the batches the writer finished, in order. Loop thread, via `post`.
     private func deliver() {
         owner.check("the store")
+        var committed = false
+        defer { if committed { onCommit?() } }
         for report in queue.takeReports() {
+            if report.commits > 0 { committed = true }
             if report.reopened {
                 unavailableReason = nil
                 if let device = report.device { deviceId = device }

@@ -66,3 +66,21 @@ public protocol ViewerStateStore: AnyObject {
 extension ViewerStateStore {
     public func close() {}
 }
+
+/// A store that keeps what household sync needs (docs/sync.md): stamped records, the change sequence,
+/// the merge under the rule. The daemon's Sync service works on it; a store that is not one (the
+/// in-memory store) does not sync.
+public protocol SyncingStore: ViewerStateStore {
+    /// The name this box signs its changes with; nil while the database is not open.
+    var deviceId: DeviceID? { get }
+    /// Up to `limit` committed changes numbered after `seq`, in order.
+    func changes(after seq: Int64, limit: Int) throws(StoreError) -> [SyncChange]
+    /// Applies a record from another box under the rule; completes once committed with whether it
+    /// changed this box's record of the key.
+    func merge(_ record: SyncRecord, completion: @escaping (Result<Bool, StoreError>) -> Void)
+    /// Adds watched breaks from another box; completes once committed with whether any row changed.
+    func mergeWatched(_ breaks: WatchedBreaks, completion: @escaping (Result<Bool, StoreError>) -> Void)
+    /// Runs on the loop thread after each batch the writer committed, once its completions ran: new
+    /// changes may be readable with `changes(after:limit:)`. One handler; setting it replaces the last.
+    var onCommit: (() -> Void)? { get set }
+}

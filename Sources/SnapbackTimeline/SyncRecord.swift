@@ -167,3 +167,23 @@ public struct WatchedBreaks: Sendable, Equatable {
         return merged
     }
 }
+
+/// One change of the store's change sequence, as a sync agent reads them ("changes since N"): a
+/// bookmark key's record (a bookmark or a tombstone) or one watched break.
+public struct SyncChange: Sendable, Equatable {
+    public enum Change: Sendable, Equatable {
+        case record(SyncRecord)
+        /// The content and the one break this change is about.
+        case watched(WatchedBreaks)
+    }
+
+    /// Its number in the change sequence: increasing, with gaps (writes that changed nothing, rows
+    /// changed again later, evicted or pruned).
+    public var seq: Int64
+    public var change: Change
+
+    public init(seq: Int64, change: Change) {
+        self.seq = seq
+        self.change = change
+    }
+}

@@ -3,6 +3,7 @@ public enum WireService: UInt8, Sendable, CaseIterable, CustomStringConvertible 
     case control = 0
     case timeline = 1
     case bookmarks = 2
+    case sync = 3
 
     /// The fully qualified service name: "snapback.v1.Timeline".
     public var name: String {
@@ -10,6 +11,7 @@ public enum WireService: UInt8, Sendable, CaseIterable, CustomStringConvertible 
         case .control: return "snapback.v1.Control"
         case .timeline: return "snapback.v1.Timeline"
         case .bookmarks: return "snapback.v1.Bookmarks"
+        case .sync: return "snapback.v1.Sync"
         }
     }
 
@@ -53,6 +55,10 @@ public enum WireMethod: UInt16, Sendable, CaseIterable, CustomStringConvertible 
     case listBookmarks = 0x0201
     case deleteBookmark = 0x0202
     case clearBookmarks = 0x0203
+
+    // snapback.v1.Sync (service 3)
+    case watchChanges = 0x0300
+    case merge = 0x0301
 
     /// The method with this index in this service, if there is one.
     public init?(service: WireService, index: UInt8) {
@@ -100,6 +106,8 @@ public enum WireMethod: UInt16, Sendable, CaseIterable, CustomStringConvertible 
         case .listBookmarks: return "List"
         case .deleteBookmark: return "Delete"
         case .clearBookmarks: return "Clear"
+        case .watchChanges: return "WatchChanges"
+        case .merge: return "Merge"
         }
     }
 

@@ -56,6 +56,10 @@ extension WireRequest {
             .streamTimeForContentTime, .breakAt, .getSessionState, .getBookmark, .listBookmarks, .deleteBookmark,
             .clearBookmarks:
             return try query(method, body)
+        case .watchChanges:
+            return .watchChanges(after: try SnapbackV1.WatchChangesRequest.decode(body).after)
+        case .merge:
+            return .merge(try SyncMerge.decode(body))
         }
     }
 

@@ -37,6 +37,8 @@ extension WireRequest {
             return SnapbackV1.ListBookmarksRequest(profile: profile, pageSize: pageSize, pageToken: pageToken)
                 .encode(into: &out)
         case .clearBookmarks(let profile): return SnapbackV1.ClearBookmarksRequest(profile: profile).encode(into: &out)
+        case .watchChanges(let after): return SnapbackV1.WatchChangesRequest(after: after).encode(into: &out)
+        case .merge(let merge): return merge.encode(into: &out)
         }
     }
 

@@ -16,8 +16,9 @@ extension WireRequest {
             try Self.check(t, Limits.position, "content_time")
         case .hello, .getStatus, .listSessions, .getSession, .watchDecisions, .closeSession, .getSessionState, .getBookmark,
             .listBookmarks, .deleteBookmark,
-            .clearBookmarks:
-            // No numbers, or none that can go wrong: page_size is capped by the server.
+            .clearBookmarks, .watchChanges, .merge:
+            // No numbers, or none that can go wrong: page_size is capped by the server; a merge's records
+            // are checked as they are decoded (`SyncMerge`).
             return
         }
     }

@@ -33,6 +33,10 @@ public enum WireRequest: Sendable, Equatable {
     case listBookmarks(profile: String, pageSize: UInt32, pageToken: String)
     case deleteBookmark(profile: String, contentId: String)
     case clearBookmarks(profile: String)
+    /// Sync/WatchChanges: the changes numbered after `after` (0: from the start), then each new one.
+    case watchChanges(after: UInt64)
+    /// Sync/Merge: records and watched breaks from other boxes, each already checked against its range.
+    indirect case merge(SyncMerge)
 
     /// The session the request is about, for the Timeline methods of the connection's own sessions
     /// (not GetSession, which looks at any connection's).
@@ -66,6 +70,8 @@ public enum WireRequest: Sendable, Equatable {
         case .listBookmarks: return .listBookmarks
         case .deleteBookmark: return .deleteBookmark
         case .clearBookmarks: return .clearBookmarks
+        case .watchChanges: return .watchChanges
+        case .merge: return .merge
         }
     }
 

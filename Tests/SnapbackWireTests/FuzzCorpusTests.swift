@@ -61,6 +61,22 @@ import Testing
                 .openSession(live), .event(sessionId: 1, .breaksUpdated([AdBreak(id: "x", start: 100, duration: 30)])),
                 .event(sessionId: 1, .playheadReported(streamTime: 110, rate: 1, playing: true))
             ]))
+        // The sync agent's calls: a change stream resumed after 42, a merge of a bookmark, a tombstone and
+        // a watched break.
+        let device = try! DeviceID("box-2")
+        let bookmark = try! SyncRecord(
+            profile: "kids", contentId: "c",
+            value: .bookmark(SyncedBookmark(contentTime: 600, streamId: "s", streamTime: 630, finished: false, updatedAt: 1e9)),
+            stamp: SyncStamp(physical: 1_000_000_000_000, counter: 3, device: device))
+        let tombstone = try! SyncRecord(
+            profile: "", contentId: "d", value: .tombstone(.cleared),
+            stamp: SyncStamp(physical: 1_000_000_000_001, counter: 0, device: device))
+        let watched = try! WatchedBreaks(contentId: "c", watchedAt: ["b1": 1e9])
+        streams.append(
+            frames([
+                .hello(HelloRequest(clientName: "sync")), .openSession(live), .watchChanges(after: 42),
+                .merge(SyncMerge(records: [bookmark, tombstone], watched: [watched]))
+            ]))
         return streams
     }
 
@@ -104,6 +120,6 @@ import Testing
         for (i, seed) in Self.seeds.enumerated() {
             try Data(seed).write(to: Self.corpus.appendingPathComponent("seed-\(i)"))
         }
-        #expect(Self.seeds.count == 3)
+        #expect(Self.seeds.count == 4)
     }
 }

@@ -8,6 +8,7 @@ func serviceDescriptor(_ service: WireService) -> ProtobufCServiceDescriptor {
     switch service {
     case .control: return snapback__v1__control__descriptor
     case .timeline: return snapback__v1__timeline__descriptor
+    case .sync: return snapback__v1__sync__descriptor
     case .bookmarks: return snapback__v1__bookmarks__descriptor
     }
 }
@@ -42,9 +43,11 @@ struct ProtoMethodTableTests {
         #expect(WireMethod.clearBookmarks.rawValue == 0x0203)
         #expect(WireMethod.watchDecisions.name == "snapback.v1.Control/WatchDecisions")
         #expect(WireMethod.watchDecisions.rawValue == 0x0004)
+        #expect(WireMethod.watchChanges.name == "snapback.v1.Sync/WatchChanges")
+        #expect(WireMethod.merge.rawValue == 0x0301)
     }
 
-    @Test(arguments: [UInt16(0x0005), 0x00FF, 0x0112, 0x01FF, 0x0204, 0x0300, 0x0301, 0xFF00, 0xFFFF])
+    @Test(arguments: [UInt16(0x0005), 0x00FF, 0x0112, 0x01FF, 0x0204, 0x0302, 0x03FF, 0x0400, 0xFF00, 0xFFFF])
     func unknownIdsAreNil(_ raw: UInt16) {
         #expect(WireMethod(rawValue: raw) == nil)
     }

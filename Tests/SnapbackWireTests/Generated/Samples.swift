@@ -51,6 +51,8 @@ let everyGeneratedMessage: [any Sampled.Type] = [
     SnapbackV1.ListBookmarksRequest.self,
     SnapbackV1.ListSessionsReply.self,
     SnapbackV1.ListSessionsRequest.self,
+    SnapbackV1.MergeReply.self,
+    SnapbackV1.MergeRequest.self,
     SnapbackV1.OpenSessionReply.self,
     SnapbackV1.OpenSessionRequest.self,
     SnapbackV1.PauseRequest.self,
@@ -71,9 +73,17 @@ let everyGeneratedMessage: [any Sampled.Type] = [
     SnapbackV1.StoreStatus.self,
     SnapbackV1.StreamTimeForContentTimeRequest.self,
     SnapbackV1.StreamTimeReply.self,
+    SnapbackV1.SyncBookmark.self,
+    SnapbackV1.SyncChange.self,
+    SnapbackV1.SyncRecord.self,
+    SnapbackV1.SyncStamp.self,
+    SnapbackV1.SyncTombstone.self,
+    SnapbackV1.SyncWatchedBreak.self,
     SnapbackV1.TrickPlayEndedRequest.self,
     SnapbackV1.TrickPlayStartedRequest.self,
     SnapbackV1.UpdateBreaksRequest.self,
+    SnapbackV1.WatchChangesReply.self,
+    SnapbackV1.WatchChangesRequest.self,
     SnapbackV1.WatchDecisionsRequest.self
 ]
 
@@ -738,6 +748,39 @@ extension SnapbackV1.ListSessionsRequest: Sampled {
     }
 }
 
+extension SnapbackV1.MergeReply: Sampled {
+    static var sample: Self {
+        var v = Self()
+        v.recordsChanged = [true, true]
+        v.watchedChanged = [true, true]
+        return v
+    }
+    static var sample1: Self {
+        var v = Self()
+        v.recordsChanged = [true, true]
+        v.watchedChanged = [true, true]
+        return v
+    }
+    static var samples: [Self] {
+        [sample]
+    }
+}
+
+extension SnapbackV1.MergeRequest: Sampled {
+    static var sample: Self {
+        var v = Self()
+        v.records = [SnapbackV1.SyncRecord.sample1, SnapbackV1.SyncRecord()]
+        v.watched = [SnapbackV1.SyncWatchedBreak.sample1, SnapbackV1.SyncWatchedBreak()]
+        return v
+    }
+    static var sample1: Self {
+        Self()
+    }
+    static var samples: [Self] {
+        [sample]
+    }
+}
+
 extension SnapbackV1.OpenSessionReply: Sampled {
     static var sample: Self {
         var v = Self()
@@ -1241,6 +1284,131 @@ extension SnapbackV1.StreamTimeReply: Sampled {
     }
 }
 
+extension SnapbackV1.SyncBookmark: Sampled {
+    static var sample: Self {
+        var v = Self()
+        v.contentTime = 1.5
+        v.streamId = "stream_id-2-é"
+        v.streamTime = 3.5
+        v.finished = true
+        v.updatedAt = 5.5
+        return v
+    }
+    static var sample1: Self {
+        var v = Self()
+        v.contentTime = 1.5
+        v.streamId = "stream_id-2-é"
+        v.streamTime = 3.5
+        v.finished = true
+        v.updatedAt = 5.5
+        return v
+    }
+    static var samples: [Self] {
+        [sample]
+    }
+}
+
+extension SnapbackV1.SyncChange: Sampled {
+    static var sample: Self {
+        var v = Self()
+        v.seq = 1
+        v.change = .record(SnapbackV1.SyncRecord.sample1)
+        return v
+    }
+    static var sample1: Self {
+        var v = Self()
+        v.seq = 1
+        return v
+    }
+    static var samples: [Self] {
+        var all = [sample]
+        var v = sample
+        v.change = .watched(SnapbackV1.SyncWatchedBreak.sample1)
+        all.append(v)
+        return all
+    }
+}
+
+extension SnapbackV1.SyncRecord: Sampled {
+    static var sample: Self {
+        var v = Self()
+        v.profile = "profile-1-é"
+        v.contentId = "content_id-2-é"
+        v.stamp = SnapbackV1.SyncStamp.sample1
+        v.value = .bookmark(SnapbackV1.SyncBookmark.sample1)
+        return v
+    }
+    static var sample1: Self {
+        var v = Self()
+        v.profile = "profile-1-é"
+        v.contentId = "content_id-2-é"
+        return v
+    }
+    static var samples: [Self] {
+        var all = [sample]
+        var v = sample
+        v.value = .tombstone(SnapbackV1.SyncTombstone.sample1)
+        all.append(v)
+        return all
+    }
+}
+
+extension SnapbackV1.SyncStamp: Sampled {
+    static var sample: Self {
+        var v = Self()
+        v.physical = 1
+        v.counter = 2
+        v.device = "device-3-é"
+        return v
+    }
+    static var sample1: Self {
+        var v = Self()
+        v.physical = 1
+        v.counter = 2
+        v.device = "device-3-é"
+        return v
+    }
+    static var samples: [Self] {
+        [sample]
+    }
+}
+
+extension SnapbackV1.SyncTombstone: Sampled {
+    static var sample: Self {
+        var v = Self()
+        v.kind = Snapback__V1__TombstoneKind(rawValue: 2)
+        return v
+    }
+    static var sample1: Self {
+        var v = Self()
+        v.kind = Snapback__V1__TombstoneKind(rawValue: 2)
+        return v
+    }
+    static var samples: [Self] {
+        [sample]
+    }
+}
+
+extension SnapbackV1.SyncWatchedBreak: Sampled {
+    static var sample: Self {
+        var v = Self()
+        v.contentId = "content_id-1-é"
+        v.breakId = "break_id-2-é"
+        v.watchedAt = 3.5
+        return v
+    }
+    static var sample1: Self {
+        var v = Self()
+        v.contentId = "content_id-1-é"
+        v.breakId = "break_id-2-é"
+        v.watchedAt = 3.5
+        return v
+    }
+    static var samples: [Self] {
+        [sample]
+    }
+}
+
 extension SnapbackV1.TrickPlayEndedRequest: Sampled {
     static var sample: Self {
         var v = Self()
@@ -1289,6 +1457,38 @@ extension SnapbackV1.UpdateBreaksRequest: Sampled {
     static var sample1: Self {
         var v = Self()
         v.sessionId = 1
+        return v
+    }
+    static var samples: [Self] {
+        [sample]
+    }
+}
+
+extension SnapbackV1.WatchChangesReply: Sampled {
+    static var sample: Self {
+        var v = Self()
+        v.deviceId = "device_id-1-é"
+        return v
+    }
+    static var sample1: Self {
+        var v = Self()
+        v.deviceId = "device_id-1-é"
+        return v
+    }
+    static var samples: [Self] {
+        [sample]
+    }
+}
+
+extension SnapbackV1.WatchChangesRequest: Sampled {
+    static var sample: Self {
+        var v = Self()
+        v.after = 1
+        return v
+    }
+    static var sample1: Self {
+        var v = Self()
+        v.after = 1
         return v
     }
     static var samples: [Self] {

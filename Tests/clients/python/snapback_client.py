@@ -140,6 +140,7 @@ _ENUMS = {  # values are consecutive from 0 in every snapback enum
                     "RESUME_BREAKS_PREROLL_AND_LAST_BEFORE",
     "TrickPlaySkippedBreaks": "TRICK_PLAY_SKIPPED_BREAKS_UNSPECIFIED TRICK_PLAY_SKIPPED_BREAKS_NOT_PLAYED "
                               "TRICK_PLAY_SKIPPED_BREAKS_EVERY_PASSED",
+    "TombstoneKind": "TOMBSTONE_KIND_UNSPECIFIED TOMBSTONE_KIND_DELETED TOMBSTONE_KIND_CLEARED",
 }
 ENUMS = {name: names.split() for name, names in _ENUMS.items()}
 globals().update({value: i for names in ENUMS.values() for i, value in enumerate(names)})
@@ -247,6 +248,19 @@ _MESSAGES = {
     "DeleteBookmarkReply": "bool deleted=1",
     "ClearBookmarksRequest": "string profile=1",
     "ClearBookmarksReply": "uint32 deleted=1",
+    # sync.proto
+    "WatchChangesRequest": "uint64 after=1",
+    "WatchChangesReply": "string device_id=1",
+    "SyncStamp": "uint64 physical=1; uint64 counter=2; string device=3",
+    "SyncBookmark": "double content_time=1; string stream_id=2; double stream_time=3; bool finished=4; "
+                    "double updated_at=5",
+    "SyncTombstone": "TombstoneKind kind=1",
+    "SyncRecord": "string profile=1; string content_id=2; SyncStamp stamp=3; "
+                  "oneof:value SyncBookmark bookmark=4; oneof:value SyncTombstone tombstone=5",
+    "SyncWatchedBreak": "string content_id=1; string break_id=2; double watched_at=3",
+    "SyncChange": "uint64 seq=1; oneof:change SyncRecord record=2; oneof:change SyncWatchedBreak watched=3",
+    "MergeRequest": "repeated SyncRecord records=1; repeated SyncWatchedBreak watched=2",
+    "MergeReply": "repeated bool records_changed=1; repeated bool watched_changed=2",
 }
 
 Field = collections.namedtuple("Field", "num name type mode")  # mode: "", "repeated", "optional", "oneof:<g>"
@@ -420,7 +434,8 @@ STATUS_NAMES = ("OK CANCELLED UNKNOWN INVALID_ARGUMENT DEADLINE_EXCEEDED NOT_FOU
 globals().update({name: code for code, name in enumerate(STATUS_NAMES)})
 
 _SERVICES = [  # (service, [(rpc, request, reply)]), in declaration order: id = service << 8 | index
-    # WatchDecisions answers an empty RESPONSE (reply None), then Decision PUSH frames on its call id.
+    # WatchDecisions answers an empty RESPONSE (reply None), then Decision PUSH frames on its call id;
+    # WatchChanges a WatchChangesReply, then SyncChange PUSH frames on its call id.
     ("Control", [("Hello", "HelloRequest", "HelloReply"), ("GetStatus", "StatusRequest", "StatusReply"),
                  ("ListSessions", "ListSessionsRequest", "ListSessionsReply"),
                  ("GetSession", "GetSessionRequest", "SessionInfo"),
@@ -436,6 +451,7 @@ _SERVICES = [  # (service, [(rpc, request, reply)]), in declaration order: id = 
     ("Bookmarks", [("Get", "GetBookmarkRequest", "Bookmark"), ("List", "ListBookmarksRequest", "ListBookmarksReply"),
                    ("Delete", "DeleteBookmarkRequest", "DeleteBookmarkReply"),
                    ("Clear", "ClearBookmarksRequest", "ClearBookmarksReply")]),
+    ("Sync", [("WatchChanges", "WatchChangesRequest", "WatchChangesReply"), ("Merge", "MergeRequest", "MergeReply")]),
 ]
 Method = collections.namedtuple("Method", "name id request reply")
 METHODS = {"%s/%s" % (svc, rpc): Method("%s/%s" % (svc, rpc), sid << 8 | i, req, rep)
@@ -443,6 +459,7 @@ METHODS = {"%s/%s" % (svc, rpc): Method("%s/%s" % (svc, rpc), sid << 8 | i, req,
 METHODS_BY_ID = {m.id: m for m in METHODS.values()}
 OPEN_SESSION = METHODS["Timeline/OpenSession"].id
 WATCH_DECISIONS = METHODS["Control/WatchDecisions"].id
+WATCH_CHANGES = METHODS["Sync/WatchChanges"].id
 
 Frame = collections.namedtuple("Frame", "call_id type status method body")
 PushEvent = collections.namedtuple("PushEvent", "call_id method push")  # the frame's header and its Push
@@ -546,8 +563,9 @@ class Client:
         elif ftype == PUSH:
             if status != 0:
                 raise ProtocolError("push with status %d" % status)
-            # A push carries a Push, or a Decision on a WatchDecisions stream (PushEvent.push holds either).
-            kind = "Decision" if method == WATCH_DECISIONS else "Push"
+            # A push carries a Push, a Decision on a WatchDecisions stream or a SyncChange on a WatchChanges
+            # stream (PushEvent.push holds any of them).
+            kind = {WATCH_DECISIONS: "Decision", WATCH_CHANGES: "SyncChange"}.get(method, "Push")
             self._pushes.append(PushEvent(call_id, method, decode(kind, body)))
         else:
             raise ProtocolError("frame type %d from the server" % ftype)

@@ -363,6 +363,38 @@ def run(path, version, proc):
         return "decision #%d %r; ListSessions %s" % (d.seq, d.reason, ids)
     check("WatchDecisions: another player's snapback arrives with its reason; ListSessions, GetSession", watch_decisions)
 
+    def sync_service():
+        # The sync agent's calls (PROTOCOL.md "Household sync"): a merged remote bookmark is what a new
+        # session resumes at and comes back on the change stream under its origin; a field out of range is
+        # refused naming it.
+        a = sb.Client(path)
+        a.hello("snapback-python-sync")
+        wid = a.send("Sync/WatchChanges", after=0)
+        device = a.result(wid).device_id
+        stamp = {"physical": 4102444800000, "counter": 0, "device": "py-box"}
+        record = {"profile": "", "content_id": "py-synced", "stamp": stamp,
+                  "bookmark": {"content_time": 777.0, "stream_id": "s", "stream_time": 777.0, "updated_at": 1.0}}
+        merged = a.call("Sync/Merge", records=[record])
+        expect(merged.records_changed == [True], "MergeReply %r" % (merged,))
+        r = c.open_session(stream_id="py-synced", content_id="py-synced", resume={"use_bookmark": True})
+        expect(r.resume_content_time == 777.0, "resumed at %r" % (r.resume_content_time,))
+        c.call("Timeline/CloseSession", session_id=r.session_id)
+        while True:
+            ev = a.next_push(timeout=5)
+            expect(ev is not None and ev.method == sb.WATCH_CHANGES, "no change within 5 s")
+            rec = ev.push.record
+            if rec is not None and rec.content_id == "py-synced" and rec.stamp.device == "py-box":
+                break
+        bad = dict(record, stamp=dict(stamp, counter=1 << 32))
+        try:
+            a.call("Sync/Merge", records=[bad])
+            raise AssertionError("counter 2^32 accepted")
+        except sb.RpcError as e:
+            expect(e.name == "INVALID_ARGUMENT" and "records[0].stamp.counter" in e.message, "%s %s" % (e.name, e.message))
+        a.close()
+        return "device %s; change #%d from py-box" % (device, ev.push.seq)
+    check("Sync: Merge changes the resume point, the change stream carries its origin, ranges named", sync_service)
+
     def skipped_and_racing():
         # PROTOCOL.md "Event order": trick play over two breaks pushes BreakSkipped for the one that does
         # not play, before the seek to the one that does; an ad event's stream_time is a playhead report;

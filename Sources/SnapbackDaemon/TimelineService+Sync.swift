@@ -1,0 +1,218 @@
+import SnapbackStore
+import SnapbackTimeline
+import SnapbackWire
+
+/// A Sync/WatchChanges subscriber: where its changes go and the last one sent.
+final class ChangeWatcher {
+    let connection: any PeerPort
+    let callId: UInt32
+    /// The seq of the last change sent (or the one the agent resumed after).
+    var after: Int64
+    /// Continues a backlog on a later loop turn, or once the reader has taken some of its queue.
+    var timer: (any ServiceTimer)?
+    /// Monotonic time the reader's queue last shrank while it was behind (nil: not behind).
+    var behindSince: Double?
+    var lastQueued = 0
+
+    init(connection: any PeerPort, callId: UInt32, after: Int64) {
+        self.connection = connection
+        self.callId = callId
+        self.after = after
+    }
+}
+
+extension TimelineService {
+    /// Changes read from the store at a time: a page is encoded and queued in one go, and the loop turns
+    /// between pages (a catch-up of the whole store never holds the players back).
+    static let changePage = 128
+    /// Pages sent in one loop turn before the rest of a backlog waits for the next.
+    static let changePagesPerTurn = 4
+    /// Seconds a stream reader may stay behind (its queue over half the bound) without taking any of it
+    /// before it is dropped: it resumes from the last change it applied when it reconnects.
+    static let changeReaderStallSeconds = 5.0
+    /// How soon a stream that is behind looks again whether its reader took some of its queue.
+    static let changeRetrySeconds = 0.02
+
+    var syncStore: (any SyncingStore)? { store as? any SyncingStore }
+
+    /// The admin rule of WatchDecisions, for the calls of the sync agent.
+    private func admitSync(_ header: FrameHeader, _ connection: any PeerPort, _ what: String) -> (any SyncingStore)? {
+        let peer = connection.peer
+        guard configuration.access.isAdmin(peer) else {
+            fail(
+                connection, header, .permissionDenied,
+                "uid \(peer.uid) (gid \(peer.gid)) may not \(what): root and the admin groups only")
+            return nil
+        }
+        guard let store = syncStore else {
+            fail(connection, header, .failedPrecondition, "the \(store.kind) store keeps no sync state")
+            return nil
+        }
+        return store
+    }
+
+    // MARK: Sync/WatchChanges
+
+    func watchChanges(after: UInt64, _ header: FrameHeader, _ state: ConnectionState, _ connection: any PeerPort) {
+        guard let store = admitSync(header, connection, "watch changes") else { return }
+        guard state.changeWatcher == nil else {
+            fail(connection, header, .failedPrecondition, "this connection already watches changes")
+            return
+        }
+        guard let device = store.deviceId else {
+            fail(connection, header, .unavailable, store.lastError ?? "the bookmark store is not open")
+            return
+        }
+        let watcher = ChangeWatcher(connection: connection, callId: header.callId, after: Int64(clamping: after))
+        watcher.timer = clock.makeTimer { [weak self, weak watcher] in
+            guard let self, let watcher else { return }
+            self.pumpChanges(watcher)
+        }
+        state.changeWatcher = watcher
+        changeWatchers.append(watcher)
+        if changeWatchers.count == 1 {
+            store.onCommit = { [weak self] in self?.changesCommitted() }
+        }
+        logger.info("connection \(connection.id): watching changes after \(after) (device \(device))")
+        // The reply opens the stream: the backlog and every later change follow it as pushes.
+        reply(connection, header, WatchChangesReply(deviceId: device.text))
+        pumpChanges(watcher)
+    }
+
+    func unsubscribe(_ watcher: ChangeWatcher) {
+        watcher.timer?.close()
+        watcher.timer = nil
+        changeWatchers.removeAll { $0 === watcher }
+        watcher.connection.serviceState?.changeWatcher = nil
+        if changeWatchers.isEmpty { syncStore?.onCommit = nil }
+    }
+
+    /// The store committed a batch: every stream sends what it has not sent yet.
+    private func changesCommitted() {
+        for watcher in changeWatchers where !(watcher.timer?.isActive ?? false) { pumpChanges(watcher) }
+    }
+
+    /// Sends `watcher` the changes after the last it was sent, a few pages a loop turn. A reader that
+    /// has half its bound (`max-watch-queue-bytes`, as WatchDecisions) queued is waited for, never
+    /// blocked on; one that takes nothing of it for ``changeReaderStallSeconds`` is dropped, as is one
+    /// whose next change would pass the bound. The store keeps what it was not sent: it resumes.
+    func pumpChanges(_ watcher: ChangeWatcher) {
+        guard let store = syncStore else { return }
+        let connection = watcher.connection
+        let bound = configuration.maxWatchQueueBytes
+        var pages = 0
+        while true {
+            guard connection.canSend else {
+                unsubscribe(watcher)
+                return
+            }
+            let queued = connection.queuedOutboundBytes
+            if queued > bound / 2 {
+                let now = clock.monotonic()
+                if watcher.behindSince == nil || queued < watcher.lastQueued { watcher.behindSince = now }
+                watcher.lastQueued = queued
+                if now - watcher.behindSince! >= Self.changeReaderStallSeconds {
+                    dropChangeReader(watcher, "\(queued) bytes queued and none taken for \(Self.changeReaderStallSeconds) s")
+                } else {
+                    watcher.timer?.start(afterSeconds: Self.changeRetrySeconds)
+                }
+                return
+            }
+            watcher.behindSince = nil
+            guard pages < Self.changePagesPerTurn else {
+                watcher.timer?.start(afterSeconds: 0)
+                return
+            }
+            let page: [SyncChange]
+            do {
+                page = try store.changes(after: watcher.after, limit: Self.changePage)
+            } catch {
+                // The store says why in its own log line and status; the next commit tries again.
+                logger.warning("connection \(connection.id): changes after \(watcher.after) not read: \(error)")
+                return
+            }
+            for change in page {
+                scratch.removeAll(keepingCapacity: true)
+                change.encode(into: &scratch)
+                let queued = connection.queuedOutboundBytes
+                guard queued + FrameHeader.size + scratch.count <= bound else {
+                    dropChangeReader(watcher, "\(queued) bytes queued, limit \(bound)")
+                    return
+                }
+                connection.send(.push(callId: watcher.callId, method: WireMethod.watchChanges.rawValue), body: scratch)
+                watcher.after = change.seq
+            }
+            guard page.count == Self.changePage else { return }
+            pages += 1
+        }
+    }
+
+    private func dropChangeReader(_ watcher: ChangeWatcher, _ why: String) {
+        let connection = watcher.connection
+        unsubscribe(watcher)
+        connection.closeAfterFlush(
+            reason: "change stream reader not reading: \(why); dropped (it resumes after change \(watcher.after))",
+            level: .warning)
+    }
+
+    // MARK: Sync/Merge
+
+    /// Applies the records in the store's writer, with the saves of the same loop turn, and answers once
+    /// every one is committed; a store error answers the whole call with it (records already committed
+    /// stay: each is a merge under the rule, which a retry applies again as a no-op).
+    func merge(_ merge: SyncMerge, _ header: FrameHeader, _ connection: any PeerPort) {
+        guard let store = admitSync(header, connection, "merge records") else { return }
+        let tally = MergeTally(records: merge.records.count, watched: merge.watched.count)
+        let finish = { [weak self] in
+            guard let self else { return }
+            if let failure = tally.failure {
+                self.fail(connection, header, failure.statusCode, failure.description)
+            } else {
+                self.reply(
+                    connection, header, MergeReply(recordsChanged: tally.recordsChanged, watchedChanged: tally.watchedChanged))
+            }
+        }
+        guard tally.remaining > 0 else {
+            finish()
+            return
+        }
+        for (i, record) in merge.records.enumerated() {
+            store.merge(record) { result in
+                switch result {
+                case .success(let changed): tally.recordsChanged[i] = changed
+                case .failure(let error): tally.failure = tally.failure ?? error
+                }
+                if tally.done() { finish() }
+            }
+        }
+        for (i, breaks) in merge.watched.enumerated() {
+            store.mergeWatched(breaks) { result in
+                switch result {
+                case .success(let changed): tally.watchedChanged[i] = changed
+                case .failure(let error): tally.failure = tally.failure ?? error
+                }
+                if tally.done() { finish() }
+            }
+        }
+    }
+}
+
+/// The outcome of one Merge call's records as their commits complete.
+private final class MergeTally {
+    var recordsChanged: [Bool]
+    var watchedChanged: [Bool]
+    var failure: StoreError?
+    private(set) var remaining: Int
+
+    init(records: Int, watched: Int) {
+        recordsChanged = Array(repeating: false, count: records)
+        watchedChanged = Array(repeating: false, count: watched)
+        remaining = records + watched
+    }
+
+    /// Counts one completion; true for the last.
+    func done() -> Bool {
+        remaining -= 1
+        return remaining == 0
+    }
+}
