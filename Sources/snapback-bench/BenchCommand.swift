@@ -28,10 +28,11 @@ struct BenchCommand: ParsableCommand {
             The modes (any of them, in one run; each starts its own snapbackd):
               --spacing MS  the cold path: --probes round trips MS milliseconds apart,
                             snapbackd and the epoll echo alternately, pinned to one CPU;
-                            ratio p50 snapbackd/epoll echo (the target is at most 1.30).
-                            With --libuv-echo, a third peer takes its turn: the same
-                            echo behind libuv (snapback-uv-echo, built by make bench),
-                            which splits the ratio into libuv's share and snapbackd's.
+                            ratio p50 snapbackd/epoll echo. With --libuv-echo, a third
+                            peer takes its turn: the same echo behind libuv
+                            (snapback-uv-echo, built by make bench), which splits the
+                            ratio into libuv's share and snapbackd's; the target is
+                            snapbackd at most 1.30× that echo, the design's own floor.
               --load        the round trip's p99 while --load-connections connections
                             (default 1,000) with --load-sessions sessions each (default 10)
                             report the playhead --load-hz times a second (default 4),
