@@ -14,9 +14,8 @@ suites=${2:-'SnapbackTimelineTests|SnapbackWireTests|SnapbackStoreTests|Snapback
 root=${SWIFT62_ROOT:-/var/cache/snapback/swift62-sid}
 mirror=${SWIFT62_MIRROR:-http://deb.debian.org/debian}
 # The toolchain and what the build and the tests use: the -dev packages of the system libraries, pkg-config
-# for their flags, git for the package dependencies, python3, util-linux's setpriv, mount (the store and
-# durability tests mount a tmpfs) and systemd's
-# systemd-socket-activate for the daemon tests that run them.
+# for their flags, git for the package dependencies, and for the tests that run them python3, util-linux's
+# setpriv, mount (the store and durability tests mount a tmpfs) and systemd's systemd-socket-activate.
 packages=swiftlang,libuv1-dev,libprotobuf-c-dev,libsqlite3-dev,pkg-config,python3,ca-certificates,git,util-linux,mount,systemd
 scratch=/var/tmp/snapback-swift62
 
@@ -46,9 +45,9 @@ if [ "$(cat "$root/.snapback-packages" 2>/dev/null)" != "$packages" ]; then
 fi
 [ "$(id -u)" = 0 ] || skip "running the build in $root needs root (chroot)"
 
-# Git redirections of the host's system and global configuration (url.BASE.insteadOf, e.g. to local mirrors of the package dependencies)
-# apply in the tree too: passed as GIT_CONFIG_* variables, and each BASE that is a host directory is
-# bind-mounted at the same path.
+# Git redirections of the host's system and global configuration (url.BASE.insteadOf, e.g. to local
+# mirrors of the package dependencies) apply in the tree too: passed as GIT_CONFIG_* variables, and each
+# BASE that is a host directory is bind-mounted at the same path.
 git_env=()
 binds=()
 count=0
@@ -70,23 +69,24 @@ cd /snapback
 NO_OVERLAYS="-Xswiftc -Xfrontend -Xswiftc -disable-cross-import-overlays"
 swift --version
 echo "check-swift62: swift build (plain)"
-swift build --scratch-path "$SCRATCH"
+swift build --scratch-path "$SCRATCH/plain"
 echo "check-swift62: swift build -c release --product snapbackd (plain)"
-swift build --scratch-path "$SCRATCH" -c release --product snapbackd
+swift build --scratch-path "$SCRATCH/plain" -c release --product snapbackd
 # Swift Testing's overlay for Foundation (_Testing_Foundation) is imported into every module that imports
 # both, SwiftPM's generated test runner among them, and links its library, which Debian's 6.2 does not ship
-# (only its module): the tests are built without cross-import overlays, which none of them uses.
+# (only its module): the tests are built without cross-import overlays, which none of them uses. On a
+# scratch path of their own: the flag applies to every module, and both builds stay incremental.
 echo "check-swift62: swift build --build-tests $NO_OVERLAYS"
-swift build --scratch-path "$SCRATCH" --build-tests $NO_OVERLAYS
+swift build --scratch-path "$SCRATCH/tests" --build-tests $NO_OVERLAYS
 echo "check-swift62: swift test --filter '$SUITES'"
-swift test --scratch-path "$SCRATCH" --skip-build --filter "$SUITES"
+swift test --scratch-path "$SCRATCH/tests" --skip-build --filter "$SUITES"
 if [ "$DAEMON_TESTS" != 0 ]; then
-    echo "check-swift62: SnapbackDaemonTests against the snapbackd Swift 6.2 built"
-    # The benchmarks' tests run snapback-bench, which needs CPU affinity and quiet cores: not this check's.
+    echo "check-swift62: SnapbackDaemonTests against the plain snapbackd Swift 6.2 built"
+    # BenchCommandTests need the uv echo, the C helper the host's make builds (make test runs them there).
     # MonthSoakTests measures the process's heap: alone in its process, as make test runs it.
-    SNAPBACKD_BIN="$SCRATCH/debug/snapbackd" swift test --scratch-path "$SCRATCH" --skip-build --parallel \
-        --filter SnapbackDaemonTests --skip BenchCommandTests --skip MonthSoakTests
-    SNAPBACKD_BIN="$SCRATCH/debug/snapbackd" swift test --scratch-path "$SCRATCH" --skip-build \
+    SNAPBACKD_BIN="$SCRATCH/plain/debug/snapbackd" swift test --scratch-path "$SCRATCH/tests" --skip-build \
+        --parallel --filter SnapbackDaemonTests --skip BenchCommandTests --skip MonthSoakTests
+    SNAPBACKD_BIN="$SCRATCH/plain/debug/snapbackd" swift test --scratch-path "$SCRATCH/tests" --skip-build \
         --filter MonthSoakTests
 fi
 EOF
