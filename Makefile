@@ -37,7 +37,7 @@ FISHCOMPDIR := $(PREFIX)/share/fish/vendor_completions.d
 .PHONY: help deps build release run demo test clean
 
 help: ## List the targets
-	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
+	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
 
 deps: ## Install the Debian packages the build needs, if missing
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -99,3 +99,5 @@ include mk/bench.mk
 include mk/fuzz.mk
 # The power-cut test on LazyFS (not in make test).
 include mk/powercut.mk
+# The build and the tests with Swift 6.2, the oldest supported (not in make test).
+include mk/swift62.mk

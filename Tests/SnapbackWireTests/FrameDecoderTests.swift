@@ -217,7 +217,7 @@ struct Script {
         let good = script.bytes
         var decoder = FrameDecoder(side: .server, maxFrameSize: Self.maxFrameSize)
         // The frame before the garbage is delivered; nothing after it is.
-        let events = decoder.decode(chunks: [good + garbage.prefix(5), Array(garbage.dropFirst(5)) + good, good])
+        let events = decoder.decode(chunks: [good + Array(garbage.prefix(5)), Array(garbage.dropFirst(5)) + good, good])
         #expect(events == script.expected + [.protocolError(error)])
         #expect(decoder.protocolError == error)
         #expect(decoder.bufferedCount == 0)

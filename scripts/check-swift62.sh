@@ -1,0 +1,118 @@
+#!/bin/bash
+# Builds the package with the oldest Swift it supports (6.2, Debian sid's swiftlang) and runs its tests
+# there: `make check-swift62`. The toolchain lives in a Debian tree made once by mmdebstrap and reused;
+# the package is bind-mounted into it read-write (SwiftPM writes Package.resolved beside Package.swift) and
+# built on a scratch path inside the tree, apart from the host's .build.
+#
+# Usage: check-swift62.sh PACKAGE_DIR [SUITES_REGEX]
+# Environment: SWIFT62_ROOT (the tree), SWIFT62_MIRROR (the Debian mirror), SWIFT62_DAEMON_TESTS=0 to
+# leave out the daemon's socket tests.
+set -euo pipefail
+
+package=$(cd "${1:?package directory}" && pwd)
+suites=${2:-'SnapbackTimelineTests|SnapbackWireTests|SnapbackStoreTests|SnapbackCLITests'}
+root=${SWIFT62_ROOT:-/var/cache/snapback/swift62-sid}
+mirror=${SWIFT62_MIRROR:-http://deb.debian.org/debian}
+# The toolchain and what the build and the tests use: the -dev packages of the system libraries, pkg-config
+# for their flags, git for the package dependencies, and for the tests that run them python3, util-linux's
+# setpriv, mount (the store and durability tests mount a tmpfs) and systemd's systemd-socket-activate.
+packages=swiftlang,libuv1-dev,libprotobuf-c-dev,libsqlite3-dev,pkg-config,python3,ca-certificates,git,util-linux,mount,systemd
+scratch=/var/tmp/snapback-swift62
+
+skip() {
+    echo "check-swift62: SKIPPED: $*" >&2
+    exit 0
+}
+
+# The tree is reused while it was made from the same package list; a changed list makes it again.
+if [ "$(cat "$root/.snapback-packages" 2>/dev/null)" != "$packages" ]; then
+    [ "$(id -u)" = 0 ] || skip "making the Swift 6.2 tree in $root needs root (mmdebstrap, chroot)"
+    command -v mmdebstrap >/dev/null || skip "mmdebstrap is not installed (make check-swift62 installs it)"
+    echo "check-swift62: making the Debian sid tree with swiftlang in $root (about 3.3 GB)"
+    rm -rf "$root.tmp"
+    mkdir -p "$(dirname "$root")"
+    start=$SECONDS
+    # sid's Release file on a mirror that is not refreshed carries an expired Valid-Until.
+    if ! mmdebstrap --variant=apt --aptopt='Acquire::Check-Valid-Until "false"' --include="$packages" \
+        sid "$root.tmp" "$mirror"; then
+        rm -rf "$root.tmp"
+        skip "mmdebstrap could not make the tree from $mirror (SWIFT62_MIRROR names another mirror)"
+    fi
+    echo "$packages" >"$root.tmp/.snapback-packages"
+    rm -rf "$root"
+    mv "$root.tmp" "$root"
+    echo "check-swift62: tree made in $((SECONDS - start)) s, $(du -sh "$root" | cut -f1)"
+fi
+[ "$(id -u)" = 0 ] || skip "running the build in $root needs root (chroot)"
+
+# Git redirections of the host's system and global configuration (url.BASE.insteadOf, e.g. to local
+# mirrors of the package dependencies) apply in the tree too: passed as GIT_CONFIG_* variables, and each
+# BASE that is a host directory is bind-mounted at the same path.
+git_env=()
+binds=()
+count=0
+while read -r key value; do
+    base=${key#url.}
+    base=${base%.insteadof}
+    git_env+=("GIT_CONFIG_KEY_$count=url.$base.insteadOf" "GIT_CONFIG_VALUE_$count=$value")
+    count=$((count + 1))
+    if [ -d "$base" ]; then binds+=("$base"); fi
+done < <(git -C / config --get-regexp '^url\..*\.insteadof$' 2>/dev/null || true)
+git_env+=("GIT_CONFIG_COUNT=$count")
+
+# What runs in the tree: the plain builds (no SNAPBACK_PERF lever: debug, and the release daemon), the
+# tests' build, the suites, then the daemon's socket tests against the snapbackd that 6.2 built.
+inner=$(
+    cat <<'EOF'
+set -euo pipefail
+cd /snapback
+NO_OVERLAYS="-Xswiftc -Xfrontend -Xswiftc -disable-cross-import-overlays"
+swift --version
+echo "check-swift62: swift build (plain)"
+swift build --scratch-path "$SCRATCH/plain"
+echo "check-swift62: swift build -c release --product snapbackd (plain)"
+swift build --scratch-path "$SCRATCH/plain" -c release --product snapbackd
+# Swift Testing's overlay for Foundation (_Testing_Foundation) is imported into every module that imports
+# both, SwiftPM's generated test runner among them, and links its library, which Debian's 6.2 does not ship
+# (only its module): the tests are built without cross-import overlays, which none of them uses. On a
+# scratch path of their own: the flag applies to every module, and both builds stay incremental.
+echo "check-swift62: swift build --build-tests $NO_OVERLAYS"
+swift build --scratch-path "$SCRATCH/tests" --build-tests $NO_OVERLAYS
+echo "check-swift62: swift test --filter '$SUITES'"
+swift test --scratch-path "$SCRATCH/tests" --skip-build --filter "$SUITES"
+if [ "$DAEMON_TESTS" != 0 ]; then
+    echo "check-swift62: SnapbackDaemonTests against the plain snapbackd Swift 6.2 built"
+    # BenchCommandTests need the uv echo, the C helper the host's make builds (make test runs them there).
+    # MonthSoakTests measures the process's heap: alone in its process, as make test runs it.
+    SNAPBACKD_BIN="$SCRATCH/plain/debug/snapbackd" swift test --scratch-path "$SCRATCH/tests" --skip-build \
+        --parallel --filter SnapbackDaemonTests --skip BenchCommandTests --skip MonthSoakTests
+    SNAPBACKD_BIN="$SCRATCH/plain/debug/snapbackd" swift test --scratch-path "$SCRATCH/tests" --skip-build \
+        --filter MonthSoakTests
+fi
+EOF
+)
+
+mount_script=$(
+    cat <<'EOF'
+set -euo pipefail
+mkdir -p "$ROOT/snapback"
+mount --bind "$PACKAGE" "$ROOT/snapback"
+mount -t proc proc "$ROOT/proc"
+mount --rbind /dev "$ROOT/dev"
+mount -t tmpfs tmpfs "$ROOT/tmp"
+for dir in $BINDS; do
+    mkdir -p "$ROOT$dir"
+    mount --bind -o ro "$dir" "$ROOT$dir"
+done
+cp /etc/resolv.conf "$ROOT/etc/resolv.conf" 2>/dev/null || true
+exec chroot "$ROOT" /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root LANG=C.UTF-8 \
+    SCRATCH="$SCRATCH" SUITES="$SUITES" DAEMON_TESTS="$DAEMON_TESTS" "${GIT_ENV[@]}" /bin/bash -c "$INNER"
+EOF
+)
+
+# A mount namespace of its own: the mounts end with the check, even when it is interrupted.
+export ROOT="$root" PACKAGE="$package" BINDS="${binds[*]}" SCRATCH="$scratch" SUITES="$suites" \
+    DAEMON_TESTS="${SWIFT62_DAEMON_TESTS:-1}" INNER="$inner"
+start=$SECONDS
+unshare --mount --propagation private /bin/bash -c "GIT_ENV=(\"\$@\"); $mount_script" _ "${git_env[@]}"
+echo "check-swift62: passed in $((SECONDS - start)) s with swiftlang $(chroot "$root" dpkg-query -W -f='${Version}' swiftlang)"
