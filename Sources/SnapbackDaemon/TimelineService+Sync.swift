@@ -109,9 +109,11 @@ extension TimelineService {
             let queued = connection.queuedOutboundBytes
             if queued > bound / 2 {
                 let now = clock.monotonic()
-                if watcher.behindSince == nil || queued < watcher.lastQueued { watcher.behindSince = now }
+                // Behind since now unless it was already, and took none of its queue since.
+                let since = watcher.behindSince.flatMap { queued < watcher.lastQueued ? nil : $0 } ?? now
+                watcher.behindSince = since
                 watcher.lastQueued = queued
-                if now - watcher.behindSince! >= Self.changeReaderStallSeconds {
+                if now - since >= Self.changeReaderStallSeconds {
                     dropChangeReader(watcher, "\(queued) bytes queued and none taken for \(Self.changeReaderStallSeconds) s")
                 } else {
                     watcher.timer?.start(afterSeconds: Self.changeRetrySeconds)
