@@ -1,3 +1,4 @@
+import SnapbackStore
 import SnapbackTimeline
 import SnapbackWire
 
@@ -74,6 +75,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
     // [access]
     public var access = AccessList()
 
+    // [sync]
+    public var sync = SyncSettings()
+
     // [log]
     public var logLevel = Logger.Level.info
 
@@ -116,6 +120,15 @@ public struct DaemonConfiguration: Sendable, Equatable {
         return UInt64((min(max(seconds, range.lowerBound), range.upperBound) * 1000).rounded())
     }
 
+    /// What the store opens with: the [sync] keys. Read once, at start.
+    public var storeConfiguration: SQLiteViewerStateStore.Configuration {
+        var store = SQLiteViewerStateStore.Configuration()
+        store.deviceId = sync.deviceId
+        store.maxClockAheadMilliseconds = Int64((min(max(sync.maxClockAhead, 0), 86_400) * 1000).rounded())
+        store.tombstoneCapacity = sync.tombstones
+        return store
+    }
+
     /// This configuration with the values given on the command line in place of the file's.
     public func overridden(by options: DaemonOptions) -> DaemonConfiguration {
         var result = self
@@ -126,6 +139,19 @@ public struct DaemonConfiguration: Sendable, Equatable {
         if let seconds = options.partialFrameTimeout { result.partialFrameTimeout = seconds }
         return result
     }
+}
+
+/// The store's household-sync values (docs/sync.md). The store reads them when it opens, at start: a
+/// reload keeps the values in force and says that a change waits for the next start.
+public struct SyncSettings: Sendable, Equatable {
+    /// The name this box signs its bookmark changes with; nil: the id the store minted.
+    public var deviceId: DeviceID?
+    /// How far past this box's wall time a stamp from another box may move its clock, in seconds.
+    public var maxClockAhead: Double = Double(HybridLogicalClock.defaultMaxAheadMilliseconds) / 1000
+    /// The most tombstones (deleted and cleared bookmarks) kept, the oldest dropped first.
+    public var tombstones = 10_000
+
+    public init() {}
 }
 
 /// Who may talk to the daemon: a peer is admitted if its uid is listed, or its primary group or one of

@@ -30,7 +30,7 @@ public protocol AccountResolver {
 ///
 /// ```
 /// # a comment; blank lines are ignored
-/// [policy]                      # optional section headers: [policy] [bookmarks] [limits] [access] [log]
+/// [policy]                      # optional section headers: [policy] [bookmarks] [limits] [access] [sync] [log]
 /// preset = ima
 /// cooldown = 2min               # durations: seconds, or a number with ms, s, min or h
 /// [limits]
@@ -45,7 +45,7 @@ public protocol AccountResolver {
 /// file overrides an earlier one key by key.
 public enum ConfigurationFile {
     public enum Section: String, CaseIterable, Sendable {
-        case policy, bookmarks, limits, access, log
+        case policy, bookmarks, limits, access, sync, log
     }
 
     /// One key: its section, how a value is applied, and how the value in force is written back.
@@ -207,6 +207,25 @@ public enum ConfigurationFile {
         accounts(
             "admin-groups", wildcard: nil, everyone: nil, \.access.adminGroups,
             resolve: { $0.groupId(named: $1) }, unknown: { "no group '\($0)' (give a group name or a gid)" })
+
+        value(
+            .sync, "device-id",
+            { text throws(Reason) in
+                if text.isEmpty { return nil }
+                guard let id = try? DeviceID(text) else {
+                    throw Reason("'\(text)' is not a device id (1 to \(DeviceID.maxBytes) bytes of A-Z a-z 0-9 . _ -)")
+                }
+                return id
+            }, { $0?.text ?? "" }, \.sync.deviceId)
+        value(
+            .sync, "max-clock-ahead",
+            { text throws(Reason) in
+                let value = try duration(text)
+                let limit = Double(HybridLogicalClock.maxAheadRange.upperBound) / 1000
+                guard value <= limit else { throw Reason("'\(text)' is more than \(seconds(limit)) seconds (24h)") }
+                return value
+            }, seconds, \.sync.maxClockAhead)
+        value(.sync, "tombstones", count(in: 0...1_000_000), { "\($0)" }, \.sync.tombstones)
 
         value(
             .log, "level",

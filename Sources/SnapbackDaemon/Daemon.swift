@@ -309,6 +309,10 @@ public final class Daemon {
         }
         var next = loaded.configuration.overridden(by: options)
         next.socketGroup = configuration.socketGroup
+        if next.sync != configuration.sync {
+            logger.warning("SIGHUP: the [sync] keys changed; the store keeps its values until the next start")
+            next.sync = configuration.sync
+        }
         let changed = next != configuration
         configuration = next
         configurationFiles = loaded.files

@@ -10,7 +10,7 @@ exit(
         let logger = context.logger
         let post = context.post
         let store = SQLiteViewerStateStore(
-            directory: context.options.stateDirectory,
+            directory: context.options.stateDirectory, configuration: context.configuration.storeConfiguration,
             post: { post.post($0) },
             log: { level, message in
                 switch level {

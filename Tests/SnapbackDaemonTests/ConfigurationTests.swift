@@ -120,6 +120,26 @@ import Testing
         #expect(try parse("watched-retention = 0\n").watchedRetention == 0)
     }
 
+    @Test func syncKeysAreBoundedAndGoToTheStore() throws {
+        let defaults = DaemonConfiguration().storeConfiguration
+        #expect(defaults.deviceId == nil && defaults.maxClockAheadMilliseconds == 60_000 && defaults.tombstoneCapacity == 10_000)
+        let c = try parse("[sync]\ndevice-id = living-room.1\nmax-clock-ahead = 5min\ntombstones = 0\n")
+        #expect(c.storeConfiguration.deviceId?.text == "living-room.1")
+        #expect(c.storeConfiguration.maxClockAheadMilliseconds == 300_000)
+        #expect(c.storeConfiguration.tombstoneCapacity == 0)
+        #expect(try parse("device-id = \n").sync.deviceId == nil)
+        #expect(try parse("max-clock-ahead = 24h").storeConfiguration.maxClockAheadMilliseconds == 86_400_000)
+        for bad in [
+            "device-id = living room", "device-id = \(String(repeating: "a", count: 65))", "device-id = salón",
+            "max-clock-ahead = 25h", "max-clock-ahead = -1", "max-clock-ahead = 1e300", "tombstones = 1000001",
+            "tombstones = -1", "[log]\ntombstones = 5"
+        ] {
+            #expect(throws: ConfigurationError.self, "\(bad)") { try parse(bad) }
+        }
+        // The file the configuration renders to reads back the same.
+        #expect(try parse(ConfigurationFile.render(c)).sync == c.sync)
+    }
+
     @Test func limitsAccessAndLogLevel() throws {
         let c = try parse(
             """

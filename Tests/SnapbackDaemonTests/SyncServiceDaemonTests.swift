@@ -52,6 +52,27 @@ import Testing
         #expect(daemon.errorLines == [])
     }
 
+    /// `[sync] device-id` names this box's changes; a reload that changes it keeps the name in force
+    /// (changes already stamped keep theirs) and says the new one waits for the next start.
+    @Test func theConfiguredDeviceIdSignsChangesAndAReloadKeepsIt() throws {
+        let directory = try DaemonHarness.makeTemporaryDirectory()
+        let path = directory.appendingPathComponent("snapbackd.conf").path
+        try "[sync]\ndevice-id = living-room\n".write(toFile: path, atomically: true, encoding: .utf8)
+        let daemon = try DaemonHarness(arguments: ["--config", path], in: directory)
+        let agent = try daemon.player("agent")
+        #expect(try agent.watchChanges(after: 0).deviceId == "living-room")
+        try "[sync]\ndevice-id = bedroom\n".write(toFile: path, atomically: true, encoding: .utf8)
+        daemon.terminate(signal: SIGHUP)
+        #expect(daemon.waitForLog(containing: "configuration reloaded", timeout: 10))
+        #expect(daemon.stderrText.contains("the [sync] keys changed; the store keeps its values until the next start"))
+        try Self.save(try daemon.player(), "film", at: 120)
+        guard case .record(let record) = try agent.nextChange(timeout: .seconds(10)).change else {
+            Issue.record("expected a record")
+            return
+        }
+        #expect(record.origin.text == "living-room")
+    }
+
     @Test func aMergeChangesWhatANewSessionResumesAtAndTheRuleDecides() throws {
         let daemon = try DaemonHarness()
         let agent = try daemon.player("agent")
