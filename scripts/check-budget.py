@@ -19,10 +19,11 @@ of code are what the profile (`make profile`) saves: with it, each function's ta
 a stale profile (a hot function changed since) leaves that function laid out blind and the count grows.
 
 A second run counts what a connection leaves behind: one daemon under callgrind serves connect/close
-cycles of four kinds (plain connect and close, Hello then close, Hello with a session opened and closed, a
-peer that vanishes in the middle of a frame), CYCLES of each, and callgrind's counters are dumped before
-and after each kind (callgrind_control). Between two dumps, the calls to the allocator minus the calls to
-free, divided by CYCLES, is what one cycle keeps: it must be 0. The connections' Hello timeout is set to
+cycles of five kinds (plain connect and close, Hello then close, Hello with a session opened and closed,
+Hello with a WatchDecisions and a WatchChanges stream opened then closed, a peer that vanishes in the
+middle of a frame), CYCLES of each, and callgrind's counters are dumped before and after each kind
+(callgrind_control). Between two dumps, the calls to the allocator minus the calls to free, divided by
+CYCLES, is what one cycle keeps: it must be 0. The connections' Hello timeout is set to
 an hour, so that nothing a closed connection holds can hide behind a timer that would let it go later.
 
 Usage: check-budget.py BIN_DIR INSTRUCTION_BUDGET ALLOCATION_BUDGET CODE_PAGE_BUDGET CODE_LINE_BUDGET
@@ -65,7 +66,7 @@ NET_ALLOCATORS = ALLOCATORS - {"realloc", "__libc_realloc", "reallocarray"}
 # The connection cycles: how many of each kind between two dumps, and the kinds in the order they run.
 CYCLES = 400
 CYCLE_KINDS = ("connect and close", "Hello and close", "Hello, a session opened and closed",
-               "vanish mid-frame")
+               "Hello, both watch streams opened and closed", "vanish mid-frame")
 
 
 def inside_allocator(name):
@@ -248,6 +249,11 @@ def cycle(sock, kind, index):
             opened = c.open_session(content_id=f"cycle-{index}",
                                     breaks=[{"id": "b1", "start": 600.0, "duration": 60.0}])
             c.close_session(opened.session_id)
+    elif kind == "Hello, both watch streams opened and closed":
+        with Client(sock) as c:
+            c.hello("check-budget")
+            c.call("Control/WatchDecisions")
+            c.call("Sync/WatchChanges", after=0)
     else:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
             s.connect(sock)
