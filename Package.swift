@@ -176,7 +176,8 @@ let package = Package(
             name: "SnapbackStoreTests", dependencies: ["SnapbackStore", "SnapbackTimeline", "CSQLite", "SnapbackTestSupport"]),
         .testTarget(
             name: "SnapbackSyncTests",
-            dependencies: ["SnapbackSync", "SnapbackClient", "SnapbackWire", "SnapbackTimeline", "SnapbackTestSupport"]),
+            dependencies: ["SnapbackSync", "SnapbackClient", "SnapbackWire", "SnapbackTimeline", "SnapbackTestSupport", "CSQLite"]
+        ),
         .testTarget(name: "SnapbackCLITests", dependencies: ["SnapbackCLI", "SnapbackWire", "SnapbackTimeline"]),
         .testTarget(
             name: "SnapbackDaemonTests",

@@ -120,7 +120,10 @@ public final class SyncAgent {
             // away is not lost, and what was merged before changes nothing.
             nats.closeWatcher()
         } catch let error as SnapbackClientError {
-            failLocal("snapbackd at \(configuration.socket): \(error)", retry: nil)
+            let hint =
+                error.code == .permissionDenied
+                ? " (snapbackd serves the Sync calls to root and its admin groups: admin-groups in snapbackd.conf)" : ""
+            failLocal("snapbackd at \(configuration.socket): \(error)\(hint)", retry: nil)
         } catch {
             failLocal("outbox: \(error)", retry: nil)
         }
@@ -437,6 +440,8 @@ func writeFile(_ path: String, _ text: String) -> Bool {
     let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
     guard fd >= 0 else { return false }
     defer { close(fd) }
+    // Readable by every user (`snapback status`), whatever the service's umask.
+    fchmod(fd, 0o644)
     let bytes = Array(text.utf8)
     var offset = 0
     while offset < bytes.count {
