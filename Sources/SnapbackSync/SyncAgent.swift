@@ -28,6 +28,7 @@ public final class SyncAgent {
     private var localBackoff: Duration = .milliseconds(500)
     private var localError: String?
     private var bucketError: String?
+    private var serverError: String?
     private var natsDownSince: ContinuousClock.Instant? = ContinuousClock.now
     private var lastExchange: Double = 0
     private var lastError = ""
@@ -77,6 +78,13 @@ public final class SyncAgent {
     /// One turn of the loop (the tests drive it too).
     func turn() {
         let now = ContinuousClock.now
+        for error in nats.asyncErrors.take() {
+            log("snapback-sync: nats server: \(error)")
+            lastError = "nats server: \(error)"
+            // The server's permissions refuse this device something: an operator must look (state error
+            // until a call goes through).
+            if error.contains("Permissions Violation") { serverError = lastError }
+        }
         if local == nil, now >= localRetryAt { connectLocal() }
         readLocal()
         let connected = nats.isConnected
@@ -248,6 +256,7 @@ public final class SyncAgent {
                     guard try publish(entry) else { return }
                     try outbox.remove(id: entry.id)
                     lastExchange = wallSeconds()
+                    serverError = nil
                 } catch let error as NatsError {
                     if error.text.contains("bucket") { bucketError = error.text }
                     natsFailed(error)
@@ -322,6 +331,7 @@ public final class SyncAgent {
             }
             guard let entry else { break }
             wait = 0
+            serverError = nil
             guard !entry.deleted, let key = KeyCodec.parse(entry.key, household: configuration.household) else { continue }
             switch key {
             case .record(let profile, let contentId):
@@ -362,7 +372,7 @@ public final class SyncAgent {
 
     func currentStatus() -> SyncStatus {
         let state: SyncStatus.State
-        if localError != nil || bucketError != nil {
+        if localError != nil || bucketError != nil || serverError != nil {
             state = .error
         } else if natsDownSince == nil, nats.isConnected {
             state = .connected
@@ -374,7 +384,7 @@ public final class SyncAgent {
         let server = state == .connected ? nats.connectedURL : configuration.servers.joined(separator: " ")
         return SyncStatus(
             state: state, outbox: (try? outbox.count()) ?? 0, lastExchange: lastExchange,
-            lastError: localError ?? bucketError ?? lastError, household: configuration.household,
+            lastError: localError ?? bucketError ?? serverError ?? lastError, household: configuration.household,
             deviceId: deviceId ?? configuration.deviceId ?? "", server: server, updated: 0, pid: getpid())
     }
 
