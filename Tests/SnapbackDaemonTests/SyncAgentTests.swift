@@ -90,6 +90,19 @@ final class SyncAgentProcess {
     let stderrPath: String
     private let process = Process()
 
+    /// Starts another agent on the same configuration and state directory.
+    func restarted() throws -> SyncAgentProcess {
+        try SyncAgentProcess(configPath: configPath, in: directory)
+    }
+
+    private init(configPath: String, in directory: URL) throws {
+        self.directory = directory
+        self.configPath = configPath
+        statusPath = directory.appendingPathComponent("status").path
+        stderrPath = directory.appendingPathComponent("agent.log").path
+        try launch()
+    }
+
     init(socket: String, servers: [String], household: String, in directory: URL) throws {
         self.directory = directory
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -106,11 +119,18 @@ final class SyncAgentProcess {
             """
         try text.write(toFile: configPath, atomically: true, encoding: .utf8)
         _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
+        try launch()
+    }
+
+    private func launch() throws {
+        try? FileManager.default.removeItem(atPath: statusPath)
+        let log = FileHandle(forWritingAtPath: stderrPath)
+        log?.seekToEndOfFile()
         process.executableURL = URL(fileURLWithPath: Self.binaryPath)
         process.arguments = ["--config", configPath]
         process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle(forWritingAtPath: stderrPath)
-        process.standardError = FileHandle(forWritingAtPath: stderrPath)
+        process.standardOutput = log
+        process.standardError = log
         try process.run()
     }
 
@@ -235,5 +255,60 @@ struct SyncAgentTests {
         #expect(text.contains("sync         connected to nats://127.0.0.1:\(nats.port), household A, outbox 0"), "\(text)")
         #expect(agent.stop() == 0)
         #expect(daemon.errorLines == [])
+    }
+
+    /// The outbox and the stream's cursor outlive the agent, and the rule decides at the moment of
+    /// sending: a save made while the agent was stopped goes out when it starts again, unless the bucket
+    /// holds a later record of the key, which is merged here instead. snapbackd restarting is ridden out.
+    @Test func anAgentRestartResumesFromItsCursorAndTheRuleDecidesAtSendingTime() throws {
+        let directory = try DaemonHarness.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let nats = try NatsServer(directory: directory.appendingPathComponent("nats"))
+        let daemonDirectory = try DaemonHarness.makeTemporaryDirectory()
+        // The first daemon's harness is kept to the end: its directory (socket, store) goes with it.
+        let daemon = try DaemonHarness(in: daemonDirectory)
+        let first = try SyncAgentProcess(
+            socket: daemon.socketPath, servers: [nats.url], household: "A", in: directory.appendingPathComponent("agent"))
+        let connected = try eventually(30, "agent connected; log: \(first.log)") {
+            first.status.flatMap { $0.state == .connected ? $0 : nil }
+        }
+        let kv = try Self.bucket(nats)
+        let player = try daemon.player()
+        try SyncServiceDaemonTests.save(player, "early", at: 30)
+        _ = try eventually(30, "early in the bucket; log: \(first.log)") { Self.record(kv, "early") }
+        #expect(first.stop() == 0)
+
+        // While the agent is stopped: this box saves two contents; another box then saves one of them
+        // later than this box did.
+        try SyncServiceDaemonTests.save(player, "clip", at: 100)
+        try SyncServiceDaemonTests.save(player, "mine", at: 200)
+        let later = SyncStamp.milliseconds(ofSeconds: Date().timeIntervalSince1970) + 60_000
+        let theirs = try SyncServiceDaemonTests.bookmark("clip", at: 50, try SyncServiceDaemonTests.stamp(later))
+        let clipKey = try #require(KeyCodec.key(household: "A", .record(profile: "", contentId: "clip")))
+        _ = try kv.write(clipKey, KVValue.encode(theirs), expecting: nil)
+
+        let second = try first.restarted()
+        let (mine, _) = try eventually(30, "mine in the bucket; log: \(second.log)") { Self.record(kv, "mine") }
+        #expect(mine.value.bookmark?.contentTime == 200 && mine.origin.text == connected.deviceId)
+        // clip: the bucket keeps the other box's later record, and this box resumes there.
+        try eventually(30, "clip resumes at 0:50; log: \(second.log)") { () -> Bool? in
+            let opened = try player.openSession(Streams.seed(contentId: "clip", useBookmark: true, breaks: []))
+            _ = try player.closeSession(opened.sessionId)
+            return opened.resumeContentTime == 50 ? true : nil
+        }
+        #expect(Self.record(kv, "clip")?.0 == theirs)
+        _ = try eventually(30, "outbox empty") { second.status.flatMap { $0.outbox == 0 ? $0 : nil } }
+
+        // snapbackd restarts (same socket and store): the agent reconnects and resumes its stream.
+        daemon.terminate()
+        #expect(daemon.waitForExit() == .exit(0))
+        let restarted = try DaemonHarness(in: daemonDirectory)
+        try SyncServiceDaemonTests.save(try restarted.player(), "after", at: 330)
+        let (after, _) = try eventually(60, "after in the bucket; log: \(second.log)") { Self.record(kv, "after") }
+        #expect(after.value.bookmark?.contentTime == 330)
+        #expect(second.stop() == 0)
+        #expect(second.log.contains("snapbackd's change stream"), "\(second.log)")
+        #expect(restarted.errorLines == [])
+        withExtendedLifetime((nats, daemon)) {}
     }
 }
