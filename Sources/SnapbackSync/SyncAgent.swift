@@ -67,7 +67,7 @@ public final class SyncAgent {
     /// Runs until `shouldStop` says so (checked every turn, at least every 200 ms).
     public func run(shouldStop: () -> Bool) {
         log(
-            "snapback-sync: household \(configuration.household), bucket \(configuration.bucket), servers \(configuration.servers.joined(separator: " "))"
+            "snapback-sync: household \(configuration.household), bucket \(configuration.bucket), servers \(configuration.serversShown)"
         )
         while !shouldStop() {
             turn()
@@ -239,9 +239,15 @@ public final class SyncAgent {
         natsRetryAt = ContinuousClock.now + .seconds(2)
     }
 
-    /// Sends the outbox's entries, oldest first, until it is empty or NATS fails.
+    /// The most outbox entries sent, and bucket entries taken, in one turn: a long outbox or catch-up goes
+    /// on over the next turns, between which snapbackd's change stream is read (a reader that takes
+    /// nothing for 5 s is dropped).
+    static let entriesPerTurn = 256
+
+    /// Sends the outbox's entries, oldest first, until it is empty, NATS fails, or the turn's share is sent.
     private func publish() {
-        while true {
+        var sent = 0
+        while sent < Self.entriesPerTurn {
             let entries: [Outbox.Entry]
             do {
                 entries = try outbox.first(32)
@@ -251,6 +257,7 @@ public final class SyncAgent {
             }
             if entries.isEmpty { return }
             idle = false
+            sent += entries.count
             for entry in entries {
                 do {
                     guard try publish(entry) else { return }
@@ -312,6 +319,7 @@ public final class SyncAgent {
         }
         do {
             try nats.ensureWatcher()
+            bucketError = nil
         } catch {
             if error.text.contains("bucket") { bucketError = error.text }
             natsFailed(error)
@@ -321,7 +329,11 @@ public final class SyncAgent {
         var watched: [WatchedBreaks] = []
         var wait: Int64 = idle ? 200 : 0
         idle = true
-        while true {
+        for taken in 0...Self.entriesPerTurn * 4 {
+            if taken == Self.entriesPerTurn * 4 {
+                idle = false
+                break
+            }
             let entry: KVEntry?
             do {
                 entry = try nats.next(waiting: wait)
@@ -381,7 +393,7 @@ public final class SyncAgent {
         } else {
             state = .connecting
         }
-        let server = state == .connected ? nats.connectedURL : configuration.servers.joined(separator: " ")
+        let server = state == .connected ? SyncConfiguration.redacted(nats.connectedURL) : configuration.serversShown
         return SyncStatus(
             state: state, outbox: (try? outbox.count()) ?? 0, lastExchange: lastExchange,
             lastError: localError ?? bucketError ?? serverError ?? lastError, household: configuration.household,
