@@ -149,6 +149,15 @@ final class NatsKV {
         return natsConnection_Status(connection) == NATS_CONN_STATUS_CONNECTED
     }
 
+    /// Why the client last failed (an authorization violation, a refused connection), as it keeps it.
+    var connectionError: String {
+        guard let connection else { return "" }
+        var text: UnsafePointer<CChar>?
+        let status = natsConnection_GetLastError(connection, &text)
+        guard status != NATS_OK else { return "" }
+        return text.map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? String(cString: natsStatus_GetText(status))
+    }
+
     var connectedURL: String {
         guard let connection else { return "" }
         var buffer = [CChar](repeating: 0, count: 512)

@@ -90,10 +90,17 @@ public final class SyncAgent {
         let connected = nats.isConnected
         if connected {
             natsDownSince = nil
-        } else if natsDownSince == nil {
-            natsDownSince = now
-            nats.closeWatcher()
-            log("snapback-sync: NATS connection lost; changes wait in the outbox")
+        } else {
+            if natsDownSince == nil {
+                natsDownSince = now
+                nats.closeWatcher()
+                log("snapback-sync: not connected to NATS; changes wait in the outbox")
+            }
+            let why = nats.connectionError
+            if !why.isEmpty, lastError != "nats: \(why)" {
+                lastError = "nats: \(why)"
+                log("snapback-sync: \(lastError)")
+            }
         }
         if connected, now >= natsRetryAt {
             publish()

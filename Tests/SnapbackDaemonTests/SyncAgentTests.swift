@@ -18,8 +18,12 @@ final class NatsServer {
     private(set) var port = 0
     private var process: Process?
 
-    init(directory: URL) throws {
+    /// More options for every start (`--user`, `--pass`).
+    let arguments: [String]
+
+    init(directory: URL, arguments: [String] = []) throws {
         self.directory = directory
+        self.arguments = arguments
         try start()
     }
 
@@ -35,10 +39,11 @@ final class NatsServer {
         try FileManager.default.createDirectory(at: portsDirectory, withIntermediateDirectories: true)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.path)
-        process.arguments = [
-            "-js", "-a", "127.0.0.1", "-p", port == 0 ? "-1" : "\(port)", "-sd", directory.appendingPathComponent("js").path,
-            "--ports_file_dir", portsDirectory.path, "-l", directory.appendingPathComponent("nats.log").path
-        ]
+        process.arguments =
+            [
+                "-js", "-a", "127.0.0.1", "-p", port == 0 ? "-1" : "\(port)", "-sd", directory.appendingPathComponent("js").path,
+                "--ports_file_dir", portsDirectory.path, "-l", directory.appendingPathComponent("nats.log").path
+            ] + arguments
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
@@ -103,7 +108,7 @@ final class SyncAgentProcess {
         try launch()
     }
 
-    init(socket: String, servers: [String], household: String, in directory: URL) throws {
+    init(socket: String, servers: [String], household: String, more: String = "", in directory: URL) throws {
         self.directory = directory
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         configPath = directory.appendingPathComponent("sync.conf").path
@@ -115,7 +120,7 @@ final class SyncAgentProcess {
             socket = \(socket)
             state-directory = \(directory.appendingPathComponent("state").path)
             status-file = \(statusPath)
-
+            \(more)
             """
         try text.write(toFile: configPath, atomically: true, encoding: .utf8)
         _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
@@ -172,11 +177,12 @@ func eventually<T>(_ seconds: Double = 30, _ what: @autoclosure () -> String, _ 
     .serialized,
     .enabled(if: NatsServer.available, "nats-server is not installed (make deps installs Debian's nats-server)"))
 struct SyncAgentTests {
-    static func bucket(_ nats: NatsServer) throws -> NatsKV {
+    static func bucket(_ nats: NatsServer, user: String? = nil, password: String? = nil) throws -> NatsKV {
         var configuration = SyncConfiguration()
         configuration.servers = [nats.url]
         configuration.household = "A"
-        let kv = try NatsKV(configuration: configuration, password: nil)
+        configuration.user = user
+        let kv = try NatsKV(configuration: configuration, password: password)
         _ = try eventually(30, "the test's NATS connection") { kv.isConnected ? true : nil }
         return kv
     }
@@ -207,6 +213,22 @@ struct SyncAgentTests {
         let (film, _) = try eventually(30, "film in the bucket; log: \(agent.log)") { Self.record(kv, "film") }
         #expect(film.value.bookmark?.contentTime == 300)
         #expect(film.origin.text == connected.deviceId)
+
+        // A break watched on the box goes to its content's watched-breaks key.
+        let open = OpenSessionRequest(
+            streamId: "s", contentId: "ads", kind: .onDemand, breaks: [AdBreak(id: "b1", start: 100, duration: 30)],
+            contentDuration: 1800)
+        let session = try player.openSession(open).sessionId
+        try player.send(.playheadReported(streamTime: 90, rate: 1, playing: true), session: session)
+        try player.send(.adBreakStarted(breakId: "b1"), session: session)
+        var ended = try player.send(.adBreakEnded(breakId: "b1"), session: session)
+        while ended.watchedBreaks.isEmpty { ended.append(try player.nextPush(timeout: .seconds(10))) }
+        _ = try player.closeSession(session)
+        let adsKey = try #require(KeyCodec.key(household: "A", .watched(contentId: "ads")))
+        let adsBreaks = try eventually(30, "b1 of ads in the bucket; log: \(agent.log)") {
+            (try? kv.get(adsKey)).flatMap { $0.flatMap { KVValue.watched($0.value, contentId: "ads") } }
+        }
+        #expect(Array(adsBreaks.watchedAt.keys) == ["b1"])
 
         // Another box's record, written as that box's agent writes it, is merged: a new session resumes there.
         let now = SyncStamp.milliseconds(ofSeconds: Date().timeIntervalSince1970)
@@ -310,5 +332,36 @@ struct SyncAgentTests {
         #expect(second.log.contains("snapbackd's change stream"), "\(second.log)")
         #expect(restarted.errorLines == [])
         withExtendedLifetime((nats, daemon)) {}
+    }
+
+    /// The agent authenticates with `user` and the password in `password-file`; a wrong password keeps
+    /// it from the server (its save waits, the status says why) without stopping it.
+    @Test func theAgentAuthenticatesWithAUserAndAPasswordFile() throws {
+        let directory = try DaemonHarness.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let nats = try NatsServer(
+            directory: directory.appendingPathComponent("nats"), arguments: ["--user", "box-1", "--pass", "s3cret"])
+        let daemon = try DaemonHarness()
+        let passwordFile = directory.appendingPathComponent("password").path
+        try "wrong\n".write(toFile: passwordFile, atomically: true, encoding: .utf8)
+        let more = "user = box-1\npassword-file = \(passwordFile)\n"
+        let refused = try SyncAgentProcess(
+            socket: daemon.socketPath, servers: [nats.url], household: "A", more: more,
+            in: directory.appendingPathComponent("refused"))
+        let player = try daemon.player()
+        try SyncServiceDaemonTests.save(player, "film", at: 300)
+        let waiting = try eventually(30, "the refused agent keeps the save; log: \(refused.log)") {
+            refused.status.flatMap { $0.outbox >= 1 ? $0 : nil }
+        }
+        #expect(waiting.state != .connected)
+        #expect(refused.stop() == 0)
+
+        try "s3cret\n".write(toFile: passwordFile, atomically: true, encoding: .utf8)
+        let agent = try refused.restarted()
+        let kv = try Self.bucket(nats, user: "box-1", password: "s3cret")
+        let (film, _) = try eventually(30, "film in the bucket; log: \(agent.log)") { Self.record(kv, "film") }
+        #expect(film.value.bookmark?.contentTime == 300)
+        #expect(agent.status?.server.contains("s3cret") == false)
+        #expect(agent.stop() == 0)
     }
 }
