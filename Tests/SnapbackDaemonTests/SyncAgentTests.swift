@@ -365,3 +365,39 @@ struct SyncAgentTests {
         #expect(agent.stop() == 0)
     }
 }
+
+/// The snapback-sync binary's command line (no server needed).
+@Suite struct SyncAgentCommandTests {
+    @Test func checkConfigPrintsTheConfigurationOrFileLineReason() throws {
+        let directory = try DaemonHarness.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("sync.conf").path
+        try "servers = nats://127.0.0.1:4222\nhousehold = A\n".write(toFile: path, atomically: true, encoding: .utf8)
+        var (status, output) = try runToEnd(SyncAgentProcess.binaryPath, ["--config", path, "--check-config"])
+        #expect(status == 0, "\(output)")
+        #expect(output.contains("household = A\n") && output.contains("bucket = snapback\n"), "\(output)")
+
+        try "servers = nats://127.0.0.1:4222\nhousehold = A\nhistory = 65\n".write(
+            toFile: path, atomically: true, encoding: .utf8)
+        (status, output) = try runToEnd(SyncAgentProcess.binaryPath, ["--check-config", "--config=\(path)"])
+        #expect(status == 1)
+        #expect(output == "\(path):3: history: '65' is not a whole number from 1 to 64\n", "\(output)")
+
+        let missing = directory.appendingPathComponent("password").path
+        try "servers = nats://h\nhousehold = A\nuser = u\npassword-file = \(missing)\n".write(
+            toFile: path, atomically: true, encoding: .utf8)
+        (status, output) = try runToEnd(SyncAgentProcess.binaryPath, ["--check-config", "--config", path])
+        #expect(status == 1)
+        #expect(output == "\(path):4: password-file: cannot read \(missing)\n", "\(output)")
+        // The agent itself refuses to start on it, the same way.
+        (status, output) = try runToEnd(SyncAgentProcess.binaryPath, ["--config", path])
+        #expect(status == 1 && output.hasPrefix("\(path):4:"), "\(output)")
+    }
+
+    @Test func helpAndBadCommandLines() throws {
+        var (status, output) = try runToEnd(SyncAgentProcess.binaryPath, ["--help"])
+        #expect(status == 0 && output.hasPrefix("Usage: snapback-sync"), "\(output)")
+        (status, output) = try runToEnd(SyncAgentProcess.binaryPath, ["--frobnicate"])
+        #expect(status == 2 && output.hasPrefix("snapback-sync: unknown option --frobnicate"), "\(output)")
+    }
+}
