@@ -30,6 +30,7 @@ final class NatsServer {
     deinit { stop() }
 
     var url: String { "nats://127.0.0.1:\(port)" }
+    var tlsURL: String { "tls://127.0.0.1:\(port)" }
 
     /// Starts the server: on a port of its choosing the first time (read from its ports file), on the
     /// same port after.
@@ -53,7 +54,7 @@ final class NatsServer {
         while Date() < deadline {
             if let file = try? FileManager.default.contentsOfDirectory(atPath: portsDirectory.path).first,
                 let text = try? String(contentsOfFile: portsDirectory.appendingPathComponent(file).path, encoding: .utf8),
-                let range = text.range(of: "nats://127.0.0.1:"),
+                let range = text.range(of: "://127.0.0.1:"),
                 let number = Int(text[range.upperBound...].prefix(while: \.isNumber))
             {
                 port = number
@@ -177,11 +178,16 @@ func eventually<T>(_ seconds: Double = 30, _ what: @autoclosure () -> String, _ 
     .serialized,
     .enabled(if: NatsServer.available, "nats-server is not installed (make deps installs Debian's nats-server)"))
 struct SyncAgentTests {
-    static func bucket(_ nats: NatsServer, user: String? = nil, password: String? = nil) throws -> NatsKV {
+    static func bucket(
+        _ nats: NatsServer, user: String? = nil, password: String? = nil, tls: (ca: String, cert: String, key: String)? = nil
+    ) throws -> NatsKV {
         var configuration = SyncConfiguration()
-        configuration.servers = [nats.url]
+        configuration.servers = [tls == nil ? nats.url : nats.tlsURL]
         configuration.household = "A"
         configuration.user = user
+        configuration.tlsCA = tls?.ca
+        configuration.tlsCert = tls?.cert
+        configuration.tlsKey = tls?.key
         let kv = try NatsKV(configuration: configuration, password: password)
         _ = try eventually(30, "the test's NATS connection") { kv.isConnected ? true : nil }
         return kv
@@ -362,6 +368,45 @@ struct SyncAgentTests {
         let (film, _) = try eventually(30, "film in the bucket; log: \(agent.log)") { Self.record(kv, "film") }
         #expect(film.value.bookmark?.contentTime == 300)
         #expect(agent.status?.server.contains("s3cret") == false)
+        #expect(agent.stop() == 0)
+    }
+
+    /// TLS with a client certificate: the server verifies the agent's certificate and the agent the
+    /// server's against `tls-ca` (certificates made by openssl for the test).
+    @Test func theAgentSpeaksTLSWithAClientCertificate() throws {
+        let directory = try DaemonHarness.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        func file(_ name: String) -> String { directory.appendingPathComponent(name).path }
+        func openssl(_ arguments: [String]) throws {
+            let (status, output) = try runToEnd("/usr/bin/openssl", arguments)
+            guard status == 0 else { throw HarnessFailure("openssl \(arguments.joined(separator: " ")): \(output)") }
+        }
+        let key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+        try openssl(
+            ["req", "-x509"] + key + ["-keyout", file("ca.key"), "-out", file("ca.pem"), "-days", "2", "-subj", "/CN=test CA"])
+        try "subjectAltName=IP:127.0.0.1\n".write(toFile: file("san.ext"), atomically: true, encoding: .utf8)
+        for name in ["server", "box"] {
+            try openssl(["req"] + key + ["-keyout", file("\(name).key"), "-out", file("\(name).csr"), "-subj", "/CN=\(name)"])
+            try openssl([
+                "x509", "-req", "-in", file("\(name).csr"), "-CA", file("ca.pem"), "-CAkey", file("ca.key"), "-CAcreateserial",
+                "-out", file("\(name).pem"), "-days", "2", "-extfile", file("san.ext")
+            ])
+        }
+        let nats = try NatsServer(
+            directory: directory.appendingPathComponent("nats"),
+            arguments: [
+                "--tlsverify", "--tlscert", file("server.pem"), "--tlskey", file("server.key"), "--tlscacert", file("ca.pem")
+            ])
+        let daemon = try DaemonHarness()
+        let agent = try SyncAgentProcess(
+            socket: daemon.socketPath, servers: [nats.tlsURL], household: "A",
+            more: "tls-ca = \(file("ca.pem"))\ntls-cert = \(file("box.pem"))\ntls-key = \(file("box.key"))\n",
+            in: directory.appendingPathComponent("agent"))
+        try SyncServiceDaemonTests.save(try daemon.player(), "film", at: 300)
+        let kv = try Self.bucket(nats, tls: (file("ca.pem"), file("box.pem"), file("box.key")))
+        let (film, _) = try eventually(30, "film in the bucket over TLS; log: \(agent.log)") { Self.record(kv, "film") }
+        #expect(film.value.bookmark?.contentTime == 300)
+        #expect(agent.status?.state == .connected)
         #expect(agent.stop() == 0)
     }
 }
