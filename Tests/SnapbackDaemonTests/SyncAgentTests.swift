@@ -162,7 +162,7 @@ final class SyncAgentProcess {
 
 /// Polls `condition` until it holds (a hang guard of `seconds`, never a timed assertion).
 @discardableResult
-func eventually<T>(_ seconds: Double = 30, _ what: @autoclosure () -> String, _ condition: () throws -> T?) throws -> T {
+func eventually<T>(_ seconds: Double = 60, _ what: @autoclosure () -> String, _ condition: () throws -> T?) throws -> T {
     let deadline = Date().addingTimeInterval(seconds)
     while true {
         if let value = try condition() { return value }
@@ -189,7 +189,7 @@ struct SyncAgentTests {
         configuration.tlsCert = tls?.cert
         configuration.tlsKey = tls?.key
         let kv = try NatsKV(configuration: configuration, password: password)
-        _ = try eventually(30, "the test's NATS connection") { kv.isConnected ? true : nil }
+        _ = try eventually(60, "the test's NATS connection") { kv.isConnected ? true : nil }
         return kv
     }
 
@@ -208,7 +208,7 @@ struct SyncAgentTests {
         let daemon = try DaemonHarness()
         let agent = try SyncAgentProcess(
             socket: daemon.socketPath, servers: [nats.url], household: "A", in: directory.appendingPathComponent("agent"))
-        let connected = try eventually(30, "agent connected; log: \(agent.log)") {
+        let connected = try eventually(60, "agent connected; log: \(agent.log)") {
             agent.status.flatMap { $0.state == .connected && !$0.deviceId.isEmpty ? $0 : nil }
         }
         let kv = try Self.bucket(nats)
@@ -216,7 +216,7 @@ struct SyncAgentTests {
         // A save on the box goes to the bucket under this box's device id.
         let player = try daemon.player()
         try SyncServiceDaemonTests.save(player, "film", at: 300)
-        let (film, _) = try eventually(30, "film in the bucket; log: \(agent.log)") { Self.record(kv, "film") }
+        let (film, _) = try eventually(60, "film in the bucket; log: \(agent.log)") { Self.record(kv, "film") }
         #expect(film.value.bookmark?.contentTime == 300)
         #expect(film.origin.text == connected.deviceId)
 
@@ -231,7 +231,7 @@ struct SyncAgentTests {
         while ended.watchedBreaks.isEmpty { ended.append(try player.nextPush(timeout: .seconds(10))) }
         _ = try player.closeSession(session)
         let adsKey = try #require(KeyCodec.key(household: "A", .watched(contentId: "ads")))
-        let adsBreaks = try eventually(30, "b1 of ads in the bucket; log: \(agent.log)") {
+        let adsBreaks = try eventually(60, "b1 of ads in the bucket; log: \(agent.log)") {
             (try? kv.get(adsKey)).flatMap { $0.flatMap { KVValue.watched($0.value, contentId: "ads") } }
         }
         #expect(Array(adsBreaks.watchedAt.keys) == ["b1"])
@@ -247,14 +247,14 @@ struct SyncAgentTests {
         let watched = try WatchedBreaks(contentId: "movie", watchedAt: ["b1": Double(now) / 1000])
         let watchedKey = try #require(KeyCodec.key(household: "A", .watched(contentId: "movie")))
         _ = try kv.write(watchedKey, KVValue.encode(watched), expecting: nil)
-        try eventually(30, "movie resumes at 15:00; log: \(agent.log)") { () -> Bool? in
+        try eventually(60, "movie resumes at 15:00; log: \(agent.log)") { () -> Bool? in
             let opened = try player.openSession(Streams.seed(contentId: "movie", useBookmark: true, breaks: []))
             _ = try player.closeSession(opened.sessionId)
             return opened.resumedFromBookmark && opened.resumeContentTime == 900 ? true : nil
         }
         let observer = try daemon.player("observer")
         _ = try observer.watchChanges(after: 0)
-        try eventually(30, "watched break b1 of movie merged") { () -> Bool? in
+        try eventually(60, "watched break b1 of movie merged") { () -> Bool? in
             let change = try observer.nextChange(timeout: .seconds(30))
             if case .watched(let w) = change.change, w.contentId == "movie", w.watchedAt["b1"] != nil { return true }
             return nil
@@ -270,7 +270,7 @@ struct SyncAgentTests {
         try nats.start()
         let (show, _) = try eventually(60, "show in the bucket after the restart; log: \(agent.log)") { Self.record(kv, "show") }
         #expect(show.value.bookmark?.contentTime == 120)
-        _ = try eventually(30, "outbox empty") { agent.status.flatMap { $0.outbox == 0 && $0.state == .connected ? $0 : nil } }
+        _ = try eventually(60, "outbox empty") { agent.status.flatMap { $0.outbox == 0 && $0.state == .connected ? $0 : nil } }
 
         // Another box's record is never written back by this one: its key is still at the revision its own
         // write made.
@@ -297,13 +297,13 @@ struct SyncAgentTests {
         let daemon = try DaemonHarness(in: daemonDirectory)
         let first = try SyncAgentProcess(
             socket: daemon.socketPath, servers: [nats.url], household: "A", in: directory.appendingPathComponent("agent"))
-        let connected = try eventually(30, "agent connected; log: \(first.log)") {
+        let connected = try eventually(60, "agent connected; log: \(first.log)") {
             first.status.flatMap { $0.state == .connected ? $0 : nil }
         }
         let kv = try Self.bucket(nats)
         let player = try daemon.player()
         try SyncServiceDaemonTests.save(player, "early", at: 30)
-        _ = try eventually(30, "early in the bucket; log: \(first.log)") { Self.record(kv, "early") }
+        _ = try eventually(60, "early in the bucket; log: \(first.log)") { Self.record(kv, "early") }
         #expect(first.stop() == 0)
 
         // While the agent is stopped: this box saves two contents; another box then saves one of them
@@ -316,16 +316,16 @@ struct SyncAgentTests {
         _ = try kv.write(clipKey, KVValue.encode(theirs), expecting: nil)
 
         let second = try first.restarted()
-        let (mine, _) = try eventually(30, "mine in the bucket; log: \(second.log)") { Self.record(kv, "mine") }
+        let (mine, _) = try eventually(60, "mine in the bucket; log: \(second.log)") { Self.record(kv, "mine") }
         #expect(mine.value.bookmark?.contentTime == 200 && mine.origin.text == connected.deviceId)
         // clip: the bucket keeps the other box's later record, and this box resumes there.
-        try eventually(30, "clip resumes at 0:50; log: \(second.log)") { () -> Bool? in
+        try eventually(60, "clip resumes at 0:50; log: \(second.log)") { () -> Bool? in
             let opened = try player.openSession(Streams.seed(contentId: "clip", useBookmark: true, breaks: []))
             _ = try player.closeSession(opened.sessionId)
             return opened.resumeContentTime == 50 ? true : nil
         }
         #expect(Self.record(kv, "clip")?.0 == theirs)
-        _ = try eventually(30, "outbox empty") { second.status.flatMap { $0.outbox == 0 ? $0 : nil } }
+        _ = try eventually(60, "outbox empty") { second.status.flatMap { $0.outbox == 0 ? $0 : nil } }
 
         // snapbackd restarts (same socket and store): the agent reconnects and resumes its stream.
         daemon.terminate()
@@ -356,7 +356,7 @@ struct SyncAgentTests {
             in: directory.appendingPathComponent("refused"))
         let player = try daemon.player()
         try SyncServiceDaemonTests.save(player, "film", at: 300)
-        let waiting = try eventually(30, "the refused agent keeps the save; log: \(refused.log)") {
+        let waiting = try eventually(60, "the refused agent keeps the save; log: \(refused.log)") {
             refused.status.flatMap { $0.outbox >= 1 ? $0 : nil }
         }
         #expect(waiting.state != .connected)
@@ -365,7 +365,7 @@ struct SyncAgentTests {
         try "s3cret\n".write(toFile: passwordFile, atomically: true, encoding: .utf8)
         let agent = try refused.restarted()
         let kv = try Self.bucket(nats, user: "box-1", password: "s3cret")
-        let (film, _) = try eventually(30, "film in the bucket; log: \(agent.log)") { Self.record(kv, "film") }
+        let (film, _) = try eventually(60, "film in the bucket; log: \(agent.log)") { Self.record(kv, "film") }
         #expect(film.value.bookmark?.contentTime == 300)
         #expect(agent.status?.server.contains("s3cret") == false)
         #expect(agent.stop() == 0)
@@ -404,7 +404,7 @@ struct SyncAgentTests {
             in: directory.appendingPathComponent("agent"))
         try SyncServiceDaemonTests.save(try daemon.player(), "film", at: 300)
         let kv = try Self.bucket(nats, tls: (file("ca.pem"), file("box.pem"), file("box.key")))
-        let (film, _) = try eventually(30, "film in the bucket over TLS; log: \(agent.log)") { Self.record(kv, "film") }
+        let (film, _) = try eventually(60, "film in the bucket over TLS; log: \(agent.log)") { Self.record(kv, "film") }
         #expect(film.value.bookmark?.contentTime == 300)
         #expect(agent.status?.state == .connected)
         #expect(agent.stop() == 0)
