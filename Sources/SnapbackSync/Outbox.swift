@@ -50,6 +50,41 @@ public final class Outbox {
 
     deinit { sqlite3_close(db) }
 
+    /// Ties the outbox to the configured household and bucket. Its entries are keys of one household in
+    /// one bucket, and its cursor says what was sent there: when either changed since the last run,
+    /// the entries are dropped and the cursor goes back to 0, so that this box's records all go to the
+    /// new place (snapbackd sends each key's latest state again from the start). Returns whether it did.
+    @discardableResult
+    public func bind(to place: String) throws(OutboxError) -> Bool {
+        let hash = Int64(bitPattern: Self.fnv1a(place))
+        let current = try query("SELECT value FROM state WHERE name = 'place'", []) { sqlite3_column_int64($0, 0) }.first
+        if current == hash { return false }
+        try exec("BEGIN IMMEDIATE")
+        do throws(OutboxError) {
+            try run("DELETE FROM outbox", [])
+            try run(
+                "INSERT INTO state (name, value) VALUES ('cursor', 0) ON CONFLICT(name) DO UPDATE SET value = 0", [])
+            try run(
+                "INSERT INTO state (name, value) VALUES ('place', ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value",
+                [.int(hash)])
+            try exec("COMMIT")
+        } catch {
+            _ = try? exec("ROLLBACK")
+            throw error
+        }
+        return current != nil
+    }
+
+    /// FNV-1a, 64 bits: a stable digest of the household and bucket names (not a secret).
+    static func fnv1a(_ text: String) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in text.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x100_0000_01b3
+        }
+        return hash
+    }
+
     /// The last change of snapbackd's stream whose effect is in the outbox (0: none yet).
     public func cursor() throws(OutboxError) -> Int64 {
         try query("SELECT value FROM state WHERE name = 'cursor'", []) { statement in sqlite3_column_int64(statement, 0) }

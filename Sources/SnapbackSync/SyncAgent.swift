@@ -47,6 +47,11 @@ public final class SyncAgent {
         try makeDirectory(configuration.stateDirectory)
         do {
             outbox = try Outbox(path: configuration.stateDirectory + "/outbox.db")
+            if try outbox.bind(to: configuration.bucket + "." + configuration.household) {
+                log(
+                    "snapback-sync: household or bucket changed since the last run: the outbox starts afresh, and this box's records are sent again"
+                )
+            }
         } catch {
             throw AgentError(description: "outbox: \(error)")
         }

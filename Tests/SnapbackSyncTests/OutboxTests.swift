@@ -83,4 +83,16 @@ import Testing
         #expect(try outbox.first(10).map(\.key) == ["A.=.a", "A.=.b"])
         #expect(try outbox.first(10).map(\.value) == [[1], [2]])
     }
+
+    @Test func anotherHouseholdOrBucketStartsTheOutboxAfresh() throws {
+        let path = Self.temporaryPath()
+        let outbox = try Outbox(path: path)
+        #expect(try outbox.bind(to: "snapback.A") == false)  // a new outbox: nothing to drop
+        try outbox.append([("A.=.a", [1])], cursor: 9)
+        #expect(try Outbox(path: path).bind(to: "snapback.A") == false)
+        #expect(try outbox.cursor() == 9 && outbox.count() == 1)
+        #expect(try Outbox(path: path).bind(to: "snapback.B") == true)
+        #expect(try outbox.cursor() == 0 && outbox.count() == 0)
+        #expect(try Outbox(path: path).bind(to: "other.B") == true)
+    }
 }
