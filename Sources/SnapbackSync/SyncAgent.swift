@@ -80,8 +80,8 @@ public final class SyncAgent {
         writeStatus(force: true)
     }
 
-    /// One turn of the loop (the tests drive it too).
-    func turn() {
+    /// One turn of the loop.
+    private func turn() {
         let now = ContinuousClock.now
         for error in nats.asyncErrors.take() {
             log("snapback-sync: nats server: \(error)")
