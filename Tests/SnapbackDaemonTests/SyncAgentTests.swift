@@ -409,6 +409,39 @@ struct SyncAgentTests {
         #expect(agent.status?.state == .connected)
         #expect(agent.stop() == 0)
     }
+
+    /// A box that comes to a bucket holding more than one Merge's worth catches up in batches snapbackd
+    /// takes (at most 256 records a call): 600 records of another box, every one merged.
+    @Test func aCatchUpOfMoreThanOneMergeIsMergedInBatches() throws {
+        let directory = try DaemonHarness.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let nats = try NatsServer(directory: directory.appendingPathComponent("nats"))
+        let kv = try Self.bucket(nats)
+        let now = SyncStamp.milliseconds(ofSeconds: Date().timeIntervalSince1970)
+        for i in 0..<600 {
+            let record = try SyncServiceDaemonTests.bookmark("bulk-\(i)", at: Double(i), try SyncServiceDaemonTests.stamp(now))
+            let key = try #require(KeyCodec.key(household: "A", .record(profile: "", contentId: "bulk-\(i)")))
+            _ = try kv.write(key, KVValue.encode(record), expecting: nil)
+        }
+        let daemon = try DaemonHarness()
+        let agent = try SyncAgentProcess(
+            socket: daemon.socketPath, servers: [nats.url], household: "A", in: directory.appendingPathComponent("agent"))
+        let player = try daemon.player()
+        let all = try eventually(60, "600 bookmarks merged; log: \(agent.log)") { () -> [Bookmark]? in
+            var all: [Bookmark] = []
+            var token = ""
+            repeat {
+                let page: ListBookmarksReply = try player.call(.listBookmarks(profile: "", pageSize: 0, pageToken: token))
+                all += page.bookmarks
+                token = page.nextPageToken
+            } while !token.isEmpty
+            return all.count == 600 ? all : nil
+        }
+        #expect(Set(all.map(\.contentId)) == Set((0..<600).map { "bulk-\($0)" }))
+        #expect(all.allSatisfy { $0.contentTime == Double($0.contentId.dropFirst(5)) })
+        #expect(agent.stop() == 0)
+        #expect(daemon.errorLines == [])
+    }
 }
 
 /// The snapback-sync binary's command line (no server needed).
