@@ -1,11 +1,13 @@
 /* kv-probe: one call of libnats's key-value API on the `snapback` bucket, for the sync tests.
  *
  *   kv-probe URL USER put KEY VALUE     bind the bucket (create it, history 5, if it does not exist),
- *                                       put; prints "revision N"
- *   kv-probe URL USER get KEY           prints "value VALUE"; exit 3 if the key has no value
- *   kv-probe URL USER watch PATTERN     prints "key KEY VALUE" for each key's latest value, then "end"
- *   kv-probe URL USER sniff SUBJECT S   subscribes to SUBJECT for S seconds; prints "msg SUBJECT
- *                                       PAYLOAD" for each message (payload bytes as hex)
+ *                                       put VALUE's bytes; prints "revision N"
+ *   kv-probe URL USER get KEY           prints "value HEX"; exit 3 if the key has no value
+ *   kv-probe URL USER watch PATTERN     prints "key KEY HEX" for each key's latest value, then "end"
+ *   kv-probe URL USER sniff SUBJECT S   subscribes to SUBJECT for S seconds; prints "msg SUBJECT HEX"
+ *                                       for each message
+ *
+ * Values are printed as the hex of their bytes (snapback-sync's are protobuf).
  *
  * The password is read from the environment (KV_PROBE_PASSWORD). These are the calls snapback-sync
  * makes (kvStore_Put/Get/Watch), so the subjects they send are the ones the permissions of
@@ -76,8 +78,9 @@ static kvStore *bind(natsConnection *nc, jsCtx *js, int create) {
     return kv;
 }
 
-static void print_entry(const char *label, kvEntry *entry) {
-    printf("%s %s %.*s\n", label, kvEntry_Key(entry), kvEntry_ValueLen(entry), (const char *)kvEntry_Value(entry));
+static void print_hex(const void *bytes, int length) {
+    for (int i = 0; i < length; i++)
+        printf("%02x", ((const unsigned char *)bytes)[i]);
 }
 
 int main(int argc, char **argv) {
@@ -129,7 +132,9 @@ int main(int argc, char **argv) {
         }
         if (s != NATS_OK)
             fail(nc, "get", s);
-        printf("value %.*s\n", kvEntry_ValueLen(entry), (const char *)kvEntry_Value(entry));
+        printf("value ");
+        print_hex(kvEntry_Value(entry), kvEntry_ValueLen(entry));
+        printf("\n");
         kvEntry_Destroy(entry);
         kvStore_Destroy(kv);
     } else if (strcmp(command, "watch") == 0 && argc == 5) {
@@ -149,7 +154,9 @@ int main(int argc, char **argv) {
                 fail(nc, "watch next", s);
             if (entry == NULL)
                 break;
-            print_entry("key", entry);
+            printf("key %s ", kvEntry_Key(entry));
+            print_hex(kvEntry_Value(entry), kvEntry_ValueLen(entry));
+            printf("\n");
             kvEntry_Destroy(entry);
         }
         printf("end\n");
@@ -174,9 +181,7 @@ int main(int argc, char **argv) {
             if (s != NATS_OK)
                 fail(nc, "sniff", s);
             printf("msg %s ", natsMsg_GetSubject(msg));
-            const unsigned char *data = (const unsigned char *)natsMsg_GetData(msg);
-            for (int i = 0; i < natsMsg_GetDataLength(msg); i++)
-                printf("%02x", data[i]);
+            print_hex(natsMsg_GetData(msg), natsMsg_GetDataLength(msg));
             printf("\n");
             fflush(stdout);
             natsMsg_Destroy(msg);

@@ -55,6 +55,10 @@ class Probe:
                                 stderr=subprocess.PIPE, text=True)
 
 
+def hexed(text):
+    return text.encode().hex()
+
+
 def main():
     if len(sys.argv) != 2:
         raise SystemExit(__doc__)
@@ -66,11 +70,11 @@ def main():
             code, out, err = probe.run("smith-living", "put", "smith.alice.movie-42", "47:23")
             expect(code == 0 and out.startswith("revision "), f"put: exit {code}: {out}{err}")
             code, out, err = probe.run("smith-bedroom", "get", "smith.alice.movie-42")
-            expect(code == 0 and out == "value 47:23\n", f"the other smith box's get: exit {code}: {out}{err}")
+            expect(code == 0 and out == f"value {hexed('47:23')}\n", f"the other smith box's get: exit {code}: {out}{err}")
             code, out, err = probe.run("smith-bedroom", "put", "smith.alice.movie-42", "0:10")
             expect(code == 0, f"the other smith box's put: exit {code}: {out}{err}")
             code, out, err = probe.run("smith-living", "watch", "smith.>")
-            expect(code == 0 and out == "key smith.alice.movie-42 0:10\nend\n", f"watch: exit {code}: {out}{err}")
+            expect(code == 0 and out == f"key smith.alice.movie-42 {hexed('0:10')}\nend\n", f"watch: exit {code}: {out}{err}")
             return "put, get, put again and watch by both smith devices"
 
         def refused(code, out, err, what):
@@ -89,7 +93,7 @@ def main():
             code, out, err = probe.run("jones-living", "put", "smith.alice.movie-42", "99:99")
             refused(code, out, err, "jones's put of a smith key")
             code, out, err = probe.run("smith-living", "get", "smith.alice.movie-42")
-            expect(code == 0 and out == "value 0:10\n", f"smith's value after jones's put: exit {code}: {out}{err}")
+            expect(code == 0 and out == f"value {hexed('0:10')}\n", f"smith's value after jones's put: exit {code}: {out}{err}")
             return out.strip()
 
         def foreign_watch():
@@ -98,7 +102,7 @@ def main():
             code, out, err = probe.run("jones-living", "watch", "smith.>")
             expect(code == 0 and out == "end\n", f"jones's watch of smith keys saw something: exit {code}: {out}{err}")
             code, out, err = probe.run("jones-living", "watch", ">")
-            expect(code == 0 and out == "key jones.bob.film-7 12:00\nend\n",
+            expect(code == 0 and out == f"key jones.bob.film-7 {hexed('12:00')}\nend\n",
                    f"jones's watch of every key: exit {code}: {out}{err}")
             return "jones's watches see jones's key only"
 
@@ -112,9 +116,9 @@ def main():
                     code, out, err = probe.run("smith-living", "put", "smith.alice.movie-42", value)
                     expect(code == 0, f"smith's put: exit {code}: {out}{err}")
                     code, out, err = probe.run("smith-bedroom", "get", "smith.alice.movie-42")
-                    expect(code == 0 and out == f"value {value}\n", f"smith's get: exit {code}: {out}{err}")
+                    expect(code == 0 and out == f"value {hexed(value)}\n", f"smith's get: exit {code}: {out}{err}")
                     code, out, err = probe.run("smith-bedroom", "watch", "smith.>")
-                    expect(code == 0 and f"key smith.alice.movie-42 {value}\n" in out, f"smith's watch: {out}{err}")
+                    expect(code == 0 and f"key smith.alice.movie-42 {hexed(value)}\n" in out, f"smith's watch: {out}{err}")
                 out, err = sniffer.communicate(timeout=PROBE_TIMEOUT)
             finally:
                 if sniffer.poll() is None:
