@@ -4,6 +4,7 @@
  *                                       put VALUE's bytes; prints "revision N"
  *   kv-probe URL USER get KEY           prints "value HEX"; exit 3 if the key has no value
  *   kv-probe URL USER watch PATTERN     prints "key KEY HEX" for each key's latest value, then "end"
+ *   kv-probe URL USER delete-bucket     deletes the bucket (js_DeleteKeyValue); prints "deleted"
  *   kv-probe URL USER sniff SUBJECT S   subscribes to SUBJECT for S seconds; prints "msg SUBJECT HEX"
  *                                       for each message
  *
@@ -85,7 +86,7 @@ static void print_hex(const void *bytes, int length) {
 
 int main(int argc, char **argv) {
     if (argc < 4) {
-        fprintf(stderr, "usage: kv-probe URL USER put KEY VALUE | get KEY | watch PATTERN | sniff SUBJECT SECONDS\n");
+        fprintf(stderr, "usage: kv-probe URL USER put KEY VALUE | get KEY | watch PATTERN | delete-bucket | sniff SUBJECT SECONDS\n");
         return 64;
     }
     const char *password = getenv("KV_PROBE_PASSWORD");
@@ -163,6 +164,11 @@ int main(int argc, char **argv) {
         kvWatcher_Stop(watcher);
         kvWatcher_Destroy(watcher);
         kvStore_Destroy(kv);
+    } else if (strcmp(command, "delete-bucket") == 0 && argc == 4) {
+        s = js_DeleteKeyValue(js, BUCKET);
+        if (s != NATS_OK)
+            fail(nc, "delete-bucket", s);
+        printf("deleted\n");
     } else if (strcmp(command, "sniff") == 0 && argc == 6) {
         natsSubscription *sub = NULL;
         s = natsConnection_SubscribeSync(&sub, nc, argv[4]);

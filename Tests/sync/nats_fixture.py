@@ -34,6 +34,7 @@ class NatsServer:
     def __init__(self, work_dir, binary="nats-server"):
         self.binary = binary
         self.work = work_dir
+        os.makedirs(work_dir, exist_ok=True)
         self.port = free_port()
         self.url = f"nats://127.0.0.1:{self.port}"
         self.store = os.path.join(work_dir, "jetstream")

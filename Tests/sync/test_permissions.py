@@ -129,6 +129,13 @@ def main():
             expect(not heard, f"jones heard {len(heard)} of smith's replies, on {heard[0].split()[1]} first" if heard else "")
             return "nothing heard on _INBOX.> during 6 smith calls"
 
+        def no_bucket_admin():
+            code, out, err = probe.run("smith-living", "delete-bucket")
+            refused(code, out, err, "smith's deletion of its own bucket")
+            code, out, err = probe.run("smith-bedroom", "get", "smith.alice.movie-42")
+            expect(code == 0 and out.startswith("value "), f"smith's key after the refused deletion: {out}{err}")
+            return out.strip()
+
         def logged():
             log = nats.log_text()
             for subject in ("$KV.snapback.smith.alice.movie-42",
@@ -141,6 +148,7 @@ def main():
         check("another household's credentials cannot write its keys", foreign_write)
         check("another household's watch does not see its keys", foreign_watch)
         check("another household hears none of its replies", foreign_replies)
+        check("a device cannot delete its household's bucket", no_bucket_admin)
         check("the server logs the refusals", logged)
     if FAILURES:
         print(f"{len(FAILURES)} check(s) failed: {', '.join(FAILURES)}")
