@@ -8,9 +8,11 @@ SWIFT       ?= swift
 # access tests), man-db and groff-base the man page checks, binutils strip for `make install`, valgrind
 # (callgrind) the hot path's instruction and allocation budget; gcc, g++ and libglib2.0-dev libsnapback,
 # the check that its header is valid C++, and the GLib example; python3-protobuf the Swift wire mapping's
-# generator (scripts/gen-wire.py, `make proto` and `make check-proto`).
+# generator (scripts/gen-wire.py, `make proto` and `make check-proto`); libnats-dev the sync agent's NATS
+# client, nats-server its end-to-end tests.
 APT_PACKAGES := pkg-config libuv1-dev libprotobuf-c-dev protobuf-c-compiler libsqlite3-dev python3 \
-	python3-protobuf systemd util-linux man-db groff-base binutils valgrind gcc g++ libglib2.0-dev
+	python3-protobuf systemd util-linux man-db groff-base binutils valgrind gcc g++ libglib2.0-dev \
+	libnats-dev nats-server
 SOCKET      ?= .run/snapbackd.sock
 STATE_DIR   ?= .run/state
 LOG_LEVEL   ?= info
@@ -63,7 +65,8 @@ demo: release ## Start snapbackd and a scripted player that tells the seeds' sto
 test: deps check-proto lint ## Lint, build, run unit, wire and daemon integration tests, mpv, GStreamer and household sync end to end, then the systemd, install, footprint and budget checks
 	$(SWIFT) build
 	$(MAKE) --no-print-directory $(UV_ECHO)
-	SNAPBACKD_BIN=$(CURDIR)/$(DEBUG_BIN)/snapbackd SNAPBACK_UV_ECHO=$(CURDIR)/$(UV_ECHO) $(SWIFT) test --parallel \
+	SNAPBACKD_BIN=$(CURDIR)/$(DEBUG_BIN)/snapbackd SNAPBACK_SYNC_BIN=$(CURDIR)/$(DEBUG_BIN)/snapback-sync \
+		SNAPBACK_UV_ECHO=$(CURDIR)/$(UV_ECHO) $(SWIFT) test --parallel \
 		--skip MonthSoakTests
 	@# Alone in its process: it checks the process's heap, which other suites running beside it add to.
 	$(SWIFT) test --filter MonthSoakTests

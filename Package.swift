@@ -18,6 +18,8 @@
 //   SnapbackFuzzing   bytes from a peer through decoder + mapping + timeline, for libFuzzer and the tests
 //   snapback-fuzz     the libFuzzer entry point over decoder, request decoding and timeline
 //   snapback-fuzz-daemon  the libFuzzer entry point over the whole service, in process
+//   SnapbackSync      the household sync agent's logic: config, key encoding, outbox, the exchange
+//   snapback-sync     the sync agent executable (only `main`): snapbackd's Sync service <-> NATS KV
 import PackageDescription
 
 // The release daemon's speed levers, each opt-in (perf/README.md: what each does and the figure that keeps
@@ -83,6 +85,7 @@ let package = Package(
     products: [
         .executable(name: "snapbackd", targets: ["snapbackd"]),
         .executable(name: "snapback", targets: ["snapback"]),
+        .executable(name: "snapback-sync", targets: ["snapback-sync"]),
         .library(name: "SnapbackTimeline", targets: ["SnapbackTimeline"])
     ],
     dependencies: [
@@ -95,6 +98,10 @@ let package = Package(
         .systemLibrary(
             name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]),
+        // The NATS C client, for the sync agent only (snapbackd links no network library).
+        .systemLibrary(
+            name: "CNats", path: "Sources/CNats", pkgConfig: "libnats",
+            providers: [.apt(["libnats-dev"])]),
         .target(
             name: "CSnapbackProto",
             path: "Sources/CSnapbackProto",
@@ -125,6 +132,10 @@ let package = Package(
             name: "snapbackd", dependencies: ["SnapbackDaemon"],
             swiftSettings: functionSections + profileGuided + freshObjects, linkerSettings: smallDaemon),
         .executableTarget(name: "snapback-fuzz", dependencies: ["SnapbackFuzzing"]),
+        .target(
+            name: "SnapbackSync",
+            dependencies: ["SnapbackClient", "SnapbackWire", "SnapbackTimeline", "SnapbackCLI", "CSQLite", "CNats"]),
+        .executableTarget(name: "snapback-sync", dependencies: ["SnapbackSync"]),
         .executableTarget(name: "snapback-fuzz-daemon", dependencies: ["SnapbackFuzzing"]),
         .executableTarget(
             name: "snapback",
@@ -163,12 +174,16 @@ let package = Package(
             dependencies: ["SnapbackWire", "CSnapbackProto", "SnapbackFuzzing", "SnapbackTestSupport"]),
         .testTarget(
             name: "SnapbackStoreTests", dependencies: ["SnapbackStore", "SnapbackTimeline", "CSQLite", "SnapbackTestSupport"]),
+        .testTarget(
+            name: "SnapbackSyncTests",
+            dependencies: ["SnapbackSync", "SnapbackClient", "SnapbackWire", "SnapbackTimeline", "SnapbackTestSupport", "CSQLite"]
+        ),
         .testTarget(name: "SnapbackCLITests", dependencies: ["SnapbackCLI", "SnapbackWire", "SnapbackTimeline"]),
         .testTarget(
             name: "SnapbackDaemonTests",
             dependencies: [
                 "SnapbackClient", "SnapbackWire", "CSnapbackProto", "SnapbackDaemon", "SnapbackEmbedded", "SnapbackStore",
-                "SnapbackFuzzing", "SnapbackTestSupport", "CLinux"
+                "SnapbackFuzzing", "SnapbackTestSupport", "CLinux", "SnapbackSync", "SnapbackCLI"
             ]
         )
     ]

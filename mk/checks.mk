@@ -26,7 +26,8 @@ BUDGET_BINARY_KIB   := 10240
 
 check-systemd: deps ## systemd-analyze verify the units and score their sandbox (exposure at most 1.0); lint the man pages
 	$(SWIFT) build --product snapbackd
-	@scripts/check-systemd.sh $(CURDIR)/$(DEBUG_BIN)/snapbackd
+	$(SWIFT) build --product snapback-sync
+	@scripts/check-systemd.sh $(CURDIR)/$(DEBUG_BIN)/snapbackd $(CURDIR)/$(DEBUG_BIN)/snapback-sync
 
 check-install: release ## make install into a temporary DESTDIR, check the tree, then make uninstall
 	@scripts/check-install.sh

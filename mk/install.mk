@@ -1,8 +1,10 @@
 # make install and make uninstall (PREFIX, DESTDIR and the directories are set in the Makefile, before
 # the includes that install into them).
-INSTALLED   := $(BINDIR)/snapbackd $(BINDIR)/snapback \
-	$(UNITDIR)/snapbackd.service $(UNITDIR)/snapbackd.socket $(SYSUSERSDIR)/snapback.conf \
+INSTALLED   := $(BINDIR)/snapbackd $(BINDIR)/snapback $(BINDIR)/snapback-sync \
+	$(UNITDIR)/snapbackd.service $(UNITDIR)/snapbackd.socket $(UNITDIR)/snapback-sync.service \
+	$(SYSUSERSDIR)/snapback.conf $(SYSCONFDIR)/snapback/sync.conf.example \
 	$(MANDIR)/man8/snapbackd.8 $(MANDIR)/man5/snapbackd.conf.5 $(MANDIR)/man1/snapback.1 \
+	$(MANDIR)/man8/snapback-sync.8 \
 	$(BASHCOMPDIR)/snapback $(ZSHCOMPDIR)/_snapback $(FISHCOMPDIR)/snapback.fish \
 	$(patsubst proto/%,$(INCLUDEDIR)/%,$(wildcard proto/snapback/v1/*.proto)) \
 	$(DOCDIR)/PROTOCOL.md $(DOCDIR)/policy.md \
@@ -17,16 +19,21 @@ install: release install-lib ## Install binaries (stripped), units, config, man 
 		$(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(INCLUDEDIR)/snapback/v1 $(DESTDIR)$(DOCDIR) \
 		$(DESTDIR)$(SYSCONFDIR)/snapback/snapbackd.conf.d \
 		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
-	install -m 0755 -s $(RELEASE_BIN)/snapbackd $(RELEASE_BIN)/snapback $(DESTDIR)$(BINDIR)/
+	install -m 0755 -s $(RELEASE_BIN)/snapbackd $(RELEASE_BIN)/snapback $(RELEASE_BIN)/snapback-sync $(DESTDIR)$(BINDIR)/
 	sed 's#^ExecStart=/usr/local/bin/snapbackd #ExecStart=$(BINDIR)/snapbackd #' systemd/snapbackd.service \
 		> $(DESTDIR)$(UNITDIR)/snapbackd.service
-	chmod 0644 $(DESTDIR)$(UNITDIR)/snapbackd.service
+	sed 's#^ExecStart=/usr/local/bin/snapback-sync #ExecStart=$(BINDIR)/snapback-sync #' systemd/snapback-sync.service \
+		> $(DESTDIR)$(UNITDIR)/snapback-sync.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/snapbackd.service $(DESTDIR)$(UNITDIR)/snapback-sync.service
 	install -m 0644 systemd/snapbackd.socket $(DESTDIR)$(UNITDIR)/
 	install -m 0644 systemd/snapback.sysusers $(DESTDIR)$(SYSUSERSDIR)/snapback.conf
 	sed 's#PREFIX/#$(PREFIX)/#g' docs/man/snapbackd.8 > $(DESTDIR)$(MANDIR)/man8/snapbackd.8
 	chmod 0644 $(DESTDIR)$(MANDIR)/man8/snapbackd.8
 	install -m 0644 docs/man/snapbackd.conf.5 $(DESTDIR)$(MANDIR)/man5/
 	install -m 0644 docs/man/snapback.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 docs/man/snapback-sync.8 $(DESTDIR)$(MANDIR)/man8/
+	@# The agent's example only: snapback-sync.service starts once the operator writes sync.conf.
+	install -m 0644 config/sync.conf $(DESTDIR)$(SYSCONFDIR)/snapback/sync.conf.example
 	@# The completions are argument-parser's, generated from the binary being installed: true to its commands.
 	$(RELEASE_BIN)/snapback --generate-completion-script bash > $(DESTDIR)$(BASHCOMPDIR)/snapback
 	$(RELEASE_BIN)/snapback --generate-completion-script zsh > $(DESTDIR)$(ZSHCOMPDIR)/_snapback

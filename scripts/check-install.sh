@@ -83,6 +83,10 @@ for prefix in /usr/local /opt/snapback; do
         echo "/etc/snapback/snapbackd.conf"
         echo "$prefix/bin/snapback"
         echo "$prefix/bin/snapbackd"
+        echo "$prefix/bin/snapback-sync"
+        echo "/etc/snapback/sync.conf.example"
+        echo "$prefix/lib/systemd/system/snapback-sync.service"
+        echo "$prefix/share/man/man8/snapback-sync.8"
         echo "$prefix/include/snapback/snapback.h"
         echo "$prefix/lib/libsnapback.a"
         echo "$prefix/lib/libsnapback.so.0.2.0"
@@ -106,6 +110,13 @@ for prefix in /usr/local /opt/snapback; do
 
     grep -qx "ExecStart=$prefix/bin/snapbackd --state-dir /var/lib/snapback --socket /run/snapback/snapbackd.sock" \
         "$dest$prefix/lib/systemd/system/snapbackd.service" || fail "ExecStart= not rewritten to $prefix/bin"
+    grep -qx "ExecStart=$prefix/bin/snapback-sync --config /etc/snapback/sync.conf" \
+        "$dest$prefix/lib/systemd/system/snapback-sync.service" || fail "snapback-sync ExecStart= not rewritten to $prefix/bin"
+    # The agent's example, with its two required keys set, is valid.
+    { cat "$dest/etc/snapback/sync.conf.example"; echo "servers = nats://127.0.0.1:4222"; echo "household = A"; } \
+        >"$tmp/sync.conf"
+    "$dest$prefix/bin/snapback-sync" --check-config --config "$tmp/sync.conf" >/dev/null \
+        || fail "the installed sync.conf.example with servers and household is refused"
     grep -q "$prefix/include/snapback/v1/" "$dest$prefix/share/man/man8/snapbackd.8" \
         || fail "snapbackd(8) does not name $prefix/include/snapback/v1/"
     # The completions are the installed binary's, and complete its commands.
@@ -118,7 +129,7 @@ for prefix in /usr/local /opt/snapback; do
     if grep -qi bench "$tmp/help.txt" "$dest$prefix/share/zsh/site-functions/_snapback"; then
         fail "the installed snapback lists a bench command"
     fi
-    for binary in snapbackd snapback; do
+    for binary in snapbackd snapback snapback-sync; do
         if readelf -S "$dest$prefix/bin/$binary" | grep -q '\.symtab'; then fail "$binary is not stripped"; fi
     done
     # The default configuration is valid and is the built-in defaults.

@@ -14,6 +14,34 @@ struct StatusCommand: ParsableCommand {
 
     @OptionGroup var socket: SocketOption
     @OptionGroup var output: JSONOption
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The sync agent's status file (default: $SNAPBACK_SYNC_STATUS, else \(defaultSyncStatusPath)).",
+            valueName: "path"),
+        completion: .file())
+    var syncStatus: String?
+
+    static let defaultSyncStatusPath = "/run/snapback-sync/status"
+
+    /// The household sync agent's status, when its status file is there (snapback-sync(8)); nil when the
+    /// agent does not run (no file, or the file of an agent that is gone).
+    func syncAgentStatus() -> SyncStatus? {
+        var path = Self.defaultSyncStatusPath
+        if let env = getenv("SNAPBACK_SYNC_STATUS"), env.pointee != 0 { path = String(cString: env) }
+        if let syncStatus { path = syncStatus }
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: 8192)
+        let count = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        guard count > 0, let status = SyncStatus.parse(String(decoding: bytes[..<count], as: UTF8.self)) else {
+            return nil
+        }
+        // An agent that was killed leaves its file behind (outside systemd's runtime directory).
+        if status.pid > 0, kill(status.pid, 0) != 0, errno == ESRCH { return nil }
+        return status
+    }
 
     func run() throws {
         let path = socket.path
@@ -22,7 +50,11 @@ struct StatusCommand: ParsableCommand {
         let status: StatusReply = try client.call(.getStatus)
         let hello = client.hello
         if output.json {
-            say(JSON.object(["socket": .string(path), "hello": hello.json, "status": status.json]).rendered)
+            say(
+                JSON.object([
+                    "socket": .string(path), "hello": hello.json, "status": status.json,
+                    "sync": SyncStatus.json(syncAgentStatus())
+                ]).rendered)
             return
         }
         let presets = hello.policyPresets.map { $0 == hello.defaultPolicyPreset ? "\($0) (default)" : $0 }
@@ -42,6 +74,14 @@ struct StatusCommand: ParsableCommand {
         row("max queued", "\(hello.maxOutboundQueueBytes) bytes per connection")
         row("max breaks", "\(hello.maxBreaksPerSession) per session")
         row("presets", presets.joined(separator: ", "))
+        if let sync = syncAgentStatus() {
+            var now = timespec()
+            clock_gettime(CLOCK_REALTIME, &now)
+            row("sync", sync.summary(now: Double(now.tv_sec)))
+            if !sync.lastError.isEmpty { row("sync error", sync.lastError) }
+        } else {
+            row("sync", "not running")
+        }
     }
 
     private func row(_ name: String, _ value: String) {

@@ -39,10 +39,13 @@ import Testing
 
     @Test func statusInTextAndJSON() throws {
         let daemon = try DaemonHarness()
-        let (status, text) = try Self.run(daemon, ["status"])
+        let noAgent = ["--sync-status", daemon.directory.appendingPathComponent("no-status").path]
+        let (status, text) = try Self.run(daemon, ["status"] + noAgent)
         #expect(status == 0, "\(text)")
         #expect(text.contains("snapbackd ") && text.contains("presets"), "\(text)")
-        let json = try Self.json(daemon, ["status"])
+        #expect(text.hasSuffix("  sync         not running\n"), "\(text)")
+        let json = try Self.json(daemon, ["status"] + noAgent)
+        #expect((json["sync"] as? [String: Any])?["state"] as? String == "not running")
         let hello = try #require(json["hello"] as? [String: Any])
         #expect(hello["server_name"] as? String == "snapbackd")
         #expect((json["status"] as? [String: Any])?["protocol_version"] as? Int == 1)

@@ -1,0 +1,114 @@
+/// The bucket's keys (snapback-sync(8), docs/sync.md):
+///
+/// - `<household>.<profile>.<content>`: the record (bookmark or tombstone) of one bookmark key;
+/// - `<household>.=watched.<content>`: the watched breaks of one content (of every profile, as the store
+///   keeps them).
+///
+/// NATS keys are tokens of `A-Z a-z 0-9 - _ / =` separated by `.`; a token may not be empty. Profile and
+/// content ids are any UTF-8, so each is written with its bytes outside `A-Z a-z 0-9 - _ /` as `=XX`
+/// (two upper-case hex digits; `=` itself is `=3D`), and the empty id as a lone `=`. Ids of plain
+/// characters read as themselves (`movie-42`), which keeps `nats kv ls` readable. `=watched` is no
+/// encoded id (`=w` is no escape), so the two kinds of key never meet.
+public enum KeyCodec {
+    /// The token that stands in a watched-breaks key where a record key has its profile.
+    public static let watchedToken = "=watched"
+    /// The longest key sent: a subject travels in the NATS protocol's control line, 4,096 bytes by default
+    /// with the bucket's `$KV.<bucket>.` prefix and the reply subject. An id whose key would be longer
+    /// (over ~1 KiB of escaped bytes) does not sync; the agent logs it.
+    public static let maxKeyBytes = 3072
+
+    /// A byte that stands for itself in an encoded token.
+    @inline(__always)
+    static func isPlain(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "/"):
+            return true
+        default:
+            return false
+        }
+    }
+
+    private static let hexDigits = Array("0123456789ABCDEF".utf8)
+
+    /// One id as a key token (never empty, only key characters, no `.`).
+    public static func encode(_ id: String) -> String {
+        if id.isEmpty { return "=" }
+        var out: [UInt8] = []
+        out.reserveCapacity(id.utf8.count)
+        for byte in id.utf8 {
+            if isPlain(byte) {
+                out.append(byte)
+            } else {
+                out.append(UInt8(ascii: "="))
+                out.append(hexDigits[Int(byte >> 4)])
+                out.append(hexDigits[Int(byte & 0xf)])
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The id a token encodes; nil for a token ``encode(_:)`` never writes (a bad escape, a byte outside
+    /// the alphabet, bytes that are not UTF-8, or a non-canonical spelling such as `=61` for `a`).
+    public static func decode(_ token: Substring) -> String? {
+        if token == "=" { return "" }
+        let bytes = Array(token.utf8)
+        guard !bytes.isEmpty else { return nil }
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var i = 0
+        while i < bytes.count {
+            let byte = bytes[i]
+            if isPlain(byte) {
+                out.append(byte)
+                i += 1
+                continue
+            }
+            guard byte == UInt8(ascii: "="), i + 2 < bytes.count, let high = hexValue(bytes[i + 1]),
+                let low = hexValue(bytes[i + 2])
+            else { return nil }
+            let decoded = high << 4 | low
+            if isPlain(decoded) { return nil }
+            out.append(decoded)
+            i += 3
+        }
+        // Escapes of bytes that are not UTF-8 are refused: every id is valid UTF-8.
+        guard let text = String(validating: out, as: UTF8.self) else { return nil }
+        return text
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+
+    /// What a key of the household names.
+    public enum Key: Equatable, Sendable {
+        case record(profile: String, contentId: String)
+        case watched(contentId: String)
+    }
+
+    /// The key of a record or of a content's watched breaks; nil when it would pass ``maxKeyBytes``.
+    public static func key(household: String, _ key: Key) -> String? {
+        let text: String
+        switch key {
+        case .record(let profile, let contentId): text = "\(household).\(encode(profile)).\(encode(contentId))"
+        case .watched(let contentId): text = "\(household).\(watchedToken).\(encode(contentId))"
+        }
+        return text.utf8.count <= maxKeyBytes ? text : nil
+    }
+
+    /// The key's meaning, if it is a key of `household` that the agent writes; nil for anything else.
+    public static func parse(_ key: String, household: String) -> Key? {
+        let tokens = key.split(separator: ".", omittingEmptySubsequences: false)
+        guard tokens.count == 3, tokens[0] == household, let contentId = decode(tokens[2]), !contentId.isEmpty else {
+            return nil
+        }
+        if tokens[1] == watchedToken { return .watched(contentId: contentId) }
+        guard let profile = decode(tokens[1]) else { return nil }
+        return .record(profile: profile, contentId: contentId)
+    }
+}

@@ -1,0 +1,236 @@
+import CNats
+import Glibc
+
+/// A failed NATS call: the library's status and its last error text.
+public struct NatsError: Error, CustomStringConvertible {
+    public var status: natsStatus
+    public var text: String
+
+    init(_ status: natsStatus, _ what: String) {
+        var last = natsStatus(0)
+        let detail = nats_GetLastError(&last).map { String(cString: $0) } ?? ""
+        let name = String(cString: natsStatus_GetText(status))
+        text = "\(what): \(detail.isEmpty ? name : detail)"
+        self.status = status
+    }
+
+    public var description: String { text }
+
+    /// The server refused a compare-and-set: the key moved on since it was read.
+    var isConflict: Bool { text.contains("wrong last sequence") || text.contains("key exists") }
+}
+
+/// One entry the watcher delivered, copied out of the library's memory.
+public struct KVEntry: Sendable {
+    public var key: String
+    /// Empty for a delete or purge marker.
+    public var value: [UInt8]
+    public var revision: UInt64
+    public var deleted: Bool
+}
+
+/// The agent's connection to NATS and its key-value bucket, over the C client (libnats 3.4). The client
+/// connects and reconnects by itself in its own threads (with `retry` and unlimited reconnects, a server
+/// that is down at start is retried like one lost later); this object is used from the agent's one thread.
+final class NatsKV {
+    private var connection: OpaquePointer?
+    private var jetStream: OpaquePointer?
+    private var store: OpaquePointer?
+    private var watcher: OpaquePointer?
+    private var statistics: OpaquePointer?
+    private let configuration: SyncConfiguration
+    /// The reconnect count when the watcher was made: a reconnect makes a new one (its replay of the
+    /// household's current values is merged again, which changes nothing that is already merged).
+    private var watcherReconnects: UInt64 = 0
+    private(set) var watcherCaughtUp = false
+
+    init(configuration: SyncConfiguration, password: String?) throws(NatsError) {
+        self.configuration = configuration
+        var options: OpaquePointer?
+        var status = natsOptions_Create(&options)
+        guard status == NATS_OK, let options else { throw NatsError(status, "options") }
+        defer { natsOptions_Destroy(options) }
+        func check(_ status: natsStatus, _ what: String) throws(NatsError) {
+            guard status == NATS_OK else { throw NatsError(status, what) }
+        }
+        var urls = configuration.servers.map { strdup($0) }
+        defer { urls.forEach { free($0) } }
+        status = urls.withUnsafeMutableBufferPointer { buffer in
+            buffer.baseAddress!.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: buffer.count) {
+                natsOptions_SetServers(options, $0, Int32(buffer.count))
+            }
+        }
+        try check(status, "servers")
+        try check(natsOptions_SetName(options, "snapback-sync \(configuration.household)"), "name")
+        if let file = configuration.credentialsFile {
+            try check(natsOptions_SetUserCredentialsFromFiles(options, file, nil), "credentials-file \(file)")
+        }
+        if let user = configuration.user {
+            try check(natsOptions_SetUserInfo(options, user, password ?? ""), "user")
+        }
+        if configuration.tlsCA != nil || configuration.tlsCert != nil
+            || configuration.servers.contains(where: { $0.hasPrefix("tls://") })
+        {
+            try check(natsOptions_SetSecure(options, true), "tls")
+        }
+        if let ca = configuration.tlsCA { try check(natsOptions_LoadCATrustedCertificates(options, ca), "tls-ca \(ca)") }
+        if let cert = configuration.tlsCert, let key = configuration.tlsKey {
+            try check(natsOptions_LoadCertificatesChain(options, cert, key), "tls-cert \(cert)")
+        }
+        // Offline first: a failed connect is retried in the background like a lost connection, for ever,
+        // every 2 s (±1 s, so that a household's boxes do not come back in step after an outage).
+        try check(natsOptions_SetTimeout(options, 5000), "timeout")
+        try check(natsOptions_SetMaxReconnect(options, -1), "max reconnect")
+        try check(natsOptions_SetReconnectWait(options, 2000), "reconnect wait")
+        try check(natsOptions_SetReconnectJitter(options, 1000, 2000), "reconnect jitter")
+        try check(natsOptions_SetPingInterval(options, 20_000), "ping interval")
+        try check(natsOptions_SetRetryOnFailedConnect(options, true, { _, _ in }, nil), "retry")
+        status = natsConnection_Connect(&connection, options)
+        guard status == NATS_OK || status == NATS_NOT_YET_CONNECTED, connection != nil else {
+            throw NatsError(status, "connect")
+        }
+        var jsOptions = jsOptions()
+        try check(jsOptions_Init(&jsOptions), "jetstream options")
+        jsOptions.Wait = 5000
+        try check(natsConnection_JetStream(&jetStream, connection, &jsOptions), "jetstream")
+        try check(natsStatistics_Create(&statistics), "statistics")
+    }
+
+    deinit {
+        closeWatcher()
+        if let store { kvStore_Destroy(store) }
+        if let jetStream { jsCtx_Destroy(jetStream) }
+        if let connection { natsConnection_Destroy(connection) }
+        if let statistics { natsStatistics_Destroy(statistics) }
+    }
+
+    var isConnected: Bool {
+        guard let connection else { return false }
+        return natsConnection_Status(connection) == NATS_CONN_STATUS_CONNECTED
+    }
+
+    var connectedURL: String {
+        guard let connection else { return "" }
+        var buffer = [CChar](repeating: 0, count: 512)
+        guard natsConnection_GetConnectedUrl(connection, &buffer, buffer.count) == NATS_OK else { return "" }
+        return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    private var reconnects: UInt64 {
+        guard let connection, let statistics, natsConnection_GetStats(connection, statistics) == NATS_OK else { return 0 }
+        var count: UInt64 = 0
+        natsStatistics_GetCounts(statistics, nil, nil, nil, nil, &count)
+        return count
+    }
+
+    /// The bucket, bound (or created with the configuration's history and replicas when it does not
+    /// exist) once connected.
+    func bucket() throws(NatsError) -> OpaquePointer {
+        if let store { return store }
+        var kv: OpaquePointer?
+        var status = js_KeyValue(&kv, jetStream, configuration.bucket)
+        if status == NATS_NOT_FOUND {
+            var config = kvConfig()
+            kvConfig_Init(&config)
+            status = configuration.bucket.withCString { name in
+                config.Bucket = name
+                config.History = UInt8(clamping: configuration.history)
+                config.Replicas = Int32(clamping: configuration.replicas)
+                config.StorageType = js_FileStorage
+                return js_CreateKeyValue(&kv, jetStream, &config)
+            }
+        }
+        guard status == NATS_OK, let kv else { throw NatsError(status, "bucket \(configuration.bucket)") }
+        store = kv
+        return kv
+    }
+
+    /// The key's current value and revision; nil when it is absent or deleted.
+    func get(_ key: String) throws(NatsError) -> (value: [UInt8], revision: UInt64)? {
+        let kv = try bucket()
+        var entry: OpaquePointer?
+        let status = kvStore_Get(&entry, kv, key)
+        if status == NATS_NOT_FOUND { return nil }
+        guard status == NATS_OK, let entry else { throw NatsError(status, "get \(key)") }
+        defer { kvEntry_Destroy(entry) }
+        return (Self.value(of: entry), kvEntry_Revision(entry))
+    }
+
+    enum WriteResult {
+        case written(revision: UInt64)
+        /// Another write came first: read again and decide again.
+        case conflict
+    }
+
+    /// Writes `value` if the key is still at `revision` (nil: if it is absent or deleted).
+    func write(_ key: String, _ value: [UInt8], expecting revision: UInt64?) throws(NatsError) -> WriteResult {
+        let kv = try bucket()
+        var written: UInt64 = 0
+        let status = value.withUnsafeBytes { raw in
+            if let revision {
+                kvStore_Update(&written, kv, key, raw.baseAddress, Int32(clamping: raw.count), revision)
+            } else {
+                kvStore_Create(&written, kv, key, raw.baseAddress, Int32(clamping: raw.count))
+            }
+        }
+        if status == NATS_OK { return .written(revision: written) }
+        let error = NatsError(status, "write \(key)")
+        if error.isConflict { return .conflict }
+        throw error
+    }
+
+    /// Makes the watcher of `<household>.>` if there is none or the connection came back since.
+    func ensureWatcher() throws(NatsError) {
+        let count = reconnects
+        if watcher != nil, count == watcherReconnects { return }
+        closeWatcher()
+        let kv = try bucket()
+        var options = kvWatchOptions()
+        kvWatchOptions_Init(&options)
+        var made: OpaquePointer?
+        let status = kvStore_Watch(&made, kv, "\(configuration.household).>", &options)
+        guard status == NATS_OK, let made else { throw NatsError(status, "watch \(configuration.household).>") }
+        watcher = made
+        watcherReconnects = count
+        watcherCaughtUp = false
+    }
+
+    func closeWatcher() {
+        if let watcher {
+            kvWatcher_Stop(watcher)
+            kvWatcher_Destroy(watcher)
+        }
+        watcher = nil
+    }
+
+    var hasWatcher: Bool { watcher != nil }
+
+    /// The next entry of the watcher, waiting up to `milliseconds`; nil on time out or at the marker
+    /// that ends the initial values (``watcherCaughtUp`` turns true).
+    func next(waiting milliseconds: Int64) throws(NatsError) -> KVEntry? {
+        guard let watcher else { return nil }
+        var entry: OpaquePointer?
+        // The client refuses a wait of 0.
+        let status = kvWatcher_Next(&entry, watcher, max(1, milliseconds))
+        if status == NATS_TIMEOUT { return nil }
+        guard status == NATS_OK else {
+            closeWatcher()
+            throw NatsError(status, "watch")
+        }
+        guard let entry else {
+            watcherCaughtUp = true
+            return nil
+        }
+        defer { kvEntry_Destroy(entry) }
+        let operation = kvEntry_Operation(entry)
+        return KVEntry(
+            key: kvEntry_Key(entry).map { String(cString: $0) } ?? "", value: Self.value(of: entry),
+            revision: kvEntry_Revision(entry), deleted: operation != kvOp_Put)
+    }
+
+    private static func value(of entry: OpaquePointer) -> [UInt8] {
+        let count = Int(kvEntry_ValueLen(entry))
+        guard count > 0, let base = kvEntry_Value(entry) else { return [] }
+        return Array(UnsafeRawBufferPointer(start: base, count: count))
+    }
+}

@@ -1,0 +1,454 @@
+import CNats
+import Glibc
+import SnapbackCLI
+import SnapbackClient
+import SnapbackTimeline
+import SnapbackWire
+
+/// The agent: snapbackd's changes out to the household's bucket, the bucket's changes in to snapbackd
+/// (snapback-sync(8), docs/sync.md "The agent"). One thread, one loop; each turn:
+///
+/// 1. reads what snapbackd's `Sync/WatchChanges` stream has (waiting at most a millisecond), keeps this
+///    box's own changes in the outbox and moves the cursor, in one committed transaction;
+/// 2. while NATS is connected, sends the outbox's entries with compare-and-set, oldest first;
+/// 3. takes what the bucket's watcher has (waiting up to 200 ms when idle: the loop's only sleep) and
+///    merges it into snapbackd in `Sync/Merge` batches.
+///
+/// snapbackd is a server to the agent like to any player: playback never waits for the agent. Either side
+/// may be down; the agent retries both and keeps the outbox.
+public final class SyncAgent {
+    let configuration: SyncConfiguration
+    let outbox: Outbox
+    let nats: NatsKV
+    let log: (String) -> Void
+
+    private var local: SnapbackClient?
+    private var deviceId: String?
+    private var localRetryAt = ContinuousClock.now
+    private var localBackoff: Duration = .milliseconds(500)
+    private var localError: String?
+    private var bucketError: String?
+    private var natsDownSince: ContinuousClock.Instant? = ContinuousClock.now
+    private var lastExchange: Double = 0
+    private var lastError = ""
+    private var lastStatusText = ""
+    private var lastStatusWrite = ContinuousClock.now
+    private var idle = false
+    /// After a publish or a watcher error, NATS is tried again from this time on.
+    private var natsRetryAt = ContinuousClock.now
+
+    /// How long NATS may be unreachable before the status says offline rather than connecting.
+    static let offlineAfter: Duration = .seconds(30)
+
+    public init(configuration: SyncConfiguration, log: @escaping (String) -> Void) throws(AgentError) {
+        self.configuration = configuration
+        self.log = log
+        try makeDirectory(configuration.stateDirectory)
+        do {
+            outbox = try Outbox(path: configuration.stateDirectory + "/outbox.db")
+        } catch {
+            throw AgentError(description: "outbox: \(error)")
+        }
+        var password: String?
+        if let file = configuration.passwordFile {
+            guard let text = readFile(file, limit: 4096) else {
+                throw AgentError(description: "password-file \(file): cannot read it")
+            }
+            password = String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
+        }
+        do {
+            nats = try NatsKV(configuration: configuration, password: password)
+        } catch {
+            throw AgentError(description: "nats: \(error)")
+        }
+    }
+
+    /// Runs until `shouldStop` says so (checked every turn, at least every 200 ms).
+    public func run(shouldStop: () -> Bool) {
+        log(
+            "snapback-sync: household \(configuration.household), bucket \(configuration.bucket), servers \(configuration.servers.joined(separator: " "))"
+        )
+        while !shouldStop() {
+            turn()
+        }
+        writeStatus(force: true)
+    }
+
+    /// One turn of the loop (the tests drive it too).
+    func turn() {
+        let now = ContinuousClock.now
+        if local == nil, now >= localRetryAt { connectLocal() }
+        readLocal()
+        let connected = nats.isConnected
+        if connected {
+            natsDownSince = nil
+        } else if natsDownSince == nil {
+            natsDownSince = now
+            nats.closeWatcher()
+            log("snapback-sync: NATS connection lost; changes wait in the outbox")
+        }
+        if connected, now >= natsRetryAt {
+            publish()
+            readRemote()
+        } else {
+            // Nothing to wait on but snapbackd: wait for it (or for time to pass).
+            waitForLocal(milliseconds: 200)
+        }
+        writeStatus(force: false)
+    }
+
+    // MARK: snapbackd
+
+    private func connectLocal() {
+        do {
+            let client = try SnapbackClient(
+                socketPath: configuration.socket, clientName: "snapback-sync", timeout: .seconds(15))
+            let reply = try client.watchChanges(after: UInt64(clamping: try outbox.cursor()))
+            if let configured = configuration.deviceId, configured != reply.deviceId {
+                client.close()
+                failLocal(
+                    "device-id \(configured) in the configuration, but snapbackd signs this box's changes as \(reply.deviceId)",
+                    retry: .seconds(30))
+                return
+            }
+            if deviceId != reply.deviceId { log("snapback-sync: snapbackd at \(configuration.socket), device \(reply.deviceId)") }
+            local = client
+            deviceId = reply.deviceId
+            localError = nil
+            localBackoff = .milliseconds(500)
+            // The bucket's values are merged again over this connection: what arrived while snapbackd was
+            // away is not lost, and what was merged before changes nothing.
+            nats.closeWatcher()
+        } catch let error as SnapbackClientError {
+            let hint =
+                error.code == .permissionDenied
+                ? " (snapbackd serves the Sync calls to root and its admin groups: admin-groups in snapbackd.conf)" : ""
+            failLocal("snapbackd at \(configuration.socket): \(error)\(hint)", retry: nil)
+        } catch {
+            failLocal("outbox: \(error)", retry: nil)
+        }
+    }
+
+    private func failLocal(_ message: String, retry: Duration?) {
+        local?.close()
+        local = nil
+        if localError != message { log("snapback-sync: \(message)") }
+        localError = message
+        lastError = message
+        localRetryAt = ContinuousClock.now + (retry ?? localBackoff)
+        localBackoff = min(localBackoff * 2, .seconds(10))
+    }
+
+    /// Takes the changes snapbackd has sent (at most 512 a turn) into the outbox.
+    private func readLocal() {
+        guard let client = local, let deviceId else { return }
+        var changes: [SyncChange] = []
+        while changes.count < 512 {
+            do {
+                changes.append(try client.nextChange(timeout: .milliseconds(1)))
+            } catch .socket(.timedOut) {
+                break
+            } catch {
+                failLocal("snapbackd's change stream: \(error)", retry: nil)
+                break
+            }
+        }
+        guard let last = changes.last else { return }
+        idle = false
+        var entries: [(key: String, value: [UInt8])] = []
+        for change in changes {
+            switch change.change {
+            case .record(let record):
+                // Records merged from other boxes keep their origin's stamp: they are not sent back.
+                guard record.stamp.device.text == deviceId else { continue }
+                guard
+                    let key = KeyCodec.key(
+                        household: configuration.household, .record(profile: record.profile, contentId: record.contentId))
+                else {
+                    log(
+                        "snapback-sync: not synced (key over \(KeyCodec.maxKeyBytes) bytes): \(record.profile)/\(record.contentId)"
+                    )
+                    continue
+                }
+                entries.append((key, KVValue.encode(record)))
+            case .watched(let watched):
+                guard let key = KeyCodec.key(household: configuration.household, .watched(contentId: watched.contentId)) else {
+                    log(
+                        "snapback-sync: not synced (key over \(KeyCodec.maxKeyBytes) bytes): watched breaks of \(watched.contentId)"
+                    )
+                    continue
+                }
+                entries.append((key, KVValue.encode(watched)))
+            }
+        }
+        do {
+            try outbox.append(entries, cursor: last.seq, combine: Self.combine)
+        } catch {
+            // The cursor did not move: the same changes come again after the reconnect.
+            failLocal("outbox: \(error)", retry: .seconds(5))
+        }
+    }
+
+    /// A waiting entry and a new one of the same key: the new record, or the union of watched breaks.
+    static func combine(_ waiting: [UInt8], _ new: [UInt8]) -> [UInt8] {
+        guard let a = try? SyncMerge.decode(waiting), let b = try? SyncMerge.decode(new), a.records.isEmpty,
+            b.records.isEmpty, let content = b.watched.first?.contentId,
+            let union = KVValue.watched(waiting, contentId: content),
+            let more = KVValue.watched(new, contentId: content)
+        else { return new }
+        return KVValue.encode(WatchedBreaks.merge(union, more))
+    }
+
+    private func waitForLocal(milliseconds: Int32) {
+        guard let client = local else {
+            usleep(UInt32(milliseconds) * 1000)
+            return
+        }
+        var poller = pollfd(fd: client.socket.fd, events: Int16(POLLIN), revents: 0)
+        _ = poll(&poller, 1, milliseconds)
+    }
+
+    private func merge(records: [SyncRecord], watched: [WatchedBreaks]) -> Bool {
+        guard !records.isEmpty || !watched.isEmpty else { return true }
+        guard let client = local else { return false }
+        do {
+            let _: MergeReply = try client.call(.merge(SyncMerge(records: records, watched: watched)))
+            lastExchange = wallSeconds()
+            return true
+        } catch {
+            failLocal("merge into snapbackd: \(error)", retry: nil)
+            return false
+        }
+    }
+
+    // MARK: NATS
+
+    private func natsFailed(_ error: NatsError) {
+        let message = "nats: \(error)"
+        if lastError != message { log("snapback-sync: \(message)") }
+        lastError = message
+        nats.closeWatcher()
+        natsRetryAt = ContinuousClock.now + .seconds(2)
+    }
+
+    /// Sends the outbox's entries, oldest first, until it is empty or NATS fails.
+    private func publish() {
+        while true {
+            let entries: [Outbox.Entry]
+            do {
+                entries = try outbox.first(32)
+            } catch {
+                lastError = "outbox: \(error)"
+                return
+            }
+            if entries.isEmpty { return }
+            idle = false
+            for entry in entries {
+                do {
+                    guard try publish(entry) else { return }
+                    try outbox.remove(id: entry.id)
+                    lastExchange = wallSeconds()
+                } catch let error as NatsError {
+                    if error.text.contains("bucket") { bucketError = error.text }
+                    natsFailed(error)
+                    return
+                } catch {
+                    lastError = "outbox: \(error)"
+                    return
+                }
+            }
+        }
+    }
+
+    /// Publishes one entry: true once the bucket holds it or a record that wins over it; false if it must
+    /// wait (snapbackd away when the bucket's record had to be merged).
+    private func publish(_ entry: Outbox.Entry) throws(NatsError) -> Bool {
+        guard let key = KeyCodec.parse(entry.key, household: configuration.household) else { return true }
+        bucketError = nil
+        // A conflict means another box wrote the key between the read and the write: read and decide
+        // again. Each round is a round trip; a key written by every box at once settles in a few.
+        for _ in 0..<16 {
+            let current = try nats.get(entry.key)
+            let step: PublishStep
+            switch key {
+            case .record(let profile, let contentId):
+                guard let mine = KVValue.record(entry.value, profile: profile, contentId: contentId) else { return true }
+                step = .record(mine, remote: current.flatMap { KVValue.record($0.value, profile: profile, contentId: contentId) })
+            case .watched(let contentId):
+                guard let mine = KVValue.watched(entry.value, contentId: contentId) else { return true }
+                step = .watched(mine, remote: current.flatMap { KVValue.watched($0.value, contentId: contentId) })
+            }
+            switch step {
+            case .nothing:
+                return true
+            case .mergeLocally(let record):
+                return merge(records: [record], watched: [])
+            case .write(let bytes):
+                switch try nats.write(entry.key, bytes, expecting: current?.revision) {
+                case .written: return true
+                case .conflict: continue
+                }
+            }
+        }
+        log("snapback-sync: \(entry.key): still conflicting after 16 rounds; tried again later")
+        return false
+    }
+
+    /// Merges what the bucket's watcher has into snapbackd, in batches of at most 256 records and 256
+    /// breaks; waits up to 200 ms for the first entry when the turn found nothing else to do.
+    private func readRemote() {
+        guard local != nil, let deviceId else {
+            waitForLocal(milliseconds: 200)
+            return
+        }
+        do {
+            try nats.ensureWatcher()
+        } catch {
+            if error.text.contains("bucket") { bucketError = error.text }
+            natsFailed(error)
+            return
+        }
+        var records: [SyncRecord] = []
+        var watched: [WatchedBreaks] = []
+        var wait: Int64 = idle ? 200 : 0
+        idle = true
+        while true {
+            let entry: KVEntry?
+            do {
+                entry = try nats.next(waiting: wait)
+            } catch {
+                natsFailed(error)
+                break
+            }
+            guard let entry else { break }
+            wait = 0
+            guard !entry.deleted, let key = KeyCodec.parse(entry.key, household: configuration.household) else { continue }
+            switch key {
+            case .record(let profile, let contentId):
+                guard let record = KVValue.record(entry.value, profile: profile, contentId: contentId) else {
+                    log("snapback-sync: \(entry.key) revision \(entry.revision): not a record of its key; skipped")
+                    continue
+                }
+                // This box's own record, back from the bucket: snapbackd has it (or something newer).
+                if record.stamp.device.text == deviceId { continue }
+                records.append(record)
+            case .watched(let contentId):
+                guard let breaks = KVValue.watched(entry.value, contentId: contentId) else {
+                    log("snapback-sync: \(entry.key) revision \(entry.revision): not watched breaks of its content; skipped")
+                    continue
+                }
+                for (breakId, at) in breaks.watchedAt {
+                    if let one = try? WatchedBreaks(contentId: contentId, watchedAt: [breakId: at]) { watched.append(one) }
+                    if watched.count == SyncMerge.maxRecords {
+                        guard merge(records: records, watched: watched) else { return }
+                        records = []
+                        watched = []
+                    }
+                }
+            }
+            if records.count == SyncMerge.maxRecords {
+                guard merge(records: records, watched: watched) else { return }
+                records = []
+                watched = []
+            }
+        }
+        if !records.isEmpty || !watched.isEmpty {
+            idle = false
+            _ = merge(records: records, watched: watched)
+        }
+    }
+
+    // MARK: Status
+
+    func currentStatus() -> SyncStatus {
+        let state: SyncStatus.State
+        if localError != nil || bucketError != nil {
+            state = .error
+        } else if natsDownSince == nil, nats.isConnected {
+            state = .connected
+        } else if let since = natsDownSince, ContinuousClock.now - since >= Self.offlineAfter {
+            state = .offline
+        } else {
+            state = .connecting
+        }
+        let server = state == .connected ? nats.connectedURL : configuration.servers.joined(separator: " ")
+        return SyncStatus(
+            state: state, outbox: (try? outbox.count()) ?? 0, lastExchange: lastExchange,
+            lastError: localError ?? bucketError ?? lastError, household: configuration.household,
+            deviceId: deviceId ?? configuration.deviceId ?? "", server: server, updated: 0, pid: getpid())
+    }
+
+    /// Writes the status file when what it says changed, and every 30 s (its `updated` time), atomically:
+    /// a reader sees the old file or the new one, never a part.
+    private func writeStatus(force: Bool) {
+        var status = currentStatus()
+        let text = status.rendered()
+        let now = ContinuousClock.now
+        guard force || text != lastStatusText || now - lastStatusWrite >= .seconds(30) else { return }
+        status.updated = wallSeconds()
+        let path = configuration.statusFile
+        let temporary = path + ".tmp"
+        guard writeFile(temporary, status.rendered()), rename(temporary, path) == 0 else {
+            if lastStatusText != "unwritable" { log("snapback-sync: cannot write the status file \(path)") }
+            lastStatusText = "unwritable"
+            return
+        }
+        lastStatusText = text
+        lastStatusWrite = now
+    }
+}
+
+/// Why the agent cannot start.
+public struct AgentError: Error, CustomStringConvertible {
+    public var description: String
+}
+
+func wallSeconds() -> Double {
+    var now = timespec()
+    clock_gettime(CLOCK_REALTIME, &now)
+    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+}
+
+func makeDirectory(_ path: String) throws(AgentError) {
+    var prefix = path.hasPrefix("/") ? "" : "."
+    for part in path.split(separator: "/") {
+        prefix += "/" + part
+        if mkdir(prefix, 0o700) != 0, errno != EEXIST {
+            throw AgentError(description: "\(prefix): \(String(cString: strerror(errno)))")
+        }
+    }
+}
+
+/// The file's bytes as text, up to `limit` bytes; nil if it cannot be read.
+public func readFile(_ path: String, limit: Int) -> String? {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
+    var bytes = [UInt8](repeating: 0, count: limit)
+    var count = 0
+    while count < limit {
+        let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + count, limit - count) }
+        if n < 0, errno == EINTR { continue }
+        guard n >= 0 else { return nil }
+        if n == 0 { break }
+        count += n
+    }
+    return String(decoding: bytes[..<count], as: UTF8.self)
+}
+
+func writeFile(_ path: String, _ text: String) -> Bool {
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    guard fd >= 0 else { return false }
+    defer { close(fd) }
+    // Readable by every user (`snapback status`), whatever the service's umask.
+    fchmod(fd, 0o644)
+    let bytes = Array(text.utf8)
+    var offset = 0
+    while offset < bytes.count {
+        let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, bytes.count - offset) }
+        if n < 0, errno == EINTR { continue }
+        guard n > 0 else { return false }
+        offset += n
+    }
+    return true
+}

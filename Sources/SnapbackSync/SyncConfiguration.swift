@@ -1,0 +1,237 @@
+import SnapbackTimeline
+
+/// A configuration file that cannot be used: `file:line: reason` (no line when the whole file is at
+/// fault, or a required key is missing).
+public struct SyncConfigurationError: Error, Equatable, Sendable, CustomStringConvertible {
+    public var file: String
+    public var line: Int?
+    public var reason: String
+
+    public init(file: String, line: Int?, reason: String) {
+        self.file = file
+        self.line = line
+        self.reason = reason
+    }
+
+    public var description: String {
+        if let line { return "\(file):\(line): \(reason)" }
+        return "\(file): \(reason)"
+    }
+}
+
+/// `sync.conf` (`snapback-sync(8)`): the same `key = value` syntax as snapbackd.conf, without sections.
+/// Every value is checked where it is read; a value out of range refuses the whole file, naming its line.
+public struct SyncConfiguration: Equatable, Sendable {
+    public static let defaultPath = "/etc/snapback/sync.conf"
+
+    /// NATS server URLs (`nats://` or `tls://`), tried in turn.
+    public var servers: [String] = []
+    /// The household: the first token of every key, the subject permissions name (`$KV.<bucket>.<household>.>`).
+    public var household = ""
+    /// The device id this box signs its changes with; nil: the one snapbackd reports. When set, it must
+    /// be the one snapbackd reports (else nothing could tell this box's own changes from the others').
+    public var deviceId: String?
+    /// A NATS `.creds` file (user JWT and NKey seed).
+    public var credentialsFile: String?
+    public var user: String?
+    /// A file whose first line is `user`'s password (kept out of the configuration, which is readable).
+    public var passwordFile: String?
+    public var tlsCA: String?
+    public var tlsCert: String?
+    public var tlsKey: String?
+    public var socket = "/run/snapback/snapbackd.sock"
+    public var stateDirectory = "/var/lib/snapback-sync"
+    public var bucket = "snapback"
+    /// Values kept per key, and the bucket's replicas: used when the agent creates the bucket.
+    public var history = 5
+    public var replicas = 1
+    public var statusFile = "/run/snapback-sync/status"
+
+    public init() {}
+
+    /// Bounds of the values.
+    public static let maxServers = 16
+    public static let maxURLBytes = 256
+    public static let maxPathBytes = 4096
+    public static let historyRange = 1...64
+    public static let replicasRange = 1...5
+    /// Household and bucket names: one NATS subject token of these bytes.
+    public static let maxNameBytes = 64
+
+    /// The keys, in the order of the documentation and of ``render()``.
+    public static let keyNames = [
+        "servers", "household", "device-id", "credentials-file", "user", "password-file", "tls-ca", "tls-cert",
+        "tls-key", "socket", "state-directory", "bucket", "history", "replicas", "status-file"
+    ]
+
+    /// Parses `text` (the contents of `file`) over the defaults and checks the whole: required keys
+    /// present, keys that go in pairs given together.
+    public static func parse(_ text: String, file: String) throws(SyncConfigurationError) -> SyncConfiguration {
+        var configuration = SyncConfiguration()
+        var lines: [String: Int] = [:]
+        var lineNumber = 0
+        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            lineNumber += 1
+            func fail(_ reason: String) -> SyncConfigurationError {
+                SyncConfigurationError(file: file, line: lineNumber, reason: reason)
+            }
+            var line = trimmed(rawLine)
+            if line.isEmpty || line.hasPrefix("#") || line.hasPrefix(";") { continue }
+            if let hash = line.firstIndex(of: "#") { line = trimmed(line[..<hash]) }
+            if line.hasPrefix("[") { throw fail("sync.conf has no sections") }
+            guard let equals = line.firstIndex(of: "=") else { throw fail("expected 'key = value' or a # comment") }
+            let name = trimmed(line[..<equals])
+            let value = trimmed(line[line.index(after: equals)...])
+            guard !name.isEmpty else { throw fail("a key is missing before '='") }
+            guard keyNames.contains(name) else {
+                var reason = "unknown key '\(name)'"
+                if let near = keyNames.first(where: { editDistance($0, name) <= 2 }) { reason += " (did you mean '\(near)'?)" }
+                throw fail(reason)
+            }
+            do {
+                try configuration.apply(name, value)
+            } catch {
+                throw fail("\(name): \(error.text)")
+            }
+            lines[name] = lineNumber
+        }
+        func fail(_ key: String, _ reason: String) -> SyncConfigurationError {
+            SyncConfigurationError(file: file, line: lines[key], reason: reason)
+        }
+        if configuration.servers.isEmpty { throw fail("servers", "servers is required (nats:// or tls:// URLs)") }
+        if configuration.household.isEmpty { throw fail("household", "household is required") }
+        if configuration.credentialsFile != nil, configuration.user != nil {
+            throw fail("user", "user: give credentials-file or user and password-file, not both")
+        }
+        if (configuration.user == nil) != (configuration.passwordFile == nil) {
+            throw fail(configuration.user == nil ? "password-file" : "user", "user and password-file go together")
+        }
+        if (configuration.tlsCert == nil) != (configuration.tlsKey == nil) {
+            throw fail(configuration.tlsCert == nil ? "tls-key" : "tls-cert", "tls-cert and tls-key go together")
+        }
+        return configuration
+    }
+
+    struct Reason: Error {
+        let text: String
+        init(_ text: String) { self.text = text }
+    }
+
+    mutating func apply(_ name: String, _ value: String) throws(Reason) {
+        switch name {
+        case "servers":
+            let urls = value.split(whereSeparator: { $0 == " " || $0 == "," || $0 == "\t" }).map(String.init)
+            guard (1...Self.maxServers).contains(urls.count) else { throw Reason("1 to \(Self.maxServers) URLs") }
+            for url in urls { try Self.checkURL(url) }
+            servers = urls
+        case "household": household = try Self.name(value)
+        case "device-id":
+            guard DeviceID.isValid(value) else {
+                throw Reason("'\(value)' is not a device id (1 to \(DeviceID.maxBytes) bytes of A-Z a-z 0-9 . _ -)")
+            }
+            deviceId = value
+        case "credentials-file": credentialsFile = try Self.path(value)
+        case "user":
+            guard (1...256).contains(value.utf8.count), !value.utf8.contains(where: { $0 < 0x21 || $0 == 0x7f }) else {
+                throw Reason("1 to 256 bytes, no spaces or control characters")
+            }
+            user = value
+        case "password-file": passwordFile = try Self.path(value)
+        case "tls-ca": tlsCA = try Self.path(value)
+        case "tls-cert": tlsCert = try Self.path(value)
+        case "tls-key": tlsKey = try Self.path(value)
+        case "socket":
+            // sockaddr_un holds 107 bytes and the terminating NUL.
+            guard (1...107).contains(value.utf8.count) else { throw Reason("a socket path of 1 to 107 bytes") }
+            socket = try Self.path(value)
+        case "state-directory": stateDirectory = try Self.path(value)
+        case "bucket": bucket = try Self.name(value)
+        case "history": history = try Self.count(value, in: Self.historyRange)
+        case "replicas": replicas = try Self.count(value, in: Self.replicasRange)
+        case "status-file": statusFile = try Self.path(value)
+        default: throw Reason("unknown key")
+        }
+    }
+
+    /// The configuration as a file, every key with its value in force (unset optional keys commented).
+    public func render() -> String {
+        func line(_ key: String, _ value: String?) -> String {
+            value.map { "\(key) = \($0)\n" } ?? "# \(key) =\n"
+        }
+        return line("servers", servers.joined(separator: " ")) + line("household", household)
+            + line("device-id", deviceId) + line("credentials-file", credentialsFile) + line("user", user)
+            + line("password-file", passwordFile) + line("tls-ca", tlsCA) + line("tls-cert", tlsCert)
+            + line("tls-key", tlsKey) + line("socket", socket) + line("state-directory", stateDirectory)
+            + line("bucket", bucket) + line("history", "\(history)") + line("replicas", "\(replicas)")
+            + line("status-file", statusFile)
+    }
+
+    static func checkURL(_ url: String) throws(Reason) {
+        guard url.utf8.count <= maxURLBytes else { throw Reason("a URL longer than \(maxURLBytes) bytes") }
+        guard url.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f }) else {
+            throw Reason("'\(url)': URLs are printable ASCII without spaces")
+        }
+        guard let scheme = ["nats://", "tls://"].first(where: { url.hasPrefix($0) }) else {
+            throw Reason("'\(url)' is not a nats:// or tls:// URL")
+        }
+        let rest = url.dropFirst(scheme.count)
+        let hostPart = rest.split(separator: "@", maxSplits: 1).last ?? ""
+        guard !hostPart.isEmpty, !hostPart.hasPrefix(":"), !hostPart.hasPrefix("/") else {
+            throw Reason("'\(url)' names no host")
+        }
+        if let colon = hostPart.lastIndex(of: ":"), !hostPart.hasSuffix("]") {
+            let port = hostPart[hostPart.index(after: colon)...]
+            guard let number = Int(port), (1...65535).contains(number) else {
+                throw Reason("'\(url)': the port is 1 to 65535")
+            }
+        }
+    }
+
+    static func name(_ value: String) throws(Reason) -> String {
+        guard (1...maxNameBytes).contains(value.utf8.count),
+            value.utf8.allSatisfy({ KeyCodec.isPlain($0) && $0 != UInt8(ascii: "/") })
+        else {
+            throw Reason("'\(value)' is not 1 to \(maxNameBytes) bytes of A-Z a-z 0-9 _ -")
+        }
+        return value
+    }
+
+    static func path(_ value: String) throws(Reason) -> String {
+        guard (1...maxPathBytes).contains(value.utf8.count), !value.utf8.contains(0) else {
+            throw Reason("a path of 1 to \(maxPathBytes) bytes")
+        }
+        return value
+    }
+
+    static func count(_ value: String, in range: ClosedRange<Int>) throws(Reason) -> Int {
+        guard let number = Int(value), range.contains(number) else {
+            throw Reason("'\(value)' is not a whole number from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return number
+    }
+
+    static func trimmed(_ text: Substring) -> String {
+        String(
+            text.drop(while: { $0 == " " || $0 == "\t" || $0 == "\r" }).reversed().drop(while: {
+                $0 == " " || $0 == "\t" || $0 == "\r"
+            }).reversed())
+    }
+
+    static func trimmed(_ text: String) -> String { trimmed(text[...]) }
+
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a.utf8)
+        let b = Array(b.utf8)
+        var row = Array(0...b.count)
+        for i in 1...max(a.count, 1) where !a.isEmpty {
+            var previous = row[0]
+            row[0] = i
+            for j in stride(from: 1, through: b.count, by: 1) {
+                let saved = row[j]
+                row[j] = min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1] == b[j - 1] ? 0 : 1))
+                previous = saved
+            }
+        }
+        return a.isEmpty ? b.count : row[b.count]
+    }
+}

@@ -1,0 +1,63 @@
+import Glibc
+import SnapbackSync
+
+// parse → load the configuration → run until SIGTERM or SIGINT; the rest lives in SnapbackSync.
+func standardError(_ text: String) {
+    var bytes = Array((text.hasSuffix("\n") ? text : text + "\n").utf8)
+    _ = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
+}
+
+let command: SyncCommand
+do {
+    command = try SyncCommand.parse(Array(CommandLine.arguments.dropFirst()))
+} catch {
+    standardError("snapback-sync: \(error)\n\n" + SyncCommand.usage)
+    exit(2)
+}
+
+switch command {
+case .help:
+    print(SyncCommand.usage, terminator: "")
+    exit(0)
+case .version:
+    print("snapback-sync \(SyncCommand.versionText)")
+    exit(0)
+case .checkConfiguration(let path):
+    do {
+        print(try loadConfiguration(path).render(), terminator: "")
+        exit(0)
+    } catch {
+        standardError("\(error)")
+        exit(1)
+    }
+case .run(let path):
+    let configuration: SyncConfiguration
+    do {
+        configuration = try loadConfiguration(path)
+    } catch {
+        standardError("\(error)")
+        exit(1)
+    }
+    // SIGTERM and SIGINT are blocked in every thread (the NATS client's are made after this) and taken
+    // by the loop between turns.
+    var stopSignals = sigset_t()
+    sigemptyset(&stopSignals)
+    sigaddset(&stopSignals, SIGTERM)
+    sigaddset(&stopSignals, SIGINT)
+    pthread_sigmask(SIG_BLOCK, &stopSignals, nil)
+    signal(SIGPIPE, SIG_IGN)
+    let agent: SyncAgent
+    do {
+        agent = try SyncAgent(configuration: configuration, log: standardError)
+    } catch {
+        standardError("snapback-sync: \(error)")
+        exit(1)
+    }
+    agent.run {
+        var pending = sigset_t()
+        sigpending(&pending)
+        return sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1
+    }
+    standardError("snapback-sync: stopped")
+    exit(0)
+}
