@@ -1,5 +1,7 @@
 # `make test-sync`: household sync against a real nats-server (issue #27). config/nats-server.conf's
-# permissions checked with libnats itself (Tests/sync/kv_probe.c, Tests/sync/test_permissions.py).
+# permissions checked with libnats itself (Tests/sync/kv_probe.c, Tests/sync/test_permissions.py), then
+# two households' boxes — snapbackd and snapback-sync each — through the players' protocol
+# (Tests/sync/test_household.py; faketime sets a box's clock off).
 # nats-server, libnats-dev and faketime are installed when missing; a machine where they cannot be
 # skips the test, saying so.
 SYNC_APT_PACKAGES := nats-server libnats-dev faketime
@@ -21,10 +23,13 @@ $(SYNC_BUILD)/kv-probe: Tests/sync/kv_probe.c
 	@mkdir -p $(SYNC_BUILD)
 	$(CC) $(C_WARNINGS) -D_POSIX_C_SOURCE=200809L -O1 -g -o $@ $< $$(pkg-config --cflags --libs libnats) -lpthread
 
-test-sync: deps deps-sync ## Household sync end to end: a real nats-server, config/nats-server.conf's permissions
-	@if ! command -v nats-server >/dev/null || ! pkg-config --exists libnats; then \
-		echo "test-sync: SKIPPED: nats-server or libnats-dev is not installed and could not be (make deps-sync)"; \
+test-sync: deps deps-sync ## Household sync end to end: nats-server, config/nats-server.conf's permissions, boxes of two households
+	@if ! command -v nats-server >/dev/null || ! pkg-config --exists libnats || ! command -v faketime >/dev/null; then \
+		echo "test-sync: SKIPPED: nats-server, libnats-dev or faketime is not installed and could not be (make deps-sync)"; \
 		exit 0; \
 	fi; \
+	$(SWIFT) build --product snapbackd && $(SWIFT) build --product snapback-sync && \
 	$(MAKE) --no-print-directory $(SYNC_BUILD)/kv-probe && \
-	timeout -k 10 $(SYNC_TEST_SECONDS) python3 Tests/sync/test_permissions.py $(SYNC_BUILD)/kv-probe
+	timeout -k 10 $(SYNC_TEST_SECONDS) python3 Tests/sync/test_permissions.py $(SYNC_BUILD)/kv-probe && \
+	timeout -k 10 $(SYNC_TEST_SECONDS) python3 Tests/sync/test_household.py --snapbackd $(DEBUG_BIN)/snapbackd \
+		--agent $(DEBUG_BIN)/snapback-sync --kv-probe $(SYNC_BUILD)/kv-probe
