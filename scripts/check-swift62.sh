@@ -16,7 +16,7 @@ mirror=${SWIFT62_MIRROR:-http://deb.debian.org/debian}
 # The toolchain and what the build and the tests use: the -dev packages of the system libraries, pkg-config
 # for their flags, git for the package dependencies, and for the tests that run them python3, util-linux's
 # setpriv, mount (the store and durability tests mount a tmpfs) and systemd's systemd-socket-activate.
-packages=swiftlang,libuv1-dev,libprotobuf-c-dev,libsqlite3-dev,pkg-config,python3,ca-certificates,git,util-linux,mount,systemd
+packages=swiftlang,libuv1-dev,libprotobuf-c-dev,libsqlite3-dev,libnats-dev,pkg-config,python3,ca-certificates,git,util-linux,mount,systemd
 scratch=/var/tmp/snapback-swift62
 
 skip() {

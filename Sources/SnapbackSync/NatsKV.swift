@@ -20,6 +20,31 @@ public struct NatsError: Error, CustomStringConvertible {
     var isConflict: Bool { text.contains("wrong last sequence") || text.contains("key exists") }
 }
 
+/// Errors the server reports asynchronously (a permissions violation: the refused call itself only times
+/// out), as the client's threads hand them over; the agent's thread takes them.
+final class AsyncErrors: @unchecked Sendable {
+    private var mutex = pthread_mutex_t()
+    private var pending: [String] = []
+
+    init() { pthread_mutex_init(&mutex, nil) }
+    deinit { pthread_mutex_destroy(&mutex) }
+
+    func add(_ text: String) {
+        pthread_mutex_lock(&mutex)
+        if pending.count < 16 { pending.append(text) }
+        pthread_mutex_unlock(&mutex)
+    }
+
+    func take() -> [String] {
+        pthread_mutex_lock(&mutex)
+        defer {
+            pending = []
+            pthread_mutex_unlock(&mutex)
+        }
+        return pending
+    }
+}
+
 /// One entry the watcher delivered, copied out of the library's memory.
 public struct KVEntry: Sendable {
     public var key: String
@@ -43,6 +68,8 @@ final class NatsKV {
     /// household's current values is merged again, which changes nothing that is already merged).
     private var watcherReconnects: UInt64 = 0
     private(set) var watcherCaughtUp = false
+    /// What the server reported asynchronously (kept alive as long as the connection that calls it).
+    let asyncErrors = AsyncErrors()
 
     init(configuration: SyncConfiguration, password: String?) throws(NatsError) {
         self.configuration = configuration
@@ -85,6 +112,19 @@ final class NatsKV {
         try check(natsOptions_SetReconnectJitter(options, 1000, 2000), "reconnect jitter")
         try check(natsOptions_SetPingInterval(options, 20_000), "ping interval")
         try check(natsOptions_SetRetryOnFailedConnect(options, true, { _, _ in }, nil), "retry")
+        // A subject the server's permissions refuse makes the call time out; why comes here, on the
+        // client's thread ("Permissions Violation for Publish to ...").
+        let errorHandler: natsErrHandler = { connection, _, status, closure in
+            guard let closure else { return }
+            var text: UnsafePointer<CChar>?
+            if let connection { _ = natsConnection_GetLastError(connection, &text) }
+            let detail = text.map { String(cString: $0) } ?? ""
+            let name = String(cString: natsStatus_GetText(status))
+            Unmanaged<AsyncErrors>.fromOpaque(closure).takeUnretainedValue().add(detail.isEmpty ? name : detail)
+        }
+        try check(
+            natsOptions_SetErrorHandler(options, errorHandler, Unmanaged.passUnretained(asyncErrors).toOpaque()),
+            "error handler")
         status = natsConnection_Connect(&connection, options)
         guard status == NATS_OK || status == NATS_NOT_YET_CONNECTED, connection != nil else {
             throw NatsError(status, "connect")
@@ -109,6 +149,15 @@ final class NatsKV {
         return natsConnection_Status(connection) == NATS_CONN_STATUS_CONNECTED
     }
 
+    /// Why the client last failed (an authorization violation, a refused connection), as it keeps it.
+    var connectionError: String {
+        guard let connection else { return "" }
+        var text: UnsafePointer<CChar>?
+        let status = natsConnection_GetLastError(connection, &text)
+        guard status != NATS_OK else { return "" }
+        return text.map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? String(cString: natsStatus_GetText(status))
+    }
+
     var connectedURL: String {
         guard let connection else { return "" }
         var buffer = [CChar](repeating: 0, count: 512)
@@ -130,6 +179,8 @@ final class NatsKV {
         var kv: OpaquePointer?
         var status = js_KeyValue(&kv, jetStream, configuration.bucket)
         if status == NATS_NOT_FOUND {
+            // Created only when it does not exist: on an existing bucket, creating sends a stream update,
+            // which a device's permissions refuse.
             var config = kvConfig()
             kvConfig_Init(&config)
             status = configuration.bucket.withCString { name in
@@ -139,6 +190,8 @@ final class NatsKV {
                 config.StorageType = js_FileStorage
                 return js_CreateKeyValue(&kv, jetStream, &config)
             }
+            // Another box created it first: bind it.
+            if status != NATS_OK { status = js_KeyValue(&kv, jetStream, configuration.bucket) }
         }
         guard status == NATS_OK, let kv else { throw failure(status, "bucket \(configuration.bucket)") }
         store = kv

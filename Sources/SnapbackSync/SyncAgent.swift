@@ -28,6 +28,7 @@ public final class SyncAgent {
     private var localBackoff: Duration = .milliseconds(500)
     private var localError: String?
     private var bucketError: String?
+    private var serverError: String?
     private var natsDownSince: ContinuousClock.Instant? = ContinuousClock.now
     private var lastExchange: Double = 0
     private var lastError = ""
@@ -66,7 +67,7 @@ public final class SyncAgent {
     /// Runs until `shouldStop` says so (checked every turn, at least every 200 ms).
     public func run(shouldStop: () -> Bool) {
         log(
-            "snapback-sync: household \(configuration.household), bucket \(configuration.bucket), servers \(configuration.servers.joined(separator: " "))"
+            "snapback-sync: household \(configuration.household), bucket \(configuration.bucket), servers \(configuration.serversShown)"
         )
         while !shouldStop() {
             turn()
@@ -77,15 +78,29 @@ public final class SyncAgent {
     /// One turn of the loop (the tests drive it too).
     func turn() {
         let now = ContinuousClock.now
+        for error in nats.asyncErrors.take() {
+            log("snapback-sync: nats server: \(error)")
+            lastError = "nats server: \(error)"
+            // The server's permissions refuse this device something: an operator must look (state error
+            // until a call goes through).
+            if error.contains("Permissions Violation") { serverError = lastError }
+        }
         if local == nil, now >= localRetryAt { connectLocal() }
         readLocal()
         let connected = nats.isConnected
         if connected {
             natsDownSince = nil
-        } else if natsDownSince == nil {
-            natsDownSince = now
-            nats.closeWatcher()
-            log("snapback-sync: NATS connection lost; changes wait in the outbox")
+        } else {
+            if natsDownSince == nil {
+                natsDownSince = now
+                nats.closeWatcher()
+                log("snapback-sync: not connected to NATS; changes wait in the outbox")
+            }
+            let why = nats.connectionError
+            if !why.isEmpty, lastError != "nats: \(why)" {
+                lastError = "nats: \(why)"
+                log("snapback-sync: \(lastError)")
+            }
         }
         if connected, now >= natsRetryAt {
             publish()
@@ -231,9 +246,15 @@ public final class SyncAgent {
         natsRetryAt = ContinuousClock.now + .seconds(2)
     }
 
-    /// Sends the outbox's entries, oldest first, until it is empty or NATS fails.
+    /// The most outbox entries sent, and bucket entries taken, in one turn: a long outbox or catch-up goes
+    /// on over the next turns, between which snapbackd's change stream is read (a reader that takes
+    /// nothing for 5 s is dropped).
+    static let entriesPerTurn = 256
+
+    /// Sends the outbox's entries, oldest first, until it is empty, NATS fails, or the turn's share is sent.
     private func publish() {
-        while true {
+        var sent = 0
+        while sent < Self.entriesPerTurn {
             let entries: [Outbox.Entry]
             do {
                 entries = try outbox.first(32)
@@ -243,11 +264,13 @@ public final class SyncAgent {
             }
             if entries.isEmpty { return }
             idle = false
+            sent += entries.count
             for entry in entries {
                 do {
                     guard try publish(entry) else { return }
                     try outbox.remove(id: entry.id)
                     lastExchange = wallSeconds()
+                    serverError = nil
                 } catch let error as NatsError {
                     if error.text.contains("bucket") { bucketError = error.text }
                     natsFailed(error)
@@ -303,6 +326,7 @@ public final class SyncAgent {
         }
         do {
             try nats.ensureWatcher()
+            bucketError = nil
         } catch {
             if error.text.contains("bucket") { bucketError = error.text }
             natsFailed(error)
@@ -312,7 +336,11 @@ public final class SyncAgent {
         var watched: [WatchedBreaks] = []
         var wait: Int64 = idle ? 200 : 0
         idle = true
-        while true {
+        for taken in 0...Self.entriesPerTurn * 4 {
+            if taken == Self.entriesPerTurn * 4 {
+                idle = false
+                break
+            }
             let entry: KVEntry?
             do {
                 entry = try nats.next(waiting: wait)
@@ -322,6 +350,7 @@ public final class SyncAgent {
             }
             guard let entry else { break }
             wait = 0
+            serverError = nil
             guard !entry.deleted, let key = KeyCodec.parse(entry.key, household: configuration.household) else { continue }
             switch key {
             case .record(let profile, let contentId):
@@ -362,7 +391,7 @@ public final class SyncAgent {
 
     func currentStatus() -> SyncStatus {
         let state: SyncStatus.State
-        if localError != nil || bucketError != nil {
+        if localError != nil || bucketError != nil || serverError != nil {
             state = .error
         } else if natsDownSince == nil, nats.isConnected {
             state = .connected
@@ -371,10 +400,10 @@ public final class SyncAgent {
         } else {
             state = .connecting
         }
-        let server = state == .connected ? nats.connectedURL : configuration.servers.joined(separator: " ")
+        let server = state == .connected ? SyncConfiguration.redacted(nats.connectedURL) : configuration.serversShown
         return SyncStatus(
             state: state, outbox: (try? outbox.count()) ?? 0, lastExchange: lastExchange,
-            lastError: localError ?? bucketError ?? lastError, household: configuration.household,
+            lastError: localError ?? bucketError ?? serverError ?? lastError, household: configuration.household,
             deviceId: deviceId ?? configuration.deviceId ?? "", server: server, updated: 0, pid: getpid())
     }
 

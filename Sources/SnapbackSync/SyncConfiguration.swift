@@ -166,6 +166,18 @@ public struct SyncConfiguration: Equatable, Sendable {
             + line("status-file", statusFile)
     }
 
+    /// A server URL as logs and the status file show it: without the user and password it may carry
+    /// (`nats://user:secret@host` → `nats://host`); the status file is readable by every user.
+    public static func redacted(_ url: String) -> String {
+        let scheme = ["nats://", "tls://"].first { url.hasPrefix($0) } ?? ""
+        let rest = url.dropFirst(scheme.count)
+        guard let at = rest.lastIndex(of: "@") else { return url }
+        return scheme + String(rest[rest.index(after: at)...])
+    }
+
+    /// The servers as logs show them.
+    public var serversShown: String { servers.map(Self.redacted).joined(separator: " ") }
+
     static func checkURL(_ url: String) throws(Reason) {
         guard url.utf8.count <= maxURLBytes else { throw Reason("a URL longer than \(maxURLBytes) bytes") }
         guard url.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f }) else {

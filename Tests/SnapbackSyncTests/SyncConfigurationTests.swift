@@ -115,3 +115,23 @@ import Testing
         #expect(c == SyncConfiguration())
     }
 }
+
+/// snapback-sync's command line, and what it shows of a server URL.
+@Suite struct SyncCommandTests {
+    @Test func optionsAreParsedAndMistakesRefused() throws {
+        #expect(try SyncCommand.parse([]) == .run(configPath: "/etc/snapback/sync.conf"))
+        #expect(try SyncCommand.parse(["--config", "/x.conf"]) == .run(configPath: "/x.conf"))
+        #expect(try SyncCommand.parse(["--config=/x.conf", "--check-config"]) == .checkConfiguration(configPath: "/x.conf"))
+        #expect(try SyncCommand.parse(["--help"]) == .help)
+        #expect(try SyncCommand.parse(["--version"]) == .version)
+        for bad in [["--config"], ["--config="], ["--verbose"], ["extra"]] {
+            #expect(throws: SyncUsageError.self, "\(bad)") { try SyncCommand.parse(bad) }
+        }
+    }
+
+    @Test func aURLIsShownWithoutItsPassword() {
+        #expect(SyncConfiguration.redacted("nats://box:secret@nats.example:4222") == "nats://nats.example:4222")
+        #expect(SyncConfiguration.redacted("tls://token@h") == "tls://h")
+        #expect(SyncConfiguration.redacted("nats://h:4222") == "nats://h:4222")
+    }
+}
