@@ -193,22 +193,9 @@ final class NatsKV {
             // Another box created it first: bind it.
             if status != NATS_OK { status = js_KeyValue(&kv, jetStream, configuration.bucket) }
         }
-        guard status == NATS_OK, let kv else { throw failure(status, "bucket \(configuration.bucket)") }
+        guard status == NATS_OK, let kv else { throw NatsError(status, "bucket \(configuration.bucket)") }
         store = kv
         return kv
-    }
-
-    /// A failed call's error. A subject the server refuses (a household's keys that are not this
-    /// device's, config/nats-server.conf) gets no reply: the call times out, and the server's
-    /// "Permissions Violation for Publish to ..." is left as the connection's last error, which the
-    /// error then names.
-    private func failure(_ status: natsStatus, _ what: String) -> NatsError {
-        var error = NatsError(status, what)
-        var text: UnsafePointer<CChar>?
-        if let connection, natsConnection_GetLastError(connection, &text) == NATS_NOT_PERMITTED, let text {
-            error.text += " (\(String(cString: text)))"
-        }
-        return error
     }
 
     /// The key's current value and revision; nil when it is absent or deleted.
@@ -217,7 +204,7 @@ final class NatsKV {
         var entry: OpaquePointer?
         let status = kvStore_Get(&entry, kv, key)
         if status == NATS_NOT_FOUND { return nil }
-        guard status == NATS_OK, let entry else { throw failure(status, "get \(key)") }
+        guard status == NATS_OK, let entry else { throw NatsError(status, "get \(key)") }
         defer { kvEntry_Destroy(entry) }
         return (Self.value(of: entry), kvEntry_Revision(entry))
     }
@@ -240,7 +227,7 @@ final class NatsKV {
             }
         }
         if status == NATS_OK { return .written(revision: written) }
-        let error = failure(status, "write \(key)")
+        let error = NatsError(status, "write \(key)")
         if error.isConflict { return .conflict }
         throw error
     }
@@ -255,7 +242,7 @@ final class NatsKV {
         kvWatchOptions_Init(&options)
         var made: OpaquePointer?
         let status = kvStore_Watch(&made, kv, "\(configuration.household).>", &options)
-        guard status == NATS_OK, let made else { throw failure(status, "watch \(configuration.household).>") }
+        guard status == NATS_OK, let made else { throw NatsError(status, "watch \(configuration.household).>") }
         watcher = made
         watcherReconnects = count
         watcherCaughtUp = false
