@@ -164,6 +164,11 @@ class Box:
         self.stop_agent()
         self.stop_daemon()
 
+    def wipe(self):
+        """Forgets everything (the box stopped): snapbackd's store and the agent's state."""
+        shutil.rmtree(self.state)
+        shutil.rmtree(os.path.join(self.dir, "sync-state"))
+
     def agent_log_text(self):
         with open(self.agent_log, encoding="utf-8", errors="replace") as f:
             return f.read()
@@ -347,13 +352,18 @@ def run(one, two, jones, nats, bucket):
                               bucket.record("smith.alice.film-3")))
         return f"box 2's offline 5:00 reached box 1 and the bucket (stamp device {record.stamp.device})"
 
-    def restart_with_clock(box, offset):
+    def restart_with_clock(box, offset, fresh=False):
         box.stop()
+        if fresh:
+            box.wipe()
         box.clock_offset = offset
         box.start()
 
     def behind_rewinds():
-        restart_with_clock(two, "-10m")
+        # A fresh box 2 (its state wiped: a clock that never stamped) 10 minutes behind, so that only the
+        # hand-off rule can order its change after box 1's: a box resumes its clock after a restart from
+        # a bound up to 60 s past its last stamp, which would put it ahead anyway.
+        restart_with_clock(two, "-10m", fresh=True)
         one.save("film-4", 2843.0, breaks_one)
         wait_for("box 2 (10 min behind) holds 47:23", lambda: two.holds("film-4", 2843.0))
         read = bucket.record("smith.alice.film-4")
@@ -374,13 +384,15 @@ def run(one, two, jones, nats, bucket):
         wait_for("box 1 holds box 2's 0:10", lambda: one.holds("film-4", 10.0))
         record = bucket.record("smith.alice.film-4")
         expect(record.bookmark is not None and record.bookmark.content_time == 10.0, f"the bucket holds {record!r}")
+        expect(rewound.updated_at * 1000 < read.stamp.physical - 500_000,
+               f"box 2's wall clock ({rewound.updated_at}) is not behind box 1's stamp ({read.stamp.physical})")
         # Whatever either agent does next, 0:10 stays: both boxes and the bucket, after another exchange.
         one.save("film-4b", 1.0)
         wait_for("box 2 holds a later save of box 1", lambda: two.holds("film-4b", 1.0))
         expect(one.holds("film-4", 10.0) and two.holds("film-4", 10.0), "0:10 did not stay on both boxes")
-        return (f"0:10 on both boxes and in the bucket, stamped {record.stamp.physical - read.stamp.physical} ms "
-                f"(counter {record.stamp.counter}) after the 47:23 box 2 read, with its wall clock "
-                f"{time.time() - rewound.updated_at:.0f} s behind")
+        return (f"0:10 on both boxes and in the bucket, stamped ({record.stamp.physical - read.stamp.physical:+d} ms, "
+                f"counter {read.stamp.counter} -> {record.stamp.counter}) after the 47:23 box 2 read, with its "
+                f"wall clock {time.time() - rewound.updated_at:.0f} s behind")
 
     def ahead_does_not_win_for_ever():
         restart_with_clock(two, "+1h")
