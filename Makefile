@@ -62,7 +62,7 @@ run: release ## Run snapbackd in the foreground on the development socket
 demo: release ## Start snapbackd and a scripted player that tells the seeds' story
 	@scripts/demo.sh $(RELEASE_BIN)
 
-test: deps check-proto lint ## Lint, build, run unit, wire and daemon integration tests, mpv and GStreamer end to end, then the systemd, install, footprint and budget checks
+test: deps check-proto lint ## Lint, build, run unit, wire and daemon integration tests, mpv, GStreamer and household sync end to end, then the systemd, install, footprint and budget checks
 	$(SWIFT) build
 	$(MAKE) --no-print-directory $(UV_ECHO)
 	SNAPBACKD_BIN=$(CURDIR)/$(DEBUG_BIN)/snapbackd SNAPBACK_SYNC_BIN=$(CURDIR)/$(DEBUG_BIN)/snapback-sync \
@@ -75,6 +75,7 @@ test: deps check-proto lint ## Lint, build, run unit, wire and daemon integratio
 	$(MAKE) --no-print-directory test-c
 	$(MAKE) --no-print-directory test-mpv
 	$(MAKE) --no-print-directory test-gstreamer
+	$(MAKE) --no-print-directory test-sync
 	$(MAKE) --no-print-directory check-systemd
 	$(MAKE) --no-print-directory check-install
 	$(MAKE) --no-print-directory check-footprint
@@ -94,6 +95,8 @@ include libsnapback/build.mk
 include integrations/mpv/build.mk
 # The GStreamer plugin (tracer and element) and its end-to-end test.
 include integrations/gstreamer/build.mk
+# Household sync against a real nats-server.
+include mk/sync.mk
 # make install and make uninstall: the daemon, the CLI, units, configuration, man pages, libsnapback.
 include mk/install.mk
 # Benchmarks and the long soak (not in make test).
