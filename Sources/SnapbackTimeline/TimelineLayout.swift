@@ -49,7 +49,7 @@ public struct TimelineLayout: Sendable, Equatable {
     /// cuts that take the content past the last content time.
     public init(breaks: [AdBreak], identity: Bool = false) throws(TimelineError) {
         try Self.validate(breaks)
-        try self.init(sorted: breaks.sorted { $0.start < $1.start }, identity: identity)
+        try self.init(sorted: Self.sortedByStart(breaks), identity: identity)
         try Self.checkOverlaps(self.breaks)
         try checkResumePositions()
     }
@@ -123,7 +123,7 @@ public struct TimelineLayout: Sendable, Equatable {
         }
         if fresh.isEmpty { return nil }
         if breaks.count + fresh.count > Self.maxBreaks { throw .tooManyBreaks(limit: Self.maxBreaks) }
-        let layout = try TimelineLayout(sorted: (breaks + fresh).sorted { $0.start < $1.start }, identity: isIdentity)
+        let layout = try TimelineLayout(sorted: Self.sortedByStart(breaks + fresh), identity: isIdentity)
         try Self.checkOverlaps(layout.breaks)
         try layout.checkResumePositions()
         return layout
@@ -136,6 +136,15 @@ public struct TimelineLayout: Sendable, Equatable {
         guard let last = spans.last?.resumePosition, !Limits.position.contains(last) else { return }
         let b = breaks[breaks.count - 1]
         throw .outOfRange(field: "break \(b.id) content resume point", value: last, limit: Limits.position)
+    }
+
+    /// `breaks` sorted by start: as they are when they already are (players send them in order), without
+    /// the copy `sorted` makes of them.
+    private static func sortedByStart(_ breaks: [AdBreak]) -> [AdBreak] {
+        for i in breaks.indices.dropFirst() where breaks[i].start < breaks[i - 1].start {
+            return breaks.sorted { $0.start < $1.start }
+        }
+        return breaks
     }
 
     /// Each break's own fields: a non-empty id and times in range (duplicate ids are found by the index).
