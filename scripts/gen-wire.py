@@ -8,7 +8,9 @@ DESCRIPTOR_SET is `protoc-c --descriptor_set_out --include_imports --include_sou
 the namespace `SnapbackV1` (fields in lowerCamelCase; a proto3 optional, which these files spell as a
 one-field oneof `_name`, as an Optional; a repeated field as an array; a oneof as an enum; an enum as the
 C enum protoc-c generated) and its mapping to and from the protobuf-c struct by typed member access
-(`c.session_id`), so that a field the .proto does not have, or of another type, does not compile. It
+(`c.session_id`), so that a field the .proto does not have, or of another type, does not compile. Messages
+of plain scalars are also read and written straight from and to their bytes (`gen_direct`), and requests
+with a list of sub-messages, with those sub-messages, read straight from them (`gen_clean_reader`). It
 writes TESTS_DIR/Samples.swift: per message, a value with every field set, for the round-trip tests.
 
 Needs google.protobuf (Debian: python3-protobuf) for /usr/bin/python3. scripts/gen-proto.sh runs it
@@ -29,6 +31,12 @@ SCALARS = {
     FD.TYPE_UINT32: ("UInt32", "0"),
     FD.TYPE_INT64: ("Int64", "0"),
     FD.TYPE_INT32: ("Int32", "0"),
+}
+
+# The wire type of each singular field kind a clean reader takes.
+CLEAN_WIRE_TYPES = {
+    FD.TYPE_DOUBLE: 1, FD.TYPE_FLOAT: 5, FD.TYPE_UINT64: 0, FD.TYPE_UINT32: 0, FD.TYPE_INT64: 0,
+    FD.TYPE_INT32: 0, FD.TYPE_BOOL: 0, FD.TYPE_ENUM: 0, FD.TYPE_STRING: 2, FD.TYPE_MESSAGE: 2,
 }
 
 SWIFT_KEYWORDS = {"as", "break", "case", "class", "continue", "default", "defer", "do", "else", "enum",
@@ -79,6 +87,40 @@ class Model:
                 self.messages[f".{f.package}.{m.name}"] = m
             for e in f.enum_type:
                 self.enums[f".{f.package}.{e.name}"] = e
+        self.plan_clean_readers()
+
+    def plan_clean_readers(self):
+        """The messages read straight from their bytes by a generated clean reader (`gen_clean_reader`): the
+        requests (an rpc's input, what the daemon reads from a peer) with a repeated sub-message field (a list
+        a peer may send by the thousand: an OpenSession's breaks), and the sub-messages they hold, when every
+        field of each is of a kind the reader takes. Replies are read by clients only, off the loop."""
+        inputs = {method.input_type for f in self.files for service in f.service for method in service.method}
+        self.clean_readers = set()
+        for key, m in self.messages.items():
+            if key in inputs and any(f.label == FD.LABEL_REPEATED and f.type == FD.TYPE_MESSAGE for f in m.field):
+                reach = self.clean_closure(m, set())
+                if reach is not None:
+                    self.clean_readers |= reach
+
+    def clean_closure(self, m, seen):
+        """`m` and the messages under it when all can be read by a clean reader; None otherwise."""
+        if m.name in seen:
+            return seen
+        seen.add(m.name)
+        if m.field and max(f.number for f in m.field) > 63:
+            return None
+        for f in m.field:
+            if f.HasField("oneof_index") and m.oneof_decl[f.oneof_index].name != "_" + f.name:
+                return None  # a real oneof
+            if f.type == FD.TYPE_MESSAGE:
+                if self.clean_closure(self.messages[f.type_name], seen) is None:
+                    return None
+            elif f.label == FD.LABEL_REPEATED:
+                if f.type not in (FD.TYPE_DOUBLE, FD.TYPE_FLOAT):
+                    return None
+            elif f.type not in CLEAN_WIRE_TYPES:
+                return None
+        return seen
 
     @staticmethod
     def c_struct(name):
@@ -261,6 +303,8 @@ def gen_message(model, m, comments, field_comments):
     out.append("}")
     if is_plain_scalar_message(fields):
         out += gen_direct(m, fields)
+    elif m.name in model.clean_readers:
+        out += gen_clean_reader(model, m, fields)
     return out
 
 
@@ -312,6 +356,85 @@ def gen_direct(m, fields):
             out.append(f"        out.uint64Field({f.f.number}, self.{f.swift} ? 1 : 0)")
         else:
             out.append(f"        out.uint64Field({f.f.number}, self.{f.swift})")
+    out.append("    }")
+    out.append("}")
+    return out
+
+
+def gen_clean_reader(model, m, fields):
+    """The straight reader of a message with lists of sub-messages (or of such a sub-message): its bytes
+    in their clean form are read without protobuf-c, whose unpacking allocates per element, per string and
+    per array; any other form returns nil and goes to protobuf-c, which then reads and refuses as it does
+    for any message (the same error, naming the same field)."""
+    name = m.name
+    repeated = [f.f.number for f in fields if f.repeated and f.kind == "message"]
+    out = ["", f"extension SnapbackV1.{name} {{"]
+    out.append("    /// The message read straight from `bytes` in their clean form: known fields of their own wire types,")
+    each = "each at most once but the repeated sub-messages" if repeated else "each at most once"
+    out.append(f"    /// {each}, doubles packed, strings UTF-8 (read up to a NUL, as")
+    out.append("    /// protobuf-c's C string is), sub-messages clean too; nil for any other form, which protobuf-c reads.")
+    out.append("    init?(clean bytes: UnsafeRawBufferPointer) {")
+    out.append("        self.init()")
+    out.append("        var r = WireFastPath.Reader(bytes)")
+    out.append("        var seen: UInt64 = 0")
+    out.append("        while !r.atEnd {")
+    out.append("            guard let (number, wire) = r.field() else { return nil }")
+    once = "seen & bit == 0"
+    if repeated:
+        numbers = " && ".join(f"number != {n}" for n in repeated)
+        out.append(f"            if {numbers} {{")
+        out.append("                let bit: UInt64 = 1 << number")
+        out.append("                guard seen & bit == 0 else { return nil }")
+        out.append("                seen |= bit")
+        out.append("            }")
+    else:
+        out.append("            let bit: UInt64 = 1 << number")
+        out.append(f"            guard {once} else {{ return nil }}")
+        out.append("            seen |= bit")
+    out.append("            switch (number, wire) {")
+    for f in fields:
+        n = f.f.number
+        target = f"self.{f.swift}"
+        if f.repeated and f.kind == "message":
+            out.append(f"            case ({n}, 2):")
+            out.append(f"                guard let b = r.lengthDelimited(), let v = {f.element}(clean: b) else {{ return nil }}")
+            out.append(f"                {target}.append(v)")
+            continue
+        if f.repeated:
+            reader = {"Double": "r.packedDoubles()", "Float": "r.packedFloats()"}[f.element]
+            out += [f"            case ({n}, 2):", f"                guard let v = {reader} else {{ return nil }}",
+                    f"                {target} = v"]
+            continue
+        wire = CLEAN_WIRE_TYPES[f.f.type]
+        if f.kind == "message":
+            out.append(f"            case ({n}, 2):")
+            out.append(f"                guard let b = r.lengthDelimited(), let v = {f.element}(clean: b) else {{ return nil }}")
+            out.append(f"                {target} = v")
+            continue
+        if f.kind == "string":
+            value = "r.string()"
+        elif f.element == "Double":
+            value = "r.double()"
+        elif f.element == "Float":
+            value = "r.float()"
+        else:
+            value = "r.varint()"
+        if f.kind == "bool":
+            conv = "v != 0"
+        elif f.kind == "enum":
+            # protobuf-c reads an enum as an int32: the varint's low 32 bits.
+            conv = f"{f.element}(rawValue: .init(truncatingIfNeeded: v))"
+        elif f.kind == "scalar" and f.element in ("UInt32", "Int32"):
+            conv = f"{f.element}(truncatingIfNeeded: v)"
+        elif f.kind == "scalar" and f.element == "Int64":
+            conv = "Int64(bitPattern: v)"
+        else:
+            conv = "v"
+        out += [f"            case ({n}, {wire}):", f"                guard let v = {value} else {{ return nil }}",
+                f"                {target} = {conv}"]
+    out.append("            default: return nil")
+    out.append("            }")
+    out.append("        }")
     out.append("    }")
     out.append("}")
     return out

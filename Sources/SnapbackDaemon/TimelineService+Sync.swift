@@ -3,7 +3,9 @@ import SnapbackTimeline
 import SnapbackWire
 
 /// A Sync/WatchChanges subscriber: where its changes go and the last one sent.
-final class ChangeWatcher {
+final class ChangeWatcher: PushStream {
+    static let method = WireMethod.watchChanges
+    static let readerName = "change stream reader"
     let connection: any PeerPort
     let callId: UInt32
     /// The seq of the last change sent (or the one the agent resumed after).
@@ -19,6 +21,10 @@ final class ChangeWatcher {
         self.callId = callId
         self.after = after
     }
+
+    var dropNote: String { " (it resumes after change \(after))" }
+
+    func unsubscribe(from service: TimelineService) { service.unsubscribe(self) }
 }
 
 extension TimelineService {
@@ -95,7 +101,8 @@ extension TimelineService {
     /// Sends `watcher` the changes after the last it was sent, a few pages a loop turn. A reader that
     /// has half its bound (`max-watch-queue-bytes`, as WatchDecisions) queued is waited for, never
     /// blocked on; one that takes nothing of it for ``changeReaderStallSeconds`` is dropped, as is one
-    /// whose next change would pass the bound. The store keeps what it was not sent: it resumes.
+    /// whose next change would pass the bound (`pushOrDrop(_:on:)`). The store keeps what it was not
+    /// sent: it resumes.
     func pumpChanges(_ watcher: ChangeWatcher) {
         guard let store = syncStore else { return }
         let connection = watcher.connection
@@ -114,7 +121,7 @@ extension TimelineService {
                 watcher.behindSince = since
                 watcher.lastQueued = queued
                 if now - since >= Self.changeReaderStallSeconds {
-                    dropChangeReader(watcher, "\(queued) bytes queued and none taken for \(Self.changeReaderStallSeconds) s")
+                    dropReader(watcher, "\(queued) bytes queued and none taken for \(Self.changeReaderStallSeconds) s")
                 } else {
                     watcher.timer?.start(afterSeconds: Self.changeRetrySeconds)
                 }
@@ -136,25 +143,12 @@ extension TimelineService {
             for change in page {
                 scratch.removeAll(keepingCapacity: true)
                 change.encode(into: &scratch)
-                let queued = connection.queuedOutboundBytes
-                guard queued + FrameHeader.size + scratch.count <= bound else {
-                    dropChangeReader(watcher, "\(queued) bytes queued, limit \(bound)")
-                    return
-                }
-                connection.send(.push(callId: watcher.callId, method: WireMethod.watchChanges.rawValue), body: scratch)
+                guard pushOrDrop(scratch, on: watcher) else { return }
                 watcher.after = change.seq
             }
             guard page.count == Self.changePage else { return }
             pages += 1
         }
-    }
-
-    private func dropChangeReader(_ watcher: ChangeWatcher, _ why: String) {
-        let connection = watcher.connection
-        unsubscribe(watcher)
-        connection.closeAfterFlush(
-            reason: "change stream reader not reading: \(why); dropped (it resumes after change \(watcher.after))",
-            level: .warning)
     }
 
     // MARK: Sync/Merge

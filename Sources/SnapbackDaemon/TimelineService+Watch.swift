@@ -2,7 +2,10 @@ import SnapbackTimeline
 import SnapbackWire
 
 /// A WatchDecisions subscriber: where its decisions go and which it wants.
-final class Watcher {
+final class Watcher: PushStream {
+    static let method = WireMethod.watchDecisions
+    static let readerName = "watcher"
+    let dropNote = ""
     let connection: any PeerPort
     let callId: UInt32
     /// 0 = every session.
@@ -22,6 +25,8 @@ final class Watcher {
     func wants(_ entry: SessionEntry) -> Bool {
         (sessionId == 0 || sessionId == entry.id) && (contentId.isEmpty || contentId == entry.contentId)
     }
+
+    func unsubscribe(from service: TimelineService) { service.unsubscribe(self) }
 }
 
 extension TimelineService {
@@ -111,9 +116,8 @@ extension TimelineService {
         watcher.connection.serviceState?.watcher = nil
     }
 
-    /// Sends the decision `action` stands for to every watcher that wants it. A watcher whose queue has
-    /// passed its bound is dropped — unsubscribed and its connection closed — so that a watcher that
-    /// stops reading costs the players nothing: it is never waited for, and its backlog is bounded.
+    /// Sends the decision `action` stands for to every watcher that wants it; one whose queue would pass
+    /// its bound is dropped (`pushOrDrop(_:on:)`).
     @inline(never)  // kept out of `execute`, the snapback round trip's path, which it would only enlarge
     func publish(_ action: TimelineAction, for entry: SessionEntry, at now: Double) {
         guard
@@ -128,21 +132,12 @@ extension TimelineService {
                 index += 1
                 continue
             }
-            let connection = watcher.connection
             decision.seq = watcher.seq + 1
             scratch.removeAll(keepingCapacity: true)
             decision.encode(into: &scratch)
-            let queued = connection.queuedOutboundBytes
-            let bound = configuration.maxWatchQueueBytes
-            guard connection.canSend, queued + FrameHeader.size + scratch.count <= bound else {
-                watchers.remove(at: index)
-                connection.serviceState?.watcher = nil
-                connection.closeAfterFlush(
-                    reason: "watcher not reading: \(queued) bytes queued, limit \(bound); dropped", level: .warning)
-                continue
-            }
+            // A dropped watcher leaves `watchers`: the next one is at `index` now.
+            guard pushOrDrop(scratch, on: watcher) else { continue }
             watcher.seq += 1
-            connection.send(.push(callId: watcher.callId, method: WireMethod.watchDecisions.rawValue), body: scratch)
             index += 1
         }
     }

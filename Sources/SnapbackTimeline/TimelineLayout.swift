@@ -49,14 +49,15 @@ public struct TimelineLayout: Sendable, Equatable {
     /// cuts that take the content past the last content time.
     public init(breaks: [AdBreak], identity: Bool = false) throws(TimelineError) {
         try Self.validate(breaks)
-        let sorted = breaks.sorted { $0.start < $1.start }
-        try Self.checkOverlaps(sorted)
-        self.init(sorted: sorted, identity: identity)
+        try self.init(sorted: Self.sortedByStart(breaks), identity: identity)
+        try Self.checkOverlaps(self.breaks)
         try checkResumePositions()
     }
 
-    /// The spans of breaks already validated and sorted.
-    private init(sorted breaks: [AdBreak], identity: Bool) {
+    /// The spans of breaks already validated and sorted. A duplicate id is found as the id index is built
+    /// (hashing each id once, not once more into a set of its own); it is refused before any overlap,
+    /// since two breaks of one id usually overlap too and the id is what the player got wrong.
+    private init(sorted breaks: [AdBreak], identity: Bool) throws(TimelineError) {
         self.breaks = breaks
         isIdentity = identity
         var spans: [Span] = []
@@ -86,7 +87,7 @@ public struct TimelineLayout: Sendable, Equatable {
                 Span(
                     start: b.start, end: b.end, contentPosition: position, resumePosition: max(resume, position),
                     shiftAfter: shift))
-            indexById[b.id] = i
+            if indexById.updateValue(i, forKey: b.id) != nil { throw .duplicateBreakId(b.id) }
         }
         self.spans = spans
         totalAdTime = adTime
@@ -104,21 +105,26 @@ public struct TimelineLayout: Sendable, Equatable {
     public func adding(_ new: [AdBreak]) throws(TimelineError) -> TimelineLayout? {
         try Self.validate(new)
         var fresh: [AdBreak] = []
+        // A known break named twice in `new` is a duplicate as well; one named twice among the fresh ones
+        // is found when the merged layout indexes them.
+        var named = [Bool](repeating: false, count: breaks.count)
         for b in new {
             if let i = indexById[b.id] {
                 let old = breaks[i]
-                if old.start != b.start || old.duration != b.duration || old.contentResumeOffset != b.contentResumeOffset {
+                if named[i] || old.start != b.start || old.duration != b.duration
+                    || old.contentResumeOffset != b.contentResumeOffset
+                {
                     throw .duplicateBreakId(b.id)
                 }
+                named[i] = true
             } else {
                 fresh.append(b)
             }
         }
         if fresh.isEmpty { return nil }
         if breaks.count + fresh.count > Self.maxBreaks { throw .tooManyBreaks(limit: Self.maxBreaks) }
-        let merged = (breaks + fresh).sorted { $0.start < $1.start }
-        try Self.checkOverlaps(merged)
-        let layout = TimelineLayout(sorted: merged, identity: isIdentity)
+        let layout = try TimelineLayout(sorted: Self.sortedByStart(breaks + fresh), identity: isIdentity)
+        try Self.checkOverlaps(layout.breaks)
         try layout.checkResumePositions()
         return layout
     }
@@ -132,10 +138,18 @@ public struct TimelineLayout: Sendable, Equatable {
         throw .outOfRange(field: "break \(b.id) content resume point", value: last, limit: Limits.position)
     }
 
+    /// `breaks` sorted by start: as they are when they already are (players send them in order), without
+    /// the copy `sorted` makes of them.
+    private static func sortedByStart(_ breaks: [AdBreak]) -> [AdBreak] {
+        for i in breaks.indices.dropFirst() where breaks[i].start < breaks[i - 1].start {
+            return breaks.sorted { $0.start < $1.start }
+        }
+        return breaks
+    }
+
+    /// Each break's own fields: a non-empty id and times in range (duplicate ids are found by the index).
     private static func validate(_ breaks: [AdBreak]) throws(TimelineError) {
         if breaks.count > maxBreaks { throw .tooManyBreaks(limit: maxBreaks) }
-        var seen = Set<String>()
-        seen.reserveCapacity(breaks.count)
         for b in breaks {
             if b.id.isEmpty { throw .emptyBreakId }
             try TimelineSettings.checkTime(b.start, "break \(b.id) start")
@@ -146,7 +160,6 @@ public struct TimelineLayout: Sendable, Equatable {
             if let o = b.contentResumeOffset {
                 try TimelineSettings.check(o, Limits.contentResumeOffset, "break \(b.id) content resume offset")
             }
-            if !seen.insert(b.id).inserted { throw .duplicateBreakId(b.id) }
         }
     }
 

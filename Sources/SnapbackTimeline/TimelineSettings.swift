@@ -70,12 +70,13 @@ final class TimelineSettings: Sendable {
 
     // MARK: Range checks
 
-    static func checkTime(_ t: Double, _ field: String) throws(TimelineError) {
-        try check(t, Limits.position, field)
+    // The field's name is built only when its value is refused: a layout checks every time of every break.
+    static func checkTime(_ t: Double, _ field: @autoclosure () -> String) throws(TimelineError) {
+        try check(t, Limits.position, field())
     }
 
-    static func checkDuration(_ d: Double, _ field: String) throws(TimelineError) {
-        try check(d, Limits.duration, field)
+    static func checkDuration(_ d: Double, _ field: @autoclosure () -> String) throws(TimelineError) {
+        try check(d, Limits.duration, field())
     }
 
     /// NaN, infinities and negative values are not times at all; a finite value past the limit is one

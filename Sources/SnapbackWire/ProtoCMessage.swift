@@ -28,8 +28,10 @@ protocol ProtoCMessage: Sendable, Equatable {
     /// The repeated message fields (number, proto name), whose count `maxElements` bounds.
     static var boundedFields: [(number: UInt64, name: String)] { get }
 
-    /// The message read straight from its bytes when they are in a form the generated reader takes (a
-    /// `ProtoPlainMessage`); nil otherwise, and protobuf-c reads them.
+    /// The message read straight from its bytes when they are in the clean form the generated reader takes
+    /// (a `ProtoPlainMessage`, or a message with lists of sub-messages and those sub-messages); nil
+    /// otherwise, and protobuf-c reads them. It never throws: bytes it does not take, a string that is not
+    /// UTF-8 among them, go to protobuf-c's path, whose refusal names the field.
     init?(clean bytes: UnsafeRawBufferPointer)
 
     /// Appends the message's bytes to `out`; returns how many.
@@ -74,8 +76,9 @@ extension ProtoCMessage {
 
     @inline(__always)
     static func decode(_ body: UnsafeRawBufferPointer, maxElements: Int = .max) throws(WireError) -> Self {
-        if let m = Self(clean: body) { return m }
+        // The count first: neither reader may spend the loop on elements it would refuse.
         if maxElements < .max, !boundedFields.isEmpty { try checkCounts(body, maxElements: maxElements) }
+        if let m = Self(clean: body) { return m }
         // An empty body is a valid message (every field at its default); protobuf-c reads nothing then.
         let data = body.baseAddress?.assumingMemoryBound(to: UInt8.self)
         guard let message = cUnpack(body.count, data) else { throw .malformed(message: protoName) }

@@ -161,6 +161,60 @@ import Testing
         #expect(daemon.waitForExit() == .exit(0))
     }
 
+    /// An OpenSession and an UpdateBreaks of max-breaks-per-session breaks as players send them are read
+    /// straight from their bytes; the same requests with a field this version does not know, which the
+    /// clean reader leaves to protobuf-c (which skips it), are read by protobuf-c. Both lay out the same
+    /// timeline, ids with non-ASCII letters and resume offsets included.
+    @Test(.tags(.needsHello)) func aThousandBreaksMakeOneTimelineReadCleanOrByProtobufC() throws {
+        let daemon = try DaemonHarness(arguments: ["--max-frame-size", "1048576"])
+        let client = try daemon.connect()
+        #expect(try client.hello(callId: 1).header.status == 0)
+        var callId: UInt32 = 1
+        func call(_ method: WireMethod, _ body: [UInt8]) throws -> Frame {
+            callId += 1
+            try client.send(.request(callId: callId, method: method.rawValue), body: body)
+            while true {
+                let frame = try client.readFrame(timeout: .seconds(30))
+                if frame.header.type == .response && frame.header.callId == callId { return frame }
+            }
+        }
+        func breaksHeld(by session: UInt64) throws -> [AdBreak] {
+            let state = try call(.getSessionState, WireRequest.getSessionState(sessionId: session, maxBreaks: 1000).encoded())
+            #expect(state.header.status == 0)
+            return try SessionStateReply.decode(state.body).breaks
+        }
+        let breaks: [AdBreak] = (0..<1000).map { (i: Int) -> AdBreak in
+            let id = i % 2 == 0 ? "b\(i)" : "pause-é-\(i)"
+            let offset: Double? = i % 3 == 0 ? 10 : nil
+            return AdBreak(
+                id: id, start: 600 + Double(i) * 700, duration: 60, adDurations: [15, 15, 15, 15],
+                contentResumeOffset: offset)
+        }
+        // Field 99, a varint of 1: unknown to this version.
+        let unknownField: [UInt8] = [0x98, 0x06, 0x01]
+        let open = OpenSessionRequest(streamId: "s", contentId: "c", breaks: breaks).encoded()
+        for body in [open, open + unknownField] {
+            let opened = try call(.openSession, body)
+            #expect(opened.header.status == 0)
+            #expect(try breaksHeld(by: OpenSessionReply.decode(opened.body).sessionId) == breaks)
+        }
+        let live = OpenSessionRequest(streamId: "l", contentId: "l", kind: .live).encoded()
+        for extra in [[], unknownField] {
+            let session = try OpenSessionReply.decode(try call(.openSession, live).body).sessionId
+            let update = WireRequest.event(sessionId: session, .breaksUpdated(breaks)).encoded() + extra
+            #expect(try call(.updateBreaks, update).header.status == 0)
+            // A live break without an offset replaces as much content as it lasts.
+            let replacing = breaks.map { b in
+                var b = b
+                b.contentResumeOffset = b.contentResumeOffset ?? b.duration
+                return b
+            }
+            #expect(try breaksHeld(by: session) == replacing)
+        }
+        daemon.terminate()
+        #expect(daemon.waitForExit() == .exit(0))
+    }
+
     @Test(.tags(.needsHello)) func clientThatNeverReadsIsDisconnectedAndOthersDoNotNotice() throws {
         let daemon = try DaemonHarness(arguments: ["--max-outbound-bytes", "4096"])
         let bystander = try daemon.connect()

@@ -236,6 +236,16 @@ import Testing
         #expect(layout == before)
     }
 
+    @Test func anUpdateNamingABreakTwiceIsRejectedWhetherItIsKnownOrNew() throws {
+        let layout = try TimelineLayout(breaks: Factory.oneBreak, identity: true)
+        #expect(throws: TimelineError.duplicateBreakId("b1")) { try layout.adding(Factory.oneBreak + Factory.oneBreak) }
+        let b2 = AdBreak(id: "b2", start: 1200, duration: 30)
+        #expect(throws: TimelineError.duplicateBreakId("b2")) { try layout.adding([b2, b2]) }
+        #expect(throws: TimelineError.duplicateBreakId("b2")) {
+            try layout.adding([b2, AdBreak(id: "b2", start: 1800, duration: 30)])
+        }
+    }
+
     @Test func addingAnOverlappingBreakIsRejectedAndLeavesTheLayoutUnchanged() throws {
         let layout = try TimelineLayout(breaks: Factory.oneBreak, identity: true)
         let before = layout

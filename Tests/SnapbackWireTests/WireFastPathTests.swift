@@ -222,6 +222,83 @@ import Testing
         }
     }
 
+    /// Every message with a clean reader (requests with lists of sub-messages, and those sub-messages): it
+    /// reads every sample, and agrees with protobuf-c on the samples' bytes, mutated.
+    @Test func everyCleanReaderAgreesWithProtobufC() {
+        var rng = SplitMix64(seed: 17)
+        var clean: [String] = []
+        for message in everyGeneratedMessage where !(message is any ProtoPlainMessage.Type) {
+            if checkClean(message, &rng) { clean.append(message.protoName) }
+        }
+        #expect(clean.contains("snapback.v1.OpenSessionRequest") && clean.contains("snapback.v1.UpdateBreaksRequest"))
+        #expect(clean.contains("snapback.v1.AdBreak") && clean.contains("snapback.v1.PolicyOverrides"))
+        #expect(clean.count >= 6, "\(clean)")
+    }
+
+    /// Whether `M` has a clean reader; if it has, checks it.
+    func checkClean<M: Sampled>(_: M.Type, _ rng: inout SplitMix64) -> Bool {
+        guard M.sample.encoded().withUnsafeBytes({ M(clean: $0) }) != nil else { return false }
+        let arena = CArena()
+        func protoCPacked(_ v: M) -> [UInt8] {
+            var out: [UInt8] = []
+            _ = ProtoC.append(UnsafeRawPointer(arena.message(v)).assumingMemoryBound(to: ProtobufCMessage.self), to: &out)
+            return out
+        }
+        for sample in M.samples {
+            #expect(sample.encoded().withUnsafeBytes({ M(clean: $0) }) == sample, "\(M.protoName)")
+        }
+        var fastHits = 0
+        for _ in 0..<2000 {
+            var body = M.sample.encoded()
+            mutate(&body, &rng)
+            guard let fast = body.withUnsafeBytes({ M(clean: $0) }) else { continue }
+            fastHits += 1
+            let slow: M? = body.withUnsafeBytes { raw in
+                guard let p = M.cUnpack(raw.count, raw.baseAddress?.assumingMemoryBound(to: UInt8.self)) else { return nil }
+                defer { M.cFree(p) }
+                return try? M(p, path: { "" }, maxElements: .max)
+            }
+            #expect(slow != nil, "\(M.protoName): fast accepted what protobuf-c rejects: \(body)")
+            if let slow { #expect(protoCPacked(fast) == protoCPacked(slow), "\(M.protoName): \(body)") }
+        }
+        #expect(fastHits > 100, "\(M.protoName): the clean reader took \(fastHits) of 2,000 mutated bodies")
+        return true
+    }
+
+    /// A string is read up to a NUL, as protobuf-c's C string is; one that is not UTF-8 goes to protobuf-c's
+    /// path, whose refusal names it.
+    @Test func cleanStringsReadAsProtobufCsPathReadsThem() throws {
+        // OpenSessionRequest{breaks: [AdBreak{id: "a\0b"}]}
+        let nul: [UInt8] = [0x2A, 0x05, 0x0A, 0x03, 0x61, 0x00, 0x62]
+        #expect(nul.withUnsafeBytes { SnapbackV1.OpenSessionRequest(clean: $0) }?.breaks.first?.id == "a")
+        #expect(try SnapbackV1.OpenSessionRequest.decode(nul).breaks.first?.id == "a")
+        // OpenSessionRequest{breaks: [AdBreak{}, AdBreak{id: ff fe}]}
+        let bad: [UInt8] = [0x2A, 0x00, 0x2A, 0x04, 0x0A, 0x02, 0xFF, 0xFE]
+        #expect(bad.withUnsafeBytes { SnapbackV1.OpenSessionRequest(clean: $0) } == nil)
+        #expect(throws: WireError.invalidArgument("breaks[1].id: not valid UTF-8")) {
+            try SnapbackV1.OpenSessionRequest.decode(bad)
+        }
+    }
+
+    /// What players send (fields in order, doubles packed) is read without protobuf-c: a thousand breaks
+    /// with their ad durations, and the request's every other field.
+    @Test func anOpenSessionOfAThousandBreaksIsReadClean() throws {
+        let breaks = (0..<1000).map {
+            AdBreak(id: "break-\($0)", start: 600 + Double($0) * 700, duration: 60, adDurations: [15, 15, 15, 15])
+        }
+        var overrides = PolicyOverrides()
+        overrides.cooldown = 5
+        let open = OpenSessionRequest(
+            streamId: "s", contentId: "c", profile: "p", kind: .live, breaks: breaks, contentDuration: 1e6,
+            preset: .media3, overrides: overrides, resume: ResumeOptions(useBookmark: true, streamTime: 42),
+            adRules: AdRules(preroll: true, midrollTimes: [60]))
+        let body = open.encoded()
+        let clean = try #require(body.withUnsafeBytes { SnapbackV1.OpenSessionRequest(clean: $0) })
+        #expect(try OpenSessionRequest(proto: clean) == open)
+        let update = WireRequest.event(sessionId: 7, .breaksUpdated(breaks)).encoded()
+        #expect(update.withUnsafeBytes { SnapbackV1.UpdateBreaksRequest(clean: $0) }?.breaks.count == 1000)
+    }
+
     func mutate(_ bytes: inout [UInt8], _ rng: inout SplitMix64) {
         for _ in 0..<(1 + Int(rng.next() % 3)) {
             guard !bytes.isEmpty else { bytes.append(UInt8(truncatingIfNeeded: rng.next())); continue }

@@ -62,6 +62,44 @@ extension SnapbackV1.AdBreak: ProtoCMessage {
     }
 }
 
+extension SnapbackV1.AdBreak {
+    /// The message read straight from `bytes` in their clean form: known fields of their own wire types,
+    /// each at most once, doubles packed, strings UTF-8 (read up to a NUL, as
+    /// protobuf-c's C string is), sub-messages clean too; nil for any other form, which protobuf-c reads.
+    init?(clean bytes: UnsafeRawBufferPointer) {
+        self.init()
+        var r = WireFastPath.Reader(bytes)
+        var seen: UInt64 = 0
+        while !r.atEnd {
+            guard let (number, wire) = r.field() else { return nil }
+            let bit: UInt64 = 1 << number
+            guard seen & bit == 0 else { return nil }
+            seen |= bit
+            switch (number, wire) {
+            case (1, 2):
+                guard let v = r.string() else { return nil }
+                self.id = v
+            case (2, 1):
+                guard let v = r.double() else { return nil }
+                self.start = v
+            case (3, 1):
+                guard let v = r.double() else { return nil }
+                self.duration = v
+            case (4, 2):
+                guard let v = r.packedDoubles() else { return nil }
+                self.adDurations = v
+            case (5, 0):
+                guard let v = r.varint() else { return nil }
+                self.watched = v != 0
+            case (6, 1):
+                guard let v = r.double() else { return nil }
+                self.contentResumeOffset = v
+            default: return nil
+            }
+        }
+    }
+}
+
 extension SnapbackV1 {
     /// Client-side ad rules (breaks on content time; the content pauses while a break plays on an ad player).
     ///
@@ -117,6 +155,41 @@ extension SnapbackV1.AdRules: ProtoCMessage {
     }
 }
 
+extension SnapbackV1.AdRules {
+    /// The message read straight from `bytes` in their clean form: known fields of their own wire types,
+    /// each at most once, doubles packed, strings UTF-8 (read up to a NUL, as
+    /// protobuf-c's C string is), sub-messages clean too; nil for any other form, which protobuf-c reads.
+    init?(clean bytes: UnsafeRawBufferPointer) {
+        self.init()
+        var r = WireFastPath.Reader(bytes)
+        var seen: UInt64 = 0
+        while !r.atEnd {
+            guard let (number, wire) = r.field() else { return nil }
+            let bit: UInt64 = 1 << number
+            guard seen & bit == 0 else { return nil }
+            seen |= bit
+            switch (number, wire) {
+            case (1, 0):
+                guard let v = r.varint() else { return nil }
+                self.preroll = v != 0
+            case (2, 2):
+                guard let v = r.packedDoubles() else { return nil }
+                self.midrollTimes = v
+            case (3, 1):
+                guard let v = r.double() else { return nil }
+                self.midrollEvery = v
+            case (4, 0):
+                guard let v = r.varint() else { return nil }
+                self.postroll = v != 0
+            case (5, 1):
+                guard let v = r.double() else { return nil }
+                self.breakDuration = v
+            default: return nil
+            }
+        }
+    }
+}
+
 extension SnapbackV1 {
     /// Where an opening session starts.
     ///
@@ -163,6 +236,35 @@ extension SnapbackV1.ResumeOptions: ProtoCMessage {
         if let v = self.resumeStreamTime {
             m._resume_stream_time_case = SNAPBACK__V1__RESUME_OPTIONS___RESUME_STREAM_TIME_RESUME_STREAM_TIME
             m.resume_stream_time = v
+        }
+    }
+}
+
+extension SnapbackV1.ResumeOptions {
+    /// The message read straight from `bytes` in their clean form: known fields of their own wire types,
+    /// each at most once, doubles packed, strings UTF-8 (read up to a NUL, as
+    /// protobuf-c's C string is), sub-messages clean too; nil for any other form, which protobuf-c reads.
+    init?(clean bytes: UnsafeRawBufferPointer) {
+        self.init()
+        var r = WireFastPath.Reader(bytes)
+        var seen: UInt64 = 0
+        while !r.atEnd {
+            guard let (number, wire) = r.field() else { return nil }
+            let bit: UInt64 = 1 << number
+            guard seen & bit == 0 else { return nil }
+            seen |= bit
+            switch (number, wire) {
+            case (1, 0):
+                guard let v = r.varint() else { return nil }
+                self.useBookmark = v != 0
+            case (2, 1):
+                guard let v = r.double() else { return nil }
+                self.resumeContentTime = v
+            case (3, 1):
+                guard let v = r.double() else { return nil }
+                self.resumeStreamTime = v
+            default: return nil
+            }
         }
     }
 }
@@ -256,6 +358,58 @@ extension SnapbackV1.OpenSessionRequest: ProtoCMessage {
         if let v = self.policyOverrides { m.policy_overrides = arena.message(v) }
         if let v = self.resume { m.resume = arena.message(v) }
         if let v = self.adRules { m.ad_rules = arena.message(v) }
+    }
+}
+
+extension SnapbackV1.OpenSessionRequest {
+    /// The message read straight from `bytes` in their clean form: known fields of their own wire types,
+    /// each at most once but the repeated sub-messages, doubles packed, strings UTF-8 (read up to a NUL, as
+    /// protobuf-c's C string is), sub-messages clean too; nil for any other form, which protobuf-c reads.
+    init?(clean bytes: UnsafeRawBufferPointer) {
+        self.init()
+        var r = WireFastPath.Reader(bytes)
+        var seen: UInt64 = 0
+        while !r.atEnd {
+            guard let (number, wire) = r.field() else { return nil }
+            if number != 5 {
+                let bit: UInt64 = 1 << number
+                guard seen & bit == 0 else { return nil }
+                seen |= bit
+            }
+            switch (number, wire) {
+            case (1, 2):
+                guard let v = r.string() else { return nil }
+                self.streamId = v
+            case (2, 2):
+                guard let v = r.string() else { return nil }
+                self.contentId = v
+            case (3, 2):
+                guard let v = r.string() else { return nil }
+                self.profile = v
+            case (4, 0):
+                guard let v = r.varint() else { return nil }
+                self.kind = Snapback__V1__SessionKind(rawValue: .init(truncatingIfNeeded: v))
+            case (5, 2):
+                guard let b = r.lengthDelimited(), let v = SnapbackV1.AdBreak(clean: b) else { return nil }
+                self.breaks.append(v)
+            case (6, 1):
+                guard let v = r.double() else { return nil }
+                self.contentDuration = v
+            case (7, 2):
+                guard let v = r.string() else { return nil }
+                self.policyPreset = v
+            case (8, 2):
+                guard let b = r.lengthDelimited(), let v = SnapbackV1.PolicyOverrides(clean: b) else { return nil }
+                self.policyOverrides = v
+            case (9, 2):
+                guard let b = r.lengthDelimited(), let v = SnapbackV1.ResumeOptions(clean: b) else { return nil }
+                self.resume = v
+            case (10, 2):
+                guard let b = r.lengthDelimited(), let v = SnapbackV1.AdRules(clean: b) else { return nil }
+                self.adRules = v
+            default: return nil
+            }
+        }
     }
 }
 
@@ -975,6 +1129,34 @@ extension SnapbackV1.UpdateBreaksRequest: ProtoCMessage {
         if !self.breaks.isEmpty {
             m.n_breaks = self.breaks.count
             m.breaks = arena.messages(self.breaks)
+        }
+    }
+}
+
+extension SnapbackV1.UpdateBreaksRequest {
+    /// The message read straight from `bytes` in their clean form: known fields of their own wire types,
+    /// each at most once but the repeated sub-messages, doubles packed, strings UTF-8 (read up to a NUL, as
+    /// protobuf-c's C string is), sub-messages clean too; nil for any other form, which protobuf-c reads.
+    init?(clean bytes: UnsafeRawBufferPointer) {
+        self.init()
+        var r = WireFastPath.Reader(bytes)
+        var seen: UInt64 = 0
+        while !r.atEnd {
+            guard let (number, wire) = r.field() else { return nil }
+            if number != 2 {
+                let bit: UInt64 = 1 << number
+                guard seen & bit == 0 else { return nil }
+                seen |= bit
+            }
+            switch (number, wire) {
+            case (1, 0):
+                guard let v = r.varint() else { return nil }
+                self.sessionId = v
+            case (2, 2):
+                guard let b = r.lengthDelimited(), let v = SnapbackV1.AdBreak(clean: b) else { return nil }
+                self.breaks.append(v)
+            default: return nil
+            }
         }
     }
 }
