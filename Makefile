@@ -93,6 +93,8 @@ include integrations/mpv/build.mk
 include integrations/gstreamer/build.mk
 # make install and make uninstall: the daemon, the CLI, units, configuration, man pages, libsnapback.
 include mk/install.mk
+# make deb and make check-deb: Debian packages of what make install puts in place, and their install test.
+include mk/deb.mk
 # Benchmarks and the long soak (not in make test).
 include mk/bench.mk
 # libFuzzer targets and their corpora (not in make test).

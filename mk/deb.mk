@@ -1,0 +1,55 @@
+# make deb and make check-deb: Debian binary packages for ARCH (amd64 or arm64), built by
+# scripts/build-deb.sh from a staged install tree, and their install test in a clean Debian chroot
+# (scripts/check-deb.sh). docs/operations.md tells how to use them.
+#
+# The packages' version is the project's, the one `snapbackd --version` prints (Daemon.version), with
+# the Debian revision DEB_REVISION. For the build machine's architecture the tree is staged here (`make
+# install`, the mpv and GStreamer plugins, PREFIX=/usr); for another one DEB_STAGE names the tree the
+# cross build staged and DEB_SYSROOT the Debian tree of that architecture its binaries were linked
+# against (dpkg-shlibdeps reads its libraries and symbols files).
+DEB_APT_PACKAGES := dpkg-dev debhelper lintian mmdebstrap
+HOST_ARCH   := $(shell dpkg --print-architecture 2>/dev/null)
+ARCH        ?= $(HOST_ARCH)
+DEB_VERSION := $(shell sed -n 's/^ *public static let version = "\(.*\)"$$/\1/p' Sources/SnapbackDaemon/Daemon.swift)
+DEB_REVISION ?= 1
+DEB_SUITE   ?= bookworm
+DEB_BUILD   := .build-deb
+DEB_OUT     ?= $(DEB_BUILD)/$(ARCH)
+DEB_SYSROOT ?= /
+# The clean chroots of check-deb, made once per suite and architecture by mmdebstrap from the sources
+# apt uses here, and reused (each run works on an overlay of its own).
+DEB_CACHE   ?= /var/cache/snapback
+DEB_MIRROR  ?= $(firstword $(wildcard /etc/apt/sources.list.d/debian.sources) http://deb.debian.org/debian)
+# An arm64 chroot runs its programs under qemu-user; its maintainer scripts need that too.
+DEB_FOREIGN_PACKAGES := qemu-user-static binfmt-support binutils-aarch64-linux-gnu
+
+ifeq ($(ARCH),$(HOST_ARCH))
+DEB_STAGE   ?= $(DEB_BUILD)/stage-$(ARCH)
+else
+DEB_STAGE   ?=
+endif
+
+.PHONY: deb check-deb deps-deb
+
+deps-deb:
+	@missing=""; for p in $(DEB_APT_PACKAGES) $(if $(filter $(HOST_ARCH),$(ARCH)),,$(DEB_FOREIGN_PACKAGES)); do \
+		dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+deb: deps deps-deb ## Debian packages for ARCH (default the host's) in .build-deb/ARCH (another ARCH: DEB_STAGE, DEB_SYSROOT)
+ifeq ($(ARCH),$(HOST_ARCH))
+	rm -rf $(DEB_STAGE)
+	$(MAKE) --no-print-directory install install-mpv-plugin install-gst-plugin DESTDIR=$(CURDIR)/$(DEB_STAGE) PREFIX=/usr
+else
+	@[ -n "$(DEB_STAGE)" ] || { echo "deb: ARCH=$(ARCH) needs DEB_STAGE (a tree staged as make install PREFIX=/usr for $(ARCH), with the plugins) and DEB_SYSROOT (the $(ARCH) Debian tree it was linked against)" >&2; exit 1; }
+endif
+	rm -rf $(DEB_OUT)
+	scripts/build-deb.sh --stage $(DEB_STAGE) --arch $(ARCH) --out $(DEB_OUT) --version $(DEB_VERSION) \
+		--revision $(DEB_REVISION) --sysroot $(DEB_SYSROOT) --suite $(DEB_SUITE)
+
+check-deb: deb ## Build the packages for ARCH, lintian them, install them in a clean Debian chroot and run the daemon there
+	scripts/check-deb.sh --debs $(DEB_OUT) --arch $(ARCH) --suite $(DEB_SUITE) --version $(DEB_VERSION)-$(DEB_REVISION) \
+		--cache $(DEB_CACHE) --mirror $(DEB_MIRROR)
