@@ -60,7 +60,7 @@ run: release ## Run snapbackd in the foreground on the development socket
 demo: release ## Start snapbackd and a scripted player that tells the seeds' story
 	@scripts/demo.sh $(RELEASE_BIN)
 
-test: deps check-proto lint ## Lint, build, run unit, wire and daemon integration tests, mpv and GStreamer end to end, then the systemd, install, footprint and budget checks
+test: deps check-proto lint ## Lint, build, run unit, wire and daemon integration tests, mpv and GStreamer end to end, then the systemd, install, package, footprint and budget checks
 	$(SWIFT) build
 	$(MAKE) --no-print-directory $(UV_ECHO)
 	SNAPBACKD_BIN=$(CURDIR)/$(DEBUG_BIN)/snapbackd SNAPBACK_UV_ECHO=$(CURDIR)/$(UV_ECHO) $(SWIFT) test --parallel \
@@ -74,6 +74,7 @@ test: deps check-proto lint ## Lint, build, run unit, wire and daemon integratio
 	$(MAKE) --no-print-directory test-gstreamer
 	$(MAKE) --no-print-directory check-systemd
 	$(MAKE) --no-print-directory check-install
+	$(MAKE) --no-print-directory check-deb
 	$(MAKE) --no-print-directory check-footprint
 	$(MAKE) --no-print-directory check-budget
 

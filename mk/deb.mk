@@ -42,7 +42,12 @@ deps-deb:
 deb: deps deps-deb ## Debian packages for ARCH (default the host's) in .build-deb/ARCH (another ARCH: DEB_STAGE, DEB_SYSROOT)
 ifeq ($(ARCH),$(HOST_ARCH))
 	rm -rf $(DEB_STAGE)
-	$(MAKE) --no-print-directory install install-mpv-plugin install-gst-plugin DESTDIR=$(CURDIR)/$(DEB_STAGE) PREFIX=/usr
+	$(MAKE) --no-print-directory install install-mpv-plugin DESTDIR=$(CURDIR)/$(DEB_STAGE) PREFIX=/usr
+	@# Without GStreamer's headers (make deps-gstreamer could not install them) there is no GStreamer package.
+	$(MAKE) --no-print-directory deps-gstreamer
+	@if pkg-config --exists gstreamer-1.0 && $(MAKE) --no-print-directory -s $(GST_BAD_DEV)/.stamp; then \
+		$(MAKE) --no-print-directory install-gst-plugin DESTDIR=$(CURDIR)/$(DEB_STAGE) PREFIX=/usr; \
+	else echo "deb: GStreamer's headers are not installed and could not be: no gstreamer1.0-snapback"; fi
 else
 	@[ -n "$(DEB_STAGE)" ] || { echo "deb: ARCH=$(ARCH) needs DEB_STAGE (a tree staged as make install PREFIX=/usr for $(ARCH), with the plugins) and DEB_SYSROOT (the $(ARCH) Debian tree it was linked against)" >&2; exit 1; }
 endif

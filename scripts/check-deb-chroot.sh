@@ -33,7 +33,8 @@ apt-get update -qq || fail "apt-get update"
 deps=$(apt-get -s install --no-install-recommends ./*.deb | sed -n 's/^Inst \([^ ]*\) .*/\1/p' | grep -vxF "$ours" || :)
 # pkg-config reads libsnapback's .pc below.
 # shellcheck disable=SC2086
-apt-get install -y -qq --no-install-recommends $deps pkg-config >/dev/null || fail "installing the dependencies: $deps"
+apt-get install -y -qq --no-install-recommends $deps pkg-config >/tmp/deps.log 2>&1 \
+    || { cat /tmp/deps.log; fail "installing the dependencies: $deps"; }
 ok "$(echo $deps | wc -w) packages the packages depend on installed from the mirror"
 snapshot >/tmp/before
 
