@@ -143,11 +143,11 @@ dh_missing --fail-missing --sourcedir=debian/tmp
 dh_installdocs
 dh_installchangelogs
 # The group of the socket first, then the units that name it: the sysusers snippet runs before the socket
-# starts. Only the socket is enabled and started: the service starts at the first connection, and as it
-# Requires= the socket, stopping the socket at removal stops it and restarting the socket at an upgrade
-# restarts it if it runs.
+# starts. Every unit of the package is enabled and started but snapbackd.service: it starts at the first
+# connection to its socket, and as it Requires= the socket, stopping the socket at removal stops it and
+# restarting the socket at an upgrade restarts it if it runs.
 dh_installsysusers
-dh_installsystemd -psnapbackd snapbackd.socket
+dh_installsystemd -psnapbackd -Xsnapbackd.service
 dh_lintian
 dh_link
 dh_compress
