@@ -106,18 +106,23 @@ snapback ($version-$revision) $suite; urgency=medium
  -- $maintainer  $date
 EOF
 
-# Built-Using of the daemon: the packages of the static archives it links.
+# Built-Using of a static daemon: the packages of the static archives it links (a plain build's daemon,
+# dynamically linked, has none: dh_shlibdeps gives its Depends).
 admindir="$sysroot/var/lib/dpkg"
-static_from=""
-for archive in "/usr/lib/$ma/libc.a" "/usr/lib/$ma/libuv*.a" "/usr/lib/$ma/libsqlite3.a" \
-    "/usr/lib/$ma/libprotobuf-c.a" "/usr/lib/gcc/$DEB_HOST_GNU_TYPE/*/libstdc++.a" "/usr/lib/gcc/$DEB_HOST_GNU_TYPE/*/libgcc.a"; do
-    pkgs=$(dpkg-query --admindir="$admindir" -S "$archive" 2>/dev/null | sed 's/: .*//; s/, /\n/g') \
-        || fail "no package of $sysroot has $archive, which the static snapbackd links"
-    static_from="$static_from $pkgs"
-done
-# shellcheck disable=SC2086
-built_using=$(dpkg-query --admindir="$admindir" -W -f '${source:Package} (= ${source:Version})\n' $static_from | sort -u |
-    paste -sd, | sed 's/,/, /g')
+built_using=""
+if ! readelf -d "$tmp/usr/bin/snapbackd" | grep -q NEEDED; then
+    static_from=""
+    for archive in "/usr/lib/$ma/libc.a" "/usr/lib/$ma/libuv*.a" "/usr/lib/$ma/libsqlite3.a" \
+        "/usr/lib/$ma/libprotobuf-c.a" "/usr/lib/gcc/$DEB_HOST_GNU_TYPE/*/libstdc++.a" \
+        "/usr/lib/gcc/$DEB_HOST_GNU_TYPE/*/libgcc.a"; do
+        pkgs=$(dpkg-query --admindir="$admindir" -S "$archive" 2>/dev/null | sed 's/: .*//; s/, /\n/g')
+        [ -n "$pkgs" ] || fail "no package of $sysroot has $archive, which the static snapbackd links"
+        static_from="$static_from $pkgs"
+    done
+    # shellcheck disable=SC2086
+    built_using=$(dpkg-query --admindir="$admindir" -W -f '${source:Package} (= ${source:Version})\n' $static_from |
+        sort -u | paste -sd, | sed 's/,/, /g')
+fi
 # shlibs:Depends stays empty for the static daemon (dh_shlibdeps sets it for a dynamic one).
 printf "shlibs:Depends=\nsnapback:Built-Using=%s\n" "$built_using" >"$work/debian/snapbackd.substvars"
 
