@@ -28,6 +28,13 @@ DEB_STAGE   ?= $(DEB_BUILD)/stage-$(ARCH)
 else
 DEB_STAGE   ?=
 endif
+# The C parts (libsnapback, the plugins) go into the packages built with Debian's hardening flags
+# (dpkg-buildflags, hardening=+all: fortified functions, stack protector, read-only relocations bound at
+# load), in a directory of their own so that the tests' builds are not mixed with them.
+DEB_C_BUILD := $(DEB_BUILD)/c-$(ARCH)
+deb_buildflags = $(shell DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags --get $(1))
+DEB_CC       = $(CC) $(call deb_buildflags,CPPFLAGS) $(call deb_buildflags,CFLAGS) $(call deb_buildflags,LDFLAGS)
+DEB_STAGE_VARS = DESTDIR=$(CURDIR)/$(DEB_STAGE) PREFIX=/usr C_BUILD=$(DEB_C_BUILD) CC="$(DEB_CC)"
 
 .PHONY: deb check-deb deps-deb
 
@@ -42,11 +49,11 @@ deps-deb:
 deb: deps deps-deb ## Debian packages for ARCH (default the host's) in .build-deb/ARCH (another ARCH: DEB_STAGE, DEB_SYSROOT)
 ifeq ($(ARCH),$(HOST_ARCH))
 	rm -rf $(DEB_STAGE)
-	$(MAKE) --no-print-directory install install-mpv-plugin DESTDIR=$(CURDIR)/$(DEB_STAGE) PREFIX=/usr
+	$(MAKE) --no-print-directory install install-mpv-plugin $(DEB_STAGE_VARS)
 	@# Without GStreamer's headers (make deps-gstreamer could not install them) there is no GStreamer package.
 	$(MAKE) --no-print-directory deps-gstreamer
 	@if pkg-config --exists gstreamer-1.0 && $(MAKE) --no-print-directory -s $(GST_BAD_DEV)/.stamp; then \
-		$(MAKE) --no-print-directory install-gst-plugin DESTDIR=$(CURDIR)/$(DEB_STAGE) PREFIX=/usr; \
+		$(MAKE) --no-print-directory install-gst-plugin $(DEB_STAGE_VARS); \
 	else echo "deb: GStreamer's headers are not installed and could not be: no gstreamer1.0-snapback"; fi
 else
 	@[ -n "$(DEB_STAGE)" ] || { echo "deb: ARCH=$(ARCH) needs DEB_STAGE (a tree staged as make install PREFIX=/usr for $(ARCH), with the plugins) and DEB_SYSROOT (the $(ARCH) Debian tree it was linked against)" >&2; exit 1; }
