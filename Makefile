@@ -104,3 +104,5 @@ include mk/fuzz.mk
 include mk/powercut.mk
 # The build and the tests with Swift 6.2, the oldest supported (not in make test).
 include mk/swift62.mk
+# aarch64: the cross build (make cross-arm64) and the tests under qemu (make test-arm64; not in make test).
+include mk/arm64.mk
