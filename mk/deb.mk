@@ -3,19 +3,26 @@
 # (scripts/check-deb.sh). docs/operations.md tells how to use them.
 #
 # The packages' version is the project's, the one `snapbackd --version` prints (Daemon.version), with
-# the Debian revision DEB_REVISION. For the build machine's architecture the tree is staged here (`make
-# install`, the mpv and GStreamer plugins, PREFIX=/usr); for another one DEB_STAGE names the tree the
-# cross build staged and DEB_SYSROOT the Debian tree of that architecture its binaries were linked
-# against (dpkg-shlibdeps reads its libraries and symbols files).
+# the Debian revision DEB_REVISION. The tree they are made from is staged in DEB_STAGE: for the build
+# machine's architecture by `make install` and the mpv and GStreamer plugins' install rules (PREFIX=/usr);
+# for arm64 by `make cross-arm64` (mk/arm64.mk), whose binaries are linked against the arm64 Debian sid
+# tree ARM64_ROOT: DEB_SYSROOT, where dpkg-shlibdeps reads the libraries and symbols files, and the packages
+# are for sid (DEB_SUITE). DEB_STAGE and DEB_SYSROOT given on the command line use a tree staged elsewhere.
 DEB_APT_PACKAGES := dpkg-dev debhelper lintian mmdebstrap
 HOST_ARCH   := $(shell dpkg --print-architecture 2>/dev/null)
 ARCH        ?= $(HOST_ARCH)
 DEB_VERSION := $(shell sed -n 's/^ *public static let version = "\(.*\)"$$/\1/p' Sources/SnapbackDaemon/Daemon.swift)
 DEB_REVISION ?= 1
-DEB_SUITE   ?= bookworm
 DEB_BUILD   := .build-deb
 DEB_OUT     ?= $(DEB_BUILD)/$(ARCH)
+DEB_STAGE   ?= $(DEB_BUILD)/stage-$(ARCH)
+ifeq ($(ARCH),$(HOST_ARCH))
+DEB_SUITE   ?= bookworm
 DEB_SYSROOT ?= /
+else
+DEB_SUITE   ?= sid
+DEB_SYSROOT ?= $(ARM64_ROOT)
+endif
 # The clean chroots of check-deb, made once per suite and architecture by mmdebstrap from the sources
 # apt uses here, and reused (each run works on an overlay of its own).
 DEB_CACHE   ?= /var/cache/snapback
@@ -23,11 +30,6 @@ DEB_MIRROR  ?= $(firstword $(wildcard /etc/apt/sources.list.d/debian.sources) ht
 # An arm64 chroot runs its programs under qemu-user; its maintainer scripts need that too.
 DEB_FOREIGN_PACKAGES := qemu-user-static binfmt-support binutils-aarch64-linux-gnu
 
-ifeq ($(ARCH),$(HOST_ARCH))
-DEB_STAGE   ?= $(DEB_BUILD)/stage-$(ARCH)
-else
-DEB_STAGE   ?=
-endif
 # The C parts (libsnapback, the plugins) go into the packages built with Debian's hardening flags
 # (dpkg-buildflags, hardening=+all: fortified functions, stack protector, read-only relocations bound at
 # load), in a directory of their own so that the tests' builds are not mixed with them.
@@ -46,7 +48,7 @@ deps-deb:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 
-deb: deps deps-deb ## Debian packages for ARCH (default the host's) in .build-deb/ARCH (another ARCH: DEB_STAGE, DEB_SYSROOT)
+deb: deps deps-deb ## Debian packages for ARCH (default the host's; arm64 cross-built, for sid) in .build-deb/ARCH
 ifeq ($(ARCH),$(HOST_ARCH))
 	rm -rf $(DEB_STAGE)
 	$(MAKE) --no-print-directory install install-mpv-plugin $(DEB_STAGE_VARS)
@@ -55,8 +57,9 @@ ifeq ($(ARCH),$(HOST_ARCH))
 	@if pkg-config --exists gstreamer-1.0 && $(MAKE) --no-print-directory -s $(GST_BAD_DEV)/.stamp; then \
 		$(MAKE) --no-print-directory install-gst-plugin $(DEB_STAGE_VARS); \
 	else echo "deb: GStreamer's headers are not installed and could not be: no gstreamer1.0-snapback"; fi
-else
-	@[ -n "$(DEB_STAGE)" ] || { echo "deb: ARCH=$(ARCH) needs DEB_STAGE (a tree staged as make install PREFIX=/usr for $(ARCH), with the plugins) and DEB_SYSROOT (the $(ARCH) Debian tree it was linked against)" >&2; exit 1; }
+else ifneq ($(origin DEB_STAGE),command line)
+	rm -rf $(DEB_STAGE)
+	$(MAKE) --no-print-directory cross-$(ARCH) DESTDIR=$(CURDIR)/$(DEB_STAGE) PREFIX=/usr
 endif
 	rm -rf $(DEB_OUT)
 	scripts/build-deb.sh --stage $(DEB_STAGE) --arch $(ARCH) --out $(DEB_OUT) --version $(DEB_VERSION) \

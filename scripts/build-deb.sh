@@ -122,6 +122,8 @@ if ! readelf -d "$tmp/usr/bin/snapbackd" | grep -q NEEDED; then
     # shellcheck disable=SC2086
     built_using=$(dpkg-query --admindir="$admindir" -W -f '${source:Package} (= ${source:Version})\n' $static_from |
         sort -u | paste -sd, | sed 's/,/, /g')
+else
+    sed -i '/^# snapbackd is one static executable/,/statically-linked-binary/d' "$work/debian/snapbackd.lintian-overrides"
 fi
 # shlibs:Depends stays empty for the static daemon (dh_shlibdeps sets it for a dynamic one).
 printf "shlibs:Depends=\nsnapback:Built-Using=%s\n" "$built_using" >"$work/debian/snapbackd.substvars"

@@ -21,10 +21,12 @@ ok() { echo "check-deb (chroot): ok   $*"; }
 cd /tmp/debs
 ours=$(for d in ./*.deb; do dpkg-deb -f "$d" Package; done)
 
-# The file list, without what the package tools and the kernel keep.
+# The file list, without what the package tools and the kernel keep, and the account databases' backups
+# (/etc/group- and the like, written when the group is added: the group stays, and so do they).
 snapshot() {
     find / -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /run -o -path /tmp -o -path /var/cache/apt \
-        -o -path /var/lib/apt -o -path /var/lib/dpkg -o -path /var/log -o -path /var/cache/debconf \) -prune -o -print |
+        -o -path /var/lib/apt -o -path /var/lib/dpkg -o -path /var/log -o -path /var/cache/debconf \
+        -o -path /etc/group- -o -path /etc/gshadow- -o -path /etc/passwd- -o -path /etc/shadow- \) -prune -o -print |
         sort
 }
 

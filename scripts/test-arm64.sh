@@ -156,7 +156,7 @@ echo "$tool: libsnapback and the mpv plugin (aarch64-linux-gnu-gcc)"
 
 if [ "$mode" = cross ]; then
     # `make install`'s rules with the aarch64 outputs: the release build is the one above (-o release).
-    "${cross_make[@]}" -o release install DESTDIR="$destdir" RELEASE_BIN="$products" \
+    "${cross_make[@]}" -o release install install-mpv-plugin DESTDIR="$destdir" RELEASE_BIN="$products" \
         ${PREFIX:+PREFIX="$PREFIX"} ${SYSCONFDIR:+SYSCONFDIR="$SYSCONFDIR"}
     echo "$tool: installed into $destdir in $((SECONDS - start)) s"
     exit 0
