@@ -2,7 +2,8 @@
 # cross-compiled at native speed with Debian sid's Swift 6.2 (the tree of `make check-swift62`) against
 # an arm64 Debian sid tree (ARM64_ROOT, made once by mmdebstrap and remade when its package list
 # changes); libsnapback and the mpv plugin with Debian's aarch64-linux-gnu-gcc. `make cross-arm64
-# DESTDIR=DIR` installs them into DIR as `make install` lays it out (PREFIX, SYSCONFDIR as there);
+# DESTDIR=DIR` installs them into DIR as `make install` and `make install-mpv-plugin` lay them out (PREFIX,
+# SYSCONFDIR as there; `make deb ARCH=arm64` packages that tree);
 # `make test-arm64` runs the tests on aarch64 under qemu-user in the arm64 tree. Not in `make test`:
 # docs/development.md says how long each takes.
 ARM64_ROOT ?= /var/cache/snapback/arm64-sid

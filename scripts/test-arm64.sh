@@ -155,7 +155,8 @@ echo "$tool: libsnapback and the mpv plugin (aarch64-linux-gnu-gcc)"
 "${cross_make[@]}" lib mpv-plugin
 
 if [ "$mode" = cross ]; then
-    # `make install`'s rules with the aarch64 outputs: the release build is the one above (-o release).
+    # `make install`'s rules, and the mpv plugin's (`make deb` packages it), with the aarch64 outputs: the
+    # release build is the one above (-o release).
     "${cross_make[@]}" -o release install install-mpv-plugin DESTDIR="$destdir" RELEASE_BIN="$products" \
         ${PREFIX:+PREFIX="$PREFIX"} ${SYSCONFDIR:+SYSCONFDIR="$SYSCONFDIR"}
     echo "$tool: installed into $destdir in $((SECONDS - start)) s"
