@@ -7,7 +7,8 @@
 # machine's architecture by `make install` and the mpv and GStreamer plugins' install rules (PREFIX=/usr);
 # for arm64 by `make cross-arm64` (mk/arm64.mk), whose binaries are linked against the arm64 Debian sid
 # tree ARM64_ROOT: DEB_SYSROOT, where dpkg-shlibdeps reads the libraries and symbols files, and the packages
-# are for sid (DEB_SUITE). DEB_STAGE and DEB_SYSROOT given on the command line use a tree staged elsewhere.
+# are for sid (DEB_SUITE). DEB_STAGE and DEB_SYSROOT given on the command line use a tree staged elsewhere
+# (and DEB_SUITE names the Debian release of DEB_SYSROOT).
 DEB_APT_PACKAGES := dpkg-dev debhelper lintian mmdebstrap
 HOST_ARCH   := $(shell dpkg --print-architecture 2>/dev/null)
 ARCH        ?= $(HOST_ARCH)
