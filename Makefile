@@ -62,7 +62,7 @@ run: release ## Run snapbackd in the foreground on the development socket
 demo: release ## Start snapbackd and a scripted player that tells the seeds' story
 	@scripts/demo.sh $(RELEASE_BIN)
 
-test: deps check-proto lint ## Lint, build, run unit, wire and daemon integration tests, mpv, GStreamer and household sync end to end, then the systemd, install, footprint and budget checks
+test: deps check-proto lint ## Lint, build, run unit, wire and daemon integration tests, mpv, GStreamer and household sync end to end, then the systemd, install, package, footprint and budget checks
 	$(SWIFT) build
 	$(MAKE) --no-print-directory $(UV_ECHO)
 	SNAPBACKD_BIN=$(CURDIR)/$(DEBUG_BIN)/snapbackd SNAPBACK_SYNC_BIN=$(CURDIR)/$(DEBUG_BIN)/snapback-sync \
@@ -78,6 +78,7 @@ test: deps check-proto lint ## Lint, build, run unit, wire and daemon integratio
 	$(MAKE) --no-print-directory test-sync
 	$(MAKE) --no-print-directory check-systemd
 	$(MAKE) --no-print-directory check-install
+	$(MAKE) --no-print-directory check-deb
 	$(MAKE) --no-print-directory check-footprint
 	$(MAKE) --no-print-directory check-budget
 
@@ -99,6 +100,8 @@ include integrations/gstreamer/build.mk
 include mk/sync.mk
 # make install and make uninstall: the daemon, the CLI, units, configuration, man pages, libsnapback.
 include mk/install.mk
+# make deb and make check-deb: Debian packages of what make install puts in place, and their install test.
+include mk/deb.mk
 # Benchmarks and the long soak (not in make test).
 include mk/bench.mk
 # libFuzzer targets and their corpora (not in make test).
@@ -107,3 +110,5 @@ include mk/fuzz.mk
 include mk/powercut.mk
 # The build and the tests with Swift 6.2, the oldest supported (not in make test).
 include mk/swift62.mk
+# aarch64: the cross build (make cross-arm64) and the tests under qemu (make test-arm64; not in make test).
+include mk/arm64.mk

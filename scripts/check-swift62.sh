@@ -13,10 +13,6 @@ package=$(cd "${1:?package directory}" && pwd)
 suites=${2:-'SnapbackTimelineTests|SnapbackWireTests|SnapbackStoreTests|SnapbackCLITests'}
 root=${SWIFT62_ROOT:-/var/cache/snapback/swift62-sid}
 mirror=${SWIFT62_MIRROR:-http://deb.debian.org/debian}
-# The toolchain and what the build and the tests use: the -dev packages of the system libraries, pkg-config
-# for their flags, git for the package dependencies, and for the tests that run them python3, util-linux's
-# setpriv, mount (the store and durability tests mount a tmpfs) and systemd's systemd-socket-activate.
-packages=swiftlang,libuv1-dev,libprotobuf-c-dev,libsqlite3-dev,libnats-dev,pkg-config,python3,ca-certificates,git,util-linux,mount,systemd
 scratch=/var/tmp/snapback-swift62
 
 skip() {
@@ -24,41 +20,13 @@ skip() {
     exit 0
 }
 
-# The tree is reused while it was made from the same package list; a changed list makes it again.
-if [ "$(cat "$root/.snapback-packages" 2>/dev/null)" != "$packages" ]; then
-    [ "$(id -u)" = 0 ] || skip "making the Swift 6.2 tree in $root needs root (mmdebstrap, chroot)"
-    command -v mmdebstrap >/dev/null || skip "mmdebstrap is not installed (make check-swift62 installs it)"
-    echo "check-swift62: making the Debian sid tree with swiftlang in $root (about 3.3 GB)"
-    rm -rf "$root.tmp"
-    mkdir -p "$(dirname "$root")"
-    start=$SECONDS
-    # sid's Release file on a mirror that is not refreshed carries an expired Valid-Until.
-    if ! mmdebstrap --variant=apt --aptopt='Acquire::Check-Valid-Until "false"' --include="$packages" \
-        sid "$root.tmp" "$mirror"; then
-        rm -rf "$root.tmp"
-        skip "mmdebstrap could not make the tree from $mirror (SWIFT62_MIRROR names another mirror)"
-    fi
-    echo "$packages" >"$root.tmp/.snapback-packages"
-    rm -rf "$root"
-    mv "$root.tmp" "$root"
-    echo "check-swift62: tree made in $((SECONDS - start)) s, $(du -sh "$root" | cut -f1)"
-fi
+tool=check-swift62
+. "$(dirname "$0")/debian-tree.sh"
+debian_tree "$root" "$(dpkg --print-architecture)" "$swift62_packages" "$mirror" SWIFT62_MIRROR
 [ "$(id -u)" = 0 ] || skip "running the build in $root needs root (chroot)"
 
-# Git redirections of the host's system and global configuration (url.BASE.insteadOf, e.g. to local
-# mirrors of the package dependencies) apply in the tree too: passed as GIT_CONFIG_* variables, and each
-# BASE that is a host directory is bind-mounted at the same path.
-git_env=()
-binds=()
-count=0
-while read -r key value; do
-    base=${key#url.}
-    base=${base%.insteadof}
-    git_env+=("GIT_CONFIG_KEY_$count=url.$base.insteadOf" "GIT_CONFIG_VALUE_$count=$value")
-    count=$((count + 1))
-    if [ -d "$base" ]; then binds+=("$base"); fi
-done < <(git -C / config --get-regexp '^url\..*\.insteadof$' 2>/dev/null || true)
-git_env+=("GIT_CONFIG_COUNT=$count")
+# Git redirections of the host's configuration apply in the tree too (debian-tree.sh).
+git_redirections
 
 # What runs in the tree: the plain builds (no SNAPBACK_PERF lever: debug, and the release daemon), the
 # tests' build, the suites, then the daemon's socket tests against the snapbackd that 6.2 built.

@@ -31,7 +31,7 @@ GST_TEST_SECONDS ?= 420
 # python3-gst-1.0 is Debian's: the test runs under Debian's interpreter, whatever python3 is first on PATH.
 GST_PYTHON      ?= /usr/bin/python3
 
-.PHONY: gst-plugin deps-gstreamer test-gstreamer
+.PHONY: gst-plugin deps-gstreamer test-gstreamer install-gst-plugin
 
 gst-plugin: $(GST_BUILD)/libgstsnapback.so ## Build the GStreamer plugin (GST_PLUGIN_PATH=.build-c/gstreamer GST_TRACERS=snapback)
 
@@ -48,6 +48,15 @@ $(GST_BUILD)/libgstsnapback.so: $(GST_SOURCES) $(GST_HEADERS) integrations/gstre
 	@mkdir -p $(GST_BUILD)
 	$(CC) $(GST_CFLAGS) -O2 -g -shared -Wl,--version-script=integrations/gstreamer/plugin.map -Wl,--no-undefined \
 		-o $@ $(GST_SOURCES) $(C_REL)/libsnapback.a $(PROTOBUF_C_LIBS) $(GST_LIBS) -lm
+
+# Not part of `make install` (it needs GStreamer's headers): PREFIX/lib/gstreamer-1.0, GStreamer's plugin
+# directory for a PREFIX of its own (GST_PLUGIN_PATH); the Debian package moves it to the multiarch one.
+GST_PLUGINDIR   := $(PREFIX)/lib/gstreamer-1.0
+
+install-gst-plugin: deps-gstreamer $(GST_BUILD)/libgstsnapback.so ## Install the GStreamer plugin (stripped) into PREFIX/lib/gstreamer-1.0 (DESTDIR)
+	install -d $(DESTDIR)$(GST_PLUGINDIR)
+	install -m 0644 $(GST_BUILD)/libgstsnapback.so $(DESTDIR)$(GST_PLUGINDIR)/
+	$(STRIP) --strip-unneeded $(DESTDIR)$(GST_PLUGINDIR)/libgstsnapback.so
 
 # The SCTE-35 logic (sections, segmentation descriptors, cues into breaks) without a pipeline, under ASan
 # and UBSan.

@@ -15,7 +15,7 @@ MPV_CFLAGS      := $(C_WARNINGS) -fPIC -fvisibility=hidden -Ilibsnapback/include
 # The end-to-end test's bound: it fails rather than hang.
 MPV_TEST_SECONDS ?= 240
 
-.PHONY: mpv-plugin deps-mpv test-mpv
+.PHONY: mpv-plugin deps-mpv test-mpv install-mpv-plugin
 
 mpv-plugin: $(MPV_BUILD)/snapback.so ## Build the mpv plugin (mpv --script=.build-c/mpv/snapback.so)
 
@@ -23,6 +23,16 @@ $(MPV_BUILD)/snapback.so: $(MPV_SOURCES) $(MPV_HEADERS) integrations/mpv/plugin.
 	@mkdir -p $(MPV_BUILD)
 	$(CC) $(MPV_CFLAGS) -O2 -g -shared -Wl,--version-script=integrations/mpv/plugin.map -o $@ $(MPV_SOURCES) \
 		$(C_REL)/libsnapback.a $(PROTOBUF_C_LIBS) -lm
+
+# Not part of `make install` (it needs mpv's headers): the Debian package's place, under PREFIX/lib, from
+# which a user links it into a scripts directory or loads it with --script (`make deb` stages it).
+MPV_PLUGINDIR   := $(PREFIX)/lib/mpv-snapback
+STRIP           ?= strip
+
+install-mpv-plugin: deps-mpv $(MPV_BUILD)/snapback.so ## Install the mpv plugin (stripped) as PREFIX/lib/mpv-snapback/snapback.so (DESTDIR)
+	install -d $(DESTDIR)$(MPV_PLUGINDIR)
+	install -m 0644 $(MPV_BUILD)/snapback.so $(DESTDIR)$(MPV_PLUGINDIR)/
+	$(STRIP) --strip-unneeded $(DESTDIR)$(MPV_PLUGINDIR)/snapback.so
 
 # The file-reading half (chapters, sidecar JSON, clock) without mpv, under ASan and UBSan.
 $(MPV_BUILD)/test_media: integrations/mpv/tests/test_media.c integrations/mpv/src/media.c integrations/mpv/src/json.c \

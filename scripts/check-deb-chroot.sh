@@ -1,0 +1,112 @@
+#!/bin/sh
+# Run by scripts/check-deb.sh inside a clean Debian tree, with the packages in /tmp/debs:
+#
+#   /bin/sh /tmp/check-deb-chroot.sh VERSION
+#
+# What the packages need from Debian is installed first, and the tree's file list taken; then
+# `apt install ./…deb`, and checks: the group of the socket, the socket unit enabled, `snapbackd
+# --version` and `--check-config`, every shared object's libraries found, libsnapback's pkg-config file,
+# the mpv plugin enabled; then the daemon started as its unit starts it, but without systemd as PID 1
+# (systemd-socket-activate holds the socket, owned and moded as snapbackd.socket has it; the daemon runs
+# under a DynamicUser=-style uid with the unit's ExecStart=, state and runtime directories and umask), a
+# player in the "snapback" group runs `snapback demo` through the default socket, a user outside it is
+# refused. Last, dpkg -r leaves only what Debian keeps on removal (the configuration, the state, the unit's
+# enablement), and dpkg --purge leaves nothing but the "snapback" group (Debian keeps system groups).
+set -eu
+export LC_ALL=C DEBIAN_FRONTEND=noninteractive
+version=${1:?usage: check-deb-chroot.sh VERSION}
+upstream=${version%-*}
+fail() { echo "check-deb (chroot): FAIL $*" >&2; exit 1; }
+ok() { echo "check-deb (chroot): ok   $*"; }
+cd /tmp/debs
+ours=$(for d in ./*.deb; do dpkg-deb -f "$d" Package; done)
+
+# The file list, without what the package tools and the kernel keep, and the account databases' backups
+# (/etc/group- and the like, written when the group is added: the group stays, and so do they).
+snapshot() {
+    find / -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /run -o -path /tmp -o -path /var/cache/apt \
+        -o -path /var/lib/apt -o -path /var/lib/dpkg -o -path /var/log -o -path /var/cache/debconf \
+        -o -path /etc/group- -o -path /etc/gshadow- -o -path /etc/passwd- -o -path /etc/shadow- \) -prune -o -print |
+        sort
+}
+
+apt-get update -qq || fail "apt-get update"
+# shellcheck disable=SC2086
+deps=$(apt-get -s install --no-install-recommends ./*.deb | sed -n 's/^Inst \([^ ]*\) .*/\1/p' | grep -vxF "$ours" || :)
+# pkg-config reads libsnapback's .pc below.
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $deps pkg-config >/tmp/deps.log 2>&1 \
+    || { cat /tmp/deps.log; fail "installing the dependencies: $deps"; }
+ok "$(echo $deps | wc -w) packages the packages depend on installed from the mirror"
+snapshot >/tmp/before
+
+apt-get install -y -qq --no-install-recommends ./*.deb >/tmp/apt.log 2>&1 || { cat /tmp/apt.log; fail "apt install ./*.deb"; }
+for p in $ours; do
+    [ "$(dpkg-query -W -f '${db:Status-Abbrev}${Version}' "$p")" = "ii $version" ] || fail "$p $version is not installed"
+done
+ok "apt install ./*.deb: $(echo $ours)"
+
+gid=$(getent group snapback | cut -d: -f3)
+[ -n "$gid" ] || fail "no \"snapback\" group (systemd-sysusers in the postinst)"
+[ -L /etc/systemd/system/sockets.target.wants/snapbackd.socket ] || fail "snapbackd.socket is not enabled"
+snapbackd --version | grep -q "$upstream" || fail "snapbackd --version does not print $upstream: $(snapbackd --version)"
+snapbackd --check-config >/tmp/config.txt 2>&1 || { cat /tmp/config.txt; fail "snapbackd --check-config"; }
+ok "group snapback ($gid), snapbackd.socket enabled, snapbackd --version $upstream, --check-config passes"
+
+for f in /usr/bin/snapback /usr/lib/*/libsnapback.so.0 /usr/lib/mpv-snapback/snapback.so /usr/lib/*/gstreamer-1.0/libgstsnapback.so; do
+    [ -e "$f" ] || continue
+    out=$(ldd "$f" 2>&1) || fail "ldd $f: $out"
+    if echo "$out" | grep -q "not found"; then echo "$out"; fail "$f needs a library no dependency installed"; fi
+done
+pkg-config --cflags --libs libsnapback | grep -q -- -lsnapback || fail "pkg-config does not give -lsnapback"
+[ -e /usr/lib/*/libsnapback.so ] || fail "libsnapback.so (the link) is not there"
+[ -e /etc/mpv/scripts/snapback.so ] || fail "the mpv plugin is not in /etc/mpv/scripts"
+ok "shared objects' libraries found, pkg-config libsnapback, mpv plugin in /etc/mpv/scripts"
+
+# The daemon as snapbackd.service runs it, socket-activated as snapbackd.socket would.
+unit=/lib/systemd/system/snapbackd.service
+exec_start=$(sed -n 's/^ExecStart=//p' "$unit")
+case $exec_start in /usr/bin/snapbackd\ *) ;; *) fail "ExecStart= is not /usr/bin/snapbackd: $exec_start" ;; esac
+socket=$(sed -n 's/^ListenStream=//p' /lib/systemd/system/snapbackd.socket)
+uid=61184   # the first uid systemd gives DynamicUser= services
+# StateDirectory= (systemd keeps a DynamicUser= service's in /var/lib/private, reached from the service's
+# own mount namespace; here it is the plain directory the daemon is given).
+install -d -o $uid -g $uid -m 0700 /var/lib/snapback
+install -d -o $uid -g $uid -m 0755 /run/snapback
+systemd-socket-activate -l "$socket" --fdname=snapbackd \
+    setpriv --reuid=$uid --regid=$uid --clear-groups sh -c "umask 0077 && exec $exec_start" 2>/tmp/daemon.log &
+daemon=$!
+i=0
+until [ -S "$socket" ]; do
+    i=$((i + 1)); [ $i -le 200 ] || fail "no socket $socket"; sleep 0.05
+done
+chgrp snapback "$socket" && chmod 0660 "$socket"
+if setpriv --reuid=1001 --regid=1001 --clear-groups snapback status >/tmp/refused.txt 2>&1; then
+    fail "a user outside the snapback group got an answer"
+fi
+grep -q "Permission denied" /tmp/refused.txt || { cat /tmp/refused.txt; fail "a non-member was not refused by the socket's mode"; }
+setpriv --reuid=1000 --regid=1000 --groups="$gid" snapback demo >/tmp/demo.txt 2>&1 \
+    || { cat /tmp/demo.txt /tmp/daemon.log; kill $daemon 2>/dev/null; fail "snapback demo against the installed daemon"; }
+grep -q "seek" /tmp/demo.txt || { cat /tmp/demo.txt; fail "snapback demo told no story"; }
+[ "$(stat -c %u /var/lib/snapback/snapback.db)" = $uid ] || fail "the daemon's database is not in its state directory"
+kill -TERM $daemon
+status=0; wait $daemon || status=$?
+[ $status = 0 ] || { cat /tmp/daemon.log; fail "snapbackd exited $status on SIGTERM"; }
+ok "socket-activated snapbackd as uid $uid served snapback demo to a member of snapback, refused a non-member, stopped cleanly"
+
+# dpkg -r: Debian keeps the configuration, the state and the units' enablement until the purge.
+# shellcheck disable=SC2086
+dpkg -r $ours >/tmp/dpkg.log 2>&1 || { cat /tmp/dpkg.log; fail "dpkg -r"; }
+snapshot >/tmp/removed
+left=$(comm -13 /tmp/before /tmp/removed | grep -v -e '^/etc/snapback' -e '^/var/lib/snapback' \
+    -e '^/etc/systemd/system/' -e '^/var/lib/systemd/deb-systemd-helper-enabled' || :)
+[ -z "$left" ] || fail "dpkg -r left: $left"
+[ -f /etc/snapback/snapbackd.conf ] || fail "dpkg -r removed the configuration"
+ok "dpkg -r: the configuration, the state and the enablement are kept"
+# shellcheck disable=SC2086
+dpkg --purge $ours >/tmp/dpkg.log 2>&1 || { cat /tmp/dpkg.log; fail "dpkg --purge"; }
+snapshot >/tmp/purged
+changed=$(comm -3 /tmp/before /tmp/purged)
+[ -z "$changed" ] || fail "dpkg --purge left or took (left column: gone, right: left behind): $changed"
+getent group snapback >/dev/null || fail "the snapback group went with the purge"
+ok "dpkg --purge: nothing left but the snapback group"
