@@ -2,7 +2,7 @@
 # the includes that install into them).
 INSTALLED   := $(BINDIR)/snapbackd $(BINDIR)/snapback $(BINDIR)/snapback-sync \
 	$(UNITDIR)/snapbackd.service $(UNITDIR)/snapbackd.socket $(UNITDIR)/snapback-sync.service \
-	$(SYSUSERSDIR)/snapback.conf $(SYSCONFDIR)/snapback/sync.conf.example \
+	$(SYSUSERSDIR)/snapback.conf $(SYSUSERSDIR)/snapback-sync.conf $(SYSCONFDIR)/snapback/sync.conf.example \
 	$(MANDIR)/man8/snapbackd.8 $(MANDIR)/man5/snapbackd.conf.5 $(MANDIR)/man1/snapback.1 \
 	$(MANDIR)/man8/snapback-sync.8 \
 	$(BASHCOMPDIR)/snapback $(ZSHCOMPDIR)/_snapback $(FISHCOMPDIR)/snapback.fish \
@@ -27,6 +27,7 @@ install: release install-lib ## Install binaries (stripped), units, config, man 
 	chmod 0644 $(DESTDIR)$(UNITDIR)/snapbackd.service $(DESTDIR)$(UNITDIR)/snapback-sync.service
 	install -m 0644 systemd/snapbackd.socket $(DESTDIR)$(UNITDIR)/
 	install -m 0644 systemd/snapback.sysusers $(DESTDIR)$(SYSUSERSDIR)/snapback.conf
+	install -m 0644 systemd/snapback-sync.sysusers $(DESTDIR)$(SYSUSERSDIR)/snapback-sync.conf
 	sed 's#PREFIX/#$(PREFIX)/#g' docs/man/snapbackd.8 > $(DESTDIR)$(MANDIR)/man8/snapbackd.8
 	chmod 0644 $(DESTDIR)$(MANDIR)/man8/snapbackd.8
 	install -m 0644 docs/man/snapbackd.conf.5 $(DESTDIR)$(MANDIR)/man5/

@@ -67,7 +67,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/snapback-deb.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 mkdir "$work/debian"
 cp -a "$repo/packaging/deb/." "$work/debian/"
-rm -f "$work/debian/gstreamer.control"
+rm -f "$work/debian/gstreamer.control" "$work/debian/sync.control" "$work/debian/50-snapback-sync.conf"
 tmp="$work/debian/tmp"
 cp -a "$stage" "$tmp"
 
@@ -82,6 +82,15 @@ mv "$tmp/usr/share/zsh/site-functions/_snapback" "$tmp/usr/share/zsh/vendor-comp
 rmdir "$tmp/usr/share/zsh/site-functions"
 # A completion is sourced, never run: the generated bash one's #! line goes.
 sed -i '1{/^#!/d}' "$tmp/usr/share/bash-completion/completions/snapback"
+if [ -e "$tmp/usr/bin/snapback-sync" ]; then
+    cat "$repo/packaging/deb/sync.control" >>"$work/debian/control"
+    # The package's drop-in: snapbackd serves the agent's Sync calls (snapback-sync(8)).
+    install -D -m 0644 "$repo/packaging/deb/50-snapback-sync.conf" \
+        "$tmp/etc/snapback/snapbackd.conf.d/50-snapback-sync.conf"
+else
+    echo "build-deb: no snapback-sync in $stage (the build had no libnats): snapback-sync is not built"
+    rm -f "$work/debian"/snapback-sync.*
+fi
 # snapbackd(8) names where the units and the sysusers file are.
 sed -i 's#/usr/lib/systemd/system#/lib/systemd/system#' "$tmp/usr/share/man/man8/snapbackd.8"
 if [ -e "$tmp/usr/lib/gstreamer-1.0/libgstsnapback.so" ]; then
@@ -155,6 +164,9 @@ dh_installchangelogs
 # restarting the socket at an upgrade restarts it if it runs.
 dh_installsysusers
 dh_installsystemd -psnapbackd -Xsnapbackd.service
+# The agent is enabled and started too; its unit's ConditionPathExists= keeps it from running until the
+# operator writes /etc/snapback/sync.conf.
+if [ -e "$tmp/usr/bin/snapback-sync" ]; then dh_installsystemd -psnapback-sync; fi
 dh_lintian
 dh_link
 dh_compress

@@ -94,6 +94,40 @@ status=0; wait $daemon || status=$?
 [ $status = 0 ] || { cat /tmp/daemon.log; fail "snapbackd exited $status on SIGTERM"; }
 ok "socket-activated snapbackd as uid $uid served snapback demo to a member of snapback, refused a non-member, stopped cleanly"
 
+# The sync agent's package: its user in the snapback group, its unit enabled (it runs once sync.conf
+# exists), its example configuration valid once the servers and the household are set, and snapbackd
+# serving it the admin-only calls (the package's admin-groups drop-in) while the socket's other users
+# are refused them.
+if echo "$ours" | grep -qx snapback-sync; then
+    id -nG snapback-sync | tr ' ' '\n' | grep -qx snapback || fail "the snapback-sync user is not in the snapback group"
+    [ -L /etc/systemd/system/multi-user.target.wants/snapback-sync.service ] || fail "snapback-sync.service is not enabled"
+    { cat /etc/snapback/sync.conf.example; echo "servers = nats://127.0.0.1:4222"; echo "household = smith"; } >/tmp/sync.conf
+    snapback-sync --check-config --config /tmp/sync.conf >/tmp/sync-check.txt 2>&1 \
+        || { cat /tmp/sync-check.txt; fail "snapback-sync --check-config with the example"; }
+    rm -f "$socket"  # the first run's: the wait below is for the new one
+    systemd-socket-activate -l "$socket" --fdname=snapbackd \
+        setpriv --reuid=$uid --regid=$uid --clear-groups sh -c "umask 0077 && exec $exec_start" 2>/tmp/daemon.log &
+    daemon=$!
+    i=0
+    until [ -S "$socket" ]; do
+        i=$((i + 1)); [ $i -le 200 ] || fail "no socket $socket"; sleep 0.05
+    done
+    chgrp snapback "$socket" && chmod 0660 "$socket"
+    # `snapback watch` streams until stopped when it is served (timeout's 124), and ends at once when refused.
+    status=0
+    agent_uid=$(id -u snapback-sync) agent_gid=$(id -g snapback-sync)
+    setpriv --reuid="$agent_uid" --regid="$agent_gid" --groups="$agent_gid,$gid" timeout 3 snapback watch >/tmp/watch.txt 2>&1 \
+        || status=$?
+    [ $status = 124 ] || { cat /tmp/watch.txt /tmp/daemon.log; fail "snapbackd did not serve the snapback-sync user an admin call (exit $status)"; }
+    status=0
+    setpriv --reuid=1000 --regid=1000 --groups="$gid" timeout 3 snapback watch >/tmp/watch.txt 2>&1 || status=$?
+    [ $status != 124 ] && grep -qi "permission" /tmp/watch.txt || { cat /tmp/watch.txt; fail "a player was served an admin call"; }
+    kill -TERM $daemon
+    status=0; wait $daemon || status=$?
+    [ $status = 0 ] || { cat /tmp/daemon.log; fail "snapbackd exited $status on SIGTERM"; }
+    ok "snapback-sync: its user in snapback, its unit enabled, its example configuration valid, served the admin calls a player is refused"
+fi
+
 # dpkg -r: Debian keeps the configuration, the state and the units' enablement until the purge.
 # shellcheck disable=SC2086
 dpkg -r $ours >/tmp/dpkg.log 2>&1 || { cat /tmp/dpkg.log; fail "dpkg -r"; }
@@ -109,4 +143,4 @@ snapshot >/tmp/purged
 changed=$(comm -3 /tmp/before /tmp/purged)
 [ -z "$changed" ] || fail "dpkg --purge left or took (left column: gone, right: left behind): $changed"
 getent group snapback >/dev/null || fail "the snapback group went with the purge"
-ok "dpkg --purge: nothing left but the snapback group"
+ok "dpkg --purge: nothing left but the system accounts (Debian keeps them)"

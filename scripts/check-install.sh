@@ -95,6 +95,7 @@ for prefix in /usr/local /opt/snapback; do
         echo "$prefix/lib/systemd/system/snapbackd.service"
         echo "$prefix/lib/systemd/system/snapbackd.socket"
         echo "$prefix/lib/sysusers.d/snapback.conf"
+        echo "$prefix/lib/sysusers.d/snapback-sync.conf"
         echo "$prefix/share/doc/snapback/PROTOCOL.md"
         echo "$prefix/share/doc/snapback/policy.md"
         echo "$prefix/share/man/man5/snapbackd.conf.5"
