@@ -1,5 +1,6 @@
 import Foundation
 import SnapbackClient
+import SnapbackTestSupport
 import SnapbackWire
 import Testing
 
@@ -152,7 +153,8 @@ final class DaemonHarness {
     var isRunning: Bool { process.isRunning }
 
     private func waitUntilAccepting(sourceLocation: SourceLocation) throws {
-        let deadline = Date().addingTimeInterval(10)
+        let bound = TestTime.scaled(seconds: 10)
+        let deadline = Date().addingTimeInterval(bound)
         while Date() < deadline {
             if let probe = try? FrameSocket(connectingTo: socketPath) {
                 probe.close()
@@ -165,7 +167,7 @@ final class DaemonHarness {
             }
             usleep(10_000)
         }
-        throw HarnessError.notReady("socket \(socketPath) did not accept within 10 s; stderr:\n\(stderrText)")
+        throw HarnessError.notReady("socket \(socketPath) did not accept within \(bound) s; stderr:\n\(stderrText)")
     }
 
     enum HarnessError: Error, CustomStringConvertible {
@@ -204,7 +206,7 @@ final class DaemonHarness {
 
     /// Waits until a log line contains `text`.
     @discardableResult
-    func waitForLog(containing text: String, timeout: TimeInterval = 5) -> Bool {
+    func waitForLog(containing text: String, timeout: TimeInterval = TestTime.scaled(seconds: 5)) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         repeat {
             if stderrText.contains(text) { return true }
@@ -222,7 +224,7 @@ final class DaemonHarness {
 
     /// Waits for the daemon to exit; kills it and reports `.stillRunning` after `timeout`.
     @discardableResult
-    func waitForExit(timeout: TimeInterval = 10) -> Termination {
+    func waitForExit(timeout: TimeInterval = TestTime.scaled(seconds: 10)) -> Termination {
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning && Date() < deadline {
             usleep(5_000)
@@ -247,7 +249,7 @@ final class DaemonHarness {
     // MARK: One-shot runs
 
     /// Runs snapbackd with exactly `arguments` to completion (for --help, bad options).
-    static func run(_ arguments: [String], timeout: TimeInterval = 10) throws -> (
+    static func run(_ arguments: [String], timeout: TimeInterval = TestTime.scaled(seconds: 10)) throws -> (
         termination: Termination, stdout: String, stderr: String
     ) {
         let directory = try makeTemporaryDirectory()
@@ -307,7 +309,7 @@ enum TestFrames {
 
 extension FrameSocket {
     /// Sends Control/Hello and returns the RESPONSE with the same call id (pushes are skipped).
-    func hello(callId: UInt32, timeout: Duration = .seconds(5)) throws -> Frame {
+    func hello(callId: UInt32, timeout: Duration = TestTime.scaled(.seconds(5))) throws -> Frame {
         try send(TestFrames.hello(callId: callId))
         while true {
             let frame = try readFrame(timeout: timeout)

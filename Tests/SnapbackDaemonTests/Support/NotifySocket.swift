@@ -1,4 +1,5 @@
 import Foundation
+import SnapbackTestSupport
 
 /// A fake `$NOTIFY_SOCKET`: the datagram socket systemd would read `sd_notify` messages from, bound by
 /// the test (a path, or an abstract name given as `@name`), with each message stamped on arrival.
@@ -50,7 +51,7 @@ final class NotifySocket {
     }
 
     /// The next message, or nil after `timeout`.
-    func next(timeout: Duration = .seconds(10)) -> Message? {
+    func next(timeout: Duration = TestTime.scaled(.seconds(10))) -> Message? {
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: timeout)
         while true {
@@ -71,7 +72,7 @@ final class NotifySocket {
     }
 
     /// The first message starting with `prefix` within `timeout`, skipping others (watchdog pings).
-    func next(startingWith prefix: String, timeout: Duration = .seconds(10)) -> Message? {
+    func next(startingWith prefix: String, timeout: Duration = TestTime.scaled(.seconds(10))) -> Message? {
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: timeout)
         while let message = next(timeout: clock.now.duration(to: deadline)) {
