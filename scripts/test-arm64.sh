@@ -30,13 +30,15 @@ scratch=$package/.build-arm64
 c_build=.build-c-arm64
 triple=aarch64-unknown-linux-gnu
 sdk_name=snapback-debian-sid-aarch64
-# The sysroot and the test run: the build's -dev packages (libnats: the sync agent), swiftlang (its aarch64 runtime, static runtime
-# and modules) and libstdc++'s (the static Swift runtime links -lstdc++; sid's GCC is 16), GLib for the
+# The sysroot and the test run: the build's -dev packages (libnats: the sync agent), swiftlang (its
+# aarch64 runtime, static runtime and modules) and libstdc++'s (the static Swift runtime links -lstdc++;
+# sid's GCC is 16), GLib for the
 # example player the C tests run, mpv's client header for the plugin, and what the tests run: python3
 # and python3-protobuf (the Python client, the watchdog test's thread stopper), util-linux's setpriv and
-# prlimit, mount (tmpfs for the store tests), systemd's systemd-socket-activate.
+# prlimit, mount (tmpfs for the store tests), systemd's systemd-socket-activate, nats-server and openssl
+# (the sync agent's tests: a JetStream server, a TLS certificate authority).
 packages=swiftlang,libuv1-dev,libprotobuf-c-dev,libsqlite3-dev,libnats-dev,libstdc++-16-dev,libglib2.0-dev,libmpv-dev
-packages+=,python3,python3-protobuf,util-linux,mount,systemd,nats-server
+packages+=,python3,python3-protobuf,util-linux,mount,systemd,nats-server,openssl
 tool=test-arm64
 [ "$mode" = test ] || tool=cross-arm64
 
