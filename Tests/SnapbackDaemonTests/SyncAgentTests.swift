@@ -408,7 +408,10 @@ struct SyncAgentTests {
         let kv = try Self.bucket(nats, tls: (file("ca.pem"), file("box.pem"), file("box.key")))
         let (film, _) = try eventually(60, "film in the bucket over TLS; log: \(agent.log)") { Self.record(kv, "film") }
         #expect(film.value.bookmark?.contentTime == 300)
-        #expect(agent.status?.state == .connected)
+        // The status file is rewritten on the agent's own pace: wait for it to say so.
+        _ = try eventually(60, "a status file saying connected; log: \(agent.log)") {
+            agent.status.flatMap { $0.state == .connected ? $0 : nil }
+        }
         #expect(agent.stop() == 0)
     }
 
