@@ -104,28 +104,35 @@ if echo "$ours" | grep -qx snapback-sync; then
     { cat /etc/snapback/sync.conf.example; echo "servers = nats://127.0.0.1:4222"; echo "household = smith"; } >/tmp/sync.conf
     snapback-sync --check-config --config /tmp/sync.conf >/tmp/sync-check.txt 2>&1 \
         || { cat /tmp/sync-check.txt; fail "snapback-sync --check-config with the example"; }
-    rm -f "$socket"  # the first run's: the wait below is for the new one
-    systemd-socket-activate -l "$socket" --fdname=snapbackd \
-        setpriv --reuid=$uid --regid=$uid --clear-groups sh -c "umask 0077 && exec $exec_start" 2>/tmp/daemon.log &
-    daemon=$!
-    i=0
-    until [ -S "$socket" ]; do
-        i=$((i + 1)); [ $i -le 200 ] || fail "no socket $socket"; sleep 0.05
-    done
-    chgrp snapback "$socket" && chmod 0660 "$socket"
     # `snapback watch` streams until stopped when it is served (timeout's 124), and ends at once when refused.
-    status=0
-    agent_uid=$(id -u snapback-sync) agent_gid=$(id -g snapback-sync)
-    setpriv --reuid="$agent_uid" --regid="$agent_gid" --groups="$agent_gid,$gid" timeout 3 snapback watch >/tmp/watch.txt 2>&1 \
-        || status=$?
-    [ $status = 124 ] || { cat /tmp/watch.txt /tmp/daemon.log; fail "snapbackd did not serve the snapback-sync user an admin call (exit $status)"; }
-    status=0
-    setpriv --reuid=1000 --regid=1000 --groups="$gid" timeout 3 snapback watch >/tmp/watch.txt 2>&1 || status=$?
-    [ $status != 124 ] && grep -qi "permission" /tmp/watch.txt || { cat /tmp/watch.txt; fail "a player was served an admin call"; }
-    kill -TERM $daemon
-    status=0; wait $daemon || status=$?
-    [ $status = 0 ] || { cat /tmp/daemon.log; fail "snapbackd exited $status on SIGTERM"; }
-    ok "snapback-sync: its user in snapback, its unit enabled, its example configuration valid, served the admin calls a player is refused"
+    # The agent reaches the socket through a supplementary group, which qemu-user hides from the daemon.
+    if [ "${EMULATED:-no}" = yes ]; then
+        echo "check-deb (chroot): SKIPPED the agent's admin call: qemu-user fails SO_PEERGROUPS, the daemon sees no supplementary group"
+        served="the admin call skipped under qemu"
+    else
+        rm -f "$socket"  # the first run's: the wait below is for the new one
+        systemd-socket-activate -l "$socket" --fdname=snapbackd \
+            setpriv --reuid=$uid --regid=$uid --clear-groups sh -c "umask 0077 && exec $exec_start" 2>/tmp/daemon.log &
+        daemon=$!
+        i=0
+        until [ -S "$socket" ]; do
+            i=$((i + 1)); [ $i -le 200 ] || fail "no socket $socket"; sleep 0.05
+        done
+        chgrp snapback "$socket" && chmod 0660 "$socket"
+        status=0
+        agent_uid=$(id -u snapback-sync) agent_gid=$(id -g snapback-sync)
+        setpriv --reuid="$agent_uid" --regid="$agent_gid" --groups="$agent_gid,$gid" timeout 3 snapback watch >/tmp/watch.txt 2>&1 \
+            || status=$?
+        [ $status = 124 ] || { cat /tmp/watch.txt /tmp/daemon.log; fail "snapbackd did not serve the snapback-sync user an admin call (exit $status)"; }
+        status=0
+        setpriv --reuid=1000 --regid=1000 --groups="$gid" timeout 3 snapback watch >/tmp/watch.txt 2>&1 || status=$?
+        [ $status != 124 ] && grep -qi "permission" /tmp/watch.txt || { cat /tmp/watch.txt; fail "a player was served an admin call"; }
+        kill -TERM $daemon
+        status=0; wait $daemon || status=$?
+        [ $status = 0 ] || { cat /tmp/daemon.log; fail "snapbackd exited $status on SIGTERM"; }
+        served="served the admin calls a player is refused"
+    fi
+    ok "snapback-sync: its user in snapback, its unit enabled, its example configuration valid, $served"
 fi
 
 # dpkg -r: Debian keeps the configuration, the state and the units' enablement until the purge.

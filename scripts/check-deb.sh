@@ -118,5 +118,9 @@ cp "$@" "$root/tmp/debs/"
 cp "$repo/scripts/check-deb-chroot.sh" "$root/tmp/"
 
 echo "check-deb: installing in a clean $suite $arch tree"
-chroot "$root" /bin/sh /tmp/check-deb-chroot.sh "$version" || fail "in the $suite $arch tree (above)"
+# Under qemu-user (another architecture) the daemon cannot read a peer's supplementary groups: qemu 7.2
+# fails SO_PEERGROUPS (docs/development.md), so the check that needs them says so and is left out.
+emulated=no
+[ "$arch" = "$(dpkg --print-architecture)" ] || emulated=yes
+chroot "$root" /usr/bin/env EMULATED=$emulated /bin/sh /tmp/check-deb-chroot.sh "$version" || fail "in the $suite $arch tree (above)"
 echo "check-deb: ok   $arch: lintian, install, daemon, demo, remove, purge in $(($(date +%s) - started)) s"
