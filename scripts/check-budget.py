@@ -26,12 +26,21 @@ middle of a frame), CYCLES of each, and callgrind's counters are dumped before a
 CYCLES, is what one cycle keeps: it must be 0. The connections' Hello timeout is set to
 an hour, so that nothing a closed connection holds can hide behind a timer that would let it go later.
 
+The same daemon then serves the largest request a player may send at the default limits, BIG_CYCLES
+times between two dumps: an OpenSession of 1,000 breaks (each with four ad durations, as
+bench/loop_stall.py sends it) and its CloseSession. What the loop spends on it is what every other player
+waits for; per break, its instructions and its allocations have budgets of their own, and the heap must
+neither grow and shrink (brk) nor map memory (mmap) in every cycle: both cost page faults on each request.
+
 Usage: check-budget.py BIN_DIR INSTRUCTION_BUDGET ALLOCATION_BUDGET CODE_PAGE_BUDGET CODE_LINE_BUDGET
+                       BREAK_INSTRUCTION_BUDGET BREAK_ALLOCATION_BUDGET
   BIN_DIR             holds the release snapbackd and snapback
   INSTRUCTION_BUDGET  fail above this many instructions per round trip
   ALLOCATION_BUDGET   fail above this many allocations per round trip
   CODE_PAGE_BUDGET    fail above this many 4 KiB pages of code run by every round trip
   CODE_LINE_BUDGET    fail above this many 64-byte cache lines of code run by every round trip
+  BREAK_INSTRUCTION_BUDGET  fail above this many instructions per break of the large OpenSession and its close
+  BREAK_ALLOCATION_BUDGET   fail above this many hundredths of an allocation per break of the same
 Exit status: 0 within the budgets, 1 over a budget or when the run failed, 2 for a bad command line.
 """
 
@@ -47,7 +56,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Tests", "clients", "python"))
-from snapback_client import HEADER, METHODS, REQUEST, Client, encode_frame  # noqa: E402
+from snapback_client import HEADER, METHODS, REQUEST, Client, decode, encode, encode_frame  # noqa: E402
 
 SHORT, LONG = 200, 2200
 
@@ -67,6 +76,10 @@ NET_ALLOCATORS = ALLOCATORS - {"realloc", "__libc_realloc", "reallocarray"}
 CYCLES = 400
 CYCLE_KINDS = ("connect and close", "Hello and close", "Hello, a session opened and closed",
                "Hello, both watch streams opened and closed", "vanish mid-frame")
+# The large request: how many breaks, and how many cycles of it between two dumps.
+BIG_BREAKS, BIG_CYCLES = 1000, 20
+# What moves the heap's break or maps memory: counted per call from glibc's allocator.
+HEAP_SYSCALLS = {"__brk", "brk", "__mmap", "mmap", "mmap64", "__munmap", "munmap"}
 
 
 def inside_allocator(name):
@@ -154,6 +167,11 @@ class Profile:
             elif callee in DEALLOCATORS:
                 net -= n
         return net
+
+    def heap_syscalls(self):
+        """Calls that grow or shrink the heap, or map or unmap memory."""
+        return sum(n for (caller, callee), n in self.calls.items()
+                   if callee in HEAP_SYSCALLS and caller not in HEAP_SYSCALLS)
 
     def allocations(self):
         per_site = collections.Counter()
@@ -266,9 +284,29 @@ def cycle(sock, kind, index):
             s.sendall(encode_frame(1, REQUEST, METHODS["Control/GetStatus"].id, bytes(64))[:HEADER.size + 8])
 
 
+def big_breaks(n):
+    """The breaks of the large OpenSession (those of bench/loop_stall.py)."""
+    return [{"id": f"break-{i:06d}", "start": 600.0 + i * 700.0, "duration": 60.0,
+             "ad_durations": [15.0, 15.0, 15.0, 15.0]} for i in range(n)]
+
+
+def big_cycles(sock, count):
+    """`count` OpenSessions of BIG_BREAKS breaks, each then closed, on one connection."""
+    with Client(sock) as c:
+        c.hello("check-budget")
+        body = encode("OpenSessionRequest", content_id="big", breaks=big_breaks(BIG_BREAKS))
+        method = METHODS["Timeline/OpenSession"].id
+        for _ in range(count):
+            status, reply = c.call_raw(method, body, timeout=120)
+            if status != 0:
+                fail(f"the OpenSession of {BIG_BREAKS} breaks answered status {status}")
+            c.close_session(decode("OpenSessionReply", reply).session_id)
+
+
 def connection_cycles(daemon_path, work):
     """The daemon under callgrind serving CYCLES cycles of each kind, its counters dumped around each
-    kind; returns [(kind, net allocations per cycle, calls by site)]."""
+    kind, then BIG_CYCLES of the large OpenSession; returns [(kind, net allocations per cycle, calls by
+    site)] and the large request's Profile."""
     sock = os.path.join(work, "cycles.sock")
     state = os.path.join(work, "cycles-state")
     config = os.path.join(work, "cycles.conf")
@@ -299,6 +337,11 @@ def connection_cycles(daemon_path, work):
             for i in range(CYCLES):
                 cycle(sock, kind, i)
             dumps.append(dump(daemon.pid, kind, log))
+        # Warm-up as above: the first large session grows the heap once.
+        big_cycles(sock, 3)
+        dump(daemon.pid, "large warm-up", log)
+        big_cycles(sock, BIG_CYCLES)
+        big = dump(daemon.pid, "large OpenSession", log)
         daemon.send_signal(signal.SIGTERM)
         if daemon.wait(timeout=120) != 0:
             fail(f"snapbackd under valgrind exited {daemon.returncode}", log)
@@ -310,7 +353,7 @@ def connection_cycles(daemon_path, work):
     for kind, path in zip(CYCLE_KINDS, dumps[1:]):
         profile = Profile(path)
         results.append((kind, profile.net_allocations() / CYCLES, profile))
-    return results
+    return results, Profile(big)
 
 
 def dump(pid, label, log):
@@ -333,11 +376,12 @@ def dump(pid, label, log):
 
 
 def main(argv):
-    if len(argv) != 6 or not all(a.isdigit() for a in argv[2:]):
+    if len(argv) != 8 or not all(a.isdigit() for a in argv[2:]):
         print(__doc__.split("\n\n")[-1], file=sys.stderr)
         return 2
     bin_dir = argv[1]
-    instruction_budget, allocation_budget, page_budget, line_budget = (int(a) for a in argv[2:])
+    (instruction_budget, allocation_budget, page_budget, line_budget, break_instruction_budget,
+     break_allocation_budget) = (int(a) for a in argv[2:])
     if shutil.which("valgrind") is None:
         fail("valgrind is not installed (make deps installs it)")
     work = tempfile.mkdtemp(prefix="snapback-budget.")
@@ -349,7 +393,7 @@ def main(argv):
         subprocess.run(["strip", "--strip-debug", "-o", daemon, os.path.join(bin_dir, "snapbackd")], check=True)
         short = run(daemon, bin_dir, work, SHORT)
         long = run(daemon, bin_dir, work, LONG)
-        cycles = connection_cycles(daemon, work)
+        cycles, big = connection_cycles(daemon, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -414,6 +458,32 @@ def main(argv):
             for caller, count in sites.most_common(15):
                 if count > 0:
                     print(f"  {count:6d}  {caller[:150]}", file=sys.stderr)
+    per_break = BIG_CYCLES * BIG_BREAKS
+    big_instructions = big.counted / per_break
+    big_allocations = sum(big.allocations().values()) / per_break
+    big_heap = big.heap_syscalls() / BIG_CYCLES
+    print(f"check-budget: an OpenSession of {BIG_BREAKS:,} breaks and its close: {big_instructions:,.0f} instructions "
+          f"and {big_allocations:.2f} allocations per break, {big_heap:g} heap system calls per cycle "
+          f"(budgets {break_instruction_budget:,}, {break_allocation_budget / 100:.2f}, 0)")
+    if big_instructions > break_instruction_budget:
+        verdict.append(f"{big_instructions:,.0f} instructions per break of the large OpenSession, over the budget of "
+                       f"{break_instruction_budget:,}")
+        print("check-budget: where the instructions of the large OpenSession and its close go, per break:",
+              file=sys.stderr)
+        for f, cost in big.own.most_common(25):
+            print(f"  {cost / per_break:8,.1f}  {f[:150]}", file=sys.stderr)
+    if big_allocations * 100 > break_allocation_budget:
+        verdict.append(f"{big_allocations:.2f} allocations per break of the large OpenSession, over the budget of "
+                       f"{break_allocation_budget / 100:.2f}")
+        print("check-budget: allocations of the large OpenSession and its close, per break, by caller:", file=sys.stderr)
+        for (caller, callee), count in big.allocations().most_common(15):
+            print(f"  {count / per_break:8.3f}  {callee} from {caller[:150]}", file=sys.stderr)
+    if big_heap > 0:
+        verdict.append(f"{big_heap:g} calls per large OpenSession and close that grow or shrink the heap or map "
+                       "memory, where none may")
+        for (caller, callee), count in big.calls.items():
+            if callee in HEAP_SYSCALLS and caller not in HEAP_SYSCALLS:
+                print(f"  {count}  {callee} from {caller[:150]}", file=sys.stderr)
     if verdict:
         fail("; ".join(verdict))
     print("check-budget: ok, allocations kept per connection cycle: "

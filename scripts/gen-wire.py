@@ -39,6 +39,12 @@ CLEAN_WIRE_TYPES = {
     FD.TYPE_INT32: 0, FD.TYPE_BOOL: 0, FD.TYPE_ENUM: 0, FD.TYPE_STRING: 2, FD.TYPE_MESSAGE: 2,
 }
 
+# Messages whose Swift type is the timeline's own rather than a value of their own: the module's type has a
+# property of each field's name and type, and an `init()` (SnapbackWire gives it one). An OpenSession's
+# breaks are then read straight into the array the session keeps; a type of their own cost a second array
+# of a thousand breaks, mapped element by element and freed (~500 instructions per break, check-budget).
+DOMAIN_TYPES = {"AdBreak": "SnapbackTimeline.AdBreak"}
+
 SWIFT_KEYWORDS = {"as", "break", "case", "class", "continue", "default", "defer", "do", "else", "enum",
                   "extension", "fallthrough", "false", "for", "func", "guard", "if", "import", "in", "init",
                   "internal", "is", "let", "nil", "operator", "private", "protocol", "public", "repeat",
@@ -224,23 +230,13 @@ def gen_message(model, m, comments, field_comments):
     if comments:
         out.append("    ///")
         out.append(f"    /// `snapback.v1.{name}`.")
-    out.append(f"    struct {name}: Sendable, Equatable {{")
-    for f in plain:
-        out += doc(field_comments[f.f.number], "        ")
-        out.append(f"        var {f.swift}: {f.swift_type} = {f.default}")
-    for oneof, members in oneofs.items():
-        type_name = upper_camel(oneof)
-        out.append(f"        var {lower_camel(oneof)}: {type_name}? = nil")
+    if name in DOMAIN_TYPES:
+        out.append(f"    typealias {name} = {DOMAIN_TYPES[name]}")
+        out.append("}")
         out.append("")
-        out.append(f"        /// The oneof `{oneof}`.")
-        out.append(f"        enum {type_name}: Sendable, Equatable {{")
-        for f in members:
-            out += doc(field_comments[f.f.number], "            ")
-            out.append(f"            case {f.swift}({f.element})")
-        out.append("        }")
-    out.append("    }")
-    out.append("}")
-    out.append("")
+    else:
+        out += gen_struct(name, plain, oneofs, field_comments)
+
 
     # Reading from protobuf-c's struct.
     out.append(f"extension SnapbackV1.{name}: ProtoCMessage {{")
@@ -268,6 +264,8 @@ def gen_message(model, m, comments, field_comments):
     # field of any message type is read with `try`.
     throws = "throws(WireError) "
     out.append(f"    init(_ p: UnsafePointer<{c}>, {path}: () -> String, {limit}: Int) {throws}{{")
+    if name in DOMAIN_TYPES:
+        out.append("        self.init()")
     if fields:
         out.append("        let c = p.pointee")
     for f in plain:
@@ -305,6 +303,28 @@ def gen_message(model, m, comments, field_comments):
         out += gen_direct(m, fields)
     elif m.name in model.clean_readers:
         out += gen_clean_reader(model, m, fields)
+    return out
+
+
+def gen_struct(name, plain, oneofs, field_comments):
+    """A message's value type of its own (the lines inside `extension SnapbackV1`, and its closing)."""
+    out = [f"    struct {name}: Sendable, Equatable {{"]
+    for f in plain:
+        out += doc(field_comments[f.f.number], "        ")
+        out.append(f"        var {f.swift}: {f.swift_type} = {f.default}")
+    for oneof, members in oneofs.items():
+        type_name = upper_camel(oneof)
+        out.append(f"        var {lower_camel(oneof)}: {type_name}? = nil")
+        out.append("")
+        out.append(f"        /// The oneof `{oneof}`.")
+        out.append(f"        enum {type_name}: Sendable, Equatable {{")
+        for f in members:
+            out += doc(field_comments[f.f.number], "            ")
+            out.append(f"            case {f.swift}({f.element})")
+        out.append("        }")
+    out.append("    }")
+    out.append("}")
+    out.append("")
     return out
 
 
@@ -365,31 +385,51 @@ def gen_clean_reader(model, m, fields):
     """The straight reader of a message with lists of sub-messages (or of such a sub-message): its bytes
     in their clean form are read without protobuf-c, whose unpacking allocates per element, per string and
     per array; any other form returns nil and goes to protobuf-c, which then reads and refuses as it does
-    for any message (the same error, naming the same field)."""
+    for any message (the same error, naming the same field). A sub-message of a list is read in place, in
+    the list's last element (`readClean`), not read into a value of its own and copied in; the lists are
+    reserved at the length `ProtoCMessage.checkCounts` counted, when it counted them."""
     name = m.name
-    repeated = [f.f.number for f in fields if f.repeated and f.kind == "message"]
+    lists = [f for f in fields if f.repeated and f.kind == "message"]
+    repeated = [f.f.number for f in lists]
     out = ["", f"extension SnapbackV1.{name} {{"]
-    out.append("    /// The message read straight from `bytes` in their clean form: known fields of their own wire types,")
-    each = "each at most once but the repeated sub-messages" if repeated else "each at most once"
-    out.append(f"    /// {each}, doubles packed, strings UTF-8 (read up to a NUL, as")
-    out.append("    /// protobuf-c's C string is), sub-messages clean too; nil for any other form, which protobuf-c reads.")
+    if lists:
+        out.append("    /// The message read straight from `bytes` in their clean form (`readClean`), its lists reserved at")
+        out.append("    /// `counts` (the lengths of `boundedFields`, in their order) when given; nil for any other form.")
+        out.append("    init?(clean bytes: UnsafeRawBufferPointer, counts: [Int]) {")
+        out.append("        self.init()")
+        out.append("        if !counts.isEmpty {")
+        for i, f in enumerate(lists):
+            out.append(f"            self.{f.swift}.reserveCapacity(counts[{i}])")
+        out.append("        }")
+        out.append("        guard readClean(bytes) else { return nil }")
+        out.append("    }")
+        out.append("")
+    out.append("    /// The message read straight from `bytes` in their clean form (`readClean`); nil for any other form,")
+    out.append("    /// which protobuf-c reads.")
     out.append("    init?(clean bytes: UnsafeRawBufferPointer) {")
     out.append("        self.init()")
+    out.append("        guard readClean(bytes) else { return nil }")
+    out.append("    }")
+    out.append("")
+    out.append("    /// Sets the fields read from `bytes` in their clean form: known fields of their own wire types,")
+    each = "each at most once but the repeated sub-messages" if repeated else "each at most once"
+    out.append(f"    /// {each}, doubles packed, strings UTF-8 (read up to a NUL, as")
+    out.append("    /// protobuf-c's C string is), sub-messages clean too; false for any other form.")
+    out.append("    mutating func readClean(_ bytes: UnsafeRawBufferPointer) -> Bool {")
     out.append("        var r = WireFastPath.Reader(bytes)")
     out.append("        var seen: UInt64 = 0")
     out.append("        while !r.atEnd {")
-    out.append("            guard let (number, wire) = r.field() else { return nil }")
-    once = "seen & bit == 0"
+    out.append("            guard let (number, wire) = r.field() else { return false }")
     if repeated:
         numbers = " && ".join(f"number != {n}" for n in repeated)
         out.append(f"            if {numbers} {{")
         out.append("                let bit: UInt64 = 1 << number")
-        out.append("                guard seen & bit == 0 else { return nil }")
+        out.append("                guard seen & bit == 0 else { return false }")
         out.append("                seen |= bit")
         out.append("            }")
     else:
         out.append("            let bit: UInt64 = 1 << number")
-        out.append(f"            guard {once} else {{ return nil }}")
+        out.append("            guard seen & bit == 0 else { return false }")
         out.append("            seen |= bit")
     out.append("            switch (number, wire) {")
     for f in fields:
@@ -397,18 +437,19 @@ def gen_clean_reader(model, m, fields):
         target = f"self.{f.swift}"
         if f.repeated and f.kind == "message":
             out.append(f"            case ({n}, 2):")
-            out.append(f"                guard let b = r.lengthDelimited(), let v = {f.element}(clean: b) else {{ return nil }}")
-            out.append(f"                {target}.append(v)")
+            out.append("                guard let b = r.lengthDelimited() else { return false }")
+            out.append(f"                {target}.append({f.element}())")
+            out.append(f"                guard {target}[{target}.count - 1].readClean(b) else {{ return false }}")
             continue
         if f.repeated:
             reader = {"Double": "r.packedDoubles()", "Float": "r.packedFloats()"}[f.element]
-            out += [f"            case ({n}, 2):", f"                guard let v = {reader} else {{ return nil }}",
+            out += [f"            case ({n}, 2):", f"                guard let v = {reader} else {{ return false }}",
                     f"                {target} = v"]
             continue
         wire = CLEAN_WIRE_TYPES[f.f.type]
         if f.kind == "message":
             out.append(f"            case ({n}, 2):")
-            out.append(f"                guard let b = r.lengthDelimited(), let v = {f.element}(clean: b) else {{ return nil }}")
+            out.append(f"                guard let b = r.lengthDelimited(), let v = {f.element}(clean: b) else {{ return false }}")
             out.append(f"                {target} = v")
             continue
         if f.kind == "string":
@@ -430,11 +471,12 @@ def gen_clean_reader(model, m, fields):
             conv = "Int64(bitPattern: v)"
         else:
             conv = "v"
-        out += [f"            case ({n}, {wire}):", f"                guard let v = {value} else {{ return nil }}",
+        out += [f"            case ({n}, {wire}):", f"                guard let v = {value} else {{ return false }}",
                 f"                {target} = {conv}"]
-    out.append("            default: return nil")
+    out.append("            default: return false")
     out.append("            }")
     out.append("        }")
+    out.append("        return true")
     out.append("    }")
     out.append("}")
     return out
@@ -589,8 +631,11 @@ def main():
     for f in model.files:
         base = os.path.splitext(os.path.basename(f.name))[0]
         locations = {tuple(loc.path): loc for loc in f.source_code_info.location}
-        out = [f"// Generated by scripts/gen-wire.py from proto/{f.name}. DO NOT EDIT.", "",
-               "import CSnapbackProto", ""]
+        imports = ["CSnapbackProto"]
+        if any(m.name in DOMAIN_TYPES for m in f.message_type):
+            imports.append("SnapbackTimeline")
+        out = [f"// Generated by scripts/gen-wire.py from proto/{f.name}. DO NOT EDIT.", ""]
+        out += [f"import {i}" for i in imports] + [""]
         for i, m in enumerate(f.message_type):
             field_comments = {x.number: comment_of(locations, [4, i, 2, j]) for j, x in enumerate(m.field)}
             out += gen_message(model, m, comment_of(locations, [4, i]), field_comments)

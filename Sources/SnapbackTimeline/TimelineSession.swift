@@ -136,7 +136,7 @@ public struct TimelineSession: Sendable {
         var breaks = configuration.breaks
         settings = try TimelineSettings(configuration, breaks: &breaks)
         let live = settings.isLive
-        let built = try TimelineLayout(breaks: breaks.map { $0.geometry(live: live) }, identity: settings.adRulesMode)
+        let built = try TimelineLayout(breaks: AdBreak.geometry(of: breaks, live: live), identity: settings.adRulesMode)
         layout = built
         streamEnd = Self.streamEnd(settings, built)
         if !settings.adRulesMode, let d = settings.contentDuration, !settings.isLive, let last = built.breaks.last,
@@ -312,5 +312,14 @@ extension AdBreak {
         b.watched = false
         if live && b.contentResumeOffset == nil { b.contentResumeOffset = b.duration }
         return b
+    }
+
+    private func isGeometry(live: Bool) -> Bool { !watched && !(live && contentResumeOffset == nil) }
+
+    /// `breaks` as geometry: the array itself when every break already is (an on-demand stream's breaks,
+    /// none marked watched, as players send them), rather than a copy of a thousand breaks made to change
+    /// nothing.
+    static func geometry(of breaks: [AdBreak], live: Bool) -> [AdBreak] {
+        breaks.allSatisfy { $0.isGeometry(live: live) } ? breaks : breaks.map { $0.geometry(live: live) }
     }
 }

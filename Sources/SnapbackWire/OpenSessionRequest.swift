@@ -81,7 +81,7 @@ extension OpenSessionRequest: ProtoMapped {
     var proto: SnapbackV1.OpenSessionRequest {
         // The overrides and the resume options are left absent, not sent empty, when they change nothing.
         SnapbackV1.OpenSessionRequest(
-            streamId: streamId, contentId: contentId, profile: profile, kind: kind.proto, breaks: breaks.map(\.proto),
+            streamId: streamId, contentId: contentId, profile: profile, kind: kind.proto, breaks: breaks,
             contentDuration: contentDuration, policyPreset: requestedPreset?.rawValue ?? "",
             policyOverrides: overrides.isEmpty ? nil : overrides.proto,
             resume: resume == ResumeOptions() ? nil : resume.proto, adRules: adRules?.proto)
@@ -118,7 +118,7 @@ extension OpenSessionRequest: ProtoMapped {
         if let o = p.policyOverrides { overrides = try PolicyOverrides(proto: o, path: "policy_overrides.") }
         self.init(
             streamId: p.streamId, contentId: p.contentId, profile: p.profile,
-            kind: try SessionKind.from(p.kind, field: "kind") ?? .onDemand, breaks: p.breaks.map(AdBreak.init(proto:)),
+            kind: try SessionKind.from(p.kind, field: "kind") ?? .onDemand, breaks: p.breaks,
             contentDuration: p.contentDuration, preset: preset, overrides: overrides,
             resume: p.resume.map(ResumeOptions.init(proto:)) ?? ResumeOptions(), adRules: p.adRules.map(AdRules.init(proto:)),
             defaultPreset: defaultPreset)

@@ -97,10 +97,10 @@ public struct BreakAtReply: Sendable, Equatable {
 
 extension BreakAtReply: ProtoMapped {
     init(proto p: SnapbackV1.BreakAtReply) {
-        self.init(previous: p.previous.map(AdBreak.init(proto:)), next: p.next.map(AdBreak.init(proto:)))
+        self.init(previous: p.previous, next: p.next)
     }
 
-    var proto: SnapbackV1.BreakAtReply { SnapbackV1.BreakAtReply(previous: previous?.proto, next: next?.proto) }
+    var proto: SnapbackV1.BreakAtReply { SnapbackV1.BreakAtReply(previous: previous, next: next) }
 }
 
 /// `snapback.v1.SessionStateReply`: a session's `TimelineSnapshot` as a client sees it. It reads as the
@@ -184,7 +184,7 @@ extension SessionStateReply: ProtoMapped {
         self.init(
             phase: TimelineSnapshot.Phase(proto: p.phase), currentBreakId: p.currentBreakId.isEmpty ? nil : p.currentBreakId,
             streamTime: p.streamTime, contentTime: p.contentTime, playing: p.playing, rate: p.rate,
-            pendingReturn: p.pendingReturn, breaks: p.breaks.map(AdBreak.init(proto:)), cooldownUntil: p.cooldownUntil,
+            pendingReturn: p.pendingReturn, breaks: p.breaks, cooldownUntil: p.cooldownUntil,
             lastBookmarkContentTime: p.lastBookmarkContentTime, breakStates: p.breakStates.map(BreakState.init(proto:)),
             totalBreaks: Int(p.totalBreaks))
     }
@@ -193,7 +193,7 @@ extension SessionStateReply: ProtoMapped {
         SnapbackV1.SessionStateReply(
             phase: phase.proto, currentBreakId: snapshot.currentBreakId ?? "", streamTime: snapshot.streamTime,
             contentTime: snapshot.contentTime, playing: snapshot.playing, rate: snapshot.rate,
-            pendingReturn: snapshot.pendingReturn, breaks: snapshot.breaks.map(\.proto), cooldownUntil: snapshot.cooldownUntil,
+            pendingReturn: snapshot.pendingReturn, breaks: snapshot.breaks, cooldownUntil: snapshot.cooldownUntil,
             lastBookmarkContentTime: snapshot.lastBookmarkContentTime, breakStates: breakStates.map(\.proto),
             totalBreaks: UInt32(clamping: totalBreaks))
     }

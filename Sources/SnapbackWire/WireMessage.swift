@@ -102,17 +102,8 @@ final class CArena {
     }
 }
 
-/// `snapback.v1.AdBreak`.
+/// `snapback.v1.AdBreak` is the timeline's `AdBreak` (scripts/gen-wire.py's `DOMAIN_TYPES`): the generated
+/// readers start from this empty break and set each field they read.
 extension AdBreak {
-    init(proto p: SnapbackV1.AdBreak) {
-        self.init(
-            id: p.id, start: p.start, duration: p.duration, adDurations: p.adDurations, watched: p.watched,
-            contentResumeOffset: p.contentResumeOffset)
-    }
-
-    var proto: SnapbackV1.AdBreak {
-        SnapbackV1.AdBreak(
-            id: id, start: start, duration: duration, adDurations: adDurations, watched: watched,
-            contentResumeOffset: contentResumeOffset)
-    }
+    init() { self.init(id: "", start: 0, duration: 0) }
 }

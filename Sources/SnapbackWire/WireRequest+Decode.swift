@@ -140,7 +140,7 @@ extension WireRequest {
             return .event(sessionId: try SnapbackV1.ContentCompleteRequest.decode(body).sessionId, .contentCompleted)
         case .updateBreaks:
             let m = try SnapbackV1.UpdateBreaksRequest.decode(body, maxElements: maxBreaks)
-            return .event(sessionId: m.sessionId, .breaksUpdated(m.breaks.map(AdBreak.init(proto:))))
+            return .event(sessionId: m.sessionId, .breaksUpdated(m.breaks))
         case .pause:
             let m = try SnapbackV1.PauseRequest.decode(body)
             return .event(sessionId: m.sessionId, .paused(streamTime: m.streamTime))

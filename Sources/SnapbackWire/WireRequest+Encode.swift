@@ -75,7 +75,7 @@ extension WireRequest {
             return SnapbackV1.TrickPlayEndedRequest(sessionId: id, streamTime: streamTime).encode(into: &out)
         case .contentCompleted: return SnapbackV1.ContentCompleteRequest(sessionId: id).encode(into: &out)
         case .breaksUpdated(let breaks):
-            return SnapbackV1.UpdateBreaksRequest(sessionId: id, breaks: breaks.map(\.proto)).encode(into: &out)
+            return SnapbackV1.UpdateBreaksRequest(sessionId: id, breaks: breaks).encode(into: &out)
         case .paused(let streamTime): return SnapbackV1.PauseRequest(sessionId: id, streamTime: streamTime).encode(into: &out)
         case .closed: return SnapbackV1.CloseSessionRequest(sessionId: id).encode(into: &out)
         case .playerDisconnected, .timerFired:

@@ -174,87 +174,94 @@ extension SnapbackV1.PolicyOverrides: ProtoCMessage {
 }
 
 extension SnapbackV1.PolicyOverrides {
-    /// The message read straight from `bytes` in their clean form: known fields of their own wire types,
-    /// each at most once, doubles packed, strings UTF-8 (read up to a NUL, as
-    /// protobuf-c's C string is), sub-messages clean too; nil for any other form, which protobuf-c reads.
+    /// The message read straight from `bytes` in their clean form (`readClean`); nil for any other form,
+    /// which protobuf-c reads.
     init?(clean bytes: UnsafeRawBufferPointer) {
         self.init()
+        guard readClean(bytes) else { return nil }
+    }
+
+    /// Sets the fields read from `bytes` in their clean form: known fields of their own wire types,
+    /// each at most once, doubles packed, strings UTF-8 (read up to a NUL, as
+    /// protobuf-c's C string is), sub-messages clean too; false for any other form.
+    mutating func readClean(_ bytes: UnsafeRawBufferPointer) -> Bool {
         var r = WireFastPath.Reader(bytes)
         var seen: UInt64 = 0
         while !r.atEnd {
-            guard let (number, wire) = r.field() else { return nil }
+            guard let (number, wire) = r.field() else { return false }
             let bit: UInt64 = 1 << number
-            guard seen & bit == 0 else { return nil }
+            guard seen & bit == 0 else { return false }
             seen |= bit
             switch (number, wire) {
             case (1, 0):
-                guard let v = r.varint() else { return nil }
+                guard let v = r.varint() else { return false }
                 self.skippedBreakChoice = Snapback__V1__SkippedBreakChoice(rawValue: .init(truncatingIfNeeded: v))
             case (2, 0):
-                guard let v = r.varint() else { return nil }
+                guard let v = r.varint() else { return false }
                 self.seekGate = Snapback__V1__SeekGate(rawValue: .init(truncatingIfNeeded: v))
             case (3, 0):
-                guard let v = r.varint() else { return nil }
+                guard let v = r.varint() else { return false }
                 self.enforceBackwardSeeks = v != 0
             case (4, 0):
-                guard let v = r.varint() else { return nil }
+                guard let v = r.varint() else { return false }
                 self.returnToTarget = Snapback__V1__ReturnToTarget(rawValue: .init(truncatingIfNeeded: v))
             case (5, 0):
-                guard let v = r.varint() else { return nil }
+                guard let v = r.varint() else { return false }
                 self.landingInUnwatchedBreak = Snapback__V1__LandingInBreak(rawValue: .init(truncatingIfNeeded: v))
             case (6, 0):
-                guard let v = r.varint() else { return nil }
+                guard let v = r.varint() else { return false }
                 self.skipWatchedBreakOnLanding = v != 0
             case (7, 0):
-                guard let v = r.varint() else { return nil }
+                guard let v = r.varint() else { return false }
                 self.watchedWhen = Snapback__V1__WatchedWhen(rawValue: .init(truncatingIfNeeded: v))
             case (8, 0):
-                guard let v = r.varint() else { return nil }
+                guard let v = r.varint() else { return false }
                 self.refuseSeeksDuringUnwatchedBreak = v != 0
             case (9, 0):
-                guard let v = r.varint() else { return nil }
+                guard let v = r.varint() else { return false }
                 self.watchedBreakOnPlayback = Snapback__V1__WatchedBreakOnPlayback(rawValue: .init(truncatingIfNeeded: v))
             case (10, 1):
-                guard let v = r.double() else { return nil }
+                guard let v = r.double() else { return false }
                 self.snapbackLandingOffset = v
             case (11, 1):
-                guard let v = r.double() else { return nil }
+                guard let v = r.double() else { return false }
                 self.cooldown = v
             case (12, 0):
-                guard let v = r.varint() else { return nil }
+                guard let v = r.varint() else { return false }
                 self.trickPlayAsSeek = v != 0
             case (13, 0):
-                guard let v = r.varint() else { return nil }
+                guard let v = r.varint() else { return false }
                 self.resumeBreaks = Snapback__V1__ResumeBreaks(rawValue: .init(truncatingIfNeeded: v))
             case (14, 0):
-                guard let v = r.varint() else { return nil }
+                guard let v = r.varint() else { return false }
                 self.prerollDisabled = v != 0
             case (15, 0):
-                guard let v = r.varint() else { return nil }
+                guard let v = r.varint() else { return false }
                 self.midrollsDisabled = v != 0
             case (16, 0):
-                guard let v = r.varint() else { return nil }
+                guard let v = r.varint() else { return false }
                 self.liveSnapback = v != 0
             case (17, 0):
-                guard let v = r.varint() else { return nil }
+                guard let v = r.varint() else { return false }
                 self.liveBookmarks = v != 0
             case (18, 0):
-                guard let v = r.varint() else { return nil }
+                guard let v = r.varint() else { return false }
                 self.maxSnapbacksPerBreak = UInt32(truncatingIfNeeded: v)
             case (19, 1):
-                guard let v = r.double() else { return nil }
+                guard let v = r.double() else { return false }
                 self.coverageTolerance = v
             case (20, 1):
-                guard let v = r.double() else { return nil }
+                guard let v = r.double() else { return false }
                 self.bookmarkInterval = v
             case (21, 1):
-                guard let v = r.double() else { return nil }
+                guard let v = r.double() else { return false }
                 self.finishedMargin = v
             case (22, 0):
-                guard let v = r.varint() else { return nil }
+                guard let v = r.varint() else { return false }
                 self.trickPlaySkippedBreaks = Snapback__V1__TrickPlaySkippedBreaks(rawValue: .init(truncatingIfNeeded: v))
-            default: return nil
+            default: return false
             }
         }
+        return true
     }
 }
