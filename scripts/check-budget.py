@@ -28,12 +28,13 @@ an hour, so that nothing a closed connection holds can hide behind a timer that 
 
 The same daemon then serves the largest request a player may send at the default limits, BIG_CYCLES
 times between two dumps: an OpenSession of 1,000 breaks (each with four ad durations, as
-bench/loop_stall.py sends it) and its CloseSession. What the loop spends on it is what every other player
-waits for; per break, its instructions and its allocations have budgets of their own, and the heap must
-neither grow and shrink (brk) nor map memory (mmap) in every cycle: both cost page faults on each request.
+bench/loop_stall.py sends it) and its CloseSession; then BIG_CYCLES GetSessionState pages of such a session.
+What the loop spends on them is what every other player waits for; per break, their instructions and the
+OpenSession's allocations have budgets of their own, and the heap must neither grow and shrink (brk) nor
+map memory (mmap) in every OpenSession cycle: both cost page faults on each request.
 
 Usage: check-budget.py BIN_DIR INSTRUCTION_BUDGET ALLOCATION_BUDGET CODE_PAGE_BUDGET CODE_LINE_BUDGET
-                       BREAK_INSTRUCTION_BUDGET BREAK_ALLOCATION_BUDGET
+                       BREAK_INSTRUCTION_BUDGET BREAK_ALLOCATION_BUDGET PAGE_INSTRUCTION_BUDGET
   BIN_DIR             holds the release snapbackd and snapback
   INSTRUCTION_BUDGET  fail above this many instructions per round trip
   ALLOCATION_BUDGET   fail above this many allocations per round trip
@@ -41,6 +42,7 @@ Usage: check-budget.py BIN_DIR INSTRUCTION_BUDGET ALLOCATION_BUDGET CODE_PAGE_BU
   CODE_LINE_BUDGET    fail above this many 64-byte cache lines of code run by every round trip
   BREAK_INSTRUCTION_BUDGET  fail above this many instructions per break of the large OpenSession and its close
   BREAK_ALLOCATION_BUDGET   fail above this many hundredths of an allocation per break of the same
+  PAGE_INSTRUCTION_BUDGET   fail above this many instructions per break of a GetSessionState page of it
 Exit status: 0 within the budgets, 1 over a budget or when the run failed, 2 for a bad command line.
 """
 
@@ -342,6 +344,18 @@ def connection_cycles(daemon_path, work):
         dump(daemon.pid, "large warm-up", log)
         big_cycles(sock, BIG_CYCLES)
         big = dump(daemon.pid, "large OpenSession", log)
+        with Client(sock) as c:
+            c.hello("check-budget")
+            opened = c.open_session(content_id="page", breaks=big_breaks(BIG_BREAKS))
+            body = encode("GetSessionStateRequest", session_id=opened.session_id)
+            method = METHODS["Timeline/GetSessionState"].id
+            for i in range(3 + BIG_CYCLES):
+                if i == 3:
+                    dump(daemon.pid, "page warm-up", log)
+                status, _ = c.call_raw(method, body, timeout=120)
+                if status != 0:
+                    fail(f"the GetSessionState of {BIG_BREAKS} breaks answered status {status}")
+            page = dump(daemon.pid, "GetSessionState page", log)
         daemon.send_signal(signal.SIGTERM)
         if daemon.wait(timeout=120) != 0:
             fail(f"snapbackd under valgrind exited {daemon.returncode}", log)
@@ -353,7 +367,7 @@ def connection_cycles(daemon_path, work):
     for kind, path in zip(CYCLE_KINDS, dumps[1:]):
         profile = Profile(path)
         results.append((kind, profile.net_allocations() / CYCLES, profile))
-    return results, Profile(big)
+    return results, Profile(big), Profile(page)
 
 
 def dump(pid, label, log):
@@ -376,12 +390,12 @@ def dump(pid, label, log):
 
 
 def main(argv):
-    if len(argv) != 8 or not all(a.isdigit() for a in argv[2:]):
+    if len(argv) != 9 or not all(a.isdigit() for a in argv[2:]):
         print(__doc__.split("\n\n")[-1], file=sys.stderr)
         return 2
     bin_dir = argv[1]
     (instruction_budget, allocation_budget, page_budget, line_budget, break_instruction_budget,
-     break_allocation_budget) = (int(a) for a in argv[2:])
+     break_allocation_budget, page_instruction_budget) = (int(a) for a in argv[2:])
     if shutil.which("valgrind") is None:
         fail("valgrind is not installed (make deps installs it)")
     work = tempfile.mkdtemp(prefix="snapback-budget.")
@@ -393,7 +407,7 @@ def main(argv):
         subprocess.run(["strip", "--strip-debug", "-o", daemon, os.path.join(bin_dir, "snapbackd")], check=True)
         short = run(daemon, bin_dir, work, SHORT)
         long = run(daemon, bin_dir, work, LONG)
-        cycles, big = connection_cycles(daemon, work)
+        cycles, big, page = connection_cycles(daemon, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -478,6 +492,15 @@ def main(argv):
         print("check-budget: allocations of the large OpenSession and its close, per break, by caller:", file=sys.stderr)
         for (caller, callee), count in big.allocations().most_common(15):
             print(f"  {count / per_break:8.3f}  {callee} from {caller[:150]}", file=sys.stderr)
+    page_instructions = page.counted / per_break
+    print(f"check-budget: a GetSessionState page of {BIG_BREAKS:,} breaks: {page_instructions:,.0f} instructions per "
+          f"break (budget {page_instruction_budget:,})")
+    if page_instructions > page_instruction_budget:
+        verdict.append(f"{page_instructions:,.0f} instructions per break of the GetSessionState page, over the budget "
+                       f"of {page_instruction_budget:,}")
+        print("check-budget: where the instructions of the GetSessionState page go, per break:", file=sys.stderr)
+        for f, cost in page.own.most_common(25):
+            print(f"  {cost / per_break:8,.1f}  {f[:150]}", file=sys.stderr)
     if big_heap > 0:
         verdict.append(f"{big_heap:g} calls per large OpenSession and close that grow or shrink the heap or map "
                        "memory, where none may")

@@ -94,6 +94,7 @@ class Model:
             for e in f.enum_type:
                 self.enums[f".{f.package}.{e.name}"] = e
         self.plan_clean_readers()
+        self.plan_direct_writers()
 
     def plan_clean_readers(self):
         """The messages read straight from their bytes by a generated clean reader (`gen_clean_reader`): the
@@ -107,6 +108,37 @@ class Model:
                 reach = self.clean_closure(m, set())
                 if reach is not None:
                     self.clean_readers |= reach
+
+    def plan_direct_writers(self):
+        """The messages written straight to their bytes by a generated writer (`gen_direct_writer`): the
+        replies (an rpc's output, what the daemon writes to a peer) with a repeated sub-message field (a list
+        a peer may ask for by the thousand: a GetSessionState page of 1,000 breaks), and the sub-messages
+        they hold, when no real oneof is among them."""
+        outputs = {method.output_type for f in self.files for service in f.service for method in service.method}
+        self.direct_writers = set()
+        for key, m in self.messages.items():
+            if key in outputs and any(f.label == FD.LABEL_REPEATED and f.type == FD.TYPE_MESSAGE for f in m.field):
+                reach = self.direct_closure(m, set())
+                if reach is not None:
+                    self.direct_writers |= reach
+
+    def direct_closure(self, m, seen):
+        """`m` and the messages under it when all can be written by a direct writer; None otherwise."""
+        if m.name in seen:
+            return seen
+        seen.add(m.name)
+        for f in m.field:
+            if f.HasField("oneof_index") and m.oneof_decl[f.oneof_index].name != "_" + f.name:
+                return None  # a real oneof
+            if f.type == FD.TYPE_MESSAGE:
+                if self.direct_closure(self.messages[f.type_name], seen) is None:
+                    return None
+            elif f.label == FD.LABEL_REPEATED:
+                if f.type not in (FD.TYPE_DOUBLE, FD.TYPE_FLOAT):
+                    return None
+            elif f.type not in CLEAN_WIRE_TYPES:
+                return None
+        return seen
 
     def clean_closure(self, m, seen):
         """`m` and the messages under it when all can be read by a clean reader; None otherwise."""
@@ -303,6 +335,8 @@ def gen_message(model, m, comments, field_comments):
         out += gen_direct(m, fields)
     elif m.name in model.clean_readers:
         out += gen_clean_reader(model, m, fields)
+    if m.name in model.direct_writers:
+        out += gen_direct_writer(m, fields)
     return out
 
 
@@ -477,6 +511,90 @@ def gen_clean_reader(model, m, fields):
     out.append("            }")
     out.append("        }")
     out.append("        return true")
+    out.append("    }")
+    out.append("}")
+    return out
+
+
+def varint_value(f, v):
+    """A varint field's value `v` as the UInt64 protobuf-c writes (int32 and enums sign-extended)."""
+    if f.kind == "bool":
+        return f"({v} ? 1 : 0)"
+    if f.kind == "enum":
+        return f"UInt64(bitPattern: Int64(Int32(truncatingIfNeeded: {v}.rawValue)))"
+    return {"UInt64": v, "UInt32": f"UInt64({v})", "Int64": f"UInt64(bitPattern: {v})",
+            "Int32": f"UInt64(bitPattern: Int64({v}))"}[f.element]
+
+
+def direct_field(f, size):
+    """The lines that write field `f` (or, with `size`, add its size to `n`), as protobuf-c packs it."""
+    n = f.f.number
+    v = f"self.{f.swift}"
+    if f.repeated and f.kind == "message":
+        # By index: `for e in` copies each element out (a retain and a release of each of its strings and arrays).
+        if size:
+            return [f"for i in {v}.indices {{ n += RawWriter.lengthDelimitedSize({n}, {v}[i].directSize) }}"]
+        return [f"for i in {v}.indices {{", f"    out.lengthDelimited({n}, {v}[i].directSize)",
+                f"    {v}[i].directWrite(to: &out)", "}"]
+    if f.repeated:
+        width = 8 if f.element == "Double" else 4
+        if size:
+            return [f"if !{v}.isEmpty {{ n += RawWriter.lengthDelimitedSize({n}, {width} * {v}.count) }}"]
+        raw = "rawDouble" if f.element == "Double" else "rawFloat"
+        return [f"if !{v}.isEmpty {{", f"    out.lengthDelimited({n}, {width} * {v}.count)",
+                f"    for e in {v} {{ out.{raw}(e) }}", "}"]
+    if f.kind == "message":
+        if size:
+            return [f"if let v = {v} {{ n += RawWriter.lengthDelimitedSize({n}, v.directSize) }}"]
+        return [f"if let v = {v} {{", f"    out.lengthDelimited({n}, v.directSize)", "    v.directWrite(to: &out)", "}"]
+    # A singular scalar or string: present when set (a proto3 optional), else when not its zero.
+    if f.optional and size and f.element in ("Double", "Float"):
+        head, value = f"if {v} != nil {{", None  # a fixed width: the value itself is not read
+    elif f.optional:
+        head, value = f"if let v = {v} {{", "v"
+    else:
+        zero = {"bool": v, "enum": f"{v}.rawValue != 0", "string": f"!{v}.isEmpty"}.get(f.kind, f"{v} != 0")
+        head, value = f"if {zero} {{", v
+    if f.kind == "string":
+        # protobuf-c's C string ends at the first NUL: a string empty up to it is left out as "" is.
+        if size:
+            body = [f"    let c = RawWriter.cStringCount({value})", f"    if c > 0 {{ n += RawWriter.lengthDelimitedSize({n}, c) }}"]
+        else:
+            body = [f"    let c = RawWriter.cStringCount({value})", f"    if c > 0 {{ out.string({n}, {value}, count: c) }}"]
+    elif f.element in ("Double", "Float"):
+        width, wire, raw = (8, 1, "rawDouble") if f.element == "Double" else (4, 5, "rawFloat")
+        body = [f"    n += RawWriter.varintSize({n << 3 | wire}) + {width}"] if size else [
+            f"    out.varint({n << 3 | wire})", f"    out.{raw}({value})"]
+    else:
+        if size and f.kind == "bool":
+            body = [f"    n += RawWriter.varintSize({n << 3}) + 1"]
+        elif size:
+            body = [f"    n += RawWriter.varintSize({n << 3}) + RawWriter.varintSize({varint_value(f, value)})"]
+        else:
+            body = [f"    out.varint({n << 3})", f"    out.varint({varint_value(f, value)})"]
+    return [head] + body + ["}"]
+
+
+def gen_direct_writer(m, fields):
+    """The straight writer of a reply with lists of sub-messages (or of such a sub-message): the bytes
+    protobuf-c packs, without building its structs in an arena (an allocation per element, per string and
+    per array) and walking its descriptors."""
+    out = ["", f"extension SnapbackV1.{m.name}: ProtoDirectMessage {{"]
+    ordered = sorted(fields, key=lambda f: f.f.number)
+    out.append("    /// The size of the message's bytes.")
+    out.append("    var directSize: Int {")
+    out.append("        var n = 0" if fields else "        0")
+    for f in ordered:
+        out += ["        " + line for line in direct_field(f, size=True)]
+    if fields:
+        out.append("        return n")
+    out.append("    }")
+    out.append("")
+    out.append("    /// The message's bytes as protobuf-c packs them (fields in number order, proto3 defaults left out),")
+    out.append("    /// written at `out`'s end (at least `directSize` bytes left).")
+    out.append(f"    func directWrite(to {'out' if fields else '_'}: inout RawWriter) {{")
+    for f in ordered:
+        out += ["        " + line for line in direct_field(f, size=False)]
     out.append("    }")
     out.append("}")
     return out

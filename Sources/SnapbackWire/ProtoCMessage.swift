@@ -120,6 +120,26 @@ extension ProtoCMessage {
 /// session events and their reply), also read and written straight from and to its bytes, without
 /// protobuf-c's allocation, packed-size pass and zero-filled reservation: the snapback round trip's
 /// SeekEnded and EventReply among them. The bytes are protobuf-c's (`WireFastPathTests`).
+/// A message written straight to its bytes, as protobuf-c packs them, by a generated writer: the replies
+/// with lists of sub-messages (a GetSessionState page of 1,000 breaks), and those sub-messages.
+protocol ProtoDirectMessage: ProtoCMessage {
+    /// The size of the message's bytes.
+    var directSize: Int { get }
+    /// Writes the message's bytes at `out`'s end (at least `directSize` bytes left).
+    func directWrite(to out: inout RawWriter)
+}
+
+extension ProtoDirectMessage {
+    @discardableResult
+    func encode(into out: inout [UInt8]) -> Int {
+        WireFastPath.append(to: &out, bound: directSize) { buffer in
+            var writer = RawWriter(buffer)
+            directWrite(to: &writer)
+            return writer.count
+        }
+    }
+}
+
 protocol ProtoPlainMessage: ProtoCMessage {
     /// At least the size of the message's bytes.
     static var byteBound: Int { get }

@@ -120,6 +120,58 @@ struct RawWriter {
         varint(value)
     }
 
+    // The generated direct writers of replies with lists (scripts/gen-wire.py) write with these too.
+
+    /// A length-delimited field of `length` bytes, with its tag and length.
+    @inline(__always)
+    static func lengthDelimitedSize(_ number: UInt64, _ length: Int) -> Int {
+        varintSize(number << 3 | 2) + varintSize(UInt64(length)) + length
+    }
+
+    /// The UTF-8 bytes of `s` up to its first NUL: what protobuf-c's C string of it holds.
+    static func cStringCount(_ s: String) -> Int {
+        s.utf8.withContiguousStorageIfAvailable { units in
+            var n = 0
+            while n < units.count, units[n] != 0 { n += 1 }
+            return n
+        } ?? (s.utf8.firstIndex(of: 0).map { s.utf8.distance(from: s.utf8.startIndex, to: $0) } ?? s.utf8.count)
+    }
+
+    /// The tag and length of a length-delimited field whose `length` bytes follow.
+    @inline(__always)
+    mutating func lengthDelimited(_ number: UInt64, _ length: Int) {
+        varint(number << 3 | 2)
+        varint(UInt64(length))
+    }
+
+    /// A string field of `s`'s first `count` UTF-8 bytes (`cStringCount`).
+    mutating func string(_ number: UInt64, _ s: String, count: Int) {
+        lengthDelimited(number, count)
+        assert(self.count + count <= capacity, "RawWriter past its bound")
+        let at = base + self.count
+        let copied = s.utf8.withContiguousStorageIfAvailable { units in
+            if let from = units.baseAddress { at.copyMemory(from: from, byteCount: count) }
+        }
+        if copied == nil {
+            for (i, b) in s.utf8.prefix(count).enumerated() { at.storeBytes(of: b, toByteOffset: i, as: UInt8.self) }
+        }
+        self.count += count
+    }
+
+    @inline(__always)
+    mutating func rawDouble(_ value: Double) {
+        assert(count + 8 <= capacity, "RawWriter past its bound")
+        base.storeBytes(of: value.bitPattern.littleEndian, toByteOffset: count, as: UInt64.self)
+        count += 8
+    }
+
+    @inline(__always)
+    mutating func rawFloat(_ value: Float) {
+        assert(count + 4 <= capacity, "RawWriter past its bound")
+        base.storeBytes(of: value.bitPattern.littleEndian, toByteOffset: count, as: UInt32.self)
+        count += 4
+    }
+
     /// A double field (wire type 1, little-endian), left out when it equals 0 — -0.0 too, as protobuf-c
     /// compares the value.
     @inline(__always)

@@ -299,6 +299,72 @@ import Testing
         #expect(update.withUnsafeBytes { SnapbackV1.UpdateBreaksRequest(clean: $0) }?.breaks.count == 1000)
     }
 
+    /// Every message with a direct writer (replies with lists of sub-messages, and those sub-messages):
+    /// for its samples, and for whatever protobuf-c reads from their bytes mutated (fields at zero, -0.0,
+    /// strings cut, lists of every length), its bytes are protobuf-c's.
+    @Test func everyDirectWriterWritesWhatProtobufCPacks() {
+        var rng = SplitMix64(seed: 19)
+        var direct: [String] = []
+        for message in everyGeneratedMessage {
+            guard let m = message as? any (Sampled & ProtoDirectMessage).Type else { continue }
+            direct.append(m.protoName)
+            checkDirect(m, &rng)
+        }
+        #expect(direct.contains("snapback.v1.SessionStateReply") && direct.contains("snapback.v1.AdBreak"))
+        #expect(direct.contains("snapback.v1.ListSessionsReply") && direct.contains("snapback.v1.ListBookmarksReply"))
+    }
+
+    func checkDirect<M: Sampled & ProtoDirectMessage>(_: M.Type, _ rng: inout SplitMix64) {
+        let arena = CArena()
+        func protoCPacked(_ v: M) -> [UInt8] {
+            var out: [UInt8] = []
+            _ = ProtoC.append(UnsafeRawPointer(arena.message(v)).assumingMemoryBound(to: ProtobufCMessage.self), to: &out)
+            return out
+        }
+        for sample in M.samples {
+            #expect(sample.encoded() == protoCPacked(sample), "\(M.protoName)")
+            #expect(sample.encoded().count == sample.directSize, "\(M.protoName)")
+        }
+        var read = 0
+        for _ in 0..<2000 {
+            var body = M.sample.encoded()
+            mutate(&body, &rng)
+            let value: M? = body.withUnsafeBytes { raw in
+                guard let p = M.cUnpack(raw.count, raw.baseAddress?.assumingMemoryBound(to: UInt8.self)) else { return nil }
+                defer { M.cFree(p) }
+                return try? M(p, path: { "" }, maxElements: .max)
+            }
+            guard let value else { continue }
+            read += 1
+            #expect(value.encoded() == protoCPacked(value), "\(M.protoName): \(body)")
+        }
+        #expect(read > 100, "\(M.protoName): protobuf-c read \(read) of 2,000 mutated bodies")
+    }
+
+    /// What a Swift value holds and a C string cannot: a NUL ends the string protobuf-c writes (one empty up
+    /// to it is left out), -0.0 is left out as 0 is, a negative int32 takes ten bytes.
+    @Test func aDirectWriterCutsStringsAtANulAndWritesEdgeNumbersAsProtobufCDoes() {
+        let arena = CArena()
+        func protoCPacked<M: ProtoCMessage>(_ v: M) -> [UInt8] {
+            var out: [UInt8] = []
+            _ = ProtoC.append(UnsafeRawPointer(arena.message(v)).assumingMemoryBound(to: ProtobufCMessage.self), to: &out)
+            return out
+        }
+        let breaks = [
+            AdBreak(id: "a\0b", start: -0.0, duration: 60, adDurations: [-0.0, 15]),
+            AdBreak(id: "\0", start: 0, duration: 0, contentResumeOffset: 0), AdBreak(id: "ü", start: 1e300, duration: 1)
+        ]
+        let state = SnapbackV1.SessionStateReply(
+            currentBreakId: "x\0", streamTime: -0.0, pendingReturn: 0, breaks: breaks,
+            breakStates: [SnapbackV1.BreakState(breakId: "", watched: true)], totalBreaks: .max)
+        #expect(state.encoded() == protoCPacked(state))
+        let info = SnapbackV1.SessionInfo(sessionId: .max, contentId: "c", peerUid: .max, peerPid: -1, openedAt: -0.0)
+        #expect(info.encoded() == protoCPacked(info))
+        #expect(
+            SnapbackV1.ListSessionsReply(sessions: [info, SnapbackV1.SessionInfo()]).encoded()
+                == protoCPacked(SnapbackV1.ListSessionsReply(sessions: [info, SnapbackV1.SessionInfo()])))
+    }
+
     func mutate(_ bytes: inout [UInt8], _ rng: inout SplitMix64) {
         for _ in 0..<(1 + Int(rng.next() % 3)) {
             guard !bytes.isEmpty else { bytes.append(UInt8(truncatingIfNeeded: rng.next())); continue }

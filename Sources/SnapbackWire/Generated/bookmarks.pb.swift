@@ -54,6 +54,71 @@ extension SnapbackV1.Bookmark: ProtoCMessage {
     }
 }
 
+extension SnapbackV1.Bookmark: ProtoDirectMessage {
+    /// The size of the message's bytes.
+    var directSize: Int {
+        var n = 0
+        if !self.contentId.isEmpty {
+            let c = RawWriter.cStringCount(self.contentId)
+            if c > 0 { n += RawWriter.lengthDelimitedSize(1, c) }
+        }
+        if !self.profile.isEmpty {
+            let c = RawWriter.cStringCount(self.profile)
+            if c > 0 { n += RawWriter.lengthDelimitedSize(2, c) }
+        }
+        if self.contentTime != 0 {
+            n += RawWriter.varintSize(25) + 8
+        }
+        if self.streamTime != 0 {
+            n += RawWriter.varintSize(33) + 8
+        }
+        if !self.streamId.isEmpty {
+            let c = RawWriter.cStringCount(self.streamId)
+            if c > 0 { n += RawWriter.lengthDelimitedSize(5, c) }
+        }
+        if self.updatedAt != 0 {
+            n += RawWriter.varintSize(49) + 8
+        }
+        if self.finished {
+            n += RawWriter.varintSize(56) + 1
+        }
+        return n
+    }
+
+    /// The message's bytes as protobuf-c packs them (fields in number order, proto3 defaults left out),
+    /// written at `out`'s end (at least `directSize` bytes left).
+    func directWrite(to out: inout RawWriter) {
+        if !self.contentId.isEmpty {
+            let c = RawWriter.cStringCount(self.contentId)
+            if c > 0 { out.string(1, self.contentId, count: c) }
+        }
+        if !self.profile.isEmpty {
+            let c = RawWriter.cStringCount(self.profile)
+            if c > 0 { out.string(2, self.profile, count: c) }
+        }
+        if self.contentTime != 0 {
+            out.varint(25)
+            out.rawDouble(self.contentTime)
+        }
+        if self.streamTime != 0 {
+            out.varint(33)
+            out.rawDouble(self.streamTime)
+        }
+        if !self.streamId.isEmpty {
+            let c = RawWriter.cStringCount(self.streamId)
+            if c > 0 { out.string(5, self.streamId, count: c) }
+        }
+        if self.updatedAt != 0 {
+            out.varint(49)
+            out.rawDouble(self.updatedAt)
+        }
+        if self.finished {
+            out.varint(56)
+            out.varint((self.finished ? 1 : 0))
+        }
+    }
+}
+
 extension SnapbackV1 {
     /// `snapback.v1.GetBookmarkRequest`.
     struct GetBookmarkRequest: Sendable, Equatable {
@@ -176,6 +241,32 @@ extension SnapbackV1.ListBookmarksReply: ProtoCMessage {
             m.bookmarks = arena.messages(self.bookmarks)
         }
         if !self.nextPageToken.isEmpty { m.next_page_token = arena.string(self.nextPageToken) }
+    }
+}
+
+extension SnapbackV1.ListBookmarksReply: ProtoDirectMessage {
+    /// The size of the message's bytes.
+    var directSize: Int {
+        var n = 0
+        for i in self.bookmarks.indices { n += RawWriter.lengthDelimitedSize(1, self.bookmarks[i].directSize) }
+        if !self.nextPageToken.isEmpty {
+            let c = RawWriter.cStringCount(self.nextPageToken)
+            if c > 0 { n += RawWriter.lengthDelimitedSize(2, c) }
+        }
+        return n
+    }
+
+    /// The message's bytes as protobuf-c packs them (fields in number order, proto3 defaults left out),
+    /// written at `out`'s end (at least `directSize` bytes left).
+    func directWrite(to out: inout RawWriter) {
+        for i in self.bookmarks.indices {
+            out.lengthDelimited(1, self.bookmarks[i].directSize)
+            self.bookmarks[i].directWrite(to: &out)
+        }
+        if !self.nextPageToken.isEmpty {
+            let c = RawWriter.cStringCount(self.nextPageToken)
+            if c > 0 { out.string(2, self.nextPageToken, count: c) }
+        }
     }
 }
 

@@ -351,6 +351,32 @@ extension SnapbackV1.ListSessionsReply: ProtoCMessage {
     }
 }
 
+extension SnapbackV1.ListSessionsReply: ProtoDirectMessage {
+    /// The size of the message's bytes.
+    var directSize: Int {
+        var n = 0
+        for i in self.sessions.indices { n += RawWriter.lengthDelimitedSize(1, self.sessions[i].directSize) }
+        if !self.nextPageToken.isEmpty {
+            let c = RawWriter.cStringCount(self.nextPageToken)
+            if c > 0 { n += RawWriter.lengthDelimitedSize(2, c) }
+        }
+        return n
+    }
+
+    /// The message's bytes as protobuf-c packs them (fields in number order, proto3 defaults left out),
+    /// written at `out`'s end (at least `directSize` bytes left).
+    func directWrite(to out: inout RawWriter) {
+        for i in self.sessions.indices {
+            out.lengthDelimited(1, self.sessions[i].directSize)
+            self.sessions[i].directWrite(to: &out)
+        }
+        if !self.nextPageToken.isEmpty {
+            let c = RawWriter.cStringCount(self.nextPageToken)
+            if c > 0 { out.string(2, self.nextPageToken, count: c) }
+        }
+    }
+}
+
 extension SnapbackV1 {
     /// `snapback.v1.GetSessionRequest`.
     struct GetSessionRequest: Sendable, Equatable {
@@ -490,6 +516,122 @@ extension SnapbackV1.SessionInfo: ProtoCMessage {
         if let v = self.contentDuration {
             m._content_duration_case = SNAPBACK__V1__SESSION_INFO___CONTENT_DURATION_CONTENT_DURATION
             m.content_duration = v
+        }
+    }
+}
+
+extension SnapbackV1.SessionInfo: ProtoDirectMessage {
+    /// The size of the message's bytes.
+    var directSize: Int {
+        var n = 0
+        if self.sessionId != 0 {
+            n += RawWriter.varintSize(8) + RawWriter.varintSize(self.sessionId)
+        }
+        if !self.contentId.isEmpty {
+            let c = RawWriter.cStringCount(self.contentId)
+            if c > 0 { n += RawWriter.lengthDelimitedSize(2, c) }
+        }
+        if !self.streamId.isEmpty {
+            let c = RawWriter.cStringCount(self.streamId)
+            if c > 0 { n += RawWriter.lengthDelimitedSize(3, c) }
+        }
+        if !self.profile.isEmpty {
+            let c = RawWriter.cStringCount(self.profile)
+            if c > 0 { n += RawWriter.lengthDelimitedSize(4, c) }
+        }
+        if self.kind.rawValue != 0 {
+            n +=
+                RawWriter.varintSize(40)
+                + RawWriter.varintSize(UInt64(bitPattern: Int64(Int32(truncatingIfNeeded: self.kind.rawValue))))
+        }
+        if !self.policyPreset.isEmpty {
+            let c = RawWriter.cStringCount(self.policyPreset)
+            if c > 0 { n += RawWriter.lengthDelimitedSize(6, c) }
+        }
+        if !self.clientName.isEmpty {
+            let c = RawWriter.cStringCount(self.clientName)
+            if c > 0 { n += RawWriter.lengthDelimitedSize(7, c) }
+        }
+        if self.peerUid != 0 {
+            n += RawWriter.varintSize(64) + RawWriter.varintSize(UInt64(self.peerUid))
+        }
+        if self.peerPid != 0 {
+            n += RawWriter.varintSize(72) + RawWriter.varintSize(UInt64(bitPattern: Int64(self.peerPid)))
+        }
+        if self.openedAt != 0 {
+            n += RawWriter.varintSize(81) + 8
+        }
+        if self.pushes != 0 {
+            n += RawWriter.varintSize(88) + RawWriter.varintSize(self.pushes)
+        }
+        if self.breakCount != 0 {
+            n += RawWriter.varintSize(96) + RawWriter.varintSize(UInt64(self.breakCount))
+        }
+        if let v = self.state { n += RawWriter.lengthDelimitedSize(13, v.directSize) }
+        if self.contentDuration != nil {
+            n += RawWriter.varintSize(113) + 8
+        }
+        return n
+    }
+
+    /// The message's bytes as protobuf-c packs them (fields in number order, proto3 defaults left out),
+    /// written at `out`'s end (at least `directSize` bytes left).
+    func directWrite(to out: inout RawWriter) {
+        if self.sessionId != 0 {
+            out.varint(8)
+            out.varint(self.sessionId)
+        }
+        if !self.contentId.isEmpty {
+            let c = RawWriter.cStringCount(self.contentId)
+            if c > 0 { out.string(2, self.contentId, count: c) }
+        }
+        if !self.streamId.isEmpty {
+            let c = RawWriter.cStringCount(self.streamId)
+            if c > 0 { out.string(3, self.streamId, count: c) }
+        }
+        if !self.profile.isEmpty {
+            let c = RawWriter.cStringCount(self.profile)
+            if c > 0 { out.string(4, self.profile, count: c) }
+        }
+        if self.kind.rawValue != 0 {
+            out.varint(40)
+            out.varint(UInt64(bitPattern: Int64(Int32(truncatingIfNeeded: self.kind.rawValue))))
+        }
+        if !self.policyPreset.isEmpty {
+            let c = RawWriter.cStringCount(self.policyPreset)
+            if c > 0 { out.string(6, self.policyPreset, count: c) }
+        }
+        if !self.clientName.isEmpty {
+            let c = RawWriter.cStringCount(self.clientName)
+            if c > 0 { out.string(7, self.clientName, count: c) }
+        }
+        if self.peerUid != 0 {
+            out.varint(64)
+            out.varint(UInt64(self.peerUid))
+        }
+        if self.peerPid != 0 {
+            out.varint(72)
+            out.varint(UInt64(bitPattern: Int64(self.peerPid)))
+        }
+        if self.openedAt != 0 {
+            out.varint(81)
+            out.rawDouble(self.openedAt)
+        }
+        if self.pushes != 0 {
+            out.varint(88)
+            out.varint(self.pushes)
+        }
+        if self.breakCount != 0 {
+            out.varint(96)
+            out.varint(UInt64(self.breakCount))
+        }
+        if let v = self.state {
+            out.lengthDelimited(13, v.directSize)
+            v.directWrite(to: &out)
+        }
+        if let v = self.contentDuration {
+            out.varint(113)
+            out.rawDouble(v)
         }
     }
 }

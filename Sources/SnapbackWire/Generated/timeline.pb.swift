@@ -96,6 +96,60 @@ extension SnapbackV1.AdBreak {
     }
 }
 
+extension SnapbackV1.AdBreak: ProtoDirectMessage {
+    /// The size of the message's bytes.
+    var directSize: Int {
+        var n = 0
+        if !self.id.isEmpty {
+            let c = RawWriter.cStringCount(self.id)
+            if c > 0 { n += RawWriter.lengthDelimitedSize(1, c) }
+        }
+        if self.start != 0 {
+            n += RawWriter.varintSize(17) + 8
+        }
+        if self.duration != 0 {
+            n += RawWriter.varintSize(25) + 8
+        }
+        if !self.adDurations.isEmpty { n += RawWriter.lengthDelimitedSize(4, 8 * self.adDurations.count) }
+        if self.watched {
+            n += RawWriter.varintSize(40) + 1
+        }
+        if self.contentResumeOffset != nil {
+            n += RawWriter.varintSize(49) + 8
+        }
+        return n
+    }
+
+    /// The message's bytes as protobuf-c packs them (fields in number order, proto3 defaults left out),
+    /// written at `out`'s end (at least `directSize` bytes left).
+    func directWrite(to out: inout RawWriter) {
+        if !self.id.isEmpty {
+            let c = RawWriter.cStringCount(self.id)
+            if c > 0 { out.string(1, self.id, count: c) }
+        }
+        if self.start != 0 {
+            out.varint(17)
+            out.rawDouble(self.start)
+        }
+        if self.duration != 0 {
+            out.varint(25)
+            out.rawDouble(self.duration)
+        }
+        if !self.adDurations.isEmpty {
+            out.lengthDelimited(4, 8 * self.adDurations.count)
+            for e in self.adDurations { out.rawDouble(e) }
+        }
+        if self.watched {
+            out.varint(40)
+            out.varint((self.watched ? 1 : 0))
+        }
+        if let v = self.contentResumeOffset {
+            out.varint(49)
+            out.rawDouble(v)
+        }
+    }
+}
+
 extension SnapbackV1 {
     /// Client-side ad rules (breaks on content time; the content pauses while a break plays on an ad player).
     ///
@@ -1913,6 +1967,102 @@ extension SnapbackV1.SessionStateReply: ProtoCMessage {
     }
 }
 
+extension SnapbackV1.SessionStateReply: ProtoDirectMessage {
+    /// The size of the message's bytes.
+    var directSize: Int {
+        var n = 0
+        if self.phase.rawValue != 0 {
+            n +=
+                RawWriter.varintSize(8)
+                + RawWriter.varintSize(UInt64(bitPattern: Int64(Int32(truncatingIfNeeded: self.phase.rawValue))))
+        }
+        if !self.currentBreakId.isEmpty {
+            let c = RawWriter.cStringCount(self.currentBreakId)
+            if c > 0 { n += RawWriter.lengthDelimitedSize(2, c) }
+        }
+        if self.streamTime != 0 {
+            n += RawWriter.varintSize(25) + 8
+        }
+        if self.contentTime != 0 {
+            n += RawWriter.varintSize(33) + 8
+        }
+        if self.playing {
+            n += RawWriter.varintSize(40) + 1
+        }
+        if self.rate != 0 {
+            n += RawWriter.varintSize(49) + 8
+        }
+        if self.pendingReturn != nil {
+            n += RawWriter.varintSize(57) + 8
+        }
+        for i in self.breaks.indices { n += RawWriter.lengthDelimitedSize(8, self.breaks[i].directSize) }
+        if self.cooldownUntil != nil {
+            n += RawWriter.varintSize(73) + 8
+        }
+        if self.lastBookmarkContentTime != nil {
+            n += RawWriter.varintSize(81) + 8
+        }
+        for i in self.breakStates.indices { n += RawWriter.lengthDelimitedSize(11, self.breakStates[i].directSize) }
+        if self.totalBreaks != 0 {
+            n += RawWriter.varintSize(96) + RawWriter.varintSize(UInt64(self.totalBreaks))
+        }
+        return n
+    }
+
+    /// The message's bytes as protobuf-c packs them (fields in number order, proto3 defaults left out),
+    /// written at `out`'s end (at least `directSize` bytes left).
+    func directWrite(to out: inout RawWriter) {
+        if self.phase.rawValue != 0 {
+            out.varint(8)
+            out.varint(UInt64(bitPattern: Int64(Int32(truncatingIfNeeded: self.phase.rawValue))))
+        }
+        if !self.currentBreakId.isEmpty {
+            let c = RawWriter.cStringCount(self.currentBreakId)
+            if c > 0 { out.string(2, self.currentBreakId, count: c) }
+        }
+        if self.streamTime != 0 {
+            out.varint(25)
+            out.rawDouble(self.streamTime)
+        }
+        if self.contentTime != 0 {
+            out.varint(33)
+            out.rawDouble(self.contentTime)
+        }
+        if self.playing {
+            out.varint(40)
+            out.varint((self.playing ? 1 : 0))
+        }
+        if self.rate != 0 {
+            out.varint(49)
+            out.rawDouble(self.rate)
+        }
+        if let v = self.pendingReturn {
+            out.varint(57)
+            out.rawDouble(v)
+        }
+        for i in self.breaks.indices {
+            out.lengthDelimited(8, self.breaks[i].directSize)
+            self.breaks[i].directWrite(to: &out)
+        }
+        if let v = self.cooldownUntil {
+            out.varint(73)
+            out.rawDouble(v)
+        }
+        if let v = self.lastBookmarkContentTime {
+            out.varint(81)
+            out.rawDouble(v)
+        }
+        for i in self.breakStates.indices {
+            out.lengthDelimited(11, self.breakStates[i].directSize)
+            self.breakStates[i].directWrite(to: &out)
+        }
+        if self.totalBreaks != 0 {
+            out.varint(96)
+            out.varint(UInt64(self.totalBreaks))
+        }
+    }
+}
+
 extension SnapbackV1 {
     /// One break of a session as the viewer left it.
     ///
@@ -1956,5 +2106,58 @@ extension SnapbackV1.BreakState: ProtoCMessage {
         m.watched = ProtoC.cBool(self.watched)
         m.exempt = ProtoC.cBool(self.exempt)
         m.skip_reason = self.skipReason
+    }
+}
+
+extension SnapbackV1.BreakState: ProtoDirectMessage {
+    /// The size of the message's bytes.
+    var directSize: Int {
+        var n = 0
+        if !self.breakId.isEmpty {
+            let c = RawWriter.cStringCount(self.breakId)
+            if c > 0 { n += RawWriter.lengthDelimitedSize(1, c) }
+        }
+        if self.position.rawValue != 0 {
+            n +=
+                RawWriter.varintSize(16)
+                + RawWriter.varintSize(UInt64(bitPattern: Int64(Int32(truncatingIfNeeded: self.position.rawValue))))
+        }
+        if self.watched {
+            n += RawWriter.varintSize(24) + 1
+        }
+        if self.exempt {
+            n += RawWriter.varintSize(32) + 1
+        }
+        if self.skipReason.rawValue != 0 {
+            n +=
+                RawWriter.varintSize(40)
+                + RawWriter.varintSize(UInt64(bitPattern: Int64(Int32(truncatingIfNeeded: self.skipReason.rawValue))))
+        }
+        return n
+    }
+
+    /// The message's bytes as protobuf-c packs them (fields in number order, proto3 defaults left out),
+    /// written at `out`'s end (at least `directSize` bytes left).
+    func directWrite(to out: inout RawWriter) {
+        if !self.breakId.isEmpty {
+            let c = RawWriter.cStringCount(self.breakId)
+            if c > 0 { out.string(1, self.breakId, count: c) }
+        }
+        if self.position.rawValue != 0 {
+            out.varint(16)
+            out.varint(UInt64(bitPattern: Int64(Int32(truncatingIfNeeded: self.position.rawValue))))
+        }
+        if self.watched {
+            out.varint(24)
+            out.varint((self.watched ? 1 : 0))
+        }
+        if self.exempt {
+            out.varint(32)
+            out.varint((self.exempt ? 1 : 0))
+        }
+        if self.skipReason.rawValue != 0 {
+            out.varint(40)
+            out.varint(UInt64(bitPattern: Int64(Int32(truncatingIfNeeded: self.skipReason.rawValue))))
+        }
     }
 }
