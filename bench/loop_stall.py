@@ -9,18 +9,23 @@ request: the longest and the median round trip of the abusive request itself (an
 it held the loop: the daemon's work plus the socket's), and the bystander's p50/p99/max beside its own
 unloaded figures measured in the same run, with the p99 ratio (target: at most 2).
 
-Usage: loop_stall.py SNAPBACKD [--seconds S] [--interval MS] [--json]
+The last case is a sync agent catching up (Sync/WatchChanges from change 0) over a backlog of
+--backlog changes: the daemon sends it a few pages a loop turn, so its "round trip" is the whole
+catch-up, many turns, not one hold.
+
+Usage: loop_stall.py SNAPBACKD [--seconds S] [--interval MS] [--backlog N] [--json]
 """
 
 import argparse
 import json
 import multiprocessing
 import os
+import socket
 import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Tests", "clients", "python"))
-from snapback_client import METHODS, OK, Client, decode, encode  # noqa: E402
+from snapback_client import HEADER, METHODS, OK, PUSH, REQUEST, Client, decode, encode, encode_frame  # noqa: E402
 from bench_daemon import BenchDaemon  # noqa: E402
 
 
@@ -55,8 +60,46 @@ def breaks(n, start=600.0):
              "ad_durations": [15.0, 15.0, 15.0, 15.0]} for i in range(n)]
 
 
-def abusive_requests(hello):
-    """(name, prepare(client) -> (method id, body, expected status)) for the largest requests allowed."""
+def catch_up(sock, total):
+    """A sync agent's catch-up: Hello, WatchChanges from change 0, then `total` SyncChange pushes read
+    (their frames counted, not decoded: the client's own work stays out of the measure)."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.connect(sock)
+        s.sendall(encode_frame(1, REQUEST, METHODS["Control/Hello"].id,
+                               encode("HelloRequest", protocol_version=1, client_name="loop-stall-agent"))
+                  + encode_frame(2, REQUEST, METHODS["Sync/WatchChanges"].id, encode("WatchChangesRequest", after=0)))
+        pending, pushes = b"", 0
+        while pushes < total:
+            chunk = s.recv(1 << 20)
+            if not chunk:
+                raise SystemExit(f"the change stream closed after {pushes} of {total} changes")
+            pending += chunk
+            at = 0
+            while len(pending) - at >= HEADER.size:
+                length, _, ftype, status, _ = HEADER.unpack_from(pending, at)
+                if len(pending) - at < HEADER.size + length:
+                    break
+                if status != OK:
+                    raise SystemExit(f"WatchChanges answered status {status}")
+                pushes += ftype == PUSH
+                at += HEADER.size + length
+            pending = pending[at:]
+
+
+def make_backlog(c, total):
+    """`total` changes in the store: records merged as another box's, 256 a call (Merge's most)."""
+    now = int(time.time() * 1000)
+    for first in range(0, total, 256):
+        records = [{"profile": "", "content_id": f"backlog-{i:06d}",
+                    "stamp": {"physical": now, "counter": 0, "device": "loop-stall-other-box"},
+                    "bookmark": {"content_time": 60.0 + i, "updated_at": now / 1e3}}
+                   for i in range(first, min(total, first + 256))]
+        c.call("Sync/Merge", records=records)
+
+
+def abusive_requests(hello, sock, backlog):
+    """(name, prepare(client) -> (method id, body, expected status), or a callable that makes the request)
+    for the largest requests allowed."""
     limit = hello.max_breaks_per_session
     frame = hello.max_frame_size
 
@@ -81,11 +124,16 @@ def abusive_requests(hello):
         return (METHODS["Timeline/UpdateBreaks"].id,
                 encode("UpdateBreaksRequest", session_id=sid, breaks=breaks(limit)), OK)
 
+    def watch_backlog(c):
+        make_backlog(c, backlog)
+        return lambda: catch_up(sock, backlog)
+
     return [
         (f"OpenSession of {limit} breaks (the session limit)", open_at_limit),
         (f"OpenSession over the limit filling the {frame}-byte frame", open_over_limit),
         (f"GetSessionState of a {limit}-break session", state_at_limit),
         (f"UpdateBreaks of a live session's {limit} breaks", update_at_limit),
+        (f"WatchChanges catching up {backlog:,} changes (many turns)", watch_backlog),
     ]
 
 
@@ -101,6 +149,12 @@ def measure(sock, seconds, interval, prepare=None):
         probe.start()
         deadline = time.monotonic() + seconds
         while request and time.monotonic() < deadline:
+            if callable(request):
+                start = time.perf_counter()
+                request()
+                abusive.append((time.perf_counter() - start) * 1e3)
+                time.sleep(interval / 1e3)
+                continue
             method, body, expected = request
             start = time.perf_counter()
             status, reply = c.call_raw(method, body)
@@ -120,6 +174,7 @@ def main():
     parser.add_argument("snapbackd")
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--interval", type=float, default=50.0, help="ms between abusive requests")
+    parser.add_argument("--backlog", type=int, default=2000, help="changes the sync agent's catch-up reads")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     with BenchDaemon(args.snapbackd, "snapback-stall.") as daemon:
@@ -129,7 +184,7 @@ def main():
         unloaded, _ = measure(sock, args.seconds, args.interval)
         base_p50, base_p99 = percentile(unloaded, 0.5), percentile(unloaded, 0.99)
         rows = []
-        for name, prepare in abusive_requests(hello):
+        for name, prepare in abusive_requests(hello, sock, args.backlog):
             times, abusive = measure(sock, args.seconds, args.interval, prepare)
             rows.append({"request": name, "count": len(abusive), "stall_max_ms": max(abusive),
                          "stall_p50_ms": percentile(abusive, 0.5), "bystander_p50_ms": percentile(times, 0.5),

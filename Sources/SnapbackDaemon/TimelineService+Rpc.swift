@@ -177,6 +177,8 @@ extension TimelineService {
                 lastBreakCompletedAt: lastBreakCompleted)
             // The configured default policy and bookmark timing, under the session's own overrides.
             sessionConfiguration.policy = configuration.policy(requestedPreset: open.requestedPreset, overrides: open.overrides)
+            // A live session's growth is refused by the timeline, which sees which breaks are new.
+            sessionConfiguration.maxBreaks = configuration.maxBreaksPerSession
             timeline = try TimelineSession(sessionConfiguration)
         } catch {
             fail(connection, header, error.statusCode, error.description)
@@ -221,11 +223,9 @@ extension TimelineService {
         actions.removeAll(keepingCapacity: true)
         defer { actionBuffer = actions }
         let breaksBefore = entry.timeline.layout.count
-        if case .breaksUpdated(let fresh) = event {
-            let unknown = fresh.count { entry.timeline.layout.index(ofBreak: $0.id) == nil }
-            guard fitsSession(breaksBefore + unknown, header, connection), hasRoom(forBreaks: fresh.count, header, connection)
-            else { return }
-        }
+        // The session's own limit is the timeline's (`SessionConfiguration.maxBreaks`); the daemon's total
+        // is checked against the update's size, an upper bound of what it adds.
+        if case .breaksUpdated(let fresh) = event, !hasRoom(forBreaks: fresh.count, header, connection) { return }
         do {
             try entry.timeline.handle(event, at: now, into: &actions)
         } catch {

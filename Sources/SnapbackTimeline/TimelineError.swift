@@ -26,6 +26,8 @@ public enum TimelineError: Error, Sendable, Equatable, CustomStringConvertible {
     case notSupported(String)
     /// Too many breaks in one session.
     case tooManyBreaks(limit: Int)
+    /// A live session's update would take it past its limit (`SessionConfiguration.maxBreaks`).
+    case sessionFull(holding: Int, limit: Int)
 
     /// How the error should be reported: bad input, missing thing, or wrong state.
     public enum Category: Sendable { case invalidArgument, notFound, failedPrecondition, resourceExhausted }
@@ -39,7 +41,7 @@ public enum TimelineError: Error, Sendable, Equatable, CustomStringConvertible {
             return .notFound
         case .unexpectedEvent, .sessionClosed:
             return .failedPrecondition
-        case .tooManyBreaks:
+        case .tooManyBreaks, .sessionFull:
             return .resourceExhausted
         }
     }
@@ -58,6 +60,8 @@ public enum TimelineError: Error, Sendable, Equatable, CustomStringConvertible {
         case .sessionClosed: return "the session is closed"
         case .notSupported(let what): return "\(what) is not supported for this session"
         case .tooManyBreaks(let limit): return "more than \(limit) ad breaks in one session"
+        case .sessionFull(let holding, let limit):
+            return "the session would hold \(holding) ad breaks, more than the \(limit) allowed"
         }
     }
 }

@@ -100,9 +100,9 @@ public struct TimelineLayout: Sendable, Equatable {
     public func breakWith(id: String) -> AdBreak? { indexById[id].map { breaks[$0] } }
 
     /// This layout with `new` breaks added (live streams). A break whose id is already known must be
-    /// identical (repeated updates are idempotent); a changed or overlapping one is rejected. Returns
-    /// nil when every break is already known.
-    public func adding(_ new: [AdBreak]) throws(TimelineError) -> TimelineLayout? {
+    /// identical (repeated updates are idempotent); a changed or overlapping one is rejected, and so is a
+    /// layout of more than `maxBreaks` breaks. Returns nil when every break is already known.
+    public func adding(_ new: [AdBreak], maxBreaks: Int = maxBreaks) throws(TimelineError) -> TimelineLayout? {
         try Self.validate(new)
         var fresh: [AdBreak] = []
         // A known break named twice in `new` is a duplicate as well; one named twice among the fresh ones
@@ -122,7 +122,8 @@ public struct TimelineLayout: Sendable, Equatable {
             }
         }
         if fresh.isEmpty { return nil }
-        if breaks.count + fresh.count > Self.maxBreaks { throw .tooManyBreaks(limit: Self.maxBreaks) }
+        let limit = min(maxBreaks, Self.maxBreaks)
+        if breaks.count + fresh.count > limit { throw .sessionFull(holding: breaks.count + fresh.count, limit: limit) }
         let layout = try TimelineLayout(sorted: Self.sortedByStart(breaks + fresh), identity: isIdentity)
         try Self.checkOverlaps(layout.breaks)
         try layout.checkResumePositions()

@@ -18,6 +18,8 @@ final class TimelineSettings: Sendable {
     /// The post-roll of an ad-rules session: played on content complete, never by the playhead.
     let postrollId: String?
     let isLive: Bool
+    /// The most breaks the session may hold (`SessionConfiguration.maxBreaks`).
+    let maxBreaks: Int
     let snapbackEnabled: Bool
     let bookmarksEnabled: Bool
 
@@ -46,6 +48,7 @@ final class TimelineSettings: Sendable {
         adRulesMode = configuration.adRules != nil
         adRulesBreakDuration = configuration.adRules?.breakDuration ?? 0
         isLive = kind == .live
+        maxBreaks = min(max(configuration.maxBreaks, 0), TimelineLayout.maxBreaks)
         snapbackEnabled = !isLive || policy.liveSnapback
         bookmarksEnabled = !isLive || policy.liveBookmarks
     }

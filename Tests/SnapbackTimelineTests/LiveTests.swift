@@ -67,6 +67,20 @@ import Testing
         #expect(s.snapshot(at: 1002) == before)
     }
 
+    /// The session's limit counts the breaks it would hold: the known ones sent again add nothing, and an
+    /// update that would take it past the limit is refused whole.
+    @Test func anUpdateIsHeldToTheSessionsLimitCountingOnlyNewBreaks() throws {
+        var configuration = SessionConfiguration(kind: .live, breaks: Factory.oneBreak)
+        configuration.maxBreaks = 2
+        var s = try TimelineSession(configuration)
+        _ = s.opened(at: 1000)
+        let b2 = AdBreak(id: "b2", start: 1200, duration: 30), b3 = AdBreak(id: "b3", start: 1800, duration: 30)
+        _ = try s.handle(.breaksUpdated(Factory.oneBreak + [b2]), at: 1001)
+        expectRefused(&s, .breaksUpdated([b3]), at: 1002, with: .sessionFull(holding: 3, limit: 2))
+        #expect(s.snapshot(at: 1002).breaks.map(\.id) == ["b1", "b2"])
+        #expect(try s.handle(.breaksUpdated(Factory.oneBreak + [b2]), at: 1003) == [])
+    }
+
     @Test func anUpdateChangingAKnownBreakIsRefused() throws {
         var s = try playing(at: 300)
         expectRefused(
