@@ -179,7 +179,9 @@ extension TimelineSession {
     public mutating func breaksUpdated(_ breaks: [AdBreak], at now: Double) throws(TimelineError) {
         try checkAccepting("breaks-updated", at: now)
         guard settings.isLive else { throw .notSupported("breaks updated on an on-demand stream") }
-        guard let grown = try layout.adding(AdBreak.geometry(of: breaks, live: true), maxBreaks: settings.maxBreaks) else { return }
+        guard let grown = try layout.adding(AdBreak.geometry(of: breaks, live: true), maxBreaks: settings.maxBreaks) else {
+            return
+        }
         var merged = grown.breaks.map { _ in BreakProgress(watched: false) }
         for b in breaks where b.watched && policy.watchedWhen != .never {
             if let j = grown.index(ofBreak: b.id) { merged[j].watched = true }
