@@ -129,14 +129,6 @@ public final class Daemon {
     public func run() -> Int32 {
         // A peer hanging up mid-write must give EPIPE, not kill the daemon.
         signal(SIGPIPE, SIG_IGN)
-        // glibc gives the top of the heap back once 128 KiB of it are free, and takes it again at the next
-        // large request: an OpenSession of 1,000 breaks and its close moved the break by ~300 KiB each
-        // time, two brk calls and a score of page faults per cycle (a third of the close's time). 1 MiB
-        // stays instead (check-budget counts the brk calls), and blocks under 1 MiB (a frame of the default
-        // 256 KiB `max-frame-size` among them) come from the heap rather than from a mapping of their own
-        // each time. MemoryReturn still trims the heap after a bulk close.
-        mallopt(M_TRIM_THRESHOLD, 1 << 20)
-        mallopt(M_MMAP_THRESHOLD, 1 << 20)
         // The signal mask is inherited: a parent that blocks these (some supervisors and test runners
         // do) would make the daemon deaf to them. Done before libuv starts any thread.
         var handled = sigset_t()
@@ -168,6 +160,15 @@ public final class Daemon {
             try setUp(loop)
             logger.notice("snapbackd \(Self.version) listening on \(listeningOn) (pid \(getpid()))")
             notifier?.send("READY=1", "STATUS=listening on \(listeningOn)")
+            // glibc gives the top of the heap back once 128 KiB of it are free, and takes it again at the
+            // next large request: an OpenSession of 1,000 breaks and its close moved the break by ~300 KiB
+            // each time, two brk calls and a score of page faults per cycle (a third of the close's time).
+            // 1 MiB stays instead (check-budget counts the brk calls), and blocks under 1 MiB (a frame of the
+            // default 256 KiB `max-frame-size` among them) come from the heap rather than from a mapping of
+            // their own each time. MemoryReturn still trims the heap after a bulk close. Set once started:
+            // what start-up allocated and freed is given back as before (check-footprint's idle RSS).
+            mallopt(M_TRIM_THRESHOLD, 1 << 20)
+            mallopt(M_MMAP_THRESHOLD, 1 << 20)
             loop.run()
         } catch {
             logger.error("cannot start: \(error)")
