@@ -28,11 +28,11 @@ final class ChangeWatcher: PushStream {
 }
 
 extension TimelineService {
-    /// Changes read from the store at a time: a page is encoded and queued in one go, and the loop turns
-    /// between pages (a catch-up of the whole store never holds the players back).
+    /// Changes read from the store at a time, one page a loop turn: a page is read, encoded and queued in
+    /// one go, and the loop turns between pages (a catch-up of the whole store never holds the players
+    /// back). A page of 128 costs the loop about 0.3 ms (~18,000 instructions a change, two thirds of them
+    /// SQLite's); four a turn held it 0.8–1.6 ms.
     static let changePage = 128
-    /// Pages sent in one loop turn before the rest of a backlog waits for the next.
-    static let changePagesPerTurn = 4
     /// Seconds a stream reader may stay behind (its queue over half the bound) without taking any of it
     /// before it is dropped: it resumes from the last change it applied when it reconnects.
     static let changeReaderStallSeconds = 5.0
@@ -98,57 +98,48 @@ extension TimelineService {
         for watcher in changeWatchers where !(watcher.timer?.isActive ?? false) { pumpChanges(watcher) }
     }
 
-    /// Sends `watcher` the changes after the last it was sent, a few pages a loop turn. A reader that
-    /// has half its bound (`max-watch-queue-bytes`, as WatchDecisions) queued is waited for, never
-    /// blocked on; one that takes nothing of it for ``changeReaderStallSeconds`` is dropped, as is one
-    /// whose next change would pass the bound (`pushOrDrop(_:on:)`). The store keeps what it was not
-    /// sent: it resumes.
+    /// Sends `watcher` the changes after the last it was sent, a page a loop turn. A reader that has half
+    /// its bound (`max-watch-queue-bytes`, as WatchDecisions) queued is waited for, never blocked on; one
+    /// that takes nothing of it for ``changeReaderStallSeconds`` is dropped, as is one whose next change
+    /// would pass the bound (`pushOrDrop(_:on:)`). The store keeps what it was not sent: it resumes.
     func pumpChanges(_ watcher: ChangeWatcher) {
         guard let store = syncStore else { return }
         let connection = watcher.connection
-        let bound = configuration.maxWatchQueueBytes
-        var pages = 0
-        while true {
-            guard connection.canSend else {
-                unsubscribe(watcher)
-                return
-            }
-            let queued = connection.queuedOutboundBytes
-            if queued > bound / 2 {
-                let now = clock.monotonic()
-                // Behind since now unless it was already, and took none of its queue since.
-                let since = watcher.behindSince.flatMap { queued < watcher.lastQueued ? nil : $0 } ?? now
-                watcher.behindSince = since
-                watcher.lastQueued = queued
-                if now - since >= Self.changeReaderStallSeconds {
-                    dropReader(watcher, "\(queued) bytes queued and none taken for \(Self.changeReaderStallSeconds) s")
-                } else {
-                    watcher.timer?.start(afterSeconds: Self.changeRetrySeconds)
-                }
-                return
-            }
-            watcher.behindSince = nil
-            guard pages < Self.changePagesPerTurn else {
-                watcher.timer?.start(afterSeconds: 0)
-                return
-            }
-            let page: [SyncChange]
-            do {
-                page = try store.changes(after: watcher.after, limit: Self.changePage)
-            } catch {
-                // The store says why in its own log line and status; the next commit tries again.
-                logger.warning("connection \(connection.id): changes after \(watcher.after) not read: \(error)")
-                return
-            }
-            for change in page {
-                scratch.removeAll(keepingCapacity: true)
-                change.encode(into: &scratch)
-                guard pushOrDrop(scratch, on: watcher) else { return }
-                watcher.after = change.seq
-            }
-            guard page.count == Self.changePage else { return }
-            pages += 1
+        guard connection.canSend else {
+            unsubscribe(watcher)
+            return
         }
+        let queued = connection.queuedOutboundBytes
+        if queued > configuration.maxWatchQueueBytes / 2 {
+            let now = clock.monotonic()
+            // Behind since now unless it was already, and took none of its queue since.
+            let since = watcher.behindSince.flatMap { queued < watcher.lastQueued ? nil : $0 } ?? now
+            watcher.behindSince = since
+            watcher.lastQueued = queued
+            if now - since >= Self.changeReaderStallSeconds {
+                dropReader(watcher, "\(queued) bytes queued and none taken for \(Self.changeReaderStallSeconds) s")
+            } else {
+                watcher.timer?.start(afterSeconds: Self.changeRetrySeconds)
+            }
+            return
+        }
+        watcher.behindSince = nil
+        let page: [SyncChange]
+        do {
+            page = try store.changes(after: watcher.after, limit: Self.changePage)
+        } catch {
+            // The store says why in its own log line and status; the next commit tries again.
+            logger.warning("connection \(connection.id): changes after \(watcher.after) not read: \(error)")
+            return
+        }
+        for change in page {
+            scratch.removeAll(keepingCapacity: true)
+            change.encode(into: &scratch)
+            guard pushOrDrop(scratch, on: watcher) else { return }
+            watcher.after = change.seq
+        }
+        // A full page: there may be more, read on the next turn.
+        if page.count == Self.changePage { watcher.timer?.start(afterSeconds: 0) }
     }
 
     // MARK: Sync/Merge
