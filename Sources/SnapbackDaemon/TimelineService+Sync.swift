@@ -29,10 +29,15 @@ final class ChangeWatcher: PushStream {
 
 extension TimelineService {
     /// Changes read from the store at a time, one page a loop turn: a page is read, encoded and queued in
-    /// one go, and the loop turns between pages (a catch-up of the whole store never holds the players
-    /// back). A page of 128 costs the loop about 0.3 ms (~18,000 instructions a change, two thirds of them
-    /// SQLite's); four a turn held it 0.8–1.6 ms.
-    static let changePage = 128
+    /// one go, and the loop turns between pages, serving the players. A change costs ~15,000 instructions
+    /// (three quarters SQLite's: each row of the merged scan is fetched through its primary key): a page
+    /// of 32 holds the loop ~0.07 ms. Measured (bench/loop_stall.py, a 2,000-change catch-up every 50 ms):
+    /// four pages of 128 a turn held it 0.8–1.6 ms and the bystander's p99 rose 7–18×; one of 128 0.3 ms
+    /// (3.5–5× with the pause below); one of 32, 1.9–2.0×.
+    static let changePage = 32
+    /// The pause between two pages of a catch-up, so that a catch-up takes at most a small share of the
+    /// loop: 10,000 changes take about a third of a second.
+    static let changePagePause = 0.001
     /// Seconds a stream reader may stay behind (its queue over half the bound) without taking any of it
     /// before it is dropped: it resumes from the last change it applied when it reconnects.
     static let changeReaderStallSeconds = 5.0
@@ -138,8 +143,8 @@ extension TimelineService {
             guard pushOrDrop(scratch, on: watcher) else { return }
             watcher.after = change.seq
         }
-        // A full page: there may be more, read on the next turn.
-        if page.count == Self.changePage { watcher.timer?.start(afterSeconds: 0) }
+        // A full page: there may be more, read a little later.
+        if page.count == Self.changePage { watcher.timer?.start(afterSeconds: Self.changePagePause) }
     }
 
     // MARK: Sync/Merge

@@ -754,3 +754,127 @@ extension SnapbackV1.Decision: ProtoCMessage {
         m.skip_reason = self.skipReason
     }
 }
+
+extension SnapbackV1.Decision: ProtoDirectMessage {
+    /// The size of the message's bytes.
+    var directSize: Int {
+        var n = 0
+        if self.seq != 0 {
+            n += RawWriter.varintSize(8) + RawWriter.varintSize(self.seq)
+        }
+        if self.sessionId != 0 {
+            n += RawWriter.varintSize(16) + RawWriter.varintSize(self.sessionId)
+        }
+        if !self.contentId.isEmpty {
+            let c = RawWriter.cStringCount(self.contentId)
+            if c > 0 { n += RawWriter.lengthDelimitedSize(3, c) }
+        }
+        if !self.streamId.isEmpty {
+            let c = RawWriter.cStringCount(self.streamId)
+            if c > 0 { n += RawWriter.lengthDelimitedSize(4, c) }
+        }
+        if !self.profile.isEmpty {
+            let c = RawWriter.cStringCount(self.profile)
+            if c > 0 { n += RawWriter.lengthDelimitedSize(5, c) }
+        }
+        if self.at != 0 {
+            n += RawWriter.varintSize(49) + 8
+        }
+        if self.kind.rawValue != 0 {
+            n +=
+                RawWriter.varintSize(56)
+                + RawWriter.varintSize(UInt64(bitPattern: Int64(Int32(truncatingIfNeeded: self.kind.rawValue))))
+        }
+        if !self.reason.isEmpty {
+            let c = RawWriter.cStringCount(self.reason)
+            if c > 0 { n += RawWriter.lengthDelimitedSize(8, c) }
+        }
+        if self.streamTime != 0 {
+            n += RawWriter.varintSize(73) + 8
+        }
+        if self.seekReason.rawValue != 0 {
+            n +=
+                RawWriter.varintSize(80)
+                + RawWriter.varintSize(UInt64(bitPattern: Int64(Int32(truncatingIfNeeded: self.seekReason.rawValue))))
+        }
+        if !self.breakId.isEmpty {
+            let c = RawWriter.cStringCount(self.breakId)
+            if c > 0 { n += RawWriter.lengthDelimitedSize(11, c) }
+        }
+        if self.contentTime != 0 {
+            n += RawWriter.varintSize(97) + 8
+        }
+        if self.bookmarkTrigger.rawValue != 0 {
+            n +=
+                RawWriter.varintSize(104)
+                + RawWriter.varintSize(UInt64(bitPattern: Int64(Int32(truncatingIfNeeded: self.bookmarkTrigger.rawValue))))
+        }
+        if self.skipReason.rawValue != 0 {
+            n +=
+                RawWriter.varintSize(112)
+                + RawWriter.varintSize(UInt64(bitPattern: Int64(Int32(truncatingIfNeeded: self.skipReason.rawValue))))
+        }
+        return n
+    }
+
+    /// The message's bytes as protobuf-c packs them (fields in number order, proto3 defaults left out),
+    /// written at `out`'s end (at least `directSize` bytes left).
+    func directWrite(to out: inout RawWriter) {
+        if self.seq != 0 {
+            out.varint(8)
+            out.varint(self.seq)
+        }
+        if self.sessionId != 0 {
+            out.varint(16)
+            out.varint(self.sessionId)
+        }
+        if !self.contentId.isEmpty {
+            let c = RawWriter.cStringCount(self.contentId)
+            if c > 0 { out.string(3, self.contentId, count: c) }
+        }
+        if !self.streamId.isEmpty {
+            let c = RawWriter.cStringCount(self.streamId)
+            if c > 0 { out.string(4, self.streamId, count: c) }
+        }
+        if !self.profile.isEmpty {
+            let c = RawWriter.cStringCount(self.profile)
+            if c > 0 { out.string(5, self.profile, count: c) }
+        }
+        if self.at != 0 {
+            out.varint(49)
+            out.rawDouble(self.at)
+        }
+        if self.kind.rawValue != 0 {
+            out.varint(56)
+            out.varint(UInt64(bitPattern: Int64(Int32(truncatingIfNeeded: self.kind.rawValue))))
+        }
+        if !self.reason.isEmpty {
+            let c = RawWriter.cStringCount(self.reason)
+            if c > 0 { out.string(8, self.reason, count: c) }
+        }
+        if self.streamTime != 0 {
+            out.varint(73)
+            out.rawDouble(self.streamTime)
+        }
+        if self.seekReason.rawValue != 0 {
+            out.varint(80)
+            out.varint(UInt64(bitPattern: Int64(Int32(truncatingIfNeeded: self.seekReason.rawValue))))
+        }
+        if !self.breakId.isEmpty {
+            let c = RawWriter.cStringCount(self.breakId)
+            if c > 0 { out.string(11, self.breakId, count: c) }
+        }
+        if self.contentTime != 0 {
+            out.varint(97)
+            out.rawDouble(self.contentTime)
+        }
+        if self.bookmarkTrigger.rawValue != 0 {
+            out.varint(104)
+            out.varint(UInt64(bitPattern: Int64(Int32(truncatingIfNeeded: self.bookmarkTrigger.rawValue))))
+        }
+        if self.skipReason.rawValue != 0 {
+            out.varint(112)
+            out.varint(UInt64(bitPattern: Int64(Int32(truncatingIfNeeded: self.skipReason.rawValue))))
+        }
+    }
+}
