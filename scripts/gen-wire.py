@@ -420,25 +420,12 @@ def gen_clean_reader(model, m, fields):
     """The straight reader of a message with lists of sub-messages (or of such a sub-message): its bytes
     in their clean form are read without protobuf-c, whose unpacking allocates per element, per string and
     per array; any other form returns nil and goes to protobuf-c, which then reads and refuses as it does
-    for any message (the same error, naming the same field). A sub-message of a list is read in place, in
-    the list's last element (`readClean`), not read into a value of its own and copied in; the lists are
-    reserved at the length `ProtoCMessage.checkCounts` counted, when it counted them."""
+    for any message (the same error, naming the same field). The fields are set by a mutating `readClean`
+    that the failable init calls: the loop written in the init itself cost an OpenSession of 1,000 breaks
+    ~220 instructions more per break (check-budget)."""
     name = m.name
-    lists = [f for f in fields if f.repeated and f.kind == "message"]
-    repeated = [f.f.number for f in lists]
+    repeated = [f.f.number for f in fields if f.repeated and f.kind == "message"]
     out = ["", f"extension SnapbackV1.{name} {{"]
-    if lists:
-        out.append("    /// The message read straight from `bytes` in their clean form (`readClean`), its lists reserved at")
-        out.append("    /// `counts` (the lengths of `boundedFields`, in their order) when given; nil for any other form.")
-        out.append("    init?(clean bytes: UnsafeRawBufferPointer, counts: [Int]) {")
-        out.append("        self.init()")
-        out.append("        if !counts.isEmpty {")
-        for i, f in enumerate(lists):
-            out.append(f"            self.{f.swift}.reserveCapacity(counts[{i}])")
-        out.append("        }")
-        out.append("        guard readClean(bytes) else { return nil }")
-        out.append("    }")
-        out.append("")
     out.append("    /// The message read straight from `bytes` in their clean form (`readClean`); nil for any other form,")
     out.append("    /// which protobuf-c reads.")
     out.append("    init?(clean bytes: UnsafeRawBufferPointer) {")
@@ -472,9 +459,8 @@ def gen_clean_reader(model, m, fields):
         target = f"self.{f.swift}"
         if f.repeated and f.kind == "message":
             out.append(f"            case ({n}, 2):")
-            out.append("                guard let b = r.lengthDelimited() else { return false }")
-            out.append(f"                {target}.append({f.element}())")
-            out.append(f"                guard {target}[{target}.count - 1].readClean(b) else {{ return false }}")
+            out.append(f"                guard let b = r.lengthDelimited(), let v = {f.element}(clean: b) else {{ return false }}")
+            out.append(f"                {target}.append(v)")
             continue
         if f.repeated:
             reader = {"Double": "r.packedDoubles()", "Float": "r.packedFloats()"}[f.element]

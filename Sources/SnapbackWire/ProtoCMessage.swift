@@ -34,10 +34,6 @@ protocol ProtoCMessage: Sendable, Equatable {
     /// UTF-8 among them, go to protobuf-c's path, whose refusal names the field.
     init?(clean bytes: UnsafeRawBufferPointer)
 
-    /// The same, its lists of sub-messages reserved at `counts` (`checkCounts`' lengths of `boundedFields`,
-    /// in their order; empty when not counted).
-    init?(clean bytes: UnsafeRawBufferPointer, counts: [Int])
-
     /// Appends the message's bytes to `out`; returns how many.
     @discardableResult
     func encode(into out: inout [UInt8]) -> Int
@@ -51,15 +47,13 @@ extension ProtoCMessage {
     /// Unpacks `body`. Bytes that do not parse throw `.malformed` naming the message.
     init?(clean bytes: UnsafeRawBufferPointer) { nil }
 
-    init?(clean bytes: UnsafeRawBufferPointer, counts: [Int]) { self.init(clean: bytes) }
-
     static var boundedFields: [(number: UInt64, name: String)] { [] }
 
     /// Refuses `body` when a repeated message field of its top level occurs more than `maxElements` times:
     /// counted over the bytes before protobuf-c unpacks anything, since unpacking them is what costs
     /// (a frame full of small breaks held the loop for milliseconds before its count was refused).
     /// Bytes that do not parse end the count; protobuf-c refuses them.
-    static func checkCounts(_ body: UnsafeRawBufferPointer, maxElements: Int) throws(WireError) -> [Int] {
+    static func checkCounts(_ body: UnsafeRawBufferPointer, maxElements: Int) throws(WireError) {
         var counts = [Int](repeating: 0, count: boundedFields.count)
         var r = WireFastPath.Reader(body)
         scan: while !r.atEnd {
@@ -78,15 +72,13 @@ extension ProtoCMessage {
         for (i, field) in boundedFields.enumerated() where counts[i] > maxElements {
             throw .tooLarge("\(counts[i]) \(field.name), more than the \(maxElements) allowed")
         }
-        return counts
     }
 
     @inline(__always)
     static func decode(_ body: UnsafeRawBufferPointer, maxElements: Int = .max) throws(WireError) -> Self {
         // The count first: neither reader may spend the loop on elements it would refuse.
-        var counts: [Int] = []
-        if maxElements < .max, !boundedFields.isEmpty { counts = try checkCounts(body, maxElements: maxElements) }
-        if let m = Self(clean: body, counts: counts) { return m }
+        if maxElements < .max, !boundedFields.isEmpty { try checkCounts(body, maxElements: maxElements) }
+        if let m = Self(clean: body) { return m }
         // An empty body is a valid message (every field at its default); protobuf-c reads nothing then.
         let data = body.baseAddress?.assumingMemoryBound(to: UInt8.self)
         guard let message = cUnpack(body.count, data) else { throw .malformed(message: protoName) }

@@ -426,16 +426,6 @@ extension SnapbackV1.OpenSessionRequest: ProtoCMessage {
 }
 
 extension SnapbackV1.OpenSessionRequest {
-    /// The message read straight from `bytes` in their clean form (`readClean`), its lists reserved at
-    /// `counts` (the lengths of `boundedFields`, in their order) when given; nil for any other form.
-    init?(clean bytes: UnsafeRawBufferPointer, counts: [Int]) {
-        self.init()
-        if !counts.isEmpty {
-            self.breaks.reserveCapacity(counts[0])
-        }
-        guard readClean(bytes) else { return nil }
-    }
-
     /// The message read straight from `bytes` in their clean form (`readClean`); nil for any other form,
     /// which protobuf-c reads.
     init?(clean bytes: UnsafeRawBufferPointer) {
@@ -470,9 +460,8 @@ extension SnapbackV1.OpenSessionRequest {
                 guard let v = r.varint() else { return false }
                 self.kind = Snapback__V1__SessionKind(rawValue: .init(truncatingIfNeeded: v))
             case (5, 2):
-                guard let b = r.lengthDelimited() else { return false }
-                self.breaks.append(SnapbackV1.AdBreak())
-                guard self.breaks[self.breaks.count - 1].readClean(b) else { return false }
+                guard let b = r.lengthDelimited(), let v = SnapbackV1.AdBreak(clean: b) else { return false }
+                self.breaks.append(v)
             case (6, 1):
                 guard let v = r.double() else { return false }
                 self.contentDuration = v
@@ -1216,16 +1205,6 @@ extension SnapbackV1.UpdateBreaksRequest: ProtoCMessage {
 }
 
 extension SnapbackV1.UpdateBreaksRequest {
-    /// The message read straight from `bytes` in their clean form (`readClean`), its lists reserved at
-    /// `counts` (the lengths of `boundedFields`, in their order) when given; nil for any other form.
-    init?(clean bytes: UnsafeRawBufferPointer, counts: [Int]) {
-        self.init()
-        if !counts.isEmpty {
-            self.breaks.reserveCapacity(counts[0])
-        }
-        guard readClean(bytes) else { return nil }
-    }
-
     /// The message read straight from `bytes` in their clean form (`readClean`); nil for any other form,
     /// which protobuf-c reads.
     init?(clean bytes: UnsafeRawBufferPointer) {
@@ -1251,9 +1230,8 @@ extension SnapbackV1.UpdateBreaksRequest {
                 guard let v = r.varint() else { return false }
                 self.sessionId = v
             case (2, 2):
-                guard let b = r.lengthDelimited() else { return false }
-                self.breaks.append(SnapbackV1.AdBreak())
-                guard self.breaks[self.breaks.count - 1].readClean(b) else { return false }
+                guard let b = r.lengthDelimited(), let v = SnapbackV1.AdBreak(clean: b) else { return false }
+                self.breaks.append(v)
             default: return false
             }
         }
