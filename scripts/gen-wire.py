@@ -112,15 +112,12 @@ class Model:
     def plan_direct_writers(self):
         """The messages written straight to their bytes by a generated writer (`gen_direct_writer`): the
         replies (an rpc's output, what the daemon writes to a peer) with a repeated sub-message field (a list
-        a peer may ask for by the thousand: a GetSessionState page of 1,000 breaks), the messages of server
-        streams (a sync agent's catch-up is thousands of SyncChanges), and the sub-messages they hold."""
-        methods = [method for f in self.files for service in f.service for method in service.method]
-        outputs = {method.output_type for method in methods}
-        streamed = {method.output_type for method in methods if method.server_streaming}
+        a peer may ask for by the thousand: a GetSessionState page of 1,000 breaks), and the sub-messages
+        they hold, when no real oneof is among them."""
+        outputs = {method.output_type for f in self.files for service in f.service for method in service.method}
         self.direct_writers = set()
         for key, m in self.messages.items():
-            lists = any(f.label == FD.LABEL_REPEATED and f.type == FD.TYPE_MESSAGE for f in m.field)
-            if key in streamed or (key in outputs and lists):
+            if key in outputs and any(f.label == FD.LABEL_REPEATED and f.type == FD.TYPE_MESSAGE for f in m.field):
                 reach = self.direct_closure(m, set())
                 if reach is not None:
                     self.direct_writers |= reach
@@ -131,6 +128,8 @@ class Model:
             return seen
         seen.add(m.name)
         for f in m.field:
+            if f.HasField("oneof_index") and m.oneof_decl[f.oneof_index].name != "_" + f.name:
+                return None  # a real oneof
             if f.type == FD.TYPE_MESSAGE:
                 if self.direct_closure(self.messages[f.type_name], seen) is None:
                     return None
@@ -530,21 +529,12 @@ def direct_field(f, size):
         raw = "rawDouble" if f.element == "Double" else "rawFloat"
         return [f"if !{v}.isEmpty {{", f"    out.lengthDelimited({n}, {width} * {v}.count)",
                 f"    for e in {v} {{ out.{raw}(e) }}", "}"]
-    if f.oneof:
-        # A member of a real oneof: present when it is the case set, whatever its value.
-        head, value = f"if case .{f.swift}(let v) = self.{lower_camel(f.oneof)} {{", "v"
-        if f.kind == "message":
-            if size:
-                return [head, f"    n += RawWriter.lengthDelimitedSize({n}, v.directSize)", "}"]
-            return [head, f"    out.lengthDelimited({n}, v.directSize)", "    v.directWrite(to: &out)", "}"]
-    elif f.kind == "message":
+    if f.kind == "message":
         if size:
             return [f"if let v = {v} {{ n += RawWriter.lengthDelimitedSize({n}, v.directSize) }}"]
         return [f"if let v = {v} {{", f"    out.lengthDelimited({n}, v.directSize)", "    v.directWrite(to: &out)", "}"]
-    # A singular scalar or string: present when set (a proto3 optional, a oneof's case), else when not its zero.
-    if f.oneof:
-        pass
-    elif f.optional and size and f.element in ("Double", "Float"):
+    # A singular scalar or string: present when set (a proto3 optional), else when not its zero.
+    if f.optional and size and f.element in ("Double", "Float"):
         head, value = f"if {v} != nil {{", None  # a fixed width: the value itself is not read
     elif f.optional:
         head, value = f"if let v = {v} {{", "v"

@@ -29,9 +29,9 @@ final class ChangeWatcher: PushStream {
 
 extension TimelineService {
     /// Changes read from the store at a time, one page a loop turn: a page is read, encoded and queued in
-    /// one go, and the loop turns between pages, serving the players. A change costs ~15,000 instructions
-    /// (three quarters SQLite's: each row of the merged scan is fetched through its primary key): a page
-    /// of 32 holds the loop ~0.07 ms. Measured (bench/loop_stall.py, a 2,000-change catch-up every 50 ms):
+    /// one go, and the loop turns between pages, serving the players. A change costs ~18,000 instructions
+    /// (three fifths SQLite's: each row of the merged scan is fetched through its primary key; a third its
+    /// encoding): a page of 32 holds the loop under 0.1 ms. Measured (bench/loop_stall.py, a 2,000-change catch-up every 50 ms):
     /// four pages of 128 a turn held it 0.8–1.6 ms and the bystander's p99 rose 7–18×; one of 128 0.3 ms
     /// (3.5–5× with the pause below); one of 32, 1.9–2.0×.
     static let changePage = 32

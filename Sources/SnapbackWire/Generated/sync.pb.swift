@@ -138,41 +138,6 @@ extension SnapbackV1.SyncStamp: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.SyncStamp: ProtoDirectMessage {
-    /// The size of the message's bytes.
-    var directSize: Int {
-        var n = 0
-        if self.physical != 0 {
-            n += RawWriter.varintSize(8) + RawWriter.varintSize(self.physical)
-        }
-        if self.counter != 0 {
-            n += RawWriter.varintSize(16) + RawWriter.varintSize(self.counter)
-        }
-        if !self.device.isEmpty {
-            let c = RawWriter.cStringCount(self.device)
-            if c > 0 { n += RawWriter.lengthDelimitedSize(3, c) }
-        }
-        return n
-    }
-
-    /// The message's bytes as protobuf-c packs them (fields in number order, proto3 defaults left out),
-    /// written at `out`'s end (at least `directSize` bytes left).
-    func directWrite(to out: inout RawWriter) {
-        if self.physical != 0 {
-            out.varint(8)
-            out.varint(self.physical)
-        }
-        if self.counter != 0 {
-            out.varint(16)
-            out.varint(self.counter)
-        }
-        if !self.device.isEmpty {
-            let c = RawWriter.cStringCount(self.device)
-            if c > 0 { out.string(3, self.device, count: c) }
-        }
-    }
-}
-
 extension SnapbackV1 {
     /// A bookmark's value as it syncs (its key is the record's).
     ///
@@ -221,55 +186,6 @@ extension SnapbackV1.SyncBookmark: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.SyncBookmark: ProtoDirectMessage {
-    /// The size of the message's bytes.
-    var directSize: Int {
-        var n = 0
-        if self.contentTime != 0 {
-            n += RawWriter.varintSize(9) + 8
-        }
-        if !self.streamId.isEmpty {
-            let c = RawWriter.cStringCount(self.streamId)
-            if c > 0 { n += RawWriter.lengthDelimitedSize(2, c) }
-        }
-        if self.streamTime != 0 {
-            n += RawWriter.varintSize(25) + 8
-        }
-        if self.finished {
-            n += RawWriter.varintSize(32) + 1
-        }
-        if self.updatedAt != 0 {
-            n += RawWriter.varintSize(41) + 8
-        }
-        return n
-    }
-
-    /// The message's bytes as protobuf-c packs them (fields in number order, proto3 defaults left out),
-    /// written at `out`'s end (at least `directSize` bytes left).
-    func directWrite(to out: inout RawWriter) {
-        if self.contentTime != 0 {
-            out.varint(9)
-            out.rawDouble(self.contentTime)
-        }
-        if !self.streamId.isEmpty {
-            let c = RawWriter.cStringCount(self.streamId)
-            if c > 0 { out.string(2, self.streamId, count: c) }
-        }
-        if self.streamTime != 0 {
-            out.varint(25)
-            out.rawDouble(self.streamTime)
-        }
-        if self.finished {
-            out.varint(32)
-            out.varint((self.finished ? 1 : 0))
-        }
-        if self.updatedAt != 0 {
-            out.varint(41)
-            out.rawDouble(self.updatedAt)
-        }
-    }
-}
-
 extension SnapbackV1 {
     /// A deleted or cleared bookmark: it keeps an older write from bringing the bookmark back.
     ///
@@ -300,28 +216,6 @@ extension SnapbackV1.SyncTombstone: ProtoCMessage {
 
     func write(to m: inout Snapback__V1__SyncTombstone, in _: CArena) {
         m.kind = self.kind
-    }
-}
-
-extension SnapbackV1.SyncTombstone: ProtoDirectMessage {
-    /// The size of the message's bytes.
-    var directSize: Int {
-        var n = 0
-        if self.kind.rawValue != 0 {
-            n +=
-                RawWriter.varintSize(8)
-                + RawWriter.varintSize(UInt64(bitPattern: Int64(Int32(truncatingIfNeeded: self.kind.rawValue))))
-        }
-        return n
-    }
-
-    /// The message's bytes as protobuf-c packs them (fields in number order, proto3 defaults left out),
-    /// written at `out`'s end (at least `directSize` bytes left).
-    func directWrite(to out: inout RawWriter) {
-        if self.kind.rawValue != 0 {
-            out.varint(8)
-            out.varint(UInt64(bitPattern: Int64(Int32(truncatingIfNeeded: self.kind.rawValue))))
-        }
     }
 }
 
@@ -390,54 +284,6 @@ extension SnapbackV1.SyncRecord: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.SyncRecord: ProtoDirectMessage {
-    /// The size of the message's bytes.
-    var directSize: Int {
-        var n = 0
-        if !self.profile.isEmpty {
-            let c = RawWriter.cStringCount(self.profile)
-            if c > 0 { n += RawWriter.lengthDelimitedSize(1, c) }
-        }
-        if !self.contentId.isEmpty {
-            let c = RawWriter.cStringCount(self.contentId)
-            if c > 0 { n += RawWriter.lengthDelimitedSize(2, c) }
-        }
-        if let v = self.stamp { n += RawWriter.lengthDelimitedSize(3, v.directSize) }
-        if case .bookmark(let v) = self.value {
-            n += RawWriter.lengthDelimitedSize(4, v.directSize)
-        }
-        if case .tombstone(let v) = self.value {
-            n += RawWriter.lengthDelimitedSize(5, v.directSize)
-        }
-        return n
-    }
-
-    /// The message's bytes as protobuf-c packs them (fields in number order, proto3 defaults left out),
-    /// written at `out`'s end (at least `directSize` bytes left).
-    func directWrite(to out: inout RawWriter) {
-        if !self.profile.isEmpty {
-            let c = RawWriter.cStringCount(self.profile)
-            if c > 0 { out.string(1, self.profile, count: c) }
-        }
-        if !self.contentId.isEmpty {
-            let c = RawWriter.cStringCount(self.contentId)
-            if c > 0 { out.string(2, self.contentId, count: c) }
-        }
-        if let v = self.stamp {
-            out.lengthDelimited(3, v.directSize)
-            v.directWrite(to: &out)
-        }
-        if case .bookmark(let v) = self.value {
-            out.lengthDelimited(4, v.directSize)
-            v.directWrite(to: &out)
-        }
-        if case .tombstone(let v) = self.value {
-            out.lengthDelimited(5, v.directSize)
-            v.directWrite(to: &out)
-        }
-    }
-}
-
 extension SnapbackV1 {
     /// One break of a content watched on some box, and when (unix seconds).
     ///
@@ -474,42 +320,6 @@ extension SnapbackV1.SyncWatchedBreak: ProtoCMessage {
         if !self.contentId.isEmpty { m.content_id = arena.string(self.contentId) }
         if !self.breakId.isEmpty { m.break_id = arena.string(self.breakId) }
         m.watched_at = self.watchedAt
-    }
-}
-
-extension SnapbackV1.SyncWatchedBreak: ProtoDirectMessage {
-    /// The size of the message's bytes.
-    var directSize: Int {
-        var n = 0
-        if !self.contentId.isEmpty {
-            let c = RawWriter.cStringCount(self.contentId)
-            if c > 0 { n += RawWriter.lengthDelimitedSize(1, c) }
-        }
-        if !self.breakId.isEmpty {
-            let c = RawWriter.cStringCount(self.breakId)
-            if c > 0 { n += RawWriter.lengthDelimitedSize(2, c) }
-        }
-        if self.watchedAt != 0 {
-            n += RawWriter.varintSize(25) + 8
-        }
-        return n
-    }
-
-    /// The message's bytes as protobuf-c packs them (fields in number order, proto3 defaults left out),
-    /// written at `out`'s end (at least `directSize` bytes left).
-    func directWrite(to out: inout RawWriter) {
-        if !self.contentId.isEmpty {
-            let c = RawWriter.cStringCount(self.contentId)
-            if c > 0 { out.string(1, self.contentId, count: c) }
-        }
-        if !self.breakId.isEmpty {
-            let c = RawWriter.cStringCount(self.breakId)
-            if c > 0 { out.string(2, self.breakId, count: c) }
-        }
-        if self.watchedAt != 0 {
-            out.varint(25)
-            out.rawDouble(self.watchedAt)
-        }
     }
 }
 
@@ -569,40 +379,6 @@ extension SnapbackV1.SyncChange: ProtoCMessage {
             m.change_case = SNAPBACK__V1__SYNC_CHANGE__CHANGE_WATCHED
             m.watched = arena.message(v)
         case nil: break
-        }
-    }
-}
-
-extension SnapbackV1.SyncChange: ProtoDirectMessage {
-    /// The size of the message's bytes.
-    var directSize: Int {
-        var n = 0
-        if self.seq != 0 {
-            n += RawWriter.varintSize(8) + RawWriter.varintSize(self.seq)
-        }
-        if case .record(let v) = self.change {
-            n += RawWriter.lengthDelimitedSize(2, v.directSize)
-        }
-        if case .watched(let v) = self.change {
-            n += RawWriter.lengthDelimitedSize(3, v.directSize)
-        }
-        return n
-    }
-
-    /// The message's bytes as protobuf-c packs them (fields in number order, proto3 defaults left out),
-    /// written at `out`'s end (at least `directSize` bytes left).
-    func directWrite(to out: inout RawWriter) {
-        if self.seq != 0 {
-            out.varint(8)
-            out.varint(self.seq)
-        }
-        if case .record(let v) = self.change {
-            out.lengthDelimited(2, v.directSize)
-            v.directWrite(to: &out)
-        }
-        if case .watched(let v) = self.change {
-            out.lengthDelimited(3, v.directSize)
-            v.directWrite(to: &out)
         }
     }
 }
