@@ -20,7 +20,7 @@ BUDGET_CODE_LINES   := 360
 # The largest request at the default limits, as check-budget drives it: an OpenSession of 1,000 breaks (four
 # ad durations each) and its CloseSession, per break: what the loop spends while every other player waits.
 # Instructions, and allocations in hundredths (one per break is its ad durations' array).
-BUDGET_BREAK_INSTRUCTIONS := 2700
+BUDGET_BREAK_INSTRUCTIONS := 2850
 BUDGET_BREAK_ALLOCATIONS  := 105
 # A GetSessionState page of that session (1,000 breaks), instructions per break.
 BUDGET_PAGE_INSTRUCTIONS  := 1950

@@ -198,10 +198,6 @@ extension WireFastPath {
         var atEnd: Bool { at >= bytes.count }
 
         mutating func varint() -> UInt64? {
-            if at < bytes.count, case let b = bytes[at], b < 0x80 {
-                at += 1
-                return UInt64(b)
-            }
             var value: UInt64 = 0
             var shift: UInt64 = 0
             while at < bytes.count, shift < 64 {
