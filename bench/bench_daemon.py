@@ -1,4 +1,5 @@
-"""snapbackd started for a bench script: its own socket and state directory, no configuration file.
+"""snapbackd started for a bench script: its own socket and state directory, a configuration file only
+when given one.
 
     with BenchDaemon(path, "snapback-soak.") as daemon:
         ... daemon.socket, daemon.pid, daemon.poll() ...
@@ -18,9 +19,11 @@ import time
 
 
 class BenchDaemon:
-    def __init__(self, snapbackd, prefix, start_timeout=10, stop_timeout=30):
+    def __init__(self, snapbackd, prefix, start_timeout=10, stop_timeout=30, config=None):
+        """`config`: the text of a configuration file for it (none by default)."""
         self.snapbackd = snapbackd
         self.prefix = prefix
+        self.config = config
         self.start_timeout = start_timeout
         self.stop_timeout = stop_timeout
         self.exit_code = None
@@ -28,10 +31,15 @@ class BenchDaemon:
     def __enter__(self):
         self.work = tempfile.mkdtemp(prefix=self.prefix)
         self.socket = os.path.join(self.work, "snapbackd.sock")
+        config = "/dev/null"
+        if self.config is not None:
+            config = os.path.join(self.work, "snapbackd.conf")
+            with open(config, "w") as f:
+                f.write(self.config)
         try:
             self.process = subprocess.Popen(
                 [self.snapbackd, "--socket", self.socket, "--state-dir", os.path.join(self.work, "state"),
-                 "--config", "/dev/null", "--log-level", "warning"], stdin=subprocess.DEVNULL)
+                 "--config", config, "--log-level", "warning"], stdin=subprocess.DEVNULL)
         except OSError as error:
             shutil.rmtree(self.work, ignore_errors=True)
             raise SystemExit(f"cannot start {self.snapbackd}: {error}")
