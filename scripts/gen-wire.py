@@ -124,34 +124,27 @@ class Model:
 
     def direct_closure(self, m, seen):
         """`m` and the messages under it when all can be written by a direct writer; None otherwise."""
-        if m.name in seen:
-            return seen
-        seen.add(m.name)
-        for f in m.field:
-            if f.HasField("oneof_index") and m.oneof_decl[f.oneof_index].name != "_" + f.name:
-                return None  # a real oneof
-            if f.type == FD.TYPE_MESSAGE:
-                if self.direct_closure(self.messages[f.type_name], seen) is None:
-                    return None
-            elif f.label == FD.LABEL_REPEATED:
-                if f.type not in (FD.TYPE_DOUBLE, FD.TYPE_FLOAT):
-                    return None
-            elif f.type not in CLEAN_WIRE_TYPES:
-                return None
-        return seen
+        return self.closure(m, seen, max_number=None)
 
     def clean_closure(self, m, seen):
-        """`m` and the messages under it when all can be read by a clean reader; None otherwise."""
+        """`m` and the messages under it when all can be read by a clean reader (whose bit of fields seen
+        holds numbers up to 63); None otherwise."""
+        return self.closure(m, seen, max_number=63)
+
+    def closure(self, m, seen, max_number):
+        """`m` and the messages under it when every field of each is of a kind the straight readers and
+        writers take (no real oneof; lists of messages or of doubles or floats; field numbers up to
+        `max_number` when given); None otherwise."""
         if m.name in seen:
             return seen
         seen.add(m.name)
-        if m.field and max(f.number for f in m.field) > 63:
+        if max_number is not None and m.field and max(f.number for f in m.field) > max_number:
             return None
         for f in m.field:
             if f.HasField("oneof_index") and m.oneof_decl[f.oneof_index].name != "_" + f.name:
                 return None  # a real oneof
             if f.type == FD.TYPE_MESSAGE:
-                if self.clean_closure(self.messages[f.type_name], seen) is None:
+                if self.closure(self.messages[f.type_name], seen, max_number) is None:
                     return None
             elif f.label == FD.LABEL_REPEATED:
                 if f.type not in (FD.TYPE_DOUBLE, FD.TYPE_FLOAT):

@@ -5,6 +5,14 @@ import Testing
 
 @testable import SnapbackWire
 
+/// `v` written through protobuf-c: its struct built in an arena, then packed.
+private func protoCPacked<M: ProtoCMessage>(_ v: M) -> [UInt8] {
+    let arena = CArena()
+    var out: [UInt8] = []
+    _ = ProtoC.append(UnsafeRawPointer(arena.message(v)).assumingMemoryBound(to: ProtobufCMessage.self), to: &out)
+    return withExtendedLifetime(arena) { out }
+}
+
 /// The hand-written encoders of the round trip's messages produce exactly protobuf-c's bytes.
 @Suite struct WireFastPathTests {
     static func protoC<M>(_ message: inout M) -> [UInt8] {
@@ -200,12 +208,6 @@ import Testing
     }
 
     func check<M: Sampled & ProtoPlainMessage>(_: M.Type, _ rng: inout SplitMix64) {
-        let arena = CArena()
-        func protoCPacked(_ v: M) -> [UInt8] {
-            var out: [UInt8] = []
-            _ = ProtoC.append(UnsafeRawPointer(arena.message(v)).assumingMemoryBound(to: ProtobufCMessage.self), to: &out)
-            return out
-        }
         #expect(M.sample.encoded() == protoCPacked(M.sample), "\(M.protoName)")
         #expect(M.sample.encoded().count <= M.byteBound, "\(M.protoName)")
         for _ in 0..<2000 {
@@ -238,12 +240,6 @@ import Testing
     /// Whether `M` has a clean reader; if it has, checks it.
     func checkClean<M: Sampled>(_: M.Type, _ rng: inout SplitMix64) -> Bool {
         guard M.sample.encoded().withUnsafeBytes({ M(clean: $0) }) != nil else { return false }
-        let arena = CArena()
-        func protoCPacked(_ v: M) -> [UInt8] {
-            var out: [UInt8] = []
-            _ = ProtoC.append(UnsafeRawPointer(arena.message(v)).assumingMemoryBound(to: ProtobufCMessage.self), to: &out)
-            return out
-        }
         for sample in M.samples {
             #expect(sample.encoded().withUnsafeBytes({ M(clean: $0) }) == sample, "\(M.protoName)")
         }
@@ -315,12 +311,6 @@ import Testing
     }
 
     func checkDirect<M: Sampled & ProtoDirectMessage>(_: M.Type, _ rng: inout SplitMix64) {
-        let arena = CArena()
-        func protoCPacked(_ v: M) -> [UInt8] {
-            var out: [UInt8] = []
-            _ = ProtoC.append(UnsafeRawPointer(arena.message(v)).assumingMemoryBound(to: ProtobufCMessage.self), to: &out)
-            return out
-        }
         for sample in M.samples {
             #expect(sample.encoded() == protoCPacked(sample), "\(M.protoName)")
             #expect(sample.encoded().count == sample.directSize, "\(M.protoName)")
@@ -344,12 +334,6 @@ import Testing
     /// What a Swift value holds and a C string cannot: a NUL ends the string protobuf-c writes (one empty up
     /// to it is left out), -0.0 is left out as 0 is, a negative int32 takes ten bytes.
     @Test func aDirectWriterCutsStringsAtANulAndWritesEdgeNumbersAsProtobufCDoes() {
-        let arena = CArena()
-        func protoCPacked<M: ProtoCMessage>(_ v: M) -> [UInt8] {
-            var out: [UInt8] = []
-            _ = ProtoC.append(UnsafeRawPointer(arena.message(v)).assumingMemoryBound(to: ProtobufCMessage.self), to: &out)
-            return out
-        }
         let breaks = [
             AdBreak(id: "a\0b", start: -0.0, duration: 60, adDurations: [-0.0, 15]),
             AdBreak(id: "\0", start: 0, duration: 0, contentResumeOffset: 0), AdBreak(id: "ü", start: 1e300, duration: 1)
