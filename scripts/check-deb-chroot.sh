@@ -73,14 +73,19 @@ uid=61184   # the first uid systemd gives DynamicUser= services
 # own mount namespace; here it is the plain directory the daemon is given).
 install -d -o $uid -g $uid -m 0700 /var/lib/snapback
 install -d -o $uid -g $uid -m 0755 /run/snapback
-systemd-socket-activate -l "$socket" --fdname=snapbackd \
-    setpriv --reuid=$uid --regid=$uid --clear-groups sh -c "umask 0077 && exec $exec_start" 2>/tmp/daemon.log &
-daemon=$!
-i=0
-until [ -S "$socket" ]; do
-    i=$((i + 1)); [ $i -le 200 ] || fail "no socket $socket"; sleep 0.05
-done
-chgrp snapback "$socket" && chmod 0660 "$socket"
+# The daemon socket-activated as the unit runs it (its uid, its umask), the socket given to the snapback
+# group as snapbackd.socket's SocketGroup= and SocketMode= would; sets $daemon.
+start_daemon() {
+    systemd-socket-activate -l "$socket" --fdname=snapbackd \
+        setpriv --reuid=$uid --regid=$uid --clear-groups sh -c "umask 0077 && exec $exec_start" 2>/tmp/daemon.log &
+    daemon=$!
+    i=0
+    until [ -S "$socket" ]; do
+        i=$((i + 1)); [ $i -le 200 ] || fail "no socket $socket"; sleep 0.05
+    done
+    chgrp snapback "$socket" && chmod 0660 "$socket"
+}
+start_daemon
 if setpriv --reuid=1001 --regid=1001 --clear-groups snapback status >/tmp/refused.txt 2>&1; then
     fail "a user outside the snapback group got an answer"
 fi
@@ -111,14 +116,7 @@ if echo "$ours" | grep -qx snapback-sync; then
         served="the admin call skipped under qemu"
     else
         rm -f "$socket"  # the first run's: the wait below is for the new one
-        systemd-socket-activate -l "$socket" --fdname=snapbackd \
-            setpriv --reuid=$uid --regid=$uid --clear-groups sh -c "umask 0077 && exec $exec_start" 2>/tmp/daemon.log &
-        daemon=$!
-        i=0
-        until [ -S "$socket" ]; do
-            i=$((i + 1)); [ $i -le 200 ] || fail "no socket $socket"; sleep 0.05
-        done
-        chgrp snapback "$socket" && chmod 0660 "$socket"
+        start_daemon
         status=0
         agent_uid=$(id -u snapback-sync) agent_gid=$(id -g snapback-sync)
         setpriv --reuid="$agent_uid" --regid="$agent_gid" --groups="$agent_gid,$gid" timeout 3 snapback watch >/tmp/watch.txt 2>&1 \

@@ -13,6 +13,15 @@ private func protoCPacked<M: ProtoCMessage>(_ v: M) -> [UInt8] {
     return withExtendedLifetime(arena) { out }
 }
 
+/// What protobuf-c reads from `body` (unpacked, then mapped), or nil when it refuses it.
+private func protoCRead<M: ProtoCMessage>(_ body: [UInt8]) -> M? {
+    body.withUnsafeBytes { raw in
+        guard let p = M.cUnpack(raw.count, raw.baseAddress?.assumingMemoryBound(to: UInt8.self)) else { return nil }
+        defer { M.cFree(p) }
+        return try? M(p, path: { "" }, maxElements: .max)
+    }
+}
+
 /// The hand-written encoders of the round trip's messages produce exactly protobuf-c's bytes.
 @Suite struct WireFastPathTests {
     static func protoC<M>(_ message: inout M) -> [UInt8] {
@@ -214,11 +223,7 @@ private func protoCPacked<M: ProtoCMessage>(_ v: M) -> [UInt8] {
             var body = M.sample.encoded()
             mutate(&body, &rng)
             guard let fast = body.withUnsafeBytes({ M(clean: $0) }) else { continue }
-            let slow: M? = body.withUnsafeBytes { raw in
-                guard let p = M.cUnpack(raw.count, raw.baseAddress?.assumingMemoryBound(to: UInt8.self)) else { return nil }
-                defer { M.cFree(p) }
-                return try? M(p, path: { "" }, maxElements: .max)
-            }
+            let slow: M? = protoCRead(body)
             #expect(slow != nil, "\(M.protoName): fast accepted what protobuf-c rejects: \(body)")
             if let slow { #expect(protoCPacked(fast) == protoCPacked(slow), "\(M.protoName): \(body)") }
         }
@@ -249,11 +254,7 @@ private func protoCPacked<M: ProtoCMessage>(_ v: M) -> [UInt8] {
             mutate(&body, &rng)
             guard let fast = body.withUnsafeBytes({ M(clean: $0) }) else { continue }
             fastHits += 1
-            let slow: M? = body.withUnsafeBytes { raw in
-                guard let p = M.cUnpack(raw.count, raw.baseAddress?.assumingMemoryBound(to: UInt8.self)) else { return nil }
-                defer { M.cFree(p) }
-                return try? M(p, path: { "" }, maxElements: .max)
-            }
+            let slow: M? = protoCRead(body)
             #expect(slow != nil, "\(M.protoName): fast accepted what protobuf-c rejects: \(body)")
             if let slow { #expect(protoCPacked(fast) == protoCPacked(slow), "\(M.protoName): \(body)") }
         }
@@ -319,11 +320,7 @@ private func protoCPacked<M: ProtoCMessage>(_ v: M) -> [UInt8] {
         for _ in 0..<2000 {
             var body = M.sample.encoded()
             mutate(&body, &rng)
-            let value: M? = body.withUnsafeBytes { raw in
-                guard let p = M.cUnpack(raw.count, raw.baseAddress?.assumingMemoryBound(to: UInt8.self)) else { return nil }
-                defer { M.cFree(p) }
-                return try? M(p, path: { "" }, maxElements: .max)
-            }
+            let value: M? = protoCRead(body)
             guard let value else { continue }
             read += 1
             #expect(value.encoded() == protoCPacked(value), "\(M.protoName): \(body)")

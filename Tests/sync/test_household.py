@@ -18,6 +18,7 @@ check and exits non-zero if any failed.
 """
 
 import argparse
+import functools
 import glob
 import os
 import re
@@ -34,26 +35,17 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "clients", "python"))
 import snapback_client as sb  # noqa: E402
+import checks  # noqa: E402
+from checks import FAILURES  # noqa: E402
 from nats_fixture import NatsServer  # noqa: E402
 
-FAILURES = []
 # The bound of every wait for sync to happen: far above what it takes (under a second here), so that
 # only a change that never arrives fails.
 SYNC_TIMEOUT = 90
 START_TIMEOUT = 60
 RESUME_NONE = {"resume_breaks": 1}  # RESUME_BREAKS_NONE: a resumed session starts at the bookmark
-
-
-def check(name, fn):
-    started = time.monotonic()
-    try:
-        detail = fn()
-    except Exception as e:  # noqa: BLE001 - any exception is a failed check
-        FAILURES.append(name)
-        print(f"FAIL {name}: {type(e).__name__}: {e}", flush=True)
-        return
-    took = time.monotonic() - started
-    print(f"PASS {name}{': ' + detail if detail else ''} ({took:.1f} s)", flush=True)
+# Each check printed with how long it took (a hand-off's time is a figure the note reports).
+check = functools.partial(checks.check, timed=True)
 
 
 def expect(cond, msg):

@@ -16,21 +16,11 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import FAILURES, check  # noqa: E402
 from nats_fixture import NatsServer  # noqa: E402
 
-FAILURES = []
 # A refused request ends at kv-probe's own 4 s bound: this one only catches a hang.
 PROBE_TIMEOUT = 120
-
-
-def check(name, fn):
-    try:
-        detail = fn()
-    except Exception as e:  # noqa: BLE001 - any exception is a failed check
-        FAILURES.append(name)
-        print(f"FAIL {name}: {type(e).__name__}: {e}", flush=True)
-        return
-    print(f"PASS {name}{': ' + detail if detail else ''}", flush=True)
 
 
 def expect(cond, msg):
