@@ -33,7 +33,7 @@ git_redirections
 inner=$(
     cat <<'EOF'
 set -euo pipefail
-cd /snapback
+cd "$PACKAGE"
 NO_OVERLAYS="-Xswiftc -Xfrontend -Xswiftc -disable-cross-import-overlays"
 swift --version
 echo "check-swift62: swift build (plain)"
@@ -60,27 +60,7 @@ fi
 EOF
 )
 
-mount_script=$(
-    cat <<'EOF'
-set -euo pipefail
-mkdir -p "$ROOT/snapback"
-mount --bind "$PACKAGE" "$ROOT/snapback"
-mount -t proc proc "$ROOT/proc"
-mount --rbind /dev "$ROOT/dev"
-mount -t tmpfs tmpfs "$ROOT/tmp"
-for dir in $BINDS; do
-    mkdir -p "$ROOT$dir"
-    mount --bind -o ro "$dir" "$ROOT$dir"
-done
-cp /etc/resolv.conf "$ROOT/etc/resolv.conf" 2>/dev/null || true
-exec chroot "$ROOT" /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root LANG=C.UTF-8 \
-    SCRATCH="$SCRATCH" SUITES="$SUITES" DAEMON_TESTS="$DAEMON_TESTS" "${GIT_ENV[@]}" /bin/bash -c "$INNER"
-EOF
-)
-
-# A mount namespace of its own: the mounts end with the check, even when it is interrupted.
-export ROOT="$root" PACKAGE="$package" BINDS="${binds[*]}" SCRATCH="$scratch" SUITES="$suites" \
-    DAEMON_TESTS="${SWIFT62_DAEMON_TESTS:-1}" INNER="$inner"
 start=$SECONDS
-unshare --mount --propagation private /bin/bash -c "GIT_ENV=(\"\$@\"); $mount_script" _ "${git_env[@]}"
+in_tree "$root" "$inner" "${git_env[@]}" PACKAGE="$package" SCRATCH="$scratch" SUITES="$suites" \
+    DAEMON_TESTS="${SWIFT62_DAEMON_TESTS:-1}"
 echo "check-swift62: passed in $((SECONDS - start)) s with swiftlang $(chroot "$root" dpkg-query -W -f='${Version}' swiftlang)"

@@ -53,3 +53,26 @@ git_redirections() {
     done < <(git -C / config --get-regexp '^url\..*\.insteadof$' 2>/dev/null || true)
     git_env+=("GIT_CONFIG_COUNT=$count")
 }
+
+# in_tree TREE SCRIPT [NAME=VALUE...]: runs SCRIPT (bash) chrooted in TREE, in a mount namespace of its own
+# (the mounts end with it, even when it is interrupted): the caller's $package at its own path, each of
+# $binds and $EXTRA_BINDS read-only at its path, /proc, /dev and a fresh /tmp; its environment the
+# NAME=VALUEs given and a plain PATH, HOME and LANG.
+in_tree() {
+    local tree=$1 script=$2
+    ROOT="$tree" PACKAGE="$package" BINDS="${binds[*]} ${EXTRA_BINDS:-}" unshare --mount --propagation private \
+        /bin/bash -c '
+set -euo pipefail
+mkdir -p "$ROOT$PACKAGE"
+mount --bind "$PACKAGE" "$ROOT$PACKAGE"
+mount -t proc proc "$ROOT/proc"
+mount --rbind /dev "$ROOT/dev"
+mount -t tmpfs tmpfs "$ROOT/tmp"
+for dir in $BINDS; do
+    mkdir -p "$ROOT$dir"
+    mount --bind -o ro "$dir" "$ROOT$dir"
+done
+cp /etc/resolv.conf "$ROOT/etc/resolv.conf" 2>/dev/null || true
+exec chroot "$ROOT" /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root LANG=C.UTF-8 "$@"
+' _ "${@:3}" /bin/bash -c "$script"
+}

@@ -130,26 +130,6 @@ fi
 EOF
 )
 
-# Runs $2 (a bash script) in tree $1 in a mount namespace of its own, with the package at its own path.
-in_tree() {
-    local tree=$1 script=$2
-    ROOT="$tree" PACKAGE="$package" BINDS="${binds[*]} ${EXTRA_BINDS:-}" unshare --mount --propagation private \
-        /bin/bash -c '
-set -euo pipefail
-mkdir -p "$ROOT$PACKAGE"
-mount --bind "$PACKAGE" "$ROOT$PACKAGE"
-mount -t proc proc "$ROOT/proc"
-mount --rbind /dev "$ROOT/dev"
-mount -t tmpfs tmpfs "$ROOT/tmp"
-for dir in $BINDS; do
-    mkdir -p "$ROOT$dir"
-    mount --bind -o ro "$dir" "$ROOT$dir"
-done
-cp /etc/resolv.conf "$ROOT/etc/resolv.conf" 2>/dev/null || true
-exec chroot "$ROOT" /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root LANG=C.UTF-8 "$@"
-' _ "${@:3}" /bin/bash -c "$script"
-}
-
 EXTRA_BINDS=$root in_tree "$host_root" "$build" "${git_env[@]}" PACKAGE="$package" SCRATCH="$scratch" \
     SDK_NAME="$sdk_name" SYSROOT="$root" MODE="$mode" TOOL="$tool"
 products=$scratch/products/$triple/release
