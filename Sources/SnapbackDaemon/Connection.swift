@@ -325,19 +325,34 @@ public final class Connection: PeerPort {
 
     // MARK: Reading
 
+    /// Set between ``holdRequests()`` and ``resumeRequests()``: the frames after the one held wait in the
+    /// decoder, and the socket is not read, so the peer's requests are answered in order and what it
+    /// sends meanwhile waits in the kernel's buffer, not in ours.
+    private var requestsHeld = false
+
+    public func holdRequests() {
+        guard isOpen, !requestsHeld else { return }
+        requestsHeld = true
+        uv_read_stop(asStream(handle))
+    }
+
+    public func resumeRequests() {
+        guard requestsHeld else { return }
+        requestsHeld = false
+        guard isOpen else { return }
+        deliverBufferedFrames()
+        guard isOpen, !requestsHeld else { return }
+        let result = uv_read_start(asStream(handle), Self.allocCallback, Self.readCallback)
+        if result != 0 {
+            close(reason: "uv_read_start: \(uvErrorDescription(result))", level: .error)
+        }
+    }
+
     private func didRead(_ count: Int) {
         if count > 0 {
             decoder.commit(count)
             unframedBytes &+= count
-            let completed = handleDecodedFrames()
-            if unframedBytes == 0 {
-                partialFrameSince = nil
-            } else if completed || partialFrameSince == nil {
-                // A frame began in this read: its clock starts now (a frame completed in the same read
-                // was progress, so a peer streaming frames back to back is never cut off).
-                partialFrameSince = uv_now(loop.raw)
-                loop.watch(self)
-            }
+            deliverBufferedFrames()
         } else if isUVError(count, UV_EOF) {
             closeAfterFlush(reason: "peer closed the connection", level: .debug)
         } else if count < 0 {
@@ -345,7 +360,20 @@ public final class Connection: PeerPort {
         }
     }
 
-    /// Hands every complete frame to the handler; returns whether there was one. Each frame's bytes
+    /// Hands the frames received to the handler, and keeps the clock of the one still arriving.
+    private func deliverBufferedFrames() {
+        let completed = handleDecodedFrames()
+        if unframedBytes == 0 {
+            partialFrameSince = nil
+        } else if completed || partialFrameSince == nil {
+            // A frame began in this read: its clock starts now (a frame completed in the same read
+            // was progress, so a peer streaming frames back to back is never cut off).
+            partialFrameSince = uv_now(loop.raw)
+            loop.watch(self)
+        }
+    }
+
+    /// Hands every complete frame to the handler, until it holds them; returns whether there was one. Each frame's bytes
     /// are taken off ``unframedBytes`` as the decoder yields it (an oversized frame's whole length: the
     /// body still to come makes the count negative, and the frame is partial until it has been skipped).
     private func handleDecodedFrames() -> Bool {
@@ -353,7 +381,7 @@ public final class Connection: PeerPort {
         let error = handler.deliverFrames(
             on: self, logger: loop.logger,
             next: {
-                guard self.isOpen, let event = self.decoder.next() else { return nil }
+                guard self.isOpen, !self.requestsHeld, let event = self.decoder.next() else { return nil }
                 switch event {
                 case .frame(_, let body):
                     self.unframedBytes &-= FrameHeader.size &+ body.count

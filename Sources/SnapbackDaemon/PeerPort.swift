@@ -39,6 +39,15 @@ public protocol PeerPort: AnyObject {
     /// The peer's Hello was accepted: from now on it may stay idle between frames (a ``Connection`` is
     /// closed if this has not happened by its Hello timeout).
     func completeHandshake()
+
+    /// The request just delivered is answered later (it is decoded off the service's thread): the
+    /// requests after it wait, unread, until ``resumeRequests()``, so that a peer's requests are still
+    /// answered in the order it sent them. A ``Connection`` stops reading its socket meanwhile.
+    func holdRequests()
+
+    /// Delivers the requests that waited since ``holdRequests()`` and reads on. Does nothing unless
+    /// held; a port that closed meanwhile stays closed.
+    func resumeRequests()
 }
 
 extension PeerPort {

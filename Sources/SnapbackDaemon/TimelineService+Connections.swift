@@ -62,6 +62,9 @@ extension TimelineService {
 
     /// SIGTERM: every session closes with its final bookmark, and its player is told why.
     func closeAllForShutdown() {
+        // The requests being decoded are answered first, as if they had been decoded here; their sessions
+        // close with the others below.
+        requestDecoder?.close()
         let now = clock.monotonic()
         var closed: [SessionEntry] = []
         for id in sessions.ids {

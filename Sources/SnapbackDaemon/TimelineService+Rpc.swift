@@ -25,6 +25,24 @@ extension TimelineService {
             fail(connection, header, .unimplemented, "unknown method 0x\(String(header.method, radix: 16))")
             return
         }
+        if body.count >= offThreadDecodeBytes, let decoder = requestDecoder {
+            let job = RequestDecodeJob(
+                method: method, body: Array(body), defaultPreset: defaultPreset, maxBreaks: configuration.maxBreaksPerSession)
+            let taken = decoder.decode(job) { result in
+                // The connection may have gone meanwhile: its sessions are closed, nothing is answered.
+                if connection.canSend, connection.serviceState === state {
+                    switch result {
+                    case .success(let request): self.dispatch(request, header, state, connection)
+                    case .failure(let error): self.fail(connection, header, error.statusCode, "\(method.name): \(error)")
+                    }
+                }
+                connection.resumeRequests()
+            }
+            if taken {
+                connection.holdRequests()
+                return
+            }
+        }
         let request: WireRequest
         do {
             request = try WireRequest.decode(
@@ -33,6 +51,13 @@ extension TimelineService {
             fail(connection, header, error.statusCode, "\(method.name): \(error)")
             return
         }
+        dispatch(consume request, header, state, connection)
+    }
+
+    /// Answers a decoded request.
+    private func dispatch(
+        _ request: consuming WireRequest, _ header: FrameHeader, _ state: ConnectionState, _ connection: any PeerPort
+    ) {
         // The timeline's time: monotonic (see ServiceClock).
         let now = clock.monotonic()
         switch consume request {

@@ -57,6 +57,13 @@ public final class TimelineService {
     var scratch: [UInt8] = []
     /// Reused for every event's actions (see `apply`).
     var actionBuffer: [TimelineAction] = []
+    /// Decodes the large requests off this thread (see ``offThreadDecodeBytes``); nil: every request is
+    /// decoded here. Closed first thing at shutdown.
+    public var requestDecoder: (any RequestDecoding)?
+    /// Bodies from this size up go to the ``requestDecoder``: an OpenSession or UpdateBreaks of a few
+    /// hundred breaks and up, whose decoding (a thousand instructions a break) would otherwise hold every
+    /// other player's requests. Below it, handing over costs more than it saves. (The fuzzer lowers it.)
+    public var offThreadDecodeBytes = 16 * 1024
     /// WatchDecisions subscribers, in subscription order.
     var watchers: [Watcher] = [] {
         didSet { watching = !watchers.isEmpty }
@@ -99,6 +106,7 @@ public final class TimelineService {
         self.init(
             clock: LoopClock(loop: context.loop), logger: context.logger, configuration: context.configuration,
             store: store)
+        requestDecoder = RequestDecodeThread(loop: context.loop)
     }
 
     /// A copy of a session's timeline, for tests and the fuzzer's invariants (seeks within the stream).

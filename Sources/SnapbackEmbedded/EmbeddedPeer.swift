@@ -67,9 +67,30 @@ public final class EmbeddedPeer: PeerPort {
             tail.baseAddress!.copyMemory(from: bytes.baseAddress! + offset, byteCount: n)
             decoder.commit(n)
             offset += n
-            if let error = handler.deliverFrames(on: self, logger: logger, next: { self.isOpen ? self.decoder.next() : nil }) {
-                finish("protocol error: \(error)")
-            }
+            deliverBufferedFrames()
+        }
+    }
+
+    /// Set between ``holdRequests()`` and ``resumeRequests()``: what the player sends meanwhile waits in
+    /// the decoder.
+    public private(set) var requestsHeld = false
+
+    public func holdRequests() {
+        guard isOpen else { return }
+        requestsHeld = true
+    }
+
+    public func resumeRequests() {
+        guard requestsHeld else { return }
+        requestsHeld = false
+        deliverBufferedFrames()
+    }
+
+    private func deliverBufferedFrames() {
+        let error = handler.deliverFrames(
+            on: self, logger: logger, next: { self.isOpen && !self.requestsHeld ? self.decoder.next() : nil })
+        if let error {
+            finish("protocol error: \(error)")
         }
     }
 

@@ -32,6 +32,9 @@ public struct DaemonReplay {
     private let clock = ManualClock(at: 1_800_000_000, monotonic: 1_000)
     private let store = MemoryViewerStateStore()
     private let service: TimelineService
+    /// Decodes the requests of 32 bytes and more when time passes or the store commits, as the daemon's
+    /// worker thread does whenever it gets to them: the requests behind them wait meanwhile.
+    private let decoder = ManualRequestDecoder()
     private let logger = Logger(level: .error)
     private var peers: [EmbeddedPeer] = []
     private var nextPeerId: UInt64 = 1
@@ -46,6 +49,8 @@ public struct DaemonReplay {
         configuration.maxConnections = 6
         configuration.maxFrameSize = 64 * 1024
         service = TimelineService(clock: clock, logger: logger, configuration: configuration, store: store)
+        service.requestDecoder = decoder
+        service.offThreadDecodeBytes = 32
         input = Reader(data)
     }
 
@@ -101,8 +106,9 @@ public struct DaemonReplay {
             let body = input.bytes(length)
             peer?.receive(.request(callId: callId, method: method.rawValue), body: body)
         case 3:
-            // Time passes; due timers fire (break ends, periodic bookmarks, the memory trim). Or the wall
-            // clock is stepped (NTP, an operator) by up to ±21 hours, or 56 years either way.
+            // Time passes; due timers fire (break ends, periodic bookmarks, the memory trim), and every
+            // request being decoded is. Or the wall clock is stepped (NTP, an operator) by up to ±21 hours,
+            // or 56 years either way.
             let b = input.byte()
             if b == 254 {
                 let s = input.byte()
@@ -110,11 +116,13 @@ public struct DaemonReplay {
             } else {
                 clock.advance(by: b == 255 ? 86_400 : Double(b) * 0.5)
             }
+            decoder.runAll()
         case 4:
             pick()?.disconnect()
         case 5:
-            // The store commits what was written so far.
+            // The store commits what was written so far; one request is decoded.
             store.completeWrites()
+            decoder.runNext()
         case 6:
             // The player reads its output; a draining peer then closes.
             if let peer = pick() {

@@ -215,6 +215,66 @@ import Testing
         #expect(daemon.waitForExit() == .exit(0))
     }
 
+    /// Large requests are decoded on a worker thread; the requests a player pipelines behind one wait for
+    /// it and are handled in the order sent (an UpdateBreaks takes effect before the BreakAt behind it), a
+    /// player that goes away while its request is decoded leaves no session, and the others are served.
+    @Test(.tags(.needsHello)) func requestsPipelinedBehindLargeOnesAreHandledInOrder() throws {
+        let daemon = try DaemonHarness()
+        let client = try daemon.connect()
+        #expect(try client.hello(callId: 1).header.status == 0)
+        let breaks = (0..<1000).map {
+            AdBreak(id: "break-\($0)", start: 600 + Double($0) * 700, duration: 60, adDurations: [15, 15, 15, 15])
+        }
+        func frame(_ callId: UInt32, _ request: WireRequest) -> [UInt8] {
+            Frame(header: .request(callId: callId, method: request.method.rawValue), body: request.encoded()).encoded
+        }
+        func responses(_ count: Int) throws -> [Frame] {
+            var frames: [Frame] = []
+            while frames.count < count {
+                let frame = try client.readFrame(timeout: .seconds(30))
+                if frame.header.type == .response { frames.append(frame) }
+            }
+            return frames
+        }
+        let live = OpenSessionRequest(streamId: "l", contentId: "", kind: .live)
+        try client.sendRaw(
+            frame(2, .openSession(OpenSessionRequest(streamId: "s", contentId: "c", breaks: breaks)))
+                + frame(3, .getStatus) + frame(4, .openSession(live)))
+        let opened = try responses(3)
+        #expect(opened.map(\.header.callId) == [2, 3, 4])
+        #expect(opened.allSatisfy { $0.header.status == 0 })
+        #expect(try StatusReply.decode(opened[1].body).sessions == 1)
+        let session = try OpenSessionReply.decode(opened[2].body).sessionId
+        try client.sendRaw(
+            frame(5, .event(sessionId: session, .breaksUpdated(breaks)))
+                + frame(6, .breakAt(sessionId: session, streamTime: 600 + 999 * 700 + 1)))
+        let updated = try responses(2)
+        #expect(updated.map(\.header.callId) == [5, 6])
+        #expect(try BreakAtReply.decode(updated[1].body).previous?.id == "break-999")
+
+        // Gone before its request is answered: repeated, so that some go while it is being decoded.
+        for i in 0..<20 {
+            let leaver = try daemon.connect()
+            #expect(try leaver.hello(callId: 1).header.status == 0)
+            try leaver.sendRaw(frame(2, .openSession(OpenSessionRequest(streamId: "x\(i)", contentId: "x", breaks: breaks))))
+            leaver.close()
+        }
+        try client.sendRaw(frame(7, .closeSession(sessionId: session)))
+        #expect(try responses(1).first?.header.status == 0)
+        var sessions: UInt32 = .max
+        for attempt in 0..<100 {
+            try client.sendRaw(frame(8 + UInt32(attempt), .getStatus))
+            sessions = try StatusReply.decode(responses(1)[0].body).sessions
+            if sessions == 1 { break }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        // The on-demand session of call 2 is the one left open.
+        #expect(sessions == 1)
+        daemon.terminate()
+        #expect(daemon.waitForExit() == .exit(0))
+        #expect(daemon.errorLines == [])
+    }
+
     @Test(.tags(.needsHello)) func clientThatNeverReadsIsDisconnectedAndOthersDoNotNotice() throws {
         let daemon = try DaemonHarness(arguments: ["--max-outbound-bytes", "4096"])
         let bystander = try daemon.connect()
