@@ -32,7 +32,9 @@ import Testing
         init() {
             daemon.service.requestDecoder = decoder
             peer = daemon.connect()
-            peer.receive(.request(callId: 1, method: WireMethod.hello.rawValue), body: WireRequest.hello(HelloRequest(clientName: "t")).encoded())
+            peer.receive(
+                .request(callId: 1, method: WireMethod.hello.rawValue),
+                body: WireRequest.hello(HelloRequest(clientName: "t")).encoded())
             _ = peer.takeSent()
         }
 
@@ -152,7 +154,9 @@ import Testing
     @Test func aPlayerGoneWhileDecodingKeepsNothing() throws {
         let h = Harness()
         let other = h.daemon.connect()
-        other.receive(.request(callId: 1, method: WireMethod.hello.rawValue), body: WireRequest.hello(HelloRequest(clientName: "o")).encoded())
+        other.receive(
+            .request(callId: 1, method: WireMethod.hello.rawValue),
+            body: WireRequest.hello(HelloRequest(clientName: "o")).encoded())
         h.peer.receive(h.frame(.openSession(Self.bigOpen(1000))).bytes)
         h.peer.disconnect()
         h.decoder.runAll()
