@@ -98,12 +98,16 @@ final class TimerQueue {
     }
 
     private func arm(_ deadline: UInt64) {
+        // Set as a delay from now, not as the absolute time: libfaketime (which tests and operators preload
+        // to set a box's wall clock off) moves an absolute deadline by its offset even on CLOCK_MONOTONIC,
+        // and with the clock ten minutes behind, a timer due in a millisecond fired ten minutes late.
         // 0 would disarm the timerfd; a deadline already passed fires at once.
-        let at = max(deadline, 1)
+        let now = Self.now()
+        let delay = max(deadline > now ? deadline &- now : 0, 1)
         var value = itimerspec()
-        value.it_value.tv_sec = Int(at / 1_000_000_000)
-        value.it_value.tv_nsec = Int(at % 1_000_000_000)
-        if timerfd_settime(fd, Int32(TFD_TIMER_ABSTIME), &value, nil) == 0 {
+        value.it_value.tv_sec = Int(delay / 1_000_000_000)
+        value.it_value.tv_nsec = Int(delay % 1_000_000_000)
+        if timerfd_settime(fd, 0, &value, nil) == 0 {
             armedAt = deadline
         } else {
             // Not expected with a valid fd and time; the next schedule() tries again.

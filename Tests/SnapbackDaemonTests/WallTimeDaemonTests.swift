@@ -63,4 +63,40 @@ import Testing
         #expect(daemon.waitForExit() == .exit(0))
         #expect(daemon.errorLines == [])
     }
+
+    /// libfaketime, which tests and operators preload to set a box's wall clock off, moves an absolute
+    /// timerfd deadline by its offset even on CLOCK_MONOTONIC: armed that way, the daemon's timers, ten
+    /// minutes behind, fired ten minutes late. A break's end still comes after the break's second.
+    @Test func timersRunOnTimeWithTheWallClockSetOffByLibfaketime() throws {
+        let found = ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib"]
+            .map { $0 + "/faketime/libfaketime.so.1" }
+            .first { FileManager.default.fileExists(atPath: $0) }
+        let library = try #require(found, "libfaketime is not installed (make deps installs faketime)")
+        // Through sh's exec, as Tests/sync does: spawned straight with libfaketime preloaded, the daemon did
+        // not see its arguments.
+        let daemon = try DaemonHarness(
+            environment: ["LD_PRELOAD": library, "FAKETIME": "-10m", "FAKETIME_DONT_FAKE_MONOTONIC": "1"],
+            launcher: ["/bin/sh", "-c", "exec \"$0\" \"$@\""])
+        let player = try daemon.player()
+        let wall = Date().timeIntervalSince1970
+        let breaks = [AdBreak(id: "short", start: 10, duration: 1)]
+        let session = try player.openSession(Streams.seed(contentId: "faked", breaks: breaks)).sessionId
+        // The daemon's wall clock is ten minutes behind: a bookmark's time says so.
+        var pushes = try player.send(.paused(streamTime: 5), session: session)
+        while pushes.savedBookmarks.isEmpty { pushes.append(try player.nextPush(timeout: .seconds(5))) }
+        let bookmark: Bookmark = try player.call(.getBookmark(profile: "", contentId: "faked"))
+        #expect(abs(wall - 600 - bookmark.updatedAt) < 60, "saved at \(bookmark.updatedAt), now \(wall)")
+        // Into the one-second break, then no report: its end timer marks it watched once the break's end
+        // and the grace for a late report have passed (about 5 s), not ten minutes later.
+        try player.send(.playheadReported(streamTime: 10, rate: 1, playing: true), session: session)
+        let started = Date()
+        var watched = false
+        while !watched {
+            if case .breakWatched(let id) = try player.nextPush(timeout: .seconds(60)).kind { watched = id == "short" }
+        }
+        #expect(Date().timeIntervalSince(started) < 30)
+        daemon.terminate()
+        #expect(daemon.waitForExit() == .exit(0))
+        #expect(daemon.errorLines == [])
+    }
 }
