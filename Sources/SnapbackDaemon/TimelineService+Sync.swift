@@ -35,7 +35,8 @@ extension TimelineService {
     /// 32 and of 8): a page of 8 holds the loop about 0.04 ms. Measured (bench/loop_stall.py, a 2,000-change
     /// catch-up every 50 ms): four pages of 128 a turn held it 0.8–1.6 ms and the bystander's p99 rose
     /// 7–18×; one of 128 0.3 ms (3.5–5× with the pause below); one of 32, 1.5–2.3×; one of 16, 1.6–2.5×;
-    /// one of 8, 1.72–1.73× in three runs.
+    /// one of 8, 1.7–2.2× (1.2–1.6× when the client reads in turns of 10 ms: the rest is the Python
+    /// client's wake-up a page on the bystander's cores).
     static let changePage = 8
     /// The pause between two pages of a catch-up, so that a catch-up takes at most a small share of the
     /// loop: 10,000 changes take about 1.3 s.
