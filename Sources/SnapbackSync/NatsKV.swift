@@ -10,9 +10,13 @@ public struct NatsError: Error, CustomStringConvertible {
         var last = natsStatus(0)
         let detail = nats_GetLastError(&last).map { String(cString: $0) } ?? ""
         let name = String(cString: natsStatus_GetText(status))
-        text = "\(what): \(detail.isEmpty ? name : detail)"
+        self.detail = detail.isEmpty ? name : detail
+        text = "\(what): \(self.detail)"
         self.status = status
     }
+
+    /// The library's words alone.
+    public var detail: String
 
     public var description: String { text }
 
@@ -70,6 +74,9 @@ final class NatsKV {
     private(set) var watcherCaughtUp = false
     /// What the server reported asynchronously (kept alive as long as the connection that calls it).
     let asyncErrors = AsyncErrors()
+    /// Why the first connect failed, in the server's words ("Authorization Violation"): while it retries a
+    /// connect that never succeeded, libnats 3.4 says only "No server available for connection".
+    private var firstFailure: String?
 
     init(configuration: SyncConfiguration, password: String?) throws(NatsError) {
         self.configuration = configuration
@@ -111,7 +118,6 @@ final class NatsKV {
         try check(natsOptions_SetReconnectWait(options, 2000), "reconnect wait")
         try check(natsOptions_SetReconnectJitter(options, 1000, 2000), "reconnect jitter")
         try check(natsOptions_SetPingInterval(options, 20_000), "ping interval")
-        try check(natsOptions_SetRetryOnFailedConnect(options, true, { _, _ in }, nil), "retry")
         // A subject the server's permissions refuse makes the call time out; why comes here, on the
         // client's thread ("Permissions Violation for Publish to ...").
         let errorHandler: natsErrHandler = { connection, _, status, closure in
@@ -125,7 +131,16 @@ final class NatsKV {
         try check(
             natsOptions_SetErrorHandler(options, errorHandler, Unmanaged.passUnretained(asyncErrors).toOpaque()),
             "error handler")
+        // One attempt first, without retrying, so that a refusal is heard with its reason (with retry on
+        // a failed connect, libnats keeps an authorization error from the error handler and the last
+        // error); failing that, the connection that retries in the background.
         status = natsConnection_Connect(&connection, options)
+        if status != NATS_OK {
+            firstFailure = NatsError(status, "connect").detail
+            connection = nil
+            try check(natsOptions_SetRetryOnFailedConnect(options, true, { _, _ in }, nil), "retry")
+            status = natsConnection_Connect(&connection, options)
+        }
         guard status == NATS_OK || status == NATS_NOT_YET_CONNECTED, connection != nil else {
             throw NatsError(status, "connect")
         }
@@ -149,9 +164,11 @@ final class NatsKV {
         return natsConnection_Status(connection) == NATS_CONN_STATUS_CONNECTED
     }
 
-    /// Why the client last failed (an authorization violation, a refused connection), as it keeps it.
+    /// Why the client last failed (an authorization violation, a refused connection), as it keeps it; until
+    /// a first connect succeeds, why the first attempt failed.
     var connectionError: String {
         guard let connection else { return "" }
+        if let firstFailure, reconnects == 0 { return firstFailure }
         var text: UnsafePointer<CChar>?
         let status = natsConnection_GetLastError(connection, &text)
         guard status != NATS_OK else { return "" }

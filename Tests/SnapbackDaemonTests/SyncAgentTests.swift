@@ -360,6 +360,10 @@ struct SyncAgentTests {
             refused.status.flatMap { $0.outbox >= 1 ? $0 : nil }
         }
         #expect(waiting.state != .connected)
+        // The status says why, in the server's words (libnats's retrying connect alone said "No server
+        // available for connection").
+        #expect(waiting.lastError.contains("Authorization Violation"), "\(waiting.lastError)")
+        #expect(refused.log.contains("Authorization Violation"), "\(refused.log)")
         #expect(refused.stop() == 0)
 
         try "s3cret\n".write(toFile: passwordFile, atomically: true, encoding: .utf8)
