@@ -25,10 +25,12 @@ public struct NatsError: Error, CustomStringConvertible {
 }
 
 /// Errors the server reports asynchronously (a permissions violation: the refused call itself only times
-/// out), as the client's threads hand them over; the agent's thread takes them.
+/// out), as the client's threads hand them over; the agent's thread takes them. Also why the first connect
+/// failed, until the connect retried in the background succeeds (libnats says so on its thread).
 final class AsyncErrors: @unchecked Sendable {
     private var mutex = pthread_mutex_t()
     private var pending: [String] = []
+    private var failure: String?
 
     init() { pthread_mutex_init(&mutex, nil) }
     deinit { pthread_mutex_destroy(&mutex) }
@@ -37,6 +39,20 @@ final class AsyncErrors: @unchecked Sendable {
         pthread_mutex_lock(&mutex)
         if pending.count < 16 { pending.append(text) }
         pthread_mutex_unlock(&mutex)
+    }
+
+    /// Why the first connect failed, in the server's words; nil once a connect succeeded.
+    var firstFailure: String? {
+        get {
+            pthread_mutex_lock(&mutex)
+            defer { pthread_mutex_unlock(&mutex) }
+            return failure
+        }
+        set {
+            pthread_mutex_lock(&mutex)
+            failure = newValue
+            pthread_mutex_unlock(&mutex)
+        }
     }
 
     func take() -> [String] {
@@ -74,9 +90,6 @@ final class NatsKV {
     private(set) var watcherCaughtUp = false
     /// What the server reported asynchronously (kept alive as long as the connection that calls it).
     let asyncErrors = AsyncErrors()
-    /// Why the first connect failed, in the server's words ("Authorization Violation"): while it retries a
-    /// connect that never succeeded, libnats 3.4 says only "No server available for connection".
-    private var firstFailure: String?
 
     init(configuration: SyncConfiguration, password: String?) throws(NatsError) {
         self.configuration = configuration
@@ -136,10 +149,19 @@ final class NatsKV {
         // error); failing that, the connection that retries in the background.
         status = natsConnection_Connect(&connection, options)
         if status != NATS_OK {
-            firstFailure = NatsError(status, "connect").detail
+            asyncErrors.firstFailure = NatsError(status, "connect").detail
             connection = nil
-            try check(natsOptions_SetRetryOnFailedConnect(options, true, { _, _ in }, nil), "retry")
+            let connected: natsConnectionHandler = { _, closure in
+                guard let closure else { return }
+                Unmanaged<AsyncErrors>.fromOpaque(closure).takeUnretainedValue().firstFailure = nil
+            }
+            try check(
+                natsOptions_SetRetryOnFailedConnect(
+                    options, true, connected, Unmanaged.passUnretained(asyncErrors).toOpaque()),
+                "retry")
             status = natsConnection_Connect(&connection, options)
+            // Connected at once this time: libnats calls back only for a connect it had to retry.
+            if status == NATS_OK { asyncErrors.firstFailure = nil }
         }
         guard status == NATS_OK || status == NATS_NOT_YET_CONNECTED, connection != nil else {
             throw NatsError(status, "connect")
@@ -168,7 +190,7 @@ final class NatsKV {
     /// a first connect succeeds, why the first attempt failed.
     var connectionError: String {
         guard let connection else { return "" }
-        if let firstFailure, reconnects == 0 { return firstFailure }
+        if let firstFailure = asyncErrors.firstFailure { return firstFailure }
         var text: UnsafePointer<CChar>?
         let status = natsConnection_GetLastError(connection, &text)
         guard status != NATS_OK else { return "" }
