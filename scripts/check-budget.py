@@ -33,7 +33,8 @@ What the loop thread spends on them is what every other player waits for: per br
 the loop thread (callgrind counts each thread apart; the OpenSession is decoded on a worker thread, whose
 share is shown beside) and the OpenSession's allocations (every thread's) have budgets of their own, and
 the heap must neither grow and shrink (brk) nor map memory (mmap) in every OpenSession cycle: both cost
-page faults on each request.
+page faults on each request. Nor may a cycle keep an allocation (on any thread): what a session and its
+decoding take is given back at its close.
 
 Usage: check-budget.py BIN_DIR INSTRUCTION_BUDGET ALLOCATION_BUDGET CODE_PAGE_BUDGET CODE_LINE_BUDGET
                        BREAK_INSTRUCTION_BUDGET BREAK_ALLOCATION_BUDGET PAGE_INSTRUCTION_BUDGET
@@ -503,10 +504,14 @@ def main(argv):
     big_instructions = big.loop.counted / per_break
     big_allocations = sum(big.allocations().values()) / per_break
     big_heap = big.heap_syscalls() / BIG_CYCLES
+    big_kept = big.net_allocations() / BIG_CYCLES
     print(f"check-budget: an OpenSession of {BIG_BREAKS:,} breaks and its close: {big_instructions:,.0f} instructions "
           f"on the loop thread ({big.others / per_break:,.0f} on the others) and {big_allocations:.2f} allocations "
-          f"per break, {big_heap:g} heap system calls per cycle "
-          f"(budgets {break_instruction_budget:,}, {break_allocation_budget / 100:.2f}, 0)")
+          f"per break, {big_heap:g} heap system calls and {big_kept:g} allocations kept per cycle "
+          f"(budgets {break_instruction_budget:,}, {break_allocation_budget / 100:.2f}, 0, 0)")
+    # Rounded, as the connection cycles': a table grown once during the cycles is not kept per cycle.
+    if round(big_kept) != 0:
+        verdict.append(f"{big_kept:g} allocations kept per large OpenSession and close, where none may be")
     if big_instructions > break_instruction_budget:
         verdict.append(f"{big_instructions:,.0f} instructions per break of the large OpenSession, over the budget of "
                        f"{break_instruction_budget:,}")
