@@ -104,9 +104,8 @@ public final class RequestDecodeThread: RequestDecoding {
 final class WorkQueue: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t> = .allocate(capacity: 1)
     private let ready: UnsafeMutablePointer<pthread_cond_t> = .allocate(capacity: 1)
-    // Guarded by `mutex`.
+    // Guarded by `mutex`. At most a job per connection waits (its requests are held meanwhile).
     private var queue: [@Sendable () -> Void] = []
-    private var head = 0
     private var stopping = false
 
     init() {
@@ -136,19 +135,16 @@ final class WorkQueue: @unchecked Sendable {
         pthread_mutex_unlock(mutex)
     }
 
-    /// The next job, waiting for one; nil once stopped and empty.
+    /// The next job, taken out of the queue (its request's bytes go with it once it has run), waiting for
+    /// one; nil once stopped and empty.
     private func next() -> (@Sendable () -> Void)? {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
-        while head == queue.count {
-            // Emptied: the array's storage goes with what it held.
-            queue = []
-            head = 0
+        while queue.isEmpty {
             if stopping { return nil }
             pthread_cond_wait(ready, mutex)
         }
-        defer { head += 1 }
-        return queue[head]
+        return queue.removeFirst()
     }
 
     /// Starts the thread that runs the jobs; it keeps the queue until stopped. Nil if it cannot start.
