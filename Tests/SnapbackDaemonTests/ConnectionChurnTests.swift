@@ -10,9 +10,11 @@ import Testing
 /// loop's deadline list with its read buffer for those 5 s, and under churn glibc's heap grew behind them
 /// for good (10,000 connect/close cycles: 5.5 → 49 MiB, +44 MiB every further 10,000).
 ///
-/// Rounds of 3,000 connections through the real binary, each round the same mix: plain connect and
-/// close, Hello then close, Hello with a session opened and closed, and a peer that vanishes in the
-/// middle of a frame. The RSS after the last round must be within 1 MiB of the RSS after the first.
+/// Rounds of 3,200 connections through the real binary, each round the same mix: plain connect and
+/// close, Hello then close, Hello with a session opened and closed, a peer that vanishes in the
+/// middle of a frame, and players sending an OpenSession of 1,000 breaks (decoded on the daemon's worker
+/// thread), half of them waiting for it, half gone with it in flight. The RSS after the last round must be
+/// within 1 MiB of the RSS after the first.
 @Suite struct ConnectionChurnTests {
     static let rounds = 4
     static let driftLimitKiB = 1024
@@ -31,6 +33,18 @@ import Testing
         return bytes + [UInt8](repeating: 0, count: 8)
     }()
 
+    /// An OpenSession of 1,000 breaks: a 70 KB body, over the size decoded off the loop.
+    static let largeOpen = OpenSessionRequest(
+        streamId: "large", contentId: "churn-large",
+        breaks: (0..<1000).map {
+            AdBreak(id: "break-\($0)", start: 600 + Double($0) * 700, duration: 60, adDurations: [15, 15, 15, 15])
+        })
+
+    /// Hello and the large OpenSession in one write, from a peer that then goes.
+    static let helloAndLargeOpen: [UInt8] =
+        TestFrames.hello(callId: 1).encoded
+        + Frame(header: .request(callId: 2, method: WireMethod.openSession.rawValue), body: largeOpen.encoded()).encoded
+
     static func churn(_ daemon: DaemonHarness, round: Int) throws {
         for _ in 0..<1000 {
             try connectAndVanish(daemon.socketPath)
@@ -47,6 +61,12 @@ import Testing
         for _ in 0..<500 {
             try connectAndVanish(daemon.socketPath, writing: halfFrame)
         }
+        for i in 0..<100 {
+            let player = try daemon.player("churn-large-\(i)")
+            _ = try player.closeSession(try player.openSession(Self.largeOpen).sessionId)
+            player.close()
+            try connectAndVanish(daemon.socketPath, writing: helloAndLargeOpen)
+        }
     }
 
     @Test func connectionsGiveBackWhatTheyTook() throws {
@@ -60,11 +80,11 @@ import Testing
             let rss = SessionChurnTests.settledRSS(
                 daemon.pid, atMost: afterRound.first.map { $0 + Self.driftLimitKiB } ?? .max)
             afterRound.append(rss)
-            print("connection churn round \(round): \(rss) KiB after 3,000 connections")
+            print("connection churn round \(round): \(rss) KiB after 3,200 connections")
         }
         #expect(
             afterRound.last! <= afterRound.first! + Self.driftLimitKiB,
-            "RSS after each round of 3,000 connections (KiB): \(afterRound)")
+            "RSS after each round of 3,200 connections (KiB): \(afterRound)")
         daemon.terminate()
         #expect(daemon.waitForExit() == .exit(0))
         #expect(daemon.errorLines.isEmpty, "\(daemon.errorLines)")
