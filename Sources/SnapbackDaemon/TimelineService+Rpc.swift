@@ -202,7 +202,8 @@ extension TimelineService {
                 lastBreakCompletedAt: lastBreakCompleted)
             // The configured default policy and bookmark timing, under the session's own overrides.
             sessionConfiguration.policy = configuration.policy(requestedPreset: open.requestedPreset, overrides: open.overrides)
-            // A live session's growth is refused by the timeline, which sees which breaks are new.
+            // The session's limit is the timeline's: it counts the breaks ad rules build, and a live
+            // session's growth by the breaks that are new.
             sessionConfiguration.maxBreaks = configuration.maxBreaksPerSession
             timeline = try TimelineSession(sessionConfiguration)
         } catch {
@@ -211,9 +212,7 @@ extension TimelineService {
         }
         resume = timeline.resumeContentTime
         // Ad rules generate theirs: counted once built.
-        guard fitsSession(timeline.layout.count, header, connection),
-            hasRoom(forBreaks: timeline.layout.count, header, connection)
-        else { return }
+        guard hasRoom(forBreaks: timeline.layout.count, header, connection) else { return }
         let id = sessions.makeId()
         let entry = SessionEntry(
             id: id, timeline: timeline, connection: connection, callId: header.callId, request: open,
@@ -263,17 +262,6 @@ extension TimelineService {
         execute(actions, for: entry, at: now)
         let last = entry.pushSeq == seqBefore ? 0 : entry.pushSeq
         replyToEvent(connection, header, lastPushSeq: last)
-    }
-
-    /// Whether a session of `count` breaks is within `max-breaks-per-session`; if not, answers
-    /// RESOURCE_EXHAUSTED. (A request carrying more is refused while it is decoded, before its breaks are
-    /// read; this catches the breaks ad rules build and a live session's growth.)
-    private func fitsSession(_ count: Int, _ header: FrameHeader, _ connection: any PeerPort) -> Bool {
-        guard count > configuration.maxBreaksPerSession else { return true }
-        fail(
-            connection, header, .resourceExhausted,
-            "the session would hold \(count) ad breaks, more than the \(configuration.maxBreaksPerSession) allowed")
-        return false
     }
 
     /// Whether `count` more breaks fit the daemon-wide bound; if not, answers RESOURCE_EXHAUSTED.

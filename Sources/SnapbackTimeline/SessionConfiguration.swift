@@ -21,8 +21,9 @@ public struct SessionConfiguration: Sendable, Equatable {
     /// Wall time (same clock as `now`) at which a break last completed on this device, for a cooldown that
     /// holds across players.
     public var lastBreakCompletedAt: Double?
-    /// The most breaks the session may hold: a live session that `breaksUpdated` would take past it is
-    /// refused (`tooManyBreaks`), the update left unapplied. At most `TimelineLayout.maxBreaks`.
+    /// The most breaks the session may hold: a session whose breaks (carried or built by ad rules) pass
+    /// it is refused, and so is an update that would take a live session past it, left unapplied
+    /// (`sessionFull`). At most `TimelineLayout.maxBreaks`.
     public var maxBreaks: Int = TimelineLayout.maxBreaks
 
     public init(

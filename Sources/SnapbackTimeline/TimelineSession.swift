@@ -137,6 +137,8 @@ public struct TimelineSession: Sendable {
         settings = try TimelineSettings(configuration, breaks: &breaks)
         let live = settings.isLive
         let built = try TimelineLayout(breaks: AdBreak.geometry(of: breaks, live: live), identity: settings.adRulesMode)
+        // The breaks ad rules build count against the session's limit as those a request carries.
+        if built.count > settings.maxBreaks { throw .sessionFull(holding: built.count, limit: settings.maxBreaks) }
         layout = built
         streamEnd = Self.streamEnd(settings, built)
         if !settings.adRulesMode, let d = settings.contentDuration, !settings.isLive, let last = built.breaks.last,
