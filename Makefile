@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # snapback — `make help` lists the targets.
 SHELL := /bin/bash
 .DEFAULT_GOAL := help

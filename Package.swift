@@ -1,4 +1,5 @@
 // swift-tools-version: 6.0
+// SPDX-License-Identifier: Apache-2.0
 // snapback: the ad-timeline daemon for set-top boxes.
 //
 // Layout (core modules never import the shell):

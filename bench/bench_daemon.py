@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """snapbackd started for a bench script: its own socket and state directory, a configuration file only
 when given one.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The longest requests a player can send, and what they cost everybody else.
 
 snapbackd serves every player from one event-loop thread: while it works on one request, every other

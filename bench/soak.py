@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """A long soak: many players for a long time, reconnecting as restarting players do.
 
 Starts the release snapbackd with its own state directory and runs PLAYERS players (threads in WORKERS

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """What the daemon's loop spends per break on the cold path's largest messages.
 
 Starts SNAPBACKD with room for a session of --breaks breaks (max-breaks-per-session and max-frame-size

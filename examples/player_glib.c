@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A minimal player on a GLib main loop. The library is one GSource: prepare() gives GLib the
  * library's timeout, the descriptor is watched with the events the library wants (updated every
  * iteration, since they change with the output queue and across reconnections), and dispatch() hands

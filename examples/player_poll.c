@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A minimal player on plain poll(2): the library's descriptor beside the player's own (here a timer
  * descriptor for the playback clock), one poll, then dispatch what is ready.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The scripted player both examples run: a stitched on-demand stream of 30 minutes of content with
  * two 60-second ad breaks (b1 at 600 s, b2 at 1200 s of stream time), played fast (10 s of stream per
  * tick). At 300 s the scripted viewer seeks to 900, over the unwatched b1: snapbackd pushes a seek

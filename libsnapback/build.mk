@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # libsnapback: the C client library, its examples and its tests. Included by the top-level Makefile.
 #
 # Everything is built under .build-c/ (release/ with -O2, asan/ with AddressSanitizer and

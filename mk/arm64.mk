@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # snapback for aarch64, the boxes' CPU (scripts/test-arm64.sh). The daemon, the CLI and the tests are
 # cross-compiled at native speed with Debian sid's Swift 6.2 (the tree of `make check-swift62`) against
 # an arm64 Debian sid tree (ARM64_ROOT, made once by mmdebstrap and remade when its package list

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Benchmarks (not in `make test`): each against a baseline measured in the same run (docs/performance.md).
 .PHONY: bench soak bench-grpc
 

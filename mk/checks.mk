@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The checks `make test` runs after the tests: the budgets of the hot path and the footprint, the
 # systemd units, the install tree, the generated code and the formatting.
 .PHONY: check-systemd check-install check-footprint check-budget format lint check-proto proto grpc-proto
@@ -54,7 +55,8 @@ SWIFT_SOURCES := Sources Tests Package.swift
 format: ## Format the Swift sources (swift format, .swift-format)
 	$(SWIFT) format format --in-place --recursive --parallel $(SWIFT_SOURCES)
 
-lint: ## Fail if a Swift source is not formatted as `make format` would
+lint: ## Fail if a Swift source is not formatted as `make format` would, or a source names no licence (SPDX)
+	@scripts/check-spdx.sh
 	$(SWIFT) format lint --strict --recursive --parallel $(SWIFT_SOURCES)
 
 # The gRPC bench's Swift code is checked against its stamp only (the sha256 of its inputs): regenerating

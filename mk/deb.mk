@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # make deb and make check-deb: Debian binary packages for ARCH (amd64 or arm64), built by
 # scripts/build-deb.sh from a staged install tree, and their install test in a clean Debian chroot
 # (scripts/check-deb.sh). docs/operations.md tells how to use them.

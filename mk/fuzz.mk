@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # libFuzzer over what parses a peer's bytes (not in `make test`, which replays the committed corpora).
 .PHONY: fuzz fuzz-merge
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # make install and make uninstall (PREFIX, DESTDIR and the directories are set in the Makefile, before
 # the includes that install into them).
 INSTALLED   := $(BINDIR)/snapbackd $(BINDIR)/snapback $(BINDIR)/snapback-sync \

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # `make test-powercut`: the power-cut durability test (Tests/clients/python/power_cut.py), the state
 # directory on LazyFS, the FUSE filesystem that drops every write not fsynced when told to. Not part of
 # `make test` nor CI: LazyFS is no Debian package and its source is not in this repository. LAZYFS is its

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The oldest Swift the package supports, 6.2 (Debian sid's swiftlang), beside the 6.3 of every other target.
 # `make check-swift62` makes a Debian sid tree with that toolchain and the build's -dev packages (mmdebstrap,
 # once, in SWIFT62_ROOT; remade when its package list changes), then in a chroot of it builds the package

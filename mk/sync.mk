@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # `make test-sync`: household sync against a real nats-server (issue #27). config/nats-server.conf's
 # permissions checked with libnats itself (Tests/sync/kv_probe.c, Tests/sync/test_permissions.py), then
 # two households' boxes — snapbackd and snapback-sync each — through the players' protocol

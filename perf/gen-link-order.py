@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """make link-order: which code the release daemon runs, as the linker's section order.
 
 Runs the release snapbackd under callgrind as `make check-budget` does (start-up reading the installed

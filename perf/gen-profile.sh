@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # perf/gen-profile.sh BIN_DIR OUT FLAGS... — make profile: the release daemon's execution profile.
 #
 # Builds snapbackd instrumented (LLVM's IR-level profiling, in its own scratch directory .build-profile,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The release daemon's speed levers (perf/README.md: what each does, the figure that keeps it, and how to
 # measure it again). `make release`, and so the budgets, the benchmarks and `make install`, builds with
 # them; `swift build -c release` alone builds the same daemon without them.

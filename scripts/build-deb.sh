@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Debian binary packages from a staged install tree:
 #
 #   scripts/build-deb.sh --stage DIR --arch ARCH --out DIR --version VERSION [--revision N]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """make check-budget: the hot path's cost, counted rather than timed.
 
 Runs the release snapbackd under callgrind twice, driven by `snapback-bench exchange` through the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Run by scripts/check-deb.sh inside a clean Debian tree, with the packages in /tmp/debs:
 #
 #   /bin/sh /tmp/check-deb-chroot.sh VERSION

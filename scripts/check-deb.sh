@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The packages `make deb` built, checked as a box would get them (`make check-deb` runs it):
 #
 #   scripts/check-deb.sh --debs DIR --arch ARCH --suite SUITE --version VERSION --cache DIR --mirror MIRROR

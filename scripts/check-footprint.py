@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """make check-footprint: what the release daemon costs the box at rest.
 
 Starts the release snapbackd, its binary read from disk (as after a boot; see evict_from_page_cache),

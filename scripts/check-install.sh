@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # `make install` into a temporary DESTDIR lays out the expected tree, with ExecStart= rewritten to the
 # PREFIX, stripped binaries and a default configuration that snapbackd accepts, and libsnapback that a C
 # program builds against with pkg-config alone (shared and static) and uses to talk to the installed

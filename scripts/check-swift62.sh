@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the package with the oldest Swift it supports (6.2, Debian sid's swiftlang) and runs its tests
 # there: `make check-swift62`. The toolchain lives in a Debian tree made once by mmdebstrap and reused;
 # the package is bind-mounted into it read-write (SwiftPM writes Package.resolved beside Package.swift) and

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Checks the systemd units and the man pages, without a running systemd (CI has none):
 #
 #   scripts/check-systemd.sh SNAPBACKD_BINARY SNAPBACK_SYNC_BINARY

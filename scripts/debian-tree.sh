@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Sourced by the checks that build or run in a Debian tree of their own (check-swift62.sh, test-arm64.sh):
 # making the tree once with mmdebstrap and reusing it, and passing the host's git redirections into it.
 # The caller defines skip() (prints why and exits 0) and its own name in $tool.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # scripts/demo.sh BIN_DIR — the snapback story, end to end (`make demo` runs it with .build/release).
 #
 # Starts BIN_DIR/snapbackd on a socket in a new temporary directory with --log-level info, its log lines

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # make fuzz-merge: folds what `make fuzz` found into the corpus kept in the repository, minimised.
 #
 #   fuzz-merge.sh FUZZER REPO_CORPUS WORK_CORPUS

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # snapback for aarch64, the set-top boxes' CPU: cross-compiled at native speed, tested under qemu-user.
 #
 #   test-arm64.sh cross PACKAGE_DIR DESTDIR   `make cross-arm64`: build, then install into DESTDIR as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #ifndef SNAPBACK_CLIBUV_SHIM_H
 #define SNAPBACK_CLIBUV_SHIM_H
 #include <uv.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #ifndef SNAPBACK_CSQLITE_SHIM_H
 #define SNAPBACK_CSQLITE_SHIM_H
 #include <sqlite3.h>

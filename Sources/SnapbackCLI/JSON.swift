@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A JSON value, written without Foundation: members keep the order they were given in, so that the
 /// CLI's `--json` output is stable and reads in the same order as its text.
 public indirect enum JSON: Equatable, Sendable {

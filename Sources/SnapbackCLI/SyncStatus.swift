@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The sync agent's status file (`snapback-sync(8)`, default `/run/snapback-sync/status`): `key = value`
 /// lines, written whole and renamed into place by the agent, read by `snapback status`.
 public struct SyncStatus: Equatable, Sendable {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A time as an operator types it: seconds (`960`, `7.5`) or `m:ss` / `h:mm:ss` with optional fractions
 /// (`16:00`, `1:02:03.5`), as `clock` prints them. nil for anything else, negatives and non-finite values.
 public func parseTime(_ text: String) -> Double? {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import ArgumentParser
 
 /// An integer option's range check, worded as the tools always have: `--batch: '0' is not a whole number

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Glibc
 
 /// Unbuffered output: every call is one `write(2)`, so lines from this tool and from a daemon sharing the

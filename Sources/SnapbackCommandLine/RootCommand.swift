@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import ArgumentParser
 
 /// Parses the command line as `Root`'s and runs the command; returns the exit status. Help and

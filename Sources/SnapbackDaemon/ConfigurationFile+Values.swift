@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import SnapbackTimeline
 
 /// How the configuration file spells values: durations, sizes, counts, id lists, booleans; and its text rules.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 extension Connection {
     /// Per-connection limits.
     public struct Configuration: Sendable, Hashable {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The connection's two timeouts: Hello within `helloTimeout` of accepting, and a frame complete within
 /// `partialFrameTimeout` of its first byte. The loop checks them (``EventLoop``'s watch list).
 extension Connection {

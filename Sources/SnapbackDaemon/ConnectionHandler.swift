@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import SnapbackWire
 
 /// What the daemon does with connections and frames: the RPC service implements it. Every method is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// snapbackd's command line. The options that the configuration file also sets are nil unless given:
 /// when given, they win over the file (``DaemonConfiguration/overridden(by:)``), at start and on reload.
 public struct DaemonOptions: Sendable, Hashable {

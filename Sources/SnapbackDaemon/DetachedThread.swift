@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Glibc
 
 /// Runs `body` once on a new detached thread: for the rare work that may block (reading configuration

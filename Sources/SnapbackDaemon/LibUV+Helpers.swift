@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import CLibUV
 
 // Small conversions libuv needs from Swift: its handle "subclasses" are separate C structs, so a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A one-shot or repeating timer on the loop calling a closure on the loop thread (the loop's
 /// ``TimerQueue``: one timerfd for all timers, so `epoll_wait` never needs a timeout).
 ///

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A growable byte buffer for output waiting to be written. Noncopyable: it owns its memory, and the
 /// memory must stay put while libuv writes from it.
 struct OutboundBuffer: ~Copyable {

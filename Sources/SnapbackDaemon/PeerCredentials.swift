@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Glibc
 
 /// Who is on the other end of a Unix socket, as the kernel saw it when the peer connected

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import SnapbackWire
 
 /// What the timeline service needs of a connected player: send it frames, close it, know who it is.

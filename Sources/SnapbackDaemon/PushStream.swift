@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import SnapbackWire
 
 /// A server stream of one call on one connection (Control/WatchDecisions, Sync/WatchChanges). Its pushes

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Timers that fire together on a shared grid of monotonic time — the periodic bookmarks of every playing
 /// session. A timer started for `deadline` is moved to the nearest multiple of `tick` seconds (a tick
 /// at most its own delay, so it never moves by more than half of it), and every timer of one grid

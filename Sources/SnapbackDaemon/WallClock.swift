@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Glibc
 
 /// The system's clocks in seconds: the wall clock, which dates things and may be stepped, and the

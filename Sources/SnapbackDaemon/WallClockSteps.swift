@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// How the wall clock stood against the monotonic clock during this run: one epoch per offset
 /// (wall − monotonic), a new one each time the wall clock is stepped. It turns "the last 24 hours" —
 /// real time, measured on the monotonic clock — into the wall-time ranges the store's rows were

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import SnapbackDaemon
 
 /// Time that moves only when told to: a wall clock and a monotonic clock that ``advance(by:)`` moves

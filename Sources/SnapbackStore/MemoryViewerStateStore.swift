@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import SnapbackTimeline
 
 /// Viewer state in memory, for the in-process service under tests and the fuzzer: nothing durable, no

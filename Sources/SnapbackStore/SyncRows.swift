@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import SnapbackTimeline
 
 /// Reading stamps and records from rows. A row that does not make a valid record (a file edited by

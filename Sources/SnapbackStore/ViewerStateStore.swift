@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import SnapbackTimeline
 
 /// Why a store operation failed. The RPC layer maps `full` to RESOURCE_EXHAUSTED and `unavailable` to

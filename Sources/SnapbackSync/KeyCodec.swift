@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The bucket's keys (snapback-sync(8), docs/sync.md):
 ///
 /// - `<household>.<profile>.<content>`: the record (bookmark or tombstone) of one bookmark key;

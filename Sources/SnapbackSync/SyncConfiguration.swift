@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import SnapbackTimeline
 
 /// A configuration file that cannot be used: `file:line: reason` (no line when the whole file is at

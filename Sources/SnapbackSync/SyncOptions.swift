@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// snapback-sync's command line.
 public enum SyncCommand: Equatable, Sendable {
     case run(configPath: String)

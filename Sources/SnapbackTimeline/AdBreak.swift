@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// One ad break of a session's timeline.
 ///
 /// Times are seconds. In a stitched (server-side) stream `start` is the stream time at which the break

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 extension AdPolicy {
     /// One field of the policy as every outside form of it names it.
     ///

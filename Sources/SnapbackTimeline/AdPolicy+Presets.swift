@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 extension AdPolicy {
     /// The named presets, by the name used on the wire, in configuration files and on the command line.
     public enum Preset: String, Sendable, CaseIterable {

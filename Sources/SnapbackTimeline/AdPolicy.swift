@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Every decision the timeline takes around ad breaks, as one value with documented defaults.
 ///
 /// The defaults are snapback's own choices (see `docs/policy.md` for the reasoning and the anchors). The

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Client-side ad rules (IMA ad rules, seed 004): breaks scheduled on *content* time — a pre-roll,
 /// mid-rolls at given times or every N seconds of content, a post-roll. The content player pauses while a
 /// break plays on a separate ad player, so breaks occupy no content time.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A viewer's position in a program, saved as content time (ads excluded) so that a later session of the
 /// same content — with ads of other lengths — resumes at the same point.
 ///

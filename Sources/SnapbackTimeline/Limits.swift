@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The range of every number a session takes from a player, in one place.
 ///
 /// Finite is not enough: a finite but huge duration (1e300) once passed validation and overflowed a

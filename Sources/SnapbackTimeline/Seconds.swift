@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Formats a time in seconds for reasons and logs without Foundation: `600`, `600.5`, `0.125`.
 public struct Seconds: CustomStringConvertible, Sendable {
     public let value: Double

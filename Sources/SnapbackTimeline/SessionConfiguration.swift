@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Everything a session is opened with.
 public struct SessionConfiguration: Sendable, Equatable {
     public var kind: SessionKind

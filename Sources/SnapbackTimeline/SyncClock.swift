@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The hybrid logical clock of household sync (docs/sync.md): every change to a synced bookmark carries a
 /// ``SyncStamp``, and the greater stamp wins. Pure: the wall time is passed in, nothing is read or stored
 /// here (the store keeps the clock's state across restarts).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// What household sync exchanges, and the rule that merges it (docs/sync.md). Pure values: the store
 /// applies the rule to its rows, the agent to what it hears.
 

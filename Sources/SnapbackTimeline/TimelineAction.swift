@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Why the timeline commands a seek.
 public enum SeekReason: String, Sendable, Equatable, CaseIterable {
     /// A seek skipped an unwatched break: back to the break.

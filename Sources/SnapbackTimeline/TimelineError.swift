@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Why the timeline refused an event or a session. Each case names what was wrong; the wire layer maps
 /// them to status codes (`category`) and shows `description` to the player.
 public enum TimelineError: Error, Sendable, Equatable, CustomStringConvertible {

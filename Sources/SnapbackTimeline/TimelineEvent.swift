@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// What a player reports, as one value. `TimelineSession.handle(_:at:)` dispatches each case to the
 /// session's method of the same name; the daemon and the property tests use this form.
 ///

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A session's breaks sorted by start, with prefix sums for O(log n) conversions between stream time
 /// (ads included) and content time (ads excluded), and the validation of a set of breaks. Geometry only,
 /// and immutable: what the viewer did to the breaks (watched, snapbacks) is the session's progress, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The words of a reason, for logs, pushes and the CLI: built only when an edge shows the reason.
 extension TimelineReason: CustomStringConvertible {
     public var description: String {

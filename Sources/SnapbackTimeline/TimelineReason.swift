@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Why the timeline took a decision, as data: which rule, with the times and break it applied to. The
 /// timeline never words a reason; the edges do when they show one (`description`, e.g. "seek 300→900
 /// skipped unwatched break b1 at 600", in the daemon's log, a push's reason, the CLI), so a decision costs

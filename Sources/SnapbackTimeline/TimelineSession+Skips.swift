@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Breaks that are not played where the viewer meets them (`breakSkipped` actions), what the viewer did
 /// with each break (`breakStates`), and the ad events that only confirm what the session concluded.
 extension TimelineSession {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// One player session's ad timeline: a value-type state machine. Events in, actions out, the time
 /// passed in — a monotonic clock's seconds (the daemon's never steps; see `ServiceClock`), from which
 /// it measures every duration: cooldowns, playback between reports, timer deadlines. No I/O, no

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// What a session was opened with, validated, and never changes: its kind, policy, durations and how its
 /// breaks are played. A final class: a session holds it by reference, so handling an event copies one
 /// pointer of configuration instead of the whole policy and the durations.

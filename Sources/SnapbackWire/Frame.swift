@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A frame with its own copy of the body: what a client hands to its caller. The daemon's hot path
 /// uses ``FrameDecoder`` events directly and never builds one of these.
 public struct Frame: Hashable, Sendable {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Incremental decoder of snapback frames (see ``FrameHeader`` for the byte layout).
 ///
 /// The decoder owns one contiguous receive buffer, so a reader can hand its free tail straight to

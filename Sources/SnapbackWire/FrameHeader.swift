@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The fixed 12-byte header in front of every protobuf body on a snapback socket.
 ///
 /// ```

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import CSnapbackProto
 
 /// The messages of the proto package `snapback.v1` as Swift values, generated from `proto/` with their

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import SnapbackTimeline
 
 /// A seek push's reason as the hand-written encoder writes it: the snapback's — the round trip's — worded

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import SnapbackTimeline
 
 /// The snapback round trip's messages read and written straight from and to the frame: protobuf-c's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The services of the snapback protocol, by the id that forms the high byte of a method id.
 public enum WireService: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     case control = 0

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The reply to every session event, the snapback round trip's: written straight into a connection's
 // outbound buffer by its generated writer (`ProtoPlainMessage`). Every other reply is its message's
 // `encode(into:)`.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import SnapbackTimeline
 
 /// Every number of a request checked against its range (`Limits`, documented in PROTOCOL.md "Ranges")

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import SnapbackFuzzing
 
 // libFuzzer entry point over the whole service in process (DaemonReplay: embedded peers, a manual

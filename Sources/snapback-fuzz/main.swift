@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import SnapbackFuzzing
 
 // libFuzzer entry point over the frame decoder, the request decoding and the timeline:

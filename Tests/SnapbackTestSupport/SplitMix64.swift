@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// SplitMix64 (Steele, Lea, Flood 2014): a small seeded generator shared by the test suites, so every
 /// failure replays from its seed.
 public struct SplitMix64: RandomNumberGenerator {

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The named checks the sync scripts run: a PASS or FAIL line each, the failures kept for the summary."""
 
 import time

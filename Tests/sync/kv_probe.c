@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kv-probe: one call of libnats's key-value API on the `snapback` bucket, for the sync tests.
  *
  *   kv-probe URL USER put KEY VALUE     bind the bucket (create it, history 5, if it does not exist),

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A real nats-server for the sync tests, configured by the repository's config/nats-server.conf.
 
     with NatsServer(work_dir) as nats:

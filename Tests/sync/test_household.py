@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Household sync end to end: a real nats-server, snapbackd and snapback-sync boxes, the players' protocol.
 
     python3 Tests/sync/test_household.py --snapbackd .build/debug/snapbackd \\

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """config/nats-server.conf's permissions, checked with libnats itself against a real nats-server.
 
     python3 Tests/sync/test_permissions.py KV_PROBE

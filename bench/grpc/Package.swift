@@ -1,4 +1,5 @@
 // swift-tools-version: 6.1
+// SPDX-License-Identifier: Apache-2.0
 // bench/grpc: the usual alternative to snapbackd, measured beside it by `make bench-grpc`.
 //
 // A gRPC-Swift-2 server over a Unix socket answering the same call as snapbackd's bench (SeekEnded over

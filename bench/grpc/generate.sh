@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Regenerates Sources/SnapbackGRPCProto from proto/snapback/v1 and Protos/ with swift-protobuf's and
 # grpc-swift-protobuf's protoc plugins, built from this package's dependencies (slow: minutes). The
 # output is committed, so `make bench-grpc` does not build the plugins.
@@ -106,7 +107,9 @@ protoc -I "$protos" -I "$here/Protos" \
 # protoc writes into subfolders named after the .proto paths; the target wants its files flat.
 find "$out" -mindepth 2 -name '*.swift' | while read -r f; do
     rel=${f#"$out/"}
-    mv "$f" "$out/${rel//\//_}"
+    # The plugins write no licence line: each file gets the one the hand-written sources start with.
+    { echo "// SPDX-License-Identifier: Apache-2.0"; cat "$f"; } >"$out/${rel//\//_}"
+    rm "$f"
 done
 find "$out" -mindepth 1 -type d -empty -delete
 # Written last: a run that stopped half-way leaves no stamp, and --check fails.

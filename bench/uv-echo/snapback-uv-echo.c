@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* snapback-uv-echo: the libuv floor of `snapback-bench daemon --spacing` (and of the round trip bench).
  *
  * The same peer as `snapback-bench echo-peer` — on fd 3, reads requests of a fixed size and answers each with

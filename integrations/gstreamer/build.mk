@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The GStreamer plugin (libgstsnapback.so: the "snapback" tracer and the "snapbacksink" element) and its
 # end-to-end test with real playbin and playbin3 pipelines. Included by the top-level Makefile after
 # libsnapback/build.mk and integrations/mpv/build.mk (it shares the mpv plugin's chapter, sidecar and JSON

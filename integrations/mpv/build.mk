@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The mpv plugin (snapback.so), its unit tests and its end-to-end test with a real mpv. Included by
 # the top-level Makefile after libsnapback/build.mk.
 #

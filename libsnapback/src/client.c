@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libsnapback: the connection, the request queue, dispatch, reconnection and the public calls.
  *
  * Life of a call: a public function encodes the request body (without the session id when the call

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libsnapback internals shared by client.c (connection, queue, dispatch) and messages.c (the mapping
  * between the public structs and the protobuf-c messages). Nothing here is exported. */
 #ifndef SNAPBACK_INTERNAL_H

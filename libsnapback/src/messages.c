@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The mapping between libsnapback's public structs and the protobuf-c messages generated from
  * proto/snapback/v1 (the same generated code the daemon uses). */
 #define _POSIX_C_SOURCE 200809L

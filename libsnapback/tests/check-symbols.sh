@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # check-symbols.sh LIBRARY.so HEADER — the shared library exports exactly the functions its public
 # header declares (SNAPBACK_API), all named snapback_ followed by a letter: the protobuf-c code compiled
 # into it (snapback__v1__...) and every internal helper stay hidden. Also checks the soname.

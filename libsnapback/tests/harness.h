@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The C tests' harness: the real snapbackd in a temporary directory (spawn, wait for its socket,
  * signal, restart on the same state), a player that records what the library delivers, and a poll
  * loop with a deadline that drives the library the way a player's main loop does. */

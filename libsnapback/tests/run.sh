@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # run.sh BUILD_DIR SNAPBACKD — runs libsnapback's tests from one build (plain or sanitizer): the
 # integration tests (each starts its own daemon), then both example players against a daemon started
 # here, each of which must play its scripted story to the end (exit 0). Used by `make test-c`.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libsnapback against the real snapbackd: test_client SNAPBACKD [TEST...]. Each test starts its own
  * daemon in a temporary directory. Exit status 0 when every check passed. */
 #include <sys/epoll.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #ifndef SNAPBACK_CLINUX_H
 #define SNAPBACK_CLINUX_H
 /* Linux calls the command-line client's benchmarks and the daemon's soak test need and Swift's Glibc

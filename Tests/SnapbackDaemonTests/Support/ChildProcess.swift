@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Foundation
 
 /// Runs a program to its end; returns its exit status and what it wrote to stdout and stderr together.

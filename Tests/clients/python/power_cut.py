@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Power-cut durability test: snapbackd's state directory on LazyFS, many cuts, nothing acknowledged lost.
 
     python3 Tests/clients/python/power_cut.py --lazyfs PATH/TO/lazyfs --snapbackd .build/release/snapbackd

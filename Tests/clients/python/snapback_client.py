@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A standard-library-only Python 3 client for snapbackd (snapback wire protocol, version 1).
 
 Written from proto/PROTOCOL.md and proto/snapback/v1/*.proto alone, as a check that those are enough.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """End-to-end check of snapbackd with the standard-library Python client (no pytest needed).
 
     SNAPBACKD_BIN=.build/debug/snapbackd python3 Tests/clients/python/test_snapback_client.py

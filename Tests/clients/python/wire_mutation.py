@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Mutated valid frames against the real snapbackd, over its socket, for a bounded time.
 
     wire_mutation.py path/to/snapbackd [--seconds N] [--seed S]

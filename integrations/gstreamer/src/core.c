@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The core: one thread and one libsnapback client for the process, a record per pipeline, the pad
  * probes. See core.h for the design. */
 #define _GNU_SOURCE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The core of the GStreamer integration, shared by its two front ends: the tracer (every playbin and
  * playbin3 of the process, no application change) and the snapbacksink element (a bin around the
  * video sink, for players that can insert one).

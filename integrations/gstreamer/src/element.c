@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* snapbacksink: a bin around a video sink ("sink", autovideosink by default) that puts the pipeline it
  * is in under snapback, for players that can choose their video sink (playbin's video-sink, a sink
  * name in a settings file) but cannot load a tracer:

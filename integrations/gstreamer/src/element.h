@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #ifndef SNAPBACK_GST_ELEMENT_H
 #define SNAPBACK_GST_ELEMENT_H
 

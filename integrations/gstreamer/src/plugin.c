@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The snapback GStreamer plugin: the "snapback" tracer and the "snapbacksink" element. */
 #include <gst/gst.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* SCTE-35 cues into ad breaks. */
 #include "scte.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* SCTE-35 cues from MPEG-TS, as tsdemux sends them downstream (send-scte35-events): splice_insert and
  * time_signal (with segmentation descriptors) turned into ad breaks in stream time. The section is
  * parsed by the gstreamer-mpegts library; tsdemux adds the splice times in running time

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The snapback tracer: GST_TRACERS="snapback" (parameters: "snapback(socket=…,verbose=yes)") with the
  * plugin on GST_PLUGIN_PATH puts every playbin and playbin3 of the process under snapback, with no
  * change to the application.

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """MPEG-TS test media with SCTE-35 cues, made by GStreamer itself (mpegtsmux writes the cues; Debian's
 python3-gst-1.0 and the GstMpegts typelib drive it).
 

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """A plain playbin player for the end-to-end test, driven over its standard input, one command a line.
 
 It knows nothing of snapback: under the tracer it is an unchanged application (the test sets

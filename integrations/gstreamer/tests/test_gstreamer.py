@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """GStreamer under snapback, end to end: the real daemon, real playbin and playbin3 pipelines (player.py,
 an application that knows nothing of snapback) with the plugin loaded as a tracer (GST_TRACERS, the
 application unchanged) or inserted as the video sink (snapbacksink), and test media made at test time:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* SCTE-35 cues into breaks, without a pipeline: sections as tsdemux forwards them (parsed by the
  * gstreamer-mpegts library, splice times in tsdemux's running-time map), segmentation descriptors, and
  * how cues add, close, cancel and order breaks. Run under ASan and UBSan by make test-gstreamer. */

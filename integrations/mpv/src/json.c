@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The sidecar's JSON reader: recursive descent over the grammar of RFC 8259, nothing more. */
 #include "json.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A small, strict JSON reader for the sidecar file (RFC 8259): the whole document in memory, bounded
  * in size and depth, strings checked as UTF-8 and refused when they hold U+0000 (the daemon could not
  * tell "a\0b" from "a"). mpv's client API has no JSON parser for C plugins, and the plugin needs no

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Ad breaks from chapters or a sidecar file, and the small conversions the plugin shows. */
 #define _POSIX_C_SOURCE 200809L
 #include "media.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What the plugin learns from the file before it opens a session: the ad breaks (from chapters whose
  * title marks them as ads, or from a sidecar JSON file) and the content id. Pure functions of their
  * inputs (no mpv calls), so that they are tested without a player. */

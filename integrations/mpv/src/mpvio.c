@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What the plugin asks of mpv (mpvio.h). */
 #define _GNU_SOURCE
 #include "mpvio.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What the plugin asks of mpv: its log lines, asynchronous commands, the start of a file and the
  * on_preloaded hook. Thin calls of mpv's client API that know nothing of the plugin's state. */
 #ifndef SNAPBACK_MPV_MPVIO_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* snapback for mpv: a C plugin (`mpv --script=snapback.so`) that puts mpv under snapbackd's ad
  * timeline through libsnapback.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The plugin's state machine (session.h): the session of the file mpv plays, opened with its resume,
  * what mpv does turned into snapback events, and the daemon's pushes carried out in mpv. Every change
  * of p->session and p->motion is made here. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The plugin's state and its state machine (session.c): the file mpv plays, its session with snapbackd,
  * and mpv's playback as the plugin follows it. plugin.c (mpv's loop, events, options and the file's
  * breaks) calls the functions below; session.c drives libsnapback and asks mpv through mpvio.h only,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Test media for the mpv plugin, made with ffmpeg: two stitchings of one program with different ads.
 
 The program is 75 s of content: a test pattern with its content clock burnt in ("content 0:00:12"),

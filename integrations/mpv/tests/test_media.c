@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The mpv plugin's file-reading half without mpv: ad chapters, the sidecar JSON and its reader, the
  * OSD clock, the sidecar's default path. Exits 1 at the first failed check. */
 #include <math.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """mpv under snapback, end to end: the real daemon, a real mpv (headless: --vo=null --ao=null) with the
 snapback.so plugin, and test media made by ffmpeg (make_media.py). Standard library only.
 

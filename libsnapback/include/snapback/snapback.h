@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libsnapback: the C client library of snapbackd, the ad-timeline daemon of the set-top box.
  *
  * A player links it (`pkg-config --cflags --libs libsnapback`) to talk to snapbackd over its Unix
