@@ -180,19 +180,12 @@ extension TimelineSession {
     public mutating func breaksUpdated(_ breaks: [AdBreak], at now: Double) throws(TimelineError) {
         try checkAccepting("breaks-updated", at: now)
         guard settings.isLive else { throw .notSupported("breaks updated on an on-demand stream") }
-        guard let grown = try layout.adding(AdBreak.geometry(of: breaks, live: true), maxBreaks: settings.maxBreaks) else {
+        guard let grown = try layout.adding(AdBreak.geometry(of: breaks, live: true), maxBreaks: settings.maxBreaks)
+        else {
             return
         }
-        var merged = grown.breaks.map { _ in BreakProgress(watched: false) }
-        for b in breaks where b.watched && policy.watchedWhen != .never {
-            if let j = grown.index(ofBreak: b.id) { merged[j].watched = true }
-        }
-        for (i, b) in layout.breaks.enumerated() {
-            if let j = grown.index(ofBreak: b.id) { merged[j] = progress.breaks[i] }
-        }
-        layout = grown
-        streamEnd = Self.streamEnd(settings, grown)
-        progress.breaks = merged
+        let honoured = policy.watchedWhen != .never
+        adopt(grown, markingWatched: breaks.lazy.filter { honoured && $0.watched }.map(\.id))
     }
 
     /// Closed by the player or by its disconnection: the final bookmark.
