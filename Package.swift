@@ -119,9 +119,11 @@ let package = Package(
         .target(
             name: "SnapbackStore", dependencies: ["SnapbackTimeline", "CSQLite"],
             swiftSettings: functionSections + profileGuided + freshObjects),
+        // The `key = value` reader of snapbackd.conf and sync.conf.
+        .target(name: "SnapbackConfigFile", swiftSettings: functionSections + freshObjects),
         .target(
             name: "SnapbackDaemon",
-            dependencies: ["CLibUV", "SnapbackWire", "SnapbackTimeline", "SnapbackStore"],
+            dependencies: ["CLibUV", "SnapbackWire", "SnapbackTimeline", "SnapbackStore", "SnapbackConfigFile"],
             swiftSettings: hotPath + functionSections + profileGuided + freshObjects
         ),
         .target(name: "SnapbackEmbedded", dependencies: ["SnapbackDaemon", "SnapbackWire"]),
@@ -135,7 +137,9 @@ let package = Package(
         .executableTarget(name: "snapback-fuzz", dependencies: ["SnapbackFuzzing"]),
         .target(
             name: "SnapbackSync",
-            dependencies: ["SnapbackClient", "SnapbackWire", "SnapbackTimeline", "SnapbackCLI", "CSQLite", "CNats"]),
+            dependencies: [
+                "SnapbackClient", "SnapbackWire", "SnapbackTimeline", "SnapbackCLI", "SnapbackConfigFile", "CSQLite", "CNats"
+            ]),
         .executableTarget(name: "snapback-sync", dependencies: ["SnapbackSync"]),
         .executableTarget(name: "snapback-fuzz-daemon", dependencies: ["SnapbackFuzzing"]),
         .executableTarget(
@@ -177,14 +181,17 @@ let package = Package(
             name: "SnapbackStoreTests", dependencies: ["SnapbackStore", "SnapbackTimeline", "CSQLite", "SnapbackTestSupport"]),
         .testTarget(
             name: "SnapbackSyncTests",
-            dependencies: ["SnapbackSync", "SnapbackClient", "SnapbackWire", "SnapbackTimeline", "SnapbackTestSupport", "CSQLite"]
+            dependencies: [
+                "SnapbackSync", "SnapbackClient", "SnapbackWire", "SnapbackTimeline", "SnapbackConfigFile", "SnapbackTestSupport",
+                "CSQLite"
+            ]
         ),
         .testTarget(name: "SnapbackCLITests", dependencies: ["SnapbackCLI", "SnapbackWire", "SnapbackTimeline"]),
         .testTarget(
             name: "SnapbackDaemonTests",
             dependencies: [
                 "SnapbackClient", "SnapbackWire", "CSnapbackProto", "SnapbackDaemon", "SnapbackEmbedded", "SnapbackStore",
-                "SnapbackFuzzing", "SnapbackTestSupport", "CLinux", "SnapbackSync", "SnapbackCLI"
+                "SnapbackFuzzing", "SnapbackTestSupport", "CLinux", "SnapbackSync", "SnapbackCLI", "SnapbackConfigFile"
             ]
         )
     ]

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import SnapbackConfigFile
 import SnapbackTimeline
 
 /// How the configuration file spells values: durations, sizes, counts, id lists, booleans; and its text rules.
@@ -128,45 +129,5 @@ extension ConfigurationFile {
         text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "," }).map(String.init)
     }
 
-    static func trimmed<S: StringProtocol>(_ text: S) -> String {
-        func blank(_ c: Character) -> Bool { c == " " || c == "\t" || c == "\r" }
-        guard let first = text.firstIndex(where: { !blank($0) }),
-            let last = text.lastIndex(where: { !blank($0) })
-        else { return "" }
-        return String(text[first...last])
-    }
-
-    /// `value  # note` → `value`: a `#` after a blank starts a comment (no value contains one).
-    static func withoutTrailingComment(_ line: String) -> String {
-        var previous: Character = " "
-        for index in line.indices {
-            let character = line[index]
-            if character == "#", previous == " " || previous == "\t" {
-                return trimmed(line[..<index])
-            }
-            previous = character
-        }
-        return line
-    }
-
-    /// A known key one edit away (a typo), if any.
-    static func suggestion(for name: String) -> String? {
-        keys.map(\.name).first { distance($0, name) <= 2 }
-    }
-
-    /// Levenshtein distance, cut off above 2.
-    private static func distance(_ a: String, _ b: String) -> Int {
-        let a = Array(a), b = Array(b)
-        guard abs(a.count - b.count) <= 2, !a.isEmpty, !b.isEmpty else { return 3 }
-        var previous = Array(0...b.count)
-        for i in 1...a.count {
-            var current = [i] + Array(repeating: 0, count: b.count)
-            for j in 1...b.count {
-                let substitution = previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)
-                current[j] = min(previous[j] + 1, current[j - 1] + 1, substitution)
-            }
-            previous = current
-        }
-        return previous[b.count]
-    }
+    static func trimmed<S: StringProtocol>(_ text: S) -> String { KeyValueFile.trimmed(text) }
 }

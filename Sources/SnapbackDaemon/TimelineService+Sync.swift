@@ -30,17 +30,13 @@ final class ChangeWatcher: PushStream {
 
 extension TimelineService {
     /// Changes read from the store at a time, one page a loop turn: a page is read, encoded and queued in
-    /// one go, and the loop turns between pages, serving the players. A change costs ~20,000 instructions
-    /// (three fifths SQLite's: each row of the merged scan is fetched through its primary key; a third its
-    /// encoding), whatever the page (callgrind, 5 catch-ups of 2,048 changes: the same count with pages of
-    /// 32 and of 8): a page of 8 holds the loop about 0.04 ms. Measured (bench/loop_stall.py, a 2,000-change
-    /// catch-up every 50 ms): four pages of 128 a turn held it 0.8–1.6 ms and the bystander's p99 rose
-    /// 7–18×; one of 128 0.3 ms (3.5–5× with the pause below); one of 32, 1.5–2.3×; one of 16, 1.6–2.5×;
-    /// one of 8, 1.7–2.2× (1.2–1.6× when the client reads in turns of 10 ms: the rest is the Python
-    /// client's wake-up a page on the bystander's cores).
+    /// one go, and the loop turns between pages, serving the players. What a change costs (mostly SQLite's
+    /// fetch of its row, then its encoding) does not depend on the page, so small pages cost a catch-up
+    /// nothing and keep what it holds the loop for, each turn, small beside a player's round trip;
+    /// `bench/loop_stall.py` measures a bystander player's latency during catch-ups.
     static let changePage = 8
     /// The pause between two pages of a catch-up, so that a catch-up takes at most a small share of the
-    /// loop: 10,000 changes take about 1.3 s.
+    /// loop: 10,000 changes take 1,250 pauses, over a second and a quarter.
     static let changePagePause = 0.001
     /// Seconds a stream reader may stay behind (its queue over half the bound) without taking any of it
     /// before it is dropped: it resumes from the last change it applied when it reconnects.

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import SnapbackConfigFile
 import Testing
 
 @testable import SnapbackSync
@@ -8,7 +9,7 @@ import Testing
 @Suite struct SyncConfigurationTests {
     static let required = "servers = nats://127.0.0.1:4222\nhousehold = A\n"
 
-    static func error(_ text: String) -> SyncConfigurationError? {
+    static func error(_ text: String) -> ConfigurationError? {
         do {
             _ = try SyncConfiguration.parse(text, file: "sync.conf")
             return nil
@@ -82,6 +83,18 @@ import Testing
             #expect(error?.reason.contains(reason) == true, "\(text): \(String(describing: error))")
             #expect(error?.description.hasPrefix("sync.conf:") == true)
         }
+    }
+
+    /// The syntax of snapbackd.conf (one reader, KeyValueFile), without sections.
+    @Test func theSyntaxIsSnapbackdConfsWithoutSections() throws {
+        // A '#' starts a comment after a blank only, as in snapbackd.conf(5): one inside a value is the value's.
+        let c = try SyncConfiguration.parse(Self.required + "status-file = /run/x#1   # where\n; also a comment\n", file: "s")
+        #expect(c.statusFile == "/run/x#1")
+        #expect(Self.error(Self.required + "[sync]\n")?.description == "sync.conf:3: sync.conf has no sections")
+        #expect(Self.error("servers\n")?.description == "sync.conf:1: expected 'key = value' or a # comment")
+        #expect(Self.error(" = x\n")?.reason == "a key is missing before '='")
+        #expect(Self.error("hosehold = x\n")?.reason == "unknown key 'hosehold' (did you mean 'household'?)")
+        #expect(Self.error("history = 0\n")?.reason.hasPrefix("history: ") == true)
     }
 
     @Test func requiredKeysAndPairsAreCheckedOverTheWholeFile() {

@@ -21,54 +21,35 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tests"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "Tests", "clients", "python"))
 import make_media  # noqa: E402
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "Tests", "clients",
-                                "python"))
 import snapback_client as sb  # noqa: E402
+from e2e import POLL, Failure, check, summary, wait_socket  # noqa: E402  (the players' shared fixture)
+import e2e  # noqa: E402
 
 TOLERANCE = 0.5
-POLL = 0.05
 A = make_media.STITCHINGS["a"]
 B = make_media.STITCHINGS["b"]
 
 
-class Failure(Exception):
-    pass
-
-
-def check(cond, what):
-    if not cond:
-        raise Failure(what)
-    print(f"ok   {what}")
-
-
-def wait_socket(path, proc, seconds, what):
-    deadline = time.monotonic() + seconds
-    while not os.path.exists(path):
-        if proc.poll() is not None:
-            raise Failure(f"{what} exited ({proc.returncode}) before creating {path}")
-        if time.monotonic() > deadline:
-            raise Failure(f"{what} did not create {path} in {seconds} s")
-        time.sleep(0.02)
-
-
-class Mpv:
+class Mpv(e2e.Player):
     """One mpv process with the plugin, driven and observed through its JSON IPC."""
 
+    what = "mpv"
+
     def __init__(self, work, plugin, daemon_socket, media, name, paused=False, opts=""):
+        super().__init__(work, name)
         self.ipc_path = os.path.join(work, f"{name}.ipc")
-        self.log_path = os.path.join(work, f"{name}.log")
         args = ["mpv", "--no-config", "--vo=null", "--ao=null", "--term-osd=force", "--idle=no",
                 f"--script={plugin}", f"--input-ipc-server={self.ipc_path}",
                 f"--script-opts=snapback-socket={daemon_socket},snapback-verbose=yes{opts}"]
         if paused:
             args.append("--pause")
-        self.log = open(self.log_path, "w")
         files = media if isinstance(media, list) else [media]
         self.proc = subprocess.Popen(args + files, stdout=self.log, stderr=subprocess.STDOUT,
                                      stdin=subprocess.DEVNULL)
@@ -95,53 +76,13 @@ class Mpv:
         reply = self.command("get_property", "time-pos")
         return reply.get("data") if reply["error"] == "success" else None
 
-    def wait_position(self, predicate, seconds, what):
-        """Polls time-pos until predicate(pos) holds; returns the positions seen."""
-        seen = []
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            pos = self.position()
-            if pos is not None:
-                seen.append(pos)
-                if predicate(pos):
-                    return seen
-            time.sleep(POLL)
-        raise Failure(f"{what}: not within {seconds} s (positions seen: {summary(seen)})")
-
     def seek(self, target):
         check(self.command("seek", str(target), "absolute")["error"] == "success", f"mpv accepts seek {target}")
 
-    def output(self):
-        if not self.log.closed:
-            self.log.flush()
-        with open(self.log_path, errors="replace") as f:
-            return f.read()
-
     def quit(self):
         self.command("quit")
-        try:
-            code = self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            raise Failure("mpv did not quit within 10 s")
         self.sock.close()
-        self.log.close()
-        check(code == 0, f"mpv quit with status 0 (got {code})")
-
-    def kill(self):
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-
-
-def summary(seen):
-    if len(seen) <= 12:
-        return ", ".join(f"{p:.2f}" for p in seen)
-    return ", ".join(f"{p:.2f}" for p in seen[:6]) + " … " + ", ".join(f"{p:.2f}" for p in seen[-6:])
-
-
-def in_break(stitching, pos):
-    return any(s <= pos < s + d for s, d, _ in make_media.layout(stitching))
+        self.exited("quit")
 
 
 def story(work, plugin, sock, media):
@@ -177,7 +118,7 @@ def story(work, plugin, sock, media):
         while time.monotonic() < deadline:
             later.append(mpv.position())
             time.sleep(POLL)
-        check(all(p is not None and p >= 22 - TOLERANCE and not in_break(A, p) for p in later),
+        check(all(p is not None and p >= 22 - TOLERANCE and not make_media.in_break(A, p) for p in later),
               f"mpv stays past the watched break for 1.5 s ({summary([p for p in later if p is not None])})")
 
         print("-- A: pause and quit")
@@ -186,7 +127,7 @@ def story(work, plugin, sock, media):
         stopped = mpv.position()
         content = make_media.content_time(A, stopped)
         print(f"     paused at stream {stopped:.2f} = content {content:.2f}")
-        check(not in_break(A, stopped), "the pause is in content")
+        check(not make_media.in_break(A, stopped), "the pause is in content")
         mpv.quit()
     finally:
         mpv.kill()
@@ -268,50 +209,25 @@ def main():
         if not shutil.which(tool):
             print(f"test_mpv: SKIPPED: {tool} is not installed (Debian: apt-get install mpv libmpv-dev ffmpeg)")
             return 0
-    work = tempfile.mkdtemp(prefix="snapback-mpv.")
-    sock = os.path.join(work, "snapbackd.sock")
-    daemon_log = open(os.path.join(work, "snapbackd.log"), "w")
-    daemon = None
-    ok = False
-    try:
+
+    def body(work):
         started = time.monotonic()
         media = [make_media.make(work, "a"), make_media.make(work, "b")]
         print(f"test media made in {time.monotonic() - started:.1f} s")
-        daemon = subprocess.Popen([args.snapbackd, "--socket", sock, "--state-dir", os.path.join(work, "state"),
-                                   "--config", "/dev/null", "--log-level", "info"],
-                                  stdout=daemon_log, stderr=subprocess.STDOUT)
-        wait_socket(sock, daemon, 10, "snapbackd")
-        story(work, args.plugin, sock, media)
-        retired_sessions(work, args.plugin, sock, media, daemon)
-        for name in ("a1", "a2", "b1"):
-            with open(os.path.join(work, f"{name}.log"), errors="replace") as f:
-                bad = [l for l in f.read().splitlines() if l.startswith("[snapback]") and
-                       ("failed" in l or "error" in l or "not opened" in l or "did not open" in l)]
-            check(not bad, f"the plugin reported no failure in {name} ({bad[:3]})")
-        daemon.send_signal(signal.SIGTERM)
-        check(daemon.wait(10) == 0, "snapbackd stops cleanly")
-        ok = True
-    except (Failure, subprocess.CalledProcessError, OSError) as e:
-        print(f"FAIL {e}", file=sys.stderr)
-    finally:
-        if daemon and daemon.poll() is None:
+        daemon = e2e.Daemon(args.snapbackd, work, "snapbackd")
+        try:
+            story(work, args.plugin, daemon.sock, media)
+            retired_sessions(work, args.plugin, daemon.sock, media, daemon)
+            for name in ("a1", "a2", "b1"):
+                with open(os.path.join(work, f"{name}.log"), errors="replace") as f:
+                    bad = e2e.plugin_failures(f.read())
+                check(not bad, f"the plugin reported no failure in {name} ({bad[:3]})")
+            daemon.stop()
+        finally:
             daemon.kill()
-            daemon.wait()
-        daemon_log.close()
-        if not ok:
-            for name in ("snapbackd", "a1", "a2", "b1", "r1"):
-                path = os.path.join(work, f"{name}.log")
-                if os.path.exists(path):
-                    with open(path, errors="replace") as f:
-                        lines = [l for l in f.read().replace("\r", "\n").splitlines() if "AV:" not in l]
-                    print(f"--- {name}.log (last 25 lines)", file=sys.stderr)
-                    print("\n".join(lines[-25:]), file=sys.stderr)
-        if args.keep or not ok:
-            print(f"test_mpv: working directory kept: {work}", file=sys.stderr)
-        else:
-            shutil.rmtree(work, ignore_errors=True)
-    print("test_mpv: ok" if ok else "test_mpv: FAILED")
-    return 0 if ok else 1
+
+    # mpv's status line ("AV: …") is left out of the logs shown.
+    return e2e.run("test_mpv", "snapback-mpv.", args.keep, body, noise=("AV:",))
 
 
 if __name__ == "__main__":
