@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Generates the typed Swift mapping of proto/snapback/v1 onto protobuf-c's structs.
 
-    scripts/gen-wire.py DESCRIPTOR_SET SOURCES_DIR TESTS_DIR
+    scripts/gen-wire.py DESCRIPTOR_SET SOURCES_DIR JSON_DIR TESTS_DIR
 
 DESCRIPTOR_SET is `protoc-c --descriptor_set_out --include_imports --include_source_info` over the
 .proto files. For each file X.proto it writes SOURCES_DIR/X.pb.swift: per message, a public Swift value
@@ -14,7 +14,9 @@ not compile. Messages of plain scalars are also read and written straight from a
 (`gen_direct`), and requests with a list of sub-messages, with those sub-messages, read straight from
 them (`gen_clean_reader`). It writes SOURCES_DIR/WireMethod.swift, the services and their methods by id
 (`WireService`, `WireMethod`), and, beside `PolicyOverrides`, the rows that map its fields onto
-`AdPolicy.fields` (`protoRows`). It writes TESTS_DIR/Samples.swift: per message, a value with every
+`AdPolicy.fields` (`protoRows`). It writes JSON_DIR/X.json.swift: per message, its proto3 canonical JSON
+encoder and bounded decoder (`ProtoJSONMessage`, in the module SnapbackJSON, which the daemon does not
+link), and per enum its values' names. It writes TESTS_DIR/Samples.swift: per message, a value with every
 field set, for the round-trip tests.
 
 Needs google.protobuf (Debian: python3-protobuf) for /usr/bin/python3. scripts/gen-proto.sh runs it
@@ -855,15 +857,153 @@ def gen_policy_rows(model, m):
     return out
 
 
+def json_name(proto_name):
+    """protobuf's ToJsonName: each `_` dropped and the letter after it upper-cased."""
+    out, upper = "", False
+    for ch in proto_name:
+        if ch == "_":
+            upper = True
+        else:
+            out += ch.upper() if upper else ch
+            upper = False
+    return out
+
+
+# Per Swift element type: the writer's and the reader's call for a JSON value.
+JSON_WRITE = {"Double": "double", "UInt64": "int64", "Int64": "int64", "UInt32": "int", "Int32": "int",
+              "Bool": "bool", "String": "string"}
+JSON_READ = {"Double": "double()", "UInt64": "uint64()", "Int64": "int64()", "UInt32": "uint32()", "Int32": "int32()",
+             "Bool": "bool()", "String": "string()"}
+
+
+def json_write_call(f, v, w="w"):
+    if f.kind == "message":
+        return f"{w}.message({v})"
+    if f.kind == "enum":
+        return f"{w}.enumValue({v})"
+    return f"{w}.{JSON_WRITE[f.element]}({v})"
+
+
+def json_read_call(f, r="r"):
+    if f.kind == "message":
+        return f"{r}.message({f.element}.self)"
+    if f.kind == "enum":
+        return f"{r}.enumValue({f.element}.self)"
+    return f"{r}.{JSON_READ[f.element]}"
+
+
+def gen_json_message(model, m):
+    """A message's canonical JSON encoder and bounded decoder (`ProtoJSONMessage`)."""
+    fields = [Field(model, m, f) for f in m.field]
+    units = []  # (first field number, kind, payload): a plain field, or a whole oneof
+    oneofs = {}
+    for f in fields:
+        if f.oneof:
+            oneofs.setdefault(f.oneof, []).append(f)
+        else:
+            units.append((f.f.number, "field", f))
+    for name, members in oneofs.items():
+        units.append((min(x.f.number for x in members), "oneof", (name, members)))
+    units.sort(key=lambda u: u[0])
+    if len(units) > 64:
+        sys.exit(f"gen-wire: {m.name}: more than 64 fields and oneofs for the JSON reader's bits")
+    out = ["", f"extension SnapbackV1.{m.name}: ProtoJSONMessage {{"]
+    w = "w" if units else "_"
+    out.append(f"    public func writeJSON(to w: inout ProtoJSONWriter) {{")
+    out.append("        w.beginObject()")
+    for _, kind, u in units:
+        if kind == "oneof":
+            name, members = u
+            out.append(f"        switch self.{lower_camel(name)} {{")
+            for f in members:
+                out.append(f"        case .{f.swift}(let v)?:")
+                out.append(f'            w.key("{json_name(f.proto)}")')
+                out.append(f"            {json_write_call(f, 'v')}")
+            out.append("        case nil: break")
+            out.append("        }")
+            continue
+        f = u
+        key = f'w.key("{json_name(f.proto)}")'
+        v = f"self.{f.swift}"
+        if f.repeated:
+            each = json_write_call(f, "$1", "$0")
+            out.append(f"        if !{v}.isEmpty {{")
+            out.append(f"            {key}")
+            out.append(f"            w.array({v}) {{ {each} }}")
+            out.append("        }")
+        elif f.optional or f.kind == "message":
+            out.append(f"        if let v = {v} {{")
+            out.append(f"            {key}")
+            out.append(f"            {json_write_call(f, 'v')}")
+            out.append("        }")
+        else:
+            present = {"bool": v, "enum": f"{v}.rawValue != 0", "string": f"!{v}.isEmpty"}.get(f.kind, f"{v} != 0")
+            out.append(f"        if {present} {{")
+            out.append(f"            {key}")
+            out.append(f"            {json_write_call(f, v)}")
+            out.append("        }")
+    out.append("        w.endObject()")
+    out.append("    }")
+    out.append("")
+    out.append("    public init(json r: inout ProtoJSONReader) throws(ProtoJSONError) {")
+    out.append("        self.init()")
+    if units:
+        out.append("        var seen: UInt64 = 0")
+    out.append("        try r.beginObject()")
+    out.append("        while let key = try r.nextKey() {")
+    if units:
+        out.append("            switch key {")
+        for bit, (_, kind, u) in enumerate(units):
+            members = u[1] if kind == "oneof" else [u]
+            for f in members:
+                names = [json_name(f.proto)] + ([f.proto] if f.proto != json_name(f.proto) else [])
+                out.append("            case " + ", ".join(f'"{n}"' for n in names) + ":")
+                out.append(f"                try r.once(&seen, {bit}, key)")
+                v = f"self.{f.swift}"
+                if kind == "oneof":
+                    out.append(f"                if let v = try {json_read_call(f)} {{ self.{lower_camel(u[0])} = .{f.swift}(v) }}")
+                elif f.repeated:
+                    out.append(f"                {v} = try r.array {{ (e: inout ProtoJSONReader) throws(ProtoJSONError) in try {json_read_call(f, 'e')} }} ?? []")
+                elif f.optional or f.kind == "message":
+                    out.append(f"                {v} = try {json_read_call(f)}")
+                else:
+                    out.append(f"                if let v = try {json_read_call(f)} {{ {v} = v }}")
+        out.append(f'            default: throw r.unknownField(key, in: "snapback.v1.{m.name}")')
+        out.append("            }")
+    else:
+        out.append(f'            throw r.unknownField(key, in: "snapback.v1.{m.name}")')
+    out.append("        }")
+    out.append("    }")
+    out.append("}")
+    return out
+
+
+def gen_json_file(model, f):
+    out = [SPDX, f"// Generated by scripts/gen-wire.py from proto/{f.name}. DO NOT EDIT.", "",
+           "import CSnapbackProto"]
+    if any(m.name in DOMAIN_TYPES for m in f.message_type):
+        out.append("import SnapbackTimeline")
+    out += ["import SnapbackWire"]
+    for e in f.enum_type:
+        c = Model.c_struct(e.name)
+        out += ["", f"extension {c}: ProtoJSONEnum {{",
+                "    public static let protoNames: [(number: Int32, name: String)] = ["]
+        out += [f'        ({v.number}, "{v.name}"),' for v in e.value]
+        out += ["    ]", "}"]
+    for m in f.message_type:
+        out += gen_json_message(model, m)
+    return out
+
+
 def main():
-    if len(sys.argv) != 4:
+    if len(sys.argv) != 5:
         sys.exit(__doc__)
     fds = descriptor_pb2.FileDescriptorSet()
     with open(sys.argv[1], "rb") as f:
         fds.ParseFromString(f.read())
     model = Model(fds)
-    sources, tests = sys.argv[2], sys.argv[3]
-    for d in (sources, tests):
+    sources, json_sources, tests = sys.argv[2], sys.argv[3], sys.argv[4]
+    for d in (sources, json_sources, tests):
         os.makedirs(d, exist_ok=True)
     for f in model.files:
         base = os.path.splitext(os.path.basename(f.name))[0]
@@ -881,6 +1021,16 @@ def main():
             out.append("")
         with open(os.path.join(sources, f"{base}.pb.swift"), "w") as o:
             o.write("\n".join(out).rstrip() + "\n")
+        with open(os.path.join(json_sources, f"{base}.json.swift"), "w") as o:
+            o.write("\n".join(gen_json_file(model, f)).rstrip() + "\n")
+    with open(os.path.join(json_sources, "Messages.json.swift"), "w") as o:
+        names = sorted(model.messages)
+        lines = [SPDX, "// Generated by scripts/gen-wire.py from proto/snapback/v1. DO NOT EDIT.", "",
+                 "import SnapbackWire", "", "/// Every message of the protocol, in the order of their full names.",
+                 "public let everyProtoJSONMessage: [any ProtoJSONMessage.Type] = ["]
+        lines += [f"    SnapbackV1.{model.messages[k].name}.self," for k in names]
+        lines += ["]"]
+        o.write("\n".join(lines) + "\n")
     with open(os.path.join(sources, "WireMethod.swift"), "w") as o:
         o.write("\n".join(gen_methods(model)).rstrip() + "\n")
     with open(os.path.join(tests, "Samples.swift"), "w") as o:
