@@ -6,6 +6,7 @@
 //   SnapbackTimeline  pure state machine: events in, actions out, time passed in (no I/O, no Foundation)
 //   CSnapbackProto    protoc-c output for proto/snapback/v1 (generated, committed; `make proto`)
 //   SnapbackWire      frame codec and protobuf-c <-> Swift value mapping
+//   SnapbackJSON      every message's proto3 canonical JSON, generated (the CLI and the web bridge; not snapbackd)
 //   SnapbackStore     bookmark and watched-state store interface and implementations
 //   SnapbackDaemon    the libuv shell: loop executor, listener, connections, timers, signals
 //   SnapbackEmbedded  EmbeddedPeer and ManualClock: the daemon's service in process, for the tests, the fuzzer
@@ -19,6 +20,7 @@
 //   SnapbackFuzzing   bytes from a peer through decoder + mapping + timeline, for libFuzzer and the tests
 //   snapback-fuzz     the libFuzzer entry point over decoder, request decoding and timeline
 //   snapback-fuzz-daemon  the libFuzzer entry point over the whole service, in process
+//   snapback-fuzz-json    the libFuzzer entry point over the generated JSON decoders
 //   SnapbackSync      the household sync agent's logic: config, key encoding, outbox, the exchange
 //   snapback-sync     the sync agent executable (only `main`): snapbackd's Sync service <-> NATS KV
 import PackageDescription
@@ -130,7 +132,9 @@ let package = Package(
         .target(name: "SnapbackClient", dependencies: ["SnapbackWire", "SnapbackTimeline", "CSnapbackProto"]),
         .target(
             name: "SnapbackFuzzing",
-            dependencies: ["SnapbackWire", "SnapbackTimeline", "SnapbackDaemon", "SnapbackEmbedded", "SnapbackStore"]),
+            dependencies: [
+                "SnapbackWire", "SnapbackTimeline", "SnapbackDaemon", "SnapbackEmbedded", "SnapbackStore", "SnapbackJSON"
+            ]),
         .executableTarget(
             name: "snapbackd", dependencies: ["SnapbackDaemon"],
             swiftSettings: functionSections + profileGuided + freshObjects, linkerSettings: smallDaemon),
@@ -142,6 +146,7 @@ let package = Package(
             ]),
         .executableTarget(name: "snapback-sync", dependencies: ["SnapbackSync"]),
         .executableTarget(name: "snapback-fuzz-daemon", dependencies: ["SnapbackFuzzing"]),
+        .executableTarget(name: "snapback-fuzz-json", dependencies: ["SnapbackFuzzing"]),
         .executableTarget(
             name: "snapback",
             dependencies: [
@@ -170,13 +175,16 @@ let package = Package(
         .target(name: "CLinux", path: "Sources/CLinux"),
         // What the CLI draws and prints, as pure functions of replies (a session's timeline, JSON): a
         // library so that unit tests reach it without a daemon. No argument parsing, no I/O.
-        .target(name: "SnapbackCLI", dependencies: ["SnapbackWire", "SnapbackTimeline"]),
+        .target(name: "SnapbackCLI", dependencies: ["SnapbackWire", "SnapbackTimeline", "SnapbackJSON"]),
+        // Every message's proto3 JSON form, generated (scripts/gen-wire.py): for the CLI's --json and the
+        // web bridge. snapbackd speaks no JSON and does not link it.
+        .target(name: "SnapbackJSON", dependencies: ["SnapbackWire", "SnapbackTimeline", "CSnapbackProto"]),
         // Helpers the test suites share (a seeded generator); not part of any product.
         .target(name: "SnapbackTestSupport", path: "Tests/SnapbackTestSupport"),
         .testTarget(name: "SnapbackTimelineTests", dependencies: ["SnapbackTimeline", "SnapbackTestSupport"]),
         .testTarget(
             name: "SnapbackWireTests",
-            dependencies: ["SnapbackWire", "CSnapbackProto", "SnapbackFuzzing", "SnapbackTestSupport"]),
+            dependencies: ["SnapbackWire", "CSnapbackProto", "SnapbackFuzzing", "SnapbackTestSupport", "SnapbackJSON"]),
         .testTarget(
             name: "SnapbackStoreTests", dependencies: ["SnapbackStore", "SnapbackTimeline", "CSQLite", "SnapbackTestSupport"]),
         .testTarget(

@@ -5,7 +5,7 @@ import SnapbackWire
 // The daemon's replies as the CLI's `--json` prints them: the `.proto` field names (snake_case), times
 // in seconds as the protocol has them.
 
-extension HelloReply {
+extension SnapbackV1.HelloReply {
     public var json: JSON {
         .object([
             "protocol_version": .uint(UInt64(protocolVersion)), "server_name": .string(serverName),
@@ -18,9 +18,10 @@ extension HelloReply {
     }
 }
 
-extension StatusReply {
+extension SnapbackV1.StatusReply {
     public var json: JSON {
-        .object([
+        let store = self.store ?? SnapbackV1.StoreStatus()
+        return .object([
             "uptime": .number(uptime), "server_version": .string(serverVersion),
             "protocol_version": .uint(UInt64(protocolVersion)), "connections": .uint(UInt64(connections)),
             "sessions": .uint(UInt64(sessions)), "requests": .uint(requests), "pushes": .uint(pushes),

@@ -86,7 +86,7 @@ extension TimelineService {
         }
         logger.info("connection \(connection.id): watching changes after \(after) (device \(device))")
         // The reply opens the stream: the backlog and every later change follow it as pushes.
-        reply(connection, header, WatchChangesReply(deviceId: device.text))
+        reply(connection, header, SnapbackV1.WatchChangesReply(deviceId: device.text))
         pumpChanges(watcher)
     }
 
@@ -161,7 +161,8 @@ extension TimelineService {
                 self.fail(connection, header, failure.statusCode, failure.description)
             } else {
                 self.reply(
-                    connection, header, MergeReply(recordsChanged: tally.recordsChanged, watchedChanged: tally.watchedChanged))
+                    connection, header,
+                    SnapbackV1.MergeReply(recordsChanged: tally.recordsChanged, watchedChanged: tally.watchedChanged))
             }
         }
         guard tally.remaining > 0 else {

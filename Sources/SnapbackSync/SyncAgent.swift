@@ -233,7 +233,7 @@ public final class SyncAgent {
         guard !records.isEmpty || !watched.isEmpty else { return true }
         guard let client = local else { return false }
         do {
-            let _: MergeReply = try client.call(.merge(SyncMerge(records: records, watched: watched)))
+            let _: SnapbackV1.MergeReply = try client.call(.merge(SyncMerge(records: records, watched: watched)))
             lastExchange = wallSeconds()
             return true
         } catch {

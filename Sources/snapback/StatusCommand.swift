@@ -48,7 +48,7 @@ struct StatusCommand: ParsableCommand {
         let path = socket.path
         let client = try connect(path, clientName: "snapback-status")
         defer { client.close() }
-        let status: StatusReply = try client.call(.getStatus)
+        let status: SnapbackV1.StatusReply = try client.call(.getStatus)
         let hello = client.hello
         if output.json {
             say(
@@ -65,11 +65,12 @@ struct StatusCommand: ParsableCommand {
         row("sessions", "\(status.sessions)")
         row("requests", "\(status.requests)")
         row("pushes", "\(status.pushes)")
-        var store = status.store.kind.isEmpty ? "-" : status.store.kind
-        if !status.store.path.isEmpty { store += ", \(status.store.path)" }
-        if status.store.bookmarks > 0 { store += ", \(status.store.bookmarks) bookmarks" }
+        let storeStatus = status.store ?? SnapbackV1.StoreStatus()
+        var store = storeStatus.kind.isEmpty ? "-" : storeStatus.kind
+        if !storeStatus.path.isEmpty { store += ", \(storeStatus.path)" }
+        if storeStatus.bookmarks > 0 { store += ", \(storeStatus.bookmarks) bookmarks" }
         row("store", store)
-        if !status.store.error.isEmpty { row("store error", status.store.error) }
+        if !storeStatus.error.isEmpty { row("store error", storeStatus.error) }
         row("log dropped", "\(status.logLinesDropped) lines (stderr did not take them)")
         row("max frame", "\(hello.maxFrameSize) bytes")
         row("max queued", "\(hello.maxOutboundQueueBytes) bytes per connection")
@@ -131,7 +132,7 @@ struct BookmarksCommand: ParsableCommand {
             var all: [Bookmark] = []
             var token = ""
             repeat {
-                let page: ListBookmarksReply = try client.call(
+                let page: SnapbackV1.ListBookmarksReply = try client.call(
                     .listBookmarks(profile: common.profile, pageSize: 0, pageToken: token))
                 all += page.bookmarks
                 token = page.nextPageToken
@@ -194,7 +195,8 @@ struct BookmarksCommand: ParsableCommand {
         func run() throws {
             let client = try common.connect()
             defer { client.close() }
-            let reply: DeleteBookmarkReply = try client.call(.deleteBookmark(profile: common.profile, contentId: contentId))
+            let reply: SnapbackV1.DeleteBookmarkReply = try client.call(
+                .deleteBookmark(profile: common.profile, contentId: contentId))
             if output.json {
                 say(
                     JSON.object([
@@ -218,7 +220,7 @@ struct BookmarksCommand: ParsableCommand {
         func run() throws {
             let client = try common.connect()
             defer { client.close() }
-            let reply: ClearBookmarksReply = try client.call(.clearBookmarks(profile: common.profile))
+            let reply: SnapbackV1.ClearBookmarksReply = try client.call(.clearBookmarks(profile: common.profile))
             if output.json {
                 say(JSON.object(["profile": .string(common.profile), "deleted": .number(Double(reply.deleted))]).rendered)
                 return

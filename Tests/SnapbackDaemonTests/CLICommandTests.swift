@@ -291,7 +291,7 @@ import Testing
         #expect(daemon.waitForLog(containing: "watcher not reading", timeout: 30), "\(daemon.stderrLines.suffix(5))")
         // Every player call above returned OK (a failure throws); the daemon serves on.
         let after = try daemon.player("after")
-        let _: StatusReply = try after.call(.getStatus)
+        let _: SnapbackV1.StatusReply = try after.call(.getStatus)
         // The dropped watcher's connection is closed once its queue is out (or after 2 s): reading what is
         // left ends in end of file.
         var ended = false

@@ -441,7 +441,8 @@ struct SyncAgentTests {
             var all: [Bookmark] = []
             var token = ""
             repeat {
-                let page: ListBookmarksReply = try player.call(.listBookmarks(profile: "", pageSize: 0, pageToken: token))
+                let page: SnapbackV1.ListBookmarksReply = try player.call(
+                    .listBookmarks(profile: "", pageSize: 0, pageToken: token))
                 all += page.bookmarks
                 token = page.nextPageToken
             } while !token.isEmpty

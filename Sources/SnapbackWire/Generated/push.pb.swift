@@ -7,17 +7,17 @@ extension SnapbackV1 {
     /// One message from the server to the player of a session.
     ///
     /// `snapback.v1.Push`.
-    struct Push: Sendable, Equatable {
+    public struct Push: Sendable, Equatable {
         /// The session (OpenSessionReply.session_id).
-        var sessionId: UInt64 = 0
+        public var sessionId: UInt64 = 0
         /// 1, 2, 3, ... per session, without gaps.
-        var seq: UInt64 = 0
+        public var seq: UInt64 = 0
         /// Why, in a few words, for logs: "seek 300→900 skipped unwatched break b1 at 600".
-        var reason: String = ""
-        var kind: Kind? = nil
+        public var reason: String = ""
+        public var kind: Kind? = nil
 
         /// The oneof `kind`.
-        enum Kind: Sendable, Equatable {
+        public enum Kind: Sendable, Equatable {
             case seek(SnapbackV1.SeekCommand)
             case breakWatched(SnapbackV1.BreakWatched)
             case bookmarkSaved(SnapbackV1.BookmarkSaved)
@@ -26,6 +26,15 @@ extension SnapbackV1 {
             case allAdsCompleted(SnapbackV1.AllAdsCompleted)
             case sessionError(SnapbackV1.SessionError)
             case breakSkipped(SnapbackV1.BreakSkipped)
+        }
+
+        public init() {}
+
+        public init(sessionId: UInt64 = 0, seq: UInt64 = 0, reason: String = "", kind: Kind? = nil) {
+            self.sessionId = sessionId
+            self.seq = seq
+            self.reason = reason
+            self.kind = kind
         }
     }
 }
@@ -124,14 +133,30 @@ extension SnapbackV1.Push: ProtoCMessage {
     }
 }
 
+extension SnapbackV1.Push {
+    @discardableResult
+    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
+
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
+        try decode(body, maxElements: .max)
+    }
+}
+
 extension SnapbackV1 {
     /// Seek the player to a stream time. Seeks the server commands are not reported back as SeekEnded.
     ///
     /// `snapback.v1.SeekCommand`.
-    struct SeekCommand: Sendable, Equatable {
+    public struct SeekCommand: Sendable, Equatable {
         /// Seconds of stream time (ads included) to seek to.
-        var streamTime: Double = 0
-        var reason: Snapback__V1__SeekReason = Snapback__V1__SeekReason(rawValue: 0)
+        public var streamTime: Double = 0
+        public var reason: Snapback__V1__SeekReason = Snapback__V1__SeekReason(rawValue: 0)
+
+        public init() {}
+
+        public init(streamTime: Double = 0, reason: Snapback__V1__SeekReason = Snapback__V1__SeekReason(rawValue: 0)) {
+            self.streamTime = streamTime
+            self.reason = reason
+        }
     }
 }
 
@@ -159,13 +184,28 @@ extension SnapbackV1.SeekCommand: ProtoCMessage {
     }
 }
 
+extension SnapbackV1.SeekCommand {
+    @discardableResult
+    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
+
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
+        try decode(body, maxElements: .max)
+    }
+}
+
 extension SnapbackV1 {
     /// A break now counts as watched. For an on-demand session with a content id, sent after the watched
     /// mark was committed to the store (as BookmarkSaved is), so it may follow the event's reply.
     ///
     /// `snapback.v1.BreakWatched`.
-    struct BreakWatched: Sendable, Equatable {
-        var breakId: String = ""
+    public struct BreakWatched: Sendable, Equatable {
+        public var breakId: String = ""
+
+        public init() {}
+
+        public init(breakId: String = "") {
+            self.breakId = breakId
+        }
     }
 }
 
@@ -193,16 +233,36 @@ extension SnapbackV1.BreakWatched: ProtoCMessage {
     }
 }
 
+extension SnapbackV1.BreakWatched {
+    @discardableResult
+    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
+
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
+        try decode(body, maxElements: .max)
+    }
+}
+
 extension SnapbackV1 {
     /// The bookmark was committed to the store (sent after the commit returned).
     ///
     /// `snapback.v1.BookmarkSaved`.
-    struct BookmarkSaved: Sendable, Equatable {
+    public struct BookmarkSaved: Sendable, Equatable {
         /// Seconds of content time (ads excluded).
-        var contentTime: Double = 0
+        public var contentTime: Double = 0
         /// Seconds of stream time the content time came from.
-        var streamTime: Double = 0
-        var trigger: Snapback__V1__BookmarkTrigger = Snapback__V1__BookmarkTrigger(rawValue: 0)
+        public var streamTime: Double = 0
+        public var trigger: Snapback__V1__BookmarkTrigger = Snapback__V1__BookmarkTrigger(rawValue: 0)
+
+        public init() {}
+
+        public init(
+            contentTime: Double = 0, streamTime: Double = 0,
+            trigger: Snapback__V1__BookmarkTrigger = Snapback__V1__BookmarkTrigger(rawValue: 0)
+        ) {
+            self.contentTime = contentTime
+            self.streamTime = streamTime
+            self.trigger = trigger
+        }
     }
 }
 
@@ -234,11 +294,22 @@ extension SnapbackV1.BookmarkSaved: ProtoCMessage {
     }
 }
 
+extension SnapbackV1.BookmarkSaved {
+    @discardableResult
+    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
+
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
+        try decode(body, maxElements: .max)
+    }
+}
+
 extension SnapbackV1 {
     /// The bookmark was cleared: the viewer finished the content.
     ///
     /// `snapback.v1.BookmarkCleared`.
-    struct BookmarkCleared: Sendable, Equatable {
+    public struct BookmarkCleared: Sendable, Equatable {
+
+        public init() {}
     }
 }
 
@@ -260,6 +331,15 @@ extension SnapbackV1.BookmarkCleared: ProtoCMessage {
     }
 
     func write(to _: inout Snapback__V1__BookmarkCleared, in _: CArena) {
+    }
+}
+
+extension SnapbackV1.BookmarkCleared {
+    @discardableResult
+    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
+
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
+        try decode(body, maxElements: .max)
     }
 }
 
@@ -292,8 +372,14 @@ extension SnapbackV1 {
     /// Ad-rules sessions: pause the content and play this break on the ad player.
     ///
     /// `snapback.v1.PlayBreak`.
-    struct PlayBreak: Sendable, Equatable {
-        var breakId: String = ""
+    public struct PlayBreak: Sendable, Equatable {
+        public var breakId: String = ""
+
+        public init() {}
+
+        public init(breakId: String = "") {
+            self.breakId = breakId
+        }
     }
 }
 
@@ -319,11 +405,22 @@ extension SnapbackV1.PlayBreak: ProtoCMessage {
     }
 }
 
+extension SnapbackV1.PlayBreak {
+    @discardableResult
+    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
+
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
+        try decode(body, maxElements: .max)
+    }
+}
+
 extension SnapbackV1 {
     /// Ad-rules sessions: every break that will play has played (after the post-roll).
     ///
     /// `snapback.v1.AllAdsCompleted`.
-    struct AllAdsCompleted: Sendable, Equatable {
+    public struct AllAdsCompleted: Sendable, Equatable {
+
+        public init() {}
     }
 }
 
@@ -345,6 +442,15 @@ extension SnapbackV1.AllAdsCompleted: ProtoCMessage {
     }
 
     func write(to _: inout Snapback__V1__AllAdsCompleted, in _: CArena) {
+    }
+}
+
+extension SnapbackV1.AllAdsCompleted {
+    @discardableResult
+    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
+
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
+        try decode(body, maxElements: .max)
     }
 }
 
@@ -378,9 +484,16 @@ extension SnapbackV1 {
     /// once per break per occasion; informational (TVSDK's AD_BREAK_SKIPPED): the player need not act.
     ///
     /// `snapback.v1.BreakSkipped`.
-    struct BreakSkipped: Sendable, Equatable {
-        var breakId: String = ""
-        var reason: Snapback__V1__BreakSkipReason = Snapback__V1__BreakSkipReason(rawValue: 0)
+    public struct BreakSkipped: Sendable, Equatable {
+        public var breakId: String = ""
+        public var reason: Snapback__V1__BreakSkipReason = Snapback__V1__BreakSkipReason(rawValue: 0)
+
+        public init() {}
+
+        public init(breakId: String = "", reason: Snapback__V1__BreakSkipReason = Snapback__V1__BreakSkipReason(rawValue: 0)) {
+            self.breakId = breakId
+            self.reason = reason
+        }
     }
 }
 
@@ -410,15 +523,31 @@ extension SnapbackV1.BreakSkipped: ProtoCMessage {
     }
 }
 
+extension SnapbackV1.BreakSkipped {
+    @discardableResult
+    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
+
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
+        try decode(body, maxElements: .max)
+    }
+}
+
 extension SnapbackV1 {
     /// Something failed outside a call on this session, e.g. a bookmark that could not be committed after
     /// the event's reply was sent.
     ///
     /// `snapback.v1.SessionError`.
-    struct SessionError: Sendable, Equatable {
+    public struct SessionError: Sendable, Equatable {
         /// A status code (see Status.code).
-        var code: UInt32 = 0
-        var message: String = ""
+        public var code: UInt32 = 0
+        public var message: String = ""
+
+        public init() {}
+
+        public init(code: UInt32 = 0, message: String = "") {
+            self.code = code
+            self.message = message
+        }
     }
 }
 
@@ -445,5 +574,14 @@ extension SnapbackV1.SessionError: ProtoCMessage {
     func write(to m: inout Snapback__V1__SessionError, in arena: CArena) {
         m.code = self.code
         if !self.message.isEmpty { m.message = arena.string(self.message) }
+    }
+}
+
+extension SnapbackV1.SessionError {
+    @discardableResult
+    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
+
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
+        try decode(body, maxElements: .max)
     }
 }
