@@ -86,6 +86,33 @@ public final class Outbox {
         return hash
     }
 
+    /// The store the cursor's change numbers belong to (a digest of the id snapbackd's store minted); nil
+    /// before the first stream, or in an outbox an agent filled before it kept one.
+    public func store() throws(OutboxError) -> Int64? {
+        try query("SELECT value FROM state WHERE name = 'store'", []) { sqlite3_column_int64($0, 0) }.first
+    }
+
+    /// Another store's changes (or an older copy's) are read from the start: the cursor goes back to 0 and
+    /// the outbox is tied to `store`, in one transaction. The waiting entries stay: they are changes this
+    /// box made that did not go out yet.
+    public func restart(store: Int64) throws(OutboxError) {
+        try exec("BEGIN IMMEDIATE")
+        do throws(OutboxError) {
+            try run(
+                "INSERT INTO state (name, value) VALUES ('cursor', 0) ON CONFLICT(name) DO UPDATE SET value = 0", [])
+            try run(
+                "INSERT INTO state (name, value) VALUES ('store', ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value",
+                [.int(store)])
+            try exec("COMMIT")
+        } catch {
+            _ = try? exec("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// The digest an outbox keeps of a store's id.
+    public static func storeDigest(_ storeId: String) -> Int64 { Int64(bitPattern: fnv1a(storeId)) }
+
     /// The last change of snapbackd's stream whose effect is in the outbox (0: none yet).
     public func cursor() throws(OutboxError) -> Int64 {
         try query("SELECT value FROM state WHERE name = 'cursor'", []) { statement in sqlite3_column_int64(statement, 0) }

@@ -28,6 +28,9 @@ public final class SyncAgent {
     private var localRetryAt = ContinuousClock.now
     private var localBackoff: Duration = .milliseconds(500)
     private var localError: String?
+    /// Set while snapbackd does not say which store its change numbers belong to: a store made afresh
+    /// could not be told from the old one.
+    private var storeUnknown: String?
     private var bucketError: String?
     private var serverError: String?
     private var natsDownSince: ContinuousClock.Instant? = ContinuousClock.now
@@ -120,17 +123,42 @@ public final class SyncAgent {
 
     // MARK: snapbackd
 
-    private func connectLocal() {
+    private func connectLocal(again: Bool = false) {
         do {
             let client = try SnapbackClient(
                 socketPath: configuration.socket, clientName: "snapback-sync", timeout: .seconds(15))
-            let reply = try client.watchChanges(after: UInt64(clamping: try outbox.cursor()))
+            let cursor = try outbox.cursor()
+            let reply = try client.watchChanges(after: UInt64(clamping: cursor))
             if let configured = configuration.deviceId, configured != reply.deviceId {
                 client.close()
                 failLocal(
                     "device-id \(configured) in the configuration, but snapbackd signs this box's changes as \(reply.deviceId)",
                     retry: .seconds(30))
                 return
+            }
+            if let why = Self.restartReason(
+                cursor: cursor, known: try outbox.store(), storeId: reply.storeId, lastSeq: reply.lastSeq)
+            {
+                try outbox.restart(store: Outbox.storeDigest(reply.storeId))
+                if cursor > 0 {
+                    // The stream already started after the old cursor: open it again from the start.
+                    client.close()
+                    log("snapback-sync: \(why): reading its changes from the start")
+                    guard !again else {
+                        failLocal("snapbackd's store changed again while its stream was opened", retry: nil)
+                        return
+                    }
+                    connectLocal(again: true)
+                    return
+                }
+            }
+            if reply.storeId.isEmpty {
+                storeUnknown =
+                    "snapbackd does not say which store its changes come from (an older snapbackd): changes of a store made afresh could be missed"
+                if lastError != storeUnknown { log("snapback-sync: \(storeUnknown!)") }
+                lastError = storeUnknown!
+            } else {
+                storeUnknown = nil
             }
             if deviceId != reply.deviceId { log("snapback-sync: snapbackd at \(configuration.socket), device \(reply.deviceId)") }
             local = client
@@ -148,6 +176,25 @@ public final class SyncAgent {
         } catch {
             failLocal("outbox: \(error)", retry: nil)
         }
+    }
+
+    /// Why the stream must be read from 0 rather than after `cursor`, given the store the outbox knows
+    /// (`known`) and what snapbackd's reply says; nil when the cursor belongs to this store.
+    static func restartReason(cursor: Int64, known: Int64?, storeId: String, lastSeq: Int64) -> String? {
+        // A snapbackd that does not say: nothing to compare (the status says so).
+        guard !storeId.isEmpty else { return nil }
+        let digest = Outbox.storeDigest(storeId)
+        guard let known else {
+            // The first stream of this outbox; or an outbox filled before it kept the store, whose cursor
+            // cannot be vouched for.
+            return cursor > 0 ? "the outbox does not know which store its cursor \(cursor) was taken from" : "new outbox"
+        }
+        if known != digest { return "snapbackd's store is another one (store \(storeId)), made afresh since change \(cursor)" }
+        if cursor > lastSeq {
+            return
+                "snapbackd's store holds changes up to \(lastSeq), before this agent's cursor \(cursor) (restored from an older copy?)"
+        }
+        return nil
     }
 
     private func failLocal(_ message: String, retry: Duration?) {
@@ -397,7 +444,7 @@ public final class SyncAgent {
 
     func currentStatus() -> SyncStatus {
         let state: SyncStatus.State
-        if localError != nil || bucketError != nil || serverError != nil {
+        if localError != nil || bucketError != nil || serverError != nil || storeUnknown != nil {
             state = .error
         } else if natsDownSince == nil, nats.isConnected {
             state = .connected
@@ -409,7 +456,7 @@ public final class SyncAgent {
         let server = state == .connected ? SyncConfiguration.redacted(nats.connectedURL) : configuration.serversShown
         return SyncStatus(
             state: state, outbox: (try? outbox.count()) ?? 0, lastExchange: lastExchange,
-            lastError: localError ?? bucketError ?? serverError ?? lastError, household: configuration.household,
+            lastError: localError ?? bucketError ?? serverError ?? storeUnknown ?? lastError, household: configuration.household,
             deviceId: deviceId ?? configuration.deviceId ?? "", server: server, updated: 0, pid: getpid())
     }
 

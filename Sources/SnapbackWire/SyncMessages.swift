@@ -163,12 +163,26 @@ extension SyncChange: ProtoMapped {
 public struct WatchChangesReply: Sendable, Equatable {
     /// The device id this box signs its own changes with.
     public var deviceId: String
-    public init(deviceId: String) { self.deviceId = deviceId }
+    /// The id the store minted when its database was created ("": a snapbackd that does not say).
+    public var storeId: String
+    /// The greatest change number the store holds as the stream starts.
+    public var lastSeq: Int64
+    public init(deviceId: String, storeId: String = "", lastSeq: Int64 = 0) {
+        self.deviceId = deviceId
+        self.storeId = storeId
+        self.lastSeq = lastSeq
+    }
 }
 
 extension WatchChangesReply: ProtoMapped {
-    init(proto p: SnapbackV1.WatchChangesReply) { deviceId = p.deviceId }
-    var proto: SnapbackV1.WatchChangesReply { SnapbackV1.WatchChangesReply(deviceId: deviceId) }
+    init(proto p: SnapbackV1.WatchChangesReply) {
+        deviceId = p.deviceId
+        storeId = p.storeId
+        lastSeq = Int64(clamping: p.lastSeq)
+    }
+    var proto: SnapbackV1.WatchChangesReply {
+        SnapbackV1.WatchChangesReply(deviceId: deviceId, storeId: storeId, lastSeq: UInt64(clamping: lastSeq))
+    }
 }
 
 /// `snapback.v1.MergeReply`: per record and per watched break, whether it changed this box's store.
