@@ -52,9 +52,15 @@ public enum KeyCodec {
     /// The id a token encodes; nil for a token ``encode(_:)`` never writes (a bad escape, a byte outside
     /// the alphabet, bytes that are not UTF-8, or a non-canonical spelling such as `=61` for `a`).
     public static func decode(_ token: Substring) -> String? {
-        if token == "=" { return "" }
+        if case .success(let id) = decoded(token) { return id }
+        return nil
+    }
+
+    /// The id a token encodes, or why it encodes none (for the log line of a skipped value).
+    static func decoded(_ token: Substring) -> Result<String, KeyProblem> {
+        if token == "=" { return .success("") }
         let bytes = Array(token.utf8)
-        guard !bytes.isEmpty else { return nil }
+        guard !bytes.isEmpty else { return .failure(KeyProblem("an empty token")) }
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)
         var i = 0
@@ -65,17 +71,41 @@ public enum KeyCodec {
                 i += 1
                 continue
             }
-            guard byte == UInt8(ascii: "="), i + 2 < bytes.count, let high = hexValue(bytes[i + 1]),
-                let low = hexValue(bytes[i + 2])
-            else { return nil }
+            guard byte == UInt8(ascii: "=") else {
+                return .failure(KeyProblem("byte 0x\(String(byte, radix: 16)) at \(i) is outside the key alphabet"))
+            }
+            guard i + 2 < bytes.count, let high = hexValue(bytes[i + 1]), let low = hexValue(bytes[i + 2]) else {
+                return .failure(KeyProblem("the escape at \(i) is not = and two upper-case hex digits"))
+            }
             let decoded = high << 4 | low
-            if isPlain(decoded) { return nil }
+            if isPlain(decoded) { return .failure(KeyProblem("the escape at \(i) stands for a plain character")) }
             out.append(decoded)
             i += 3
         }
         // Escapes of bytes that are not UTF-8 are refused: every id is valid UTF-8.
-        guard let text = String(validating: out, as: UTF8.self) else { return nil }
-        return text
+        guard let text = String(validating: out, as: UTF8.self) else {
+            return .failure(KeyProblem("its escapes are not UTF-8"))
+        }
+        return .success(text)
+    }
+
+    /// Why a key is none the agent writes.
+    struct KeyProblem: Error, CustomStringConvertible {
+        var description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    /// Why `key` is not a key of `household` that the agent writes; nil when it is one.
+    static func problem(_ key: String, household: String) -> String? {
+        let tokens = key.split(separator: ".", omittingEmptySubsequences: false)
+        guard tokens.count == 3 else { return "\(tokens.count) tokens, not 3" }
+        guard tokens[0] == household else { return "another household's key" }
+        if tokens[1] != watchedToken, case .failure(let why) = decoded(tokens[1]) { return "its profile token: \(why)" }
+        switch decoded(tokens[2]) {
+        case .failure(let why): return "its content token: \(why)"
+        case .success(let id) where id.isEmpty: return "an empty content id"
+        case .success: return nil
+        }
     }
 
     private static func hexValue(_ byte: UInt8) -> UInt8? {

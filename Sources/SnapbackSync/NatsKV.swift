@@ -73,6 +73,8 @@ public struct KVEntry: Sendable {
     public var value: [UInt8]
     public var revision: UInt64
     public var deleted: Bool
+    /// The server's time of the message (nanoseconds since the epoch): the same on every box.
+    public var created: Int64
 }
 
 /// The agent's connection to NATS and its key-value bucket, over the C client (libnats 3.4). The client
@@ -238,15 +240,15 @@ final class NatsKV {
         return kv
     }
 
-    /// The key's current value and revision; nil when it is absent or deleted.
-    func get(_ key: String) throws(NatsError) -> (value: [UInt8], revision: UInt64)? {
+    /// The key's current value, revision and server time (nanoseconds); nil when it is absent or deleted.
+    func get(_ key: String) throws(NatsError) -> (value: [UInt8], revision: UInt64, created: Int64)? {
         let kv = try bucket()
         var entry: OpaquePointer?
         let status = kvStore_Get(&entry, kv, key)
         if status == NATS_NOT_FOUND { return nil }
         guard status == NATS_OK, let entry else { throw NatsError(status, "get \(key)") }
         defer { kvEntry_Destroy(entry) }
-        return (Self.value(of: entry), kvEntry_Revision(entry))
+        return (Self.value(of: entry), kvEntry_Revision(entry), kvEntry_Created(entry))
     }
 
     enum WriteResult {
@@ -318,7 +320,7 @@ final class NatsKV {
         let operation = kvEntry_Operation(entry)
         return KVEntry(
             key: kvEntry_Key(entry).map { String(cString: $0) } ?? "", value: Self.value(of: entry),
-            revision: kvEntry_Revision(entry), deleted: operation != kvOp_Put)
+            revision: kvEntry_Revision(entry), deleted: operation != kvOp_Put, created: kvEntry_Created(entry))
     }
 
     private static func value(of entry: OpaquePointer) -> [UInt8] {

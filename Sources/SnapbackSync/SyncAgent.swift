@@ -39,6 +39,10 @@ public final class SyncAgent {
     private var lastStatusText = ""
     private var lastStatusWrite = ContinuousClock.now
     private var idle = false
+    /// Values of the bucket not taken (bad keys and values, stamps beyond the server's time), each logged once.
+    private lazy var skips = SkipLog(log: log)
+    /// This box's ids that cannot be synced (their key would pass ``KeyCodec/maxKeyBytes``), each logged once.
+    private lazy var unsyncable = SkipLog(log: log)
     /// After a publish or a watcher error, NATS is tried again from this time on.
     private var natsRetryAt = ContinuousClock.now
 
@@ -349,10 +353,21 @@ public final class SyncAgent {
             switch key {
             case .record(let profile, let contentId):
                 guard let mine = KVValue.record(entry.value, profile: profile, contentId: contentId) else { return true }
-                step = .record(mine, remote: current.flatMap { KVValue.record($0.value, profile: profile, contentId: contentId) })
+                // A record the bound refuses counts as none: this box's record replaces it.
+                let remote = current.flatMap { c in
+                    KVValue.record(c.value, profile: profile, contentId: contentId).flatMap {
+                        withinBound($0, key: entry.key, revision: c.revision, created: c.created) ? $0 : nil
+                    }
+                }
+                step = .record(mine, remote: remote)
             case .watched(let contentId):
                 guard let mine = KVValue.watched(entry.value, contentId: contentId) else { return true }
-                step = .watched(mine, remote: current.flatMap { KVValue.watched($0.value, contentId: contentId) })
+                let remote = current.flatMap { c in
+                    KVValue.watched(c.value, contentId: contentId).map {
+                        bounded($0, key: entry.key, revision: c.revision, created: c.created)
+                    }
+                }
+                step = .watched(mine, remote: remote)
             }
             switch step {
             case .nothing:
@@ -404,21 +419,36 @@ public final class SyncAgent {
             guard let entry else { break }
             wait = 0
             serverError = nil
-            guard !entry.deleted, let key = KeyCodec.parse(entry.key, household: configuration.household) else { continue }
+            // A delete or purge marker holds no value (no agent writes one): nothing to merge.
+            guard !entry.deleted else { continue }
+            guard let key = KeyCodec.parse(entry.key, household: configuration.household) else {
+                let why = KeyCodec.problem(entry.key, household: configuration.household) ?? "not a key of this household"
+                skips.skip(
+                    "\(entry.key)#\(entry.revision)",
+                    "\(entry.key) revision \(entry.revision): not a key the agent writes (\(why)); skipped")
+                continue
+            }
             switch key {
             case .record(let profile, let contentId):
                 guard let record = KVValue.record(entry.value, profile: profile, contentId: contentId) else {
-                    log("snapback-sync: \(entry.key) revision \(entry.revision): not a record of its key; skipped")
+                    skips.skip(
+                        "\(entry.key)#\(entry.revision)",
+                        "\(entry.key) revision \(entry.revision): not a record of its key (\(entry.value.count) bytes); skipped")
                     continue
                 }
+                guard withinBound(record, key: entry.key, revision: entry.revision, created: entry.created) else { continue }
                 // This box's own record, back from the bucket: snapbackd has it (or something newer).
                 if record.stamp.device.text == deviceId { continue }
                 records.append(record)
             case .watched(let contentId):
-                guard let breaks = KVValue.watched(entry.value, contentId: contentId) else {
-                    log("snapback-sync: \(entry.key) revision \(entry.revision): not watched breaks of its content; skipped")
+                guard let all = KVValue.watched(entry.value, contentId: contentId) else {
+                    skips.skip(
+                        "\(entry.key)#\(entry.revision)",
+                        "\(entry.key) revision \(entry.revision): not watched breaks of its content (\(entry.value.count) bytes); skipped"
+                    )
                     continue
                 }
+                let breaks = bounded(all, key: entry.key, revision: entry.revision, created: entry.created)
                 for (breakId, at) in breaks.watchedAt {
                     if let one = try? WatchedBreaks(contentId: contentId, watchedAt: [breakId: at]) { watched.append(one) }
                     if watched.count == SyncMerge.maxRecords {
@@ -438,6 +468,33 @@ public final class SyncAgent {
             idle = false
             _ = merge(records: records, watched: watched)
         }
+    }
+
+    /// Whether a record read from the bucket is within the bound of its message's server time
+    /// (``ServerTimeBound``); one that is not is logged, naming its key and device, and refused.
+    private func withinBound(_ record: SyncRecord, key: String, revision: UInt64, created: Int64) -> Bool {
+        guard let excess = ServerTimeBound.excess(physical: record.stamp.physical, serverNanoseconds: created) else {
+            return true
+        }
+        let own = record.stamp.device.text == deviceId ? " (this box's record: its clock is ahead)" : ""
+        skips.skip(
+            "\(key)#\(revision)",
+            "\(key) revision \(revision): stamp \(ServerTimeBound.shown(record.stamp)) by device \(record.stamp.device) is \(excess / 1000) s past the server's time of the message plus \(ServerTimeBound.maxAheadMilliseconds / 3_600_000) h\(own); refused"
+        )
+        return false
+    }
+
+    /// Watched breaks read from the bucket without those marked beyond the bound of the message's server
+    /// time (each logged, naming the key).
+    private func bounded(_ watched: WatchedBreaks, key: String, revision: UInt64, created: Int64) -> WatchedBreaks {
+        let (kept, refused) = ServerTimeBound.split(watched, serverNanoseconds: created)
+        if !refused.isEmpty {
+            skips.skip(
+                "\(key)#\(revision)",
+                "\(key) revision \(revision): break(s) \(refused.prefix(4).joined(separator: ", "))\(refused.count > 4 ? ", …" : "") watched past the server's time of the message plus \(ServerTimeBound.maxAheadMilliseconds / 3_600_000) h; refused"
+            )
+        }
+        return kept
     }
 
     // MARK: Status

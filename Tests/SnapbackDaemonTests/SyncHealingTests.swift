@@ -93,4 +93,77 @@ struct SyncHealingTests {
         #expect(second.stop() == 0)
         withExtendedLifetime(nats) {}
     }
+
+    /// A household member writes records with its own credentials, stamped beyond any later change: at
+    /// the top of the stamp's range (the landed main let it pin the key for ever: the viewer's save was
+    /// acknowledged, then reverted to it, and never reached the bucket), in the year 2100, at now with a
+    /// counter of 2^32-1, and in the past. Those beyond the server's time of their message plus 24 h are
+    /// refused (logged with key and device) and the box's save and delete win; the others are taken, and
+    /// the box's change after reading them wins too.
+    @Test func aHostileMembersStampsDoNotPinABookmark() throws {
+        let directory = try DaemonHarness.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let nats = try NatsServer(directory: directory.appendingPathComponent("nats"))
+        let daemon = try DaemonHarness()
+        let agent = try SyncAgentProcess(
+            socket: daemon.socketPath, servers: [nats.url], household: "A", in: directory.appendingPathComponent("agent"))
+        let kv = try SyncAgentTests.bucket(nats)
+        let player = try daemon.player()
+        _ = try eventually(60, "agent connected; log: \(agent.log)") {
+            agent.status.flatMap { $0.state == .connected ? $0 : nil }
+        }
+        let now = SyncStamp.milliseconds(ofSeconds: Date().timeIntervalSince1970)
+        let hostile = try DeviceID(String(repeating: "z", count: 64))
+        let year2100: Int64 = 4_102_444_800_000
+        let cases: [(content: String, stamp: SyncStamp, refused: Bool)] = [
+            ("top", SyncStamp(physical: SyncStamp.maxPhysical, counter: UInt32.max, device: hostile), true),
+            ("y2100", SyncStamp(physical: year2100, counter: 0, device: hostile), true),
+            ("counter", SyncStamp(physical: now, counter: UInt32.max, device: hostile), false),
+            ("past", SyncStamp(physical: 86_400_000, counter: 7, device: hostile), false),
+            ("deleted", SyncStamp(physical: SyncStamp.maxPhysical, counter: UInt32.max, device: hostile), true)
+        ]
+        for c in cases {
+            let key = try #require(KeyCodec.key(household: "A", .record(profile: "", contentId: c.content)))
+            _ = try kv.write(
+                key, KVValue.encode(try SyncServiceDaemonTests.bookmark(c.content, at: 4444, c.stamp)), expecting: nil)
+        }
+        // The taken ones reach the box; the refused ones are logged, naming key and device.
+        for c in cases where !c.refused {
+            try eventually(60, "\(c.content) merged; log: \(agent.log)") { () -> Bool? in
+                let b: Bookmark? = try? player.call(.getBookmark(profile: "", contentId: c.content))
+                return b?.contentTime == 4444 ? true : nil
+            }
+        }
+        for c in cases where c.refused {
+            try eventually(60, "\(c.content) refused in the log; log: \(agent.log)") { () -> Bool? in
+                agent.log.contains("A.=.\(c.content) revision") && agent.log.contains("by device \(hostile) is") ? true : nil
+            }
+            let b: Bookmark? = try? player.call(.getBookmark(profile: "", contentId: c.content))
+            #expect(b == nil, "\(c.content) was merged: \(String(describing: b))")
+        }
+        // The viewer's changes on the box: a save of each (after reading what the box holds), a delete.
+        for c in cases where c.content != "deleted" { try SyncServiceDaemonTests.save(player, c.content, at: 120) }
+        try SyncServiceDaemonTests.save(player, "deleted", at: 130)
+        _ = try eventually(60, "deleted saved to the bucket; log: \(agent.log)") { () -> Bool? in
+            SyncAgentTests.record(kv, "deleted")?.0.value.bookmark?.contentTime == 130 ? true : nil
+        }
+        let _: DeleteBookmarkReply = try player.call(.deleteBookmark(profile: "", contentId: "deleted"))
+        for c in cases where c.content != "deleted" {
+            let (record, _) = try eventually(60, "the box's save of \(c.content) in the bucket; log: \(agent.log)") {
+                SyncAgentTests.record(kv, c.content).flatMap { $0.0.value.bookmark?.contentTime == 120 ? $0 : nil }
+            }
+            #expect(record.origin.text == agent.status?.deviceId)
+        }
+        _ = try eventually(60, "the delete's tombstone in the bucket; log: \(agent.log)") { () -> Bool? in
+            SyncAgentTests.record(kv, "deleted")?.0.value.bookmark == nil ? true : nil
+        }
+        // Still so on the box once the agent is idle again: nothing reverted.
+        _ = try eventually(60, "outbox empty") { agent.status.flatMap { $0.outbox == 0 ? $0 : nil } }
+        for c in cases where c.content != "deleted" {
+            let b: Bookmark = try player.call(.getBookmark(profile: "", contentId: c.content))
+            #expect(b.contentTime == 120, "\(c.content) holds \(b.contentTime)")
+        }
+        #expect((try? player.call(.getBookmark(profile: "", contentId: "deleted")) as Bookmark) == nil)
+        #expect(agent.stop() == 0)
+    }
 }
