@@ -91,6 +91,9 @@ final class NatsKV {
     /// household's current values is merged again, which changes nothing that is already merged).
     private var watcherReconnects: UInt64 = 0
     private(set) var watcherCaughtUp = false
+    /// The highest revision (stream sequence) the agent saw, delivered or written: a stream whose last
+    /// sequence is below it lost messages.
+    var highestRevision: UInt64 = 0
     /// What the server reported asynchronously (kept alive as long as the connection that calls it).
     let asyncErrors = AsyncErrors()
 
@@ -240,6 +243,27 @@ final class NatsKV {
         return kv
     }
 
+    /// The bucket's stream as the server describes it: when it was created (nanoseconds) and its last
+    /// sequence. A stream created at another time, or whose last sequence is below one the agent saw, is
+    /// not the one the agent exchanged with: the server lost or rolled back its store, or the bucket
+    /// was made again.
+    func streamIdentity() throws(NatsError) -> (created: Int64, lastSeq: UInt64) {
+        _ = try bucket()
+        var info: UnsafeMutablePointer<jsStreamInfo>?
+        var code = jsErrCode(0)
+        let status = js_GetStreamInfo(&info, jetStream, "KV_\(configuration.bucket)", nil, &code)
+        guard status == NATS_OK, let info else { throw NatsError(status, "stream info KV_\(configuration.bucket)") }
+        defer { jsStreamInfo_Destroy(info) }
+        return (info.pointee.Created, info.pointee.State.LastSeq)
+    }
+
+    /// Forgets the bound bucket: the next call binds it again (creating it if it is gone).
+    func forgetBucket() {
+        closeWatcher()
+        if let store { kvStore_Destroy(store) }
+        store = nil
+    }
+
     /// The key's current value, revision and server time (nanoseconds); nil when it is absent or deleted.
     func get(_ key: String) throws(NatsError) -> (value: [UInt8], revision: UInt64, created: Int64)? {
         let kv = try bucket()
@@ -268,16 +292,21 @@ final class NatsKV {
                 kvStore_Create(&written, kv, key, raw.baseAddress, Int32(clamping: raw.count))
             }
         }
-        if status == NATS_OK { return .written(revision: written) }
+        if status == NATS_OK {
+            highestRevision = max(highestRevision, written)
+            return .written(revision: written)
+        }
         let error = NatsError(status, "write \(key)")
         if error.isConflict { return .conflict }
         throw error
     }
 
-    /// Makes the watcher of `<household>.>` if there is none or the connection came back since.
-    func ensureWatcher() throws(NatsError) {
+    /// Makes the watcher of `<household>.>` if there is none or the connection came back since; true
+    /// when it made one.
+    @discardableResult
+    func ensureWatcher() throws(NatsError) -> Bool {
         let count = reconnects
-        if watcher != nil, count == watcherReconnects { return }
+        if watcher != nil, count == watcherReconnects { return false }
         closeWatcher()
         let kv = try bucket()
         var options = kvWatchOptions()
@@ -288,6 +317,7 @@ final class NatsKV {
         watcher = made
         watcherReconnects = count
         watcherCaughtUp = false
+        return true
     }
 
     func closeWatcher() {
@@ -317,6 +347,7 @@ final class NatsKV {
             return nil
         }
         defer { kvEntry_Destroy(entry) }
+        highestRevision = max(highestRevision, kvEntry_Revision(entry))
         let operation = kvEntry_Operation(entry)
         return KVEntry(
             key: kvEntry_Key(entry).map { String(cString: $0) } ?? "", value: Self.value(of: entry),

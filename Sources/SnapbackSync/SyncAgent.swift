@@ -43,6 +43,14 @@ public final class SyncAgent {
     private lazy var skips = SkipLog(log: log)
     /// This box's ids that cannot be synced (their key would pass ``KeyCodec/maxKeyBytes``), each logged once.
     private lazy var unsyncable = SkipLog(log: log)
+    /// The changes up to this number are being read again for a repair (every record among them goes
+    /// out, whichever box made it); nil: none under way.
+    private var repairUntil: Int64?
+    /// The highest revision of the bucket's stream saved in the outbox's state.
+    private var savedRevision: UInt64 = 0
+    /// Entries that may be sent now (``SyncConfiguration/publishRate`` a second, as many at most).
+    private var publishTokens = 0.0
+    private var publishRefilled = ContinuousClock.now
     /// After a publish or a watcher error, NATS is tried again from this time on.
     private var natsRetryAt = ContinuousClock.now
 
@@ -75,6 +83,14 @@ public final class SyncAgent {
         } catch {
             throw AgentError(description: "nats: \(error)")
         }
+        do {
+            repairUntil = try outbox.repairUntil()
+            savedRevision = UInt64(clamping: try outbox.state("stream_seen") ?? 0)
+        } catch {
+            throw AgentError(description: "outbox: \(error)")
+        }
+        nats.highestRevision = savedRevision
+        publishTokens = Double(configuration.publishRate)
     }
 
     /// Runs until `shouldStop` says so (checked every turn, at least every 200 ms).
@@ -156,6 +172,11 @@ public final class SyncAgent {
                     return
                 }
             }
+            if let until = repairUntil, until > reply.lastSeq {
+                // The store holds nothing after lastSeq yet: the repair ends with the change numbered so.
+                try outbox.setState([("repair_until", reply.lastSeq)])
+                repairUntil = reply.lastSeq
+            }
             if reply.storeId.isEmpty {
                 storeUnknown =
                     "snapbackd does not say which store its changes come from (an older snapbackd): changes of a store made afresh could be missed"
@@ -231,8 +252,9 @@ public final class SyncAgent {
         for change in changes {
             switch change.change {
             case .record(let record):
-                // Records merged from other boxes keep their origin's stamp: they are not sent back.
-                guard record.stamp.device.text == deviceId else { continue }
+                // Records merged from other boxes keep their origin's stamp: they are not sent back, but
+                // in a repair (the bucket lost them).
+                guard record.stamp.device.text == deviceId || change.seq <= repairUntil ?? 0 else { continue }
                 guard
                     let key = KeyCodec.key(
                         household: configuration.household, .record(profile: record.profile, contentId: record.contentId))
@@ -253,8 +275,13 @@ public final class SyncAgent {
                 entries.append((key, KVValue.encode(watched)))
             }
         }
+        let repairDone = repairUntil.map { last.seq >= $0 } ?? false
         do {
-            try outbox.append(entries, cursor: last.seq, combine: Self.combine)
+            try outbox.append(entries, cursor: last.seq, repairDone: repairDone, combine: Self.combine)
+            if repairDone {
+                repairUntil = nil
+                log("snapback-sync: repair: every record this box holds is in the outbox (\(try outbox.count()) entries to send)")
+            }
         } catch {
             // The cursor did not move: the same changes come again after the reconnect.
             failLocal("outbox: \(error)", retry: .seconds(5))
@@ -299,7 +326,9 @@ public final class SyncAgent {
         let message = "nats: \(error)"
         if lastError != message { log("snapback-sync: \(message)") }
         lastError = message
-        nats.closeWatcher()
+        // Bound again at the next attempt: the bucket may be gone (the server lost its store) and be
+        // made again, by this box or another.
+        nats.forgetBucket()
         natsRetryAt = ContinuousClock.now + .seconds(2)
     }
 
@@ -310,11 +339,15 @@ public final class SyncAgent {
 
     /// Sends the outbox's entries, oldest first, until it is empty, NATS fails, or the turn's share is sent.
     private func publish() {
+        let now = ContinuousClock.now
+        let rate = Double(configuration.publishRate)
+        publishTokens = min(rate, publishTokens + (now - publishRefilled) / .seconds(1) * rate)
+        publishRefilled = now
         var sent = 0
-        while sent < Self.entriesPerTurn {
+        while sent < Self.entriesPerTurn, publishTokens >= 1 {
             let entries: [Outbox.Entry]
             do {
-                entries = try outbox.first(32)
+                entries = try outbox.first(min(32, Int(publishTokens)))
             } catch {
                 lastError = "outbox: \(error)"
                 return
@@ -322,6 +355,7 @@ public final class SyncAgent {
             if entries.isEmpty { return }
             idle = false
             sent += entries.count
+            publishTokens -= Double(entries.count)
             for entry in entries {
                 do {
                     guard try publish(entry) else { return }
@@ -393,13 +427,17 @@ public final class SyncAgent {
             return
         }
         do {
-            try nats.ensureWatcher()
+            if try nats.ensureWatcher() { try checkStream() }
             bucketError = nil
-        } catch {
+        } catch let error as NatsError {
             if error.text.contains("bucket") { bucketError = error.text }
             natsFailed(error)
             return
+        } catch {
+            lastError = "outbox: \(error)"
+            return
         }
+        defer { saveRevision() }
         var records: [SyncRecord] = []
         var watched: [WatchedBreaks] = []
         var wait: Int64 = idle ? 200 : 0
@@ -467,6 +505,50 @@ public final class SyncAgent {
         if !records.isEmpty || !watched.isEmpty {
             idle = false
             _ = merge(records: records, watched: watched)
+        }
+    }
+
+    /// Compares the bucket's stream with the one the agent last exchanged with (its creation time, and
+    /// the highest revision seen): at every new watcher, so after every (re)connection. Another stream,
+    /// or one whose last sequence is below what the agent saw, lost what it held: a repair sends every
+    /// record this box holds (the publish rule writes only where the bucket lacks it or holds an older
+    /// one). Never a periodic scan.
+    private func checkStream() throws {
+        let stream = try nats.streamIdentity()
+        let known = try outbox.state("stream_created")
+        var why: String?
+        if let known, known != stream.created {
+            why =
+                "the bucket's stream was created at \(stream.created / 1_000_000_000) s, not \(known / 1_000_000_000) s: it was made again"
+        } else if known != nil, stream.lastSeq < nats.highestRevision {
+            why =
+                "the bucket's stream ends at revision \(stream.lastSeq), before revision \(nats.highestRevision) this agent saw: the server lost or rolled back its store"
+        }
+        if let why {
+            log("snapback-sync: \(why); re-publishing what this box holds (at most \(configuration.publishRate) a second)")
+            try outbox.startRepair()
+            repairUntil = try outbox.repairUntil()
+            // snapbackd's changes are read again from 0 (its stream opened again).
+            local?.close()
+            local = nil
+            localRetryAt = ContinuousClock.now
+        }
+        if known == nil || why != nil {
+            nats.highestRevision = stream.lastSeq
+            savedRevision = stream.lastSeq
+            try outbox.setState([("stream_created", stream.created), ("stream_seen", Int64(clamping: stream.lastSeq))])
+        }
+    }
+
+    /// Keeps the highest revision seen in the outbox's state, once a turn it moved.
+    private func saveRevision() {
+        let seen = nats.highestRevision
+        guard seen > savedRevision else { return }
+        do {
+            try outbox.setState([("stream_seen", Int64(clamping: seen))])
+            savedRevision = seen
+        } catch {
+            lastError = "outbox: \(error)"
         }
     }
 
