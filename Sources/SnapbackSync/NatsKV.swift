@@ -136,7 +136,11 @@ final class NatsKV {
         try check(natsOptions_SetMaxReconnect(options, -1), "max reconnect")
         try check(natsOptions_SetReconnectWait(options, 2000), "reconnect wait")
         try check(natsOptions_SetReconnectJitter(options, 1000, 2000), "reconnect jitter")
-        try check(natsOptions_SetPingInterval(options, 20_000), "ping interval")
+        // Keep-alives: a server that stops answering (frozen, a link that drops without a reset) is
+        // noticed when two pings went unanswered, within 3 intervals: the status leaves `connected`
+        // within 24 s (snapback-sync(8)).
+        try check(natsOptions_SetPingInterval(options, Self.pingIntervalMilliseconds), "ping interval")
+        try check(natsOptions_SetMaxPingsOut(options, Self.maxPingsOut), "max pings out")
         // A subject the server's permissions refuse makes the call time out; why comes here, on the
         // client's thread ("Permissions Violation for Publish to ...").
         let errorHandler: natsErrHandler = { connection, _, status, closure in
@@ -186,6 +190,9 @@ final class NatsKV {
         if let connection { natsConnection_Destroy(connection) }
         if let statistics { natsStatistics_Destroy(statistics) }
     }
+
+    static let pingIntervalMilliseconds: Int64 = 8_000
+    static let maxPingsOut: Int32 = 2
 
     var isConnected: Bool {
         guard let connection else { return false }

@@ -41,8 +41,6 @@ public final class SyncAgent {
     private var idle = false
     /// Values of the bucket not taken (bad keys and values, stamps beyond the server's time), each logged once.
     private lazy var skips = SkipLog(log: log)
-    /// This box's ids that cannot be synced (their key would pass ``KeyCodec/maxKeyBytes``), each logged once.
-    private lazy var unsyncable = SkipLog(log: log)
     /// The changes up to this number are being read again for a repair (every record among them goes
     /// out, whichever box made it); nil: none under way.
     private var repairUntil: Int64?
@@ -255,23 +253,11 @@ public final class SyncAgent {
                 // Records merged from other boxes keep their origin's stamp: they are not sent back, but
                 // in a repair (the bucket lost them).
                 guard record.stamp.device.text == deviceId || change.seq <= repairUntil ?? 0 else { continue }
-                guard
-                    let key = KeyCodec.key(
-                        household: configuration.household, .record(profile: record.profile, contentId: record.contentId))
-                else {
-                    log(
-                        "snapback-sync: not synced (key over \(KeyCodec.maxKeyBytes) bytes): \(record.profile)/\(record.contentId)"
-                    )
-                    continue
-                }
+                let key = KeyCodec.key(
+                    household: configuration.household, .record(profile: record.profile, contentId: record.contentId))
                 entries.append((key, KVValue.encode(record)))
             case .watched(let watched):
-                guard let key = KeyCodec.key(household: configuration.household, .watched(contentId: watched.contentId)) else {
-                    log(
-                        "snapback-sync: not synced (key over \(KeyCodec.maxKeyBytes) bytes): watched breaks of \(watched.contentId)"
-                    )
-                    continue
-                }
+                let key = KeyCodec.key(household: configuration.household, .watched(contentId: watched.contentId))
                 entries.append((key, KVValue.encode(watched)))
             }
         }
@@ -377,27 +363,28 @@ public final class SyncAgent {
     /// Publishes one entry: true once the bucket holds it or a record that wins over it; false if it must
     /// wait (snapbackd away when the bucket's record had to be merged).
     private func publish(_ entry: Outbox.Entry) throws(NatsError) -> Bool {
-        guard let key = KeyCodec.parse(entry.key, household: configuration.household) else { return true }
+        let household = configuration.household
+        guard let kind = KeyCodec.kind(of: entry.key, household: household) else { return true }
         bucketError = nil
         // A conflict means another box wrote the key between the read and the write: read and decide
         // again. Each round is a round trip; a key written by every box at once settles in a few.
         for _ in 0..<16 {
             let current = try nats.get(entry.key)
             let step: PublishStep
-            switch key {
-            case .record(let profile, let contentId):
-                guard let mine = KVValue.record(entry.value, profile: profile, contentId: contentId) else { return true }
+            switch kind {
+            case .record:
+                guard let mine = KVValue.record(entry.value, key: entry.key, household: household) else { return true }
                 // A record the bound refuses counts as none: this box's record replaces it.
                 let remote = current.flatMap { c in
-                    KVValue.record(c.value, profile: profile, contentId: contentId).flatMap {
+                    KVValue.record(c.value, key: entry.key, household: household).flatMap {
                         withinBound($0, key: entry.key, revision: c.revision, created: c.created) ? $0 : nil
                     }
                 }
                 step = .record(mine, remote: remote)
-            case .watched(let contentId):
-                guard let mine = KVValue.watched(entry.value, contentId: contentId) else { return true }
+            case .watched:
+                guard let mine = KVValue.watched(entry.value, key: entry.key, household: household) else { return true }
                 let remote = current.flatMap { c in
-                    KVValue.watched(c.value, contentId: contentId).map {
+                    KVValue.watched(c.value, key: entry.key, household: household).map {
                         bounded($0, key: entry.key, revision: c.revision, created: c.created)
                     }
                 }
@@ -459,16 +446,17 @@ public final class SyncAgent {
             serverError = nil
             // A delete or purge marker holds no value (no agent writes one): nothing to merge.
             guard !entry.deleted else { continue }
-            guard let key = KeyCodec.parse(entry.key, household: configuration.household) else {
-                let why = KeyCodec.problem(entry.key, household: configuration.household) ?? "not a key of this household"
+            let household = configuration.household
+            guard let kind = KeyCodec.kind(of: entry.key, household: household) else {
+                let why = KeyCodec.problem(entry.key, household: household) ?? "not a key of this household"
                 skips.skip(
                     "\(entry.key)#\(entry.revision)",
                     "\(entry.key) revision \(entry.revision): not a key the agent writes (\(why)); skipped")
                 continue
             }
-            switch key {
-            case .record(let profile, let contentId):
-                guard let record = KVValue.record(entry.value, profile: profile, contentId: contentId) else {
+            switch kind {
+            case .record:
+                guard let record = KVValue.record(entry.value, key: entry.key, household: household) else {
                     skips.skip(
                         "\(entry.key)#\(entry.revision)",
                         "\(entry.key) revision \(entry.revision): not a record of its key (\(entry.value.count) bytes); skipped")
@@ -478,14 +466,15 @@ public final class SyncAgent {
                 // This box's own record, back from the bucket: snapbackd has it (or something newer).
                 if record.stamp.device.text == deviceId { continue }
                 records.append(record)
-            case .watched(let contentId):
-                guard let all = KVValue.watched(entry.value, contentId: contentId) else {
+            case .watched:
+                guard let all = KVValue.watched(entry.value, key: entry.key, household: household) else {
                     skips.skip(
                         "\(entry.key)#\(entry.revision)",
                         "\(entry.key) revision \(entry.revision): not watched breaks of its content (\(entry.value.count) bytes); skipped"
                     )
                     continue
                 }
+                let contentId = all.contentId
                 let breaks = bounded(all, key: entry.key, revision: entry.revision, created: entry.created)
                 for (breakId, at) in breaks.watchedAt {
                     if let one = try? WatchedBreaks(contentId: contentId, watchedAt: [breakId: at]) { watched.append(one) }
@@ -594,7 +583,7 @@ public final class SyncAgent {
         }
         let server = state == .connected ? SyncConfiguration.redacted(nats.connectedURL) : configuration.serversShown
         return SyncStatus(
-            state: state, outbox: (try? outbox.count()) ?? 0, lastExchange: lastExchange,
+            state: state, outbox: (try? outbox.count()) ?? 0, skipped: skips.count, lastExchange: lastExchange,
             lastError: localError ?? bucketError ?? serverError ?? storeUnknown ?? lastError, household: configuration.household,
             deviceId: deviceId ?? configuration.deviceId ?? "", server: server, updated: 0, pid: getpid())
     }
