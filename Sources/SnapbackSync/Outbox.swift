@@ -96,18 +96,7 @@ public final class Outbox {
     /// the outbox is tied to `store`, in one transaction. The waiting entries stay: they are changes this
     /// box made that did not go out yet.
     public func restart(store: Int64) throws(OutboxError) {
-        try exec("BEGIN IMMEDIATE")
-        do throws(OutboxError) {
-            try run(
-                "INSERT INTO state (name, value) VALUES ('cursor', 0) ON CONFLICT(name) DO UPDATE SET value = 0", [])
-            try run(
-                "INSERT INTO state (name, value) VALUES ('store', ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value",
-                [.int(store)])
-            try exec("COMMIT")
-        } catch {
-            _ = try? exec("ROLLBACK")
-            throw error
-        }
+        try setState([("cursor", 0), ("store", store)])
     }
 
     /// A number the agent keeps in the outbox's state (the bucket's stream identity); nil when unset.

@@ -22,6 +22,28 @@ struct SyncHealingTests {
         try Data(repeating: 0x41, count: 8192).write(to: URL(fileURLWithPath: path))
     }
 
+    /// One box (snapbackd and its agent, household A) on a server of its own, and the test's bucket.
+    struct Box {
+        let directory: URL
+        let nats: NatsServer
+        let daemon: DaemonHarness
+        let agent: SyncAgentProcess
+        let kv: NatsKV
+        let player: SnapbackClient
+
+        init() throws {
+            directory = try DaemonHarness.makeTemporaryDirectory()
+            nats = try NatsServer(directory: directory.appendingPathComponent("nats"))
+            daemon = try DaemonHarness()
+            agent = try SyncAgentProcess(
+                socket: daemon.socketPath, servers: [nats.url], household: "A", in: directory.appendingPathComponent("agent"))
+            kv = try SyncAgentTests.bucket(nats)
+            player = try daemon.player()
+        }
+
+        func remove() { try? FileManager.default.removeItem(at: directory) }
+    }
+
     static func seconds(since start: Date) -> String { String(format: "%.2f s", Date().timeIntervalSince(start)) }
 
     /// A box whose store was made afresh (its file corrupt) under a running agent, then again under a
@@ -101,14 +123,10 @@ struct SyncHealingTests {
     /// refused (logged with key and device) and the box's save and delete win; the others are taken, and
     /// the box's change after reading them wins too.
     @Test func aHostileMembersStampsDoNotPinABookmark() throws {
-        let directory = try DaemonHarness.makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let nats = try NatsServer(directory: directory.appendingPathComponent("nats"))
-        let daemon = try DaemonHarness()
-        let agent = try SyncAgentProcess(
-            socket: daemon.socketPath, servers: [nats.url], household: "A", in: directory.appendingPathComponent("agent"))
-        let kv = try SyncAgentTests.bucket(nats)
-        let player = try daemon.player()
+        let box = try Box()
+        defer { box.remove() }
+        let agent = box.agent
+        let (kv, player) = (box.kv, box.player)
         _ = try eventually(60, "agent connected; log: \(agent.log)") {
             agent.status.flatMap { $0.state == .connected ? $0 : nil }
         }
@@ -176,14 +194,11 @@ struct SyncHealingTests {
     /// stream and re-publishes what it holds, its own records and another box's; a box that joins
     /// afterwards gets them all. On the landed main the bucket stayed empty.
     @Test func aServerThatLostItsStoreIsRepairedAndANewBoxCatchesUp() throws {
-        let directory = try DaemonHarness.makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let nats = try NatsServer(directory: directory.appendingPathComponent("nats"))
-        let daemon = try DaemonHarness()
-        let agent = try SyncAgentProcess(
-            socket: daemon.socketPath, servers: [nats.url], household: "A", in: directory.appendingPathComponent("agent"))
-        var kv = try SyncAgentTests.bucket(nats)
-        let player = try daemon.player()
+        let box = try Box()
+        defer { box.remove() }
+        let (directory, nats, agent) = (box.directory, box.nats, box.agent)
+        var kv = box.kv
+        let player = box.player
         for i in 0..<20 { try SyncServiceDaemonTests.save(player, "mine-\(i)", at: Double(100 + i)) }
         // Another box's record, merged here.
         let now = SyncStamp.milliseconds(ofSeconds: Date().timeIntervalSince1970)
@@ -225,14 +240,11 @@ struct SyncHealingTests {
     /// stream is the same one, but its last sequence is below what the agent saw. What the box saved
     /// since the copy goes back, and the box's newer value of a key the copy holds older wins.
     @Test func aServerRestoredFromAnOlderCopyIsRepaired() throws {
-        let directory = try DaemonHarness.makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let nats = try NatsServer(directory: directory.appendingPathComponent("nats"))
-        let daemon = try DaemonHarness()
-        let agent = try SyncAgentProcess(
-            socket: daemon.socketPath, servers: [nats.url], household: "A", in: directory.appendingPathComponent("agent"))
-        var kv = try SyncAgentTests.bucket(nats)
-        let player = try daemon.player()
+        let box = try Box()
+        defer { box.remove() }
+        let (nats, agent) = (box.nats, box.agent)
+        var kv = box.kv
+        let player = box.player
         try SyncServiceDaemonTests.save(player, "kept", at: 10)
         try SyncServiceDaemonTests.save(player, "moved", at: 20)
         _ = try eventually(60, "both in the bucket; log: \(agent.log)") {
@@ -271,14 +283,10 @@ struct SyncHealingTests {
     /// under keys the agent never writes, or that are not records of their key, are each logged once
     /// with the key and why (the landed main skipped six of them without a word).
     @Test func aLongIdSyncsAndEveryBadValueIsLoggedOnce() throws {
-        let directory = try DaemonHarness.makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let nats = try NatsServer(directory: directory.appendingPathComponent("nats"))
-        let daemon = try DaemonHarness()
-        let agent = try SyncAgentProcess(
-            socket: daemon.socketPath, servers: [nats.url], household: "A", in: directory.appendingPathComponent("agent"))
-        let kv = try SyncAgentTests.bucket(nats)
-        let player = try daemon.player()
+        let box = try Box()
+        defer { box.remove() }
+        let agent = box.agent
+        let (kv, player) = (box.kv, box.player)
         let long = String(repeating: "é", count: 512)
         var open = Streams.seed(contentId: long, profile: "alice", breaks: [])
         open.streamId = "s"
@@ -338,12 +346,9 @@ struct SyncHealingTests {
     /// `connected` within the documented 24 s (three keep-alive intervals; the landed main still said
     /// connected at 35 s), then reads offline 30 s later; the box's save waits in the outbox and goes out once the server answers again.
     @Test func aFrozenServerIsNoticedWithinThirtySeconds() throws {
-        let directory = try DaemonHarness.makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let nats = try NatsServer(directory: directory.appendingPathComponent("nats"))
-        let daemon = try DaemonHarness()
-        let agent = try SyncAgentProcess(
-            socket: daemon.socketPath, servers: [nats.url], household: "A", in: directory.appendingPathComponent("agent"))
+        let box = try Box()
+        defer { box.remove() }
+        let (nats, daemon, agent) = (box.nats, box.daemon, box.agent)
         _ = try eventually(60, "connected; log: \(agent.log)") { agent.status.flatMap { $0.state == .connected ? $0 : nil } }
         nats.signal(SIGSTOP)
         let frozen = Date()
