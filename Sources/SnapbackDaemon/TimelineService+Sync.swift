@@ -74,6 +74,13 @@ extension TimelineService {
             fail(connection, header, .unavailable, store.lastError ?? "the bookmark store is not open")
             return
         }
+        let origin: (storeId: String, lastSeq: Int64)
+        do {
+            origin = try store.changeStreamOrigin()
+        } catch {
+            fail(connection, header, error.statusCode, error.description)
+            return
+        }
         let watcher = ChangeWatcher(connection: connection, callId: header.callId, after: Int64(clamping: after))
         watcher.timer = clock.makeTimer { [weak self, weak watcher] in
             guard let self, let watcher else { return }
@@ -84,9 +91,14 @@ extension TimelineService {
         if changeWatchers.count == 1 {
             store.onCommit = { [weak self] in self?.changesCommitted() }
         }
-        logger.info("connection \(connection.id): watching changes after \(after) (device \(device))")
+        logger.info(
+            "connection \(connection.id): watching changes after \(after) (device \(device), store \(origin.storeId), last change \(origin.lastSeq))"
+        )
         // The reply opens the stream: the backlog and every later change follow it as pushes.
-        reply(connection, header, SnapbackV1.WatchChangesReply(deviceId: device.text))
+        reply(
+            connection, header,
+            SnapbackV1.WatchChangesReply(
+                deviceId: device.text, storeId: origin.storeId, lastSeq: UInt64(clamping: origin.lastSeq)))
         pumpChanges(watcher)
     }
 

@@ -29,6 +29,9 @@ public struct SyncConfiguration: Equatable, Sendable {
     public var history = 5
     public var replicas = 1
     public var statusFile = "/run/snapback-sync/status"
+    /// The most outbox entries sent a second (each a read and a write of the bucket): a repair after the
+    /// server lost its store sends everything the box holds, and a household's boxes do it at once.
+    public var publishRate = 100
 
     public init() {}
 
@@ -38,13 +41,14 @@ public struct SyncConfiguration: Equatable, Sendable {
     public static let maxPathBytes = 4096
     public static let historyRange = 1...64
     public static let replicasRange = 1...5
+    public static let publishRateRange = 1...10_000
     /// Household and bucket names: one NATS subject token of these bytes.
     public static let maxNameBytes = 64
 
     /// The keys, in the order of the documentation and of ``render()``.
     public static let keyNames = [
         "servers", "household", "device-id", "credentials-file", "user", "password-file", "tls-ca", "tls-cert",
-        "tls-key", "socket", "state-directory", "bucket", "history", "replicas", "status-file"
+        "tls-key", "socket", "state-directory", "bucket", "history", "replicas", "status-file", "publish-rate"
     ]
 
     /// Parses `text` (the contents of `file`) over the defaults and checks the whole: required keys
@@ -117,6 +121,7 @@ public struct SyncConfiguration: Equatable, Sendable {
         case "history": history = try Self.count(value, in: Self.historyRange)
         case "replicas": replicas = try Self.count(value, in: Self.replicasRange)
         case "status-file": statusFile = try Self.path(value)
+        case "publish-rate": publishRate = try Self.count(value, in: Self.publishRateRange)
         default: throw Reason("unknown key")
         }
     }
@@ -131,7 +136,7 @@ public struct SyncConfiguration: Equatable, Sendable {
             + line("password-file", passwordFile) + line("tls-ca", tlsCA) + line("tls-cert", tlsCert)
             + line("tls-key", tlsKey) + line("socket", socket) + line("state-directory", stateDirectory)
             + line("bucket", bucket) + line("history", "\(history)") + line("replicas", "\(replicas)")
-            + line("status-file", statusFile)
+            + line("status-file", statusFile) + line("publish-rate", "\(publishRate)")
     }
 
     /// A server URL as logs and the status file show it: without the user and password it may carry

@@ -35,6 +35,7 @@ import Testing
             history = 64
             replicas = 3
             status-file = /run/x/status
+            publish-rate = 250
             """
         let c = try SyncConfiguration.parse(text, file: "sync.conf")
         #expect(c.servers == ["nats://a.example:4222", "tls://b.example:4443", "nats://user:pw@c.example"])
@@ -42,7 +43,7 @@ import Testing
         #expect(c.passwordFile == "/etc/snapback/nats.password" && c.tlsCA == "/etc/ssl/ca.pem")
         #expect(c.tlsCert == "/etc/ssl/box.pem" && c.tlsKey == "/etc/ssl/box.key" && c.socket == "/run/x.sock")
         #expect(c.stateDirectory == "/var/lib/x" && c.bucket == "bookmarks_2" && c.history == 64 && c.replicas == 3)
-        #expect(c.statusFile == "/run/x/status")
+        #expect(c.statusFile == "/run/x/status" && c.publishRate == 250)
         // What --check-config prints reads back as the same configuration.
         #expect(try SyncConfiguration.parse(c.render(), file: "rendered") == c)
 
@@ -50,6 +51,7 @@ import Testing
         #expect(defaults.bucket == "snapback" && defaults.history == 5 && defaults.replicas == 1)
         #expect(defaults.socket == "/run/snapback/snapbackd.sock" && defaults.stateDirectory == "/var/lib/snapback-sync")
         #expect(defaults.statusFile == "/run/snapback-sync/status" && defaults.deviceId == nil)
+        #expect(defaults.publishRate == 100)
     }
 
     @Test func valuesOutOfRangeAreRefusedNamingTheirLine() {
@@ -63,6 +65,8 @@ import Testing
             ("\n\nhistory = 65", 3, "from 1 to 64"),
             ("history = 0", 1, "from 1 to 64"),
             ("replicas = 6", 1, "from 1 to 5"),
+            ("publish-rate = 0", 1, "from 1 to 10000"),
+            ("publish-rate = 10001", 1, "from 1 to 10000"),
             ("replicas = -1", 1, "from 1 to 5"),
             ("history = 99999999999999999999999", 1, "from 1 to 64"),
             ("household = a.b", 1, "A-Z a-z 0-9 _ -"),

@@ -44,6 +44,14 @@ extension SnapbackV1.WatchChangesReply: ProtoJSONMessage {
             w.key("deviceId")
             w.string(self.deviceId)
         }
+        if !self.storeId.isEmpty {
+            w.key("storeId")
+            w.string(self.storeId)
+        }
+        if self.lastSeq != 0 {
+            w.key("lastSeq")
+            w.int64(self.lastSeq)
+        }
         w.endObject()
     }
 
@@ -56,6 +64,12 @@ extension SnapbackV1.WatchChangesReply: ProtoJSONMessage {
             case "deviceId", "device_id":
                 try r.once(&seen, 0, key)
                 if let v = try r.string() { self.deviceId = v }
+            case "storeId", "store_id":
+                try r.once(&seen, 1, key)
+                if let v = try r.string() { self.storeId = v }
+            case "lastSeq", "last_seq":
+                try r.once(&seen, 2, key)
+                if let v = try r.uint64() { self.lastSeq = v }
             default: throw r.unknownField(key, in: "snapback.v1.WatchChangesReply")
             }
         }

@@ -87,11 +87,22 @@ extension SnapbackV1 {
         /// The device id this box signs its changes with (SyncStamp.device): a change whose stamp names
         /// another device came from another box, through Merge.
         public var deviceId: String = ""
+        /// The id the store minted when its database was created (16 hex digits), whatever device_id says: a
+        /// store made afresh (its file corrupt and set aside, or deleted) has another, and its change numbers
+        /// are not the old store's. An agent that sees another store_id than the one its cursor was taken from
+        /// reads from 0. Empty from a snapbackd that predates it.
+        public var storeId: String = ""
+        /// The greatest change number the store holds when the stream starts (0: none). A cursor above it was
+        /// taken from another store, or from this one before it was restored from an older copy: the agent
+        /// reads from 0.
+        public var lastSeq: UInt64 = 0
 
         public init() {}
 
-        public init(deviceId: String = "") {
+        public init(deviceId: String = "", storeId: String = "", lastSeq: UInt64 = 0) {
             self.deviceId = deviceId
+            self.storeId = storeId
+            self.lastSeq = lastSeq
         }
     }
 }
@@ -113,10 +124,14 @@ extension SnapbackV1.WatchChangesReply: ProtoCMessage {
     init(_ p: UnsafePointer<Snapback__V1__WatchChangesReply>, path _path: () -> String, maxElements _: Int) throws(WireError) {
         let c = p.pointee
         self.deviceId = try ProtoC.string(c.device_id, _path() + "device_id")
+        self.storeId = try ProtoC.string(c.store_id, _path() + "store_id")
+        self.lastSeq = c.last_seq
     }
 
     func write(to m: inout Snapback__V1__WatchChangesReply, in arena: CArena) {
         if !self.deviceId.isEmpty { m.device_id = arena.string(self.deviceId) }
+        if !self.storeId.isEmpty { m.store_id = arena.string(self.storeId) }
+        m.last_seq = self.lastSeq
     }
 }
 
