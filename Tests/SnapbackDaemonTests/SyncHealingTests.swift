@@ -165,7 +165,7 @@ struct SyncHealingTests {
         _ = try eventually(60, "deleted saved to the bucket; log: \(agent.log)") { () -> Bool? in
             SyncAgentTests.record(kv, "deleted")?.0.value.bookmark?.contentTime == 130 ? true : nil
         }
-        let _: DeleteBookmarkReply = try player.call(.deleteBookmark(profile: "", contentId: "deleted"))
+        let _: SnapbackV1.DeleteBookmarkReply = try player.call(.deleteBookmark(profile: "", contentId: "deleted"))
         for c in cases where c.content != "deleted" {
             let (record, _) = try eventually(60, "the box's save of \(c.content) in the bucket; log: \(agent.log)") {
                 SyncAgentTests.record(kv, c.content).flatMap { $0.0.value.bookmark?.contentTime == 120 ? $0 : nil }
