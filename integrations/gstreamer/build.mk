@@ -48,7 +48,7 @@ $(GST_BUILD)/libgstsnapback.so: $(GST_SOURCES) $(GST_HEADERS) integrations/gstre
 		$(GST_BAD_DEV)/.stamp
 	@mkdir -p $(GST_BUILD)
 	$(CC) $(GST_CFLAGS) -O2 -g -shared -Wl,--version-script=integrations/gstreamer/plugin.map -Wl,--no-undefined \
-		-o $@ $(GST_SOURCES) $(C_REL)/libsnapback.a $(PROTOBUF_C_LIBS) $(GST_LIBS) -lm
+		-o $@ $(GST_SOURCES) $(C_REL)/libsnapback.a $(LIBSNAPBACK_DEPS) $(GST_LIBS)
 
 # Not part of `make install` (it needs GStreamer's headers): PREFIX/lib/gstreamer-1.0, GStreamer's plugin
 # directory for a PREFIX of its own (GST_PLUGIN_PATH); the Debian package moves it to the multiarch one.
