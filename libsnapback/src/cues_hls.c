@@ -329,6 +329,10 @@ static void resolve_range(struct hls *h, struct range *r, size_t idx, double end
             closed = true;
         }
     }
+    if (closed && d > SB_MAX_DURATION) {
+        sb_reject(p, id, r->line, "DATERANGE %s: lasts longer than 1e8 s", id);
+        return;
+    }
     if (planned) {
         if (!sb_number(planned->val, planned->vlen, 0, SB_MAX_DURATION, &planned_d)) {
             sb_reject(p, id, r->line, "DATERANGE %s: PLANNED-DURATION is not a number of seconds from 0 to 1e8", id);

@@ -221,6 +221,8 @@ static void test_hls_daterange_rules(void) {
                  "SCTE35-OUT=0xFC\n"
                  /* numbers at their bounds */
                  "#EXT-X-DATERANGE:ID=\"big\",START-DATE=\"2023-12-31T23:03:40Z\",DURATION=100000001,SCTE35-OUT=0xFC\n"
+                 "#EXT-X-DATERANGE:ID=\"long\",START-DATE=\"2023-12-31T23:03:40Z\",END-DATE=\"2200-01-01T00:00:00Z\","
+                 "SCTE35-OUT=0xFC\n"
                  "#EXT-X-DATERANGE:ID=\"far\",START-DATE=\"9999-12-31T23:59:59Z\",DURATION=1,SCTE35-OUT=0xFC\n"
                  "#EXT-X-DATERANGE:ID=\"bad-date\",START-DATE=\"2023-02-29T00:00:00Z\",DURATION=1,SCTE35-OUT=0xFC\n"
                  "#EXT-X-DATERANGE:ID=\"nozone\",START-DATE=\"2023-12-31T23:03:40\",DURATION=1,SCTE35-OUT=0xFC\n"
@@ -240,6 +242,7 @@ static void test_hls_daterange_rules(void) {
     CHECK(b && NEAR(b->start, 0) && NEAR(b->duration, 15) && b->position == SNAPBACK_POSITION_PREROLL && !b->open);
     CHECK(!find(c, "big") && rejected(c, "big: DURATION is not a number of seconds from 0 to 1e8"));
     CHECK(!find(c, "far") && rejected(c, "far: beyond the stream time range"));
+    CHECK(!find(c, "long") && rejected(c, "long: lasts longer than 1e8 s")); /* found by fuzz_hls */
     CHECK(!find(c, "bad-date") && !find(c, "nozone"));
     CHECK(rejected(c, "nozone: START-DATE is not a date with a time zone"));
     /* The same text without a PROGRAM-DATE-TIME: nothing can be placed. */
