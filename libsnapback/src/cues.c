@@ -717,7 +717,10 @@ static int rebuild_views(snapback_cues *c) {
             else c->midrolls[c->n_midrolls++] = b->start;
             continue;
         }
-        if (!(b->duration > 0) || b->start < end - 1e-9) continue;
+        /* An open break waits for its end: the daemon takes a live break once, and a later UpdateBreaks
+         * may add breaks but not change one (its range checks), so an estimate sent now could never be
+         * corrected. */
+        if (b->open || !(b->duration > 0) || b->start < end - 1e-9) continue;
         c->session[c->n_session++] = (snapback_break){
             .id = b->id, .start = b->start, .duration = b->duration, .ad_durations = b->ads,
             .n_ad_durations = b->n_ads, .has_content_resume_offset = b->has_resume,

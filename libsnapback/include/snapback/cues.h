@@ -143,8 +143,10 @@ SNAPBACK_API const snapback_cue_note *snapback_cues_rejected(const snapback_cues
 /* The changes the last text made to the breaks (the first text: every break ADDED). */
 SNAPBACK_API const snapback_cue_change *snapback_cues_changes(const snapback_cues *cues, size_t *n);
 
-/* The breaks as a stitched session's (HLS, DASH): the unfilled ones, pre-rolls of interstitials
- * aside, left out; an open break sent with its estimate. Valid until the next update or free. */
+/* The breaks as a stitched session's (HLS, DASH), sorted by start: those with a known end and a
+ * length. Left out: unfilled breaks, breaks without a length, a break overlapping the one before it,
+ * and open breaks until a refresh closes them (UpdateBreaks adds breaks but never changes one, so an
+ * estimate could not be corrected). Valid until the next update or free. */
 SNAPBACK_API const snapback_break *snapback_cues_session_breaks(const snapback_cues *cues, size_t *n);
 /* VMAP: the filled breaks as client-side ad rules (pre-roll, mid-roll times, post-roll). false when
  * the breaks are not VMAP's. The arrays stay valid until the next update or free. */
