@@ -59,7 +59,7 @@ static void note_list_free(struct sb_note_list *l) {
     memset(l, 0, sizeof *l);
 }
 
-static bool grow(void **v, size_t *cap, size_t need, size_t size) {
+bool sb_grow(void **v, size_t *cap, size_t need, size_t size) {
     if (need <= *cap) return true;
     size_t c = *cap ? *cap * 2 : 16;
     while (c < need) c *= 2;
@@ -71,7 +71,7 @@ static bool grow(void **v, size_t *cap, size_t need, size_t size) {
 }
 
 struct sb_cue *sb_found_add(struct sb_parse *p, const char *id, size_t id_len, const char *source, unsigned line) {
-    if (!grow((void **)&p->found.v, &p->found.cap, p->found.n + 1, sizeof *p->found.v)) {
+    if (!sb_grow((void **)&p->found.v, &p->found.cap, p->found.n + 1, sizeof *p->found.v)) {
         p->oom = true;
         return NULL;
     }
@@ -101,7 +101,7 @@ static void note_add(struct sb_parse *p, struct sb_note_list *l, const char *id,
     vsnprintf(buf, sizeof buf, fmt, ap);
     /* Bound the notes a hostile text can make: the first thousand say enough. */
     if (l->n >= 1000) return;
-    if (!grow((void **)&l->v, &l->cap, l->n + 1, sizeof *l->v)) {
+    if (!sb_grow((void **)&l->v, &l->cap, l->n + 1, sizeof *l->v)) {
         p->oom = true;
         return;
     }
@@ -547,7 +547,7 @@ static bool same_cue(const struct sb_cue *a, const struct sb_cue *b) {
 
 static bool change_add(snapback_cues *c, struct change **v, size_t *n, size_t *cap, snapback_cue_change_kind k,
                        const char *id, const char *reason) {
-    if (!grow((void **)v, cap, *n + 1, sizeof **v)) return false;
+    if (!sb_grow((void **)v, cap, *n + 1, sizeof **v)) return false;
     char *i = strdup(id), *r = strdup(reason ? reason : "");
     if (!i || !r) {
         free(i);
@@ -623,7 +623,7 @@ int snapback_cues_update(snapback_cues *c, const char *text, size_t len) {
             continue;
         }
         if (in_text) continue;
-        if (!grow((void **)&next.v, &next.cap, next.n + 1, sizeof *next.v)) {
+        if (!sb_grow((void **)&next.v, &next.cap, next.n + 1, sizeof *next.v)) {
             ok = false;
             break;
         }
@@ -643,7 +643,7 @@ int snapback_cues_update(snapback_cues *c, const char *text, size_t len) {
         }
         if (k < 0) ok = change_add(c, &ch, &n_ch, &cap_ch, SNAPBACK_CUE_ADDED, f2->id, NULL);
         else if (!same_cue(&c->breaks.v[k], f2)) ok = change_add(c, &ch, &n_ch, &cap_ch, SNAPBACK_CUE_CHANGED, f2->id, NULL);
-        if (!ok || !grow((void **)&next.v, &next.cap, next.n + 1, sizeof *next.v)) {
+        if (!ok || !sb_grow((void **)&next.v, &next.cap, next.n + 1, sizeof *next.v)) {
             ok = false;
             break;
         }
@@ -763,31 +763,4 @@ bool snapback_cues_ad_rules(const snapback_cues *c, snapback_ad_rules *out) {
     out->midroll_times = c->midrolls;
     out->n_midroll_times = c->n_midrolls;
     return true;
-}
-
-int snapback_session_open_cues(snapback_client *client, const snapback_session_params *params,
-                               const snapback_cues *cues, snapback_reply_cb callback, void *user,
-                               snapback_session **out) {
-    if (!params || !cues || !cues->format) return SNAPBACK_E_INVALID;
-    snapback_session_params p = *params;
-    snapback_ad_rules rules;
-    if (cues->format == SNAPBACK_CUES_VMAP) {
-        snapback_cues_ad_rules(cues, &rules);
-        p.ad_rules = &rules;
-        p.breaks = NULL;
-        p.n_breaks = 0;
-    } else {
-        p.breaks = snapback_cues_session_breaks(cues, &p.n_breaks);
-        p.ad_rules = NULL;
-        if (cues->live) p.kind = SNAPBACK_SESSION_LIVE;
-    }
-    return snapback_session_open(client, &p, callback, user, out);
-}
-
-int snapback_session_update_cues(snapback_session *session, const snapback_cues *cues, snapback_reply_cb callback,
-                                 void *user) {
-    if (!cues || !cues->format || cues->format == SNAPBACK_CUES_VMAP) return SNAPBACK_E_INVALID;
-    size_t n;
-    const snapback_break *b = snapback_cues_session_breaks(cues, &n);
-    return snapback_update_breaks(session, b, n, callback, user);
 }

@@ -55,17 +55,6 @@ struct hls {
     double *starts; /* n_segs + 1 */
 };
 
-static bool grow(void **v, size_t *cap, size_t need, size_t size) {
-    if (need <= *cap) return true;
-    size_t c = *cap ? *cap * 2 : 16;
-    while (c < need) c *= 2;
-    void *n = realloc(*v, c * size);
-    if (!n) return false;
-    *v = n;
-    *cap = c;
-    return true;
-}
-
 void sb_hls_state_clear(struct sb_hls_state *s) {
     free(s->starts);
     free(s->open_id);
@@ -129,7 +118,7 @@ static int add_range(struct hls *h, const struct attr *a, size_t n, unsigned lin
     for (size_t i = 0; i < h->n_ranges; i++)
         if (h->ranges[i].idlen == id->vlen && memcmp(h->ranges[i].id, id->val, id->vlen) == 0) r = &h->ranges[i];
     if (!r) {
-        if (!grow((void **)&h->ranges, &h->cap_ranges, h->n_ranges + 1, sizeof *h->ranges)) return -1;
+        if (!sb_grow((void **)&h->ranges, &h->cap_ranges, h->n_ranges + 1, sizeof *h->ranges)) return -1;
         r = &h->ranges[h->n_ranges++];
         memset(r, 0, sizeof *r);
         r->id = id->val;
@@ -156,7 +145,7 @@ static int add_range(struct hls *h, const struct attr *a, size_t n, unsigned lin
 }
 
 static int add_ev(struct hls *h, int kind, unsigned line, const char *arg, size_t len) {
-    if (!grow((void **)&h->evs, &h->cap_evs, h->n_evs + 1, sizeof *h->evs)) return -1;
+    if (!sb_grow((void **)&h->evs, &h->cap_evs, h->n_evs + 1, sizeof *h->evs)) return -1;
     h->evs[h->n_evs++] = (struct ev){kind, h->n_segs, line, arg, len};
     return 0;
 }
@@ -629,7 +618,7 @@ int sb_parse_hls(struct sb_parse *p, const char *text, size_t len) {
         if (l[0] != '#') {
             /* A segment's URI: the segment ends here. */
             if (pending_dur < 0) continue; /* a URI without EXTINF: not a segment snapback can time */
-            if (!grow((void **)&h.segs, &h.cap_segs, h.n_segs + 1, sizeof *h.segs)) goto oom;
+            if (!sb_grow((void **)&h.segs, &h.cap_segs, h.n_segs + 1, sizeof *h.segs)) goto oom;
             h.segs[h.n_segs++] = (struct seg){pending_dur, pending_pdt, pdt};
             pending_dur = -1;
             pending_pdt = false;

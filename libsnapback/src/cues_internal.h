@@ -73,6 +73,9 @@ struct sb_parse {
     bool oom;
 };
 
+/* *v an array of *cap elements of `size` bytes, grown (doubling) to hold `need`; false when out of memory. */
+SB_HIDDEN bool sb_grow(void **v, size_t *cap, size_t need, size_t size);
+
 SB_HIDDEN int sb_parse_hls(struct sb_parse *p, const char *text, size_t len);
 SB_HIDDEN int sb_parse_dash(struct sb_parse *p, const char *text, size_t len);
 SB_HIDDEN int sb_parse_vmap(struct sb_parse *p, const char *text, size_t len);
