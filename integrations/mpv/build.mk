@@ -9,10 +9,10 @@
 
 MPV_APT_PACKAGES := mpv libmpv-dev ffmpeg
 MPV_BUILD       := $(C_BUILD)/mpv
-MPV_SOURCES     := $(wildcard integrations/mpv/src/*.c)
-MPV_HEADERS     := $(wildcard integrations/mpv/src/*.h) libsnapback/include/snapback/snapback.h \
+MPV_SOURCES     := $(wildcard integrations/mpv/src/*.c) Sources/CSnapbackFetch/fetch.c
+MPV_HEADERS     := $(wildcard integrations/mpv/src/*.h) Sources/CSnapbackFetch/include/snapback_fetch.h libsnapback/include/snapback/snapback.h \
 	libsnapback/include/snapback/cues.h
-MPV_CFLAGS      := $(C_WARNINGS) -fPIC -fvisibility=hidden -Ilibsnapback/include \
+MPV_CFLAGS      := $(C_WARNINGS) -fPIC -fvisibility=hidden -Ilibsnapback/include -ISources/CSnapbackFetch/include \
 	$(shell pkg-config --cflags mpv 2>/dev/null)
 # The end-to-end test's bound: it fails rather than hang.
 MPV_TEST_SECONDS ?= 240

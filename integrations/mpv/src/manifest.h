@@ -11,18 +11,9 @@
 
 #include "media.h"
 
-/* A manifest is read up to this size (libsnapback's default bound); http(s) fetches give up after
- * SBM_FETCH_SECONDS. */
-#define SBM_MAX_MANIFEST (8u << 20)
-#define SBM_FETCH_SECONDS 10
-
 /* Whether mpv's path names an HLS playlist or a DASH MPD (.m3u8, .m3u, .mpd, any case, before a query
  * or fragment), local or http(s). */
 bool sbm_is_manifest(const char *path);
-
-/* The text at `path`: a local file, or an http(s) URL (libcurl: redirects followed up to 5 times,
- * http and https only, at most SBM_MAX_MANIFEST bytes). NULL with err set. */
-char *sbm_fetch(const char *path, size_t *len, char *err, size_t errlen);
 
 /* The manifest's breaks for the session into *out (copies: sbm_breaks_free), and whether it is live.
  * 0, or -1 with err set (the manifest refused). */

@@ -25,6 +25,7 @@
 
 #include "json.h"
 #include "manifest.h"
+#include "snapback_fetch.h"
 #include "session.h"
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -125,7 +126,7 @@ static int load_manifest(struct plugin *p) {
     if (!sbm_is_manifest(p->file.path)) return 0;
     size_t len = 0;
     char err[256];
-    char *text = sbm_fetch(p->file.path, &len, err, sizeof err);
+    char *text = snapback_fetch(p->file.path, &len, err, sizeof err);
     int rc = -1;
     if (!text) sbmpv_log(&p->mpv, false, "%s: %s; the stream's chapters are used", p->file.path, err);
     else if (sbm_breaks_from_manifest(text, len, &p->file.breaks, &p->file.live, err, sizeof err) != 0)

@@ -145,25 +145,30 @@ def in_break(stitching, pos):
     return any(s <= pos < s + d for s, d, _ in make_media.layout(stitching))
 
 
+def seek_over_break(mpv, first_break, target):
+    """A seek to `target` over the unwatched break `first_break` (start, duration, ads) lands in it; the
+    break plays to its end, then mpv is pushed on to the seek target: the first position past the break
+    (beyond a report's delay) is the target, never the content between them."""
+    b_start, b_end = first_break[0], first_break[0] + first_break[1]
+    mpv.seek(target)
+    seen = mpv.wait_position(lambda p: b_start - TOLERANCE <= p < b_end, 3,
+                             f"the seek to {target} over the unwatched break lands in it [{b_start}, {b_end})")
+    check(True, f"mpv is in the break at {seen[-1]:.2f} after the seek to {target}")
+    seen = mpv.wait_position(lambda p: p >= b_end + 0.3, first_break[1] + 4, "mpv leaves the break")
+    check(abs(seen[-1] - target) <= TOLERANCE + 0.5,
+          f"after the break mpv is at the seek target {target} (at {seen[-1]:.2f})")
+
+
 def story(work, plugin, sock, media):
     movie_a, movie_b = media
     first_break = make_media.layout(A)[0]  # (10, 6): content 10
-    b_start, b_end = first_break[0], first_break[0] + first_break[1]
     target = 20.0
 
     print("-- A, first viewing: a seek over an unwatched break")
     mpv = Mpv(work, plugin, sock, movie_a, "a1")
     try:
         mpv.wait_position(lambda p: p >= 1.0, 10, "mpv plays A")
-        mpv.seek(target)
-        seen = mpv.wait_position(lambda p: b_start - TOLERANCE <= p < b_end, 3,
-                                 f"the seek to {target} over the unwatched break lands in it [{b_start}, {b_end})")
-        check(True, f"mpv is in the break at {seen[-1]:.2f} after the seek to {target}")
-        # The break plays to its end, then mpv is pushed on to the seek target: the first position past
-        # the break (beyond a report's delay) is the target, never the content between them.
-        seen = mpv.wait_position(lambda p: p >= b_end + 0.3, first_break[1] + 4, "mpv leaves the break")
-        check(abs(seen[-1] - target) <= TOLERANCE + 0.5,
-              f"after the break mpv is at the seek target {target} (at {seen[-1]:.2f})")
+        seek_over_break(mpv, first_break, target)
         check("Ad break — you will return to 0:20" in mpv.output(),
               "mpv showed \"Ad break — you will return to 0:20\"")
 
@@ -235,19 +240,12 @@ def hls_manifest(work, plugin, sock, movie_a):
     print("-- HLS (ffmpeg, DATERANGE markers): a seek over an unwatched break")
     playlist = make_hls(work, movie_a, A)
     first_break = make_media.layout(A)[0]
-    b_start, b_end = first_break[0], first_break[0] + first_break[1]
     target = 20.0
     mpv = Mpv(work, plugin, sock, playlist, "h1")
     try:
         mpv.wait_position(lambda p: p >= 1.0, 10, "mpv plays the HLS stream")
         check("3 breaks from manifest" in mpv.output(), "the stream's breaks came from its playlist")
-        mpv.seek(target)
-        seen = mpv.wait_position(lambda p: b_start - TOLERANCE <= p < b_end, 3,
-                                 f"the seek to {target} over the unwatched break lands in it [{b_start}, {b_end})")
-        check(True, f"mpv is in the break at {seen[-1]:.2f} after the seek to {target}")
-        seen = mpv.wait_position(lambda p: p >= b_end + 0.3, first_break[1] + 4, "mpv leaves the break")
-        check(abs(seen[-1] - target) <= TOLERANCE + 0.5,
-              f"after the break mpv is at the seek target {target} (at {seen[-1]:.2f})")
+        seek_over_break(mpv, first_break, target)
         mpv.quit()
     finally:
         mpv.kill()
