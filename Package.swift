@@ -151,8 +151,17 @@ let package = Package(
             name: "snapback",
             dependencies: [
                 "SnapbackClient", "SnapbackWire", "SnapbackTimeline", "SnapbackCLI", "SnapbackCommandLine",
-                .product(name: "ArgumentParser", package: "swift-argument-parser")
+                "CSnapbackCues", "CSnapbackFetch", .product(name: "ArgumentParser", package: "swift-argument-parser")
             ]),
+        // libsnapback's break sources (HLS, DASH, VMAP, SCTE-35: the readers alone, without the client),
+        // the very C the players link, for `snapback cues`; expat reads the XML.
+        .target(
+            name: "CSnapbackCues", path: "libsnapback",
+            sources: ["src/cues.c", "src/cues_hls.c", "src/cues_xml.c", "src/scte35.c"],
+            publicHeadersPath: "include",
+            linkerSettings: [.linkedLibrary("expat"), .linkedLibrary("m")]),
+        // A manifest from a file or an http(s) URL through libcurl (`snapback cues`, and the mpv plugin).
+        .target(name: "CSnapbackFetch", path: "Sources/CSnapbackFetch", linkerSettings: [.linkedLibrary("curl")]),
         // Not installed. SnapbackDaemon, SnapbackEmbedded and SnapbackStore for `snapback-bench store`'s
         // in-process group-commit phase (the real service and store on a virtual clock).
         .executableTarget(

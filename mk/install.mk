@@ -9,7 +9,7 @@ INSTALLED   := $(BINDIR)/snapbackd $(BINDIR)/snapback $(BINDIR)/snapback-sync \
 	$(BASHCOMPDIR)/snapback $(ZSHCOMPDIR)/_snapback $(FISHCOMPDIR)/snapback.fish \
 	$(patsubst proto/%,$(INCLUDEDIR)/%,$(wildcard proto/snapback/v1/*.proto)) \
 	$(DOCDIR)/PROTOCOL.md $(DOCDIR)/policy.md \
-	$(INCLUDEDIR)/snapback/snapback.h $(PREFIX)/lib/libsnapback.so.$(LIBSNAPBACK_VERSION) \
+	$(INCLUDEDIR)/snapback/snapback.h $(INCLUDEDIR)/snapback/cues.h $(PREFIX)/lib/libsnapback.so.$(LIBSNAPBACK_VERSION) \
 	$(PREFIX)/lib/libsnapback.so.$(LIBSNAPBACK_SOVERSION) $(PREFIX)/lib/libsnapback.so $(PREFIX)/lib/libsnapback.a \
 	$(PREFIX)/lib/pkgconfig/libsnapback.pc
 

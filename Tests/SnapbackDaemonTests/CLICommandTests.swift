@@ -141,7 +141,7 @@ import Testing
     /// argument parser, its tail at the left margin under an indented line.
     @Test func helpTextsFitEightyColumns() throws {
         let commands = [
-            [], ["demo"], ["status"], ["sessions"], ["session"], ["convert"], ["watch"], ["bookmarks"],
+            [], ["demo"], ["status"], ["sessions"], ["session"], ["convert"], ["watch"], ["bookmarks"], ["cues"],
             ["bookmarks", "list"], ["bookmarks", "get"], ["bookmarks", "delete"], ["bookmarks", "clear"]
         ].map { (Self.cli, $0) }
         let benchCommands = [[], ["daemon"], ["timeline"], ["store"]].map { (BenchCommandTests.benchPath, $0) }

@@ -14,6 +14,7 @@ the repository's Python client (Tests/clients/python).
 """
 import argparse
 import contextlib
+import datetime
 import json
 import os
 import shutil
@@ -85,25 +86,30 @@ class Mpv(e2e.Player):
         self.exited("quit")
 
 
+def seek_over_break(mpv, first_break, target):
+    """A seek to `target` over the unwatched break `first_break` (start, duration, ads) lands in it; the
+    break plays to its end, then mpv is pushed on to the seek target: the first position past the break
+    (beyond a report's delay) is the target, never the content between them."""
+    b_start, b_end = first_break[0], first_break[0] + first_break[1]
+    mpv.seek(target)
+    seen = mpv.wait_position(lambda p: b_start - TOLERANCE <= p < b_end, 3,
+                             f"the seek to {target} over the unwatched break lands in it [{b_start}, {b_end})")
+    check(True, f"mpv is in the break at {seen[-1]:.2f} after the seek to {target}")
+    seen = mpv.wait_position(lambda p: p >= b_end + 0.3, first_break[1] + 4, "mpv leaves the break")
+    check(abs(seen[-1] - target) <= TOLERANCE + 0.5,
+          f"after the break mpv is at the seek target {target} (at {seen[-1]:.2f})")
+
+
 def story(work, plugin, sock, media):
     movie_a, movie_b = media
     first_break = make_media.layout(A)[0]  # (10, 6): content 10
-    b_start, b_end = first_break[0], first_break[0] + first_break[1]
     target = 20.0
 
     print("-- A, first viewing: a seek over an unwatched break")
     mpv = Mpv(work, plugin, sock, movie_a, "a1")
     try:
         mpv.wait_position(lambda p: p >= 1.0, 10, "mpv plays A")
-        mpv.seek(target)
-        seen = mpv.wait_position(lambda p: b_start - TOLERANCE <= p < b_end, 3,
-                                 f"the seek to {target} over the unwatched break lands in it [{b_start}, {b_end})")
-        check(True, f"mpv is in the break at {seen[-1]:.2f} after the seek to {target}")
-        # The break plays to its end, then mpv is pushed on to the seek target: the first position past
-        # the break (beyond a report's delay) is the target, never the content between them.
-        seen = mpv.wait_position(lambda p: p >= b_end + 0.3, first_break[1] + 4, "mpv leaves the break")
-        check(abs(seen[-1] - target) <= TOLERANCE + 0.5,
-              f"after the break mpv is at the seek target {target} (at {seen[-1]:.2f})")
+        seek_over_break(mpv, first_break, target)
         check("Ad break — you will return to 0:20" in mpv.output(),
               "mpv showed \"Ad break — you will return to 0:20\"")
 
@@ -142,6 +148,74 @@ def story(work, plugin, sock, media):
         mpv.wait_position(lambda p: p >= first + 1.0, 5, "B plays on from there")
         mpv.quit()
         check("3 breaks from sidecar" in mpv.output(), "B's breaks came from its sidecar")
+
+
+def make_hls(work, movie, stitching):
+    """Stitching `movie` as an HLS VOD stream of 1 s segments (ffmpeg, dated by PROGRAM-DATE-TIME), its
+    breaks marked by EXT-X-DATERANGE SCTE35-OUT ranges dated from the first segment: the breaks come from
+    the manifest alone (an HLS stream has no chapters)."""
+    out = os.path.join(work, "hls")
+    os.makedirs(out, exist_ok=True)
+    playlist = os.path.join(out, "stream.m3u8")
+    subprocess.run(["ffmpeg", "-loglevel", "error", "-y", "-i", movie, "-c", "copy", "-f", "hls", "-hls_time", "1",
+                    "-hls_playlist_type", "vod", "-hls_flags", "program_date_time",
+                    "-hls_segment_filename", os.path.join(out, "s%03d.ts"), playlist], check=True)
+    with open(playlist) as f:
+        lines = f.read().splitlines()
+    first = next(l for l in lines if l.startswith("#EXT-X-PROGRAM-DATE-TIME:")).split(":", 1)[1]
+    t0 = datetime.datetime.strptime(first, "%Y-%m-%dT%H:%M:%S.%f%z")
+    ranges = []
+    for i, (start, duration, _) in enumerate(make_media.layout(stitching)):
+        date = (t0 + datetime.timedelta(seconds=start)).astimezone(datetime.timezone.utc)
+        ranges.append(f'#EXT-X-DATERANGE:ID="splice-{i + 1}",START-DATE="{date.isoformat(timespec="milliseconds")}",'
+                      f"DURATION={duration:.3f},SCTE35-OUT=0xFC")
+    at = next(i for i, l in enumerate(lines) if l.startswith("#EXTINF"))
+    with open(playlist, "w") as f:
+        f.write("\n".join(lines[:at] + ranges + lines[at:]) + "\n")
+    return playlist
+
+
+def hls_manifest(work, plugin, sock, movie_a):
+    """An HLS stream whose breaks are its playlist's DATERANGEs: a seek over the first snaps back to it,
+    and after the break mpv returns to the target."""
+    print("-- HLS (ffmpeg, DATERANGE markers): a seek over an unwatched break")
+    playlist = make_hls(work, movie_a, A)
+    first_break = make_media.layout(A)[0]
+    target = 20.0
+    mpv = Mpv(work, plugin, sock, playlist, "h1")
+    try:
+        mpv.wait_position(lambda p: p >= 1.0, 10, "mpv plays the HLS stream")
+        check("3 breaks from manifest" in mpv.output(), "the stream's breaks came from its playlist")
+        seek_over_break(mpv, first_break, target)
+        mpv.quit()
+    finally:
+        mpv.kill()
+
+    print("-- the same HLS stream over http (a loopback server): its playlist fetched through libcurl")
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    server = subprocess.Popen([sys.executable, "-m", "http.server", "--bind", "127.0.0.1", str(port)],
+                              cwd=os.path.dirname(playlist), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    mpv = None
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
+                break
+            if time.monotonic() > deadline:
+                raise Failure("the http server did not listen within 10 s")
+            time.sleep(POLL)
+        mpv = Mpv(work, plugin, sock, f"http://127.0.0.1:{port}/{os.path.basename(playlist)}", "h2")
+        mpv.wait_position(lambda p: p >= 1.0, 10, "mpv plays the HLS stream over http")
+        check("3 breaks from manifest" in mpv.output(), "the stream's breaks came from its playlist over http")
+        mpv.quit()
+    finally:
+        if mpv:
+            mpv.kill()
+        server.terminate()
+        server.wait()
 
 
 def retired_sessions(work, plugin, sock, media, daemon):
@@ -217,8 +291,9 @@ def main():
         daemon = e2e.Daemon(args.snapbackd, work, "snapbackd")
         try:
             story(work, args.plugin, daemon.sock, media)
+            hls_manifest(work, args.plugin, daemon.sock, media[0])
             retired_sessions(work, args.plugin, daemon.sock, media, daemon)
-            for name in ("a1", "a2", "b1"):
+            for name in ("a1", "a2", "b1", "h1", "h2"):
                 with open(os.path.join(work, f"{name}.log"), errors="replace") as f:
                     bad = e2e.plugin_failures(f.read())
                 check(not bad, f"the plugin reported no failure in {name} ({bad[:3]})")
