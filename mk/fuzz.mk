@@ -7,7 +7,8 @@ FUZZ_SECONDS ?= 60
 # the libraries uninstrumented), as libFuzzer wants it: inline 8-bit counters and a PC table.
 FUZZ_FLAGS := -c release --sanitize=fuzzer --sanitize=address --scratch-path .build-fuzz \
 	-Xswiftc -sanitize-coverage=edge,trace-cmp,inline-8bit-counters,pc-table
-FUZZ_TARGETS := snapback-fuzz:Tests/Fuzz/corpus snapback-fuzz-daemon:Tests/Fuzz/daemon-corpus
+FUZZ_TARGETS := snapback-fuzz:Tests/Fuzz/corpus snapback-fuzz-daemon:Tests/Fuzz/daemon-corpus \
+	snapback-fuzz-web:Tests/Fuzz/web-corpus
 
 fuzz: deps ## Run each libFuzzer target (ASan) for FUZZ_SECONDS, then the wire-level mutation test as long
 	@for t in $(FUZZ_TARGETS); do $(SWIFT) build $(FUZZ_FLAGS) --product $${t%%:*} || exit 1; done

@@ -55,7 +55,7 @@ extension ConfigurationFile {
     }
 
     /// Seconds: a non-negative number, optionally followed by ms, s, min or h; at most a year.
-    static func duration(_ text: String) throws(Reason) -> Double {
+    package static func duration(_ text: String) throws(Reason) -> Double {
         let units: [(String, Double)] = [("ms", 0.001), ("min", 60), ("s", 1), ("h", 3600)]
         var number = text
         var scale = 1.0
@@ -88,7 +88,7 @@ extension ConfigurationFile {
     /// `30`, `0.5`: a number of seconds as the file takes it.
     static func seconds(_ value: Double) -> String { AdPolicy.Field.text(seconds: value) }
 
-    static func count(in range: ClosedRange<Int>) -> (String) throws(Reason) -> Int {
+    package static func count(in range: ClosedRange<Int>) -> (String) throws(Reason) -> Int {
         { text throws(Reason) in
             guard let value = Int(text), range.contains(value) else {
                 throw Reason("'\(text)' is not a whole number in \(range.lowerBound)...\(range.upperBound)")
@@ -98,7 +98,7 @@ extension ConfigurationFile {
     }
 
     /// Bytes: a whole number, optionally followed by K, M or G (KiB, MiB, GiB also accepted).
-    static func size(in range: ClosedRange<Int>) -> (String) throws(Reason) -> Int {
+    package static func size(in range: ClosedRange<Int>) -> (String) throws(Reason) -> Int {
         { text throws(Reason) in
             let units: [(String, Int)] = [
                 ("KiB", 1 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30),
@@ -124,11 +124,11 @@ extension ConfigurationFile {
 
     // MARK: Text
 
-    static func listItems(_ text: String) -> [String] {
+    package static func listItems(_ text: String) -> [String] {
         text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "," }).map(String.init)
     }
 
-    static func trimmed<S: StringProtocol>(_ text: S) -> String {
+    package static func trimmed<S: StringProtocol>(_ text: S) -> String {
         func blank(_ c: Character) -> Bool { c == " " || c == "\t" || c == "\r" }
         guard let first = text.firstIndex(where: { !blank($0) }),
             let last = text.lastIndex(where: { !blank($0) })
@@ -137,7 +137,7 @@ extension ConfigurationFile {
     }
 
     /// `value  # note` → `value`: a `#` after a blank starts a comment (no value contains one).
-    static func withoutTrailingComment(_ line: String) -> String {
+    package static func withoutTrailingComment(_ line: String) -> String {
         var previous: Character = " "
         for index in line.indices {
             let character = line[index]

@@ -58,9 +58,9 @@ public enum ConfigurationFile {
     }
 
     /// Why a value was refused (the caller adds the file and line).
-    struct Reason: Error {
-        let text: String
-        init(_ text: String) { self.text = text }
+    package struct Reason: Error {
+        package let text: String
+        package init(_ text: String) { self.text = text }
     }
 
     /// Applies `text` (the contents of `file`) over `configuration`.
