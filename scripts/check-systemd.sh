@@ -31,6 +31,13 @@ trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/units" "$tmp/man/man8" "$tmp/man/man5"
 cp "$repo/docs/man/snapbackd.8" "$repo/docs/man/snapback-sync.8" "$tmp/man/man8/"
 cp "$repo/docs/man/snapbackd.conf.5" "$tmp/man/man5/"
+cp "$repo/docs/man/snapback-web.8" "$tmp/man/man8/"
+cp "$repo/docs/man/snapback-web.conf.5" "$tmp/man/man5/"
+cp "$repo/systemd/snapback-web.socket" "$tmp/units/"
+web_binary=$(dirname "$binary")/snapback-web
+[ -x "$web_binary" ] || { echo "check-systemd: $web_binary is not an executable file" >&2; exit 1; }
+sed "s#^ExecStart=/usr/local/bin/snapback-web #ExecStart=$web_binary #" "$repo/systemd/snapback-web.service" \
+    > "$tmp/units/snapback-web.service"
 cp "$repo/systemd/snapbackd.socket" "$tmp/units/"
 sed "s#^ExecStart=/usr/local/bin/snapbackd #ExecStart=$binary #" "$repo/systemd/snapbackd.service" \
     > "$tmp/units/snapbackd.service"
@@ -47,13 +54,13 @@ grep -q "^ExecStart=$sync_binary " "$tmp/units/snapback-sync.service" || {
 
 status=0
 if ! messages=$(MANPATH="$tmp/man" systemd-analyze verify "$tmp/units/snapbackd.socket" "$tmp/units/snapbackd.service" \
-    "$tmp/units/snapback-sync.service" 2>&1) \
+    "$tmp/units/snapback-sync.service" "$tmp/units/snapback-web.socket" "$tmp/units/snapback-web.service" 2>&1) \
     || [ -n "$messages" ]; then
     echo "$messages"
     echo "check-systemd: FAIL systemd-analyze verify"
     status=1
 else
-    echo "check-systemd: ok   systemd-analyze verify snapbackd.socket snapbackd.service snapback-sync.service"
+    echo "check-systemd: ok   systemd-analyze verify snapbackd.socket snapbackd.service snapback-sync.service snapback-web.socket snapback-web.service"
 fi
 
 if report=$(systemd-analyze security --offline=true --threshold=10 "$repo/systemd/snapbackd.service" 2>&1); then
@@ -72,8 +79,29 @@ else
     status=1
 fi
 
+if report=$(systemd-analyze security --offline=true --threshold=10 "$repo/systemd/snapback-web.service" 2>&1); then
+    echo "check-systemd: ok   $(echo "$report" | grep 'Overall exposure level' | sed 's/^→ //') (at most 1.0)"
+else
+    echo "$report" | grep -v '✓' || true
+    echo "check-systemd: FAIL systemd-analyze security: snapback-web exposure above 1.0 (or the unit did not load)"
+    status=1
+fi
+# The bridge is reachable on loopback only: its sockets and its service allow localhost alone, and the
+# service has no network of its own.
+for unit in snapback-web.socket snapback-web.service; do
+    grep -qx "IPAddressDeny=any" "$repo/systemd/$unit" && grep -qx "IPAddressAllow=localhost" "$repo/systemd/$unit" \
+        || { echo "check-systemd: FAIL $unit does not deny every address but localhost"; status=1; }
+done
+if grep -E '^ListenStream=' "$repo/systemd/snapback-web.socket" | grep -vqE '^ListenStream=(127\.0\.0\.1|\[::1\]):[0-9]+$'; then
+    echo "check-systemd: FAIL snapback-web.socket listens on an address that is not loopback"
+    status=1
+fi
+grep -qx "PrivateNetwork=yes" "$repo/systemd/snapback-web.service" \
+    || { echo "check-systemd: FAIL snapback-web.service has a network of its own"; status=1; }
+[ $status -eq 0 ] && echo "check-systemd: ok   snapback-web: loopback sockets only, no network of its own"
+
 for page in "$repo/docs/man/snapbackd.8" "$repo/docs/man/snapbackd.conf.5" "$repo/docs/man/snapback.1" \
-    "$repo/docs/man/snapback-sync.8"; do
+    "$repo/docs/man/snapback-sync.8" "$repo/docs/man/snapback-web.8" "$repo/docs/man/snapback-web.conf.5"; do
     warnings=$(groff -man -Tutf8 -ww -z "$page" 2>&1)
     if [ -n "$warnings" ]; then
         echo "$warnings"

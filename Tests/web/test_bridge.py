@@ -142,6 +142,7 @@ def main():
         wait_port(port, bridge)
         restart = lambda: start_daemon(snapbackd, tmp, sock_path)
         daemon = run_checks(port, sock_path, bridge, daemon, restart)
+        check("socket-activated on 127.0.0.1 and [::1]", lambda: socket_activated(web, tmp, sock_path))
     finally:
         for proc in (bridge, daemon):
             if proc and proc.poll() is None:
@@ -434,6 +435,25 @@ def run_checks(port, sock_path, bridge, daemon, restart):
     daemon = restart()
     check("SIGTERM: pages told 1001", lambda: _sigterm(bridge, page))
     return daemon
+
+
+def socket_activated(web, tmp, sock_path):
+    port = free_port()
+    config = write_config(tmp, port, sock_path)
+    proc = subprocess.Popen(["systemd-socket-activate", "-l", "127.0.0.1:%d" % port, "-l", "[::1]:%d" % port,
+                             web, "--config", config], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        wait_port(port, proc)
+        ws = WebSocket("::1", port, path="/jsonrpc?token=" + GUIDE_TOKEN, origin=GUIDE_ORIGIN, host_header="[::1]:%d" % port)
+        expect(ws.status == 101, "upgrade on [::1]: %d %r" % (ws.status, ws.body))
+        reply = ws.call("Snapback.1.register", {"event": "push", "id": "a"})
+        expect(reply.get("result", 0) is None, "register %r" % reply)
+        ws.close()
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=10)
+    expect(b"listening on fd 3 fd 4" in err, "log %r" % err[-300:])
+    return "adopted fd 3 and fd 4; a page on [::1] upgraded"
 
 
 def _raw_refusal(port, version_header):
