@@ -11,10 +11,12 @@ SWIFT       ?= swift
 # the check that its header is valid C++, and the GLib example; python3-protobuf the Swift wire mapping's
 # generator (scripts/gen-wire.py, `make proto` and `make check-proto`); libnats-dev the sync agent's NATS
 # client, nats-server and openssl (certificates for its TLS test) its end-to-end tests; faketime sets the
-# daemon's wall clock off under test (WallTimeDaemonTests, test-sync).
+# daemon's wall clock off under test (WallTimeDaemonTests, test-sync); chromium and cog (WPE WebKit) the
+# web bridge's browser tests (test-web).
 APT_PACKAGES := pkg-config libuv1-dev libprotobuf-c-dev protobuf-c-compiler libsqlite3-dev python3 \
 	python3-protobuf systemd util-linux man-db groff-base binutils valgrind gcc g++ libglib2.0-dev \
-	libnats-dev nats-server openssl faketime
+	libnats-dev nats-server openssl faketime \
+	chromium cog
 SOCKET      ?= .run/snapbackd.sock
 STATE_DIR   ?= .run/state
 LOG_LEVEL   ?= info

@@ -21,108 +21,18 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, "..", "clients", "python"))
-import snapback_client as sb  # noqa: E402
+from harness import (FAILURES, check, daemon_connections, expect, free_port, rss_kib, start_bridge,  # noqa: E402
+                     show_logs, start_daemon, stop, wait_port, wakeups, write_config)
 from wsclient import Closed, WebSocket, http_request  # noqa: E402
 
-FAILURES = []
 GUIDE_ORIGIN = "http://127.0.0.1:8000"
 GUIDE_TOKEN = "guide-token-0123456789abcdef"
 OTHER_ORIGIN = "http://localhost:8001"
 OTHER_TOKEN = "other-token-0123456789abcdef"
 
 
-def check(name, fn):
-    try:
-        detail = fn()
-        print("PASS %s%s" % (name, ": " + detail if detail else ""))
-    except Exception as error:  # noqa: BLE001 - every failure is reported, then the run goes on
-        FAILURES.append(name)
-        print("FAIL %s: %s: %s" % (name, type(error).__name__, error))
-
-
-def expect(condition, message):
-    if not condition:
-        raise AssertionError(message)
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def wait_socket(path, proc, what):
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError("%s exited with %d at start" % (what, proc.returncode))
-        try:
-            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            s.connect(path)
-            s.close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError("%s did not listen within 15 s" % what)
-
-
-def wait_port(port, proc):
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError("snapback-web exited with %d at start" % proc.returncode)
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError("snapback-web did not listen on %d within 15 s" % port)
-
-
-def write_config(tmp, port, sock_path, **limits):
-    path = os.path.join(tmp, "snapback-web.conf")
-    lines = ["[bridge]", "port = %d" % port, "socket = %s" % sock_path, "[limits]"]
-    lines += ["%s = %s" % (k.replace("_", "-"), v) for k, v in limits.items()]
-    lines += ["[app guide]", "origin = " + GUIDE_ORIGIN, "token = " + GUIDE_TOKEN, "profiles = alice",
-              "[app other]", "origin = " + OTHER_ORIGIN, "token = " + OTHER_TOKEN, "max-connections = 2"]
-    with open(path, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    return path
-
-
-def daemon_connections(sock_path):
-    with sb.Client(sock_path) as c:
-        c.hello()
-        return c.call("Control/GetStatus").connections - 1  # not this one
-
-
-def start_daemon(snapbackd, tmp, sock_path):
-    proc = subprocess.Popen([snapbackd, "--socket", sock_path, "--state-dir", os.path.join(tmp, "state")],
-                            stdout=open(os.path.join(tmp, "snapbackd.log"), "ab"), stderr=subprocess.STDOUT)
-    wait_socket(sock_path, proc, "snapbackd")
-    return proc
-
-
-def rss_kib(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
-
-
-def wakeups(pid):
-    """Context switches of every thread of `pid`: a process asleep in epoll_wait adds none."""
-    total = 0
-    for tid in os.listdir("/proc/%d/task" % pid):
-        with open("/proc/%d/task/%s/status" % (pid, tid)) as f:
-            for line in f:
-                if line.startswith(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")):
-                    total += int(line.split()[1])
-    return total
+APPS = {"guide": {"origin": GUIDE_ORIGIN, "token": GUIDE_TOKEN, "profiles": "alice"},
+        "other": {"origin": OTHER_ORIGIN, "token": OTHER_TOKEN, "max-connections": 2}}
 
 
 def main():
@@ -133,30 +43,17 @@ def main():
     daemon = start_daemon(snapbackd, tmp, sock_path)
     bridge = None
     try:
-        config = write_config(tmp, port, sock_path, messages_per_second=20, message_burst=40,
+        config = write_config(tmp, port, sock_path, APPS, messages_per_second=20, message_burst=40,
                               ping_interval="1s", pong_timeout="500ms", handshake_timeout="1s",
                               max_connections=6, max_frame_size="4K", max_message_size="8K")
-        log_path = os.path.join(tmp, "snapback-web.log")
-        bridge = subprocess.Popen([web, "--config", config, "--log-level", "debug"],
-                                  stdout=open(log_path, "wb"), stderr=subprocess.STDOUT)
-        wait_port(port, bridge)
+        bridge = start_bridge(web, config, os.path.join(tmp, "snapback-web.log"), port)
         restart = lambda: start_daemon(snapbackd, tmp, sock_path)
         daemon = run_checks(port, sock_path, bridge, daemon, restart)
         check("socket-activated on 127.0.0.1 and [::1]", lambda: socket_activated(web, tmp, sock_path))
     finally:
-        for proc in (bridge, daemon):
-            if proc and proc.poll() is None:
-                proc.terminate()
-                try:
-                    proc.wait(10)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
+        stop(bridge, daemon)
         if FAILURES:
-            for name in ("snapback-web.log", "snapbackd.log"):
-                path = os.path.join(tmp, name)
-                if os.path.exists(path):
-                    print("---- %s (last lines)" % name)
-                    print("\n".join(open(path, errors="replace").read().splitlines()[-40:]))
+            show_logs(tmp, ("snapback-web.log", "snapbackd.log"))
         shutil.rmtree(tmp, ignore_errors=True)
     if bridge is not None and bridge.returncode not in (0, None):
         FAILURES.append("snapback-web exit status %s" % bridge.returncode)
@@ -439,7 +336,7 @@ def run_checks(port, sock_path, bridge, daemon, restart):
 
 def socket_activated(web, tmp, sock_path):
     port = free_port()
-    config = write_config(tmp, port, sock_path)
+    config = write_config(tmp, port, sock_path, APPS)
     proc = subprocess.Popen(["systemd-socket-activate", "-l", "127.0.0.1:%d" % port, "-l", "[::1]:%d" % port,
                              web, "--config", config], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
