@@ -200,12 +200,23 @@ final class PageConnection {
         }
     }
 
+    /// Messages handled in one turn of the loop at most: a page that sent many at once (a read takes up
+    /// to 64 KiB) has the rest handled in the next turns, after the other pages' input.
+    private static let messagesPerTurn = 16
+    /// Resumes a page that used its turn.
+    private var turnTimer: LoopTimer?
+
     private func deliverFrames() {
         // Frames wait in the decoder until the link is ready.
+        var handled = 0
         while reading, let event = decoder.next() {
             switch event {
             case .text(let message):
                 guard case .open = state else { continue }
+                handled += 1
+                if handled == Self.messagesPerTurn {
+                    yieldTurn()
+                }
                 guard rate.admit(now: now) else {
                     closeWebSocket(
                         .policyViolation,
@@ -239,6 +250,20 @@ final class PageConnection {
         }
     }
 
+    /// Stops reading until the next turn of the loop, when the frames left in the decoder are handled.
+    private func yieldTurn() {
+        stopReading()
+        let timer =
+            turnTimer
+            ?? LoopTimer(loop: loop) { [unowned self] in
+                guard case .open = self.state else { return }
+                self.startReading()
+                self.deliverFrames()
+            }
+        turnTimer = timer
+        timer.start(after: 0)
+    }
+
     // MARK: Sending
 
     /// Sends a text message to the page.
@@ -253,8 +278,9 @@ final class PageConnection {
         if let error = writer.write(frame) { abort(error, level: .warning) }
     }
 
-    /// Sends a close frame with `code` and `reason`; the socket closes when the page answers it, or after
-    /// the linger time.
+    /// Sends a close frame with `code` and `reason`. A page that broke a rule is failed (RFC 6455 §7.1.7):
+    /// nothing more is read from it and the socket closes once the frame is written, so a flooder costs
+    /// nothing after its limit. Otherwise the socket closes when the page answers, or after the linger time.
     func closeWebSocket(_ code: WebSocketCloseCode, _ reason: String) {
         guard case .open = state else { return }
         state = .closing
@@ -264,6 +290,13 @@ final class PageConnection {
         closeLink()
         lingerUntil = now + Self.lingerMilliseconds
         armTimer()
+        switch code {
+        case .normal, .goingAway, .tryAgainLater, .internalError:
+            break
+        default:
+            stopReading()
+            writer.whenDrained { [unowned self] in self.abort("failed: \(self.closeReason)", level: .info) }
+        }
     }
 
     private func closeLink() {
@@ -281,6 +314,8 @@ final class PageConnection {
         closeLink()
         timer?.close()
         timer = nil
+        turnTimer?.close()
+        turnTimer = nil
         writer.detach()
         uv_close(asHandle(handle)) { raw in
             let handle = UnsafeMutablePointer<uv_tcp_t>(OpaquePointer(raw!))
