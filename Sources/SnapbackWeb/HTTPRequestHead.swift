@@ -79,10 +79,18 @@ public struct HTTPRequestHead: Equatable, Sendable {
 
     /// Parses the head at the start of `bytes`, if it is all there.
     public static func parse(_ bytes: UnsafeRawBufferPointer, maxHeadBytes: Int) -> ParseResult {
-        // Find CRLF CRLF within the limit.
+        var scanned = 0
+        return parse(bytes, maxHeadBytes: maxHeadBytes, scanned: &scanned)
+    }
+
+    /// The same for a head that arrives in pieces: `scanned` (0 at first) is how far earlier calls
+    /// looked, so that each byte is looked at once whatever the pieces (a peer sending a byte at a time
+    /// costs no more than one sending the head at once).
+    public static func parse(_ bytes: UnsafeRawBufferPointer, maxHeadBytes: Int, scanned: inout Int) -> ParseResult {
+        // Find CRLF CRLF within the limit, from where the last call stopped.
         var end = -1
         let limit = min(bytes.count, maxHeadBytes)
-        var i = 3
+        var i = max(3, scanned)
         while i < limit {
             if bytes[i] == 0x0A && bytes[i - 1] == 0x0D && bytes[i - 2] == 0x0A && bytes[i - 3] == 0x0D {
                 end = i + 1
@@ -92,7 +100,8 @@ public struct HTTPRequestHead: Equatable, Sendable {
         }
         if end < 0 {
             // A head that already breaks the rules need not be waited for.
-            for (k, byte) in bytes.enumerated() {
+            for k in min(scanned, bytes.count)..<bytes.count {
+                let byte = bytes[k]
                 if byte == 0x0A && (k == 0 || bytes[k - 1] != 0x0D) {
                     return .invalid(status: 400, reason: "bare LF in the request head")
                 }
@@ -100,6 +109,7 @@ public struct HTTPRequestHead: Equatable, Sendable {
                     return .invalid(status: 400, reason: "request head is not printable ASCII")
                 }
             }
+            scanned = bytes.count
             if bytes.count >= maxHeadBytes {
                 return .invalid(status: 431, reason: "request head longer than \(maxHeadBytes) bytes")
             }

@@ -49,6 +49,8 @@ final class PageConnection {
     /// How long a close frame waits for the page's own before the socket is closed anyway.
     private static let lingerMilliseconds: UInt64 = 1000
     private static let maxHeadBytes = 8192
+    /// How much of the request head ``HTTPRequestHead/parse(_:maxHeadBytes:scanned:)`` has looked at.
+    private var headScanned = 0
 
     init(id: UInt64, bridge: Bridge, loop: EventLoop, handle: UnsafeMutablePointer<uv_tcp_t>, limits: BridgeConfiguration) {
         self.id = id
@@ -124,7 +126,7 @@ final class PageConnection {
     }
 
     private func readHead(_ head: [UInt8]) {
-        let parsed = head.withUnsafeBytes { HTTPRequestHead.parse($0, maxHeadBytes: Self.maxHeadBytes) }
+        let parsed = head.withUnsafeBytes { HTTPRequestHead.parse($0, maxHeadBytes: Self.maxHeadBytes, scanned: &headScanned) }
         switch parsed {
         case .needMore: return
         case .invalid(let status, let reason):

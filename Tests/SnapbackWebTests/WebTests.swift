@@ -171,6 +171,27 @@ func status(_ decision: Handshake.Decision?) -> Int? {
         #expect(consumed == 52 && head.single("host").value == "h" && head.queryParameter("token") == Array("xAy".utf8))
         #expect(head.path == "/jsonrpc")
     }
+
+    @Test func aHeadInPiecesIsReadOnceAndTheSame() {
+        let text = Array(upgradeRequest().utf8)
+        var scanned = 0
+        var buffer: [UInt8] = []
+        var result = HTTPRequestHead.ParseResult.needMore
+        for byte in text {
+            buffer.append(byte)
+            result = buffer.withUnsafeBytes { HTTPRequestHead.parse($0, maxHeadBytes: 8192, scanned: &scanned) }
+            if case .complete = result { break }
+            #expect(result == .needMore && scanned == buffer.count)
+        }
+        #expect(result == text.withUnsafeBytes { HTTPRequestHead.parse($0, maxHeadBytes: 8192) })
+        // A bad byte in a later piece is still found.
+        scanned = 0
+        var bad = Array("GET / HTTP/1.1\r\nHost: a".utf8)
+        _ = bad.withUnsafeBytes { HTTPRequestHead.parse($0, maxHeadBytes: 8192, scanned: &scanned) }
+        bad += [0x0A]
+        #expect(bad.withUnsafeBytes { HTTPRequestHead.parse($0, maxHeadBytes: 8192, scanned: &scanned) }
+            == .invalid(status: 400, reason: "bare LF in the request head"))
+    }
 }
 
 @Suite struct JSONRPCTests {
