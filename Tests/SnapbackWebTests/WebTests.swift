@@ -189,8 +189,9 @@ func status(_ decision: Handshake.Decision?) -> Int? {
         var bad = Array("GET / HTTP/1.1\r\nHost: a".utf8)
         _ = bad.withUnsafeBytes { HTTPRequestHead.parse($0, maxHeadBytes: 8192, scanned: &scanned) }
         bad += [0x0A]
-        #expect(bad.withUnsafeBytes { HTTPRequestHead.parse($0, maxHeadBytes: 8192, scanned: &scanned) }
-            == .invalid(status: 400, reason: "bare LF in the request head"))
+        #expect(
+            bad.withUnsafeBytes { HTTPRequestHead.parse($0, maxHeadBytes: 8192, scanned: &scanned) }
+                == .invalid(status: 400, reason: "bare LF in the request head"))
     }
 }
 
