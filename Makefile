@@ -12,11 +12,12 @@ SWIFT       ?= swift
 # generator (scripts/gen-wire.py, `make proto` and `make check-proto`); libnats-dev the sync agent's NATS
 # client, nats-server and openssl (certificates for its TLS test) its end-to-end tests; faketime sets the
 # daemon's wall clock off under test (WallTimeDaemonTests, test-sync); chromium and cog (WPE WebKit) the
-# web bridge's browser tests (test-web).
+# web bridge's browser tests (test-web), ffmpeg their media, python3-pip their hls.js (a PyPI wheel), and
+# GStreamer's decoders what WPE WebKit plays it with.
 APT_PACKAGES := pkg-config libuv1-dev libprotobuf-c-dev protobuf-c-compiler libsqlite3-dev python3 \
 	python3-protobuf systemd util-linux man-db groff-base binutils valgrind gcc g++ libglib2.0-dev \
 	libnats-dev nats-server openssl faketime \
-	chromium cog
+	chromium cog ffmpeg python3-pip gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-libav
 SOCKET      ?= .run/snapbackd.sock
 STATE_DIR   ?= .run/state
 LOG_LEVEL   ?= info

@@ -116,6 +116,7 @@ final class PageConnection {
             state = .handshake(head)
             readHead(head)
         case .open, .closing:
+            if discardingInput { return }
             lastHeard = now
             pingSentAt = nil
             decoder.append(bytes)
@@ -211,7 +212,7 @@ final class PageConnection {
     private func deliverFrames() {
         // Frames wait in the decoder until the link is ready.
         var handled = 0
-        while reading, let event = decoder.next() {
+        while reading, !discardingInput, let event = decoder.next() {
             switch event {
             case .text(let message):
                 guard case .open = state else { continue }
@@ -296,8 +297,23 @@ final class PageConnection {
         case .normal, .goingAway, .tryAgainLater, .internalError:
             break
         default:
-            stopReading()
-            writer.whenDrained { [unowned self] in self.abort("failed: \(self.closeReason)", level: .info) }
+            // What the page goes on sending is read and dropped, undecoded, until it closes or the
+            // linger ends: closing with unread input would reset the connection, and the page would
+            // lose the close frame (and see 1006, not why).
+            discardingInput = true
+            writer.whenDrained { [unowned self] in self.shutdownOutput() }
+        }
+    }
+
+    /// Set once the page failed: its input is dropped unread.
+    private var discardingInput = false
+
+    /// Half-closes the socket once the close frame is written: the page sees the end of the stream.
+    private func shutdownOutput() {
+        guard case .closing = state else { return }
+        let request = UnsafeMutablePointer<uv_shutdown_t>.allocate(capacity: 1)
+        if uv_shutdown(request, asStream(handle), { request, _ in request!.deallocate() }) != 0 {
+            request.deallocate()
         }
     }
 

@@ -12,6 +12,12 @@ foreign name mapped to 127.0.0.1 by --host-resolver-rules), a page of a "public"
 (--ip-address-space-overrides) until granted the loopback permission; a flooding page is closed with its
 close code while another page goes on. Each refusal is also found, with its reason, in the bridge's log.
 WPE: the same but the rebinding Host and the address space (Chromium's flags and permission).
+
+Both browsers also play, with hls.js 1.6.15 (hlsjs.py: fetched from the pinned PyPI wheel at test time),
+an HLS stream made by ffmpeg (media.py) with an EXT-X-DATERANGE interstitial X-RESTRICT="SKIP,JUMP" at 4 s
+and a SCTE35-OUT range: hls.js schedules the ad with its restrictions, lists the SCTE35-OUT range, and
+after the viewer's seek 1 -> 9 plays the ad and resumes at 4, not 9 (video-dev/hls.js#7029): the
+baseline that snapback.js, with the bridge's page methods, is to turn into 9.
 """
 
 import json
@@ -26,6 +32,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from cdp import Chromium  # noqa: E402
 from harness import FAILURES, check, expect, free_port, show_logs, start_bridge, start_daemon, stop, write_config  # noqa: E402
+import hlsjs  # noqa: E402
+import media  # noqa: E402
 import range_server  # noqa: E402
 
 GUIDE_TOKEN = "guide-token-0123456789abcdef"
@@ -35,7 +43,11 @@ PUBLIC_TOKEN = "public-token-0123456789abcd"
 def main():
     snapbackd, web = sys.argv[1], sys.argv[2]
     tmp = tempfile.mkdtemp(prefix="snapback-browsers-")
-    pages = os.path.join(HERE, "pages")
+    # The site: the pages, hls.js and the media, made here.
+    pages = os.path.join(tmp, "site")
+    shutil.copytree(os.path.join(HERE, "pages"), pages)
+    hlsjs.fetch(pages)
+    media.hls(pages)
     app_server, app_port = range_server.serve(pages)
     stranger_server, stranger_port = range_server.serve(pages)
     public_server, public_port = range_server.serve(pages)
@@ -54,9 +66,13 @@ def main():
             "--ip-address-space-overrides=127.0.0.1:%d=public" % public_port])
         print("chromium %s" % chromium.version.get("Browser"))
         run_checks(chromium, tmp, log_path, app_port, stranger_port, public_port, bridge_port)
+        check("Chromium: hls.js %s interstitial, seek 1 -> 9 (hls.js#7029 baseline)" % hlsjs.VERSION,
+              lambda: hls_baseline(chromium_result(chromium, "http://127.0.0.1:%d/hls.html" % app_port)))
         chromium.close()
         chromium = None
         run_wpe_checks(tmp, log_path, app_port, stranger_port, bridge_port)
+        check("WPE: hls.js %s interstitial, seek 1 -> 9 (hls.js#7029 baseline)" % hlsjs.VERSION,
+              lambda: hls_baseline(Cog("http://127.0.0.1:%d/hls.html" % app_port).result(timeout=60)))
     finally:
         if chromium:
             chromium.close()
@@ -68,6 +84,28 @@ def main():
         shutil.rmtree(tmp, ignore_errors=True)
     print("%d failed" % len(FAILURES) if FAILURES else "all passed")
     sys.exit(1 if FAILURES else 0)
+
+
+def chromium_result(chromium, url, timeout=60):
+    page = chromium.new_page()
+    try:
+        page.navigate(url)
+        page.wait("window.__done === true", timeout=timeout)
+        return page.evaluate("window.__result")
+    finally:
+        page.close()
+
+
+def hls_baseline(result):
+    expect(result.get("version") == hlsjs.VERSION and not result.get("error"), "hls.js %r" % result)
+    ads = result["interstitials"]
+    expect(len(ads) == 1 and abs(ads[0]["start"] - 4) < 0.1 and ads[0]["restrictions"] == {"skip": True, "jump": True},
+           "interstitials %r" % ads)
+    expect(any(r["scte35Out"] and r["start"] == 8 for r in result["dateRanges"]), "date ranges %r" % result["dateRanges"])
+    expect(1 <= result["seekFrom"] < 2, "seek from %r" % result.get("seekFrom"))
+    expect(abs(result["resumedAt"] - 4) < 0.1, "resumed at %r" % result.get("resumedAt"))
+    return "ad at %.2f (skip, jump restricted), SCTE35-OUT at 8; seek %.2f -> 9 played the ad and resumed at %.2f" % (
+        ads[0]["start"], result["seekFrom"], result["resumedAt"])
 
 
 def bridge_log(log_path):
