@@ -1,14 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Test media made by ffmpeg at test time (never committed): an MP4 for the plain <video> pages and an HLS
-stream whose primary playlist carries an EXT-X-DATERANGE interstitial (an ad asset, X-RESTRICT="SKIP,JUMP")
-and a SCTE35-OUT date range, as hls.js's interstitials need them (EXT-X-PROGRAM-DATE-TIME on every
-segment)."""
+"""Test media made by ffmpeg at test time (never committed): an HLS stream whose primary playlist carries
+an EXT-X-DATERANGE interstitial (an ad asset, X-RESTRICT="SKIP,JUMP") and a SCTE35-OUT date range, as
+hls.js's interstitials need them (EXT-X-PROGRAM-DATE-TIME on every segment)."""
 
 import os
 import shutil
 import subprocess
-
-START = "2026-01-01T00:00:00.000Z"
 
 
 def ffmpeg(*args):
@@ -21,14 +18,6 @@ def ffmpeg(*args):
 def source(seconds, frequency):
     return ["-f", "lavfi", "-i", "testsrc=size=320x180:rate=25", "-f", "lavfi", "-i", "sine=frequency=%d" % frequency,
             "-t", str(seconds), "-c:v", "libx264", "-pix_fmt", "yuv420p", "-g", "25", "-c:a", "aac"]
-
-
-def mp4(directory, seconds=20):
-    """content.mp4: `seconds` of test pattern and tone, moov first (a browser seeks in it over Range)."""
-    path = os.path.join(directory, "content.mp4")
-    if not os.path.exists(path):
-        ffmpeg(*source(seconds, 440), "-movflags", "+faststart", path)
-    return path
 
 
 def hls(directory, seconds=12, ad_seconds=3, ad_at=4):
