@@ -248,8 +248,10 @@ def run_wpe_checks(tmp, log_path, app_port, stranger_port, bridge_port):
 
     def flood():
         quiet = Cog(url("http://127.0.0.1:%d" % app_port, extra="&calls=40&gap=50"))
-        noisy = Cog(url("http://127.0.0.1:%d" % app_port, extra="&flood=500")).result()
-        calm = quiet.result()
+        try:
+            noisy = Cog(url("http://127.0.0.1:%d" % app_port, extra="&flood=500")).result()
+        finally:
+            calm = quiet.result()  # and it is stopped, whatever happened to the other
         expect(noisy["closeCode"] == 1008 and "messages per second" in noisy["closeReason"], "flooder %r" % noisy)
         expect(calm["replies"] == 40 and calm["closeCode"] == 1000, "the other page %r" % calm)
         return "flooder closed %d %r; the other page made its 40 calls" % (noisy["closeCode"], noisy["closeReason"])
