@@ -12,10 +12,13 @@ SWIFT       ?= swift
 # generator (scripts/gen-wire.py, `make proto` and `make check-proto`); libnats-dev the sync agent's NATS
 # client, nats-server and openssl (certificates for its TLS test) its end-to-end tests; faketime sets the
 # daemon's wall clock off under test (WallTimeDaemonTests, test-sync); libexpat1-dev libsnapback's break
-# sources (VMAP and DASH XML), libcurl4-openssl-dev the mpv plugin's http(s) manifests.
+# sources (VMAP and DASH XML), libcurl4-openssl-dev the mpv plugin's http(s) manifests; chromium and cog
+# (WPE WebKit) the web bridge's browser tests (test-web), ffmpeg their media, python3-pip their hls.js (a
+# PyPI wheel), and GStreamer's decoders what WPE WebKit plays it with.
 APT_PACKAGES := pkg-config libuv1-dev libprotobuf-c-dev protobuf-c-compiler libsqlite3-dev python3 \
 	python3-protobuf systemd util-linux man-db groff-base binutils valgrind gcc g++ libglib2.0-dev \
-	libnats-dev nats-server openssl faketime libexpat1-dev libcurl4-openssl-dev
+	libnats-dev nats-server openssl faketime libexpat1-dev libcurl4-openssl-dev \
+	chromium cog ffmpeg python3-pip gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-libav
 SOCKET      ?= .run/snapbackd.sock
 STATE_DIR   ?= .run/state
 LOG_LEVEL   ?= info
@@ -75,6 +78,7 @@ test: deps check-proto lint ## Lint, build, run unit, wire and daemon integratio
 	$(SWIFT) test --filter MonthSoakTests
 	python3 Tests/clients/python/test_snapback_client.py $(DEBUG_BIN)/snapbackd
 	python3 Tests/clients/python/wire_mutation.py $(DEBUG_BIN)/snapbackd --seconds 10
+	$(MAKE) --no-print-directory test-web
 	$(MAKE) --no-print-directory test-c
 	$(MAKE) --no-print-directory test-mpv
 	$(MAKE) --no-print-directory test-gstreamer
@@ -101,6 +105,8 @@ include integrations/mpv/build.mk
 include integrations/gstreamer/build.mk
 # Household sync against a real nats-server.
 include mk/sync.mk
+# The web bridge (snapback-web) against the real daemon.
+include mk/web.mk
 # make install and make uninstall: the daemon, the CLI, units, configuration, man pages, libsnapback.
 include mk/install.mk
 # make deb and make check-deb: Debian packages of what make install puts in place, and their install test.

@@ -23,6 +23,9 @@
 //   snapback-fuzz-json    the libFuzzer entry point over the generated JSON decoders
 //   SnapbackSync      the household sync agent's logic: config, key encoding, outbox, the exchange
 //   snapback-sync     the sync agent executable (only `main`): snapbackd's Sync service <-> NATS KV
+//   SnapbackWeb       the web bridge's logic: WebSocket framing, the upgrade's checks, its configuration
+//   snapback-web      the web bridge: pages' WebSockets on loopback <-> snapbackd, one connection each
+//   snapback-fuzz-web the libFuzzer entry point over the bridge's request heads and WebSocket framing
 import PackageDescription
 
 // The release daemon's speed levers, each opt-in (perf/README.md: what each does and the figure that keeps
@@ -89,6 +92,7 @@ let package = Package(
         .executable(name: "snapbackd", targets: ["snapbackd"]),
         .executable(name: "snapback", targets: ["snapback"]),
         .executable(name: "snapback-sync", targets: ["snapback-sync"]),
+        .executable(name: "snapback-web", targets: ["snapback-web"]),
         .library(name: "SnapbackTimeline", targets: ["SnapbackTimeline"])
     ],
     dependencies: [
@@ -147,6 +151,12 @@ let package = Package(
         .executableTarget(name: "snapback-sync", dependencies: ["SnapbackSync"]),
         .executableTarget(name: "snapback-fuzz-daemon", dependencies: ["SnapbackFuzzing"]),
         .executableTarget(name: "snapback-fuzz-json", dependencies: ["SnapbackFuzzing"]),
+        // The web bridge: WebSocket framing, the upgrade and its checks, its configuration (no I/O), and
+        // the process on the libuv shell that relays each page to snapbackd over a connection of its own.
+        .target(name: "SnapbackWeb", dependencies: ["SnapbackDaemon", "SnapbackWire", "SnapbackConfigFile"]),
+        .executableTarget(
+            name: "snapback-web", dependencies: ["SnapbackWeb", "SnapbackDaemon", "SnapbackWire", "SnapbackConfigFile", "CLibUV"]),
+        .executableTarget(name: "snapback-fuzz-web", dependencies: ["SnapbackWeb"]),
         .executableTarget(
             name: "snapback",
             dependencies: [
@@ -202,6 +212,9 @@ let package = Package(
                 "SnapbackSync", "SnapbackClient", "SnapbackWire", "SnapbackTimeline", "SnapbackConfigFile", "SnapbackTestSupport",
                 "CSQLite"
             ]
+        ),
+        .testTarget(
+            name: "SnapbackWebTests", dependencies: ["SnapbackWeb", "SnapbackDaemon", "SnapbackConfigFile", "SnapbackTestSupport"]
         ),
         .testTarget(name: "SnapbackCLITests", dependencies: ["SnapbackCLI", "SnapbackWire", "SnapbackTimeline"]),
         .testTarget(

@@ -106,6 +106,12 @@ for prefix in /usr/local /opt/snapback; do
         echo "$prefix/share/zsh/site-functions/_snapback"
         echo "$prefix/share/fish/vendor_completions.d/snapback.fish"
         echo "$prefix/share/man/man8/snapbackd.8"
+        echo "$prefix/bin/snapback-web"
+        echo "/etc/snapback/snapback-web.conf"
+        echo "$prefix/lib/systemd/system/snapback-web.service"
+        echo "$prefix/lib/systemd/system/snapback-web.socket"
+        echo "$prefix/share/man/man8/snapback-web.8"
+        echo "$prefix/share/man/man5/snapback-web.conf.5"
     } | sort >"$expected"
     (cd "$dest" && find . -type f | sed 's#^\.##' | sort) >"$tmp/actual"
     diff -u "$expected" "$tmp/actual" || fail "PREFIX=$prefix: the installed files differ from the list above"
@@ -132,7 +138,11 @@ for prefix in /usr/local /opt/snapback; do
     if grep -qi bench "$tmp/help.txt" "$dest$prefix/share/zsh/site-functions/_snapback"; then
         fail "the installed snapback lists a bench command"
     fi
-    for binary in snapbackd snapback snapback-sync; do
+    grep -qx "ExecStart=$prefix/bin/snapback-web --config /etc/snapback/snapback-web.conf" \
+        "$dest$prefix/lib/systemd/system/snapback-web.service" || fail "snapback-web ExecStart= not rewritten to $prefix/bin"
+    "$dest$prefix/bin/snapback-web" --check-config --config "$dest/etc/snapback/snapback-web.conf" >/dev/null \
+        || fail "the installed snapback-web.conf is refused"
+    for binary in snapbackd snapback snapback-sync snapback-web; do
         if readelf -S "$dest$prefix/bin/$binary" | grep -q '\.symtab'; then fail "$binary is not stripped"; fi
     done
     # The default configuration is valid and is the built-in defaults.

@@ -101,7 +101,7 @@ public enum KeyValueFile {
     }
 
     /// `value  # note` → `value`: a `#` after a blank starts a comment (no value contains one).
-    static func withoutTrailingComment(_ line: String) -> String {
+    public static func withoutTrailingComment(_ line: String) -> String {
         var previous: Character = " "
         for index in line.indices {
             let character = line[index]

@@ -56,7 +56,7 @@ extension ConfigurationFile {
     }
 
     /// Seconds: a non-negative number, optionally followed by ms, s, min or h; at most a year.
-    static func duration(_ text: String) throws(Reason) -> Double {
+    package static func duration(_ text: String) throws(Reason) -> Double {
         let units: [(String, Double)] = [("ms", 0.001), ("min", 60), ("s", 1), ("h", 3600)]
         var number = text
         var scale = 1.0
@@ -89,7 +89,7 @@ extension ConfigurationFile {
     /// `30`, `0.5`: a number of seconds as the file takes it.
     static func seconds(_ value: Double) -> String { AdPolicy.Field.text(seconds: value) }
 
-    static func count(in range: ClosedRange<Int>) -> (String) throws(Reason) -> Int {
+    package static func count(in range: ClosedRange<Int>) -> (String) throws(Reason) -> Int {
         { text throws(Reason) in
             guard let value = Int(text), range.contains(value) else {
                 throw Reason("'\(text)' is not a whole number in \(range.lowerBound)...\(range.upperBound)")
@@ -99,7 +99,7 @@ extension ConfigurationFile {
     }
 
     /// Bytes: a whole number, optionally followed by K, M or G (KiB, MiB, GiB also accepted).
-    static func size(in range: ClosedRange<Int>) -> (String) throws(Reason) -> Int {
+    package static func size(in range: ClosedRange<Int>) -> (String) throws(Reason) -> Int {
         { text throws(Reason) in
             let units: [(String, Int)] = [
                 ("KiB", 1 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30),
@@ -125,7 +125,7 @@ extension ConfigurationFile {
 
     // MARK: Text
 
-    static func listItems(_ text: String) -> [String] {
+    package static func listItems(_ text: String) -> [String] {
         text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "," }).map(String.init)
     }
 

@@ -40,7 +40,7 @@ public enum ConfigurationFile {
     }
 
     /// Why a value was refused (the reader adds the file, the line and the key).
-    typealias Reason = ConfigurationReason
+    package typealias Reason = ConfigurationReason
 
     /// Applies `text` (the contents of `file`) over `configuration`.
     public static func parse(
