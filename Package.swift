@@ -146,7 +146,7 @@ let package = Package(
         .executableTarget(
             name: "snapback",
             dependencies: [
-                "SnapbackClient", "SnapbackWire", "SnapbackTimeline", "SnapbackCLI", "SnapbackCommandLine",
+                "SnapbackClient", "SnapbackWire", "SnapbackTimeline", "SnapbackCLI", "SnapbackCommandLine", "SnapbackJSON",
                 .product(name: "ArgumentParser", package: "swift-argument-parser")
             ]),
         // Not installed. SnapbackDaemon, SnapbackEmbedded and SnapbackStore for `snapback-bench store`'s
@@ -187,7 +187,7 @@ let package = Package(
             name: "SnapbackSyncTests",
             dependencies: ["SnapbackSync", "SnapbackClient", "SnapbackWire", "SnapbackTimeline", "SnapbackTestSupport", "CSQLite"]
         ),
-        .testTarget(name: "SnapbackCLITests", dependencies: ["SnapbackCLI", "SnapbackWire", "SnapbackTimeline"]),
+        .testTarget(name: "SnapbackCLITests", dependencies: ["SnapbackCLI", "SnapbackWire", "SnapbackTimeline", "SnapbackJSON"]),
         .testTarget(
             name: "SnapbackDaemonTests",
             dependencies: [
