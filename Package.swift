@@ -160,7 +160,7 @@ let package = Package(
         .executableTarget(
             name: "snapback",
             dependencies: [
-                "SnapbackClient", "SnapbackWire", "SnapbackTimeline", "SnapbackCLI", "SnapbackCommandLine",
+                "SnapbackClient", "SnapbackWire", "SnapbackTimeline", "SnapbackCLI", "SnapbackCommandLine", "SnapbackJSON",
                 "CSnapbackCues", "CSnapbackFetch", .product(name: "ArgumentParser", package: "swift-argument-parser")
             ]),
         // libsnapback's break sources (HLS, DASH, VMAP, SCTE-35: the readers alone, without the client),
@@ -216,7 +216,7 @@ let package = Package(
         .testTarget(
             name: "SnapbackWebTests", dependencies: ["SnapbackWeb", "SnapbackDaemon", "SnapbackConfigFile", "SnapbackTestSupport"]
         ),
-        .testTarget(name: "SnapbackCLITests", dependencies: ["SnapbackCLI", "SnapbackWire", "SnapbackTimeline"]),
+        .testTarget(name: "SnapbackCLITests", dependencies: ["SnapbackCLI", "SnapbackWire", "SnapbackTimeline", "SnapbackJSON"]),
         .testTarget(
             name: "SnapbackDaemonTests",
             dependencies: [

@@ -6,7 +6,7 @@
 
 DESCRIPTOR_SET is `protoc-c --descriptor_set_out --include_imports --include_source_info` over the
 .proto files. For each file X.proto it writes SOURCES_DIR/X.pb.swift: per message, a public Swift value
-type in the namespace `SnapbackV1`, a `WireMessage` (fields in lowerCamelCase; a proto3 optional, which
+type in the namespace `SnapbackV1`, a `WireMessage` when it is a body (fields in lowerCamelCase; a proto3 optional, which
 these files spell as a one-field oneof `_name`, as an Optional; a repeated field as an array; a oneof as
 an enum; an enum as the C enum protoc-c generated) and its mapping to and from the protobuf-c struct by
 typed member access (`c.session_id`), so that a field the .proto does not have, or of another type, does
@@ -104,6 +104,9 @@ class Model:
                 self.enums[f".{f.package}.{e.name}"] = e
         self.plan_clean_readers()
         self.plan_direct_writers()
+        rpcs = {t for f in self.files for service in f.service for method in service.method
+                for t in (method.input_type, method.output_type)}
+        self.bodies = {key.rsplit(".", 1)[1] for key in self.messages if key in rpcs or key.endswith("Reply")}
 
     def plan_clean_readers(self):
         """The messages read straight from their bytes by a generated clean reader (`gen_clean_reader`): the
@@ -333,12 +336,13 @@ def gen_message(model, m, comments, field_comments):
         out.append("        }")
     out.append("    }")
     out.append("}")
-    # Every message is a public `WireMessage` (through `ProtoCMessage`), which a client, the daemon or a
-    # bridge encodes and decodes.
-    out += ["", f"extension SnapbackV1.{name} {{", "    @discardableResult",
-            "    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }", "",
-            "    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {",
-            "        try decode(body, maxElements: .max)", "    }", "}"]
+    # The messages a peer sends or gets back as a whole body (an rpc's request or answer, a `…Reply`) are
+    # public `WireMessage`s; a sub-message is not, which keeps its body codec out of the daemon's binary.
+    if name in model.bodies:
+        out += ["", f"extension SnapbackV1.{name}: WireMessage {{", "    @discardableResult",
+                "    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }", "",
+                "    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {",
+                "        try decode(body, maxElements: .max)", "    }", "}"]
     if is_plain_scalar_message(fields):
         out += gen_direct(m, fields)
     elif m.name in model.clean_readers:
@@ -370,10 +374,13 @@ def gen_struct(name, plain, oneofs, field_comments):
             out.append(f"            case {f.swift}({f.element})")
         out.append("        }")
     out.append("")
+    # Emitted into the code that calls them only: the daemon's binary keeps none it does not use.
+    out.append("        @_alwaysEmitIntoClient")
     out.append("        public init() {}")
     if params:
         out.append("")
         args = ", ".join(f"{n}: {t} = {d}" for n, t, d in params)
+        out.append("        @_alwaysEmitIntoClient")
         out.append(f"        public init({args}) {{")
         for n, _, _ in params:
             bare = n.strip("`")
@@ -813,13 +820,11 @@ def gen_methods(model):
     out.append("    public var index: UInt8 { UInt8(truncatingIfNeeded: rawValue) }")
     out.append("")
     out.append("    /// Whether the method is a session event (ReportPlayhead … CloseSession): it answers `EventReply`.")
-    out.append("    public var isEvent: Bool {")
-    out.append("        switch self {")
-    events = [c for c, m, _ in rows if Model.short(m.output_type) == "EventReply"]
-    out.append("        case " + ", ".join("." + c for c in events) + ": true")
-    out.append("        default: false")
-    out.append("        }")
-    out.append("    }")
+    events = [i for i, (c, m, _) in enumerate(rows) if Model.short(m.output_type) == "EventReply"]
+    if events != list(range(events[0], events[-1] + 1)):
+        sys.exit("gen-wire: the methods that answer EventReply are not one run of a service's rpcs")
+    first, last = rows[events[0]][0], rows[events[-1]][0]
+    out.append(f"    public var isEvent: Bool {{ rawValue >= WireMethod.{first}.rawValue && rawValue <= WireMethod.{last}.rawValue }}")
     out.append("")
     out.append('    /// The rpc\'s name in its service: "SeekEnded".')
     out.append("    public var methodName: String {")

@@ -8,7 +8,7 @@ import SnapbackWire
 /// name (by number when this version does not know it); a double that is not finite as "NaN",
 /// "Infinity" or "-Infinity". The encoders and decoders are generated (scripts/gen-wire.py) into
 /// Generated/; this module holds what they share, and no product that does not speak JSON links it.
-public protocol ProtoJSONMessage: WireMessage {
+public protocol ProtoJSONMessage: Sendable {
     /// Every field at its default.
     init()
     /// Writes the message as one JSON object.

@@ -9,7 +9,7 @@ public enum SnapbackV1 {}
 /// A generated message (Generated/*.pb.swift): a Swift value read from and written to its protobuf-c
 /// struct `C` member by member, so that a field the `.proto` does not have, or of another type, does not
 /// compile. protobuf-c packs and unpacks the bytes.
-protocol ProtoCMessage: WireMessage, Equatable {
+protocol ProtoCMessage: Sendable, Equatable {
     /// The struct protoc-c generated.
     associatedtype C
     /// `snapback.v1.Name`, for the refusal of bytes that do not parse.
@@ -86,6 +86,18 @@ extension ProtoCMessage {
         guard let message = cUnpack(body.count, data) else { throw .malformed(message: protoName) }
         defer { cFree(message) }
         return try Self(message, path: { "" }, maxElements: maxElements)
+    }
+
+    /// A sub-message's bytes (a body's are its `WireMessage` encoding, preferred where both apply).
+    @_disfavoredOverload
+    @discardableResult
+    func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
+
+    @_disfavoredOverload
+    func encoded() -> [UInt8] {
+        var out: [UInt8] = []
+        protoEncode(into: &out)
+        return out
     }
 
     static func decode(_ bytes: [UInt8], maxElements: Int = .max) throws(WireError) -> Self {

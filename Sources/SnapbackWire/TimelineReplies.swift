@@ -88,7 +88,7 @@ extension SessionStateReply: ProtoMapped {
             totalBreaks: Int(p.totalBreaks))
     }
 
-    var proto: SnapbackV1.SessionStateReply {
+    public var proto: SnapbackV1.SessionStateReply {
         SnapbackV1.SessionStateReply(
             phase: phase.proto, currentBreakId: snapshot.currentBreakId ?? "", streamTime: snapshot.streamTime,
             contentTime: snapshot.contentTime, playing: snapshot.playing, rate: snapshot.rate,
@@ -105,7 +105,7 @@ extension SessionStateReply.BreakState {
             exempt: p.exempt, skipped: BreakSkipReason(proto: p.skipReason))
     }
 
-    var proto: SnapbackV1.BreakState {
+    public var proto: SnapbackV1.BreakState {
         SnapbackV1.BreakState(
             breakId: breakId, position: position.proto, watched: watched, exempt: exempt, skipReason: skipped.proto)
     }

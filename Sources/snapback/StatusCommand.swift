@@ -4,6 +4,7 @@ import Glibc
 import SnapbackCLI
 import SnapbackClient
 import SnapbackCommandLine
+import SnapbackJSON
 import SnapbackTimeline
 import SnapbackWire
 
@@ -53,7 +54,7 @@ struct StatusCommand: ParsableCommand {
         if output.json {
             say(
                 JSON.object([
-                    "socket": .string(path), "hello": hello.json, "status": status.json,
+                    "socket": .string(path), "hello": .message(hello), "status": .message(status),
                     "sync": SyncStatus.json(syncAgentStatus())
                 ]).rendered)
             return
@@ -138,7 +139,7 @@ struct BookmarksCommand: ParsableCommand {
                 token = page.nextPageToken
             } while !token.isEmpty
             if output.json {
-                say(JSON.object(["profile": .string(common.profile), "bookmarks": .array(all.map(\.json))]).rendered)
+                say(JSON.object(["profile": .string(common.profile), "bookmarks": .array(all.map { .message($0) })]).rendered)
                 return
             }
             if all.isEmpty {
@@ -173,7 +174,7 @@ struct BookmarksCommand: ParsableCommand {
                 throw CommandError("no bookmark for \"\(contentId)\" in \(common.profileName)")
             }
             if output.json {
-                say(b.json.rendered)
+                say(b.jsonString)
                 return
             }
             say("content      \(b.contentId) (\(common.profileName))")
@@ -200,7 +201,7 @@ struct BookmarksCommand: ParsableCommand {
             if output.json {
                 say(
                     JSON.object([
-                        "profile": .string(common.profile), "content_id": .string(contentId),
+                        "profile": .string(common.profile), "contentId": .string(contentId),
                         "deleted": .bool(reply.deleted)
                     ]).rendered)
                 return

@@ -78,14 +78,7 @@ public enum WireMethod: UInt16, Sendable, CaseIterable, CustomStringConvertible 
     public var index: UInt8 { UInt8(truncatingIfNeeded: rawValue) }
 
     /// Whether the method is a session event (ReportPlayhead … CloseSession): it answers `EventReply`.
-    public var isEvent: Bool {
-        switch self {
-        case .reportPlayhead, .seekStarted, .seekEnded, .adBreakStarted, .adBreakEnded, .adStarted, .adEnded, .trickPlayStarted,
-            .trickPlayEnded, .contentComplete, .updateBreaks, .pause, .closeSession:
-            true
-        default: false
-        }
-    }
+    public var isEvent: Bool { rawValue >= WireMethod.reportPlayhead.rawValue && rawValue <= WireMethod.closeSession.rawValue }
 
     /// The rpc's name in its service: "SeekEnded".
     public var methodName: String {

@@ -44,7 +44,7 @@ extension SnapbackV1.Bookmark: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.Bookmark {
+extension SnapbackV1.Bookmark: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
 
@@ -124,8 +124,10 @@ extension SnapbackV1 {
         public var profile: String = ""
         public var contentId: String = ""
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(profile: String = "", contentId: String = "") {
             self.profile = profile
             self.contentId = contentId
@@ -159,7 +161,7 @@ extension SnapbackV1.GetBookmarkRequest: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.GetBookmarkRequest {
+extension SnapbackV1.GetBookmarkRequest: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
 
@@ -177,8 +179,10 @@ extension SnapbackV1 {
         /// "" for the first page, else a previous reply's next_page_token.
         public var pageToken: String = ""
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(profile: String = "", pageSize: UInt32 = 0, pageToken: String = "") {
             self.profile = profile
             self.pageSize = pageSize
@@ -218,7 +222,7 @@ extension SnapbackV1.ListBookmarksRequest: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.ListBookmarksRequest {
+extension SnapbackV1.ListBookmarksRequest: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
 
@@ -234,8 +238,10 @@ extension SnapbackV1 {
         /// "" on the last page.
         public var nextPageToken: String = ""
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(bookmarks: [SnapbackV1.Bookmark] = [], nextPageToken: String = "") {
             self.bookmarks = bookmarks
             self.nextPageToken = nextPageToken
@@ -283,7 +289,7 @@ extension SnapbackV1.ListBookmarksReply: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.ListBookmarksReply {
+extension SnapbackV1.ListBookmarksReply: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
 
@@ -324,8 +330,10 @@ extension SnapbackV1 {
         public var profile: String = ""
         public var contentId: String = ""
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(profile: String = "", contentId: String = "") {
             self.profile = profile
             self.contentId = contentId
@@ -363,7 +371,7 @@ extension SnapbackV1.DeleteBookmarkRequest: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.DeleteBookmarkRequest {
+extension SnapbackV1.DeleteBookmarkRequest: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
 
@@ -378,8 +386,10 @@ extension SnapbackV1 {
         /// Whether a bookmark existed and was deleted.
         public var deleted: Bool = false
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(deleted: Bool = false) {
             self.deleted = deleted
         }
@@ -412,7 +422,7 @@ extension SnapbackV1.DeleteBookmarkReply: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.DeleteBookmarkReply {
+extension SnapbackV1.DeleteBookmarkReply: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
 
@@ -453,8 +463,10 @@ extension SnapbackV1 {
     public struct ClearBookmarksRequest: Sendable, Equatable {
         public var profile: String = ""
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(profile: String = "") {
             self.profile = profile
         }
@@ -489,7 +501,7 @@ extension SnapbackV1.ClearBookmarksRequest: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.ClearBookmarksRequest {
+extension SnapbackV1.ClearBookmarksRequest: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
 
@@ -504,8 +516,10 @@ extension SnapbackV1 {
         /// How many bookmarks were deleted.
         public var deleted: UInt32 = 0
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(deleted: UInt32 = 0) {
             self.deleted = deleted
         }
@@ -538,7 +552,7 @@ extension SnapbackV1.ClearBookmarksReply: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.ClearBookmarksReply {
+extension SnapbackV1.ClearBookmarksReply: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
 

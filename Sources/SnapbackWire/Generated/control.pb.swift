@@ -11,8 +11,10 @@ extension SnapbackV1 {
         /// A name for logs, e.g. "exoplayer-shell/2.3"; may be empty.
         public var clientName: String = ""
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(protocolVersion: UInt32 = 0, clientName: String = "") {
             self.protocolVersion = protocolVersion
             self.clientName = clientName
@@ -46,7 +48,7 @@ extension SnapbackV1.HelloRequest: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.HelloRequest {
+extension SnapbackV1.HelloRequest: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
 
@@ -79,8 +81,10 @@ extension SnapbackV1 {
         /// RESOURCE_EXHAUSTED).
         public var maxBreaksPerSession: UInt32 = 0
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(
             protocolVersion: UInt32 = 0, serverName: String = "", serverVersion: String = "", maxFrameSize: UInt32 = 0,
             maxOutboundQueueBytes: UInt64 = 0, policyPresets: [String] = [], defaultPolicyPreset: String = "",
@@ -137,7 +141,7 @@ extension SnapbackV1.HelloReply: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.HelloReply {
+extension SnapbackV1.HelloReply: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
 
@@ -150,6 +154,7 @@ extension SnapbackV1 {
     /// `snapback.v1.StatusRequest`.
     public struct StatusRequest: Sendable, Equatable {
 
+        @_alwaysEmitIntoClient
         public init() {}
     }
 }
@@ -175,7 +180,7 @@ extension SnapbackV1.StatusRequest: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.StatusRequest {
+extension SnapbackV1.StatusRequest: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
 
@@ -232,8 +237,10 @@ extension SnapbackV1 {
         /// logging never blocks the daemon.
         public var logLinesDropped: UInt64 = 0
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(
             uptime: Double = 0, serverVersion: String = "", protocolVersion: UInt32 = 0, connections: UInt32 = 0,
             sessions: UInt32 = 0, requests: UInt64 = 0, pushes: UInt64 = 0, store: SnapbackV1.StoreStatus? = nil,
@@ -290,7 +297,7 @@ extension SnapbackV1.StatusReply: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.StatusReply {
+extension SnapbackV1.StatusReply: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
 
@@ -311,8 +318,10 @@ extension SnapbackV1 {
         /// Empty when the store works; otherwise its last error (bookmark calls then fail UNAVAILABLE).
         public var error: String = ""
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(kind: String = "", path: String = "", bookmarks: UInt64 = 0, error: String = "") {
             self.kind = kind
             self.path = path
@@ -350,15 +359,6 @@ extension SnapbackV1.StoreStatus: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.StoreStatus {
-    @discardableResult
-    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
-
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
-        try decode(body, maxElements: .max)
-    }
-}
-
 extension SnapbackV1 {
     /// The open sessions the caller may see, a page at a time: a box may hold tens of thousands, and one
     /// reply listing them all would hold every player for as long as it takes.
@@ -370,8 +370,10 @@ extension SnapbackV1 {
         /// "" for the first page, else a previous reply's next_page_token.
         public var pageToken: String = ""
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(pageSize: UInt32 = 0, pageToken: String = "") {
             self.pageSize = pageSize
             self.pageToken = pageToken
@@ -407,7 +409,7 @@ extension SnapbackV1.ListSessionsRequest: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.ListSessionsRequest {
+extension SnapbackV1.ListSessionsRequest: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
 
@@ -424,8 +426,10 @@ extension SnapbackV1 {
         /// "" on the last page.
         public var nextPageToken: String = ""
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(sessions: [SnapbackV1.SessionInfo] = [], nextPageToken: String = "") {
             self.sessions = sessions
             self.nextPageToken = nextPageToken
@@ -473,7 +477,7 @@ extension SnapbackV1.ListSessionsReply: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.ListSessionsReply {
+extension SnapbackV1.ListSessionsReply: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
 
@@ -513,8 +517,10 @@ extension SnapbackV1 {
     public struct GetSessionRequest: Sendable, Equatable {
         public var sessionId: UInt64 = 0
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(sessionId: UInt64 = 0) {
             self.sessionId = sessionId
         }
@@ -545,7 +551,7 @@ extension SnapbackV1.GetSessionRequest: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.GetSessionRequest {
+extension SnapbackV1.GetSessionRequest: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
 
@@ -609,8 +615,10 @@ extension SnapbackV1 {
         public var state: SnapbackV1.SessionStateReply? = nil
         public var contentDuration: Double? = nil
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(
             sessionId: UInt64 = 0, contentId: String = "", streamId: String = "", profile: String = "",
             kind: Snapback__V1__SessionKind = Snapback__V1__SessionKind(rawValue: 0), policyPreset: String = "",
@@ -690,7 +698,7 @@ extension SnapbackV1.SessionInfo: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.SessionInfo {
+extension SnapbackV1.SessionInfo: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
 
@@ -823,8 +831,10 @@ extension SnapbackV1 {
         /// Only decisions of sessions playing this content; "" = every content.
         public var contentId: String = ""
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(sessionId: UInt64 = 0, contentId: String = "") {
             self.sessionId = sessionId
             self.contentId = contentId
@@ -862,7 +872,7 @@ extension SnapbackV1.WatchDecisionsRequest: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.WatchDecisionsRequest {
+extension SnapbackV1.WatchDecisionsRequest: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
 
@@ -900,8 +910,10 @@ extension SnapbackV1 {
         /// BREAK_SKIPPED only.
         public var skipReason: Snapback__V1__BreakSkipReason = Snapback__V1__BreakSkipReason(rawValue: 0)
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(
             seq: UInt64 = 0, sessionId: UInt64 = 0, contentId: String = "", streamId: String = "", profile: String = "",
             at: Double = 0, kind: Snapback__V1__DecisionKind = Snapback__V1__DecisionKind(rawValue: 0), reason: String = "",
@@ -976,7 +988,7 @@ extension SnapbackV1.Decision: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.Decision {
+extension SnapbackV1.Decision: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
 

@@ -34,8 +34,10 @@ extension SnapbackV1 {
         public var trickPlaySkippedBreaks: Snapback__V1__TrickPlaySkippedBreaks = Snapback__V1__TrickPlaySkippedBreaks(
             rawValue: 0)
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(
             skippedBreakChoice: Snapback__V1__SkippedBreakChoice = Snapback__V1__SkippedBreakChoice(rawValue: 0),
             seekGate: Snapback__V1__SeekGate = Snapback__V1__SeekGate(rawValue: 0), enforceBackwardSeeks: Bool? = nil,
@@ -215,15 +217,6 @@ extension SnapbackV1.PolicyOverrides: ProtoCMessage {
             m.finished_margin = v
         }
         m.trick_play_skipped_breaks = self.trickPlaySkippedBreaks
-    }
-}
-
-extension SnapbackV1.PolicyOverrides {
-    @discardableResult
-    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
-
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
-        try decode(body, maxElements: .max)
     }
 }
 

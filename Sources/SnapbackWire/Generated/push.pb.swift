@@ -28,8 +28,10 @@ extension SnapbackV1 {
             case breakSkipped(SnapbackV1.BreakSkipped)
         }
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(sessionId: UInt64 = 0, seq: UInt64 = 0, reason: String = "", kind: Kind? = nil) {
             self.sessionId = sessionId
             self.seq = seq
@@ -133,15 +135,6 @@ extension SnapbackV1.Push: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.Push {
-    @discardableResult
-    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
-
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
-        try decode(body, maxElements: .max)
-    }
-}
-
 extension SnapbackV1 {
     /// Seek the player to a stream time. Seeks the server commands are not reported back as SeekEnded.
     ///
@@ -151,8 +144,10 @@ extension SnapbackV1 {
         public var streamTime: Double = 0
         public var reason: Snapback__V1__SeekReason = Snapback__V1__SeekReason(rawValue: 0)
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(streamTime: Double = 0, reason: Snapback__V1__SeekReason = Snapback__V1__SeekReason(rawValue: 0)) {
             self.streamTime = streamTime
             self.reason = reason
@@ -184,15 +179,6 @@ extension SnapbackV1.SeekCommand: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.SeekCommand {
-    @discardableResult
-    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
-
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
-        try decode(body, maxElements: .max)
-    }
-}
-
 extension SnapbackV1 {
     /// A break now counts as watched. For an on-demand session with a content id, sent after the watched
     /// mark was committed to the store (as BookmarkSaved is), so it may follow the event's reply.
@@ -201,8 +187,10 @@ extension SnapbackV1 {
     public struct BreakWatched: Sendable, Equatable {
         public var breakId: String = ""
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(breakId: String = "") {
             self.breakId = breakId
         }
@@ -233,15 +221,6 @@ extension SnapbackV1.BreakWatched: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.BreakWatched {
-    @discardableResult
-    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
-
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
-        try decode(body, maxElements: .max)
-    }
-}
-
 extension SnapbackV1 {
     /// The bookmark was committed to the store (sent after the commit returned).
     ///
@@ -253,8 +232,10 @@ extension SnapbackV1 {
         public var streamTime: Double = 0
         public var trigger: Snapback__V1__BookmarkTrigger = Snapback__V1__BookmarkTrigger(rawValue: 0)
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(
             contentTime: Double = 0, streamTime: Double = 0,
             trigger: Snapback__V1__BookmarkTrigger = Snapback__V1__BookmarkTrigger(rawValue: 0)
@@ -294,21 +275,13 @@ extension SnapbackV1.BookmarkSaved: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.BookmarkSaved {
-    @discardableResult
-    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
-
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
-        try decode(body, maxElements: .max)
-    }
-}
-
 extension SnapbackV1 {
     /// The bookmark was cleared: the viewer finished the content.
     ///
     /// `snapback.v1.BookmarkCleared`.
     public struct BookmarkCleared: Sendable, Equatable {
 
+        @_alwaysEmitIntoClient
         public init() {}
     }
 }
@@ -331,15 +304,6 @@ extension SnapbackV1.BookmarkCleared: ProtoCMessage {
     }
 
     func write(to _: inout Snapback__V1__BookmarkCleared, in _: CArena) {
-    }
-}
-
-extension SnapbackV1.BookmarkCleared {
-    @discardableResult
-    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
-
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
-        try decode(body, maxElements: .max)
     }
 }
 
@@ -375,8 +339,10 @@ extension SnapbackV1 {
     public struct PlayBreak: Sendable, Equatable {
         public var breakId: String = ""
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(breakId: String = "") {
             self.breakId = breakId
         }
@@ -405,21 +371,13 @@ extension SnapbackV1.PlayBreak: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.PlayBreak {
-    @discardableResult
-    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
-
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
-        try decode(body, maxElements: .max)
-    }
-}
-
 extension SnapbackV1 {
     /// Ad-rules sessions: every break that will play has played (after the post-roll).
     ///
     /// `snapback.v1.AllAdsCompleted`.
     public struct AllAdsCompleted: Sendable, Equatable {
 
+        @_alwaysEmitIntoClient
         public init() {}
     }
 }
@@ -442,15 +400,6 @@ extension SnapbackV1.AllAdsCompleted: ProtoCMessage {
     }
 
     func write(to _: inout Snapback__V1__AllAdsCompleted, in _: CArena) {
-    }
-}
-
-extension SnapbackV1.AllAdsCompleted {
-    @discardableResult
-    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
-
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
-        try decode(body, maxElements: .max)
     }
 }
 
@@ -488,8 +437,10 @@ extension SnapbackV1 {
         public var breakId: String = ""
         public var reason: Snapback__V1__BreakSkipReason = Snapback__V1__BreakSkipReason(rawValue: 0)
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(breakId: String = "", reason: Snapback__V1__BreakSkipReason = Snapback__V1__BreakSkipReason(rawValue: 0)) {
             self.breakId = breakId
             self.reason = reason
@@ -523,15 +474,6 @@ extension SnapbackV1.BreakSkipped: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.BreakSkipped {
-    @discardableResult
-    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
-
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
-        try decode(body, maxElements: .max)
-    }
-}
-
 extension SnapbackV1 {
     /// Something failed outside a call on this session, e.g. a bookmark that could not be committed after
     /// the event's reply was sent.
@@ -542,8 +484,10 @@ extension SnapbackV1 {
         public var code: UInt32 = 0
         public var message: String = ""
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(code: UInt32 = 0, message: String = "") {
             self.code = code
             self.message = message
@@ -574,14 +518,5 @@ extension SnapbackV1.SessionError: ProtoCMessage {
     func write(to m: inout Snapback__V1__SessionError, in arena: CArena) {
         m.code = self.code
         if !self.message.isEmpty { m.message = arena.string(self.message) }
-    }
-}
-
-extension SnapbackV1.SessionError {
-    @discardableResult
-    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
-
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
-        try decode(body, maxElements: .max)
     }
 }

@@ -16,8 +16,10 @@ extension SnapbackV1 {
         /// What went wrong, in English, for logs and developers (not for end users).
         public var message: String = ""
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(code: UInt32 = 0, message: String = "") {
             self.code = code
             self.message = message
@@ -46,14 +48,5 @@ extension SnapbackV1.Status: ProtoCMessage {
     func write(to m: inout Snapback__V1__Status, in arena: CArena) {
         m.code = self.code
         if !self.message.isEmpty { m.message = arena.string(self.message) }
-    }
-}
-
-extension SnapbackV1.Status {
-    @discardableResult
-    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
-
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
-        try decode(body, maxElements: .max)
     }
 }

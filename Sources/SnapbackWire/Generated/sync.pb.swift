@@ -9,8 +9,10 @@ extension SnapbackV1 {
         /// The last change number the agent applied (SyncChange.seq); 0 = from the start.
         public var after: UInt64 = 0
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(after: UInt64 = 0) {
             self.after = after
         }
@@ -43,7 +45,7 @@ extension SnapbackV1.WatchChangesRequest: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.WatchChangesRequest {
+extension SnapbackV1.WatchChangesRequest: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
 
@@ -97,8 +99,10 @@ extension SnapbackV1 {
         /// reads from 0.
         public var lastSeq: UInt64 = 0
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(deviceId: String = "", storeId: String = "", lastSeq: UInt64 = 0) {
             self.deviceId = deviceId
             self.storeId = storeId
@@ -135,7 +139,7 @@ extension SnapbackV1.WatchChangesReply: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.WatchChangesReply {
+extension SnapbackV1.WatchChangesReply: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
 
@@ -156,8 +160,10 @@ extension SnapbackV1 {
         /// The device that made the change: 1 to 64 bytes of A-Z a-z 0-9 . _ -.
         public var device: String = ""
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(physical: UInt64 = 0, counter: UInt64 = 0, device: String = "") {
             self.physical = physical
             self.counter = counter
@@ -192,15 +198,6 @@ extension SnapbackV1.SyncStamp: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.SyncStamp {
-    @discardableResult
-    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
-
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
-        try decode(body, maxElements: .max)
-    }
-}
-
 extension SnapbackV1 {
     /// A bookmark's value as it syncs (its key is the record's).
     ///
@@ -215,8 +212,10 @@ extension SnapbackV1 {
         /// Wall time of the save on the box that made it, unix seconds (shown, never compared).
         public var updatedAt: Double = 0
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(
             contentTime: Double = 0, streamId: String = "", streamTime: Double = 0, finished: Bool = false, updatedAt: Double = 0
         ) {
@@ -261,15 +260,6 @@ extension SnapbackV1.SyncBookmark: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.SyncBookmark {
-    @discardableResult
-    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
-
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
-        try decode(body, maxElements: .max)
-    }
-}
-
 extension SnapbackV1 {
     /// A deleted or cleared bookmark: it keeps an older write from bringing the bookmark back.
     ///
@@ -277,8 +267,10 @@ extension SnapbackV1 {
     public struct SyncTombstone: Sendable, Equatable {
         public var kind: Snapback__V1__TombstoneKind = Snapback__V1__TombstoneKind(rawValue: 0)
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(kind: Snapback__V1__TombstoneKind = Snapback__V1__TombstoneKind(rawValue: 0)) {
             self.kind = kind
         }
@@ -309,15 +301,6 @@ extension SnapbackV1.SyncTombstone: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.SyncTombstone {
-    @discardableResult
-    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
-
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
-        try decode(body, maxElements: .max)
-    }
-}
-
 extension SnapbackV1 {
     /// The state of one bookmark key (profile, content_id): a bookmark, or the tombstone of one.
     ///
@@ -334,8 +317,10 @@ extension SnapbackV1 {
             case tombstone(SnapbackV1.SyncTombstone)
         }
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(profile: String = "", contentId: String = "", stamp: SnapbackV1.SyncStamp? = nil, value: Value? = nil) {
             self.profile = profile
             self.contentId = contentId
@@ -392,15 +377,6 @@ extension SnapbackV1.SyncRecord: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.SyncRecord {
-    @discardableResult
-    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
-
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
-        try decode(body, maxElements: .max)
-    }
-}
-
 extension SnapbackV1 {
     /// One break of a content watched on some box, and when (unix seconds).
     ///
@@ -410,8 +386,10 @@ extension SnapbackV1 {
         public var breakId: String = ""
         public var watchedAt: Double = 0
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(contentId: String = "", breakId: String = "", watchedAt: Double = 0) {
             self.contentId = contentId
             self.breakId = breakId
@@ -448,15 +426,6 @@ extension SnapbackV1.SyncWatchedBreak: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.SyncWatchedBreak {
-    @discardableResult
-    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
-
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
-        try decode(body, maxElements: .max)
-    }
-}
-
 extension SnapbackV1 {
     /// One change of the store's change sequence.
     ///
@@ -472,8 +441,10 @@ extension SnapbackV1 {
             case watched(SnapbackV1.SyncWatchedBreak)
         }
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(seq: UInt64 = 0, change: Change? = nil) {
             self.seq = seq
             self.change = change
@@ -524,7 +495,7 @@ extension SnapbackV1.SyncChange: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.SyncChange {
+extension SnapbackV1.SyncChange: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
 
@@ -540,8 +511,10 @@ extension SnapbackV1 {
         public var records: [SnapbackV1.SyncRecord] = []
         public var watched: [SnapbackV1.SyncWatchedBreak] = []
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(records: [SnapbackV1.SyncRecord] = [], watched: [SnapbackV1.SyncWatchedBreak] = []) {
             self.records = records
             self.watched = watched
@@ -600,7 +573,7 @@ extension SnapbackV1.MergeRequest: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.MergeRequest {
+extension SnapbackV1.MergeRequest: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
 
@@ -617,8 +590,10 @@ extension SnapbackV1 {
         /// One per request watched break, in order: whether it added the break or moved its time later.
         public var watchedChanged: [Bool] = []
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(recordsChanged: [Bool] = [], watchedChanged: [Bool] = []) {
             self.recordsChanged = recordsChanged
             self.watchedChanged = watchedChanged
@@ -656,7 +631,7 @@ extension SnapbackV1.MergeReply: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.MergeReply {
+extension SnapbackV1.MergeReply: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
 

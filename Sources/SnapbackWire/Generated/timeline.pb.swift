@@ -53,15 +53,6 @@ extension SnapbackV1.AdBreak: ProtoCMessage {
 }
 
 extension SnapbackV1.AdBreak {
-    @discardableResult
-    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
-
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
-        try decode(body, maxElements: .max)
-    }
-}
-
-extension SnapbackV1.AdBreak {
     /// The message read straight from `bytes` in their clean form (`readClean`); nil for any other form,
     /// which protobuf-c reads.
     init?(clean bytes: UnsafeRawBufferPointer) {
@@ -175,8 +166,10 @@ extension SnapbackV1 {
         public var postroll: Bool = false
         public var breakDuration: Double? = nil
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(
             preroll: Bool = false, midrollTimes: [Double] = [], midrollEvery: Double = 0, postroll: Bool = false,
             breakDuration: Double? = nil
@@ -225,15 +218,6 @@ extension SnapbackV1.AdRules: ProtoCMessage {
             m._break_duration_case = SNAPBACK__V1__AD_RULES___BREAK_DURATION_BREAK_DURATION
             m.break_duration = v
         }
-    }
-}
-
-extension SnapbackV1.AdRules {
-    @discardableResult
-    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
-
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
-        try decode(body, maxElements: .max)
     }
 }
 
@@ -289,8 +273,10 @@ extension SnapbackV1 {
         public var resumeContentTime: Double? = nil
         public var resumeStreamTime: Double? = nil
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(useBookmark: Bool = false, resumeContentTime: Double? = nil, resumeStreamTime: Double? = nil) {
             self.useBookmark = useBookmark
             self.resumeContentTime = resumeContentTime
@@ -334,15 +320,6 @@ extension SnapbackV1.ResumeOptions: ProtoCMessage {
             m._resume_stream_time_case = SNAPBACK__V1__RESUME_OPTIONS___RESUME_STREAM_TIME_RESUME_STREAM_TIME
             m.resume_stream_time = v
         }
-    }
-}
-
-extension SnapbackV1.ResumeOptions {
-    @discardableResult
-    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
-
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
-        try decode(body, maxElements: .max)
     }
 }
 
@@ -405,8 +382,10 @@ extension SnapbackV1 {
         /// Present: the session runs in ad-rules mode (client-side ads, PlayBreak pushes).
         public var adRules: SnapbackV1.AdRules? = nil
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(
             streamId: String = "", contentId: String = "", profile: String = "",
             kind: Snapback__V1__SessionKind = Snapback__V1__SessionKind(rawValue: 0), breaks: [SnapbackV1.AdBreak] = [],
@@ -494,7 +473,7 @@ extension SnapbackV1.OpenSessionRequest: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.OpenSessionRequest {
+extension SnapbackV1.OpenSessionRequest: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
 
@@ -578,8 +557,10 @@ extension SnapbackV1 {
         /// The seq of the last push the opening caused (written before this reply), 0 if none.
         public var lastPushSeq: UInt64 = 0
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(
             sessionId: UInt64 = 0, startStreamTime: Double? = nil, breaksBeforeResume: [String] = [], policyPreset: String = "",
             resumeContentTime: Double? = nil, resumedFromBookmark: Bool = false, lastPushSeq: UInt64 = 0
@@ -646,7 +627,7 @@ extension SnapbackV1.OpenSessionReply: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.OpenSessionReply {
+extension SnapbackV1.OpenSessionReply: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
 
@@ -667,8 +648,10 @@ extension SnapbackV1 {
         /// Whether the player is playing (false: paused, buffering).
         public var playing: Bool = false
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(sessionId: UInt64 = 0, streamTime: Double = 0, rate: Double = 0, playing: Bool = false) {
             self.sessionId = sessionId
             self.streamTime = streamTime
@@ -711,7 +694,7 @@ extension SnapbackV1.ReportPlayheadRequest: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.ReportPlayheadRequest {
+extension SnapbackV1.ReportPlayheadRequest: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
 
@@ -760,8 +743,10 @@ extension SnapbackV1 {
         /// Seconds of stream time the seek started from.
         public var fromStreamTime: Double = 0
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(sessionId: UInt64 = 0, fromStreamTime: Double = 0) {
             self.sessionId = sessionId
             self.fromStreamTime = fromStreamTime
@@ -795,7 +780,7 @@ extension SnapbackV1.SeekStartedRequest: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.SeekStartedRequest {
+extension SnapbackV1.SeekStartedRequest: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
 
@@ -842,8 +827,10 @@ extension SnapbackV1 {
         /// Seconds of stream time the seek landed at.
         public var toStreamTime: Double = 0
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(sessionId: UInt64 = 0, fromStreamTime: Double = 0, toStreamTime: Double = 0) {
             self.sessionId = sessionId
             self.fromStreamTime = fromStreamTime
@@ -880,7 +867,7 @@ extension SnapbackV1.SeekEndedRequest: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.SeekEndedRequest {
+extension SnapbackV1.SeekEndedRequest: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
 
@@ -933,8 +920,10 @@ extension SnapbackV1 {
         public var breakId: String = ""
         public var streamTime: Double? = nil
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(sessionId: UInt64 = 0, breakId: String = "", streamTime: Double? = nil) {
             self.sessionId = sessionId
             self.breakId = breakId
@@ -980,7 +969,7 @@ extension SnapbackV1.AdBreakStartedRequest: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.AdBreakStartedRequest {
+extension SnapbackV1.AdBreakStartedRequest: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
 
@@ -996,8 +985,10 @@ extension SnapbackV1 {
         public var breakId: String = ""
         public var streamTime: Double? = nil
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(sessionId: UInt64 = 0, breakId: String = "", streamTime: Double? = nil) {
             self.sessionId = sessionId
             self.breakId = breakId
@@ -1041,7 +1032,7 @@ extension SnapbackV1.AdBreakEndedRequest: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.AdBreakEndedRequest {
+extension SnapbackV1.AdBreakEndedRequest: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
 
@@ -1059,8 +1050,10 @@ extension SnapbackV1 {
         public var index: UInt32 = 0
         public var streamTime: Double? = nil
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(sessionId: UInt64 = 0, breakId: String = "", index: UInt32 = 0, streamTime: Double? = nil) {
             self.sessionId = sessionId
             self.breakId = breakId
@@ -1103,7 +1096,7 @@ extension SnapbackV1.AdStartedRequest: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.AdStartedRequest {
+extension SnapbackV1.AdStartedRequest: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
 
@@ -1121,8 +1114,10 @@ extension SnapbackV1 {
         public var index: UInt32 = 0
         public var streamTime: Double? = nil
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(sessionId: UInt64 = 0, breakId: String = "", index: UInt32 = 0, streamTime: Double? = nil) {
             self.sessionId = sessionId
             self.breakId = breakId
@@ -1165,7 +1160,7 @@ extension SnapbackV1.AdEndedRequest: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.AdEndedRequest {
+extension SnapbackV1.AdEndedRequest: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
 
@@ -1183,8 +1178,10 @@ extension SnapbackV1 {
         /// The trick-play rate, e.g. 8 or -4.
         public var rate: Double = 0
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(sessionId: UInt64 = 0, streamTime: Double = 0, rate: Double = 0) {
             self.sessionId = sessionId
             self.streamTime = streamTime
@@ -1225,7 +1222,7 @@ extension SnapbackV1.TrickPlayStartedRequest: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.TrickPlayStartedRequest {
+extension SnapbackV1.TrickPlayStartedRequest: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
 
@@ -1272,8 +1269,10 @@ extension SnapbackV1 {
         /// Seconds of stream time where trick play ended.
         public var streamTime: Double = 0
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(sessionId: UInt64 = 0, streamTime: Double = 0) {
             self.sessionId = sessionId
             self.streamTime = streamTime
@@ -1310,7 +1309,7 @@ extension SnapbackV1.TrickPlayEndedRequest: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.TrickPlayEndedRequest {
+extension SnapbackV1.TrickPlayEndedRequest: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
 
@@ -1353,8 +1352,10 @@ extension SnapbackV1 {
     public struct ContentCompleteRequest: Sendable, Equatable {
         public var sessionId: UInt64 = 0
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(sessionId: UInt64 = 0) {
             self.sessionId = sessionId
         }
@@ -1389,7 +1390,7 @@ extension SnapbackV1.ContentCompleteRequest: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.ContentCompleteRequest {
+extension SnapbackV1.ContentCompleteRequest: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
 
@@ -1432,8 +1433,10 @@ extension SnapbackV1 {
         /// The stream's full break list now.
         public var breaks: [SnapbackV1.AdBreak] = []
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(sessionId: UInt64 = 0, breaks: [SnapbackV1.AdBreak] = []) {
             self.sessionId = sessionId
             self.breaks = breaks
@@ -1482,7 +1485,7 @@ extension SnapbackV1.UpdateBreaksRequest: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.UpdateBreaksRequest {
+extension SnapbackV1.UpdateBreaksRequest: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
 
@@ -1533,8 +1536,10 @@ extension SnapbackV1 {
         /// Seconds of stream time where the player paused.
         public var streamTime: Double = 0
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(sessionId: UInt64 = 0, streamTime: Double = 0) {
             self.sessionId = sessionId
             self.streamTime = streamTime
@@ -1568,7 +1573,7 @@ extension SnapbackV1.PauseRequest: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.PauseRequest {
+extension SnapbackV1.PauseRequest: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
 
@@ -1611,8 +1616,10 @@ extension SnapbackV1 {
     public struct CloseSessionRequest: Sendable, Equatable {
         public var sessionId: UInt64 = 0
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(sessionId: UInt64 = 0) {
             self.sessionId = sessionId
         }
@@ -1645,7 +1652,7 @@ extension SnapbackV1.CloseSessionRequest: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.CloseSessionRequest {
+extension SnapbackV1.CloseSessionRequest: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
 
@@ -1689,8 +1696,10 @@ extension SnapbackV1 {
         /// The seq of the last push this event caused (already written before this reply), 0 if none.
         public var lastPushSeq: UInt64 = 0
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(lastPushSeq: UInt64 = 0) {
             self.lastPushSeq = lastPushSeq
         }
@@ -1719,7 +1728,7 @@ extension SnapbackV1.EventReply: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.EventReply {
+extension SnapbackV1.EventReply: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
 
@@ -1762,8 +1771,10 @@ extension SnapbackV1 {
         /// Seconds of stream time.
         public var streamTime: Double = 0
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(sessionId: UInt64 = 0, streamTime: Double = 0) {
             self.sessionId = sessionId
             self.streamTime = streamTime
@@ -1803,7 +1814,7 @@ extension SnapbackV1.ContentTimeForStreamTimeRequest: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.ContentTimeForStreamTimeRequest {
+extension SnapbackV1.ContentTimeForStreamTimeRequest: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
 
@@ -1847,8 +1858,10 @@ extension SnapbackV1 {
         /// Seconds of content time; a stream time inside a break maps to the break's content position.
         public var contentTime: Double = 0
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(contentTime: Double = 0) {
             self.contentTime = contentTime
         }
@@ -1879,7 +1892,7 @@ extension SnapbackV1.ContentTimeReply: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.ContentTimeReply {
+extension SnapbackV1.ContentTimeReply: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
 
@@ -1922,8 +1935,10 @@ extension SnapbackV1 {
         /// Seconds of content time.
         public var contentTime: Double = 0
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(sessionId: UInt64 = 0, contentTime: Double = 0) {
             self.sessionId = sessionId
             self.contentTime = contentTime
@@ -1963,7 +1978,7 @@ extension SnapbackV1.StreamTimeForContentTimeRequest: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.StreamTimeForContentTimeRequest {
+extension SnapbackV1.StreamTimeForContentTimeRequest: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
 
@@ -2007,8 +2022,10 @@ extension SnapbackV1 {
         /// Seconds of stream time; a content time exactly at a break's position maps to after the break.
         public var streamTime: Double = 0
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(streamTime: Double = 0) {
             self.streamTime = streamTime
         }
@@ -2039,7 +2056,7 @@ extension SnapbackV1.StreamTimeReply: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.StreamTimeReply {
+extension SnapbackV1.StreamTimeReply: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
 
@@ -2082,8 +2099,10 @@ extension SnapbackV1 {
         /// Seconds of stream time.
         public var streamTime: Double = 0
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(sessionId: UInt64 = 0, streamTime: Double = 0) {
             self.sessionId = sessionId
             self.streamTime = streamTime
@@ -2117,7 +2136,7 @@ extension SnapbackV1.BreakAtRequest: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.BreakAtRequest {
+extension SnapbackV1.BreakAtRequest: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
 
@@ -2164,8 +2183,10 @@ extension SnapbackV1 {
         /// The break with the smallest start > stream_time; absent when none.
         public var next: SnapbackV1.AdBreak? = nil
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(previous: SnapbackV1.AdBreak? = nil, next: SnapbackV1.AdBreak? = nil) {
             self.previous = previous
             self.next = next
@@ -2201,7 +2222,7 @@ extension SnapbackV1.BreakAtReply: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.BreakAtReply {
+extension SnapbackV1.BreakAtReply: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
 
@@ -2224,8 +2245,10 @@ extension SnapbackV1 {
         /// The most breaks to list; 0 or more than 1000 means 1000.
         public var maxBreaks: UInt32 = 0
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(sessionId: UInt64 = 0, firstBreak: UInt32 = 0, maxBreaks: UInt32 = 0) {
             self.sessionId = sessionId
             self.firstBreak = firstBreak
@@ -2266,7 +2289,7 @@ extension SnapbackV1.GetSessionStateRequest: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.GetSessionStateRequest {
+extension SnapbackV1.GetSessionStateRequest: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
 
@@ -2298,8 +2321,10 @@ extension SnapbackV1 {
         /// How many breaks the session holds (`breaks` is the page of them asked for).
         public var totalBreaks: UInt32 = 0
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(
             phase: Snapback__V1__SessionPhase = Snapback__V1__SessionPhase(rawValue: 0), currentBreakId: String = "",
             streamTime: Double = 0, contentTime: Double = 0, playing: Bool = false, rate: Double = 0,
@@ -2411,7 +2436,7 @@ extension SnapbackV1.SessionStateReply: ProtoCMessage {
     }
 }
 
-extension SnapbackV1.SessionStateReply {
+extension SnapbackV1.SessionStateReply: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
 
@@ -2530,8 +2555,10 @@ extension SnapbackV1 {
         /// Why it was last skipped (the last BreakSkipped push for it); UNSPECIFIED = never skipped.
         public var skipReason: Snapback__V1__BreakSkipReason = Snapback__V1__BreakSkipReason(rawValue: 0)
 
+        @_alwaysEmitIntoClient
         public init() {}
 
+        @_alwaysEmitIntoClient
         public init(
             breakId: String = "", position: Snapback__V1__BreakPosition = Snapback__V1__BreakPosition(rawValue: 0),
             watched: Bool = false, exempt: Bool = false,
@@ -2573,15 +2600,6 @@ extension SnapbackV1.BreakState: ProtoCMessage {
         m.watched = ProtoC.cBool(self.watched)
         m.exempt = ProtoC.cBool(self.exempt)
         m.skip_reason = self.skipReason
-    }
-}
-
-extension SnapbackV1.BreakState {
-    @discardableResult
-    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
-
-    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
-        try decode(body, maxElements: .max)
     }
 }
 
