@@ -153,9 +153,11 @@ let package = Package(
         .executableTarget(name: "snapback-fuzz-json", dependencies: ["SnapbackFuzzing"]),
         // The web bridge: WebSocket framing, the upgrade and its checks, its configuration (no I/O), and
         // the process on the libuv shell that relays each page to snapbackd over a connection of its own.
-        .target(name: "SnapbackWeb", dependencies: ["SnapbackDaemon", "SnapbackWire", "SnapbackConfigFile"]),
+        .target(name: "SnapbackWeb", dependencies: ["SnapbackDaemon", "SnapbackWire", "SnapbackConfigFile", "SnapbackJSON"]),
         .executableTarget(
-            name: "snapback-web", dependencies: ["SnapbackWeb", "SnapbackDaemon", "SnapbackWire", "SnapbackConfigFile", "CLibUV"]),
+            name: "snapback-web",
+            dependencies: ["SnapbackWeb", "SnapbackDaemon", "SnapbackWire", "SnapbackConfigFile", "SnapbackJSON", "CLibUV"],
+            exclude: ["snapback.js"]),
         .executableTarget(name: "snapback-fuzz-web", dependencies: ["SnapbackWeb"]),
         .executableTarget(
             name: "snapback",
@@ -214,7 +216,10 @@ let package = Package(
             ]
         ),
         .testTarget(
-            name: "SnapbackWebTests", dependencies: ["SnapbackWeb", "SnapbackDaemon", "SnapbackConfigFile", "SnapbackTestSupport"]
+            name: "SnapbackWebTests",
+            dependencies: [
+                "SnapbackWeb", "SnapbackDaemon", "SnapbackConfigFile", "SnapbackTestSupport", "SnapbackJSON", "SnapbackWire"
+            ]
         ),
         .testTarget(name: "SnapbackCLITests", dependencies: ["SnapbackCLI", "SnapbackWire", "SnapbackTimeline", "SnapbackJSON"]),
         .testTarget(

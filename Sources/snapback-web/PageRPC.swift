@@ -1,28 +1,44 @@
 // SPDX-License-Identifier: Apache-2.0
 import SnapbackDaemon
+import SnapbackJSON
 import SnapbackWeb
 import SnapbackWire
 
-/// A page's JSON-RPC, in Thunder's shape: `Snapback.1.<method>` calls, and `Snapback.1.register` /
+/// A page's JSON-RPC, in Thunder's shape: `Snapback.1.<method>` calls, every method of the protocol by
+/// its generated table (`everyProtoJSONMethod`), params and results in proto3's canonical JSON of its
+/// messages, forwarded over the page's own snapbackd connection; and `Snapback.1.register` /
 /// `unregister` `{"event": E, "id": I}` for notifications, which then arrive as `"I.E"`.
 ///
 /// Loop-confined; owned by its ``PageConnection``.
 final class PageRPC {
     static let callsign = "Snapback.1."
-    /// The events a page may register for.
-    static let events: Set<String> = ["push"]
+    /// The events a page may register for: its sessions' pushes, and the two streams a grant opens.
+    static let events: Set<String> = ["push", "decision", "change"]
     /// Registrations a page may hold at once.
     static let maxRegistrations = 16
+    /// Calls a page may have waiting for snapbackd at once: a page that sends faster than the daemon
+    /// answers is told RESOURCE_EXHAUSTED, and its other calls go on.
+    static let maxInFlight = 32
 
     private unowned let page: PageConnection
-    let app: WebApp
+    private var scope: PageScope
     /// (event, id) pairs registered.
     private(set) var registrations: [(event: String, id: String)] = []
+    /// Calls sent to snapbackd by call id: the page's id for them (nil: a notification) and the request.
+    private var pending: [UInt32: (id: [UInt8]?, method: ProtoJSONMethod, request: any ProtoJSONMessage)] = [:]
+    /// The call ids of the page's WatchDecisions and WatchChanges streams, and their event names.
+    private var streams: [UInt32: String] = [:]
+    /// Bounds of a request's params: the message size the bridge takes, the protocol's nesting, and an
+    /// OpenSession's breaks far above what snapbackd takes in one.
+    private let limits: ProtoJSONLimits
 
-    init(page: PageConnection, app: WebApp) {
+    init(page: PageConnection, app: WebApp, maxMessageSize: Int) {
         self.page = page
-        self.app = app
+        scope = PageScope(app: app)
+        limits = ProtoJSONLimits(maxBytes: maxMessageSize, maxDepth: 8, maxElements: 10_000)
     }
+
+    var app: WebApp { scope.app }
 
     func received(_ text: [UInt8]) {
         switch JSONRPC.parseRequest(text) {
@@ -33,29 +49,82 @@ final class PageRPC {
         }
     }
 
-    private func handle(_ request: JSONRPC.Request) {
-        func answer(_ result: Result<[UInt8], JSONRPC.Failure>) {
-            guard let id = request.id else { return }  // a notification is not answered
-            switch result {
-            case .success(let json): page.sendText(JSONRPC.result(id: id, json: json))
-            case .failure(let failure):
-                page.sendText(JSONRPC.error(id: id, code: failure.code.rawValue, message: failure.message))
-            }
+    private func answer(_ id: [UInt8]?, _ result: Result<[UInt8], JSONRPC.Failure>) {
+        guard let id else { return }  // a notification is not answered
+        switch result {
+        case .success(let json): page.sendText(JSONRPC.result(id: id, json: json))
+        case .failure(let failure):
+            page.sendText(JSONRPC.error(id: id, code: failure.code.rawValue, message: failure.message))
         }
+    }
+
+    /// snapbackd's status (or the bridge's own refusal in its terms) as a JSON-RPC error: the code is the
+    /// status code (1-16), the message its text, `data` `{"status": "NAME"}`.
+    private func answer(_ id: [UInt8]?, status: WireStatus) {
+        guard let id else { return }
+        var data: [UInt8] = Array(#"{"status":"#.utf8)
+        JSONRPC.appendString(status.code.name, to: &data)
+        data.append(UInt8(ascii: "}"))
+        page.sendText(JSONRPC.error(id: id, code: Int(status.code.rawValue), message: status.message, data: data))
+    }
+
+    private func handle(_ request: JSONRPC.Request) {
         guard request.method.hasPrefix(Self.callsign) else {
             answer(
+                request.id,
                 .failure(
                     .init(
                         code: .methodNotFound, message: "unknown method \(request.method) (this bridge serves \(Self.callsign)*)")
                 ))
             return
         }
-        switch request.method.dropFirst(Self.callsign.count) {
-        case "register": answer(register(request.params, add: true))
-        case "unregister": answer(register(request.params, add: false))
+        let name = String(request.method.dropFirst(Self.callsign.count))
+        switch name {
+        case "register": answer(request.id, register(request.params, add: true))
+        case "unregister": answer(request.id, register(request.params, add: false))
         default:
-            answer(.failure(.init(code: .methodNotFound, message: "unknown method \(request.method)")))
+            guard let method = ProtoJSONMethod.byJSONName[name] else {
+                answer(request.id, .failure(.init(code: .methodNotFound, message: "unknown method \(request.method)")))
+                return
+            }
+            call(method, request)
         }
+    }
+
+    private func call(_ method: ProtoJSONMethod, _ request: JSONRPC.Request) {
+        if let refusal = scope.refusal(of: method.method) {
+            answer(request.id, status: refusal)
+            return
+        }
+        if let params = request.params, params.first == UInt8(ascii: "[") {
+            answer(
+                request.id,
+                .failure(.init(code: .invalidParams, message: "params are the request message as a JSON object, not an array")))
+            return
+        }
+        let message: any (ProtoJSONMessage & WireMessage)
+        do {
+            message = try method.decodeRequest(request.params, limits: limits)
+        } catch {
+            answer(request.id, .failure(.init(code: .invalidParams, message: "\(method.request): \(error)")))
+            return
+        }
+        if let refusal = scope.refusal(of: message) {
+            answer(request.id, status: refusal)
+            return
+        }
+        guard pending.count < Self.maxInFlight else {
+            answer(
+                request.id,
+                status: WireStatus(code: .resourceExhausted, message: "more than \(Self.maxInFlight) calls waiting for snapbackd")
+            )
+            return
+        }
+        guard let link = page.link, let callId = link.send(method: method.method.rawValue, body: message.encoded()) else {
+            answer(request.id, status: WireStatus(code: .unavailable, message: "snapbackd is not reachable"))
+            return
+        }
+        pending[callId] = (request.id, method, message)
     }
 
     /// `register` / `unregister` `{"event": "push", "id": "player"}` → `null` (Thunder answers `0`
@@ -89,17 +158,68 @@ final class PageRPC {
         return .success(Array("null".utf8))
     }
 
-    /// A reply from snapbackd. The page makes no daemon call the bridge could answer yet, so one is
-    /// unexpected: it is logged.
+    /// A RESPONSE from snapbackd: the answer to the page's call with that call id.
     func daemonResponse(_ header: FrameHeader, body: [UInt8]) {
-        page.logger.debug("page \(page.id): unexpected reply from snapbackd (call \(header.callId))")
+        guard let call = pending.removeValue(forKey: header.callId) else {
+            page.logger.debug("page \(page.id): reply from snapbackd to no call of the page (call \(header.callId))")
+            return
+        }
+        guard header.status == 0 else {
+            let status =
+                (try? WireStatus.decode(body))
+                ?? WireStatus(code: StatusCode(rawValue: header.status) ?? .unknown, message: "")
+            answer(call.id, status: status)
+            return
+        }
+        let reply: (any ProtoJSONMessage)?
+        do {
+            reply = try call.method.decodeReply(body)
+        } catch {
+            answer(
+                call.id,
+                status: WireStatus(code: .internalError, message: "snapbackd's \(call.method.method.name) reply: \(error)"))
+            return
+        }
+        if call.method.stream != nil {
+            streams[header.callId] = call.method.method == .watchDecisions ? "decision" : "change"
+        }
+        let answered = scope.answered(call.request, reply: reply)
+        answer(call.id, .success(Array((answered?.jsonString ?? "{}").utf8)))
     }
 
+    /// A PUSH from snapbackd: a session's push (OpenSession's method), or an item of a granted stream,
+    /// told to every registration for its event.
     func daemonPush(_ header: FrameHeader, body: [UInt8]) {
-        page.logger.debug("page \(page.id): unexpected push from snapbackd (method \(header.method))")
+        let event: String
+        let json: String
+        do {
+            if header.method == WireMethod.openSession.rawValue {
+                let push = try WirePushMessage.decode(body)
+                event = "push"
+                json = push.proto.jsonString
+            } else if let stream = streams[header.callId],
+                let method = WireMethod(rawValue: header.method).flatMap({ m in everyProtoJSONMethod.first { $0.method == m } }),
+                let item = try method.streamJSON(body)
+            {
+                event = stream
+                json = item
+            } else {
+                page.logger.debug("page \(page.id): push from snapbackd on no stream of the page (method \(header.method))")
+                return
+            }
+        } catch {
+            page.logger.warning("page \(page.id): push from snapbackd that does not decode: \(error)")
+            return
+        }
+        let params = Array(json.utf8)
+        for registration in registrations where registration.event == event {
+            page.sendText(JSONRPC.notification(method: "\(registration.id).\(event)", params: params))
+        }
     }
 
     func close() {
         registrations = []
+        pending = [:]
+        streams = [:]
     }
 }

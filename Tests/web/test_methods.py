@@ -1,0 +1,239 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""snapback-web's methods against the real snapbackd, over real sockets: every `Snapback.1.<method>` by the
+generated table, params and results in proto3 JSON, snapbackd's status as the JSON-RPC error, pushes as
+Thunder notifications; and the scoping of two apps: neither sees the other's sessions, content ids or
+bookmarks, a profile not the app's is refused, admin and stream methods need their grant.
+
+    python3 Tests/web/test_methods.py .build/debug/snapbackd .build/debug/snapback-web
+
+One PASS/FAIL line per check; exits non-zero if any failed.
+"""
+
+import os
+import shutil
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from harness import FAILURES, check, expect, free_port, show_logs, start_bridge, start_daemon, stop, write_config  # noqa: E402
+from wsclient import WebSocket  # noqa: E402
+
+GUIDE = ("http://127.0.0.1:8000", "guide-token-0123456789abcdef")
+KIDS = ("http://127.0.0.1:8001", "kids-token-0123456789abcdefg")
+OPS = ("http://127.0.0.1:8002", "ops-token-0123456789abcdefgh")
+APPS = {"guide": {"origin": GUIDE[0], "token": GUIDE[1], "profiles": "alice"},
+        "kids": {"origin": KIDS[0], "token": KIDS[1], "profiles": "kid"},
+        "ops": {"origin": OPS[0], "token": OPS[1], "grants": "admin watch-decisions"}}
+BREAKS = [{"id": "mid", "start": 10, "duration": 5, "adDurations": [5]}]
+
+
+class Page:
+    """One page's WebSocket: calls answered by id, notifications kept aside as they come."""
+
+    def __init__(self, port, app):
+        self.ws = WebSocket("127.0.0.1", port, path="/jsonrpc?token=" + app[1], origin=app[0])
+        expect(self.ws.status == 101, "upgrade %d %r" % (self.ws.status, self.ws.body))
+        self.notes = []
+        self.next = 1
+
+    def call(self, method, params=None):
+        self.next += 1
+        id = self.next
+        message = {"jsonrpc": "2.0", "id": id, "method": "Snapback.1." + method}
+        if params is not None:
+            message["params"] = params
+        import json
+        self.ws.send_text(json.dumps(message))
+        while True:
+            reply = self.ws.recv_json(timeout=5)
+            if "id" in reply:
+                expect(reply["id"] == id, "answer to %r, wanted %r: %r" % (reply["id"], id, reply))
+                return reply
+            self.notes.append(reply)
+
+    def result(self, method, params=None):
+        reply = self.call(method, params)
+        expect("result" in reply, "%s: %r" % (method, reply))
+        return reply["result"]
+
+    def error(self, method, params=None):
+        reply = self.call(method, params)
+        expect("error" in reply, "%s answered %r, wanted an error" % (method, reply))
+        return reply["error"]
+
+    def notification(self, method, timeout=3):
+        deadline = time.monotonic() + timeout
+        while True:
+            for n in self.notes:
+                if n["method"] == method:
+                    self.notes.remove(n)
+                    return n["params"]
+            left = deadline - time.monotonic()
+            expect(left > 0, "no %s notification (have %r)" % (method, self.notes))
+            reply = self.ws.recv_json(timeout=left)
+            expect("id" not in reply, "an answer nobody asked for: %r" % reply)
+            self.notes.append(reply)
+
+    def close(self):
+        self.ws.close()
+
+
+def main():
+    snapbackd, web = sys.argv[1], sys.argv[2]
+    tmp = tempfile.mkdtemp(prefix="snapback-web-methods-")
+    sock_path = os.path.join(tmp, "snapbackd.sock")
+    port = free_port()
+    daemon = start_daemon(snapbackd, tmp, sock_path)
+    bridge = None
+    try:
+        config = write_config(tmp, port, sock_path, APPS)
+        bridge = start_bridge(web, config, os.path.join(tmp, "snapback-web.log"), port)
+        run_checks(port)
+    finally:
+        stop(bridge, daemon)
+        if FAILURES:
+            show_logs(tmp, ("snapback-web.log", "snapbackd.log"))
+        shutil.rmtree(tmp, ignore_errors=True)
+    print("%d failed" % len(FAILURES) if FAILURES else "all passed")
+    sys.exit(1 if FAILURES else 0)
+
+
+def run_checks(port):
+    state = {}
+
+    def snapback_through_the_bridge():
+        page = Page(port, GUIDE)
+        expect(page.result("register", {"event": "push", "id": "player"}) is None, "register")
+        opened = page.result("openSession", {"streamId": "film.mp4", "contentId": "film", "profile": "alice",
+                                             "breaks": BREAKS, "contentDuration": 60})
+        sid = opened["sessionId"]
+        expect(isinstance(sid, str) and int(sid) > 0, "sessionId as a decimal string: %r" % opened)
+        page.result("reportPlayhead", {"sessionId": sid, "streamTime": 2, "rate": 1, "playing": True})
+        page.result("seekStarted", {"sessionId": sid, "fromStreamTime": 2})
+        page.result("seekEnded", {"sessionId": sid, "fromStreamTime": 2, "toStreamTime": 30})
+        push = page.notification("player.push")
+        expect(push.get("sessionId") == sid and push["seek"]["streamTime"] == 10 and
+               push["seek"]["reason"] == "SEEK_REASON_SNAPBACK", "snapback push %r" % push)
+        state["guide"] = (page, sid)
+        return "seek 2->30 pushed back to %s (%s)" % (push["seek"]["streamTime"], push.get("reason"))
+    check("a seek over an unwatched break: the snapback push as player.push", snapback_through_the_bridge)
+
+    def unary_replies():
+        page, sid = state["guide"]
+        ct = page.result("contentTimeForStreamTime", {"sessionId": sid, "streamTime": 20})
+        at = page.result("breakAt", {"sessionId": sid, "streamTime": 12})
+        st = page.result("getSessionState", {"sessionId": sid})
+        expect(ct == {"contentTime": 15}, "contentTimeForStreamTime %r" % ct)
+        expect(at["previous"]["id"] == "mid" and "next" not in at, "breakAt %r" % at)
+        expect(st["breaks"][0]["id"] == "mid", "getSessionState %r" % st)
+        return "content time 15, break at 12: %s, state with %d break(s)" % (at["previous"]["id"], len(st["breaks"]))
+    check("unary methods answer their reply's JSON", unary_replies)
+
+    def daemon_errors():
+        page, sid = state["guide"]
+        e = page.error("seekEnded", {"sessionId": "999999", "fromStreamTime": 1, "toStreamTime": 2})
+        expect(e["code"] == 5 and e["data"] == {"status": "NOT_FOUND"} and e["message"], "unknown session %r" % e)
+        e2 = page.error("seekEnded", {"sessionId": sid, "toStreamTime": "soon"})
+        expect(e2["code"] == -32602 and "number" in e2["message"], "bad params %r" % e2)
+        e3 = page.error("seekEnded", {"sessionId": sid, "to": 3})
+        expect(e3["code"] == -32602 and "no field" in e3["message"], "unknown field %r" % e3)
+        e4 = page.error("noSuchMethod", {})
+        expect(e4["code"] == -32601, "unknown method %r" % e4)
+        return "NOT_FOUND -> %d %r; bad params -32602" % (e["code"], e["message"])
+    check("snapbackd's status as the JSON-RPC error, bad params refused before it", daemon_errors)
+
+    def other_app_sees_nothing():
+        page, sid = state["guide"]
+        kids = Page(port, KIDS)
+        kid = kids.result("openSession", {"streamId": "cartoon.mp4", "contentId": "cartoon", "profile": "kid",
+                                          "breaks": BREAKS})["sessionId"]
+        mine = page.result("listSessions", {})
+        theirs = kids.result("listSessions", {})
+        expect([s["contentId"] for s in mine.get("sessions", [])] == ["film"], "guide lists %r" % mine)
+        expect([s["contentId"] for s in theirs.get("sessions", [])] == ["cartoon"], "kids list %r" % theirs)
+        e = kids.error("getSession", {"sessionId": sid})
+        expect(e["code"] == 5, "kids GetSession of guide's %r" % e)
+        e = kids.error("getSessionState", {"sessionId": sid})
+        expect(e["code"] == 5, "kids GetSessionState of guide's %r" % e)
+        e = kids.error("seekEnded", {"sessionId": sid, "fromStreamTime": 1, "toStreamTime": 2})
+        expect(e["code"] == 5, "kids SeekEnded on guide's %r" % e)
+        expect(kids.result("getSession", {"sessionId": kid})["contentId"] == "cartoon", "own GetSession")
+        state["kids"] = (kids, kid)
+        return "each lists only its own; the other's id is NOT_FOUND"
+    check("two apps: neither sees the other's sessions or content ids", other_app_sees_nothing)
+
+    def profiles_and_grants():
+        page, _ = state["guide"]
+        kids, _ = state["kids"]
+        out = []
+        for who, p, method, params, code in (
+                ("kids", kids, "listBookmarks", {"profile": "alice"}, 7),
+                ("kids", kids, "getBookmark", {"profile": "alice", "contentId": "film"}, 7),
+                ("kids", kids, "openSession", {"streamId": "x", "contentId": "x", "profile": ""}, 7),
+                ("guide", page, "listBookmarks", {}, 7),
+                ("guide", page, "deleteBookmark", {"profile": "alice", "contentId": "film"}, 7),
+                ("guide", page, "clearBookmarks", {"profile": "alice"}, 7),
+                ("guide", page, "watchDecisions", {}, 7),
+                ("guide", page, "watchChanges", {}, 7),
+                ("guide", page, "merge", {}, 7),
+                ("guide", page, "getStatus", {}, 7),
+                ("guide", page, "hello", {"protocolVersion": 1}, 9)):
+            e = p.error(method, params)
+            expect(e["code"] == code, "%s %s %r: %r" % (who, method, params, e))
+            out.append(method)
+        return "refused: " + " ".join(out)
+    check("a profile not the app's, admin, sync and decisions without their grant: refused", profiles_and_grants)
+
+    def bookmarks_kept_apart():
+        page, sid = state["guide"]
+        kids, kid = state["kids"]
+        page.result("reportPlayhead", {"sessionId": sid, "streamTime": 40, "rate": 1, "playing": True})
+        page.result("closeSession", {"sessionId": sid})
+        kids.result("reportPlayhead", {"sessionId": kid, "streamTime": 3, "rate": 1, "playing": True})
+        kids.result("closeSession", {"sessionId": kid})
+        mine = page.result("listBookmarks", {"profile": "alice"})
+        theirs = kids.result("listBookmarks", {"profile": "kid"})
+        expect([b["contentId"] for b in mine.get("bookmarks", [])] == ["film"], "guide's bookmarks %r" % mine)
+        expect("film" not in [b["contentId"] for b in theirs.get("bookmarks", [])], "kids see film: %r" % theirs)
+        got = page.result("getBookmark", {"profile": "alice", "contentId": "film"})
+        expect(got["contentId"] == "film" and got["profile"] == "alice", "getBookmark %r" % got)
+        e = page.error("getSession", {"sessionId": sid})
+        expect(e["code"] == 5, "closed session still the page's: %r" % e)
+        return "guide: %r; kids: %r" % ([b["contentId"] for b in mine["bookmarks"]],
+                                        [b["contentId"] for b in theirs.get("bookmarks", [])])
+    check("bookmarks by the app's profiles: each sees only its own", bookmarks_kept_apart)
+
+    def granted_app():
+        ops = Page(port, OPS)
+        expect(ops.result("register", {"event": "decision", "id": "ops"}) is None, "register decision")
+        expect(ops.result("watchDecisions", {}) == {}, "watchDecisions starts")
+        everyone = ops.result("listSessions", {})
+        page = Page(port, GUIDE)
+        page.result("register", {"event": "push", "id": "p"})
+        sid = page.result("openSession", {"streamId": "film.mp4", "contentId": "film", "profile": "alice",
+                                          "breaks": BREAKS})["sessionId"]
+        page.result("reportPlayhead", {"sessionId": sid, "streamTime": 2, "rate": 1, "playing": True})
+        page.result("seekEnded", {"sessionId": sid, "fromStreamTime": 2, "toStreamTime": 30})
+        decision = ops.notification("ops.decision")
+        status = ops.result("getStatus", {})
+        listed = ops.result("listSessions", {})
+        page.close()
+        ops.close()
+        expect(decision.get("sessionId") == sid, "decision of the guide's session %r" % decision)
+        expect(sid in [s["sessionId"] for s in listed.get("sessions", [])], "admin lists every session %r" % listed)
+        expect(decision.get("kind") == "DECISION_KIND_SEEK" and decision.get("contentId") == "film", "decision %r" % decision)
+        return "decision %s; getStatus %d keys; lists %d sessions (before: %d)" % (
+            decision.get("kind", decision.get("action", "?")), len(status), len(listed["sessions"]),
+            len(everyone.get("sessions", [])))
+    check("an app granted admin and watch-decisions: every session, decisions as ops.decision", granted_app)
+
+    for name in ("guide", "kids"):
+        if name in state:
+            state[name][0].close()
+
+
+if __name__ == "__main__":
+    main()
