@@ -4,7 +4,7 @@
 INSTALLED   := $(BINDIR)/snapbackd $(BINDIR)/snapback $(BINDIR)/snapback-sync $(BINDIR)/snapback-web \
 	$(UNITDIR)/snapbackd.service $(UNITDIR)/snapbackd.socket $(UNITDIR)/snapback-sync.service \
 	$(UNITDIR)/snapback-web.service $(UNITDIR)/snapback-web.socket \
-	$(MANDIR)/man8/snapback-web.8 $(MANDIR)/man5/snapback-web.conf.5 \
+	$(MANDIR)/man8/snapback-web.8 $(MANDIR)/man5/snapback-web.conf.5 $(PREFIX)/share/snapback/web/snapback.js \
 	$(SYSUSERSDIR)/snapback.conf $(SYSUSERSDIR)/snapback-sync.conf $(SYSCONFDIR)/snapback/sync.conf.example \
 	$(MANDIR)/man8/snapbackd.8 $(MANDIR)/man5/snapbackd.conf.5 $(MANDIR)/man1/snapback.1 \
 	$(MANDIR)/man8/snapback-sync.8 \
@@ -29,13 +29,18 @@ install: release install-lib ## Install binaries (stripped), units, config, man 
 	chmod 0644 $(DESTDIR)$(UNITDIR)/snapback-web.service
 	install -m 0644 systemd/snapback-web.socket $(DESTDIR)$(UNITDIR)/
 	install -m 0644 docs/man/snapback-web.8 $(DESTDIR)$(MANDIR)/man8/
+	install -d $(DESTDIR)$(PREFIX)/share/snapback/web
+	install -m 0644 Sources/snapback-web/snapback.js $(DESTDIR)$(PREFIX)/share/snapback/web/
 	install -m 0644 docs/man/snapback-web.conf.5 $(DESTDIR)$(MANDIR)/man5/
+	@# The script's line names the installed snapback.js.
 	@webconf=$(DESTDIR)$(SYSCONFDIR)/snapback/snapback-web.conf; \
-	if [ -e $$webconf ] && ! cmp -s config/snapback-web.conf $$webconf; then \
-		install -m 0640 config/snapback-web.conf $$webconf.default; \
+	sed 's#^\#script = /usr/share/#script = $(PREFIX)/share/#' config/snapback-web.conf > $$webconf.new; \
+	chmod 0640 $$webconf.new; \
+	if [ -e $$webconf ] && ! cmp -s $$webconf.new $$webconf; then \
+		mv $$webconf.new $$webconf.default; \
 		echo "kept $$webconf (changed); the new default is $$webconf.default"; \
 	else \
-		install -m 0640 config/snapback-web.conf $$webconf; \
+		mv $$webconf.new $$webconf; \
 	fi
 	sed 's#^ExecStart=/usr/local/bin/snapbackd #ExecStart=$(BINDIR)/snapbackd #' systemd/snapbackd.service \
 		> $(DESTDIR)$(UNITDIR)/snapbackd.service
@@ -72,14 +77,15 @@ uninstall: ## Remove what make install put in place (a changed configuration is 
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED)) $(DESTDIR)$(SYSCONFDIR)/snapback/snapbackd.conf.default \
 		$(DESTDIR)$(SYSCONFDIR)/snapback/snapback-web.conf.default
 	@webconf=$(DESTDIR)$(SYSCONFDIR)/snapback/snapback-web.conf; \
-	if cmp -s config/snapback-web.conf $$webconf; then rm -f $$webconf; \
+	if sed 's#^\#script = /usr/share/#script = $(PREFIX)/share/#' config/snapback-web.conf | cmp -s - $$webconf; then \
+		rm -f $$webconf; \
 	elif [ -e $$webconf ]; then echo "kept $$webconf (changed)"; fi
 	@conf=$(DESTDIR)$(SYSCONFDIR)/snapback/snapbackd.conf; \
 	if cmp -s config/snapbackd.conf $$conf; then rm -f $$conf; \
 	elif [ -e $$conf ]; then echo "kept $$conf (changed)"; fi
 	-rmdir $(DESTDIR)$(INCLUDEDIR)/snapback/v1 $(DESTDIR)$(INCLUDEDIR)/snapback $(DESTDIR)$(DOCDIR) \
 		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR) \
-		$(DESTDIR)$(PREFIX)/lib/pkgconfig \
+		$(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/share/snapback/web $(DESTDIR)$(PREFIX)/share/snapback \
 		$(DESTDIR)$(SYSCONFDIR)/snapback/snapbackd.conf.d $(DESTDIR)$(SYSCONFDIR)/snapback/snapback-web.conf.d \
 		$(DESTDIR)$(SYSCONFDIR)/snapback 2>/dev/null
 

@@ -46,6 +46,8 @@ public struct BridgeConfiguration: Sendable, Equatable {
     public var listen: [String] = ["127.0.0.1", "::1"]
     /// snapbackd's socket.
     public var daemonSocket = "/run/snapback/snapbackd.sock"
+    /// snapback.js, served at ``Handshake/scriptPath``; "" serves none.
+    public var script = "/usr/share/snapback/web/snapback.js"
     /// WebSocket connections at once, all apps together.
     public var maxConnections = 32
     /// Largest frame payload and largest (reassembled) message a page may send.
@@ -105,6 +107,10 @@ public enum BridgeConfigurationFile {
         "socket": { c, v throws(Reason) in
             guard v.hasPrefix("/") else { throw Reason("'\(v)' is not an absolute path") }
             c.daemonSocket = v
+        },
+        "script": { c, v throws(Reason) in
+            guard v.isEmpty || v.hasPrefix("/") else { throw Reason("'\(v)' is not an absolute path (or empty: none)") }
+            c.script = v
         }
     ]
 
@@ -253,7 +259,7 @@ public enum BridgeConfigurationFile {
     /// The configuration as a file, tokens left out: what `--check-config` prints.
     public static func render(_ c: BridgeConfiguration) -> String {
         var text =
-            "[bridge]\nport = \(c.port)\nlisten = \(c.listen.joined(separator: " "))\nsocket = \(c.daemonSocket)\n\n[limits]\n"
+            "[bridge]\nport = \(c.port)\nlisten = \(c.listen.joined(separator: " "))\nsocket = \(c.daemonSocket)\nscript = \(c.script)\n\n[limits]\n"
         text +=
             "max-connections = \(c.maxConnections)\nmax-frame-size = \(c.maxFrameSize)\nmax-message-size = \(c.maxMessageSize)\n"
         text += "messages-per-second = \(c.messagesPerSecond)\nmessage-burst = \(c.messageBurst)\n"

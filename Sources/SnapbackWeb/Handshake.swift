@@ -10,6 +10,8 @@
 /// against every app's, whatever the first match.
 public enum Handshake {
     public static let path = "/jsonrpc"
+    /// Where the bridge serves snapback.js.
+    public static let scriptPath = "/snapback.js"
     public static let subprotocol = "snapback.v1.json"
     public static let tokenProtocolPrefix = "snapback.token."
     /// RFC 6455 §1.3.

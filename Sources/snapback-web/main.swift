@@ -51,28 +51,30 @@ while let argument = arguments.popFirst() {
     }
 }
 
+/// A UTF-8 text file of at most 1 MiB.
+func readText(_ file: String) throws(ConfigurationError) -> String {
+    guard let handle = fopen(file, "r") else {
+        throw ConfigurationError(file: file, line: nil, reason: String(cString: strerror(errno)))
+    }
+    defer { fclose(handle) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 4096)
+    while true {
+        let count = fread(&chunk, 1, chunk.count, handle)
+        if count <= 0 { break }
+        bytes += chunk[0..<count]
+        guard bytes.count <= 1 << 20 else { throw ConfigurationError(file: file, line: nil, reason: "longer than 1 MiB") }
+    }
+    guard let text = String(validating: bytes, as: UTF8.self) else {
+        throw ConfigurationError(file: file, line: nil, reason: "not UTF-8")
+    }
+    return text
+}
+
 /// The file, then FILE.d/*.conf in name order.
 func loadConfiguration(_ path: String) throws(ConfigurationError) -> BridgeConfiguration {
     var configuration = BridgeConfiguration()
-    func read(_ file: String) throws(ConfigurationError) -> String {
-        guard let handle = fopen(file, "r") else {
-            throw ConfigurationError(file: file, line: nil, reason: String(cString: strerror(errno)))
-        }
-        defer { fclose(handle) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = fread(&chunk, 1, chunk.count, handle)
-            if count <= 0 { break }
-            bytes += chunk[0..<count]
-            guard bytes.count <= 1 << 20 else { throw ConfigurationError(file: file, line: nil, reason: "longer than 1 MiB") }
-        }
-        guard let text = String(validating: bytes, as: UTF8.self) else {
-            throw ConfigurationError(file: file, line: nil, reason: "not UTF-8")
-        }
-        return text
-    }
-    try BridgeConfigurationFile.parse(try read(path), file: path, into: &configuration)
+    try BridgeConfigurationFile.parse(try readText(path), file: path, into: &configuration)
     var dropIns: [String] = []
     if let directory = opendir(path + ".d") {
         while let entry = readdir(directory) {
@@ -82,7 +84,7 @@ func loadConfiguration(_ path: String) throws(ConfigurationError) -> BridgeConfi
         closedir(directory)
     }
     for file in dropIns.sorted() {
-        try BridgeConfigurationFile.parse(try read(file), file: file, into: &configuration)
+        try BridgeConfigurationFile.parse(try readText(file), file: file, into: &configuration)
     }
     try BridgeConfigurationFile.validate(configuration, file: path)
     return configuration
@@ -109,7 +111,18 @@ do {
     standardError("snapback-web: \(error)")
     exit(1)
 }
-let bridge = Bridge(loop: loop, configuration: configuration, files: [:])
+var files: [String: Handshake.StaticFile] = [:]
+if !configuration.script.isEmpty {
+    do {
+        let script = try readText(configuration.script)
+        files[Handshake.scriptPath] = Handshake.StaticFile(
+            contentType: "text/javascript; charset=utf-8", body: Array(script.utf8))
+    } catch {
+        standardError("snapback-web: the script to serve at \(Handshake.scriptPath): \(error)")
+        exit(1)
+    }
+}
+let bridge = Bridge(loop: loop, configuration: configuration, files: files)
 do {
     try bridge.listen(activated: try SocketActivation.takeTCP())
 } catch {

@@ -9,6 +9,8 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# snapback.js as the bridge serves it (the package installs it in /usr/share/snapback/web).
+SCRIPT = os.path.normpath(os.path.join(HERE, "..", "..", "Sources", "snapback-web", "snapback.js"))
 sys.path.insert(0, os.path.join(HERE, "..", "clients", "python"))
 import snapback_client as sb  # noqa: E402
 
@@ -68,7 +70,7 @@ def wait_port(port, proc):
 def write_config(tmp, port, sock_path, apps, **limits):
     """snapback-web.conf with `apps` ({name: {key: value}}) and the [limits] given."""
     path = os.path.join(tmp, "snapback-web.conf")
-    lines = ["[bridge]", "port = %d" % port, "socket = %s" % sock_path, "[limits]"]
+    lines = ["[bridge]", "port = %d" % port, "socket = %s" % sock_path, "script = %s" % SCRIPT, "[limits]"]
     lines += ["%s = %s" % (k.replace("_", "-"), v) for k, v in limits.items()]
     for name, keys in apps.items():
         lines.append("[app %s]" % name)
