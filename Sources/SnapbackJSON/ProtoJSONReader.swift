@@ -137,6 +137,48 @@ public struct ProtoJSONReader {
         }
     }
 
+    // MARK: Any value
+
+    /// What the next value is, read from its first byte (nil at the end of the input).
+    public enum Kind: Sendable, Equatable { case object, array, string, number, bool, null }
+
+    public mutating func nextKind() -> Kind? {
+        skipSpace()
+        switch peek {
+        case UInt8(ascii: "{"): return .object
+        case UInt8(ascii: "["): return .array
+        case UInt8(ascii: "\""): return .string
+        case UInt8(ascii: "t"), UInt8(ascii: "f"): return .bool
+        case UInt8(ascii: "n"): return .null
+        case nil: return nil
+        default: return .number
+        }
+    }
+
+    /// Reads any one value, checked as a typed read checks it (nesting, array lengths, UTF-8, number
+    /// grammar), and returns where its bytes lie: for an envelope whose members are read later by the
+    /// decoder of their own type (JSON-RPC's `params`), or skipped.
+    public mutating func skipValue() throws(ProtoJSONError) -> Range<Int> {
+        skipSpace()
+        let start = at
+        switch nextKind() {
+        case .object:
+            try beginObject()
+            while try nextKey() != nil { _ = try skipValue() }
+        case .array:
+            _ = try array { (r: inout ProtoJSONReader) throws(ProtoJSONError) -> Bool? in
+                _ = try r.skipValue()
+                return true
+            }
+        case .string: _ = try stringToken()
+        case .bool: _ = try bool()
+        case .null: _ = try null()
+        case .number: _ = try numberText()
+        case nil: throw error("unexpected end of input")
+        }
+        return start..<at
+    }
+
     private mutating func open(_ byte: UInt8, _ what: String) throws(ProtoJSONError) {
         skipSpace()
         guard peek == byte else { throw error("expected \(what)") }

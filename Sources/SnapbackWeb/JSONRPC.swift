@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+import SnapbackJSON
+
 /// JSON-RPC 2.0 envelopes as Thunder frames them: a request `{"jsonrpc":"2.0","id":…,"method":…,
 /// "params":…}` in, results, errors and notifications out. The envelope is read here; `params` stays the
 /// raw JSON it was (validated), for the method's message decoder.
@@ -33,37 +35,52 @@ public enum JSONRPC {
         }
     }
 
-    /// Reads one request from a text message.
+    /// Reads one request from a text message, with SnapbackJSON's bounded reader: the whole text is
+    /// checked to be one JSON value first (else -32700), then read as the envelope.
     public static func parseRequest(_ text: [UInt8], maxDepth: Int = 32) -> Result<Request, Failure> {
-        var reader = JSONReader(bytes: text, maxDepth: maxDepth)
-        guard let top = reader.readDocument() else {
-            return .failure(Failure(code: .parseError, message: "not JSON: \(reader.error)", id: nil))
-        }
-        guard case .object(let members, _) = top else {
-            if case .array = top { return .failure(Failure(code: .invalidRequest, message: "batches are not accepted", id: nil)) }
-            return .failure(Failure(code: .invalidRequest, message: "a request is a JSON object", id: nil))
+        let limits = ProtoJSONLimits(maxBytes: text.count, maxDepth: maxDepth)
+        do {
+            var whole = try ProtoJSONReader(text, limits: limits)
+            _ = try whole.skipValue()
+            try whole.end()
+        } catch {
+            return .failure(Failure(code: .parseError, message: "not JSON: \(error)", id: nil))
         }
         var id: [UInt8]?
         var method: String?
         var params: [UInt8]?
         var version: String?
-        for (name, value) in members {
-            switch name {
-            case "jsonrpc": version = value.stringValue
-            case "id":
-                switch value {
-                case .string, .number, .null: id = Array(text[value.range])
-                default:
-                    return .failure(Failure(code: .invalidRequest, message: "id must be a string, a number or null", id: nil))
-                }
-            case "method": method = value.stringValue
-            case "params":
-                switch value {
-                case .object, .array: params = Array(text[value.range])
-                default: return .failure(Failure(code: .invalidRequest, message: "params must be an object or an array", id: id))
-                }
-            default: break
+        do throws(ProtoJSONError) {
+            var r = try ProtoJSONReader(text, limits: limits)
+            switch r.nextKind() {
+            case .object: break
+            case .array: return .failure(Failure(code: .invalidRequest, message: "batches are not accepted", id: nil))
+            default: return .failure(Failure(code: .invalidRequest, message: "a request is a JSON object", id: nil))
             }
+            try r.beginObject()
+            while let name = try r.nextKey() {
+                let kind = r.nextKind()
+                switch name {
+                case "jsonrpc":
+                    if kind == .string { version = try r.string() } else { _ = try r.skipValue() }
+                case "id":
+                    guard kind == .string || kind == .number || kind == .null else {
+                        return .failure(Failure(code: .invalidRequest, message: "id must be a string, a number or null", id: nil))
+                    }
+                    id = Array(text[try r.skipValue()])
+                case "method":
+                    if kind == .string { method = try r.string() } else { _ = try r.skipValue() }
+                case "params":
+                    guard kind == .object || kind == .array else {
+                        return .failure(Failure(code: .invalidRequest, message: "params must be an object or an array", id: id))
+                    }
+                    params = Array(text[try r.skipValue()])
+                default: _ = try r.skipValue()
+                }
+            }
+        } catch {
+            // The text was read whole above: the envelope's reading cannot fail on it.
+            return .failure(Failure(code: .parseError, message: "not JSON: \(error)", id: nil))
         }
         guard version == "2.0" else {
             return .failure(Failure(code: .invalidRequest, message: "jsonrpc must be \"2.0\"", id: id))
@@ -112,234 +129,5 @@ public enum JSONRPC {
             }
         }
         out.append(UInt8(ascii: "\""))
-    }
-}
-
-/// A JSON value as the envelope needs it: its kind, where it lies in the text, and the decoded members
-/// and strings (numbers stay text).
-public indirect enum JSONValue: Equatable, Sendable {
-    case object([(String, JSONValue)], Range<Int>)
-    case array([JSONValue], Range<Int>)
-    case string(String, Range<Int>)
-    case number(Range<Int>)
-    case bool(Bool, Range<Int>)
-    case null(Range<Int>)
-
-    public var range: Range<Int> {
-        switch self {
-        case .object(_, let r), .array(_, let r), .string(_, let r), .number(let r), .bool(_, let r), .null(let r): r
-        }
-    }
-
-    public var stringValue: String? {
-        if case .string(let s, _) = self { return s }
-        return nil
-    }
-
-    public static func == (a: JSONValue, b: JSONValue) -> Bool {
-        switch (a, b) {
-        case (.object(let x, let r), .object(let y, let s)): r == s && x.map(\.0) == y.map(\.0) && x.map(\.1) == y.map(\.1)
-        case (.array(let x, let r), .array(let y, let s)): r == s && x == y
-        case (.string(let x, let r), .string(let y, let s)): r == s && x == y
-        case (.number(let r), .number(let s)), (.null(let r), .null(let s)): r == s
-        case (.bool(let x, let r), .bool(let y, let s)): r == s && x == y
-        default: false
-        }
-    }
-}
-
-/// RFC 8259, strictly: one value with optional whitespace around it, nesting at most `maxDepth` deep,
-/// strings valid UTF-8 with valid escapes (a lone surrogate escape refused), numbers in JSON's grammar.
-public struct JSONReader {
-    let bytes: [UInt8]
-    let maxDepth: Int
-    var index = 0
-    var depth = 0
-    public private(set) var error = ""
-
-    public init(bytes: [UInt8], maxDepth: Int) {
-        self.bytes = bytes
-        self.maxDepth = maxDepth
-    }
-
-    public mutating func readDocument() -> JSONValue? {
-        guard String(validating: bytes, as: UTF8.self) != nil else { return fail("not UTF-8") }
-        guard let value = readValue() else { return nil }
-        skipBlanks()
-        guard index == bytes.count else { return fail("text after the value at byte \(index)") }
-        return value
-    }
-
-    private mutating func fail<T>(_ message: String) -> T? {
-        if error.isEmpty { error = message }
-        return nil
-    }
-
-    private mutating func skipBlanks() {
-        while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x0A || bytes[index] == 0x0D || bytes[index] == 0x09 {
-            index += 1
-        }
-    }
-
-    private mutating func readValue() -> JSONValue? {
-        skipBlanks()
-        guard index < bytes.count else { return fail("unexpected end") }
-        let start = index
-        switch bytes[index] {
-        case UInt8(ascii: "{"):
-            depth += 1
-            guard depth <= maxDepth else { return fail("nested deeper than \(maxDepth)") }
-            defer { depth -= 1 }
-            index += 1
-            var members: [(String, JSONValue)] = []
-            skipBlanks()
-            if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
-                index += 1
-                return .object(members, start..<index)
-            }
-            while true {
-                skipBlanks()
-                guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
-                    return fail("expected a member name at byte \(index)")
-                }
-                guard let name = readString() else { return nil }
-                skipBlanks()
-                guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { return fail("expected ':' at byte \(index)") }
-                index += 1
-                guard let value = readValue() else { return nil }
-                members.append((name, value))
-                skipBlanks()
-                guard index < bytes.count else { return fail("unexpected end") }
-                if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-                guard bytes[index] == UInt8(ascii: "}") else { return fail("expected ',' or '}' at byte \(index)") }
-                index += 1
-                return .object(members, start..<index)
-            }
-        case UInt8(ascii: "["):
-            depth += 1
-            guard depth <= maxDepth else { return fail("nested deeper than \(maxDepth)") }
-            defer { depth -= 1 }
-            index += 1
-            var elements: [JSONValue] = []
-            skipBlanks()
-            if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
-                index += 1
-                return .array(elements, start..<index)
-            }
-            while true {
-                guard let value = readValue() else { return nil }
-                elements.append(value)
-                skipBlanks()
-                guard index < bytes.count else { return fail("unexpected end") }
-                if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-                guard bytes[index] == UInt8(ascii: "]") else { return fail("expected ',' or ']' at byte \(index)") }
-                index += 1
-                return .array(elements, start..<index)
-            }
-        case UInt8(ascii: "\""):
-            guard let text = readString() else { return nil }
-            return .string(text, start..<index)
-        case UInt8(ascii: "t"): return literal("true", .bool(true, start..<(start + 4)))
-        case UInt8(ascii: "f"): return literal("false", .bool(false, start..<(start + 5)))
-        case UInt8(ascii: "n"): return literal("null", .null(start..<(start + 4)))
-        default:
-            guard readNumber() else { return fail("unexpected byte at \(index)") }
-            return .number(start..<index)
-        }
-    }
-
-    private mutating func literal(_ word: String, _ value: JSONValue) -> JSONValue? {
-        let w = Array(word.utf8)
-        guard index + w.count <= bytes.count, Array(bytes[index..<(index + w.count)]) == w else {
-            return fail("unexpected byte at \(index)")
-        }
-        index += w.count
-        return value
-    }
-
-    private mutating func readNumber() -> Bool {
-        func digits() -> Int {
-            let s = index
-            while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") { index += 1 }
-            return index - s
-        }
-        if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
-        guard index < bytes.count else { return false }
-        if bytes[index] == UInt8(ascii: "0") {
-            index += 1
-        } else if digits() == 0 {
-            return false
-        }
-        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
-            index += 1
-            guard digits() > 0 else { return false }
-        }
-        if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
-            index += 1
-            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
-            guard digits() > 0 else { return false }
-        }
-        return true
-    }
-
-    /// A string at `index` (its opening quote), decoded.
-    private mutating func readString() -> String? {
-        index += 1
-        var out: [UInt8] = []
-        while true {
-            guard index < bytes.count else { return fail("unterminated string") }
-            let byte = bytes[index]
-            index += 1
-            switch byte {
-            case UInt8(ascii: "\""): return String(decoding: out, as: UTF8.self)
-            case 0..<0x20: return fail("control character in a string at byte \(index - 1)")
-            case UInt8(ascii: "\\"):
-                guard index < bytes.count else { return fail("unterminated string") }
-                let escape = bytes[index]
-                index += 1
-                switch escape {
-                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): out.append(escape)
-                case UInt8(ascii: "b"): out.append(0x08)
-                case UInt8(ascii: "f"): out.append(0x0C)
-                case UInt8(ascii: "n"): out.append(0x0A)
-                case UInt8(ascii: "r"): out.append(0x0D)
-                case UInt8(ascii: "t"): out.append(0x09)
-                case UInt8(ascii: "u"):
-                    guard var scalar = readHex4() else { return fail("bad \\u escape") }
-                    if scalar >= 0xD800 && scalar < 0xDC00 {
-                        guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u")
-                        else {
-                            return fail("lone surrogate escape")
-                        }
-                        index += 2
-                        guard let low = readHex4(), low >= 0xDC00, low < 0xE000 else { return fail("lone surrogate escape") }
-                        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
-                    } else if scalar >= 0xDC00 && scalar < 0xE000 {
-                        return fail("lone surrogate escape")
-                    }
-                    out += Array(String(Character(Unicode.Scalar(scalar)!)).utf8)
-                default: return fail("bad escape")
-                }
-            default: out.append(byte)
-            }
-        }
-    }
-
-    private mutating func readHex4() -> UInt32? {
-        guard index + 4 <= bytes.count else { return nil }
-        var value: UInt32 = 0
-        for _ in 0..<4 {
-            let c = bytes[index]
-            index += 1
-            let digit: UInt32
-            switch c {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(c - UInt8(ascii: "0"))
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(c - UInt8(ascii: "a") + 10)
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(c - UInt8(ascii: "A") + 10)
-            default: return nil
-            }
-            value = value << 4 | digit
-        }
-        return value
     }
 }

@@ -134,10 +134,23 @@ final class PageRPC {
             .failure(.init(code: .invalidParams, message: message))
         }
         guard let params else { return invalid("params {\"event\", \"id\"} are required") }
-        var reader = JSONReader(bytes: params, maxDepth: 4)
-        guard case .object(let members, _)? = reader.readDocument() else { return invalid("params must be an object") }
-        let event = members.first { $0.0 == "event" }?.1.stringValue
-        let id = members.first { $0.0 == "id" }?.1.stringValue
+        var event: String?
+        var id: String?
+        do throws(ProtoJSONError) {
+            var r = try ProtoJSONReader(params, limits: ProtoJSONLimits(maxBytes: params.count, maxDepth: 4))
+            guard r.nextKind() == .object else { return invalid("params must be an object") }
+            try r.beginObject()
+            while let name = try r.nextKey() {
+                let isString = r.nextKind() == .string
+                switch name {
+                case "event" where isString: event = try r.string()
+                case "id" where isString: id = try r.string()
+                default: _ = try r.skipValue()
+                }
+            }
+        } catch {
+            return invalid("params: \(error)")
+        }
         guard let event, Self.events.contains(event) else {
             return invalid("event must be one of: \(Self.events.sorted().joined(separator: ", "))")
         }
