@@ -36,17 +36,22 @@ public struct ConfigurationReason: Error, Sendable {
 public enum KeyValueFile {
     /// Reads `text`, the contents of `file`, and hands each `key = value` to `apply` with its line, in
     /// order. `keys` are the format's, in the order of its documentation (for the suggestion of a
-    /// misspelt one), each with its section; `sections` are the headers the format takes (none: a
-    /// header is refused, as `format` having no sections). A key under another section's header, an
-    /// unknown key or section, and a line that is none of these are errors, naming the line; so is a
-    /// value `apply` refuses, naming its key.
+    /// misspelt one), each with its section (a key may be listed once per section it belongs in);
+    /// `sections` are the headers the format takes (none: a header is refused, as `format` having no
+    /// sections). `namedSections` are sections whose header carries a name given in the file,
+    /// `[app NAME]`: each such header is handed to `enter` (section, name) before the keys under it,
+    /// and so is each plain header (name nil). A key under another section's header, an unknown key or
+    /// section, and a line that is none of these are errors, naming the line; so is a value `apply` or a
+    /// name `enter` refuses, naming the key or the section.
     public static func read(
-        _ text: String, file: String, format: String, sections: [String] = [],
+        _ text: String, file: String, format: String, sections: [String] = [], namedSections: [String] = [],
         keys: [(name: String, section: String?)],
+        enter: (_ section: String, _ name: String?) throws(ConfigurationReason) -> Void = { _, _ in },
         apply: (_ key: String, _ value: String, _ line: Int) throws(ConfigurationReason) -> Void
     ) throws(ConfigurationError) {
-        var sectionOf: [String: String?] = [:]
-        for key in keys { sectionOf[key.name] = key.section }
+        var sectionsOf: [String: [String?]] = [:]
+        for key in keys { sectionsOf[key.name, default: []].append(key.section) }
+        let hasSections = !sections.isEmpty || !namedSections.isEmpty
         var section: String?
         var lineNumber = 0
         for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
@@ -58,30 +63,43 @@ public enum KeyValueFile {
             if line.isEmpty || line.hasPrefix("#") || line.hasPrefix(";") { continue }
             line = withoutTrailingComment(line)
             if line.hasPrefix("[") {
-                guard !sections.isEmpty else { throw fail("\(format) has no sections") }
+                guard hasSections else { throw fail("\(format) has no sections") }
                 guard line.hasSuffix("]") else { throw fail("a section header must end with ']'") }
-                let name = trimmed(line.dropFirst().dropLast())
-                guard sections.contains(name) else {
-                    throw fail("unknown section [\(name)] (sections: \(sections.map { "[\($0)]" }.joined(separator: " ")))")
+                let header = trimmed(line.dropFirst().dropLast())
+                let words = header.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+                let name: String?
+                if sections.contains(header) {
+                    name = nil
+                } else if words.count == 2, namedSections.contains(words[0]) {
+                    name = words[1]
+                } else {
+                    let known = sections.map { "[\($0)]" } + namedSections.map { "[\($0) NAME]" }
+                    throw fail("unknown section [\(header)] (sections: \(known.joined(separator: " ")))")
                 }
-                section = name
+                section = name == nil ? header : words[0]
+                do {
+                    try enter(section!, name)
+                } catch {
+                    throw fail("[\(header)]: \(error.text)")
+                }
                 continue
             }
             guard let equals = line.firstIndex(of: "=") else {
                 throw fail(
-                    sections.isEmpty
-                        ? "expected 'key = value' or a # comment" : "expected 'key = value', a [section] header or a # comment")
+                    hasSections
+                        ? "expected 'key = value', a [section] header or a # comment" : "expected 'key = value' or a # comment")
             }
             let name = trimmed(line[..<equals])
             let value = trimmed(line[line.index(after: equals)...])
             guard !name.isEmpty else { throw fail("a key is missing before '='") }
-            guard let keySection = sectionOf[name] else {
+            guard let keySections = sectionsOf[name] else {
                 var reason = "unknown key '\(name)'"
                 if let near = keys.first(where: { distance($0.name, name) <= 2 }) { reason += " (did you mean '\(near.name)'?)" }
                 throw fail(reason)
             }
-            if let section, let keySection, section != keySection {
-                throw fail("'\(name)' belongs in [\(keySection)], not [\(section)]")
+            if let section, !keySections.contains(nil), !keySections.contains(section) {
+                let places = keySections.compactMap { $0 }.map { "[\($0)]" }.joined(separator: " or ")
+                throw fail("'\(name)' belongs in \(places), not [\(section)]")
             }
             do {
                 try apply(name, value, lineNumber)

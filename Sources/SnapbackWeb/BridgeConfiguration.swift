@@ -169,29 +169,26 @@ public enum BridgeConfigurationFile {
         }
     }
 
-    /// Applies `text` (the contents of `file`) over `configuration`.
+    /// Applies `text` (the contents of `file`) over `configuration`, through SnapbackConfigFile's reader
+    /// with `[app NAME]` as a section named in the file.
     public static func parse(_ text: String, file: String, into configuration: inout BridgeConfiguration)
         throws(ConfigurationError)
     {
         enum Section { case bridge, limits, app(Int) }
         var section: Section?
-        var lineNumber = 0
-        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
-            lineNumber += 1
-            func fail(_ reason: String) -> ConfigurationError { ConfigurationError(file: file, line: lineNumber, reason: reason) }
-            var line = KeyValueFile.trimmed(rawLine)
-            if line.isEmpty || line.hasPrefix("#") || line.hasPrefix(";") { continue }
-            line = KeyValueFile.withoutTrailingComment(line)
-            if line.hasPrefix("[") {
-                guard line.hasSuffix("]") else { throw fail("a section header must end with ']'") }
-                let words = ConfigurationFile.listItems(String(line.dropFirst().dropLast()))
-                switch words.first {
-                case "bridge" where words.count == 1: section = .bridge
-                case "limits" where words.count == 1: section = .limits
-                case "app" where words.count == 2:
-                    let name = words[1]
+        let keys =
+            bridgeKeys.keys.sorted().map { ($0, "bridge") } + limitKeys.keys.sorted().map { ($0, "limits") }
+            + appKeys.keys.sorted().map { ($0, "app") }
+        try KeyValueFile.read(
+            text, file: file, format: "snapback-web.conf", sections: ["bridge", "limits"], namedSections: ["app"],
+            keys: keys.map { (name: $0.0, section: Optional($0.1)) },
+            enter: { header, name throws(Reason) in
+                switch (header, name) {
+                case ("bridge", nil): section = .bridge
+                case ("limits", nil): section = .limits
+                case (_, let name?):
                     guard name.utf8.allSatisfy({ isTokenByte($0) }), name.utf8.count <= 64 else {
-                        throw fail("an app's name is up to 64 characters of A-Z a-z 0-9 - _ . ~")
+                        throw Reason("an app's name is up to 64 characters of A-Z a-z 0-9 - _ . ~")
                     }
                     if let index = configuration.apps.firstIndex(where: { $0.name == name }) {
                         section = .app(index)
@@ -199,36 +196,16 @@ public enum BridgeConfigurationFile {
                         configuration.apps.append(WebApp(name: name))
                         section = .app(configuration.apps.count - 1)
                     }
-                default: throw fail("unknown section [\(words.joined(separator: " "))] (sections: [bridge] [limits] [app NAME])")
+                default: section = nil
                 }
-                continue
             }
-            guard let equals = line.firstIndex(of: "=") else {
-                throw fail("expected 'key = value', a [section] header or a # comment")
-            }
-            let name = KeyValueFile.trimmed(line[..<equals])
-            let value = KeyValueFile.trimmed(line[line.index(after: equals)...])
-            guard let section else { throw fail("'\(name)' before any [section] header") }
-            do throws(Reason) {
-                switch section {
-                case .bridge:
-                    guard let apply = bridgeKeys[name] else {
-                        throw Reason("unknown key in [bridge] (keys: \(bridgeKeys.keys.sorted().joined(separator: " ")))")
-                    }
-                    try apply(&configuration, value)
-                case .limits:
-                    guard let apply = limitKeys[name] else {
-                        throw Reason("unknown key in [limits] (keys: \(limitKeys.keys.sorted().joined(separator: " ")))")
-                    }
-                    try apply(&configuration, value)
-                case .app(let index):
-                    guard let apply = appKeys[name] else {
-                        throw Reason("unknown key in [app] (keys: \(appKeys.keys.sorted().joined(separator: " ")))")
-                    }
-                    try apply(&configuration.apps[index], value)
-                }
-            } catch {
-                throw fail("\(name): \(error.text)")
+        ) { name, value, _ throws(Reason) in
+            // KeyValueFile has checked that the key belongs in the section it is under.
+            switch section {
+            case .bridge?: try bridgeKeys[name]?(&configuration, value)
+            case .limits?: try limitKeys[name]?(&configuration, value)
+            case .app(let index)?: try appKeys[name]?(&configuration.apps[index], value)
+            case nil: throw Reason("before any [section] header")
             }
         }
     }

@@ -257,8 +257,15 @@ func status(_ decision: Handshake.Decision?) -> Int? {
             ("[app a]\ntoken = short\n", "t.conf:2: token: a token is 16 to 256"),
             ("[app a]\ngrants = root\n", "t.conf:2: grants: unknown grant 'root'"),
             ("[app a]\norigin = http://a\n", "t.conf: [app a] has no token"),
-            ("port = 1\n", "t.conf:1: 'port' before any [section] header"),
-            ("[bridge]\nprot = 1\n", "t.conf:2: prot: unknown key in [bridge]"),
+            ("port = 1\n", "t.conf:1: port: before any [section] header"),
+            ("[bridge]\nprot = 1\n", "t.conf:2: unknown key 'prot' (did you mean 'port'?)"),
+            ("[bridge]\ntoken = 0123456789abcdef\n", "t.conf:2: 'token' belongs in [app], not [bridge]"),
+            (
+                "[limits]\nmax-connections = 3\n[app a]\nmax-connections = 2\n[bridge]\nmax-connections = 1\n",
+                "t.conf:6: 'max-connections' belongs in [limits] or [app], not [bridge]"
+            ),
+            ("[app a b]\n", "t.conf:1: unknown section [app a b] (sections: [bridge] [limits] [app NAME])"),
+            ("[app a/b]\n", "t.conf:1: [app a/b]: an app's name is up to 64 characters"),
             (
                 "[app a]\norigin = http://a\ntoken = 0123456789abcdef\n[app b]\norigin = http://b\ntoken = 0123456789abcdef\n",
                 "have the same token"
