@@ -27,6 +27,10 @@ const OWN_SEEK_TOLERANCE = 0.3;
 ///   onPush(push)      every push, proto3 JSON (push.reason says why); the seeks are already carried out
 ///   onSession(reply)  each OpenSession reply (again after a reconnect)
 ///   onError(error)    a refused call or a lost connection ({code, message})
+///   hls        an hls.js instance playing into `video` (with enableInterstitialPlayback): its interstitials
+///              are the breaks (an ad-rules session: stream time is the primary content's time, each
+///              interstitial a mid-roll `midroll-T`), its primary time is the position, and its own seeks
+///              (into and out of an interstitial) are not the viewer's
 /// Returns {close(), call(method, params), get sessionId(), get connected()}.
 export function attach(video, options = {}) {
   const player = new Player(video, options);
@@ -52,6 +56,18 @@ class Player {
     this.ownSeek = null;
     this.opens = 0;
     this.listeners = [];
+    this.hls = options.hls || null;
+    // hls.js: the interstitials scheduled (primary start times), and the one playing, if any.
+    this.interstitials = [];
+    this.inInterstitial = null;
+  }
+
+  // The position in stream time: with hls.js, the primary content's (an interstitial's own time is not).
+  // Outside an interstitial the element plays the primary content (hls.js's own primary time lags a
+  // viewer's seek until its listeners have run).
+  position() {
+    const im = this.hls && this.hls.interstitialsManager;
+    return im && this.inInterstitial !== null ? im.primary.currentTime : this.video.currentTime;
   }
 
   get connected() {
@@ -59,13 +75,17 @@ class Player {
   }
 
   start() {
+    // Capturing: at the element, before hls.js's own listeners react to the viewer's seek with seeks of theirs.
     const on = (target, event, handler) => {
-      target.addEventListener(event, handler);
+      target.addEventListener(event, handler, true);
       this.listeners.push([target, event, handler]);
     };
     const v = this.video;
     on(v, "timeupdate", () => this.playhead());
-    on(v, "playing", () => this.playhead());
+    on(v, "playing", () => {
+      this.played = true;
+      this.playhead();
+    });
     on(v, "ratechange", () => this.playhead());
     on(v, "seeking", () => this.seeking());
     on(v, "seeked", () => this.seeked());
@@ -74,6 +94,7 @@ class Player {
     });
     on(v, "ended", () => this.event("contentComplete", {}));
     on(window, "pagehide", () => this.close());
+    if (this.hls) this.watchHls();
     this.connect();
   }
 
@@ -85,7 +106,8 @@ class Player {
     ws.onopen = () => {
       this.retry = 0;
       this.call("register", { event: "push", id: this.listenerId }).catch((e) => this.error(e));
-      this.open();
+      // With hls.js the first session waits for the interstitial schedule: it is the session's ad rules.
+      if (!this.hls || this.scheduleKnown || this.opens > 0) this.open();
     };
     ws.onmessage = (message) => this.received(message.data);
     ws.onclose = (close) => {
@@ -108,8 +130,9 @@ class Player {
       streamId: o.streamId || this.video.currentSrc || this.video.src || "",
       contentId: o.contentId || "",
       profile: o.profile || "",
-      breaks: o.breaks || [],
+      breaks: this.hls ? [] : o.breaks || [],
     };
+    if (this.hls) request.adRules = { midrollTimes: this.interstitials.map((i) => i.start) };
     if (o.policyPreset) request.policyPreset = o.policyPreset;
     const duration = o.contentDuration;
     if (duration !== undefined) request.contentDuration = duration;
@@ -124,6 +147,7 @@ class Player {
         if (!reopen && reply.startStreamTime !== undefined) this.seekTo(reply.startStreamTime);
         this.lastPosition = null;
         this.playhead();
+        if (this.hls) this.readBreakIds();
         if (o.onSession) o.onSession(reply);
       })
       .catch((e) => this.error(e));
@@ -165,30 +189,59 @@ class Player {
     if (push.seek) {
       const to = push.seek.streamTime || 0;
       // A resume push names the start the page already took from the reply.
-      if (Math.abs(this.video.currentTime - to) > OWN_SEEK_TOLERANCE) this.seekTo(to);
+      const target = this.ownSeek ?? this.position();
+      if (this.inInterstitial !== null || this.hlsResuming) this.pendingSeek = to;  // once hls.js is back in the primary content
+      else if (Math.abs(target - to) > OWN_SEEK_TOLERANCE) this.seekTo(to);
     }
     if (this.options.onPush) this.options.onPush(push);
   }
 
+  // Before its metadata an element may not take a position (WebKit reads it back as 0): the seek waits.
   seekTo(time) {
     this.ownSeek = time;
-    this.video.currentTime = time;
+    const v = this.video;
+    const im = this.hls && this.hls.interstitialsManager;
+    if (im) {
+      im.primary.seekTo(time);
+      return;
+    }
+    if (v.readyState >= HTMLMediaElement.HAVE_METADATA) {
+      v.currentTime = time;
+      return;
+    }
+    v.addEventListener("loadedmetadata", () => {
+      if (this.ownSeek === time) v.currentTime = time;
+    }, { once: true });
   }
 
   isOwnSeek() {
-    return this.ownSeek !== null && Math.abs(this.video.currentTime - this.ownSeek) <= OWN_SEEK_TOLERANCE;
+    // With hls.js, every seek while an interstitial plays or hands back to the primary content is its own.
+    if (this.inInterstitial !== null || this.hlsResuming) return true;
+    return this.ownSeek !== null && Math.abs(this.position() - this.ownSeek) <= OWN_SEEK_TOLERANCE;
   }
 
   playhead() {
     const v = this.video;
-    if (v.seeking) return;
-    this.lastPosition = v.currentTime;
-    this.event("reportPlayhead", { streamTime: v.currentTime, rate: v.playbackRate, playing: !v.paused && !v.ended });
+    // Until a pushed seek is carried out, the old position is no news (the daemon takes the seek as done).
+    if (v.seeking || (this.ownSeek !== null && !this.isOwnSeek())) return;
+    // During an interstitial the element plays the ad: the primary content is held where it stopped.
+    if (this.inInterstitial !== null) return;
+    const at = this.position();
+    this.lastPosition = at;
+    this.event("reportPlayhead", { streamTime: at, rate: v.playbackRate, playing: !v.paused && !v.ended });
   }
 
   // `seeking` comes with currentTime already at the target: where the viewer was is the last position seen.
+  // With hls.js the seek is told whole at once, before hls.js answers it by playing an interstitial.
   seeking() {
     if (this.isOwnSeek()) return;
+    if (this.hls) {
+      if (!this.played) return;  // hls.js placing the start, not a viewer
+      const from = this.lastPosition ?? 0;
+      this.lastPosition = this.position();
+      this.event("seekEnded", { fromStreamTime: from, toStreamTime: this.lastPosition });
+      return;
+    }
     if (this.seekFrom === null) {
       this.seekFrom = this.lastPosition ?? 0;
       this.event("seekStarted", { fromStreamTime: this.seekFrom });
@@ -196,6 +249,11 @@ class Player {
   }
 
   seeked() {
+    if (this.hlsResuming) {
+      this.resumed();
+      return;
+    }
+    if (this.hls && this.inInterstitial !== null) return;
     if (this.isOwnSeek()) {
       this.ownSeek = null;
       this.playhead();
@@ -208,6 +266,74 @@ class Player {
     this.lastPosition = this.video.currentTime;
   }
 
+  resumed() {
+    if (!this.hlsResuming) return;
+    this.hlsResuming = false;
+    clearTimeout(this.resumeTimer);
+    this.lastPosition = this.position();
+    if (this.pendingSeek !== undefined) {
+      const to = this.pendingSeek;
+      this.pendingSeek = undefined;
+      this.seekTo(to);
+    } else {
+      this.playhead();
+    }
+  }
+
+  // The ids snapbackd gave the interstitials' mid-rolls, by their start.
+  readBreakIds() {
+    this.call("getSessionState", { sessionId: this.sessionId })
+      .then((state) => {
+        this.breakIds = (state.breaks || []).map((b) => ({ id: b.id, start: b.start || 0 }));
+      })
+      .catch((e) => this.error(e));
+  }
+
+  breakIdAt(start) {
+    let best = null;
+    for (const b of this.breakIds || []) if (best === null || Math.abs(b.start - start) < Math.abs(best.start - start)) best = b;
+    return best ? best.id : "midroll-" + String(Math.round(start * 1000) / 1000);
+  }
+
+  // hls.js's interstitials: the schedule (reopened as the session's ad rules when it changes before the
+  // session is open; UpdateBreaks has no ad rules), and each one played, as AdBreakStarted/AdBreakEnded.
+  watchHls() {
+    const Events = this.hls.constructor.Events;
+    const id = (start) => this.breakIdAt(start);
+    const scheduled = () => {
+      if (this.scheduleKnown) return;
+      this.scheduleKnown = true;
+      if (this.opens === 0 && this.ws && this.ws.readyState === WebSocket.OPEN) this.open();
+    };
+    const handlers = [
+      [Events.INTERSTITIALS_UPDATED, (_, data) => {
+        this.interstitials = data.events.map((e) => ({ start: e.startTime, duration: e.duration }));
+        scheduled();
+      }],
+      // A stream without interstitials has no INTERSTITIALS_UPDATED: its playlist, once read, says so.
+      [Events.LEVEL_UPDATED, () => setTimeout(scheduled, 0)],
+      [Events.INTERSTITIAL_STARTED, (_, data) => {
+        const start = data.event ? data.event.startTime : this.position();
+        this.inInterstitial = start;
+        this.event("adBreakStarted", { breakId: id(start) });
+      }],
+      [Events.INTERSTITIAL_ENDED, () => {
+        if (this.inInterstitial === null) return;
+        this.event("adBreakEnded", { breakId: id(this.inInterstitial) });
+      }],
+      // hls.js seeks back into the primary content (where it chooses, hls.js#7029): that seek is its
+      // own, and a seek snapback pushed meanwhile follows it.
+      [Events.INTERSTITIALS_PRIMARY_RESUMED, () => {
+        this.inInterstitial = null;
+        this.hlsResuming = true;
+        clearTimeout(this.resumeTimer);
+        this.resumeTimer = setTimeout(() => this.resumed(), 1000);
+      }],
+    ];
+    for (const [event, handler] of handlers) this.hls.on(event, handler);
+    this.hlsHandlers = handlers;
+  }
+
   error(e) {
     if (this.options.onError) this.options.onError(e);
   }
@@ -217,8 +343,10 @@ class Player {
     if (this.closed) return;
     this.closed = true;
     clearTimeout(this.retryTimer);
-    for (const [target, event, handler] of this.listeners) target.removeEventListener(event, handler);
+    clearTimeout(this.resumeTimer);
+    for (const [target, event, handler] of this.listeners) target.removeEventListener(event, handler, true);
     this.listeners = [];
+    for (const [event, handler] of this.hlsHandlers || []) this.hls.off(event, handler);
     const ws = this.ws;
     if (!ws) return;
     if (ws.readyState === WebSocket.OPEN && this.sessionId !== null) {

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Test media made by ffmpeg at test time (never committed): an HLS stream whose primary playlist carries
 an EXT-X-DATERANGE interstitial (an ad asset, X-RESTRICT="SKIP,JUMP") and a SCTE35-OUT date range, as
-hls.js's interstitials need them (EXT-X-PROGRAM-DATE-TIME on every segment)."""
+hls.js's interstitials need them (EXT-X-PROGRAM-DATE-TIME on every segment); and an MP4 for a plain
+<video> whose breaks the page lists."""
 
 import os
 import shutil
@@ -61,3 +62,12 @@ def with_dates(source_path, target_path, ranges):
         out.append(line)
     with open(target_path, "w") as f:
         f.write("\n".join(out) + "\n")
+
+
+def mp4(directory, seconds=40):
+    """film.mp4: `seconds` of test picture and tone, a key frame every second, its index at the front (a
+    <video> starts playing before the whole file is fetched, and seeks with Range requests)."""
+    path = os.path.join(directory, "film.mp4")
+    if not os.path.exists(path):
+        ffmpeg(*source(seconds, 440), "-movflags", "+faststart", path)
+    return path
