@@ -8,10 +8,10 @@ cost is in every row alike, so the ratios are the bridge's):
   - web-rpc: a JSON-RPC call the bridge answers itself (Snapback.1.register: framing + the envelope);
   - web-rpc under flood: the same, p99, while --flooders pages send as fast as they can (each closed
     1008 at its rate limit and reconnecting), against its unloaded p99 (target: at most 2x);
+  - unix snapback / web snapback: the snapback round trip, a SeekEnded over an unwatched break until its
+    seek push and reply are in (in a session of its own, opened and closed untimed), over the Unix
+    socket and as JSON-RPC through the bridge (Snapback.1.seekEnded, the push a "b.push" notification);
   - the bridge's RSS and wake-ups while no page is connected (target: no wake-up at all).
-
-The web round trip through snapbackd (push -> seek ended) needs the page methods of the generated JSON
-mapping and is not measured here yet.
 
 Usage: web_bench.py SNAPBACKD SNAPBACK_WEB [--calls N] [--seconds S] [--flooders N] [--json]
 """
@@ -92,6 +92,60 @@ def time_rpc(port, calls=None, seconds=None, gap=0.0):
     return samples
 
 
+BREAK = [{"id": "b1", "start": 600.0, "duration": 60.0}]
+
+
+def time_unix_snapback(sock_path, calls):
+    samples = []
+    with sb.Client(sock_path) as c:
+        c.hello()
+        for _ in range(calls):
+            # A session each (not timed): the daemon's loop guard stops snapping one session back forever.
+            sid = c.open_session(content_id="bench-unix", breaks=BREAK).session_id
+            c.call("Timeline/ReportPlayhead", session_id=sid, stream_time=10.0, rate=1.0, playing=True)
+            t0 = time.perf_counter()
+            c.call("Timeline/SeekEnded", session_id=sid, from_stream_time=10.0, to_stream_time=700.0)
+            pushes = c.take_pushes()
+            samples.append(time.perf_counter() - t0)
+            assert [p.push.seek.reason for p in pushes if p.push.kind == "seek"] == [1], pushes  # SNAPBACK
+            c.close_session(sid)
+            c.take_pushes()
+    return samples
+
+
+def time_web_snapback(port, calls):
+    ws = page(port)
+    ws.call("Snapback.1.register", {"event": "push", "id": "b"})
+
+    def call(id, method, params):
+        ws.send_text(json.dumps({"jsonrpc": "2.0", "id": id, "method": "Snapback.1." + method, "params": params}))
+        while True:  # the notifications on the way are not this call's
+            message = ws.recv_json()
+            if message.get("id") == id:
+                assert "result" in message, message
+                return message["result"]
+
+    samples = []
+    for _ in range(calls):
+        sid = call(2, "openSession", {"contentId": "bench-web", "breaks": BREAK})["sessionId"]
+        call(3, "reportPlayhead", {"sessionId": sid, "streamTime": 10, "rate": 1, "playing": True})
+        t0 = time.perf_counter()
+        ws.send_text(json.dumps({"jsonrpc": "2.0", "id": 4, "method": "Snapback.1.seekEnded",
+                                 "params": {"sessionId": sid, "fromStreamTime": 10, "toStreamTime": 700}}))
+        seek = reply = None
+        while seek is None or reply is None:  # a BookmarkSaved push may come as well
+            message = ws.recv_json()
+            if message.get("id") == 4:
+                reply = message
+            elif "seek" in message.get("params", {}):
+                seek = message["params"]["seek"]
+        samples.append(time.perf_counter() - t0)
+        assert seek["reason"] == "SEEK_REASON_SNAPBACK" and "result" in reply, (seek, reply)
+        call(5, "closeSession", {"sessionId": sid})
+    ws.close()
+    return samples
+
+
 def flooder(port, seconds, counts):
     # The flooders' own CPU is not the bridge's doing: they run on the other core.
     if os.cpu_count() > 1:
@@ -137,7 +191,9 @@ def main():
         idle_wakeups = wakeups(bridge.pid) - w0
         rows = {"unix": summary(time_unix(sock_path, args.calls)),
                 "ws-echo": summary(time_ping(port, args.calls)),
-                "web-rpc": summary(time_rpc(port, calls=args.calls))}
+                "web-rpc": summary(time_rpc(port, calls=args.calls)),
+                "unix snapback": summary(time_unix_snapback(sock_path, args.calls // 5)),
+                "web snapback": summary(time_web_snapback(port, args.calls // 5))}
         stop(bridge)
         flood_tmp = os.path.join(tmp, "flood")
         os.mkdir(flood_tmp)
@@ -183,7 +239,8 @@ def main():
           % (args.flooders, sent, closed, result["flood_p99_ratio"]))
     print("  bridge idle: RSS %d KiB, %d wake-ups in %.0f s with no page (target 0); RSS %d KiB after the flood"
           % (idle_rss, idle_wakeups, args.seconds, busy_rss))
-    print("  not measured yet: the web round trip through snapbackd (push -> seek ended), which needs the page methods")
+    print("  snapback round trip: web %.2fx the Unix socket's (p50)" % (
+        rows["web snapback"]["p50_us"] / rows["unix snapback"]["p50_us"]))
 
 
 if __name__ == "__main__":
