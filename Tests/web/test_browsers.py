@@ -16,7 +16,8 @@ WPE: the same but the rebinding Host and the address space (Chromium's flags and
 snapback.js in Chromium (WPE: --wpe-players, below), on an MP4 made by ffmpeg whose breaks the page
 lists (player.html), from two apps' pages at once: a seek over an unwatched break snaps back and ends
 at the seek target after the break; neither app sees the other's sessions, content ids or bookmarks (nor may name its profile);
-a second load resumes from the bookmark saved when the first page went.
+a second load resumes from the bookmark saved when the first page went; and when snapback-web restarts
+under a playing page, snapback.js is told 1001, reconnects and reopens its session where the video is.
 
 Chromium also plays, with hls.js 1.6.15 (hlsjs.py: fetched from the pinned PyPI wheel at test time),
 an HLS stream made by ffmpeg (media.py) with an EXT-X-DATERANGE interstitial X-RESTRICT="SKIP,JUMP" at 4 s
@@ -83,6 +84,13 @@ def main():
         print("chromium %s" % chromium.version.get("Browser"))
         run_checks(chromium, tmp, log_path, app_port, stranger_port, public_port, bridge_port)
         run_player_checks("Chromium", ChromiumPlayer(chromium), app_port, kids_port, bridge_port)
+
+        def restart_bridge():
+            nonlocal bridge
+            stop(bridge)
+            bridge = start_bridge(web, config, log_path, bridge_port)  # a fresh log: the checks after read only theirs
+        check("Chromium: snapback.js reconnects when the bridge restarts and reopens its session where the video is",
+              lambda: reconnects(chromium, app_port, bridge_port, restart_bridge, sock_path))
         check("Chromium: hls.js %s interstitial, seek 1 -> 9 (hls.js#7029 baseline)" % hlsjs.VERSION,
               lambda: hls_baseline(chromium_result(chromium, "http://127.0.0.1:%d/hls.html" % app_port)))
         check("Chromium: snapback.js with hls.js %s: the viewer's seek 1 -> 9 ends at 9 after the ad (hls.js#7029)" % hlsjs.VERSION,
@@ -194,6 +202,27 @@ def run_player_checks(browser, player, app_port, kids_port, bridge_port):
         return "resumed from the bookmark at %.2f; lists %r, bookmarks %r; kid's: error %r" % (
             opened["startStreamTime"], r["listed"], r["bookmarks"], r["foreign"])
     check("%s: a second load resumes from the bookmark saved when the first page went" % browser, resumed)
+
+
+def reconnects(chromium, app_port, bridge_port, restart_bridge, sock_path):
+    url = "http://127.0.0.1:%d/player.html?bridge=http://127.0.0.1:%d&token=%s&content=film-again&profile=alice&until=1000" % (
+        app_port, bridge_port, GUIDE_TOKEN)
+    page = chromium.new_page()
+    try:
+        page.navigate(url)
+        page.wait("window.__result && window.__result.sessions.length === 1 && document.getElementById('v').currentTime > 3", timeout=30)
+        restart_bridge()
+        page.wait("window.__result.sessions.length === 2", timeout=30)
+        r = page.evaluate("window.__result")
+        at = page.evaluate("document.getElementById('v').currentTime")
+    finally:
+        page.close()
+    first, second = r["sessions"]
+    expect(second["sessionId"] != first["sessionId"] and 3 < second.get("resumeContentTime", 0) <= at,
+           "reopened %r (first %r), video at %.2f" % (second, first, at))
+    expect(any(e["code"] == 1001 for e in r["errors"]), "the page was not told the bridge went: %r" % r["errors"])
+    return "told %s; reopened as session %s at content %.2f (the video at %.2f)" % (
+        [e["code"] for e in r["errors"]], second["sessionId"], second["resumeContentTime"], at)
 
 
 def hls_snapback(result):
