@@ -25,13 +25,19 @@ public struct PageScope: Sendable {
                     code: .permissionDenied,
                     message: "\(method.name) needs the grant \(grant.rawValue) in app \(app.name)'s entry (snapback-web.conf(5))")
         }
+        // Every method named, no default: a method added to the protocol does not build until it is placed
+        // here, so none reaches a page unweighed.
         switch method {
         case .hello:
             return WireStatus(code: .failedPrecondition, message: "the bridge says Hello for the page")
         case .getStatus, .deleteBookmark, .clearBookmarks: return denied(.admin)
         case .watchDecisions: return denied(.watchDecisions)
         case .watchChanges, .merge: return denied(.sync)
-        default: return nil
+        case .listSessions, .getSession, .getSessionState, .getBookmark, .listBookmarks: return nil
+        case .openSession, .reportPlayhead, .seekStarted, .seekEnded, .adBreakStarted, .adBreakEnded, .adStarted,
+            .adEnded, .trickPlayStarted, .trickPlayEnded, .contentComplete, .updateBreaks, .pause, .closeSession,
+            .contentTimeForStreamTime, .streamTimeForContentTime, .breakAt:
+            return nil
         }
     }
 
