@@ -51,7 +51,7 @@ final class StopSignals {
 /// The agent's timers: one deadline each at most, set only while there is something to wait for (a
 /// reconnection's backoff, the offline state coming, the publish rate), none at idle. The loop sleeps in
 /// its poll until the earliest one or an event. A new timer is a case here and a line of
-/// ``SyncAgent/timers()`` that says when it is due.
+/// ``SyncAgent`` `timers(now:)` that says when it is due.
 struct AgentTimers: Equatable {
     enum Timer: Int, CaseIterable {
         /// snapbackd is tried again (its backoff).
