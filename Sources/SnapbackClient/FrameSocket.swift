@@ -118,13 +118,15 @@ public final class FrameSocket {
 
     /// The next RESPONSE or PUSH frame.
     ///
-    /// - Parameter timeout: how long to wait for a complete frame; nil waits forever.
+    /// - Parameter timeout: how long to wait for a complete frame; nil waits forever, zero takes only
+    ///   what has arrived (the socket is read once without waiting).
     /// - Throws: ``FrameSocketError/timedOut``, ``FrameSocketError/closedByPeer``, or what the decoder
     ///   found wrong.
     public func readFrame(timeout: Duration? = .seconds(5)) throws(FrameSocketError) -> Frame {
         guard fd >= 0 else { throw .notConnected }
         let clock = ContinuousClock()
         let deadline = timeout.map { clock.now.advanced(by: $0) }
+        var polled = false
         while true {
             if let event = decoder.next() {
                 switch event {
@@ -142,10 +144,17 @@ public final class FrameSocket {
             var milliseconds: Int32 = -1
             if let deadline {
                 let remaining = clock.now.duration(to: deadline)
-                guard remaining > .zero else { throw .timedOut }
-                let (seconds, attoseconds) = remaining.components
-                milliseconds = Int32(clamping: seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
+                if remaining > .zero {
+                    let (seconds, attoseconds) = remaining.components
+                    milliseconds = Int32(
+                        clamping: seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
+                } else {
+                    // Past the deadline: what the socket holds is still taken, once.
+                    guard !polled else { throw .timedOut }
+                    milliseconds = 0
+                }
             }
+            polled = true
             var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             let ready = poll(&poller, 1, milliseconds)
             if ready < 0 {

@@ -95,12 +95,26 @@ extension TimelineService {
             case .success:
                 self.logger.info("session \(entry.id): \(action)")
                 self.push(action, to: entry)
+                if !entry.savedOnce { self.tellUnsynced(entry) }
             case .failure(let error):
                 self.logger.warning("session \(entry.id): bookmark not saved: \(error)")
                 self.pushError(error.statusCode, "bookmark not saved: \(error)", to: entry)
             }
             entry.writeCompleted()
         }
+    }
+
+    /// After a session's first kept bookmark: one whose ids are longer than the Sync calls carry stays on
+    /// this box (PROTOCOL.md), which its player is told once, with a SessionError.
+    private func tellUnsynced(_ entry: SessionEntry) {
+        entry.savedOnce = true
+        guard max(entry.profile.utf8.count, entry.contentId.utf8.count, entry.streamId.utf8.count) > SyncLimits.idBytes
+        else { return }
+        // One literal (SyncLimits.idBytes is 1024): no formatting code in the daemon for a rare message.
+        pushError(
+            .outOfRange,
+            "bookmark kept on this box only: its profile, content_id or stream_id is over 1024 bytes, more than household sync carries",
+            to: entry)
     }
 
     private func arm(_ timer: TimelineTimer, at deadline: Double, for entry: SessionEntry, now: Double) {

@@ -212,6 +212,8 @@ final class SessionEntry {
     let owner: PeerCredentials
     let clientName: String
     var pushSeq: UInt64 = 0
+    /// Its first bookmark was kept: the player was told if its ids are too long to sync.
+    var savedOnce = false
     /// The session's armed timers, one slot per `TimelineTimer`: no hashing on the per-event path.
     var bookmarkTimer: (any ServiceTimer)?
     var breakEndTimer: (any ServiceTimer)?

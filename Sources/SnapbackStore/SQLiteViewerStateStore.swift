@@ -211,7 +211,7 @@ public final class SQLiteViewerStateStore: SyncingStore {
         try readable()
         do {
             return try reader.changes(after: seq, limit: max(1, limit)) { [log] row, error in
-                log(.warning, "bookmark store: change \(row) is not a valid sync record (\(error)); skipped")
+                log(.warning, "bookmark store: change \(row) is not a valid sync record (\(error)): it stays on this box")
             }
         } catch {
             throw readFailed(error)

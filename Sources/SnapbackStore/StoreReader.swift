@@ -115,8 +115,8 @@ extension StoreReader {
         return (s.text(0), s.int64(1))
     }
 
-    /// Up to `limit` changes numbered after `seq`, in order; a row that is not a valid record is passed
-    /// to `invalid` (its number, why) and skipped.
+    /// Up to `limit` changes numbered after `seq`, in order; a row that is not a valid record (an id over
+    /// the Sync calls' bound) is passed to `invalid` (its number, why) and is an unsyncable change.
     func changes(
         after seq: Int64, limit: Int, invalid: (Int64, SyncInputError) -> Void
     ) throws(SQLiteError) -> [SyncChange] {
@@ -143,6 +143,7 @@ extension StoreReader {
                 changes.append(SyncChange(seq: n, change: change))
             } catch {
                 invalid(n, error)
+                changes.append(SyncChange(seq: n, change: .unsyncable))
             }
         }
         return changes

@@ -25,21 +25,34 @@ public struct NatsError: Error, CustomStringConvertible {
     var isConflict: Bool { text.contains("wrong last sequence") || text.contains("key exists") }
 }
 
-/// Errors the server reports asynchronously (a permissions violation: the refused call itself only times
-/// out), as the client's threads hand them over; the agent's thread takes them. Also why the first connect
-/// failed, until the connect retried in the background succeeds (libnats says so on its thread).
-final class AsyncErrors: @unchecked Sendable {
+/// What libnats's threads tell the agent: errors the server reports asynchronously (a permissions
+/// violation: the refused call itself only times out), the connection lost, back or closed, and why the
+/// first connect failed until the connect retried in the background succeeds. Each wakes the agent's loop
+/// (``Wakeup``), whose thread takes them and reads the connection's state: the agent waits for no timer of
+/// its own to notice NATS.
+///
+/// The connection's state is kept here as the callbacks report it, not asked of the connection: while
+/// libnats reconnects to a server that accepts the connection but does not answer, it holds the
+/// connection's lock for as long as its connect timeout, and the agent's thread would wait with it.
+final class NatsEvents: @unchecked Sendable {
     private var mutex = pthread_mutex_t()
     private var pending: [String] = []
     private var failure: String?
+    private var up = false
+    private var lostBecause = ""
+    let wake: Wakeup
 
-    init() { pthread_mutex_init(&mutex, nil) }
+    init(wake: Wakeup) {
+        self.wake = wake
+        pthread_mutex_init(&mutex, nil)
+    }
     deinit { pthread_mutex_destroy(&mutex) }
 
     func add(_ text: String) {
         pthread_mutex_lock(&mutex)
         if pending.count < 16 { pending.append(text) }
         pthread_mutex_unlock(&mutex)
+        wake.signal()
     }
 
     /// Why the first connect failed, in the server's words; nil once a connect succeeded.
@@ -53,7 +66,30 @@ final class AsyncErrors: @unchecked Sendable {
             pthread_mutex_lock(&mutex)
             failure = newValue
             pthread_mutex_unlock(&mutex)
+            wake.signal()
         }
+    }
+
+    /// Whether the connection is up, as the callbacks last said.
+    var isConnected: Bool {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        return up
+    }
+
+    /// Why the connection was last lost, as libnats said when it was ("" if it did not).
+    var lostReason: String {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        return lostBecause
+    }
+
+    func connection(up: Bool, because reason: String = "") {
+        pthread_mutex_lock(&mutex)
+        self.up = up
+        if !up { lostBecause = reason }
+        pthread_mutex_unlock(&mutex)
+        wake.signal()
     }
 
     func take() -> [String] {
@@ -63,6 +99,10 @@ final class AsyncErrors: @unchecked Sendable {
             pthread_mutex_unlock(&mutex)
         }
         return pending
+    }
+
+    static func of(_ closure: UnsafeMutableRawPointer?) -> NatsEvents? {
+        closure.map { Unmanaged<NatsEvents>.fromOpaque($0).takeUnretainedValue() }
     }
 }
 
@@ -84,21 +124,25 @@ final class NatsKV {
     private var connection: OpaquePointer?
     private var jetStream: OpaquePointer?
     private var store: OpaquePointer?
-    private var watcher: OpaquePointer?
+    private var watcher: WatcherPump?
+    /// The watcher's failure, delivered after the entries that came before it.
+    private var watcherFailure: NatsError?
     private var statistics: OpaquePointer?
     private let configuration: SyncConfiguration
     /// The reconnect count when the watcher was made: a reconnect makes a new one (its replay of the
     /// household's current values is merged again, which changes nothing that is already merged).
     private var watcherReconnects: UInt64 = 0
-    private(set) var watcherCaughtUp = false
+    /// The watcher's heartbeat (nanoseconds): the server sends one when it has sent nothing for as long.
+    static let watcherHeartbeatNanoseconds: Int64 = 30_000_000_000
     /// The highest revision (stream sequence) the agent saw, delivered or written: a stream whose last
     /// sequence is below it lost messages.
     var highestRevision: UInt64 = 0
-    /// What the server reported asynchronously (kept alive as long as the connection that calls it).
-    let asyncErrors = AsyncErrors()
+    /// What libnats's threads report (kept alive until the connection's closed callback).
+    let events: NatsEvents
 
-    init(configuration: SyncConfiguration, password: String?) throws(NatsError) {
+    init(configuration: SyncConfiguration, password: String?, wake: Wakeup) throws(NatsError) {
         self.configuration = configuration
+        events = NatsEvents(wake: wake)
         var options: OpaquePointer?
         var status = natsOptions_Create(&options)
         guard status == NATS_OK, let options else { throw NatsError(status, "options") }
@@ -137,45 +181,64 @@ final class NatsKV {
         try check(natsOptions_SetReconnectWait(options, 2000), "reconnect wait")
         try check(natsOptions_SetReconnectJitter(options, 1000, 2000), "reconnect jitter")
         // Keep-alives: a server that stops answering (frozen, a link that drops without a reset) is
-        // noticed when two pings went unanswered, within 3 intervals: the status leaves `connected`
-        // within 24 s (snapback-sync(8)).
+        // noticed when a ping went unanswered until the next, within 2 intervals: the status leaves
+        // `connected` within 20 s, and reads offline within 30 s of the server's last answer
+        // (snapback-sync(8)). Between pings the process sleeps.
         try check(natsOptions_SetPingInterval(options, Self.pingIntervalMilliseconds), "ping interval")
         try check(natsOptions_SetMaxPingsOut(options, Self.maxPingsOut), "max pings out")
         // A subject the server's permissions refuse makes the call time out; why comes here, on the
         // client's thread ("Permissions Violation for Publish to ...").
+        // Retained for libnats, whose callbacks may run after this object is gone (the closed one does,
+        // on its thread, after natsConnection_Destroy): released by that last callback.
+        let closure = Unmanaged.passRetained(events).toOpaque()
         let errorHandler: natsErrHandler = { connection, _, status, closure in
-            guard let closure else { return }
+            guard let events = NatsEvents.of(closure) else { return }
             var text: UnsafePointer<CChar>?
             if let connection { _ = natsConnection_GetLastError(connection, &text) }
             let detail = text.map { String(cString: $0) } ?? ""
             let name = String(cString: natsStatus_GetText(status))
-            Unmanaged<AsyncErrors>.fromOpaque(closure).takeUnretainedValue().add(detail.isEmpty ? name : detail)
+            events.add(detail.isEmpty ? name : detail)
         }
-        try check(
-            natsOptions_SetErrorHandler(options, errorHandler, Unmanaged.passUnretained(asyncErrors).toOpaque()),
-            "error handler")
+        try check(natsOptions_SetErrorHandler(options, errorHandler, closure), "error handler")
+        // The connection lost, back, or closed: noted, and the loop woken (on libnats's thread).
+        let lost: natsConnectionHandler = { connection, closure in
+            var text: UnsafePointer<CChar>?
+            let status = connection.map { natsConnection_GetLastError($0, &text) } ?? NATS_OK
+            let why = text.map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
+            NatsEvents.of(closure)?.connection(
+                up: false, because: why ?? (status == NATS_OK ? "" : String(cString: natsStatus_GetText(status))))
+        }
+        let back: natsConnectionHandler = { _, closure in NatsEvents.of(closure)?.connection(up: true) }
+        try check(natsOptions_SetDisconnectedCB(options, lost, closure), "disconnected callback")
+        try check(natsOptions_SetReconnectedCB(options, back, closure), "reconnected callback")
+        let closed: natsConnectionHandler = { _, closure in
+            guard let closure else { return }
+            let events = Unmanaged<NatsEvents>.fromOpaque(closure)
+            events.takeUnretainedValue().connection(up: false, because: "connection closed")
+            events.release()
+        }
+        try check(natsOptions_SetClosedCB(options, closed, closure), "closed callback")
         // One attempt first, without retrying, so that a refusal is heard with its reason (with retry on
         // a failed connect, libnats keeps an authorization error from the error handler and the last
         // error); failing that, the connection that retries in the background.
         status = natsConnection_Connect(&connection, options)
         if status != NATS_OK {
-            asyncErrors.firstFailure = NatsError(status, "connect").detail
+            events.firstFailure = NatsError(status, "connect").detail
             connection = nil
             let connected: natsConnectionHandler = { _, closure in
-                guard let closure else { return }
-                Unmanaged<AsyncErrors>.fromOpaque(closure).takeUnretainedValue().firstFailure = nil
+                NatsEvents.of(closure)?.firstFailure = nil
+                NatsEvents.of(closure)?.connection(up: true)
             }
-            try check(
-                natsOptions_SetRetryOnFailedConnect(
-                    options, true, connected, Unmanaged.passUnretained(asyncErrors).toOpaque()),
-                "retry")
+            try check(natsOptions_SetRetryOnFailedConnect(options, true, connected, closure), "retry")
             status = natsConnection_Connect(&connection, options)
             // Connected at once this time: libnats calls back only for a connect it had to retry.
-            if status == NATS_OK { asyncErrors.firstFailure = nil }
+            if status == NATS_OK { events.firstFailure = nil }
         }
-        guard status == NATS_OK || status == NATS_NOT_YET_CONNECTED, connection != nil else {
+        guard status == NATS_OK || status == NATS_NOT_YET_CONNECTED, let connection else {
             throw NatsError(status, "connect")
         }
+        // Before any callback could say otherwise, or after it did: either way the state is the last word.
+        if natsConnection_Status(connection) == NATS_CONN_STATUS_CONNECTED { events.connection(up: true) }
         var jsOptions = jsOptions()
         try check(jsOptions_Init(&jsOptions), "jetstream options")
         jsOptions.Wait = 5000
@@ -191,23 +254,21 @@ final class NatsKV {
         if let statistics { natsStatistics_Destroy(statistics) }
     }
 
-    static let pingIntervalMilliseconds: Int64 = 8_000
-    static let maxPingsOut: Int32 = 2
+    static let pingIntervalMilliseconds: Int64 = 10_000
+    /// A ping unanswered when the next is due: the connection is stale.
+    static let maxPingsOut: Int32 = 1
+    /// How long after the server's last answer a server that stopped answering is found lost, at most:
+    /// its last answer came before the ping it left unanswered, sent an interval before the next.
+    static let staleWithin: Duration = .milliseconds(pingIntervalMilliseconds * Int64(maxPingsOut + 1))
 
-    var isConnected: Bool {
-        guard let connection else { return false }
-        return natsConnection_Status(connection) == NATS_CONN_STATUS_CONNECTED
-    }
+    /// Whether the connection is up, as libnats's callbacks said (``NatsEvents``: never waiting for its lock).
+    var isConnected: Bool { connection != nil && events.isConnected }
 
-    /// Why the client last failed (an authorization violation, a refused connection), as it keeps it; until
-    /// a first connect succeeds, why the first attempt failed.
+    /// Why the connection was lost (as libnats said then); until a first connect succeeds, why the first
+    /// attempt failed.
     var connectionError: String {
-        guard let connection else { return "" }
-        if let firstFailure = asyncErrors.firstFailure { return firstFailure }
-        var text: UnsafePointer<CChar>?
-        let status = natsConnection_GetLastError(connection, &text)
-        guard status != NATS_OK else { return "" }
-        return text.map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? String(cString: natsStatus_GetText(status))
+        guard connection != nil else { return "" }
+        return events.firstFailure ?? events.lostReason
     }
 
     var connectedURL: String {
@@ -315,55 +376,210 @@ final class NatsKV {
         let count = reconnects
         if watcher != nil, count == watcherReconnects { return false }
         closeWatcher()
-        let kv = try bucket()
-        var options = kvWatchOptions()
-        kvWatchOptions_Init(&options)
+        _ = try bucket()
+        // What kvStore_Watch makes (an ordered consumer of the household's keys, each key's last value
+        // first, then every update), but for its heartbeat: libnats's watcher asks the server for one
+        // every 5 s, which wakes the process 12 times a minute at idle; 30 s is enough for libnats to
+        // make the consumer again if the server lost it (a reconnection makes a new watcher anyway).
+        var options = jsSubOptions()
+        jsSubOptions_Init(&options)
+        options.Ordered = true
+        options.Config.DeliverPolicy = js_DeliverLastPerSubject
+        options.Config.Heartbeat = Self.watcherHeartbeatNanoseconds
         var made: OpaquePointer?
-        let status = kvStore_Watch(&made, kv, "\(configuration.household).>", &options)
+        let subject = "$KV.\(configuration.bucket).\(configuration.household).>"
+        var code = jsErrCode(0)
+        let status = "KV_\(configuration.bucket)".withCString { stream in
+            options.Stream = stream
+            return js_SubscribeSync(&made, jetStream, subject, nil, &options, &code)
+        }
         guard status == NATS_OK, let made else { throw NatsError(status, "watch \(configuration.household).>") }
-        watcher = made
+        _ = natsSubscription_SetPendingLimits(made, -1, -1)
+        do {
+            watcher = try WatcherPump(
+                subscription: made, keyPrefix: "$KV.\(configuration.bucket).", wake: events.wake)
+        } catch {
+            natsSubscription_Destroy(made)
+            throw error
+        }
         watcherReconnects = count
-        watcherCaughtUp = false
         return true
     }
 
     func closeWatcher() {
-        if let watcher {
-            kvWatcher_Stop(watcher)
-            kvWatcher_Destroy(watcher)
-        }
+        watcher?.stop()
         watcher = nil
+        watcherFailure = nil
     }
 
     var hasWatcher: Bool { watcher != nil }
 
-    /// The next entry of the watcher, waiting up to `milliseconds`; nil on time out or at the marker
-    /// that ends the initial values (``watcherCaughtUp`` turns true).
-    func next(waiting milliseconds: Int64) throws(NatsError) -> KVEntry? {
-        guard let watcher else { return nil }
-        var entry: OpaquePointer?
-        // The client refuses a wait of 0.
-        let status = kvWatcher_Next(&entry, watcher, max(1, milliseconds))
-        if status == NATS_TIMEOUT { return nil }
-        guard status == NATS_OK else {
-            closeWatcher()
-            throw NatsError(status, "watch")
+    /// Up to `limit` of the entries the watcher delivered, without waiting, and whether more are
+    /// waiting. A watcher that failed is closed and throws.
+    func entries(limit: Int) throws(NatsError) -> (entries: [KVEntry], more: Bool) {
+        if let failure = watcherFailure {
+            watcherFailure = nil
+            throw failure
         }
-        guard let entry else {
-            watcherCaughtUp = true
-            return nil
+        guard let watcher else { return ([], false) }
+        let (items, more) = watcher.take(limit)
+        var entries: [KVEntry] = []
+        entries.reserveCapacity(items.count)
+        for item in items {
+            switch item {
+            case .entry(let entry):
+                highestRevision = max(highestRevision, entry.revision)
+                entries.append(entry)
+            case .failed(let error):
+                closeWatcher()
+                // What came before the failure is taken; the error is the caller's at the next call.
+                if entries.isEmpty { throw error }
+                watcherFailure = error
+                return (entries, true)
+            }
         }
-        defer { kvEntry_Destroy(entry) }
-        highestRevision = max(highestRevision, kvEntry_Revision(entry))
-        let operation = kvEntry_Operation(entry)
-        return KVEntry(
-            key: kvEntry_Key(entry).map { String(cString: $0) } ?? "", value: Self.value(of: entry),
-            revision: kvEntry_Revision(entry), deleted: operation != kvOp_Put, created: kvEntry_Created(entry))
+        return (entries, more)
     }
 
     private static func value(of entry: OpaquePointer) -> [UInt8] {
         let count = Int(kvEntry_ValueLen(entry))
         guard count > 0, let base = kvEntry_Value(entry) else { return [] }
         return Array(UnsafeRawBufferPointer(start: base, count: count))
+    }
+}
+
+/// The bucket's watcher on a thread of its own: libnats 3.4 reads a subscription with a blocking call
+/// (`natsSubscription_NextMsg`), so this thread blocks in it for as long as nothing comes — without a
+/// timeout, so at idle it never runs (the consumer's heartbeats stay in libnats's read loop) — and hands
+/// each entry to the agent's thread through a bounded queue, writing the loop's eventfd when the queue
+/// stops being empty. When the queue is full (a catch-up the agent merges more slowly than it arrives) it
+/// waits for room: libnats holds the rest.
+final class WatcherPump: @unchecked Sendable {
+    enum Item {
+        case entry(KVEntry)
+        /// The watcher failed; the pump has stopped.
+        case failed(NatsError)
+    }
+
+    static let capacity = 1024
+    /// natsSubscription_NextMsg takes a timeout: one no box waits out (libnats caps the deadline it makes
+    /// of it).
+    static let forever: Int64 = 1 << 50
+
+    private let subscription: OpaquePointer
+    /// `$KV.<bucket>.`: a message's subject is the key after it.
+    private let keyPrefix: String
+    private let wake: Wakeup
+    private var mutex = pthread_mutex_t()
+    private var room = pthread_cond_t()
+    private var items: [Item] = []
+    private var head = 0
+    private var stopping = false
+    private var thread = pthread_t()
+
+    init(subscription: OpaquePointer, keyPrefix: String, wake: Wakeup) throws(NatsError) {
+        self.subscription = subscription
+        self.keyPrefix = keyPrefix
+        self.wake = wake
+        pthread_mutex_init(&mutex, nil)
+        pthread_cond_init(&room, nil)
+        let retained = Unmanaged.passRetained(self).toOpaque()
+        let made = pthread_create(
+            &thread, nil,
+            { argument in
+                let pump = Unmanaged<WatcherPump>.fromOpaque(argument!).takeRetainedValue()
+                pump.run()
+                return nil
+            }, retained)
+        guard made == 0 else {
+            Unmanaged<WatcherPump>.fromOpaque(retained).release()
+            throw NatsError(NATS_SYS_ERROR, "watcher thread: \(String(cString: strerror(made)))")
+        }
+    }
+
+    deinit {
+        pthread_cond_destroy(&room)
+        pthread_mutex_destroy(&mutex)
+    }
+
+    private func run() {
+        // Named, so that it can be told from libnats's threads (ps -L, /proc/PID/task/*/comm).
+        _ = snapback_name_thread("snapback-watch")
+        while true {
+            var message: OpaquePointer?
+            let status = natsSubscription_NextMsg(&message, subscription, Self.forever)
+            let item: Item
+            if status == NATS_OK, let message {
+                defer { natsMsg_Destroy(message) }
+                guard let entry = entry(of: message) else { continue }
+                item = .entry(entry)
+            } else if status == NATS_TIMEOUT {
+                continue
+            } else {
+                item = .failed(NatsError(status, "watch"))
+            }
+            pthread_mutex_lock(&mutex)
+            while items.count - head >= Self.capacity, !stopping { pthread_cond_wait(&room, &mutex) }
+            if stopping {
+                pthread_mutex_unlock(&mutex)
+                return
+            }
+            items.append(item)
+            let first = items.count - head == 1
+            pthread_mutex_unlock(&mutex)
+            if first { wake.signal() }
+            if case .failed = item { return }
+        }
+    }
+
+    /// The key-value entry a message of the bucket's stream carries (as libnats's kvEntry reads it: the key
+    /// is its subject after `$KV.<bucket>.`, its revision and server time are the stream's, a `KV-Operation`
+    /// header marks a delete or a purge); nil for a message that is none (no stream metadata).
+    private func entry(of message: OpaquePointer) -> KVEntry? {
+        var meta: UnsafeMutablePointer<jsMsgMetaData>?
+        guard natsMsg_GetMetaData(&meta, message) == NATS_OK, let meta else { return nil }
+        defer { jsMsgMetaData_Destroy(meta) }
+        let subject = natsMsg_GetSubject(message).map { String(cString: $0) } ?? ""
+        let key = subject.hasPrefix(keyPrefix) ? String(subject.dropFirst(keyPrefix.utf8.count)) : subject
+        var operation: UnsafePointer<CChar>?
+        let deleted = natsMsgHeader_Get(message, "KV-Operation", &operation) == NATS_OK && operation != nil
+        let count = Int(natsMsg_GetDataLength(message))
+        let value: [UInt8] =
+            count > 0
+            ? natsMsg_GetData(message).map { Array(UnsafeRawBufferPointer(start: $0, count: count)) } ?? [] : []
+        return KVEntry(
+            key: key, value: value, revision: meta.pointee.Sequence.Stream, deleted: deleted,
+            created: meta.pointee.Timestamp)
+    }
+
+    /// Up to `limit` items, oldest first, and whether more are waiting.
+    func take(_ limit: Int) -> (items: [Item], more: Bool) {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        let end = min(items.count, head + limit)
+        let taken = Array(items[head..<end])
+        head = end
+        if head == items.count {
+            items.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head >= Self.capacity {
+            items.removeFirst(head)
+            head = 0
+        }
+        pthread_cond_signal(&room)
+        return (taken, items.count > head)
+    }
+
+    /// Stops the watcher, waits for the thread to end, and frees the watcher.
+    func stop() {
+        pthread_mutex_lock(&mutex)
+        stopping = true
+        pthread_cond_broadcast(&room)
+        pthread_mutex_unlock(&mutex)
+        // Ends a natsSubscription_NextMsg under way (it returns an error the thread then drops), and
+        // deletes the consumer on the server.
+        _ = natsSubscription_Unsubscribe(subscription)
+        pthread_join(thread, nil)
+        natsSubscription_Destroy(subscription)
     }
 }

@@ -7,13 +7,18 @@ import SnapbackTimeline
 import SnapbackWire
 
 /// The agent: snapbackd's changes out to the household's bucket, the bucket's changes in to snapbackd
-/// (snapback-sync(8), docs/sync.md "The agent"). One thread, one loop; each turn:
+/// (snapback-sync(8), docs/sync.md "The agent"). One thread, one loop, event-driven: it sleeps in one
+/// poll of snapbackd's socket, the eventfd that libnats's callbacks and the watcher's pump write
+/// (``Wakeup``), and the stop signals' signalfd, with a timeout only while a timer is set
+/// (``AgentTimers``: none at idle). Each turn, after any of them:
 ///
-/// 1. reads what snapbackd's `Sync/WatchChanges` stream has (waiting at most a millisecond), keeps this
-///    box's own changes in the outbox and moves the cursor, in one committed transaction;
-/// 2. while NATS is connected, sends the outbox's entries with compare-and-set, oldest first;
-/// 3. takes what the bucket's watcher has (waiting up to 200 ms when idle: the loop's only sleep) and
-///    merges it into snapbackd in `Sync/Merge` batches.
+/// 1. reads what snapbackd's `Sync/WatchChanges` stream has (without waiting), keeps this box's own
+///    changes in the outbox and moves the cursor, in one committed transaction;
+/// 2. notes what NATS's connection did (lost, back, an error the server sent);
+/// 3. while NATS is connected, sends the outbox's entries with compare-and-set, oldest first, as the
+///    publish rate allows;
+/// 4. takes what the bucket's watcher delivered and merges it into snapbackd in `Sync/Merge` batches;
+/// 5. rewrites the status file if what it says changed.
 ///
 /// snapbackd is a server to the agent like to any player: playback never waits for the agent. Either side
 /// may be down; the agent retries both and keeps the outbox.
@@ -22,6 +27,9 @@ public final class SyncAgent {
     let outbox: Outbox
     let nats: NatsKV
     let log: (String) -> Void
+    /// What wakes the loop from libnats's threads and the watcher's pump.
+    let wake: Wakeup
+    private var timers = AgentTimers()
 
     private var local: SnapbackClient?
     private var deviceId: String?
@@ -37,10 +45,10 @@ public final class SyncAgent {
     private var lastExchange: Double = 0
     private var lastError = ""
     private var lastStatusText = ""
-    private var lastStatusWrite = ContinuousClock.now
-    private var idle = false
     /// Values of the bucket not taken (bad keys and values, stamps beyond the server's time), each logged once.
     private lazy var skips = SkipLog(log: log)
+    /// This box's changes the Sync calls cannot carry (an id over 1 KiB), each logged once: they stay here.
+    private lazy var unsynced = SkipLog(log: log)
     /// The changes up to this number are being read again for a repair (every record among them goes
     /// out, whichever box made it); nil: none under way.
     private var repairUntil: Int64?
@@ -52,8 +60,12 @@ public final class SyncAgent {
     /// After a publish or a watcher error, NATS is tried again from this time on.
     private var natsRetryAt = ContinuousClock.now
 
-    /// How long NATS may be unreachable before the status says offline rather than connecting.
-    static let offlineAfter: Duration = .seconds(30)
+    /// How long after NATS's last answer the status says offline rather than connecting, at most.
+    static let offlineWithin: Duration = .seconds(30)
+    /// How long the status says connecting once NATS is found lost: what is left of ``offlineWithin``
+    /// once a server that stopped answering is found (``NatsKV/staleWithin``), so that offline is true
+    /// within 30 s of the server's last answer however it was lost.
+    static let connectingFor: Duration = offlineWithin - NatsKV.staleWithin
 
     public init(configuration: SyncConfiguration, log: @escaping (String) -> Void) throws(AgentError) {
         self.configuration = configuration
@@ -76,8 +88,9 @@ public final class SyncAgent {
             }
             password = String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
         }
+        wake = try Wakeup()
         do {
-            nats = try NatsKV(configuration: configuration, password: password)
+            nats = try NatsKV(configuration: configuration, password: password, wake: wake)
         } catch {
             throw AgentError(description: "nats: \(error)")
         }
@@ -91,21 +104,46 @@ public final class SyncAgent {
         publishTokens = Double(configuration.publishRate)
     }
 
-    /// Runs until `shouldStop` says so (checked every turn, at least every 200 ms).
-    public func run(shouldStop: () -> Bool) {
+    /// Runs until one of `stopSignals` arrives (blocked in every thread: they are read from a signalfd).
+    public func run(stopSignals: sigset_t) throws(AgentError) {
+        let signals = try StopSignals(stopSignals)
         log(
             "snapback-sync: household \(configuration.household), bucket \(configuration.bucket), servers \(configuration.serversShown)"
         )
-        while !shouldStop() {
+        while true {
             turn()
+            timers = timers(now: .now)
+            var fds = [
+                pollfd(fd: wake.fd, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: signals.fd, events: Int16(POLLIN), revents: 0)
+            ]
+            if let local { fds.append(pollfd(fd: local.socket.fd, events: Int16(POLLIN), revents: 0)) }
+            let ready = poll(&fds, nfds_t(fds.count), timers.pollTimeout(now: .now))
+            if ready < 0, errno != EINTR { throw AgentError(description: "poll: \(String(cString: strerror(errno)))") }
+            if fds[1].revents != 0, signals.received() { break }
+            if fds[0].revents != 0 { wake.drain() }
         }
         writeStatus(force: true)
+    }
+
+    /// When the loop must turn again without an event: each timer that something waits for, none at idle.
+    private func timers(now: ContinuousClock.Instant) -> AgentTimers {
+        var next = AgentTimers()
+        next.again = timers.again
+        if local == nil { next[.snapbackd] = localRetryAt }
+        if natsRetryAt > now { next[.nats] = natsRetryAt }
+        if let since = natsDownSince, now - since < Self.connectingFor { next[.offline] = since + Self.connectingFor }
+        if nats.isConnected, publishTokens < 1, (try? outbox.count()) ?? 0 > 0 {
+            next[.publish] = publishRefilled + .seconds((1 - publishTokens) / Double(configuration.publishRate))
+        }
+        return next
     }
 
     /// One turn of the loop.
     private func turn() {
         let now = ContinuousClock.now
-        for error in nats.asyncErrors.take() {
+        timers.again = false
+        for error in nats.events.take() {
             log("snapback-sync: nats server: \(error)")
             lastError = "nats server: \(error)"
             // The server's permissions refuse this device something: an operator must look (state error
@@ -119,8 +157,10 @@ public final class SyncAgent {
             natsDownSince = nil
         } else {
             if natsDownSince == nil {
+                // The watcher stays until the connection is back (a reconnection makes a new one):
+                // closing it now would wait for a server that does not answer to delete its consumer,
+                // and the status would say connected meanwhile.
                 natsDownSince = now
-                nats.closeWatcher()
                 log("snapback-sync: not connected to NATS; changes wait in the outbox")
             }
             let why = nats.connectionError
@@ -132,9 +172,6 @@ public final class SyncAgent {
         if connected, now >= natsRetryAt {
             publish()
             readRemote()
-        } else {
-            // Nothing to wait on but snapbackd: wait for it (or for time to pass).
-            waitForLocal(milliseconds: 200)
         }
         writeStatus(force: false)
     }
@@ -232,13 +269,14 @@ public final class SyncAgent {
         localBackoff = min(localBackoff * 2, .seconds(10))
     }
 
-    /// Takes the changes snapbackd has sent (at most 512 a turn) into the outbox.
+    /// Takes the changes snapbackd has sent (at most 512 a turn, then the next turn comes at once) into
+    /// the outbox, without waiting.
     private func readLocal() {
         guard let client = local, let deviceId else { return }
         var changes: [SyncChange] = []
         while changes.count < 512 {
             do {
-                changes.append(try client.nextChange(timeout: .milliseconds(1)))
+                changes.append(try client.nextChange(timeout: .zero))
             } catch .socket(.timedOut) {
                 break
             } catch {
@@ -246,8 +284,8 @@ public final class SyncAgent {
                 break
             }
         }
+        if changes.count == 512 { timers.again = true }
         guard let last = changes.last else { return }
-        idle = false
         var entries: [(key: String, value: [UInt8])] = []
         for change in changes {
             switch change.change {
@@ -261,6 +299,11 @@ public final class SyncAgent {
             case .watched(let watched):
                 let key = KeyCodec.key(household: configuration.household, .watched(contentId: watched.contentId))
                 entries.append((key, KVValue.encode(watched)))
+            case .unsyncable:
+                unsynced.skip(
+                    "change#\(change.seq)",
+                    "snapbackd's change \(change.seq) has an id longer than \(SyncLimits.idBytes) bytes, the most the household's records carry: it stays on this box (snapbackd's log names it)"
+                )
             }
         }
         let repairDone = repairUntil.map { last.seq >= $0 } ?? false
@@ -286,21 +329,15 @@ public final class SyncAgent {
         return KVValue.encode(WatchedBreaks.merge(union, more))
     }
 
-    private func waitForLocal(milliseconds: Int32) {
-        guard let client = local else {
-            usleep(UInt32(milliseconds) * 1000)
-            return
-        }
-        var poller = pollfd(fd: client.socket.fd, events: Int16(POLLIN), revents: 0)
-        _ = poll(&poller, 1, milliseconds)
-    }
-
     private func merge(records: [SyncRecord], watched: [WatchedBreaks]) -> Bool {
         guard !records.isEmpty || !watched.isEmpty else { return true }
         guard let client = local else { return false }
         do {
             let _: SnapbackV1.MergeReply = try client.call(.merge(SyncMerge(records: records, watched: watched)))
             lastExchange = wallSeconds()
+            // Changes the stream sent meanwhile were read with the reply and wait in the client, not in
+            // the socket the poll watches: the next turn takes them at once.
+            timers.again = true
             return true
         } catch {
             failLocal("merge into snapbackd: \(error)", retry: nil)
@@ -341,7 +378,6 @@ public final class SyncAgent {
                 return
             }
             if entries.isEmpty { return }
-            idle = false
             sent += entries.count
             publishTokens -= Double(entries.count)
             for entry in entries {
@@ -360,6 +396,8 @@ public final class SyncAgent {
                 }
             }
         }
+        // The turn's share is sent: the rest goes on at the next turn, at once.
+        if sent >= Self.entriesPerTurn { timers.again = true }
     }
 
     /// Publishes one entry: true once the bucket holds it or a record that wins over it; false if it must
@@ -408,13 +446,10 @@ public final class SyncAgent {
         return false
     }
 
-    /// Merges what the bucket's watcher has into snapbackd, in batches of at most 256 records and 256
-    /// breaks; waits up to 200 ms for the first entry when the turn found nothing else to do.
+    /// Merges what the bucket's watcher delivered into snapbackd, in batches of at most 256 records and
+    /// 256 breaks, at most four batches' worth a turn (the next turn comes at once for the rest).
     private func readRemote() {
-        guard local != nil, let deviceId else {
-            waitForLocal(milliseconds: 200)
-            return
-        }
+        guard local != nil, let deviceId else { return }
         do {
             if try nats.ensureWatcher() { try checkStream() }
             bucketError = nil
@@ -429,22 +464,16 @@ public final class SyncAgent {
         defer { saveRevision() }
         var records: [SyncRecord] = []
         var watched: [WatchedBreaks] = []
-        var wait: Int64 = idle ? 200 : 0
-        idle = true
-        for taken in 0...Self.entriesPerTurn * 4 {
-            if taken == Self.entriesPerTurn * 4 {
-                idle = false
-                break
-            }
-            let entry: KVEntry?
-            do {
-                entry = try nats.next(waiting: wait)
-            } catch {
-                natsFailed(error)
-                break
-            }
-            guard let entry else { break }
-            wait = 0
+        let delivered: [KVEntry]
+        do {
+            let (entries, more) = try nats.entries(limit: Self.entriesPerTurn * 4)
+            delivered = entries
+            if more { timers.again = true }
+        } catch {
+            natsFailed(error)
+            return
+        }
+        for entry in delivered {
             serverError = nil
             // A delete or purge marker holds no value (no agent writes one): nothing to merge.
             guard !entry.deleted else { continue }
@@ -494,7 +523,6 @@ public final class SyncAgent {
             }
         }
         if !records.isEmpty || !watched.isEmpty {
-            idle = false
             _ = merge(records: records, watched: watched)
         }
     }
@@ -578,25 +606,25 @@ public final class SyncAgent {
             state = .error
         } else if natsDownSince == nil, nats.isConnected {
             state = .connected
-        } else if let since = natsDownSince, ContinuousClock.now - since >= Self.offlineAfter {
+        } else if let since = natsDownSince, ContinuousClock.now - since >= Self.connectingFor {
             state = .offline
         } else {
             state = .connecting
         }
         let server = state == .connected ? SyncConfiguration.redacted(nats.connectedURL) : configuration.serversShown
         return SyncStatus(
-            state: state, outbox: (try? outbox.count()) ?? 0, skipped: skips.count, lastExchange: lastExchange,
+            state: state, outbox: (try? outbox.count()) ?? 0, skipped: skips.count, unsynced: unsynced.count,
+            lastExchange: lastExchange,
             lastError: localError ?? bucketError ?? serverError ?? storeUnknown ?? lastError, household: configuration.household,
             deviceId: deviceId ?? configuration.deviceId ?? "", server: server, updated: 0, pid: getpid())
     }
 
-    /// Writes the status file when what it says changed, and every 30 s (its `updated` time), atomically:
-    /// a reader sees the old file or the new one, never a part.
+    /// Writes the status file when what it says changed (its `updated` time: when it last did),
+    /// atomically: a reader sees the old file or the new one, never a part. Never on a timer of its own.
     private func writeStatus(force: Bool) {
         var status = currentStatus()
         let text = status.rendered()
-        let now = ContinuousClock.now
-        guard force || text != lastStatusText || now - lastStatusWrite >= .seconds(30) else { return }
+        guard force || text != lastStatusText else { return }
         status.updated = wallSeconds()
         let path = configuration.statusFile
         let temporary = path + ".tmp"
@@ -606,7 +634,6 @@ public final class SyncAgent {
             return
         }
         lastStatusText = text
-        lastStatusWrite = now
     }
 }
 

@@ -176,6 +176,9 @@ public struct SyncChange: Sendable, Equatable {
         case record(SyncRecord)
         /// The content and the one break this change is about.
         case watched(WatchedBreaks)
+        /// A change this box keeps but the Sync calls cannot carry: its row is no valid record (an id
+        /// longer than ``SyncLimits/idBytes``). It stays on this box; the agent counts it.
+        case unsyncable
     }
 
     /// Its number in the change sequence: increasing, with gaps (writes that changed nothing, rows

@@ -145,7 +145,7 @@ extension SyncChange: ProtoMapped {
         switch p.change {
         case .record(let r): self.init(seq: Int64(p.seq), change: .record(try SyncRecord(proto: r, path: "record.")))
         case .watched(let w): self.init(seq: Int64(p.seq), change: .watched(try WatchedBreaks(proto: w, path: "watched.")))
-        case nil: throw .invalidArgument("change: missing (a record or a watched break)")
+        case nil: self.init(seq: Int64(p.seq), change: .unsyncable)
         }
     }
 
@@ -155,6 +155,7 @@ extension SyncChange: ProtoMapped {
         case .watched(let w):
             // The store's changes carry one break each.
             return SnapbackV1.SyncChange(seq: UInt64(clamping: seq), change: w.protoBreaks.first.map { .watched($0) })
+        case .unsyncable: return SnapbackV1.SyncChange(seq: UInt64(clamping: seq), change: nil)
         }
     }
 }

@@ -39,8 +39,8 @@ case .run(let path):
         standardError("\(error)")
         exit(1)
     }
-    // SIGTERM and SIGINT are blocked in every thread (the NATS client's are made after this) and taken
-    // by the loop between turns.
+    // SIGTERM and SIGINT are blocked in every thread (the NATS client's are made after this) and read
+    // by the loop's poll from a signalfd.
     var stopSignals = sigset_t()
     sigemptyset(&stopSignals)
     sigaddset(&stopSignals, SIGTERM)
@@ -54,10 +54,11 @@ case .run(let path):
         standardError("snapback-sync: \(error)")
         exit(1)
     }
-    agent.run {
-        var pending = sigset_t()
-        sigpending(&pending)
-        return sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1
+    do {
+        try agent.run(stopSignals: stopSignals)
+    } catch {
+        standardError("snapback-sync: \(error)")
+        exit(1)
     }
     standardError("snapback-sync: stopped")
     exit(0)

@@ -195,7 +195,7 @@ struct SyncAgentTests {
         configuration.tlsCA = tls?.ca
         configuration.tlsCert = tls?.cert
         configuration.tlsKey = tls?.key
-        let kv = try NatsKV(configuration: configuration, password: password)
+        let kv = try NatsKV(configuration: configuration, password: password, wake: try Wakeup())
         _ = try eventually(60, "the test's NATS connection") { kv.isConnected ? true : nil }
         return kv
     }

@@ -241,6 +241,38 @@ class Box:
         with open(f"/proc/{process.pid}/status") as f:
             return int(re.search(r"VmRSS:\s+(\d+) kB", f.read()).group(1))
 
+    def sync_status(self):
+        """The agent's status file as a dict (empty while it has none)."""
+        try:
+            with open(os.path.join(self.dir, "sync-status"), encoding="utf-8") as f:
+                return dict(line.split(" = ", 1) for line in f.read().splitlines() if " = " in line)
+        except OSError:
+            return {}
+
+
+def context_switches(pid):
+    """Each thread of the process: tid -> (its name, voluntary + involuntary context switches so far)."""
+    threads = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                name = f.read().strip()
+            with open(f"/proc/{pid}/task/{tid}/status") as f:
+                text = f.read()
+        except OSError:  # the thread ended meanwhile
+            continue
+        count = sum(int(n) for n in re.findall(r"(?m)^(?:non)?voluntary_ctxt_switches:\s+(\d+)", text))
+        threads[int(tid)] = (name, count)
+    return threads
+
+
+# The agent's own threads: its loop (the main thread) and the watcher's pump, which names itself; the
+# others are libnats's (its timers, its read loop, its flusher, its callbacks, its garbage collector).
+AGENT_PUMP_THREAD = "snapback-watch"
+# How long the agent is watched at idle: long enough for a few of NATS's keep-alives (a ping every 10 s,
+# the watcher's heartbeat every 30 s), which must not wake the agent's own threads.
+IDLE_SECONDS = 40
+
 
 class Bucket:
     """The household's bucket, read with libnats as a device of the household."""
@@ -554,9 +586,27 @@ def run(one, two, jones, nats, bucket):
         return (f"the bucket held the household's bookmarks again {took:.1f} s after the wiped server restarted; "
                 f"a box joining then had them {time.monotonic() - joined:.1f} s after it started")
 
-    def agent_idle_rss():
-        time.sleep(5)
-        return f"idle RSS: snapback-sync {one.rss_kib(one.agent)} KiB, snapbackd {one.rss_kib(one.daemon)} KiB"
+    def agent_sleeps():
+        # Idle: every box's outbox sent, box 1's agent connected.
+        wait_for("every outbox empty, box 1 connected", lambda: all(b.sync_status().get("outbox") == "0"
+                 for b in (one, two, jones)) and one.sync_status().get("state") == "connected", interval=0.2)
+        time.sleep(2)
+        pid = one.agent.pid
+        before = context_switches(pid)
+        time.sleep(IDLE_SECONDS)
+        after = context_switches(pid)
+        own, libnats = {}, {}
+        for tid, (name, count) in after.items():
+            woke = count - before.get(tid, (name, 0))[1]
+            (own if tid == pid or name == AGENT_PUMP_THREAD else libnats)[tid] = woke
+        expect(len(own) == 2, f"the agent's own threads are not its loop and one pump: {after}")
+        expect(all(n == 0 for n in own.values()),
+               f"the agent's own threads woke at idle (tid: context switches in {IDLE_SECONDS} s): {own}")
+        total = sum(libnats.values())
+        return (f"{IDLE_SECONDS} s idle: its own threads (loop, watcher pump) 0 context switches; libnats's "
+                f"{len(libnats)} threads {total} ({total / IDLE_SECONDS:.2f}/s: "
+                f"{', '.join(str(n) for n in sorted(libnats.values(), reverse=True))}); {len(after)} threads; "
+                f"idle RSS: snapback-sync {one.rss_kib(one.agent)} KiB, snapbackd {one.rss_kib(one.daemon)} KiB")
 
     check("a bookmark saved on box 1 resumes on box 2 at the same content point", handoff)
     # Before box 2 is first restarted (cleared_stays_cleared says why).
@@ -571,7 +621,7 @@ def run(one, two, jones, nats, bucket):
     check("household jones's credentials neither read nor write smith's keys", other_household_refused)
     check("a box whose store was reset under its agent syncs its new saves", reset_box)
     check("a server that lost its store is repaired; a box joining afterwards catches up", wiped_server)
-    check("the agent's idle footprint", agent_idle_rss)
+    check("an idle agent sleeps: its own threads never wake, NATS's keep-alives only wake libnats's", agent_sleeps)
 
 
 if __name__ == "__main__":
