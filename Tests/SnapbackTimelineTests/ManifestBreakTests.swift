@@ -56,7 +56,8 @@ import Testing
         #expect(s.layout.contentTime(forStreamTime: 700) == 700)
         #expect(s.layout.streamTime(forContentTime: 620) == 690)
         // Inserted (the player says it replaces nothing): after it, content runs behind by what it lasts.
-        _ = try s.handle(.breaksUpdated([AdBreak(id: "i", start: 900, duration: 20, contentResumeOffset: 0, open: true)]), at: 1002)
+        _ = try s.handle(
+            .breaksUpdated([AdBreak(id: "i", start: 900, duration: 20, contentResumeOffset: 0, open: true)]), at: 1002)
         _ = try s.handle(.breaksUpdated([AdBreak(id: "i", start: 900, duration: 40, contentResumeOffset: 0)]), at: 1003)
         #expect(s.layout.contentTime(forStreamTime: 930) == 900)
         #expect(s.layout.contentTime(forStreamTime: 1000) == 960)
@@ -176,7 +177,8 @@ import Testing
             AdBreak(id: "m1", start: 600, duration: 60, restrictJump: true),
             AdBreak(id: "m2", start: 1200, duration: 60)
         ]
-        var s = try Factory.playing(at: 300, breaks: breaks, contentDuration: 2400, policy: AdPolicy(preset: .ima), watched: ["m2"])
+        var s = try Factory.playing(
+            at: 300, breaks: breaks, contentDuration: 2400, policy: AdPolicy(preset: .ima), watched: ["m2"])
         #expect(try s.seek(from: 300, to: 1500, at: 1001).seeks == [Seek(600, .snapback)])
         var free = try Factory.playing(
             at: 300, breaks: Factory.threeBreaks, contentDuration: 2400, policy: AdPolicy(preset: .ima), watched: ["m2"])
