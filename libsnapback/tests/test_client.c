@@ -1318,6 +1318,44 @@ out:
     daemon_cleanup(&d);
 }
 
+/* A live playlist's interstitial with X-RESTRICT="SKIP,JUMP", through snapback_session_open_cues and
+ * the real daemon: on a live session, which does not snap back by default, JUMP holds a seek over the
+ * break to it, and SKIP refuses a seek out of it while it plays. */
+static void test_manifest_restrictions(void) {
+    struct daemon d = {0};
+    struct player pl = {0};
+    snapback_cues *c = snapback_cues_new(NULL);
+    static char text[4096];
+    CHECK(daemon_start(&d));
+    CHECK(connect_player(&pl, &d));
+    char *q = text + sprintf(text, "#EXTM3U\n#EXT-X-TARGETDURATION:6\n#EXT-X-MEDIA-SEQUENCE:0\n"
+                                   "#EXT-X-PROGRAM-DATE-TIME:2026-01-01T00:00:00.000Z\n");
+    for (int i = 0; i < 30; i++) q += sprintf(q, "#EXTINF:6,\ns%d.ts\n", i);
+    sprintf(q, "#EXT-X-DATERANGE:ID=\"ad\",CLASS=\"com.apple.hls.interstitial\","
+               "START-DATE=\"2026-01-01T00:00:42.000Z\",DURATION=30,X-ASSET-URI=\"ad.m3u8\",X-RESTRICT=\"SKIP,JUMP\"\n");
+    CHECK(c && snapback_cues_update(c, text, strlen(text)) == SNAPBACK_OK && snapback_cues_is_live(c));
+    snapback_session_params p = seed_params("live-restricted");
+    p.has_content_duration = false;
+    struct res opened = RES(&pl), ph = RES(&pl), seek = RES(&pl), ph2 = RES(&pl), seek2 = RES(&pl);
+    snapback_session *s = NULL;
+    CHECK(snapback_session_open_cues(pl.c, &p, c, on_reply, &opened, &s) == SNAPBACK_OK);
+    CHECK(pump_until(pl.c, &opened.done, 1, 5000) && opened.status == SNAPBACK_OK);
+    CALL(&pl, ph, snapback_report_playhead(s, 10, 1, true, on_reply, &ph));
+    int before = pl.n_pushes;
+    CALL(&pl, seek, snapback_seek_ended(s, 10, 120, on_reply, &seek));
+    const struct pushed *back = find_push(&pl, SNAPBACK_PUSH_SEEK, before);
+    CHECK(back && back->stream_time == 42 && back->seek_reason == SNAPBACK_SEEK_SNAPBACK);
+    CALL(&pl, ph2, snapback_report_playhead(s, 50, 1, true, on_reply, &ph2));
+    before = pl.n_pushes;
+    CALL(&pl, seek2, snapback_seek_ended(s, 50, 120, on_reply, &seek2));
+    back = find_push(&pl, SNAPBACK_PUSH_SEEK, before);
+    CHECK(back && back->stream_time == 50 && back->seek_reason == SNAPBACK_SEEK_SEEK_REFUSED_DURING_AD);
+out:
+    snapback_cues_free(c);
+    snapback_client_free(pl.c);
+    daemon_cleanup(&d);
+}
+
 /* A live HLS playlist refreshed three times — a CUE-OUT opened, extended, closed by its CUE-IN — drives
  * UpdateBreaks: the open break reaches the daemon at once, marked open, so a seek over it snaps back to
  * it while its end is not known; the refreshes extend it and close it while the viewer is in it (the
@@ -1420,6 +1458,7 @@ static const struct {
     {"random_timelines_resume_by_the_daemons_rule", test_random_timelines_resume_by_the_daemons_rule},
     {"manifest_sessions", test_manifest_sessions},
     {"live_manifest_refreshes", test_live_manifest_refreshes},
+    {"manifest_restrictions", test_manifest_restrictions},
 };
 
 int main(int argc, char **argv) {
