@@ -476,8 +476,8 @@ def main(argv):
         verdict.append(f"{len(pages)} pages of code run by each round trip, over the budget of {page_budget} "
                        "(is the link order stale? make link-order)")
         print("check-budget: the pages of code each round trip runs, with the functions run in each:", file=sys.stderr)
-        for (ob, page), functions in sorted(pages.items()):
-            print(f"  {os.path.basename(ob)} {page << 12:#x}  {', '.join(sorted(f[:60] for f in functions))}",
+        for (ob, code_page), functions in sorted(pages.items()):
+            print(f"  {os.path.basename(ob)} {code_page << 12:#x}  {', '.join(sorted(f[:60] for f in functions))}",
                   file=sys.stderr)
     if len(lines) > line_budget:
         verdict.append(f"{len(lines)} cache lines of code run by each round trip, over the budget of {line_budget} "

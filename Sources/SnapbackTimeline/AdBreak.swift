@@ -19,10 +19,23 @@ public struct AdBreak: Sendable, Equatable, Hashable {
     /// cuts more content than it lasts. nil: the session kind's default — inserted (0) on demand,
     /// replacing (`duration`) live, where the stream goes on while the ad plays.
     public var contentResumeOffset: Double?
+    /// The end is not known yet (a live cue-out without its cue-in): `duration` is an estimate, the break's
+    /// end until a live update changes it (`TimelineLayout.adding(_:)`); closed (false), it is final.
+    public var open: Bool
+    /// The break plays nothing (an ad server left it empty): never held to, never played, but kept on the
+    /// stream's clock as given.
+    public var unfilled: Bool
+    /// The manifest forbids skipping through it while it plays unwatched (HLS `X-RESTRICT=SKIP`): seeks
+    /// and trick play out of it are refused, whatever the policy.
+    public var restrictSkip: Bool
+    /// The manifest forbids seeking past it (HLS `X-RESTRICT=JUMP`): a forward seek over its start is
+    /// held to it while it is unwatched, whatever the policy.
+    public var restrictJump: Bool
 
     public init(
         id: String, start: Double, duration: Double, adDurations: [Double] = [], watched: Bool = false,
-        contentResumeOffset: Double? = nil
+        contentResumeOffset: Double? = nil, open: Bool = false, unfilled: Bool = false, restrictSkip: Bool = false,
+        restrictJump: Bool = false
     ) {
         self.id = id
         self.start = start
@@ -30,6 +43,18 @@ public struct AdBreak: Sendable, Equatable, Hashable {
         self.adDurations = adDurations
         self.watched = watched
         self.contentResumeOffset = contentResumeOffset
+        self.open = open
+        self.unfilled = unfilled
+        self.restrictSkip = restrictSkip
+        self.restrictJump = restrictJump
+    }
+
+    /// Whether `other` is this break on the stream's clock, as a live update names it again: the same
+    /// times, offset and flags (the viewer's watched flag and the ads' durations aside).
+    func sameGeometry(as other: AdBreak) -> Bool {
+        start == other.start && duration == other.duration && contentResumeOffset == other.contentResumeOffset
+            && open == other.open && unfilled == other.unfilled && restrictSkip == other.restrictSkip
+            && restrictJump == other.restrictJump
     }
 
     /// The first stream time after the break.

@@ -12,6 +12,9 @@ public enum TimelineError: Error, Sendable, Equatable, CustomStringConvertible {
     case emptyBreakId
     /// Two breaks share one id.
     case duplicateBreakId(String)
+    /// A live update changed a known break that is closed (only an open break's end may change), or
+    /// moved an open one.
+    case closedBreakChanged(String)
     /// Two breaks overlap in stream time.
     case overlappingBreaks(String, String)
     /// A break lies beyond the content (ad rules) or the stream's end.
@@ -35,7 +38,8 @@ public enum TimelineError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public var category: Category {
         switch self {
-        case .invalidTime, .outOfRange, .invalidRate, .emptyBreakId, .duplicateBreakId, .overlappingBreaks, .breakOutOfRange,
+        case .invalidTime, .outOfRange, .invalidRate, .emptyBreakId, .duplicateBreakId, .closedBreakChanged,
+            .overlappingBreaks, .breakOutOfRange,
             .notSupported:
             return .invalidArgument
         case .unknownBreak:
@@ -54,6 +58,8 @@ public enum TimelineError: Error, Sendable, Equatable, CustomStringConvertible {
         case .invalidRate(let r): return "invalid playback rate \(r)"
         case .emptyBreakId: return "an ad break has an empty id"
         case .duplicateBreakId(let id): return "ad break id \(id) appears twice"
+        case .closedBreakChanged(let id):
+            return "ad break \(id) changed: a closed break cannot change, an open one only at its start"
         case .overlappingBreaks(let a, let b): return "ad breaks \(a) and \(b) overlap"
         case .breakOutOfRange(let id, let start): return "ad break \(id) at \(Seconds(start)) lies beyond the content"
         case .unknownBreak(let id): return "no ad break with id \(id) in this session"

@@ -28,6 +28,9 @@ public struct TimelineLayout: Sendable, Equatable {
     private let indexById: [String: Int]
     /// Ad-rules sessions (whose player time is content time): conversions are the identity.
     public let isIdentity: Bool
+    /// Whether a break is JUMP-restricted (`AdBreak.restrictJump`): only then does a seek the policy lets
+    /// pass look for one.
+    public let hasJumpRestrictions: Bool
     /// The content's duration, when the stream has an end (nil: unknown, or a live stream).
     public let contentDuration: Double?
     /// The stream's end when it has one: `streamDuration(forContentDuration:)` of the content's duration.
@@ -99,6 +102,7 @@ public struct TimelineLayout: Sendable, Equatable {
         }
         self.spans = spans
         totalAdTime = adTime
+        hasJumpRestrictions = breaks.contains { $0.restrictJump && !$0.unfilled }
         self.indexById = indexById
         streamEnd = contentDuration.map { Self.streamDuration(forContentDuration: $0, spans: spans, identity: identity) }
     }
@@ -108,33 +112,36 @@ public struct TimelineLayout: Sendable, Equatable {
     public func index(ofBreak id: String) -> Int? { indexById[id] }
     public func breakWith(id: String) -> AdBreak? { indexById[id].map { breaks[$0] } }
 
-    /// This layout with `new` breaks added (live streams). A break whose id is already known must be
-    /// identical (repeated updates are idempotent); a changed or overlapping one is rejected, and so is a
-    /// layout of more than `maxBreaks` breaks. Returns nil when every break is already known.
+    /// This layout with `new` breaks added (live streams). A closed break whose id is already known must be
+    /// identical (repeated updates are idempotent); a known open break (`AdBreak.open`) may come with another
+    /// duration, content resume offset, flags, and open still or closed — at its start, which identifies it.
+    /// A changed closed break, a moved open one, an overlapping one, or a layout of more than `maxBreaks`
+    /// breaks is rejected. Returns nil when nothing is new and nothing changed.
     public func adding(_ new: [AdBreak], maxBreaks: Int = maxBreaks) throws(TimelineError) -> TimelineLayout? {
         try Self.validate(new)
         var fresh: [AdBreak] = []
+        var merged: [AdBreak]?
         // A known break named twice in `new` is a duplicate as well; one named twice among the fresh ones
         // is found when the merged layout indexes them.
         var named = [Bool](repeating: false, count: breaks.count)
         for b in new {
             if let i = indexById[b.id] {
                 let old = breaks[i]
-                if named[i] || old.start != b.start || old.duration != b.duration
-                    || old.contentResumeOffset != b.contentResumeOffset
-                {
-                    throw .duplicateBreakId(b.id)
-                }
+                if named[i] { throw .duplicateBreakId(b.id) }
                 named[i] = true
+                if old.sameGeometry(as: b) { continue }
+                guard old.open, old.start == b.start else { throw .closedBreakChanged(b.id) }
+                if merged == nil { merged = breaks }
+                merged?[i] = b
             } else {
                 fresh.append(b)
             }
         }
-        if fresh.isEmpty { return nil }
+        if fresh.isEmpty && merged == nil { return nil }
         let limit = min(maxBreaks, Self.maxBreaks)
         if breaks.count + fresh.count > limit { throw .sessionFull(holding: breaks.count + fresh.count, limit: limit) }
         let layout = try TimelineLayout(
-            sorted: Self.sortedByStart(breaks + fresh), identity: isIdentity, contentDuration: contentDuration)
+            sorted: Self.sortedByStart((merged ?? breaks) + fresh), identity: isIdentity, contentDuration: contentDuration)
         try Self.checkOverlaps(layout.breaks)
         try layout.checkResumePositions()
         return layout
@@ -210,6 +217,13 @@ public struct TimelineLayout: Sendable, Equatable {
         let k = countStarting(atOrBefore: t)
         guard k > 0, breaks[k - 1].contains(t) else { return nil }
         return k - 1
+    }
+
+    /// The index of the break containing stream time `t` that plays: nil in an unfilled one, which plays
+    /// nothing and is content to the viewer.
+    public func indexOfPlayableBreak(containing t: Double) -> Int? {
+        guard let i = indexOfBreak(containing: t), !breaks[i].unfilled else { return nil }
+        return i
     }
 
     /// The break containing stream time `t`, if any.

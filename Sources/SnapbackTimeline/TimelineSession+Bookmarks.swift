@@ -96,10 +96,10 @@ extension TimelineSession {
     mutating func resume(at c: Double, now: Double, into actions: inout [TimelineAction]) {
         let adRules = settings.adRulesMode
         let target = clamp(layout.streamTime(forContentTime: c))
-        // Breaks wholly before the resume point, in order (the post-roll never).
+        // Breaks wholly before the resume point, in order (the post-roll never, nor one that plays nothing).
         var before: [Int] = []
         let k = adRules ? layout.countStarting(atOrBefore: c) : layout.countStarting(atOrBefore: target)
-        for i in 0..<k where layout.breaks[i].id != settings.postrollId {
+        for i in 0..<k where layout.breaks[i].id != settings.postrollId && !layout.breaks[i].unfilled {
             let b = layout.breaks[i]
             if adRules ? b.start < c || (b.start == 0) : b.end <= target { before.append(i) }
         }

@@ -98,12 +98,12 @@ extension TimelineSession {
         // A forward jump larger than playback explains, that the player did not report as a seek: handle it
         // as one, so a player cannot bypass a break by seeking without telling.
         let explained = max(0, now - previousReportAt) * max(player.rate, 1) + policy.coverageTolerance + 1
-        if t - from > explained, player.commandedSeek == nil, settings.snapbackEnabled,
+        if t - from > explained, player.commandedSeek == nil, settings.snapbackEnabled || layout.hasJumpRestrictions,
             layout.nextBreak(after: from).map({ $0.start <= t }) == true
         {
             return decideSeek(from: from, to: t, at: now, implicit: true, into: &actions)
         }
-        if let i = layout.indexOfBreak(containing: t) {
+        if let i = layout.indexOfPlayableBreak(containing: t) {
             return enterBreak(
                 index: i, fromStart: t <= layout.breaks[i].start + policy.coverageTolerance, at: now,
                 how: .playheadEntered(t), into: &actions)
@@ -117,7 +117,9 @@ extension TimelineSession {
         guard to >= from else { return nil }
         var k = layout.countStarting(atOrBefore: from)
         while k < layout.count, layout.breaks[k].start <= to {
-            if layout.breaks[k].id != settings.postrollId, !isWatched(k) || policy.watchedBreakOnPlayback == .replay {
+            if layout.breaks[k].id != settings.postrollId, !layout.breaks[k].unfilled,
+                !isWatched(k) || policy.watchedBreakOnPlayback == .replay
+            {
                 return k
             }
             k += 1
@@ -243,8 +245,9 @@ extension TimelineSession {
             switch plan.removeFirst() {
             case .seek(let to, let reason, let why):
                 let target = clamp(to)
-                if reason == .resumeAfterSnapback, policy.returnToTarget == .ifBeyondBreak, !settings.adRulesMode,
-                    target <= done.end
+                // Never back into the break that just ended either (a target inside an open break's estimate).
+                if reason == .resumeAfterSnapback, !settings.adRulesMode, target <= done.end,
+                    policy.returnToTarget == .ifBeyondBreak || (target > done.start && target < done.end)
                 {
                     continue
                 }
@@ -252,7 +255,7 @@ extension TimelineSession {
                     to: target, reason: reason, why: why ?? .returnToTarget(breakId: done.id, target: target),
                     into: &actions)
                 player.playhead = target
-                if let j = layout.indexOfBreak(containing: target), !settings.adRulesMode {
+                if let j = layout.indexOfPlayableBreak(containing: target), !settings.adRulesMode {
                     // The return lands in another break: it plays from where we put the viewer.
                     enterBreak(
                         index: j, fromStart: target <= layout.breaks[j].start + policy.coverageTolerance,

@@ -41,8 +41,8 @@ extension TimelineSession {
         player.commandedSeek = nil
         // Every seek while a break that began unwatched plays is refused, one within the break too: it goes
         // back to where the viewer was, not to the break's start (a scrub must not restart the break).
-        if case .inBreak(let visit) = before, visit.unwatchedAtEntry, policy.refuseSeeksDuringUnwatchedBreak,
-            settings.snapbackEnabled, let i = layout.index(ofBreak: visit.id)
+        if case .inBreak(let visit) = before, visit.unwatchedAtEntry, let i = layout.index(ofBreak: visit.id),
+            refusesSeeks(during: i)
         {
             let b = layout.breaks[i]
             state = before
@@ -82,7 +82,7 @@ extension TimelineSession {
         player.playhead = to
         player.reportedAt = now
         let move: TimelineReason.Move = implicit ? .jump : .seek
-        let landedIndex = settings.adRulesMode ? nil : layout.indexOfBreak(containing: to)
+        let landedIndex = settings.adRulesMode ? nil : layout.indexOfPlayableBreak(containing: to)
 
         if settings.snapbackEnabled, let cooldown = cooldownEnd(at: now) {
             // The cooldown skips every break (TVSDK recipe: no break plays until it is over), a watched one
@@ -99,7 +99,7 @@ extension TimelineSession {
             return .stayed
         }
 
-        if settings.snapbackEnabled, let s = selectBreak(from: from, to: to, landed: landedIndex) {
+        if let s = selectBreak(from: from, to: to, landed: landedIndex) {
             // The break's fields, not a copy of it: this is the snapback round trip, and a copy retains
             // and releases its id and ad durations (`make check-budget`).
             let id = layout.breaks[s].id, breakStart = layout.breaks[s].start,
@@ -126,6 +126,7 @@ extension TimelineSession {
                 let start =
                     policy.landingInUnwatchedBreak == .adStart ? layout.breaks[s].adStart(containing: to) : breakStart
                 clearPlan()
+                planReturn(to: to, insideOpenBreak: s)
                 return goToBreak(
                     index: s, reason: .startOfBreak,
                     why: .heldToBreakStart(
@@ -184,6 +185,7 @@ extension TimelineSession {
             if !isWatched(l) && settings.snapbackEnabled {
                 let start = policy.landingInUnwatchedBreak == .adStart ? b.adStart(containing: to) : b.start
                 clearPlan()
+                planReturn(to: to, insideOpenBreak: l)
                 return goToBreak(
                     index: l, reason: .startOfBreak,
                     why: .landedInUnwatchedBreak(move, from: from, to: to, breakId: b.id, start: start),
@@ -199,11 +201,24 @@ extension TimelineSession {
         return .stayed
     }
 
+    /// A seek that landed inside open break `i` is held to its start, and its target is kept: the break may
+    /// end before it (its duration was an estimate), and then the viewer goes on to the target.
+    mutating func planReturn(to target: Double, insideOpenBreak i: Int) {
+        guard layout.breaks[i].open, policy.returnToTarget != .never, target > layout.breaks[i].start else { return }
+        plan.append(.seek(to: target, reason: .resumeAfterSnapback, why: nil))
+    }
+
+    /// Whether seeks (and trick play) out of break `i`, while it plays unwatched, are refused: the policy's
+    /// rule where snapback runs, and the manifest's `X-RESTRICT=SKIP` whatever the policy and on live streams.
+    func refusesSeeks(during i: Int) -> Bool {
+        policy.refuseSeeksDuringUnwatchedBreak && settings.snapbackEnabled || layout.breaks[i].restrictSkip
+    }
+
     /// The move needs no break: the viewer is in content at `to` (or in a break they may watch).
     mutating func settled(at to: Double, move: TimelineReason.Move, at now: Double, into actions: inout [TimelineAction]) {
         saveBookmark(streamTime: to, trigger: .seek, cause: .settled(move, at: to), into: &actions)
         if settings.adRulesMode { return }
-        if let i = layout.indexOfBreak(containing: to) {
+        if let i = layout.indexOfPlayableBreak(containing: to) {
             let b = layout.breaks[i]
             visit(i, fromStart: to <= b.start + policy.coverageTolerance)
             self[progressOf: i].visited = true
@@ -211,9 +226,21 @@ extension TimelineSession {
         }
     }
 
-    /// Which break, if any, the seek from → to is held to.
+    /// Which break, if any, the seek from → to is held to: the policy's choice where snapback runs; where it
+    /// does not, or the policy lets the seek pass, a JUMP-restricted break the seek crossed.
     func selectBreak(from: Double, to: Double, landed: Int?) -> Int? {
-        select(from: from, to: to, landed: landed, ignoringExempt: false)
+        if settings.snapbackEnabled, let s = select(from: from, to: to, landed: landed, ignoringExempt: false) {
+            return s
+        }
+        return layout.hasJumpRestrictions ? jumpRestrictedBreakHeld(from: from, to: to, landed: landed) : nil
+    }
+
+    /// The manifest's `X-RESTRICT=JUMP` on the seek gate: the unwatched JUMP-restricted breaks a forward
+    /// seek crossed (or landed in) hold it, by the policy's choice among them — the first for `first`
+    /// (hls.js enforces the first restricted interstitial a seek crosses), else the last.
+    @inline(never)
+    func jumpRestrictedBreakHeld(from: Double, to: Double, landed: Int?) -> Int? {
+        select(from: from, to: to, landed: landed, ignoringExempt: false, jumpOnly: true)
     }
 
     /// The break the seek would be held to if exempt breaks were not (off the snapback path: its own copy).
@@ -223,8 +250,9 @@ extension TimelineSession {
     }
 
     @inline(__always)
-    private func select(from: Double, to: Double, landed: Int?, ignoringExempt: Bool) -> Int? {
+    private func select(from: Double, to: Double, landed: Int?, ignoringExempt: Bool, jumpOnly: Bool = false) -> Int? {
         let forward = to > from
+        if jumpOnly && !forward { return nil }
         if !forward && !(policy.enforceBackwardSeeks && to < from) { return nil }
         let adRules = settings.adRulesMode
         // Candidate range [lo, hi) of break indices, by start.
@@ -232,7 +260,7 @@ extension TimelineSession {
             adRules
             ? layout.countStarting(atOrBefore: to) : landed.map { $0 + 1 } ?? layout.countStarting(atOrBefore: to)
         var lo = 0
-        if forward && policy.seekGate == .crossedBreaks {
+        if forward && (policy.seekGate == .crossedBreaks || jumpOnly) {
             // Breaks starting at or after the origin (for ad rules, strictly after: a break at the origin
             // has just played or is the one the content paused for).
             lo = layout.countStarting(atOrBefore: from)
@@ -250,9 +278,10 @@ extension TimelineSession {
             let p = self[progressOf: i]
             guard !p.watched, !p.exempt || ignoringExempt, !isDisabled(i) else { return false }
             let b = layout.breaks[i]
-            return b.id != postrollId && !(b.duration == 0 && !adRules)
+            return b.id != postrollId && !(b.duration == 0 && !adRules) && !b.unfilled && (b.restrictJump || !jumpOnly)
         }
-        switch policy.skippedBreakChoice {
+        let choice = jumpOnly && policy.skippedBreakChoice == .nearestOnly ? .lastUnwatched : policy.skippedBreakChoice
+        switch choice {
         case .lastUnwatched:
             var i = hi - 1
             while i >= lo {
@@ -283,8 +312,8 @@ extension TimelineSession {
         guard rate < 0 || rate > 1 else { throw .invalidRate(rate) }
         switch state {
         case .content, .inBreak:
-            if case .inBreak(let visit) = state, let i = layout.index(ofBreak: visit.id), visit.unwatchedAtEntry,
-                policy.refuseSeeksDuringUnwatchedBreak, settings.snapbackEnabled
+            if case .inBreak(let visit) = state, visit.unwatchedAtEntry, let i = layout.index(ofBreak: visit.id),
+                refusesSeeks(during: i)
             {
                 // Fast-forward through an unwatched break is a seek out of it: refused, back into the break
                 // (as for a refused seek, a position reported outside it is not where the viewer was).

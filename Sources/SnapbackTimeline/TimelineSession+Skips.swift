@@ -33,7 +33,7 @@ extension TimelineSession {
         if k > 0, layout.breaks[k - 1].start == lo { k -= 1 }
         var skips: [TimelineAction] = []
         while k < layout.count, layout.breaks[k].start < hi {
-            if layout.breaks[k].id != playing && layout.breaks[k].id != settings.postrollId {
+            if layout.breaks[k].id != playing && layout.breaks[k].id != settings.postrollId && !layout.breaks[k].unfilled {
                 noteSkipped(k, .trickPlay, into: &skips)
             }
             k += 1

@@ -5,8 +5,11 @@ import CSnapbackFetch
 import Glibc
 import SnapbackCLI
 import SnapbackCommandLine
+import SnapbackJSON
+import SnapbackTimeline
+import SnapbackWire
 
-/// `snapback cues [--format hls|dash|vmap] [--content-duration S] FILE|URL…`: the breaks a manifest
+/// `snapback cues [--format hls|dash|vmap] [--content-duration S] [--json] FILE|URL…`: the breaks a manifest
 /// announces, read by libsnapback's break sources (the readers every player links), with what they
 /// refused and why.
 struct CuesCommand: ParsableCommand {
@@ -20,6 +23,11 @@ struct CuesCommand: ParsableCommand {
             post-roll, start, duration, whether it is open or unfilled, what it replaces, its restrictions), \
             each item refused and each break removed, with the reason. Several manifests are successive \
             refreshes of one live manifest: each prints what it added, changed or removed. Needs no daemon.
+
+            With --json, one JSON object a line per manifest: "manifest", "format", "live", "breaks" (every \
+            break known, each a snapback.v1.AdBreak in the protocol's proto3 JSON), on a refresh "update" \
+            (a snapback.v1.UpdateBreaksRequest of the breaks it added or changed), "removed" and \
+            "rejected" (id, line, reason).
 
             Exits 1, saying why, when a whole manifest is refused (not UTF-8, too large, malformed XML, a \
             DOCTYPE, not a format snapback reads).
@@ -35,6 +43,8 @@ struct CuesCommand: ParsableCommand {
         name: .customLong("content-duration"),
         help: ArgumentHelp("Seconds of content, for VMAP's n% and end offsets and repeatAfter.", valueName: "seconds"))
     var contentDuration: Double?
+    @Flag(help: "One JSON object a line per manifest: the breaks as the protocol's AdBreak messages.")
+    var json = false
     @Argument(help: ArgumentHelp("Manifests: files, - or http(s) URLs; several are refreshes of one.", valueName: "manifest"))
     var manifests: [String]
 
@@ -67,6 +77,10 @@ struct CuesCommand: ParsableCommand {
             if rc != SNAPBACK_OK.rawValue {
                 throw CommandError("\(name): \(String(cString: snapback_cues_error(cues)))")
             }
+            if json {
+                say(describeJSON(cues, name: name, refresh: index > 0))
+                continue
+            }
             if index > 0 { say() }
             for line in describe(cues, name: name, refresh: index > 0) { say(line) }
         }
@@ -96,30 +110,41 @@ struct CuesCommand: ParsableCommand {
     }
 }
 
+/// What the reader holds after its last manifest: every break, the changes that manifest made (by id;
+/// removals apart, with why) and the items it refused.
+struct CuesView {
+    var breaks: [snapback_cue_break] = []
+    var kinds: [String: snapback_cue_change_kind] = [:]
+    var removed: [(id: String, reason: String)] = []
+    var rejected: [snapback_cue_note] = []
+
+    init(_ cues: OpaquePointer) {
+        var n = 0
+        if let b = snapback_cues_breaks(cues, &n) { breaks = Array(UnsafeBufferPointer(start: b, count: n)) }
+        var nChanges = 0
+        let changes = snapback_cues_changes(cues, &nChanges)
+        for i in 0..<nChanges {
+            let c = changes![i]
+            let id = String(cString: c.id)
+            if c.kind == SNAPBACK_CUE_REMOVED { removed.append((id, String(cString: c.reason))) } else { kinds[id] = c.kind }
+        }
+        var nRejected = 0
+        if let r = snapback_cues_rejected(cues, &nRejected) { rejected = Array(UnsafeBufferPointer(start: r, count: nRejected)) }
+    }
+}
+
 /// What the reader holds after a manifest: a header, each break (marked + added, ~ changed on a
 /// refresh), then what was refused and removed.
 func describe(_ cues: OpaquePointer, name: String, refresh: Bool) -> [String] {
-    var n = 0
-    let breaks = snapback_cues_breaks(cues, &n)
-    var nChanges = 0
-    let changes = snapback_cues_changes(cues, &nChanges)
-    var nRejected = 0
-    let rejected = snapback_cues_rejected(cues, &nRejected)
-    var kinds: [String: snapback_cue_change_kind] = [:]
-    var removed: [(String, String)] = []
-    for i in 0..<nChanges {
-        let c = changes![i]
-        let id = String(cString: c.id)
-        if c.kind == SNAPBACK_CUE_REMOVED { removed.append((id, String(cString: c.reason))) } else { kinds[id] = c.kind }
-    }
+    let view = CuesView(cues)
+    let (n, kinds, removed, nRejected) = (view.breaks.count, view.kinds, view.removed, view.rejected.count)
     let format = String(cString: snapback_cues_format_name(snapback_cues_format_of(cues)))
     var lines = [
         "\(name) (\(format)\(snapback_cues_is_live(cues) ? ", live" : "")): \(n) break\(n == 1 ? "" : "s")"
             + (refresh ? ", \(kinds.count) added or changed, \(removed.count) removed" : "")
             + (nRejected > 0 ? ", \(nRejected) item\(nRejected == 1 ? "" : "s") refused" : "")
     ]
-    for i in 0..<n {
-        let b = breaks![i]
+    for b in view.breaks {
         let id = String(cString: b.id)
         let mark = !refresh ? " " : kinds[id] == SNAPBACK_CUE_ADDED ? "+" : kinds[id] == SNAPBACK_CUE_CHANGED ? "~" : " "
         let position =
@@ -143,9 +168,64 @@ func describe(_ cues: OpaquePointer, name: String, refresh: Bool) -> [String] {
         lines.append(line)
     }
     for (id, reason) in removed { lines.append("- \(id)  removed: \(reason)") }
-    for i in 0..<nRejected {
-        let r = rejected![i]
+    for r in view.rejected {
         lines.append("! " + (r.line > 0 ? "line \(r.line): " : "") + String(cString: r.reason))
     }
     return lines
+}
+
+/// A break the reader holds as the protocol's `AdBreak`: what the session calls send of it (its id,
+/// times, ads, the content it replaces, open, unfilled and its restrictions).
+func adBreak(_ b: snapback_cue_break) -> AdBreak {
+    AdBreak(
+        id: String(cString: b.id), start: b.start, duration: b.duration,
+        adDurations: (0..<b.n_ad_durations).map { b.ad_durations[$0] },
+        contentResumeOffset: b.has_content_resume_offset ? b.content_resume_offset : nil, open: b.open,
+        unfilled: b.unfilled, restrictSkip: b.restrictions & UInt32(SNAPBACK_CUE_RESTRICT_SKIP) != 0,
+        restrictJump: b.restrictions & UInt32(SNAPBACK_CUE_RESTRICT_JUMP) != 0)
+}
+
+/// What the reader holds after a manifest as one JSON object: the breaks in the generated proto3 JSON of
+/// `AdBreak`, a refresh's additions and changes as an `UpdateBreaksRequest`, what was removed and refused.
+func describeJSON(_ cues: OpaquePointer, name: String, refresh: Bool) -> String {
+    let view = CuesView(cues)
+    let all = view.breaks.map(adBreak)
+    var w = ProtoJSONWriter()
+    w.beginObject()
+    w.key("manifest")
+    w.string(name)
+    w.key("format")
+    w.string(String(cString: snapback_cues_format_name(snapback_cues_format_of(cues))))
+    w.key("live")
+    w.bool(snapback_cues_is_live(cues))
+    w.key("breaks")
+    w.array(all) { $0.message($1) }
+    if refresh {
+        var update = SnapbackV1.UpdateBreaksRequest()
+        update.breaks = all.filter { view.kinds[$0.id] != nil }
+        w.key("update")
+        w.message(update)
+    }
+    w.key("removed")
+    w.array(view.removed) { (w, r) in
+        w.beginObject()
+        w.key("id")
+        w.string(r.0)
+        w.key("reason")
+        w.string(r.1)
+        w.endObject()
+    }
+    w.key("rejected")
+    w.array(view.rejected) { (w, r) in
+        w.beginObject()
+        w.key("id")
+        w.string(String(cString: r.id))
+        w.key("line")
+        w.int(r.line)
+        w.key("reason")
+        w.string(String(cString: r.reason))
+        w.endObject()
+    }
+    w.endObject()
+    return w.text
 }

@@ -89,6 +89,70 @@ import Testing
         #expect(ended.seekTargets == [700])
     }
 
+    /// What a live manifest says of its breaks (issue #39), through the real binary: a JUMP-restricted
+    /// open break holds a seek on a live session (which does not snap back by default), is extended and
+    /// closed by UpdateBreaks while the viewer is in it, and the viewer returns to the target at its real
+    /// end; a closed break cannot change; an unfilled break holds nothing and is listed with its flag.
+    @Test func openUnfilledAndRestrictedBreaksThroughTheRealDaemon() throws {
+        let daemon = try DaemonHarness()
+        let player = try daemon.player()
+        let live = try player.openSession(OpenSessionRequest(streamId: "live", contentId: "", kind: .live)).sessionId
+        try player.send(.playheadReported(streamTime: 300, rate: 1, playing: true), session: live)
+        let open = AdBreak(id: "cue-1", start: 600, duration: 30, open: true, restrictJump: true)
+        try player.send(.breaksUpdated([open]), session: live)
+        let seek = try player.send(.seekEnded(from: 300, to: 900), session: live)
+        #expect(seek.seekTargets == [600])
+        #expect(seek.seeks.first?.1 == .snapback)
+        try player.send(.playheadReported(streamTime: 600, rate: 1, playing: true), session: live)
+        var extended = open
+        extended.duration = 60
+        try player.send(.breaksUpdated([extended]), session: live)
+        #expect(try player.send(.playheadReported(streamTime: 640, rate: 1, playing: true), session: live).seekTargets == [])
+        var closed = extended
+        closed.duration = 75
+        closed.open = false
+        try player.send(.breaksUpdated([closed]), session: live)
+        var state: SessionStateReply = try player.call(.getSessionState(sessionId: live))
+        #expect(state.currentBreakId == "cue-1")
+        #expect(state.breaks.map(\.duration) == [75])
+        #expect(state.breaks.map(\.open) == [false])
+        #expect(state.breaks.map(\.restrictJump) == [true])
+        let back = try player.send(.playheadReported(streamTime: 675.5, rate: 1, playing: true), session: live)
+        #expect(back.seekTargets == [900])
+        #expect(back.seeks.first?.1 == .resumeAfterSnapback)
+
+        var changed = closed
+        changed.duration = 80
+        #expect {
+            try player.send(.breaksUpdated([changed]), session: live)
+        } throws: { error in
+            guard case SnapbackClientError.status(.invalidArgument, let message) = error else { return false }
+            return message.contains("ad break cue-1 changed: a closed break cannot change")
+        }
+
+        let unfilled = AdBreak(id: "empty", start: 1200, duration: 30, unfilled: true)
+        try player.send(.breaksUpdated([unfilled]), session: live)
+        try player.send(.playheadReported(streamTime: 1000, rate: 1, playing: true), session: live)
+        #expect(try player.send(.seekEnded(from: 1000, to: 1210), session: live).seekTargets == [])
+        state = try player.call(.getSessionState(sessionId: live))
+        #expect((state.currentBreakId ?? "") == "")
+        #expect(state.breaks.map(\.unfilled) == [false, true])
+    }
+
+    /// SKIP through the real binary: the tvsdk preset carries seeks out during ads, the manifest's SKIP
+    /// refuses them for its break.
+    @Test func aSkipRestrictionThroughTheRealDaemon() throws {
+        let daemon = try DaemonHarness()
+        let player = try daemon.player()
+        var open = Streams.seed(breaks: [AdBreak(id: "b1", start: 600, duration: 60, restrictSkip: true)])
+        open.requestedPreset = .tvsdk
+        let session = try player.openSession(open).sessionId
+        try player.send(.playheadReported(streamTime: 610, rate: 1, playing: true), session: session)
+        let refused = try player.send(.seekEnded(from: 615, to: 900), session: session)
+        #expect(refused.seekTargets == [615])
+        #expect(refused.seeks.first?.1 == .seekRefusedDuringAd)
+    }
+
     /// A player that vanishes has its session closed as if it had sent close: the bookmark is taken.
     @Test func disconnectedPlayerKeepsItsBookmark() throws {
         let daemon = try DaemonHarness()

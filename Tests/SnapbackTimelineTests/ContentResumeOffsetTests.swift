@@ -197,7 +197,7 @@ import Testing
         var (s, _) = try Factory.session(breaks: [], kind: .live, contentDuration: nil)
         try s.breaksUpdated([AdBreak(id: "r", start: 600, duration: 60)], at: 1000)
         try s.breaksUpdated([AdBreak(id: "r", start: 600, duration: 60, contentResumeOffset: 60)], at: 1001)
-        #expect(throws: TimelineError.duplicateBreakId("r")) {
+        #expect(throws: TimelineError.closedBreakChanged("r")) {
             try s.breaksUpdated([AdBreak(id: "r", start: 600, duration: 60, contentResumeOffset: 0)], at: 1002)
         }
     }

@@ -229,7 +229,7 @@ import Testing
     @Test func addingAChangedBreakIsRejectedAndLeavesTheLayoutUnchanged() throws {
         var layout = try TimelineLayout(breaks: Factory.oneBreak, identity: true)
         let before = layout
-        #expect(throws: TimelineError.duplicateBreakId("b1")) {
+        #expect(throws: TimelineError.closedBreakChanged("b1")) {
             layout =
                 try layout.adding([AdBreak(id: "b2", start: 1200, duration: 30), AdBreak(id: "b1", start: 600, duration: 90)])
                 ?? layout

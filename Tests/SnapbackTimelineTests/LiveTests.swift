@@ -86,7 +86,7 @@ import Testing
         var s = try playing(at: 300)
         expectRefused(
             &s, .breaksUpdated([AdBreak(id: "b1", start: 600, duration: 90)]), at: 1001,
-            with: .duplicateBreakId("b1"))
+            with: .closedBreakChanged("b1"))
     }
 
     @Test func anUpdateOverlappingAKnownBreakIsRefused() throws {

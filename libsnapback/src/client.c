@@ -952,6 +952,11 @@ bool snapback_client_is_connected(const snapback_client *client) {
 
 int snapback_session_open(snapback_client *client, const snapback_session_params *params,
                           snapback_reply_cb cb, void *user, snapback_session **out) {
+    return sb_session_open(client, params, NULL, cb, user, out);
+}
+
+int sb_session_open(snapback_client *client, const snapback_session_params *params,
+                    const struct sb_break_flags *flags, snapback_reply_cb cb, void *user, snapback_session **out) {
     if (out) *out = NULL;
     if (!client || !params || !out) return SNAPBACK_E_INVALID;
     if (client->freeing) return SNAPBACK_E_CLIENT_CLOSED;
@@ -962,7 +967,7 @@ int snapback_session_open(snapback_client *client, const snapback_session_params
     s->state = SS_OPENING;
     s->live = params->kind == SNAPBACK_SESSION_LIVE;
     s->ad_rules = params->ad_rules != NULL;
-    int rc = sb_breaks_copy(params->breaks, params->n_breaks, &s->breaks);
+    int rc = sb_breaks_copy(params->breaks, flags, params->n_breaks, &s->breaks);
     if (rc != SNAPBACK_OK) {
         free(s);
         return rc;
@@ -971,7 +976,7 @@ int snapback_session_open(snapback_client *client, const snapback_session_params
 
     Snapback__V1__OpenSessionRequest req = SNAPBACK__V1__OPEN_SESSION_REQUEST__INIT;
     struct sb_open_scratch scratch;
-    rc = sb_open_request_fill(&req, params, &scratch);
+    rc = sb_open_request_fill(&req, params, flags, &scratch);
     if (rc == SNAPBACK_OK) rc = pack_body(&req.base, &s->open_request, &s->open_request_len);
     sb_open_request_release(&scratch);
     uint8_t *body = NULL;
@@ -1179,10 +1184,15 @@ int snapback_content_complete(snapback_session *s, snapback_reply_cb cb, void *u
 
 int snapback_update_breaks(snapback_session *s, const snapback_break *breaks, size_t n, snapback_reply_cb cb,
                            void *user) {
+    return sb_update_breaks(s, breaks, NULL, n, cb, user);
+}
+
+int sb_update_breaks(snapback_session *s, const snapback_break *breaks, const struct sb_break_flags *flags, size_t n,
+                     snapback_reply_cb cb, void *user) {
     if (!s || (n && !breaks) || is_closing(s)) return SNAPBACK_E_INVALID;
     if (s->state == SS_DOWN) return SNAPBACK_E_DISCONNECTED;
     struct sb_break *copy;
-    int rc = sb_breaks_copy(breaks, n, &copy);
+    int rc = sb_breaks_copy(breaks, flags, n, &copy);
     if (rc != SNAPBACK_OK) return rc;
     Snapback__V1__UpdateBreaksRequest r = SNAPBACK__V1__UPDATE_BREAKS_REQUEST__INIT;
     r.breaks = sb_breaks_to_wire(copy, n);

@@ -30,6 +30,11 @@ struct snapback_cues {
     snapback_cue_change *pub_changes;
     snapback_break *session;
     size_t n_session;
+    /* What the session calls send: every break of a stitched stream the daemon can take, open and
+     * unfilled ones too, with their flags beside them. */
+    snapback_break *wire;
+    struct sb_break_flags *wire_flags;
+    size_t n_wire;
     double *midrolls;
     size_t n_midrolls;
     bool preroll, postroll;
@@ -450,12 +455,16 @@ static void views_free(snapback_cues *c) {
     free(c->pub);
     free(c->pub_changes);
     free(c->session);
+    free(c->wire);
+    free(c->wire_flags);
     free(c->midrolls);
     c->pub = NULL;
     c->pub_changes = NULL;
     c->session = NULL;
+    c->wire = NULL;
+    c->wire_flags = NULL;
     c->midrolls = NULL;
-    c->n_session = c->n_midrolls = 0;
+    c->n_session = c->n_wire = c->n_midrolls = 0;
 }
 
 static void changes_free(snapback_cues *c) {
@@ -692,15 +701,17 @@ static int rebuild_views(snapback_cues *c) {
     c->pub = calloc(n ? n : 1, sizeof *c->pub);
     c->pub_changes = calloc(c->n_changes ? c->n_changes : 1, sizeof *c->pub_changes);
     c->session = calloc(n ? n : 1, sizeof *c->session);
+    c->wire = calloc(n ? n : 1, sizeof *c->wire);
+    c->wire_flags = calloc(n ? n : 1, sizeof *c->wire_flags);
     c->midrolls = calloc(n ? n : 1, sizeof *c->midrolls);
-    if (!c->pub || !c->pub_changes || !c->session || !c->midrolls) {
+    if (!c->pub || !c->pub_changes || !c->session || !c->wire || !c->wire_flags || !c->midrolls) {
         views_free(c);
         return SNAPBACK_E_NO_MEMORY;
     }
     for (size_t i = 0; i < c->n_changes; i++)
         c->pub_changes[i] = (snapback_cue_change){c->changes[i].kind, c->changes[i].id, c->changes[i].reason};
     c->preroll = c->postroll = false;
-    double end = -1;
+    double end = -1, wire_end = -1;
     for (size_t i = 0; i < n; i++) {
         const struct sb_cue *b = &c->breaks.v[i];
         c->pub[i] = (snapback_cue_break){
@@ -710,6 +721,24 @@ static int rebuild_views(snapback_cues *c) {
             .restrictions = b->restrictions, .snap = b->snap, .once = b->once, .has_playout_limit = b->has_limit,
             .playout_limit = b->limit, .source = b->source,
         };
+        const snapback_break sb = {
+            .id = b->id, .start = b->start, .duration = b->duration, .ad_durations = b->ads,
+            .n_ad_durations = b->n_ads, .has_content_resume_offset = b->has_resume,
+            .content_resume_offset = b->resume,
+        };
+        /* The session calls' list: an open break at once (UpdateBreaks extends and closes it), an unfilled
+         * one marked (it keeps its place, plays nothing); one without a length only while open (its
+         * estimate grows), and none overlapping the one before it (the daemon would refuse the list). */
+        if (c->format != SNAPBACK_CUES_VMAP && (b->duration > 0 || b->open) && b->start >= wire_end - 1e-9) {
+            c->wire_flags[c->n_wire] = (struct sb_break_flags){
+                .open = b->open,
+                .unfilled = b->unfilled,
+                .restrict_skip = (b->restrictions & SNAPBACK_CUE_RESTRICT_SKIP) != 0,
+                .restrict_jump = (b->restrictions & SNAPBACK_CUE_RESTRICT_JUMP) != 0,
+            };
+            c->wire[c->n_wire++] = sb;
+            wire_end = b->start + b->duration;
+        }
         if (b->unfilled) continue;
         if (c->format == SNAPBACK_CUES_VMAP) {
             if (b->position == SNAPBACK_POSITION_PREROLL) c->preroll = true;
@@ -717,15 +746,10 @@ static int rebuild_views(snapback_cues *c) {
             else c->midrolls[c->n_midrolls++] = b->start;
             continue;
         }
-        /* An open break waits for its end: the daemon takes a live break once, and a later UpdateBreaks
-         * may add breaks but not change one (its range checks), so an estimate sent now could never be
-         * corrected. */
+        /* The plain list has no open flag: an open break sent without it would be closed for the daemon,
+         * its estimate final. It waits there for its end (snapback_session_open_cues sends it at once). */
         if (b->open || !(b->duration > 0) || b->start < end - 1e-9) continue;
-        c->session[c->n_session++] = (snapback_break){
-            .id = b->id, .start = b->start, .duration = b->duration, .ad_durations = b->ads,
-            .n_ad_durations = b->n_ads, .has_content_resume_offset = b->has_resume,
-            .content_resume_offset = b->resume,
-        };
+        c->session[c->n_session++] = sb;
         end = b->start + b->duration;
     }
     return SNAPBACK_OK;
@@ -748,6 +772,12 @@ const snapback_cue_note *snapback_cues_rejected(const snapback_cues *c, size_t *
 const snapback_cue_change *snapback_cues_changes(const snapback_cues *c, size_t *n) {
     if (n) *n = c ? c->n_changes : 0;
     return c ? c->pub_changes : NULL;
+}
+
+const snapback_break *sb_cues_wire_breaks(const snapback_cues *c, size_t *n, const struct sb_break_flags **flags) {
+    *n = c ? c->n_wire : 0;
+    *flags = c ? c->wire_flags : NULL;
+    return c ? c->wire : NULL;
 }
 
 const snapback_break *snapback_cues_session_breaks(const snapback_cues *c, size_t *n) {

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cues_internal.h"
+#include "internal.h"
 
 int snapback_session_open_cues(snapback_client *client, const snapback_session_params *params,
                                const snapback_cues *cues, snapback_reply_cb callback, void *user,
@@ -11,17 +12,18 @@ int snapback_session_open_cues(snapback_client *client, const snapback_session_p
     if (!params || !cues || !snapback_cues_format_of(cues)) return SNAPBACK_E_INVALID;
     snapback_session_params p = *params;
     snapback_ad_rules rules;
+    const struct sb_break_flags *flags = NULL;
     if (snapback_cues_format_of(cues) == SNAPBACK_CUES_VMAP) {
         snapback_cues_ad_rules(cues, &rules);
         p.ad_rules = &rules;
         p.breaks = NULL;
         p.n_breaks = 0;
     } else {
-        p.breaks = snapback_cues_session_breaks(cues, &p.n_breaks);
+        p.breaks = sb_cues_wire_breaks(cues, &p.n_breaks, &flags);
         p.ad_rules = NULL;
         if (snapback_cues_is_live(cues)) p.kind = SNAPBACK_SESSION_LIVE;
     }
-    return snapback_session_open(client, &p, callback, user, out);
+    return sb_session_open(client, &p, flags, callback, user, out);
 }
 
 int snapback_session_update_cues(snapback_session *session, const snapback_cues *cues, snapback_reply_cb callback,
@@ -29,6 +31,7 @@ int snapback_session_update_cues(snapback_session *session, const snapback_cues 
     snapback_cues_format f = snapback_cues_format_of(cues);
     if (!cues || !f || f == SNAPBACK_CUES_VMAP) return SNAPBACK_E_INVALID;
     size_t n;
-    const snapback_break *b = snapback_cues_session_breaks(cues, &n);
-    return snapback_update_breaks(session, b, n, callback, user);
+    const struct sb_break_flags *flags;
+    const snapback_break *b = sb_cues_wire_breaks(cues, &n, &flags);
+    return sb_update_breaks(session, b, flags, n, callback, user);
 }

@@ -6,6 +6,7 @@
 
 #include <protobuf-c/protobuf-c.h>
 
+#include "break_flags.h"
 #include "snapback/snapback.h"
 #include "snapback/v1/bookmarks.pb-c.h"
 #include "snapback/v1/control.pb-c.h"
@@ -36,15 +37,19 @@ struct sb_break {
     bool watched;
     bool has_content_resume_offset;
     double content_resume_offset;
+    struct sb_break_flags flags;
 };
 
 /* Deep copies and frees of break lists. */
-SB_HIDDEN int sb_breaks_copy(const snapback_break *in, size_t n, struct sb_break **out);
+/* flags: beside `in`, or NULL. */
+SB_HIDDEN int sb_breaks_copy(const snapback_break *in, const struct sb_break_flags *flags, size_t n,
+                             struct sb_break **out);
 SB_HIDDEN void sb_breaks_free(struct sb_break *b, size_t n);
 /* protobuf-c views of a break list: the array and its elements are allocated; the strings and
  * doubles point into `b`. */
 SB_HIDDEN Snapback__V1__AdBreak **sb_breaks_to_wire(const struct sb_break *b, size_t n);
-SB_HIDDEN Snapback__V1__AdBreak **sb_public_breaks_to_wire(const snapback_break *b, size_t n);
+SB_HIDDEN Snapback__V1__AdBreak **sb_public_breaks_to_wire(const snapback_break *b, const struct sb_break_flags *flags,
+                                                           size_t n);
 SB_HIDDEN void sb_wire_breaks_free(Snapback__V1__AdBreak **w, size_t n);
 
 /* Fills an OpenSessionRequest from the public parameters; the sub-messages are stored in *scratch
@@ -57,7 +62,13 @@ struct sb_open_scratch {
     size_t n_breaks;
 };
 SB_HIDDEN int sb_open_request_fill(Snapback__V1__OpenSessionRequest *req, const snapback_session_params *p,
-                                   struct sb_open_scratch *scratch);
+                                   const struct sb_break_flags *flags, struct sb_open_scratch *scratch);
+/* snapback_session_open and snapback_update_breaks with flags beside the breaks (a break source's). */
+SB_HIDDEN int sb_session_open(snapback_client *client, const snapback_session_params *params,
+                              const struct sb_break_flags *flags, snapback_reply_cb cb, void *user,
+                              snapback_session **out);
+SB_HIDDEN int sb_update_breaks(snapback_session *s, const snapback_break *breaks, const struct sb_break_flags *flags,
+                               size_t n, snapback_reply_cb cb, void *user);
 SB_HIDDEN void sb_open_request_release(struct sb_open_scratch *scratch);
 
 /* Decodes an OK reply body of `method` into reply->u; *cleanup is what to free after the callback

@@ -18,7 +18,7 @@ void sb_breaks_free(struct sb_break *b, size_t n) {
     free(b);
 }
 
-int sb_breaks_copy(const snapback_break *in, size_t n, struct sb_break **out) {
+int sb_breaks_copy(const snapback_break *in, const struct sb_break_flags *flags, size_t n, struct sb_break **out) {
     *out = NULL;
     if (n == 0) return SNAPBACK_OK;
     if (!in) return SNAPBACK_E_INVALID;
@@ -31,6 +31,7 @@ int sb_breaks_copy(const snapback_break *in, size_t n, struct sb_break **out) {
         b[i].watched = in[i].watched;
         b[i].has_content_resume_offset = in[i].has_content_resume_offset;
         b[i].content_resume_offset = in[i].has_content_resume_offset ? in[i].content_resume_offset : 0;
+        if (flags) b[i].flags = flags[i];
         if (!b[i].id) goto nomem;
         if (in[i].n_ad_durations) {
             if (!in[i].ad_durations) {
@@ -71,6 +72,14 @@ static void set_resume_offset(Snapback__V1__AdBreak *w, bool has, double offset)
     w->content_resume_offset = offset;
 }
 
+static void set_flags(Snapback__V1__AdBreak *w, const struct sb_break_flags *f) {
+    if (!f) return;
+    w->open = f->open;
+    w->unfilled = f->unfilled;
+    w->restrict_skip = f->restrict_skip;
+    w->restrict_jump = f->restrict_jump;
+}
+
 Snapback__V1__AdBreak **sb_breaks_to_wire(const struct sb_break *b, size_t n) {
     Snapback__V1__AdBreak **w = wire_alloc(n);
     if (!w) return NULL;
@@ -82,11 +91,13 @@ Snapback__V1__AdBreak **sb_breaks_to_wire(const struct sb_break *b, size_t n) {
         w[i]->ad_durations = b[i].ad_durations;
         w[i]->watched = b[i].watched;
         set_resume_offset(w[i], b[i].has_content_resume_offset, b[i].content_resume_offset);
+        set_flags(w[i], &b[i].flags);
     }
     return w;
 }
 
-Snapback__V1__AdBreak **sb_public_breaks_to_wire(const snapback_break *b, size_t n) {
+Snapback__V1__AdBreak **sb_public_breaks_to_wire(const snapback_break *b, const struct sb_break_flags *flags,
+                                                 size_t n) {
     Snapback__V1__AdBreak **w = wire_alloc(n);
     if (!w) return NULL;
     for (size_t i = 0; i < n; i++) {
@@ -97,6 +108,7 @@ Snapback__V1__AdBreak **sb_public_breaks_to_wire(const snapback_break *b, size_t
         w[i]->ad_durations = (double *)b[i].ad_durations;
         w[i]->watched = b[i].watched;
         set_resume_offset(w[i], b[i].has_content_resume_offset, b[i].content_resume_offset);
+        set_flags(w[i], flags ? &flags[i] : NULL);
     }
     return w;
 }
@@ -142,6 +154,7 @@ static void overrides_fill(Snapback__V1__PolicyOverrides *w, const snapback_poli
 #undef OPT
 
 int sb_open_request_fill(Snapback__V1__OpenSessionRequest *req, const snapback_session_params *p,
+                         const struct sb_break_flags *flags,
                          struct sb_open_scratch *s) {
     Snapback__V1__PolicyOverrides o = SNAPBACK__V1__POLICY_OVERRIDES__INIT;
     Snapback__V1__ResumeOptions r = SNAPBACK__V1__RESUME_OPTIONS__INIT;
@@ -162,7 +175,7 @@ int sb_open_request_fill(Snapback__V1__OpenSessionRequest *req, const snapback_s
     }
     if (p->n_breaks) {
         if (!p->breaks) return SNAPBACK_E_INVALID;
-        s->breaks = sb_public_breaks_to_wire(p->breaks, p->n_breaks);
+        s->breaks = sb_public_breaks_to_wire(p->breaks, flags, p->n_breaks);
         if (!s->breaks) return SNAPBACK_E_NO_MEMORY;
         s->n_breaks = p->n_breaks;
         req->breaks = s->breaks;

@@ -267,6 +267,7 @@ struct res {
     size_t n;          /* breaks, bookmarks */
     bool watched[8];
     char ids[8][32];
+    double durations[8];
     /* state.break_states */
     size_t n_states;
     char state_ids[8][32];
@@ -293,6 +294,7 @@ static void on_reply(snapback_client *c, const snapback_reply *r, void *user) {
         x->n = r->u.state.n_breaks;
         for (size_t i = 0; i < x->n && i < 8; i++) {
             x->watched[i] = r->u.state.breaks[i].watched;
+            x->durations[i] = r->u.state.breaks[i].duration;
             snprintf(x->ids[i], sizeof x->ids[i], "%s", r->u.state.breaks[i].id);
         }
         x->n_states = r->u.state.n_break_states;

@@ -1318,8 +1318,49 @@ out:
     daemon_cleanup(&d);
 }
 
+/* A live playlist's interstitial with X-RESTRICT="SKIP,JUMP", through snapback_session_open_cues and
+ * the real daemon: on a live session, which does not snap back by default, JUMP holds a seek over the
+ * break to it, and SKIP refuses a seek out of it while it plays. */
+static void test_manifest_restrictions(void) {
+    struct daemon d = {0};
+    struct player pl = {0};
+    snapback_cues *c = snapback_cues_new(NULL);
+    static char text[4096];
+    CHECK(daemon_start(&d));
+    CHECK(connect_player(&pl, &d));
+    char *q = text + sprintf(text, "#EXTM3U\n#EXT-X-TARGETDURATION:6\n#EXT-X-MEDIA-SEQUENCE:0\n"
+                                   "#EXT-X-PROGRAM-DATE-TIME:2026-01-01T00:00:00.000Z\n");
+    for (int i = 0; i < 30; i++) q += sprintf(q, "#EXTINF:6,\ns%d.ts\n", i);
+    sprintf(q, "#EXT-X-DATERANGE:ID=\"ad\",CLASS=\"com.apple.hls.interstitial\","
+               "START-DATE=\"2026-01-01T00:00:42.000Z\",DURATION=30,X-ASSET-URI=\"ad.m3u8\",X-RESTRICT=\"SKIP,JUMP\"\n");
+    CHECK(c && snapback_cues_update(c, text, strlen(text)) == SNAPBACK_OK && snapback_cues_is_live(c));
+    snapback_session_params p = seed_params("live-restricted");
+    p.has_content_duration = false;
+    struct res opened = RES(&pl), ph = RES(&pl), seek = RES(&pl), ph2 = RES(&pl), seek2 = RES(&pl);
+    snapback_session *s = NULL;
+    CHECK(snapback_session_open_cues(pl.c, &p, c, on_reply, &opened, &s) == SNAPBACK_OK);
+    CHECK(pump_until(pl.c, &opened.done, 1, 5000) && opened.status == SNAPBACK_OK);
+    CALL(&pl, ph, snapback_report_playhead(s, 10, 1, true, on_reply, &ph));
+    int before = pl.n_pushes;
+    CALL(&pl, seek, snapback_seek_ended(s, 10, 120, on_reply, &seek));
+    const struct pushed *back = find_push(&pl, SNAPBACK_PUSH_SEEK, before);
+    CHECK(back && back->stream_time == 42 && back->seek_reason == SNAPBACK_SEEK_SNAPBACK);
+    CALL(&pl, ph2, snapback_report_playhead(s, 50, 1, true, on_reply, &ph2));
+    before = pl.n_pushes;
+    CALL(&pl, seek2, snapback_seek_ended(s, 50, 120, on_reply, &seek2));
+    back = find_push(&pl, SNAPBACK_PUSH_SEEK, before);
+    CHECK(back && back->stream_time == 50 && back->seek_reason == SNAPBACK_SEEK_SEEK_REFUSED_DURING_AD);
+out:
+    snapback_cues_free(c);
+    snapback_client_free(pl.c);
+    daemon_cleanup(&d);
+}
+
 /* A live HLS playlist refreshed three times — a CUE-OUT opened, extended, closed by its CUE-IN — drives
- * UpdateBreaks (the break reaches the daemon with its end); a seek over it then snaps back to it. */
+ * UpdateBreaks: the open break reaches the daemon at once, marked open, so a seek over it snaps back to
+ * it while its end is not known; the refreshes extend it and close it while the viewer is in it (the
+ * daemon takes the changes only because the break went out open), and at its real end the viewer
+ * returns to the seek's target. */
 static void test_live_manifest_refreshes(void) {
     struct daemon d = {0};
     struct player pl = {0};
@@ -1331,16 +1372,29 @@ static void test_live_manifest_refreshes(void) {
     for (int i = 0; i < 3; i++) q += sprintf(q, "#EXTINF:10,\ns%d.ts\n", i);
     sprintf(q, "#EXT-X-CUE-OUT:DURATION=30\n#EXTINF:10,\ns3.ts\n");
     CHECK(c && snapback_cues_update(c, text, strlen(text)) == SNAPBACK_OK && snapback_cues_is_live(c));
+    size_t n_plain;
+    snapback_cues_session_breaks(c, &n_plain);
+    CHECK(n_plain == 0); /* the plain list, without an open flag, still waits for the end */
     snapback_policy_overrides ov;
     memset(&ov, 0, sizeof ov);
     ov.has_live_snapback = ov.live_snapback = true;
     snapback_session_params p = seed_params("live-channel");
     p.has_content_duration = false;
     p.overrides = &ov;
-    struct res opened = RES(&pl), u2 = RES(&pl), u3 = RES(&pl), st = RES(&pl), ph = RES(&pl), seek = RES(&pl);
+    struct res opened = RES(&pl), u2 = RES(&pl), u3 = RES(&pl), st = RES(&pl), st1 = RES(&pl), ph = RES(&pl),
+               ph2 = RES(&pl), ph3 = RES(&pl), seek = RES(&pl);
     snapback_session *s = NULL;
     CHECK(snapback_session_open_cues(pl.c, &p, c, on_reply, &opened, &s) == SNAPBACK_OK);
     CHECK(pump_until(pl.c, &opened.done, 1, 5000) && opened.status == SNAPBACK_OK);
+    CALL(&pl, st1, snapback_get_session_state(s, on_reply, &st1));
+    CHECK(st1.n == 1 && strcmp(st1.ids[0], "cue-out@30") == 0 && st1.durations[0] == 30);
+    /* A seek over the open break snaps back to it. */
+    CALL(&pl, ph, snapback_report_playhead(s, 10, 1, true, on_reply, &ph));
+    int before = pl.n_pushes;
+    CALL(&pl, seek, snapback_seek_ended(s, 10, 110, on_reply, &seek));
+    const struct pushed *back = find_push(&pl, SNAPBACK_PUSH_SEEK, before);
+    CHECK(back && back->stream_time == 30 && back->seek_reason == SNAPBACK_SEEK_SNAPBACK);
+    CALL(&pl, ph2, snapback_report_playhead(s, 30, 1, true, on_reply, &ph2));
     /* Extended: the break runs on past its planned 30 s. */
     q = text + sprintf(text, "#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXT-X-MEDIA-SEQUENCE:2\n#EXTINF:10,\ns2.ts\n"
                              "#EXT-X-CUE-OUT:DURATION=30\n");
@@ -1352,7 +1406,7 @@ static void test_live_manifest_refreshes(void) {
     CHECK(u2.status == SNAPBACK_OK);
     struct res st2 = RES(&pl);
     CALL(&pl, st2, snapback_get_session_state(s, on_reply, &st2));
-    CHECK(st2.n == 0); /* open: the daemon gets it with its end */
+    CHECK(st2.n == 1 && st2.durations[0] == 50 && strcmp(st2.text, "cue-out@30") == 0);
     /* Closed at 90 s. */
     q = text + sprintf(text, "#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXT-X-MEDIA-SEQUENCE:6\n"
                              "#EXT-X-CUE-OUT-CONT:ElapsedTime=30,Duration=30\n");
@@ -1365,12 +1419,12 @@ static void test_live_manifest_refreshes(void) {
     CALL(&pl, u3, snapback_session_update_cues(s, c, on_reply, &u3));
     CHECK(u3.status == SNAPBACK_OK);
     CALL(&pl, st, snapback_get_session_state(s, on_reply, &st));
-    CHECK(st.n == 1 && strcmp(st.ids[0], "cue-out@30") == 0);
-    CALL(&pl, ph, snapback_report_playhead(s, 10, 1, true, on_reply, &ph));
-    int before = pl.n_pushes;
-    CALL(&pl, seek, snapback_seek_ended(s, 10, 110, on_reply, &seek));
-    const struct pushed *back = find_push(&pl, SNAPBACK_PUSH_SEEK, before);
-    CHECK(back && back->stream_time == 30 && back->seek_reason == SNAPBACK_SEEK_SNAPBACK);
+    CHECK(st.n == 1 && strcmp(st.ids[0], "cue-out@30") == 0 && st.durations[0] == 60);
+    /* The playhead at its real end: back to the seek's target. */
+    before = pl.n_pushes;
+    CALL(&pl, ph3, snapback_report_playhead(s, 90.5, 1, true, on_reply, &ph3));
+    back = find_push(&pl, SNAPBACK_PUSH_SEEK, before);
+    CHECK(back && back->stream_time == 110 && back->seek_reason == SNAPBACK_SEEK_RESUME_AFTER_SNAPBACK);
 out:
     snapback_cues_free(c);
     snapback_client_free(pl.c);
@@ -1404,6 +1458,7 @@ static const struct {
     {"random_timelines_resume_by_the_daemons_rule", test_random_timelines_resume_by_the_daemons_rule},
     {"manifest_sessions", test_manifest_sessions},
     {"live_manifest_refreshes", test_live_manifest_refreshes},
+    {"manifest_restrictions", test_manifest_restrictions},
 };
 
 int main(int argc, char **argv) {

@@ -61,6 +61,22 @@ extension SnapbackV1.AdBreak: ProtoJSONMessage {
             w.key("contentResumeOffset")
             w.double(v)
         }
+        if self.open {
+            w.key("open")
+            w.bool(self.open)
+        }
+        if self.unfilled {
+            w.key("unfilled")
+            w.bool(self.unfilled)
+        }
+        if self.restrictSkip {
+            w.key("restrictSkip")
+            w.bool(self.restrictSkip)
+        }
+        if self.restrictJump {
+            w.key("restrictJump")
+            w.bool(self.restrictJump)
+        }
         w.endObject()
     }
 
@@ -88,6 +104,18 @@ extension SnapbackV1.AdBreak: ProtoJSONMessage {
             case "contentResumeOffset", "content_resume_offset":
                 try r.once(&seen, 5, key)
                 self.contentResumeOffset = try r.double()
+            case "open":
+                try r.once(&seen, 6, key)
+                if let v = try r.bool() { self.open = v }
+            case "unfilled":
+                try r.once(&seen, 7, key)
+                if let v = try r.bool() { self.unfilled = v }
+            case "restrictSkip", "restrict_skip":
+                try r.once(&seen, 8, key)
+                if let v = try r.bool() { self.restrictSkip = v }
+            case "restrictJump", "restrict_jump":
+                try r.once(&seen, 9, key)
+                if let v = try r.bool() { self.restrictJump = v }
             default: throw r.unknownField(key, in: "snapback.v1.AdBreak")
             }
         }

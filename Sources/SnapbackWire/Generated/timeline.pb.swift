@@ -34,6 +34,10 @@ extension SnapbackV1.AdBreak: ProtoCMessage {
         if c._content_resume_offset_case == SNAPBACK__V1__AD_BREAK___CONTENT_RESUME_OFFSET_CONTENT_RESUME_OFFSET {
             self.contentResumeOffset = c.content_resume_offset
         }
+        self.open = c.open != 0
+        self.unfilled = c.unfilled != 0
+        self.restrictSkip = c.restrict_skip != 0
+        self.restrictJump = c.restrict_jump != 0
     }
 
     func write(to m: inout Snapback__V1__AdBreak, in arena: CArena) {
@@ -49,6 +53,10 @@ extension SnapbackV1.AdBreak: ProtoCMessage {
             m._content_resume_offset_case = SNAPBACK__V1__AD_BREAK___CONTENT_RESUME_OFFSET_CONTENT_RESUME_OFFSET
             m.content_resume_offset = v
         }
+        m.open = ProtoC.cBool(self.open)
+        m.unfilled = ProtoC.cBool(self.unfilled)
+        m.restrict_skip = ProtoC.cBool(self.restrictSkip)
+        m.restrict_jump = ProtoC.cBool(self.restrictJump)
     }
 }
 
@@ -90,6 +98,18 @@ extension SnapbackV1.AdBreak {
             case (6, 1):
                 guard let v = r.double() else { return false }
                 self.contentResumeOffset = v
+            case (7, 0):
+                guard let v = r.varint() else { return false }
+                self.open = v != 0
+            case (8, 0):
+                guard let v = r.varint() else { return false }
+                self.unfilled = v != 0
+            case (9, 0):
+                guard let v = r.varint() else { return false }
+                self.restrictSkip = v != 0
+            case (10, 0):
+                guard let v = r.varint() else { return false }
+                self.restrictJump = v != 0
             default: return false
             }
         }
@@ -117,6 +137,18 @@ extension SnapbackV1.AdBreak: ProtoDirectMessage {
         }
         if self.contentResumeOffset != nil {
             n += RawWriter.varintSize(49) + 8
+        }
+        if self.open {
+            n += RawWriter.varintSize(56) + 1
+        }
+        if self.unfilled {
+            n += RawWriter.varintSize(64) + 1
+        }
+        if self.restrictSkip {
+            n += RawWriter.varintSize(72) + 1
+        }
+        if self.restrictJump {
+            n += RawWriter.varintSize(80) + 1
         }
         return n
     }
@@ -147,6 +179,22 @@ extension SnapbackV1.AdBreak: ProtoDirectMessage {
         if let v = self.contentResumeOffset {
             out.varint(49)
             out.rawDouble(v)
+        }
+        if self.open {
+            out.varint(56)
+            out.varint((self.open ? 1 : 0))
+        }
+        if self.unfilled {
+            out.varint(64)
+            out.varint((self.unfilled ? 1 : 0))
+        }
+        if self.restrictSkip {
+            out.varint(72)
+            out.varint((self.restrictSkip ? 1 : 0))
+        }
+        if self.restrictJump {
+            out.varint(80)
+            out.varint((self.restrictJump ? 1 : 0))
         }
     }
 }

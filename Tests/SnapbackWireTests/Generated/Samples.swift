@@ -97,6 +97,10 @@ extension SnapbackV1.AdBreak: Sampled {
         v.adDurations = [4.5, 4.5]
         v.watched = true
         v.contentResumeOffset = 6.5
+        v.open = true
+        v.unfilled = true
+        v.restrictSkip = true
+        v.restrictJump = true
         return v
     }
     static var sample1: Self {
@@ -107,6 +111,10 @@ extension SnapbackV1.AdBreak: Sampled {
         v.adDurations = [4.5, 4.5]
         v.watched = true
         v.contentResumeOffset = 6.5
+        v.open = true
+        v.unfilled = true
+        v.restrictSkip = true
+        v.restrictJump = true
         return v
     }
     static var samples: [Self] {

@@ -66,17 +66,20 @@ typedef struct snapback_cue_break {
      * the live edge if that is longer). 0 when unknown (VMAP without inline VAST durations). */
     double duration;
     /* The end is not known yet: a live CUE-OUT without its CUE-IN, a date range with only a
-     * PLANNED-DURATION, a live SCTE-35 event without a duration. Each refresh updates it. */
+     * PLANNED-DURATION, a live SCTE-35 event without a duration. Each refresh updates it.
+     * snapback_session_open_cues() and _update_cues() send it at once as AdBreak.open, which lets
+     * UpdateBreaks extend and close it. */
     bool open;
     /* The break plays nothing (a VMAP AdBreak the ad server left empty): it must not snap anyone back.
-     * snapback_cues_session_breaks() and snapback_cues_ad_rules() leave it out. */
+     * snapback_cues_session_breaks() and snapback_cues_ad_rules() leave it out; the session calls send a
+     * stitched stream's marked (AdBreak.unfilled: the daemon keeps its place, plays nothing). */
     bool unfilled;
     const double *ad_durations; /* per ad, when the manifest says (VMAP inline VAST) */
     size_t n_ad_durations;
     /* Seconds of content it replaces (HLS X-RESUME-OFFSET, or an interstitial's duration). */
     bool has_content_resume_offset;
     double content_resume_offset;
-    unsigned restrictions; /* SNAPBACK_CUE_RESTRICT_ bits */
+    unsigned restrictions; /* SNAPBACK_CUE_RESTRICT_ bits: sent as AdBreak.restrict_skip, restrict_jump */
     unsigned snap;         /* SNAPBACK_CUE_SNAP_ bits */
     bool once;             /* HLS CUE=ONCE: played once, then skipped (watched) */
     bool has_playout_limit;
@@ -143,21 +146,28 @@ SNAPBACK_API const snapback_cue_note *snapback_cues_rejected(const snapback_cues
 /* The changes the last text made to the breaks (the first text: every break ADDED). */
 SNAPBACK_API const snapback_cue_change *snapback_cues_changes(const snapback_cues *cues, size_t *n);
 
-/* The breaks as a stitched session's (HLS, DASH), sorted by start: those with a known end and a
- * length. Left out: unfilled breaks, breaks without a length, a break overlapping the one before it,
- * and open breaks until a refresh closes them (UpdateBreaks adds breaks but never changes one, so an
- * estimate could not be corrected). Valid until the next update or free. */
+/* The breaks as a stitched session's (HLS, DASH) in snapback_break, which has no field for open,
+ * unfilled or restrictions, sorted by start: those with a known end and a length. Left out: unfilled
+ * breaks, breaks without a length, a break overlapping the one before it, and open breaks until a
+ * refresh closes them (sent without its open flag, an estimate would be final for the daemon).
+ * snapback_session_open_cues() and _update_cues() send more: open breaks at once, unfilled ones marked,
+ * restrictions. Valid until the next update or free. */
 SNAPBACK_API const snapback_break *snapback_cues_session_breaks(const snapback_cues *cues, size_t *n);
 /* VMAP: the filled breaks as client-side ad rules (pre-roll, mid-roll times, post-roll). false when
  * the breaks are not VMAP's. The arrays stay valid until the next update or free. */
 SNAPBACK_API bool snapback_cues_ad_rules(const snapback_cues *cues, snapback_ad_rules *out);
 
 /* Opens a session with the breaks of `cues`: `params` as for snapback_session_open, its breaks (or,
- * for VMAP, its ad rules) replaced by the manifest's; a live manifest makes it a live session. */
+ * for VMAP, its ad rules) replaced by the manifest's; a live manifest makes it a live session. The
+ * breaks go out with what the manifest says of them (AdBreak.open, unfilled, restrict_skip,
+ * restrict_jump; PROTOCOL.md "Breaks from a manifest"): every break with a length or still open,
+ * unfilled ones marked, none overlapping the one before it. */
 SNAPBACK_API int snapback_session_open_cues(snapback_client *client, const snapback_session_params *params,
                                             const snapback_cues *cues, snapback_reply_cb callback, void *user,
                                             snapback_session **out);
-/* After a live refresh (snapback_cues_update): UpdateBreaks with the breaks now known. */
+/* After a live refresh (snapback_cues_update): UpdateBreaks with the breaks now known, as
+ * snapback_session_open_cues sends them: an open break's new estimate, or its end once closed. A closed
+ * break the manifest changed afterwards is refused by the daemon (INVALID_ARGUMENT, the whole update). */
 SNAPBACK_API int snapback_session_update_cues(snapback_session *session, const snapback_cues *cues,
                                               snapback_reply_cb callback, void *user);
 

@@ -1268,7 +1268,7 @@ void   snapback__v1__break_state__free_unpacked
   assert(message->base.descriptor == &snapback__v1__break_state__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-static const ProtobufCFieldDescriptor snapback__v1__ad_break__field_descriptors[6] =
+static const ProtobufCFieldDescriptor snapback__v1__ad_break__field_descriptors[10] =
 {
   {
     "id",
@@ -1342,19 +1342,71 @@ static const ProtobufCFieldDescriptor snapback__v1__ad_break__field_descriptors[
     0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "open",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__AdBreak, open),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "unfilled",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__AdBreak, unfilled),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "restrict_skip",
+    9,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__AdBreak, restrict_skip),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "restrict_jump",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__AdBreak, restrict_jump),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned snapback__v1__ad_break__field_indices_by_name[] = {
   3,   /* field[3] = ad_durations */
   5,   /* field[5] = content_resume_offset */
   2,   /* field[2] = duration */
   0,   /* field[0] = id */
+  6,   /* field[6] = open */
+  9,   /* field[9] = restrict_jump */
+  8,   /* field[8] = restrict_skip */
   1,   /* field[1] = start */
+  7,   /* field[7] = unfilled */
   4,   /* field[4] = watched */
 };
 static const ProtobufCIntRange snapback__v1__ad_break__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 6 }
+  { 0, 10 }
 };
 const ProtobufCMessageDescriptor snapback__v1__ad_break__descriptor =
 {
@@ -1364,7 +1416,7 @@ const ProtobufCMessageDescriptor snapback__v1__ad_break__descriptor =
   "Snapback__V1__AdBreak",
   "snapback.v1",
   sizeof(Snapback__V1__AdBreak),
-  6,
+  10,
   snapback__v1__ad_break__field_descriptors,
   snapback__v1__ad_break__field_indices_by_name,
   1,  snapback__v1__ad_break__number_ranges,

@@ -214,6 +214,31 @@ public nonisolated struct Snapback_V1_AdBreak: Sendable {
   /// Clears the value of `contentResumeOffset`. Subsequent reads from it will return its default value.
   public mutating func clearContentResumeOffset() {self._contentResumeOffset = nil}
 
+  /// The break's end is not known yet (a live CUE-OUT without its CUE-IN, a date range with only a
+  /// PLANNED-DURATION, an SCTE-35 event without a duration): `duration` is an estimate, and the break ends
+  /// there until an UpdateBreaks changes it. An UpdateBreaks may give an open break (same id, same start)
+  /// another duration and content_resume_offset, with `open` still set (extended) or cleared (closed: its
+  /// end is known, and from then on it can no longer change). A seek over its start is held to it as to
+  /// any break; the return to a target inside the estimate is kept and taken when the break ends before
+  /// it. Ignored by ad-rules sessions.
+  public var `open`: Bool = false
+
+  /// The break plays nothing (a VMAP break the ad server left empty): it never holds a seek, never plays
+  /// on a resume or when playback reaches it, and ad rules never play it. It keeps its place on the
+  /// stream's clock (its duration and content_resume_offset as given) and is listed in the session's
+  /// state, so an integrator sees it.
+  public var unfilled: Bool = false
+
+  /// The manifest's X-RESTRICT=SKIP: the viewer may not skip through the break while it plays unwatched —
+  /// a seek or trick play out of it is refused (the policy's refuse_seeks_during_unwatched_break for this
+  /// break), whatever the session's preset, and on a live session too. PROTOCOL.md "Restrictions".
+  public var restrictSkip: Bool = false
+
+  /// The manifest's X-RESTRICT=JUMP: the viewer may not seek past the break — a forward seek over its
+  /// start or into it is held to it while it is unwatched (the seek gate's crossed break), whatever the
+  /// preset, on a live session too. PROTOCOL.md "Restrictions".
+  public var restrictJump: Bool = false
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -758,7 +783,7 @@ public nonisolated struct Snapback_V1_BreakAtRequest: Sendable {
   public init() {}
 }
 
-public nonisolated struct Snapback_V1_BreakAtReply: Sendable {
+public nonisolated struct Snapback_V1_BreakAtReply: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
@@ -766,30 +791,29 @@ public nonisolated struct Snapback_V1_BreakAtReply: Sendable {
   /// The break with the greatest start <= stream_time (it contains stream_time when
   /// stream_time < start + duration); absent when none.
   public var previous: Snapback_V1_AdBreak {
-    get {_previous ?? Snapback_V1_AdBreak()}
-    set {_previous = newValue}
+    get {_storage._previous ?? Snapback_V1_AdBreak()}
+    set {_uniqueStorage()._previous = newValue}
   }
   /// Returns true if `previous` has been explicitly set.
-  public var hasPrevious: Bool {self._previous != nil}
+  public var hasPrevious: Bool {_storage._previous != nil}
   /// Clears the value of `previous`. Subsequent reads from it will return its default value.
-  public mutating func clearPrevious() {self._previous = nil}
+  public mutating func clearPrevious() {_uniqueStorage()._previous = nil}
 
   /// The break with the smallest start > stream_time; absent when none.
   public var next: Snapback_V1_AdBreak {
-    get {_next ?? Snapback_V1_AdBreak()}
-    set {_next = newValue}
+    get {_storage._next ?? Snapback_V1_AdBreak()}
+    set {_uniqueStorage()._next = newValue}
   }
   /// Returns true if `next` has been explicitly set.
-  public var hasNext: Bool {self._next != nil}
+  public var hasNext: Bool {_storage._next != nil}
   /// Clears the value of `next`. Subsequent reads from it will return its default value.
-  public mutating func clearNext() {self._next = nil}
+  public mutating func clearNext() {_uniqueStorage()._next = nil}
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
-  fileprivate var _previous: Snapback_V1_AdBreak? = nil
-  fileprivate var _next: Snapback_V1_AdBreak? = nil
+  fileprivate var _storage = _StorageClass.defaultInstance
 }
 
 /// A session's state with a page of its breaks: at most 1000 of them, from `first_break` (an index into
@@ -925,7 +949,7 @@ nonisolated extension Snapback_V1_BreakPosition: SwiftProtobuf._ProtoNameProvidi
 
 nonisolated extension Snapback_V1_AdBreak: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".AdBreak"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}start\0\u{1}duration\0\u{3}ad_durations\0\u{1}watched\0\u{3}content_resume_offset\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}start\0\u{1}duration\0\u{3}ad_durations\0\u{1}watched\0\u{3}content_resume_offset\0\u{1}open\0\u{1}unfilled\0\u{3}restrict_skip\0\u{3}restrict_jump\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -939,6 +963,10 @@ nonisolated extension Snapback_V1_AdBreak: SwiftProtobuf.Message, SwiftProtobuf.
       case 4: try { try decoder.decodeRepeatedDoubleField(value: &self.adDurations) }()
       case 5: try { try decoder.decodeSingularBoolField(value: &self.watched) }()
       case 6: try { try decoder.decodeSingularDoubleField(value: &self._contentResumeOffset) }()
+      case 7: try { try decoder.decodeSingularBoolField(value: &self.`open`) }()
+      case 8: try { try decoder.decodeSingularBoolField(value: &self.unfilled) }()
+      case 9: try { try decoder.decodeSingularBoolField(value: &self.restrictSkip) }()
+      case 10: try { try decoder.decodeSingularBoolField(value: &self.restrictJump) }()
       default: break
       }
     }
@@ -967,6 +995,18 @@ nonisolated extension Snapback_V1_AdBreak: SwiftProtobuf.Message, SwiftProtobuf.
     try { if let v = self._contentResumeOffset {
       try visitor.visitSingularDoubleField(value: v, fieldNumber: 6)
     } }()
+    if self.`open` != false {
+      try visitor.visitSingularBoolField(value: self.`open`, fieldNumber: 7)
+    }
+    if self.unfilled != false {
+      try visitor.visitSingularBoolField(value: self.unfilled, fieldNumber: 8)
+    }
+    if self.restrictSkip != false {
+      try visitor.visitSingularBoolField(value: self.restrictSkip, fieldNumber: 9)
+    }
+    if self.restrictJump != false {
+      try visitor.visitSingularBoolField(value: self.restrictJump, fieldNumber: 10)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -977,6 +1017,10 @@ nonisolated extension Snapback_V1_AdBreak: SwiftProtobuf.Message, SwiftProtobuf.
     if lhs.adDurations != rhs.adDurations {return false}
     if lhs.watched != rhs.watched {return false}
     if lhs._contentResumeOffset != rhs._contentResumeOffset {return false}
+    if lhs.`open` != rhs.`open` {return false}
+    if lhs.unfilled != rhs.unfilled {return false}
+    if lhs.restrictSkip != rhs.restrictSkip {return false}
+    if lhs.restrictJump != rhs.restrictJump {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1933,36 +1977,74 @@ nonisolated extension Snapback_V1_BreakAtReply: SwiftProtobuf.Message, SwiftProt
   public static let protoMessageName: String = _protobuf_package + ".BreakAtReply"
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}previous\0\u{1}next\0")
 
+  fileprivate class _StorageClass {
+    var _previous: Snapback_V1_AdBreak? = nil
+    var _next: Snapback_V1_AdBreak? = nil
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _previous = source._previous
+      _next = source._next
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
+
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularMessageField(value: &self._previous) }()
-      case 2: try { try decoder.decodeSingularMessageField(value: &self._next) }()
-      default: break
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularMessageField(value: &_storage._previous) }()
+        case 2: try { try decoder.decodeSingularMessageField(value: &_storage._next) }()
+        default: break
+        }
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
-    try { if let v = self._previous {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
-    } }()
-    try { if let v = self._next {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
-    } }()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      try { if let v = _storage._previous {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+      } }()
+      try { if let v = _storage._next {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+      } }()
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Snapback_V1_BreakAtReply, rhs: Snapback_V1_BreakAtReply) -> Bool {
-    if lhs._previous != rhs._previous {return false}
-    if lhs._next != rhs._next {return false}
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._previous != rhs_storage._previous {return false}
+        if _storage._next != rhs_storage._next {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

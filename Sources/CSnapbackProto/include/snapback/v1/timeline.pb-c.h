@@ -128,6 +128,35 @@ struct  Snapback__V1__AdBreak
    * Whether the break counts as watched.
    */
   protobuf_c_boolean watched;
+  /*
+   * The break's end is not known yet (a live CUE-OUT without its CUE-IN, a date range with only a
+   * PLANNED-DURATION, an SCTE-35 event without a duration): `duration` is an estimate, and the break ends
+   * there until an UpdateBreaks changes it. An UpdateBreaks may give an open break (same id, same start)
+   * another duration and content_resume_offset, with `open` still set (extended) or cleared (closed: its
+   * end is known, and from then on it can no longer change). A seek over its start is held to it as to
+   * any break; the return to a target inside the estimate is kept and taken when the break ends before
+   * it. Ignored by ad-rules sessions.
+   */
+  protobuf_c_boolean open;
+  /*
+   * The break plays nothing (a VMAP break the ad server left empty): it never holds a seek, never plays
+   * on a resume or when playback reaches it, and ad rules never play it. It keeps its place on the
+   * stream's clock (its duration and content_resume_offset as given) and is listed in the session's
+   * state, so an integrator sees it.
+   */
+  protobuf_c_boolean unfilled;
+  /*
+   * The manifest's X-RESTRICT=SKIP: the viewer may not skip through the break while it plays unwatched —
+   * a seek or trick play out of it is refused (the policy's refuse_seeks_during_unwatched_break for this
+   * break), whatever the session's preset, and on a live session too. PROTOCOL.md "Restrictions".
+   */
+  protobuf_c_boolean restrict_skip;
+  /*
+   * The manifest's X-RESTRICT=JUMP: the viewer may not seek past the break — a forward seek over its
+   * start or into it is held to it while it is unwatched (the seek gate's crossed break), whatever the
+   * preset, on a live session too. PROTOCOL.md "Restrictions".
+   */
+  protobuf_c_boolean restrict_jump;
   Snapback__V1__AdBreak__ContentResumeOffsetCase _content_resume_offset_case;
   union {
     double content_resume_offset;
@@ -135,7 +164,7 @@ struct  Snapback__V1__AdBreak
 };
 #define SNAPBACK__V1__AD_BREAK__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&snapback__v1__ad_break__descriptor) \
-    , (char *)protobuf_c_empty_string, 0, 0, 0,NULL, 0, SNAPBACK__V1__AD_BREAK___CONTENT_RESUME_OFFSET__NOT_SET, {0} }
+    , (char *)protobuf_c_empty_string, 0, 0, 0,NULL, 0, 0, 0, 0, 0, SNAPBACK__V1__AD_BREAK___CONTENT_RESUME_OFFSET__NOT_SET, {0} }
 
 
 typedef enum {
