@@ -3,8 +3,8 @@
 # permissions checked with libnats itself (Tests/sync/kv_probe.c, Tests/sync/test_permissions.py), then
 # two households' boxes — snapbackd and snapback-sync each — through the players' protocol
 # (Tests/sync/test_household.py; faketime sets a box's clock off).
-# nats-server, libnats-dev and faketime are installed when missing; a machine where they cannot be
-# skips the test, saying so.
+# nats-server, libnats-dev and faketime are installed when missing; where they cannot be, the test fails,
+# saying so (skipped only as a part of make test, scripts/cannot-run.sh).
 SYNC_APT_PACKAGES := nats-server libnats-dev faketime
 SYNC_BUILD        := $(C_BUILD)/sync
 # Each script's bound: it fails rather than hang.
@@ -26,8 +26,8 @@ $(SYNC_BUILD)/kv-probe: Tests/sync/kv_probe.c
 
 test-sync: deps deps-sync ## Household sync end to end: nats-server, config/nats-server.conf's permissions, boxes of two households
 	@if ! command -v nats-server >/dev/null || ! pkg-config --exists libnats || ! command -v faketime >/dev/null; then \
-		echo "test-sync: SKIPPED: nats-server, libnats-dev or faketime is not installed and could not be (make deps-sync)"; \
-		exit 0; \
+		scripts/cannot-run.sh test-sync "nats-server, libnats-dev or faketime is not installed and could not be (make deps-sync)"; \
+		exit $$?; \
 	fi; \
 	$(SWIFT) build --product snapbackd && $(SWIFT) build --product snapback-sync && \
 	$(MAKE) --no-print-directory $(SYNC_BUILD)/kv-probe && \
