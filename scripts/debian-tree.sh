@@ -42,6 +42,18 @@ debian_tree() {
     echo "$tool: $suite $arch tree made in $((SECONDS - start)) s, $(du -sh "$root" | cut -f1)"
 }
 
+# sysroot_links ROOT: ROOT's absolute symbolic links under usr/lib made relative (libm.so ->
+# /lib/aarch64-linux-gnu/libm.so.6 in Debian 12), so that a linker given ROOT as --sysroot follows them
+# into ROOT: lld follows the absolute one to the build machine's own path, finds nothing there, and links
+# libm.a instead, whose calls into libc.a are then undefined. Idempotent.
+sysroot_links() {
+    local root=$1 link target
+    while IFS= read -r -d '' link; do
+        target=$(readlink "$link")
+        ln -sfn "$(realpath -m -s --relative-to="$(dirname "$link")" "$root$target")" "$link"
+    done < <(find "$root/usr/lib" -type l -lname '/*' -print0)
+}
+
 # git_redirections: the host's system and global url.BASE.insteadOf (e.g. to local mirrors of the
 # package dependencies) as GIT_CONFIG_* assignments in git_env, and each BASE that is a host directory
 # in binds, to be bind-mounted at the same path in the tree.

@@ -64,6 +64,7 @@ debian_tree "$host_root" "$(dpkg --print-architecture)" sid "$(packages_of swift
 debian_tree "$root" arm64 sid "$(packages_of arm64)" "$mirror" ARM64_MIRROR
 if [ "$mode" = cross ]; then
     debian_tree "$sysroot" arm64 bookworm "$(packages_of bookworm)" "$mirror" ARM64_MIRROR
+    sysroot_links "$sysroot"
 else
     sysroot=$root
 fi
