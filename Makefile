@@ -72,6 +72,7 @@ test: deps check-proto lint ## Lint, build, run unit, wire and daemon integratio
 	$(SWIFT) test --filter MonthSoakTests
 	python3 Tests/clients/python/test_snapback_client.py $(DEBUG_BIN)/snapbackd
 	python3 Tests/clients/python/wire_mutation.py $(DEBUG_BIN)/snapbackd --seconds 10
+	$(MAKE) --no-print-directory test-web
 	$(MAKE) --no-print-directory test-c
 	$(MAKE) --no-print-directory test-mpv
 	$(MAKE) --no-print-directory test-gstreamer
@@ -98,6 +99,8 @@ include integrations/mpv/build.mk
 include integrations/gstreamer/build.mk
 # Household sync against a real nats-server.
 include mk/sync.mk
+# The web bridge (snapback-web) against the real daemon.
+include mk/web.mk
 # make install and make uninstall: the daemon, the CLI, units, configuration, man pages, libsnapback.
 include mk/install.mk
 # make deb and make check-deb: Debian packages of what make install puts in place, and their install test.

@@ -6,6 +6,7 @@
 //   SnapbackTimeline  pure state machine: events in, actions out, time passed in (no I/O, no Foundation)
 //   CSnapbackProto    protoc-c output for proto/snapback/v1 (generated, committed; `make proto`)
 //   SnapbackWire      frame codec and protobuf-c <-> Swift value mapping
+//   SnapbackJSON      every message's proto3 canonical JSON, generated (the CLI and the web bridge; not snapbackd)
 //   SnapbackStore     bookmark and watched-state store interface and implementations
 //   SnapbackDaemon    the libuv shell: loop executor, listener, connections, timers, signals
 //   SnapbackEmbedded  EmbeddedPeer and ManualClock: the daemon's service in process, for the tests, the fuzzer
@@ -19,8 +20,12 @@
 //   SnapbackFuzzing   bytes from a peer through decoder + mapping + timeline, for libFuzzer and the tests
 //   snapback-fuzz     the libFuzzer entry point over decoder, request decoding and timeline
 //   snapback-fuzz-daemon  the libFuzzer entry point over the whole service, in process
+//   snapback-fuzz-json    the libFuzzer entry point over the generated JSON decoders
 //   SnapbackSync      the household sync agent's logic: config, key encoding, outbox, the exchange
 //   snapback-sync     the sync agent executable (only `main`): snapbackd's Sync service <-> NATS KV
+//   SnapbackWeb       the web bridge's logic: WebSocket framing, the upgrade's checks, its configuration
+//   snapback-web      the web bridge: pages' WebSockets on loopback <-> snapbackd, one connection each
+//   snapback-fuzz-web the libFuzzer entry point over the bridge's request heads and WebSocket framing
 import PackageDescription
 
 // The release daemon's speed levers, each opt-in (perf/README.md: what each does and the figure that keeps
@@ -87,6 +92,7 @@ let package = Package(
         .executable(name: "snapbackd", targets: ["snapbackd"]),
         .executable(name: "snapback", targets: ["snapback"]),
         .executable(name: "snapback-sync", targets: ["snapback-sync"]),
+        .executable(name: "snapback-web", targets: ["snapback-web"]),
         .library(name: "SnapbackTimeline", targets: ["SnapbackTimeline"])
     ],
     dependencies: [
@@ -119,31 +125,53 @@ let package = Package(
         .target(
             name: "SnapbackStore", dependencies: ["SnapbackTimeline", "CSQLite"],
             swiftSettings: functionSections + profileGuided + freshObjects),
+        // The `key = value` reader of snapbackd.conf and sync.conf.
+        .target(name: "SnapbackConfigFile", swiftSettings: functionSections + freshObjects),
         .target(
             name: "SnapbackDaemon",
-            dependencies: ["CLibUV", "SnapbackWire", "SnapbackTimeline", "SnapbackStore"],
+            dependencies: ["CLibUV", "SnapbackWire", "SnapbackTimeline", "SnapbackStore", "SnapbackConfigFile"],
             swiftSettings: hotPath + functionSections + profileGuided + freshObjects
         ),
         .target(name: "SnapbackEmbedded", dependencies: ["SnapbackDaemon", "SnapbackWire"]),
         .target(name: "SnapbackClient", dependencies: ["SnapbackWire", "SnapbackTimeline", "CSnapbackProto"]),
         .target(
             name: "SnapbackFuzzing",
-            dependencies: ["SnapbackWire", "SnapbackTimeline", "SnapbackDaemon", "SnapbackEmbedded", "SnapbackStore"]),
+            dependencies: [
+                "SnapbackWire", "SnapbackTimeline", "SnapbackDaemon", "SnapbackEmbedded", "SnapbackStore", "SnapbackJSON"
+            ]),
         .executableTarget(
             name: "snapbackd", dependencies: ["SnapbackDaemon"],
             swiftSettings: functionSections + profileGuided + freshObjects, linkerSettings: smallDaemon),
         .executableTarget(name: "snapback-fuzz", dependencies: ["SnapbackFuzzing"]),
         .target(
             name: "SnapbackSync",
-            dependencies: ["SnapbackClient", "SnapbackWire", "SnapbackTimeline", "SnapbackCLI", "CSQLite", "CNats"]),
+            dependencies: [
+                "SnapbackClient", "SnapbackWire", "SnapbackTimeline", "SnapbackCLI", "SnapbackConfigFile", "CSQLite", "CNats"
+            ]),
         .executableTarget(name: "snapback-sync", dependencies: ["SnapbackSync"]),
         .executableTarget(name: "snapback-fuzz-daemon", dependencies: ["SnapbackFuzzing"]),
+        .executableTarget(name: "snapback-fuzz-json", dependencies: ["SnapbackFuzzing"]),
+        // The web bridge: WebSocket framing, the upgrade and its checks, its configuration (no I/O), and
+        // the process on the libuv shell that relays each page to snapbackd over a connection of its own.
+        .target(name: "SnapbackWeb", dependencies: ["SnapbackDaemon", "SnapbackWire", "SnapbackConfigFile"]),
+        .executableTarget(
+            name: "snapback-web", dependencies: ["SnapbackWeb", "SnapbackDaemon", "SnapbackWire", "SnapbackConfigFile", "CLibUV"]),
+        .executableTarget(name: "snapback-fuzz-web", dependencies: ["SnapbackWeb"]),
         .executableTarget(
             name: "snapback",
             dependencies: [
-                "SnapbackClient", "SnapbackWire", "SnapbackTimeline", "SnapbackCLI", "SnapbackCommandLine",
-                .product(name: "ArgumentParser", package: "swift-argument-parser")
+                "SnapbackClient", "SnapbackWire", "SnapbackTimeline", "SnapbackCLI", "SnapbackCommandLine", "SnapbackJSON",
+                "CSnapbackCues", "CSnapbackFetch", .product(name: "ArgumentParser", package: "swift-argument-parser")
             ]),
+        // libsnapback's break sources (HLS, DASH, VMAP, SCTE-35: the readers alone, without the client),
+        // the very C the players link, for `snapback cues`; expat reads the XML.
+        .target(
+            name: "CSnapbackCues", path: "libsnapback",
+            sources: ["src/cues.c", "src/cues_hls.c", "src/cues_xml.c", "src/scte35.c"],
+            publicHeadersPath: "include",
+            linkerSettings: [.linkedLibrary("expat"), .linkedLibrary("m")]),
+        // A manifest from a file or an http(s) URL through libcurl (`snapback cues`, and the mpv plugin).
+        .target(name: "CSnapbackFetch", path: "Sources/CSnapbackFetch", linkerSettings: [.linkedLibrary("curl")]),
         // Not installed. SnapbackDaemon, SnapbackEmbedded and SnapbackStore for `snapback-bench store`'s
         // in-process group-commit phase (the real service and store on a virtual clock).
         .executableTarget(
@@ -166,25 +194,34 @@ let package = Package(
         .target(name: "CLinux", path: "Sources/CLinux"),
         // What the CLI draws and prints, as pure functions of replies (a session's timeline, JSON): a
         // library so that unit tests reach it without a daemon. No argument parsing, no I/O.
-        .target(name: "SnapbackCLI", dependencies: ["SnapbackWire", "SnapbackTimeline"]),
+        .target(name: "SnapbackCLI", dependencies: ["SnapbackWire", "SnapbackTimeline", "SnapbackJSON"]),
+        // Every message's proto3 JSON form, generated (scripts/gen-wire.py): for the CLI's --json and the
+        // web bridge. snapbackd speaks no JSON and does not link it.
+        .target(name: "SnapbackJSON", dependencies: ["SnapbackWire", "SnapbackTimeline", "CSnapbackProto"]),
         // Helpers the test suites share (a seeded generator); not part of any product.
         .target(name: "SnapbackTestSupport", path: "Tests/SnapbackTestSupport"),
         .testTarget(name: "SnapbackTimelineTests", dependencies: ["SnapbackTimeline", "SnapbackTestSupport"]),
         .testTarget(
             name: "SnapbackWireTests",
-            dependencies: ["SnapbackWire", "CSnapbackProto", "SnapbackFuzzing", "SnapbackTestSupport"]),
+            dependencies: ["SnapbackWire", "CSnapbackProto", "SnapbackFuzzing", "SnapbackTestSupport", "SnapbackJSON"]),
         .testTarget(
             name: "SnapbackStoreTests", dependencies: ["SnapbackStore", "SnapbackTimeline", "CSQLite", "SnapbackTestSupport"]),
         .testTarget(
             name: "SnapbackSyncTests",
-            dependencies: ["SnapbackSync", "SnapbackClient", "SnapbackWire", "SnapbackTimeline", "SnapbackTestSupport", "CSQLite"]
+            dependencies: [
+                "SnapbackSync", "SnapbackClient", "SnapbackWire", "SnapbackTimeline", "SnapbackConfigFile", "SnapbackTestSupport",
+                "CSQLite"
+            ]
         ),
-        .testTarget(name: "SnapbackCLITests", dependencies: ["SnapbackCLI", "SnapbackWire", "SnapbackTimeline"]),
+        .testTarget(
+            name: "SnapbackWebTests", dependencies: ["SnapbackWeb", "SnapbackDaemon", "SnapbackConfigFile", "SnapbackTestSupport"]
+        ),
+        .testTarget(name: "SnapbackCLITests", dependencies: ["SnapbackCLI", "SnapbackWire", "SnapbackTimeline", "SnapbackJSON"]),
         .testTarget(
             name: "SnapbackDaemonTests",
             dependencies: [
                 "SnapbackClient", "SnapbackWire", "CSnapbackProto", "SnapbackDaemon", "SnapbackEmbedded", "SnapbackStore",
-                "SnapbackFuzzing", "SnapbackTestSupport", "CLinux", "SnapbackSync", "SnapbackCLI"
+                "SnapbackFuzzing", "SnapbackTestSupport", "CLinux", "SnapbackSync", "SnapbackCLI", "SnapbackConfigFile"
             ]
         )
     ]

@@ -14,16 +14,20 @@
 # member no larger than the biggest). The header says "Since 0.x.0" beside each.
 
 CC              ?= cc
-LIBSNAPBACK_VERSION := 0.2.0
+LIBSNAPBACK_VERSION := 0.3.0
 LIBSNAPBACK_SOVERSION := 0
 C_BUILD         := .build-c
 C_WARNINGS      := -std=c11 -Wall -Wextra -Werror
 C_LIB_SOURCES   := $(wildcard libsnapback/src/*.c) $(wildcard Sources/CSnapbackProto/snapback/v1/*.c)
-C_LIB_HEADERS   := libsnapback/include/snapback/snapback.h libsnapback/src/internal.h \
+C_LIB_HEADERS   := libsnapback/include/snapback/snapback.h libsnapback/include/snapback/cues.h \
+	libsnapback/src/internal.h libsnapback/src/cues_internal.h \
 	$(wildcard Sources/CSnapbackProto/include/snapback/v1/*.h)
 C_LIB_CFLAGS    := $(C_WARNINGS) -fPIC -fvisibility=hidden -Ilibsnapback/include -ISources/CSnapbackProto/include \
 	$(shell pkg-config --cflags libprotobuf-c 2>/dev/null)
 PROTOBUF_C_LIBS  = $(shell pkg-config --libs libprotobuf-c)
+# What libsnapback links besides protobuf-c: expat (the break sources' XML) and libm. Whoever links the
+# static archive links these too (the plugins; libsnapback.pc's Requires.private and Libs.private).
+LIBSNAPBACK_DEPS = $(PROTOBUF_C_LIBS) $(shell pkg-config --libs expat) -lm
 GLIB_CFLAGS      = $(shell pkg-config --cflags glib-2.0)
 GLIB_LIBS        = $(shell pkg-config --libs glib-2.0)
 ASAN_FLAGS      := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
@@ -42,7 +46,7 @@ define c_library
 $(1)/libsnapback.so.$(LIBSNAPBACK_VERSION): $(C_LIB_SOURCES) $(C_LIB_HEADERS) libsnapback/libsnapback.map
 	@mkdir -p $(1)
 	$(CC) $(C_LIB_CFLAGS) $(2) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=libsnapback/libsnapback.map \
-		-Wl,--no-undefined -o $$@ $(C_LIB_SOURCES) $(PROTOBUF_C_LIBS)
+		-Wl,--no-undefined -o $$@ $(C_LIB_SOURCES) $(LIBSNAPBACK_DEPS)
 $(1)/$(SONAME): $(1)/libsnapback.so.$(LIBSNAPBACK_VERSION)
 	ln -sf libsnapback.so.$(LIBSNAPBACK_VERSION) $$@
 $(1)/libsnapback.so: $(1)/$(SONAME)
@@ -63,6 +67,8 @@ $(C_REL)/libsnapback.a: $(C_LIB_SOURCES) $(C_LIB_HEADERS)
 define c_programs
 $(1)/test_client: libsnapback/tests/test_client.c libsnapback/tests/harness.h $(1)/libsnapback.so
 	$(CC) $(C_WARNINGS) $(2) -D_GNU_SOURCE -Ilibsnapback/include -o $$@ $$< -L$(1) -lsnapback -Wl,-rpath,$(CURDIR)/$(1)
+$(1)/test_cues: libsnapback/tests/test_cues.c $(1)/libsnapback.so
+	$(CC) $(C_WARNINGS) $(2) -Ilibsnapback/include -o $$@ $$< -L$(1) -lsnapback -lm -Wl,-rpath,$(CURDIR)/$(1)
 $(1)/player_poll: examples/player_poll.c examples/scripted_player.h $(1)/libsnapback.so
 	$(CC) $(C_WARNINGS) $(2) -Ilibsnapback/include -o $$@ $$< -L$(1) -lsnapback -Wl,-rpath,$(CURDIR)/$(1)
 $(1)/player_glib: examples/player_glib.c examples/scripted_player.h $(1)/libsnapback.so
@@ -81,17 +87,27 @@ C_STAGE         := $(C_BUILD)/stage
 C_INSTALLED     := $(C_BUILD)/installed
 STAGE_PKG_CONFIG = PKG_CONFIG_PATH=$(CURDIR)/$(C_STAGE)/usr/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$(CURDIR)/$(C_STAGE) \
 	pkg-config
-C_TEST_PROGRAMS = test_client player_poll player_glib
+C_TEST_PROGRAMS = test_client test_cues player_poll player_glib
+# The break sources' fuzz targets (libsnapback/tests/fuzz, `make fuzz`); their committed corpora are
+# replayed here under ASan and UBSan, each target's LLVMFuzzerTestOneInput built with a plain main.
+CUES_FUZZ       := hls dash vmap scte35
+CUES_FUZZ_DIR   := libsnapback/tests/fuzz
+$(C_ASAN)/replay_%: $(CUES_FUZZ_DIR)/fuzz_%.c $(CUES_FUZZ_DIR)/fuzz_cues.h $(CUES_FUZZ_DIR)/replay.c $(C_ASAN)/libsnapback.so
+	$(CC) $(C_WARNINGS) $(ASAN_FLAGS) -Ilibsnapback/include -o $@ $< $(CUES_FUZZ_DIR)/replay.c -L$(C_ASAN) -lsnapback -lm \
+		-Wl,-rpath,$(CURDIR)/$(C_ASAN)
 test-c: deps lib ## C tests: installed libsnapback against the real daemon, and under ASan+UBSan; exported symbols
 	$(SWIFT) build --product snapbackd
-	$(MAKE) --no-print-directory $(addprefix $(C_ASAN)/,$(C_TEST_PROGRAMS))
-	libsnapback/tests/check-symbols.sh $(C_REL)/libsnapback.so libsnapback/include/snapback/snapback.h
+	$(MAKE) --no-print-directory $(addprefix $(C_ASAN)/,$(C_TEST_PROGRAMS) $(addprefix replay_,$(CUES_FUZZ)))
+	libsnapback/tests/check-symbols.sh $(C_REL)/libsnapback.so libsnapback/include/snapback/snapback.h \
+		libsnapback/include/snapback/cues.h
 	@# C++ players include the header too.
 	$(CXX) -std=c++11 -Wall -Wextra -Werror -Ilibsnapback/include -fsyntax-only -x c++ libsnapback/include/snapback/snapback.h
+	$(CXX) -std=c++11 -Wall -Wextra -Werror -Ilibsnapback/include -fsyntax-only -x c++ libsnapback/include/snapback/cues.h
 	rm -rf $(C_STAGE) $(C_INSTALLED) && mkdir -p $(C_INSTALLED)
 	$(MAKE) --no-print-directory -s install-lib DESTDIR=$(CURDIR)/$(C_STAGE) PREFIX=/usr
 	flags="$$($(STAGE_PKG_CONFIG) --cflags --libs libsnapback) -Wl,-rpath,$(CURDIR)/$(C_STAGE)/usr/lib" && \
 	$(CC) $(C_WARNINGS) -O2 -g -D_GNU_SOURCE -o $(C_INSTALLED)/test_client libsnapback/tests/test_client.c $$flags && \
+	$(CC) $(C_WARNINGS) -O2 -g -o $(C_INSTALLED)/test_cues libsnapback/tests/test_cues.c $$flags -lm && \
 	$(CC) $(C_WARNINGS) -O2 -g -o $(C_INSTALLED)/player_poll examples/player_poll.c $$flags && \
 	$(CC) $(C_WARNINGS) -O2 -g $(GLIB_CFLAGS) -o $(C_INSTALLED)/player_glib examples/player_glib.c $$flags $(GLIB_LIBS)
 	ldd $(C_INSTALLED)/test_client | grep -q "libsnapback.so.0 => $(CURDIR)/$(C_STAGE)/usr/lib/" \
@@ -99,10 +115,14 @@ test-c: deps lib ## C tests: installed libsnapback against the real daemon, and 
 	libsnapback/tests/run.sh $(C_INSTALLED) $(CURDIR)/$(DEBUG_BIN)/snapbackd
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		libsnapback/tests/run.sh $(C_ASAN) $(CURDIR)/$(DEBUG_BIN)/snapbackd
+	@for t in $(CUES_FUZZ); do \
+		ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+			$(C_ASAN)/replay_$$t $(CUES_FUZZ_DIR)/corpus/$$t || exit 1; done
 
 install-lib: lib
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(INCLUDEDIR)/snapback
-	install -m 0644 libsnapback/include/snapback/snapback.h $(DESTDIR)$(INCLUDEDIR)/snapback/
+	install -m 0644 libsnapback/include/snapback/snapback.h libsnapback/include/snapback/cues.h \
+		$(DESTDIR)$(INCLUDEDIR)/snapback/
 	install -m 0755 $(C_REL)/libsnapback.so.$(LIBSNAPBACK_VERSION) $(DESTDIR)$(LIBDIR)/
 	strip --strip-unneeded $(DESTDIR)$(LIBDIR)/libsnapback.so.$(LIBSNAPBACK_VERSION)
 	ln -sf libsnapback.so.$(LIBSNAPBACK_VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)

@@ -36,6 +36,7 @@ BUDGET_BINARY_KIB   := 10240
 check-systemd: deps ## systemd-analyze verify the units and score their sandbox (exposure at most 1.0); lint the man pages
 	$(SWIFT) build --product snapbackd
 	$(SWIFT) build --product snapback-sync
+	$(SWIFT) build --product snapback-web
 	@scripts/check-systemd.sh $(CURDIR)/$(DEBUG_BIN)/snapbackd $(CURDIR)/$(DEBUG_BIN)/snapback-sync
 
 check-install: release ## make install into a temporary DESTDIR, check the tree, then make uninstall

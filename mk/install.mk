@@ -1,15 +1,17 @@
 # SPDX-License-Identifier: Apache-2.0
 # make install and make uninstall (PREFIX, DESTDIR and the directories are set in the Makefile, before
 # the includes that install into them).
-INSTALLED   := $(BINDIR)/snapbackd $(BINDIR)/snapback $(BINDIR)/snapback-sync \
+INSTALLED   := $(BINDIR)/snapbackd $(BINDIR)/snapback $(BINDIR)/snapback-sync $(BINDIR)/snapback-web \
 	$(UNITDIR)/snapbackd.service $(UNITDIR)/snapbackd.socket $(UNITDIR)/snapback-sync.service \
+	$(UNITDIR)/snapback-web.service $(UNITDIR)/snapback-web.socket \
+	$(MANDIR)/man8/snapback-web.8 $(MANDIR)/man5/snapback-web.conf.5 \
 	$(SYSUSERSDIR)/snapback.conf $(SYSUSERSDIR)/snapback-sync.conf $(SYSCONFDIR)/snapback/sync.conf.example \
 	$(MANDIR)/man8/snapbackd.8 $(MANDIR)/man5/snapbackd.conf.5 $(MANDIR)/man1/snapback.1 \
 	$(MANDIR)/man8/snapback-sync.8 \
 	$(BASHCOMPDIR)/snapback $(ZSHCOMPDIR)/_snapback $(FISHCOMPDIR)/snapback.fish \
 	$(patsubst proto/%,$(INCLUDEDIR)/%,$(wildcard proto/snapback/v1/*.proto)) \
 	$(DOCDIR)/PROTOCOL.md $(DOCDIR)/policy.md \
-	$(INCLUDEDIR)/snapback/snapback.h $(PREFIX)/lib/libsnapback.so.$(LIBSNAPBACK_VERSION) \
+	$(INCLUDEDIR)/snapback/snapback.h $(INCLUDEDIR)/snapback/cues.h $(PREFIX)/lib/libsnapback.so.$(LIBSNAPBACK_VERSION) \
 	$(PREFIX)/lib/libsnapback.so.$(LIBSNAPBACK_SOVERSION) $(PREFIX)/lib/libsnapback.so $(PREFIX)/lib/libsnapback.a \
 	$(PREFIX)/lib/pkgconfig/libsnapback.pc
 
@@ -18,9 +20,23 @@ INSTALLED   := $(BINDIR)/snapbackd $(BINDIR)/snapback $(BINDIR)/snapback-sync \
 install: release install-lib ## Install binaries (stripped), units, config, man pages, completions, .proto files, libsnapback (PREFIX, DESTDIR)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(MANDIR)/man8 \
 		$(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(INCLUDEDIR)/snapback/v1 $(DESTDIR)$(DOCDIR) \
-		$(DESTDIR)$(SYSCONFDIR)/snapback/snapbackd.conf.d \
+		$(DESTDIR)$(SYSCONFDIR)/snapback/snapbackd.conf.d $(DESTDIR)$(SYSCONFDIR)/snapback/snapback-web.conf.d \
 		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
 	install -m 0755 -s $(RELEASE_BIN)/snapbackd $(RELEASE_BIN)/snapback $(RELEASE_BIN)/snapback-sync $(DESTDIR)$(BINDIR)/
+	install -m 0755 -s $(RELEASE_BIN)/snapback-web $(DESTDIR)$(BINDIR)/
+	sed 's#^ExecStart=/usr/local/bin/snapback-web #ExecStart=$(BINDIR)/snapback-web #' systemd/snapback-web.service \
+		> $(DESTDIR)$(UNITDIR)/snapback-web.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/snapback-web.service
+	install -m 0644 systemd/snapback-web.socket $(DESTDIR)$(UNITDIR)/
+	install -m 0644 docs/man/snapback-web.8 $(DESTDIR)$(MANDIR)/man8/
+	install -m 0644 docs/man/snapback-web.conf.5 $(DESTDIR)$(MANDIR)/man5/
+	@webconf=$(DESTDIR)$(SYSCONFDIR)/snapback/snapback-web.conf; \
+	if [ -e $$webconf ] && ! cmp -s config/snapback-web.conf $$webconf; then \
+		install -m 0640 config/snapback-web.conf $$webconf.default; \
+		echo "kept $$webconf (changed); the new default is $$webconf.default"; \
+	else \
+		install -m 0640 config/snapback-web.conf $$webconf; \
+	fi
 	sed 's#^ExecStart=/usr/local/bin/snapbackd #ExecStart=$(BINDIR)/snapbackd #' systemd/snapbackd.service \
 		> $(DESTDIR)$(UNITDIR)/snapbackd.service
 	sed 's#^ExecStart=/usr/local/bin/snapback-sync #ExecStart=$(BINDIR)/snapback-sync #' systemd/snapback-sync.service \
@@ -53,12 +69,17 @@ install: release install-lib ## Install binaries (stripped), units, config, man 
 	fi
 
 uninstall: ## Remove what make install put in place (a changed configuration is kept)
-	rm -f $(addprefix $(DESTDIR),$(INSTALLED)) $(DESTDIR)$(SYSCONFDIR)/snapback/snapbackd.conf.default
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED)) $(DESTDIR)$(SYSCONFDIR)/snapback/snapbackd.conf.default \
+		$(DESTDIR)$(SYSCONFDIR)/snapback/snapback-web.conf.default
+	@webconf=$(DESTDIR)$(SYSCONFDIR)/snapback/snapback-web.conf; \
+	if cmp -s config/snapback-web.conf $$webconf; then rm -f $$webconf; \
+	elif [ -e $$webconf ]; then echo "kept $$webconf (changed)"; fi
 	@conf=$(DESTDIR)$(SYSCONFDIR)/snapback/snapbackd.conf; \
 	if cmp -s config/snapbackd.conf $$conf; then rm -f $$conf; \
 	elif [ -e $$conf ]; then echo "kept $$conf (changed)"; fi
 	-rmdir $(DESTDIR)$(INCLUDEDIR)/snapback/v1 $(DESTDIR)$(INCLUDEDIR)/snapback $(DESTDIR)$(DOCDIR) \
 		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR) \
 		$(DESTDIR)$(PREFIX)/lib/pkgconfig \
-		$(DESTDIR)$(SYSCONFDIR)/snapback/snapbackd.conf.d $(DESTDIR)$(SYSCONFDIR)/snapback 2>/dev/null
+		$(DESTDIR)$(SYSCONFDIR)/snapback/snapbackd.conf.d $(DESTDIR)$(SYSCONFDIR)/snapback/snapback-web.conf.d \
+		$(DESTDIR)$(SYSCONFDIR)/snapback 2>/dev/null
 

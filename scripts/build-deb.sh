@@ -168,6 +168,8 @@ dh_installsystemd -psnapbackd -Xsnapbackd.service
 # The agent is enabled and started too; its unit's ConditionPathExists= keeps it from running until the
 # operator writes /etc/snapback/sync.conf.
 if [ -e "$tmp/usr/bin/snapback-sync" ]; then dh_installsystemd -psnapback-sync; fi
+# The bridge as the daemon: its sockets enabled and started, its service started by the first page.
+dh_installsystemd -psnapback-web -Xsnapback-web.service
 dh_lintian
 dh_link
 dh_compress

@@ -21,9 +21,9 @@ fail() { echo "check-install: FAIL $*" >&2; exit 1; }
 check_libsnapback() {
     dest=$1 prefix=$2
     lib="$dest$prefix/lib"
-    [ "$(readlink "$lib/libsnapback.so.0")" = libsnapback.so.0.2.0 ] || fail "libsnapback.so.0 is not a link to libsnapback.so.0.2.0"
+    [ "$(readlink "$lib/libsnapback.so.0")" = libsnapback.so.0.3.0 ] || fail "libsnapback.so.0 is not a link to libsnapback.so.0.3.0"
     [ "$(readlink "$lib/libsnapback.so")" = libsnapback.so.0 ] || fail "libsnapback.so is not a link to libsnapback.so.0"
-    if readelf -S "$lib/libsnapback.so.0.2.0" | grep -q '\.symtab'; then fail "libsnapback.so is not stripped"; fi
+    if readelf -S "$lib/libsnapback.so.0.3.0" | grep -q '\.symtab'; then fail "libsnapback.so is not stripped"; fi
     cat >"$tmp/player.c" <<'EOC'
 #include <snapback/snapback.h>
 #include <stdio.h>
@@ -89,8 +89,9 @@ for prefix in /usr/local /opt/snapback; do
         echo "$prefix/lib/systemd/system/snapback-sync.service"
         echo "$prefix/share/man/man8/snapback-sync.8"
         echo "$prefix/include/snapback/snapback.h"
+        echo "$prefix/include/snapback/cues.h"
         echo "$prefix/lib/libsnapback.a"
-        echo "$prefix/lib/libsnapback.so.0.2.0"
+        echo "$prefix/lib/libsnapback.so.0.3.0"
         echo "$prefix/lib/pkgconfig/libsnapback.pc"
         for proto in proto/snapback/v1/*.proto; do echo "$prefix/include/${proto#proto/}"; done
         echo "$prefix/lib/systemd/system/snapbackd.service"
@@ -105,6 +106,12 @@ for prefix in /usr/local /opt/snapback; do
         echo "$prefix/share/zsh/site-functions/_snapback"
         echo "$prefix/share/fish/vendor_completions.d/snapback.fish"
         echo "$prefix/share/man/man8/snapbackd.8"
+        echo "$prefix/bin/snapback-web"
+        echo "/etc/snapback/snapback-web.conf"
+        echo "$prefix/lib/systemd/system/snapback-web.service"
+        echo "$prefix/lib/systemd/system/snapback-web.socket"
+        echo "$prefix/share/man/man8/snapback-web.8"
+        echo "$prefix/share/man/man5/snapback-web.conf.5"
     } | sort >"$expected"
     (cd "$dest" && find . -type f | sed 's#^\.##' | sort) >"$tmp/actual"
     diff -u "$expected" "$tmp/actual" || fail "PREFIX=$prefix: the installed files differ from the list above"
@@ -131,7 +138,11 @@ for prefix in /usr/local /opt/snapback; do
     if grep -qi bench "$tmp/help.txt" "$dest$prefix/share/zsh/site-functions/_snapback"; then
         fail "the installed snapback lists a bench command"
     fi
-    for binary in snapbackd snapback snapback-sync; do
+    grep -qx "ExecStart=$prefix/bin/snapback-web --config /etc/snapback/snapback-web.conf" \
+        "$dest$prefix/lib/systemd/system/snapback-web.service" || fail "snapback-web ExecStart= not rewritten to $prefix/bin"
+    "$dest$prefix/bin/snapback-web" --check-config --config "$dest/etc/snapback/snapback-web.conf" >/dev/null \
+        || fail "the installed snapback-web.conf is refused"
+    for binary in snapbackd snapback snapback-sync snapback-web; do
         if readelf -S "$dest$prefix/bin/$binary" | grep -q '\.symtab'; then fail "$binary is not stripped"; fi
     done
     # The default configuration is valid and is the built-in defaults.

@@ -12,7 +12,9 @@
 #    temporary man tree holding docs/man. Any message from verify fails the check.
 # 2. `systemd-analyze security --offline=true` of the committed systemd/snapbackd.service: the overall
 #    exposure must be 1.0 or lower (--threshold counts tenths); of snapback-sync.service, 1.5 or lower
-#    (the agent needs the network: AF_INET/AF_INET6 and no IP allow list, 1.0 of its 1.3).
+#    (the agent needs the network: AF_INET/AF_INET6 and no IP allow list, 1.0 of its 1.3); of
+#    snapback-web.service 1.0, and the web bridge's units must keep it on loopback (its sockets on
+#    127.0.0.1 and [::1] only, localhost alone allowed, no network of its own).
 # 3. The man pages format without a groff warning.
 set -eu
 export LC_ALL=C.UTF-8
@@ -31,6 +33,13 @@ trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/units" "$tmp/man/man8" "$tmp/man/man5"
 cp "$repo/docs/man/snapbackd.8" "$repo/docs/man/snapback-sync.8" "$tmp/man/man8/"
 cp "$repo/docs/man/snapbackd.conf.5" "$tmp/man/man5/"
+cp "$repo/docs/man/snapback-web.8" "$tmp/man/man8/"
+cp "$repo/docs/man/snapback-web.conf.5" "$tmp/man/man5/"
+cp "$repo/systemd/snapback-web.socket" "$tmp/units/"
+web_binary=$(dirname "$binary")/snapback-web
+[ -x "$web_binary" ] || { echo "check-systemd: $web_binary is not an executable file" >&2; exit 1; }
+sed "s#^ExecStart=/usr/local/bin/snapback-web #ExecStart=$web_binary #" "$repo/systemd/snapback-web.service" \
+    > "$tmp/units/snapback-web.service"
 cp "$repo/systemd/snapbackd.socket" "$tmp/units/"
 sed "s#^ExecStart=/usr/local/bin/snapbackd #ExecStart=$binary #" "$repo/systemd/snapbackd.service" \
     > "$tmp/units/snapbackd.service"
@@ -47,33 +56,44 @@ grep -q "^ExecStart=$sync_binary " "$tmp/units/snapback-sync.service" || {
 
 status=0
 if ! messages=$(MANPATH="$tmp/man" systemd-analyze verify "$tmp/units/snapbackd.socket" "$tmp/units/snapbackd.service" \
-    "$tmp/units/snapback-sync.service" 2>&1) \
+    "$tmp/units/snapback-sync.service" "$tmp/units/snapback-web.socket" "$tmp/units/snapback-web.service" 2>&1) \
     || [ -n "$messages" ]; then
     echo "$messages"
     echo "check-systemd: FAIL systemd-analyze verify"
     status=1
 else
-    echo "check-systemd: ok   systemd-analyze verify snapbackd.socket snapbackd.service snapback-sync.service"
+    echo "check-systemd: ok   systemd-analyze verify snapbackd.socket snapbackd.service snapback-sync.service snapback-web.socket snapback-web.service"
 fi
 
-if report=$(systemd-analyze security --offline=true --threshold=10 "$repo/systemd/snapbackd.service" 2>&1); then
-    echo "check-systemd: ok   $(echo "$report" | grep 'Overall exposure level' | sed 's/^→ //') (at most 1.0)"
-else
-    echo "$report" | grep -v '✓' || true
-    echo "check-systemd: FAIL systemd-analyze security: exposure above 1.0 (or the unit did not load)"
+# score UNIT TENTHS: the unit's overall exposure must be at most TENTHS/10.
+score() {
+    if report=$(systemd-analyze security --offline=true --threshold="$2" "$repo/systemd/$1" 2>&1); then
+        echo "check-systemd: ok   $(echo "$report" | grep 'Overall exposure level' | sed 's/^→ //') (at most $(($2 / 10)).$(($2 % 10)))"
+    else
+        echo "$report" | grep -v '✓' || true
+        echo "check-systemd: FAIL systemd-analyze security: $1 exposure above $(($2 / 10)).$(($2 % 10)) (or the unit did not load)"
+        status=1
+    fi
+}
+score snapbackd.service 10
+score snapback-sync.service 15
+score snapback-web.service 10
+# The bridge is reachable on loopback only: its sockets and its service allow localhost alone, and the
+# service has no network of its own.
+for unit in snapback-web.socket snapback-web.service; do
+    grep -qx "IPAddressDeny=any" "$repo/systemd/$unit" && grep -qx "IPAddressAllow=localhost" "$repo/systemd/$unit" \
+        || { echo "check-systemd: FAIL $unit does not deny every address but localhost"; status=1; }
+done
+if grep -E '^ListenStream=' "$repo/systemd/snapback-web.socket" | grep -vqE '^ListenStream=(127\.0\.0\.1|\[::1\]):[0-9]+$'; then
+    echo "check-systemd: FAIL snapback-web.socket listens on an address that is not loopback"
     status=1
 fi
-
-if report=$(systemd-analyze security --offline=true --threshold=15 "$repo/systemd/snapback-sync.service" 2>&1); then
-    echo "check-systemd: ok   $(echo "$report" | grep 'Overall exposure level' | sed 's/^→ //') (at most 1.5)"
-else
-    echo "$report" | grep -v '✓' || true
-    echo "check-systemd: FAIL systemd-analyze security: snapback-sync exposure above 1.5 (or the unit did not load)"
-    status=1
-fi
+grep -qx "PrivateNetwork=yes" "$repo/systemd/snapback-web.service" \
+    || { echo "check-systemd: FAIL snapback-web.service has a network of its own"; status=1; }
+[ $status -eq 0 ] && echo "check-systemd: ok   snapback-web: loopback sockets only, no network of its own"
 
 for page in "$repo/docs/man/snapbackd.8" "$repo/docs/man/snapbackd.conf.5" "$repo/docs/man/snapback.1" \
-    "$repo/docs/man/snapback-sync.8"; do
+    "$repo/docs/man/snapback-sync.8" "$repo/docs/man/snapback-web.8" "$repo/docs/man/snapback-web.conf.5"; do
     warnings=$(groff -man -Tutf8 -ww -z "$page" 2>&1)
     if [ -n "$warnings" ]; then
         echo "$warnings"

@@ -1,11 +1,12 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 # Regenerates the code generated from proto/snapback/v1: the protobuf-c code of the SwiftPM C target
-# CSnapbackProto, and the typed Swift mapping onto it (scripts/gen-wire.py) in SnapbackWire and its tests.
+# CSnapbackProto, and the typed Swift mapping onto it (scripts/gen-wire.py) in SnapbackWire and its tests,
+# with every message's JSON form in SnapbackJSON.
 #
 #   scripts/gen-proto.sh [OUT_ROOT]   generate the protobuf-c code into OUT_ROOT (default:
-#                                     Sources/CSnapbackProto), the Swift into Sources/SnapbackWire/Generated
-#                                     and Tests/SnapbackWireTests/Generated
+#                                     Sources/CSnapbackProto), the Swift into Sources/SnapbackWire/Generated,
+#                                     Sources/SnapbackJSON/Generated and Tests/SnapbackWireTests/Generated
 #   scripts/gen-proto.sh --check      generate into a temporary directory and fail if the committed
 #                                     code differs (stale generated code)
 #
@@ -26,6 +27,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 proto_dir="$repo/proto"
 default_out="$repo/Sources/CSnapbackProto"
 swift_out="$repo/Sources/SnapbackWire/Generated"
+swift_json_out="$repo/Sources/SnapbackJSON/Generated"
 swift_tests_out="$repo/Tests/SnapbackWireTests/Generated"
 
 generate() {
@@ -74,15 +76,16 @@ generate() {
     } >"$out/include/module.modulemap"
 }
 
-# The Swift mapping into $1 (sources) and $2 (test samples), from protoc-c's descriptor set.
+# The Swift mapping into $1 (sources), $2 (the JSON encoders and decoders) and $3 (test samples), from
+# protoc-c's descriptor set.
 generate_swift() {
     tmp=$(mktemp -d)
     (cd "$proto_dir" && protoc-c --proto_path=. --include_imports --include_source_info \
         --descriptor_set_out="$tmp/descriptors.pb" snapback/v1/*.proto)
-    rm -rf "$1" "$2"
-    /usr/bin/python3 "$repo/scripts/gen-wire.py" "$tmp/descriptors.pb" "$1" "$2"
+    rm -rf "$1" "$2" "$3"
+    /usr/bin/python3 "$repo/scripts/gen-wire.py" "$tmp/descriptors.pb" "$1" "$2" "$3"
     rm -rf "$tmp"
-    ${SWIFT:-swift} format format --in-place --configuration "$repo/.swift-format" "$1"/*.swift "$2"/*.swift
+    ${SWIFT:-swift} format format --in-place --configuration "$repo/.swift-format" "$1"/*.swift "$2"/*.swift "$3"/*.swift
 }
 
 case "${1:-}" in
@@ -90,23 +93,23 @@ case "${1:-}" in
     check_root=$(mktemp -d)
     trap 'rm -rf "$check_root"' EXIT
     generate "$check_root/c"
-    generate_swift "$check_root/swift" "$check_root/swift-tests"
+    generate_swift "$check_root/swift" "$check_root/swift-json" "$check_root/swift-tests"
     if ! diff -r "$check_root/c" "$default_out" || ! diff -r "$check_root/swift" "$swift_out" ||
-        ! diff -r "$check_root/swift-tests" "$swift_tests_out"; then
+        ! diff -r "$check_root/swift-json" "$swift_json_out" || ! diff -r "$check_root/swift-tests" "$swift_tests_out"; then
         echo "error: the code generated from proto/ is stale; run 'make proto' (scripts/gen-proto.sh)" >&2
         exit 1
     fi
     echo "generated protobuf-c and Swift code is up to date"
     ;;
 -h | --help)
-    sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'
     ;;
 *)
     out=${1:-$default_out}
     mkdir -p "$out"
     out=$(cd "$out" && pwd)
     generate "$out"
-    generate_swift "$swift_out" "$swift_tests_out"
+    generate_swift "$swift_out" "$swift_json_out" "$swift_tests_out"
     echo "generated protobuf-c code in $out, its Swift mapping in $swift_out"
     ;;
 esac

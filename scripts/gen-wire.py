@@ -2,17 +2,22 @@
 # SPDX-License-Identifier: Apache-2.0
 """Generates the typed Swift mapping of proto/snapback/v1 onto protobuf-c's structs.
 
-    scripts/gen-wire.py DESCRIPTOR_SET SOURCES_DIR TESTS_DIR
+    scripts/gen-wire.py DESCRIPTOR_SET SOURCES_DIR JSON_DIR TESTS_DIR
 
 DESCRIPTOR_SET is `protoc-c --descriptor_set_out --include_imports --include_source_info` over the
-.proto files. For each file X.proto it writes SOURCES_DIR/X.pb.swift: per message, a Swift value type in
-the namespace `SnapbackV1` (fields in lowerCamelCase; a proto3 optional, which these files spell as a
-one-field oneof `_name`, as an Optional; a repeated field as an array; a oneof as an enum; an enum as the
-C enum protoc-c generated) and its mapping to and from the protobuf-c struct by typed member access
-(`c.session_id`), so that a field the .proto does not have, or of another type, does not compile. Messages
-of plain scalars are also read and written straight from and to their bytes (`gen_direct`), and requests
-with a list of sub-messages, with those sub-messages, read straight from them (`gen_clean_reader`). It
-writes TESTS_DIR/Samples.swift: per message, a value with every field set, for the round-trip tests.
+.proto files. For each file X.proto it writes SOURCES_DIR/X.pb.swift: per message, a public Swift value
+type in the namespace `SnapbackV1`, a `WireMessage` when it is a body (fields in lowerCamelCase; a proto3 optional, which
+these files spell as a one-field oneof `_name`, as an Optional; a repeated field as an array; a oneof as
+an enum; an enum as the C enum protoc-c generated) and its mapping to and from the protobuf-c struct by
+typed member access (`c.session_id`), so that a field the .proto does not have, or of another type, does
+not compile. Messages of plain scalars are also read and written straight from and to their bytes
+(`gen_direct`), and requests with a list of sub-messages, with those sub-messages, read straight from
+them (`gen_clean_reader`). It writes SOURCES_DIR/WireMethod.swift, the services and their methods by id
+(`WireService`, `WireMethod`), and, beside `PolicyOverrides`, the rows that map its fields onto
+`AdPolicy.fields` (`protoRows`). It writes JSON_DIR/X.json.swift: per message, its proto3 canonical JSON
+encoder and bounded decoder (`ProtoJSONMessage`, in the module SnapbackJSON, which the daemon does not
+link), and per enum its values' names. It writes TESTS_DIR/Samples.swift: per message, a value with every
+field set, for the round-trip tests.
 
 Needs google.protobuf (Debian: python3-protobuf) for /usr/bin/python3. scripts/gen-proto.sh runs it
 (`make proto`; `make check-proto` fails when the committed output is stale).
@@ -44,7 +49,7 @@ CLEAN_WIRE_TYPES = {
 # property of each field's name and type, and an `init()` (SnapbackWire gives it one). An OpenSession's
 # breaks are then read straight into the array the session keeps; a type of their own cost a second array
 # of a thousand breaks, mapped element by element and freed (~500 instructions per break, check-budget).
-DOMAIN_TYPES = {"AdBreak": "SnapbackTimeline.AdBreak"}
+DOMAIN_TYPES = {"AdBreak": "SnapbackTimeline.AdBreak", "Bookmark": "SnapbackTimeline.Bookmark"}
 
 SWIFT_KEYWORDS = {"as", "break", "case", "class", "continue", "default", "defer", "do", "else", "enum",
                   "extension", "fallthrough", "false", "for", "func", "guard", "if", "import", "in", "init",
@@ -99,6 +104,9 @@ class Model:
                 self.enums[f".{f.package}.{e.name}"] = e
         self.plan_clean_readers()
         self.plan_direct_writers()
+        rpcs = {t for f in self.files for service in f.service for method in service.method
+                for t in (method.input_type, method.output_type)}
+        self.bodies = {key.rsplit(".", 1)[1] for key in self.messages if key in rpcs or key.endswith("Reply")}
 
     def plan_clean_readers(self):
         """The messages read straight from their bytes by a generated clean reader (`gen_clean_reader`): the
@@ -260,7 +268,7 @@ def gen_message(model, m, comments, field_comments):
         out.append("    ///")
         out.append(f"    /// `snapback.v1.{name}`.")
     if name in DOMAIN_TYPES:
-        out.append(f"    typealias {name} = {DOMAIN_TYPES[name]}")
+        out.append(f"    public typealias {name} = {DOMAIN_TYPES[name]}")
         out.append("}")
         out.append("")
     else:
@@ -328,6 +336,13 @@ def gen_message(model, m, comments, field_comments):
         out.append("        }")
     out.append("    }")
     out.append("}")
+    # The messages a peer sends or gets back as a whole body (an rpc's request or answer, a `…Reply`) are
+    # public `WireMessage`s; a sub-message is not, which keeps its body codec out of the daemon's binary.
+    if name in model.bodies:
+        out += ["", f"extension SnapbackV1.{name}: WireMessage {{", "    @discardableResult",
+                "    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }", "",
+                "    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {",
+                "        try decode(body, maxElements: .max)", "    }", "}"]
     if is_plain_scalar_message(fields):
         out += gen_direct(m, fields)
     elif m.name in model.clean_readers:
@@ -338,20 +353,38 @@ def gen_message(model, m, comments, field_comments):
 
 
 def gen_struct(name, plain, oneofs, field_comments):
-    """A message's value type of its own (the lines inside `extension SnapbackV1`, and its closing)."""
-    out = [f"    struct {name}: Sendable, Equatable {{"]
+    """A message's public value type of its own (the lines inside `extension SnapbackV1`, and its closing):
+    every field a `var` at its proto3 default, an empty `init()` and a memberwise one with every argument
+    defaulted, in field order."""
+    out = [f"    public struct {name}: Sendable, Equatable {{"]
+    params = []
     for f in plain:
         out += doc(field_comments[f.f.number], "        ")
-        out.append(f"        var {f.swift}: {f.swift_type} = {f.default}")
+        out.append(f"        public var {f.swift}: {f.swift_type} = {f.default}")
+        params.append((f.swift, f.swift_type, f.default))
     for oneof, members in oneofs.items():
         type_name = upper_camel(oneof)
-        out.append(f"        var {lower_camel(oneof)}: {type_name}? = nil")
+        out.append(f"        public var {lower_camel(oneof)}: {type_name}? = nil")
+        params.append((lower_camel(oneof), f"{type_name}?", "nil"))
         out.append("")
         out.append(f"        /// The oneof `{oneof}`.")
-        out.append(f"        enum {type_name}: Sendable, Equatable {{")
+        out.append(f"        public enum {type_name}: Sendable, Equatable {{")
         for f in members:
             out += doc(field_comments[f.f.number], "            ")
             out.append(f"            case {f.swift}({f.element})")
+        out.append("        }")
+    out.append("")
+    # Emitted into the code that calls them only: the daemon's binary keeps none it does not use.
+    out.append("        @_alwaysEmitIntoClient")
+    out.append("        public init() {}")
+    if params:
+        out.append("")
+        args = ", ".join(f"{n}: {t} = {d}" for n, t, d in params)
+        out.append("        @_alwaysEmitIntoClient")
+        out.append(f"        public init({args}) {{")
+        for n, _, _ in params:
+            bare = n.strip("`")
+            out.append(f"            self.{bare} = {bare}" if bare == n else f"            self.{n} = {n}")
         out.append("        }")
     out.append("    }")
     out.append("}")
@@ -719,16 +752,264 @@ def gen_samples(model):
     return out
 
 
+def method_case(method):
+    """A method's `WireMethod` case: its request's name without `Request` when that starts with the rpc's
+    name (Bookmarks' Get takes a GetBookmarkRequest: `getBookmark`), else the rpc's name (`getStatus`)."""
+    request = Model.short(method.input_type)
+    name = request[: -len("Request")] if request.startswith(method.name) and request.endswith("Request") else method.name
+    return name[:1].lower() + name[1:]
+
+
+def gen_methods(model):
+    """`WireService` and `WireMethod`: the services by the id their leading comment gives ("Service id 1."),
+    and every rpc by `service_id << 8 | index`, the index its position in the service."""
+    import re
+    services = []
+    for f in model.files:
+        locations = {tuple(loc.path): loc for loc in f.source_code_info.location}
+        for i, service in enumerate(f.service):
+            loc = locations.get((6, i))
+            found = re.search(r"Service id (\d+)\.", loc.leading_comments if loc else "")
+            if not found:
+                sys.exit(f"gen-wire: service {service.name}: no \"Service id N.\" in its leading comment")
+            services.append((int(found.group(1)), service))
+    services.sort(key=lambda x: x[0])
+    if [sid for sid, _ in services] != list(range(len(services))):
+        sys.exit("gen-wire: service ids are not 0, 1, 2, …")
+    out = [SPDX, "// Generated by scripts/gen-wire.py from proto/snapback/v1. DO NOT EDIT.", ""]
+    out.append("/// The services of the snapback protocol, by the id that forms the high byte of a method id (the")
+    out.append("/// \"Service id N.\" of each service's comment in proto/snapback/v1).")
+    out.append("public enum WireService: UInt8, Sendable, CaseIterable, CustomStringConvertible {")
+    for sid, service in services:
+        out.append(f"    case {service.name[:1].lower() + service.name[1:]} = {sid}")
+    out.append("")
+    out.append('    /// The fully qualified service name: "snapback.v1.Timeline".')
+    out.append("    public var name: String {")
+    out.append("        switch self {")
+    for sid, service in services:
+        out.append(f'        case .{service.name[:1].lower() + service.name[1:]}: "snapback.v1.{service.name}"')
+    out.append("        }")
+    out.append("    }")
+    out.append("")
+    out.append("    public var description: String { name }")
+    out.append("}")
+    out.append("")
+    out.append("/// Every method of the protocol, by the id carried in the frame header's `method` field:")
+    out.append("/// `service_id << 8 | method_index`, where `method_index` is the 0-based position of the rpc in its service")
+    out.append("/// declaration in `proto/snapback/v1/*.proto`. `WireMethod(rawValue:)` returns nil for an id the server")
+    out.append("/// does not know (answered UNIMPLEMENTED).")
+    out.append("public enum WireMethod: UInt16, Sendable, CaseIterable, CustomStringConvertible {")
+    rows = []
+    for sid, service in services:
+        out.append(f"    // snapback.v1.{service.name} (service {sid})")
+        for index, method in enumerate(service.method):
+            rows.append((method_case(method), method, service))
+            out.append(f"    case {method_case(method)} = 0x{sid << 8 | index:04X}")
+        out.append("")
+    out.append("    /// The method with this index in this service, if there is one.")
+    out.append("    public init?(service: WireService, index: UInt8) {")
+    out.append("        self.init(rawValue: UInt16(service.rawValue) << 8 | UInt16(index))")
+    out.append("    }")
+    out.append("")
+    out.append("    public var service: WireService {")
+    out.append("        // Every case's high byte is a service id.")
+    out.append("        WireService(rawValue: UInt8(truncatingIfNeeded: rawValue >> 8))!")
+    out.append("    }")
+    out.append("")
+    out.append("    /// The 0-based position of the rpc in its service.")
+    out.append("    public var index: UInt8 { UInt8(truncatingIfNeeded: rawValue) }")
+    out.append("")
+    out.append("    /// Whether the method is a session event (ReportPlayhead … CloseSession): it answers `EventReply`.")
+    events = [i for i, (c, m, _) in enumerate(rows) if Model.short(m.output_type) == "EventReply"]
+    if events != list(range(events[0], events[-1] + 1)):
+        sys.exit("gen-wire: the methods that answer EventReply are not one run of a service's rpcs")
+    first, last = rows[events[0]][0], rows[events[-1]][0]
+    out.append(f"    public var isEvent: Bool {{ rawValue >= WireMethod.{first}.rawValue && rawValue <= WireMethod.{last}.rawValue }}")
+    out.append("")
+    out.append('    /// The rpc\'s name in its service: "SeekEnded".')
+    out.append("    public var methodName: String {")
+    out.append("        switch self {")
+    for c, m, _ in rows:
+        out.append(f'        case .{c}: "{m.name}"')
+    out.append("        }")
+    out.append("    }")
+    out.append("")
+    out.append('    /// The fully qualified name, gRPC style: "snapback.v1.Timeline/SeekEnded".')
+    out.append('    public var name: String { service.name + "/" + methodName }')
+    out.append("")
+    out.append("    public var description: String { name }")
+    out.append("}")
+    return out
+
+
+# The `PolicyOverrides.ProtoRow` case of a PolicyOverrides field, by its proto type.
+POLICY_ROWS = {FD.TYPE_ENUM: "choice", FD.TYPE_BOOL: "flag", FD.TYPE_DOUBLE: "seconds", FD.TYPE_UINT32: "count"}
+
+
+def gen_policy_rows(model, m):
+    """`PolicyOverrides.protoRows`: the members of the generated message in field order, which is the
+    order of `AdPolicy.fields` (`ProtoTableTests` checks each row's name against its field's)."""
+    rows = []
+    for f in sorted(m.field, key=lambda f: f.number):
+        if f.type not in POLICY_ROWS:
+            sys.exit(f"gen-wire: PolicyOverrides.{f.name}: no policy row for type {f.type}")
+        rows.append(f".{POLICY_ROWS[f.type]}(\\.{lower_camel(f.name)})")
+    out = ["", "extension PolicyOverrides {",
+           "    /// The member of `AdPolicy.fields[i]` is `protoRows[i]`: the message's fields in number order.",
+           "    static let protoRows: [ProtoRow] = ["]
+    out += [f"        {r}," for r in rows]
+    out += ["    ]", "}"]
+    return out
+
+
+def json_name(proto_name):
+    """protobuf's ToJsonName: each `_` dropped and the letter after it upper-cased."""
+    out, upper = "", False
+    for ch in proto_name:
+        if ch == "_":
+            upper = True
+        else:
+            out += ch.upper() if upper else ch
+            upper = False
+    return out
+
+
+# Per Swift element type: the writer's and the reader's call for a JSON value.
+JSON_WRITE = {"Double": "double", "UInt64": "int64", "Int64": "int64", "UInt32": "int", "Int32": "int",
+              "Bool": "bool", "String": "string"}
+JSON_READ = {"Double": "double()", "UInt64": "uint64()", "Int64": "int64()", "UInt32": "uint32()", "Int32": "int32()",
+             "Bool": "bool()", "String": "string()"}
+
+
+def json_write_call(f, v, w="w"):
+    if f.kind == "message":
+        return f"{w}.message({v})"
+    if f.kind == "enum":
+        return f"{w}.enumValue({v})"
+    return f"{w}.{JSON_WRITE[f.element]}({v})"
+
+
+def json_read_call(f, r="r"):
+    if f.kind == "message":
+        return f"{r}.message({f.element}.self)"
+    if f.kind == "enum":
+        return f"{r}.enumValue({f.element}.self)"
+    return f"{r}.{JSON_READ[f.element]}"
+
+
+def gen_json_message(model, m):
+    """A message's canonical JSON encoder and bounded decoder (`ProtoJSONMessage`)."""
+    fields = [Field(model, m, f) for f in m.field]
+    units = []  # (first field number, kind, payload): a plain field, or a whole oneof
+    oneofs = {}
+    for f in fields:
+        if f.oneof:
+            oneofs.setdefault(f.oneof, []).append(f)
+        else:
+            units.append((f.f.number, "field", f))
+    for name, members in oneofs.items():
+        units.append((min(x.f.number for x in members), "oneof", (name, members)))
+    units.sort(key=lambda u: u[0])
+    if len(units) > 64:
+        sys.exit(f"gen-wire: {m.name}: more than 64 fields and oneofs for the JSON reader's bits")
+    out = ["", f"extension SnapbackV1.{m.name}: ProtoJSONMessage {{"]
+    w = "w" if units else "_"
+    out.append(f"    public func writeJSON(to w: inout ProtoJSONWriter) {{")
+    out.append("        w.beginObject()")
+    for _, kind, u in units:
+        if kind == "oneof":
+            name, members = u
+            out.append(f"        switch self.{lower_camel(name)} {{")
+            for f in members:
+                out.append(f"        case .{f.swift}(let v)?:")
+                out.append(f'            w.key("{json_name(f.proto)}")')
+                out.append(f"            {json_write_call(f, 'v')}")
+            out.append("        case nil: break")
+            out.append("        }")
+            continue
+        f = u
+        key = f'w.key("{json_name(f.proto)}")'
+        v = f"self.{f.swift}"
+        if f.repeated:
+            each = json_write_call(f, "$1", "$0")
+            out.append(f"        if !{v}.isEmpty {{")
+            out.append(f"            {key}")
+            out.append(f"            w.array({v}) {{ {each} }}")
+            out.append("        }")
+        elif f.optional or f.kind == "message":
+            out.append(f"        if let v = {v} {{")
+            out.append(f"            {key}")
+            out.append(f"            {json_write_call(f, 'v')}")
+            out.append("        }")
+        else:
+            present = {"bool": v, "enum": f"{v}.rawValue != 0", "string": f"!{v}.isEmpty"}.get(f.kind, f"{v} != 0")
+            out.append(f"        if {present} {{")
+            out.append(f"            {key}")
+            out.append(f"            {json_write_call(f, v)}")
+            out.append("        }")
+    out.append("        w.endObject()")
+    out.append("    }")
+    out.append("")
+    out.append("    public init(json r: inout ProtoJSONReader) throws(ProtoJSONError) {")
+    out.append("        self.init()")
+    if units:
+        out.append("        var seen: UInt64 = 0")
+    out.append("        try r.beginObject()")
+    out.append("        while let key = try r.nextKey() {")
+    if units:
+        out.append("            switch key {")
+        for bit, (_, kind, u) in enumerate(units):
+            members = u[1] if kind == "oneof" else [u]
+            for f in members:
+                names = [json_name(f.proto)] + ([f.proto] if f.proto != json_name(f.proto) else [])
+                out.append("            case " + ", ".join(f'"{n}"' for n in names) + ":")
+                out.append(f"                try r.once(&seen, {bit}, key)")
+                v = f"self.{f.swift}"
+                if kind == "oneof":
+                    out.append(f"                if let v = try {json_read_call(f)} {{ self.{lower_camel(u[0])} = .{f.swift}(v) }}")
+                elif f.repeated:
+                    out.append(f"                {v} = try r.array {{ (e: inout ProtoJSONReader) throws(ProtoJSONError) in try {json_read_call(f, 'e')} }} ?? []")
+                elif f.optional or f.kind == "message":
+                    out.append(f"                {v} = try {json_read_call(f)}")
+                else:
+                    out.append(f"                if let v = try {json_read_call(f)} {{ {v} = v }}")
+        out.append(f'            default: throw r.unknownField(key, in: "snapback.v1.{m.name}")')
+        out.append("            }")
+    else:
+        out.append(f'            throw r.unknownField(key, in: "snapback.v1.{m.name}")')
+    out.append("        }")
+    out.append("    }")
+    out.append("}")
+    return out
+
+
+def gen_json_file(model, f):
+    out = [SPDX, f"// Generated by scripts/gen-wire.py from proto/{f.name}. DO NOT EDIT.", "",
+           "import CSnapbackProto"]
+    if any(m.name in DOMAIN_TYPES for m in f.message_type):
+        out.append("import SnapbackTimeline")
+    out += ["import SnapbackWire"]
+    for e in f.enum_type:
+        c = Model.c_struct(e.name)
+        out += ["", f"extension {c}: ProtoJSONEnum {{",
+                "    public static let protoNames: [(number: Int32, name: String)] = ["]
+        out += [f'        ({v.number}, "{v.name}"),' for v in e.value]
+        out += ["    ]", "}"]
+    for m in f.message_type:
+        out += gen_json_message(model, m)
+    return out
+
+
 def main():
-    if len(sys.argv) != 4:
+    if len(sys.argv) != 5:
         sys.exit(__doc__)
     fds = descriptor_pb2.FileDescriptorSet()
     with open(sys.argv[1], "rb") as f:
         fds.ParseFromString(f.read())
     model = Model(fds)
-    sources, tests = sys.argv[2], sys.argv[3]
-    os.makedirs(sources, exist_ok=True)
-    os.makedirs(tests, exist_ok=True)
+    sources, json_sources, tests = sys.argv[2], sys.argv[3], sys.argv[4]
+    for d in (sources, json_sources, tests):
+        os.makedirs(d, exist_ok=True)
     for f in model.files:
         base = os.path.splitext(os.path.basename(f.name))[0]
         locations = {tuple(loc.path): loc for loc in f.source_code_info.location}
@@ -740,9 +1021,23 @@ def main():
         for i, m in enumerate(f.message_type):
             field_comments = {x.number: comment_of(locations, [4, i, 2, j]) for j, x in enumerate(m.field)}
             out += gen_message(model, m, comment_of(locations, [4, i]), field_comments)
+            if m.name == "PolicyOverrides":
+                out += gen_policy_rows(model, m)
             out.append("")
         with open(os.path.join(sources, f"{base}.pb.swift"), "w") as o:
             o.write("\n".join(out).rstrip() + "\n")
+        with open(os.path.join(json_sources, f"{base}.json.swift"), "w") as o:
+            o.write("\n".join(gen_json_file(model, f)).rstrip() + "\n")
+    with open(os.path.join(json_sources, "Messages.json.swift"), "w") as o:
+        names = sorted(model.messages)
+        lines = [SPDX, "// Generated by scripts/gen-wire.py from proto/snapback/v1. DO NOT EDIT.", "",
+                 "import SnapbackWire", "", "/// Every message of the protocol, in the order of their full names.",
+                 "public let everyProtoJSONMessage: [any ProtoJSONMessage.Type] = ["]
+        lines += [f"    SnapbackV1.{model.messages[k].name}.self," for k in names]
+        lines += ["]"]
+        o.write("\n".join(lines) + "\n")
+    with open(os.path.join(sources, "WireMethod.swift"), "w") as o:
+        o.write("\n".join(gen_methods(model)).rstrip() + "\n")
     with open(os.path.join(tests, "Samples.swift"), "w") as o:
         o.write("\n".join(gen_samples(model)).rstrip() + "\n")
 

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+import SnapbackJSON
+
 /// A JSON value, written without Foundation: members keep the order they were given in, so that the
 /// CLI's `--json` output is stable and reads in the same order as its text.
 public indirect enum JSON: Equatable, Sendable {
@@ -12,6 +14,12 @@ public indirect enum JSON: Equatable, Sendable {
     case string(String)
     case array([JSON])
     case object(Members)
+    /// A protocol message, in its proto3 canonical JSON form (`ProtoJSONMessage`, generated): the one
+    /// JSON mapping of the protocol.
+    case message(String)
+
+    /// `m` in its canonical JSON form.
+    public static func message(_ m: some ProtoJSONMessage) -> JSON { .message(m.jsonString) }
 
     /// An object's members in order; written as a dictionary literal.
     public struct Members: Equatable, Sendable, ExpressibleByDictionaryLiteral {
@@ -50,6 +58,7 @@ public indirect enum JSON: Equatable, Sendable {
         case .number(let d): out += JSON.format(d)
         case .uint(let n): out += String(n)
         case .string(let s): JSON.quote(s, into: &out)
+        case .message(let text): out += text
         case .array(let items):
             out += "["
             for (i, item) in items.enumerated() {
@@ -77,24 +86,6 @@ public indirect enum JSON: Equatable, Sendable {
         return d.description
     }
 
-    static func quote(_ s: String, into out: inout String) {
-        out += "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        out += "\""
-    }
+    /// The protocol's JSON writer's quoting: one way of writing a JSON string.
+    static func quote(_ s: String, into out: inout String) { ProtoJSONWriter.quote(s, into: &out) }
 }

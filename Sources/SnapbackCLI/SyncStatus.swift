@@ -16,6 +16,8 @@ public struct SyncStatus: Equatable, Sendable {
     public var state: State
     /// Changes of this box waiting to go out.
     public var outbox: Int
+    /// Values of the bucket the agent did not take since it started (each logged once, with its key and why).
+    public var skipped: Int
     /// Unix seconds of the last change sent to or merged from the bucket; 0: none yet.
     public var lastExchange: Double
     public var lastError: String
@@ -28,11 +30,12 @@ public struct SyncStatus: Equatable, Sendable {
     public var pid: Int32
 
     public init(
-        state: State, outbox: Int = 0, lastExchange: Double = 0, lastError: String = "", household: String = "",
+        state: State, outbox: Int = 0, skipped: Int = 0, lastExchange: Double = 0, lastError: String = "", household: String = "",
         deviceId: String = "", server: String = "", updated: Double = 0, pid: Int32 = 0
     ) {
         self.state = state
         self.outbox = outbox
+        self.skipped = skipped
         self.lastExchange = lastExchange
         self.lastError = lastError
         self.household = household
@@ -48,7 +51,8 @@ public struct SyncStatus: Equatable, Sendable {
             let flat = String(value.map { $0 == "\n" || $0 == "\r" ? " " : $0 })
             return "\(key) = \(flat)\n"
         }
-        return line("state", state.rawValue) + line("outbox", "\(outbox)") + line("last-exchange", seconds(lastExchange))
+        return line("state", state.rawValue) + line("outbox", "\(outbox)") + line("skipped", "\(skipped)")
+            + line("last-exchange", seconds(lastExchange))
             + line("last-error", lastError) + line("household", household) + line("device-id", deviceId)
             + line("server", server) + line("updated", seconds(updated)) + line("pid", "\(pid)")
     }
@@ -68,6 +72,7 @@ public struct SyncStatus: Equatable, Sendable {
                 status.state = state
                 sawState = true
             case "outbox": status.outbox = Int(value).map { max(0, $0) } ?? 0
+            case "skipped": status.skipped = Int(value).map { max(0, $0) } ?? 0
             case "last-exchange": status.lastExchange = time(value)
             case "last-error": status.lastError = value
             case "household": status.household = value
@@ -97,6 +102,7 @@ public struct SyncStatus: Equatable, Sendable {
         if !server.isEmpty { text += state == .connected ? " to \(server)" : " (\(server))" }
         if !household.isEmpty { text += ", household \(household)" }
         text += ", outbox \(outbox)"
+        if skipped > 0 { text += ", \(skipped) bucket value(s) skipped" }
         if lastExchange > 0 {
             let ago = min(max(0, now - lastExchange), 1e12)
             text += ", last exchange \(ago.isFinite ? Int(ago.rounded(.down)) : 0) s ago"
@@ -113,6 +119,7 @@ extension SyncStatus {
         guard let status else { return .object(["state": .string("not running")]) }
         return .object([
             "state": .string(status.state.rawValue), "outbox": .uint(UInt64(status.outbox)),
+            "skipped": .uint(UInt64(status.skipped)),
             "last_exchange": status.lastExchange > 0 ? .number(status.lastExchange) : .null,
             "last_error": .string(status.lastError), "household": .string(status.household),
             "device_id": .string(status.deviceId), "server": .string(status.server), "updated": .number(status.updated)

@@ -30,7 +30,7 @@ public enum SnapbackClientError: Error, Equatable, CustomStringConvertible {
 /// integration tests. Not thread-safe.
 public final class SnapbackClient {
     public let socket: FrameSocket
-    public let hello: HelloReply
+    public let hello: SnapbackV1.HelloReply
     private var nextCallId: UInt32 = 1
     /// Pushes received and not yet taken, in arrival order.
     public private(set) var pendingPushes: [WirePushMessage] = []
@@ -50,9 +50,9 @@ public final class SnapbackClient {
             throw .socket(error)
         }
         self.timeout = timeout
-        var tmp: HelloReply?
+        var tmp: SnapbackV1.HelloReply?
         // `self` is not fully initialised yet: do the Hello call by hand.
-        let request = WireRequest.hello(HelloRequest(clientName: clientName))
+        let request = WireRequest.hello(SnapbackV1.HelloRequest(protocolVersion: WireProtocol.version, clientName: clientName))
         do {
             // A daemon that refuses the connection answers before any request and hangs up: the send
             // may then fail (EPIPE) while its answer is still there to read.
@@ -75,7 +75,7 @@ public final class SnapbackClient {
                     let status = (try? WireStatus.decode(frame.body)) ?? WireStatus(code: .unknown, message: "")
                     throw SnapbackClientError.status(StatusCode(rawValue: frame.header.status) ?? .unknown, status.message)
                 }
-                tmp = try HelloReply.decode(frame.body)
+                tmp = try SnapbackV1.HelloReply.decode(frame.body)
             }
         } catch let error as SnapbackClientError {
             throw error
@@ -209,11 +209,11 @@ public final class SnapbackClient {
 
     /// Subscribes this connection to the store's changes after `after` (Sync/WatchChanges). Returns the
     /// box's device id; read the changes with ``nextChange(timeout:)``.
-    public func watchChanges(after: UInt64 = 0) throws(SnapbackClientError) -> WatchChangesReply {
+    public func watchChanges(after: UInt64 = 0) throws(SnapbackClientError) -> SnapbackV1.WatchChangesReply {
         let request = WireRequest.watchChanges(after: after)
         let body = try rawCall(method: request.method.rawValue, body: request.encoded())
         do {
-            return try WatchChangesReply.decode(body)
+            return try SnapbackV1.WatchChangesReply.decode(body)
         } catch {
             throw .malformedReply("\(request.method.name): \(error)")
         }
@@ -236,21 +236,21 @@ public final class SnapbackClient {
     // MARK: Conveniences
 
     /// Opens a session; returns the reply (its pushes are in `pendingPushes`).
-    public func openSession(_ request: OpenSessionRequest) throws(SnapbackClientError) -> OpenSessionReply {
+    public func openSession(_ request: OpenSessionRequest) throws(SnapbackClientError) -> SnapbackV1.OpenSessionReply {
         try call(.openSession(request))
     }
 
     /// Sends one event of a session; returns the pushes it caused.
     @discardableResult
     public func send(_ event: TimelineEvent, session: UInt64) throws(SnapbackClientError) -> [WirePushMessage] {
-        let _: EventReply = try call(.event(sessionId: session, event))
+        let _: SnapbackV1.EventReply = try call(.event(sessionId: session, event))
         return takePushes()
     }
 
     /// Closes a session; returns the pushes it caused (the final bookmark).
     @discardableResult
     public func closeSession(_ session: UInt64) throws(SnapbackClientError) -> [WirePushMessage] {
-        let _: EventReply = try call(.closeSession(sessionId: session))
+        let _: SnapbackV1.EventReply = try call(.closeSession(sessionId: session))
         return takePushes()
     }
 }

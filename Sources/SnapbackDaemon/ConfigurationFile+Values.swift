@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import SnapbackConfigFile
 import SnapbackTimeline
 
 /// How the configuration file spells values: durations, sizes, counts, id lists, booleans; and its text rules.
@@ -55,7 +56,7 @@ extension ConfigurationFile {
     }
 
     /// Seconds: a non-negative number, optionally followed by ms, s, min or h; at most a year.
-    static func duration(_ text: String) throws(Reason) -> Double {
+    package static func duration(_ text: String) throws(Reason) -> Double {
         let units: [(String, Double)] = [("ms", 0.001), ("min", 60), ("s", 1), ("h", 3600)]
         var number = text
         var scale = 1.0
@@ -88,7 +89,7 @@ extension ConfigurationFile {
     /// `30`, `0.5`: a number of seconds as the file takes it.
     static func seconds(_ value: Double) -> String { AdPolicy.Field.text(seconds: value) }
 
-    static func count(in range: ClosedRange<Int>) -> (String) throws(Reason) -> Int {
+    package static func count(in range: ClosedRange<Int>) -> (String) throws(Reason) -> Int {
         { text throws(Reason) in
             guard let value = Int(text), range.contains(value) else {
                 throw Reason("'\(text)' is not a whole number in \(range.lowerBound)...\(range.upperBound)")
@@ -98,7 +99,7 @@ extension ConfigurationFile {
     }
 
     /// Bytes: a whole number, optionally followed by K, M or G (KiB, MiB, GiB also accepted).
-    static func size(in range: ClosedRange<Int>) -> (String) throws(Reason) -> Int {
+    package static func size(in range: ClosedRange<Int>) -> (String) throws(Reason) -> Int {
         { text throws(Reason) in
             let units: [(String, Int)] = [
                 ("KiB", 1 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30),
@@ -124,49 +125,9 @@ extension ConfigurationFile {
 
     // MARK: Text
 
-    static func listItems(_ text: String) -> [String] {
+    package static func listItems(_ text: String) -> [String] {
         text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "," }).map(String.init)
     }
 
-    static func trimmed<S: StringProtocol>(_ text: S) -> String {
-        func blank(_ c: Character) -> Bool { c == " " || c == "\t" || c == "\r" }
-        guard let first = text.firstIndex(where: { !blank($0) }),
-            let last = text.lastIndex(where: { !blank($0) })
-        else { return "" }
-        return String(text[first...last])
-    }
-
-    /// `value  # note` → `value`: a `#` after a blank starts a comment (no value contains one).
-    static func withoutTrailingComment(_ line: String) -> String {
-        var previous: Character = " "
-        for index in line.indices {
-            let character = line[index]
-            if character == "#", previous == " " || previous == "\t" {
-                return trimmed(line[..<index])
-            }
-            previous = character
-        }
-        return line
-    }
-
-    /// A known key one edit away (a typo), if any.
-    static func suggestion(for name: String) -> String? {
-        keys.map(\.name).first { distance($0, name) <= 2 }
-    }
-
-    /// Levenshtein distance, cut off above 2.
-    private static func distance(_ a: String, _ b: String) -> Int {
-        let a = Array(a), b = Array(b)
-        guard abs(a.count - b.count) <= 2, !a.isEmpty, !b.isEmpty else { return 3 }
-        var previous = Array(0...b.count)
-        for i in 1...a.count {
-            var current = [i] + Array(repeating: 0, count: b.count)
-            for j in 1...b.count {
-                let substitution = previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)
-                current[j] = min(previous[j] + 1, current[j - 1] + 1, substitution)
-            }
-            previous = current
-        }
-        return previous[b.count]
-    }
+    static func trimmed<S: StringProtocol>(_ text: S) -> String { KeyValueFile.trimmed(text) }
 }

@@ -1,25 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
+import SnapbackConfigFile
 import SnapbackTimeline
 import SnapbackWire
-
-/// A configuration file that cannot be used: `file:line: reason` (no line when the whole file is at
-/// fault, e.g. it cannot be read).
-public struct ConfigurationError: Error, Equatable, Sendable, CustomStringConvertible {
-    public var file: String
-    public var line: Int?
-    public var reason: String
-
-    public init(file: String, line: Int?, reason: String) {
-        self.file = file
-        self.line = line
-        self.reason = reason
-    }
-
-    public var description: String {
-        if let line { return "\(file):\(line): \(reason)" }
-        return "\(file): \(reason)"
-    }
-}
 
 /// Turns user and group names into ids (`getpwnam`, `getgrnam` in the daemon; a table in tests).
 public protocol AccountResolver {
@@ -57,11 +39,8 @@ public enum ConfigurationFile {
         let render: (DaemonConfiguration) -> String
     }
 
-    /// Why a value was refused (the caller adds the file and line).
-    struct Reason: Error {
-        let text: String
-        init(_ text: String) { self.text = text }
-    }
+    /// Why a value was refused (the reader adds the file, the line and the key).
+    package typealias Reason = ConfigurationReason
 
     /// Applies `text` (the contents of `file`) over `configuration`.
     public static func parse(
@@ -70,47 +49,13 @@ public enum ConfigurationFile {
         into configuration: inout DaemonConfiguration,
         resolver: any AccountResolver
     ) throws(ConfigurationError) {
-        let keysByName = keysByName
-        var section: Section?
-        var lineNumber = 0
-        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
-            lineNumber += 1
-            func fail(_ reason: String) -> ConfigurationError {
-                ConfigurationError(file: file, line: lineNumber, reason: reason)
-            }
-            var line = trimmed(rawLine)
-            if line.isEmpty || line.hasPrefix("#") || line.hasPrefix(";") { continue }
-            line = withoutTrailingComment(line)
-            if line.hasPrefix("[") {
-                guard line.hasSuffix("]") else { throw fail("a section header must end with ']'") }
-                let name = trimmed(line.dropFirst().dropLast())
-                guard let named = Section(rawValue: name) else {
-                    throw fail(
-                        "unknown section [\(name)] (sections: \(Section.allCases.map { "[\($0.rawValue)]" }.joined(separator: " ")))"
-                    )
-                }
-                section = named
-                continue
-            }
-            guard let equals = line.firstIndex(of: "=") else {
-                throw fail("expected 'key = value', a [section] header or a # comment")
-            }
-            let name = trimmed(line[..<equals])
-            let value = trimmed(line[line.index(after: equals)...])
-            guard !name.isEmpty else { throw fail("a key is missing before '='") }
-            guard let key = keysByName[name] else {
-                var reason = "unknown key '\(name)'"
-                if let suggestion = suggestion(for: name) { reason += " (did you mean '\(suggestion)'?)" }
-                throw fail(reason)
-            }
-            if let section, section != key.section {
-                throw fail("'\(name)' belongs in [\(key.section.rawValue)], not [\(section.rawValue)]")
-            }
-            do {
-                try key.apply(&configuration, value, resolver)
-            } catch {
-                throw fail("\(name): \(error.text)")
-            }
+        let keys = keys
+        let keysByName = Dictionary(uniqueKeysWithValues: keys.map { ($0.name, $0) })
+        try KeyValueFile.read(
+            text, file: file, format: "snapbackd.conf", sections: Section.allCases.map(\.rawValue),
+            keys: keys.map { ($0.name, $0.section.rawValue) }
+        ) { name, value, _ throws(Reason) in
+            try keysByName[name]?.apply(&configuration, value, resolver)
         }
     }
 
@@ -238,8 +183,6 @@ public enum ConfigurationFile {
             }, { $0.description }, \.logLevel)
         return keys
     }
-
-    static var keysByName: [String: Key] { Dictionary(uniqueKeysWithValues: keys.map { ($0.name, $0) }) }
 
     /// A field of the policy: a change to the default preset, or in [bookmarks] a value for every session.
     static func policyKey(_ field: AdPolicy.Field) -> Key {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import CLibUV
 import Glibc
+import SnapbackConfigFile
 
 /// Reads the configuration files: the main file, then `<main file>.d/*.conf` in lexical (byte) order,
 /// each over the result of the ones before, all over the built-in defaults.

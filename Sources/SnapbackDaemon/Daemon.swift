@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import CLibUV
 import Glibc
+import SnapbackConfigFile
 
 /// What a handler factory gets, on the loop thread: the loop to put timers and the service on, the
 /// options, the configuration in force at start, the logger.

@@ -8,7 +8,7 @@ import Glibc
 /// Loop-confined: create it on the thread that will run it and use it only there (libuv callbacks run
 /// there; other threads reach the loop through ``LoopPost``).
 public final class EventLoop {
-    let raw: UnsafeMutablePointer<uv_loop_t>
+    package let raw: UnsafeMutablePointer<uv_loop_t>
     /// The thread that created the loop and runs it.
     private let thread: pthread_t
     public let logger: Logger

@@ -5,12 +5,12 @@ import CLibUV
 // pointer is cast through OpaquePointer, and errors are negative Int32 codes.
 
 @inline(__always)
-func asStream<Handle>(_ handle: UnsafeMutablePointer<Handle>) -> UnsafeMutablePointer<uv_stream_t> {
+package func asStream<Handle>(_ handle: UnsafeMutablePointer<Handle>) -> UnsafeMutablePointer<uv_stream_t> {
     UnsafeMutablePointer(OpaquePointer(handle))
 }
 
 @inline(__always)
-func asHandle<Handle>(_ handle: UnsafeMutablePointer<Handle>) -> UnsafeMutablePointer<uv_handle_t> {
+package func asHandle<Handle>(_ handle: UnsafeMutablePointer<Handle>) -> UnsafeMutablePointer<uv_handle_t> {
     UnsafeMutablePointer(OpaquePointer(handle))
 }
 
@@ -22,12 +22,12 @@ func owningEventLoop<Handle>(of handle: UnsafeMutablePointer<Handle>) -> EventLo
 }
 
 /// "ECONNRESET (connection reset by peer)".
-func uvErrorDescription(_ code: Int32) -> String {
+package func uvErrorDescription(_ code: Int32) -> String {
     "\(String(cString: uv_err_name(code))) (\(String(cString: uv_strerror(code))))"
 }
 
 @inline(__always)
-func isUVError(_ code: some BinaryInteger, _ error: uv_errno_t) -> Bool {
+package func isUVError(_ code: some BinaryInteger, _ error: uv_errno_t) -> Bool {
     Int(code) == Int(error.rawValue)
 }
 

@@ -89,16 +89,17 @@ extension TimelineService {
             }
         case .contentTimeForStreamTime(let id, let t):
             guard let entry = session(id, header, state, connection) else { return }
-            reply(connection, header, ContentTimeReply(contentTime: entry.timeline.layout.contentTime(forStreamTime: t)))
+            reply(
+                connection, header, SnapbackV1.ContentTimeReply(contentTime: entry.timeline.layout.contentTime(forStreamTime: t)))
         case .streamTimeForContentTime(let id, let c):
             guard let entry = session(id, header, state, connection) else { return }
-            reply(connection, header, StreamTimeReply(streamTime: entry.timeline.layout.streamTime(forContentTime: c)))
+            reply(connection, header, SnapbackV1.StreamTimeReply(streamTime: entry.timeline.layout.streamTime(forContentTime: c)))
         case .breakAt(let id, let t):
             guard let entry = session(id, header, state, connection) else { return }
             let timeline = entry.timeline
             reply(
                 connection, header,
-                BreakAtReply(previous: timeline.previousBreak(atOrBefore: t), next: timeline.nextBreak(after: t)))
+                SnapbackV1.BreakAtReply(previous: timeline.previousBreak(atOrBefore: t), next: timeline.nextBreak(after: t)))
         case .getSessionState(let id, let first, let count):
             guard let entry = session(id, header, state, connection) else { return }
             let page = snapshot(entry, at: now, breaks: SessionStateReply.page(from: first, count: count))
@@ -111,7 +112,7 @@ extension TimelineService {
             store.deleteBookmark(profile: profile, contentId: contentId) { result in
                 switch result {
                 case .success(let deleted):
-                    self.reply(connection, header, DeleteBookmarkReply(deleted: deleted))
+                    self.reply(connection, header, SnapbackV1.DeleteBookmarkReply(deleted: deleted))
                 case .failure(let error): self.fail(connection, header, error.statusCode, error.description)
                 }
             }
@@ -123,14 +124,16 @@ extension TimelineService {
             store.clearBookmarks(profile: profile) { result in
                 switch result {
                 case .success(let n):
-                    self.reply(connection, header, ClearBookmarksReply(deleted: UInt32(clamping: n)))
+                    self.reply(connection, header, SnapbackV1.ClearBookmarksReply(deleted: UInt32(clamping: n)))
                 case .failure(let error): self.fail(connection, header, error.statusCode, error.description)
                 }
             }
         }
     }
 
-    private func handshake(_ hello: HelloRequest, _ header: FrameHeader, _ state: ConnectionState, _ connection: any PeerPort) {
+    private func handshake(
+        _ hello: SnapbackV1.HelloRequest, _ header: FrameHeader, _ state: ConnectionState, _ connection: any PeerPort
+    ) {
         if state.helloDone {
             fail(connection, header, .failedPrecondition, "Hello was already done on this connection")
             return
@@ -146,9 +149,11 @@ extension TimelineService {
         connection.completeHandshake()
         state.clientName = hello.clientName
         logger.info("connection \(connection.id): hello from \"\(hello.clientName)\" (\(connection.peer))")
-        let helloReply = HelloReply(
-            serverVersion: Daemon.version, maxFrameSize: UInt32(clamping: connection.maxFrameSize),
-            maxOutboundQueueBytes: UInt64(connection.maxOutboundBytes), defaultPolicyPreset: defaultPreset.rawValue,
+        let helloReply = SnapbackV1.HelloReply(
+            protocolVersion: WireProtocol.version, serverName: "snapbackd", serverVersion: Daemon.version,
+            maxFrameSize: UInt32(clamping: connection.maxFrameSize),
+            maxOutboundQueueBytes: UInt64(connection.maxOutboundBytes),
+            policyPresets: AdPolicy.Preset.allCases.map(\.rawValue), defaultPolicyPreset: defaultPreset.rawValue,
             maxBreaksPerSession: UInt32(clamping: configuration.maxBreaksPerSession))
         reply(connection, header, helloReply)
     }
@@ -176,11 +181,11 @@ extension TimelineService {
         }
         // Where to start: an explicit stream or content time wins over the stored bookmark (a stream time
         // becomes content time in the session's layout, below).
-        var resume = open.resume.contentTime
+        var resume = open.resume.resumeContentTime
         var fromBookmark = false
         var watched: Set<String> = []
         do {
-            if resume == nil, open.resume.streamTime == nil, open.resume.useBookmark, !open.contentId.isEmpty,
+            if resume == nil, open.resume.resumeStreamTime == nil, open.resume.useBookmark, !open.contentId.isEmpty,
                 open.kind == .onDemand,
                 let bookmark = try store.bookmark(profile: open.profile, contentId: open.contentId), !bookmark.finished
             {
@@ -230,7 +235,7 @@ extension TimelineService {
         var start: Double?
         for action in actions { if case .seek(let to, _) = action.kind { start = to; break } }
         execute(actions, for: entry, at: now)
-        let openReply = OpenSessionReply(
+        let openReply = SnapbackV1.OpenSessionReply(
             sessionId: id, startStreamTime: start, breaksBeforeResume: entry.timeline.plannedBreakIds,
             policyPreset: open.preset.rawValue, resumeContentTime: resume, resumedFromBookmark: fromBookmark,
             lastPushSeq: entry.pushSeq)
@@ -298,17 +303,18 @@ extension TimelineService {
         let limit = pageSize == 0 ? 100 : Int(min(pageSize, 1000))
         do {
             let (page, next) = try store.bookmarks(profile: profile, after: token.isEmpty ? nil : token, limit: limit)
-            reply(connection, header, ListBookmarksReply(bookmarks: page, nextPageToken: next ?? ""))
+            reply(connection, header, SnapbackV1.ListBookmarksReply(bookmarks: page, nextPageToken: next ?? ""))
         } catch {
             fail(connection, header, error.statusCode, error.description)
         }
     }
 
-    private func status(_ now: Double) -> StatusReply {
-        StatusReply(
-            uptime: now - startedAt, serverVersion: Daemon.version, connections: UInt32(clamping: connectionCount),
+    private func status(_ now: Double) -> SnapbackV1.StatusReply {
+        SnapbackV1.StatusReply(
+            uptime: now - startedAt, serverVersion: Daemon.version, protocolVersion: WireProtocol.version,
+            connections: UInt32(clamping: connectionCount),
             sessions: UInt32(clamping: sessions.count), requests: requestCount, pushes: pushCount,
-            store: StoreStatus(
+            store: SnapbackV1.StoreStatus(
                 kind: store.kind, path: store.path, bookmarks: UInt64(store.bookmarkCount),
                 error: store.lastError ?? ""),
             logLinesDropped: LogSink.standardError.droppedTotal)

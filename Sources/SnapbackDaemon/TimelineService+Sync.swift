@@ -30,17 +30,13 @@ final class ChangeWatcher: PushStream {
 
 extension TimelineService {
     /// Changes read from the store at a time, one page a loop turn: a page is read, encoded and queued in
-    /// one go, and the loop turns between pages, serving the players. A change costs ~20,000 instructions
-    /// (three fifths SQLite's: each row of the merged scan is fetched through its primary key; a third its
-    /// encoding), whatever the page (callgrind, 5 catch-ups of 2,048 changes: the same count with pages of
-    /// 32 and of 8): a page of 8 holds the loop about 0.04 ms. Measured (bench/loop_stall.py, a 2,000-change
-    /// catch-up every 50 ms): four pages of 128 a turn held it 0.8–1.6 ms and the bystander's p99 rose
-    /// 7–18×; one of 128 0.3 ms (3.5–5× with the pause below); one of 32, 1.5–2.3×; one of 16, 1.6–2.5×;
-    /// one of 8, 1.7–2.2× (1.2–1.6× when the client reads in turns of 10 ms: the rest is the Python
-    /// client's wake-up a page on the bystander's cores).
+    /// one go, and the loop turns between pages, serving the players. What a change costs (mostly SQLite's
+    /// fetch of its row, then its encoding) does not depend on the page, so small pages cost a catch-up
+    /// nothing and keep what it holds the loop for, each turn, small beside a player's round trip;
+    /// `bench/loop_stall.py` measures a bystander player's latency during catch-ups.
     static let changePage = 8
     /// The pause between two pages of a catch-up, so that a catch-up takes at most a small share of the
-    /// loop: 10,000 changes take about 1.3 s.
+    /// loop: 10,000 changes take 1,250 pauses, over a second and a quarter.
     static let changePagePause = 0.001
     /// Seconds a stream reader may stay behind (its queue over half the bound) without taking any of it
     /// before it is dropped: it resumes from the last change it applied when it reconnects.
@@ -78,6 +74,13 @@ extension TimelineService {
             fail(connection, header, .unavailable, store.lastError ?? "the bookmark store is not open")
             return
         }
+        let origin: (storeId: String, lastSeq: Int64)
+        do {
+            origin = try store.changeStreamOrigin()
+        } catch {
+            fail(connection, header, error.statusCode, error.description)
+            return
+        }
         let watcher = ChangeWatcher(connection: connection, callId: header.callId, after: Int64(clamping: after))
         watcher.timer = clock.makeTimer { [weak self, weak watcher] in
             guard let self, let watcher else { return }
@@ -88,9 +91,14 @@ extension TimelineService {
         if changeWatchers.count == 1 {
             store.onCommit = { [weak self] in self?.changesCommitted() }
         }
-        logger.info("connection \(connection.id): watching changes after \(after) (device \(device))")
+        logger.info(
+            "connection \(connection.id): watching changes after \(after) (device \(device), store \(origin.storeId), last change \(origin.lastSeq))"
+        )
         // The reply opens the stream: the backlog and every later change follow it as pushes.
-        reply(connection, header, WatchChangesReply(deviceId: device.text))
+        reply(
+            connection, header,
+            SnapbackV1.WatchChangesReply(
+                deviceId: device.text, storeId: origin.storeId, lastSeq: UInt64(clamping: origin.lastSeq)))
         pumpChanges(watcher)
     }
 
@@ -165,7 +173,8 @@ extension TimelineService {
                 self.fail(connection, header, failure.statusCode, failure.description)
             } else {
                 self.reply(
-                    connection, header, MergeReply(recordsChanged: tally.recordsChanged, watchedChanged: tally.watchedChanged))
+                    connection, header,
+                    SnapbackV1.MergeReply(recordsChanged: tally.recordsChanged, watchedChanged: tally.watchedChanged))
             }
         }
         guard tally.remaining > 0 else {

@@ -72,7 +72,7 @@ public struct DaemonReplay {
         if let first = peers.first {
             first.receive(
                 .request(callId: 1, method: WireMethod.hello.rawValue),
-                body: HelloRequest(protocolVersion: WireProtocol.version, clientName: "fuzz").encoded())
+                body: SnapbackV1.HelloRequest(protocolVersion: WireProtocol.version, clientName: "fuzz").encoded())
             check()
         }
         while !input.isAtEnd, steps < 10_000 {
@@ -174,7 +174,7 @@ public struct DaemonReplay {
                         fatalError("a \(code) response without its Status body")
                     }
                 } else if frame.header.method == WireMethod.openSession.rawValue,
-                    let reply = try? OpenSessionReply.decode(frame.body)
+                    let reply = try? SnapbackV1.OpenSessionReply.decode(frame.body)
                 {
                     sessionsOpened += 1
                     lastSeq[reply.sessionId] = reply.lastPushSeq

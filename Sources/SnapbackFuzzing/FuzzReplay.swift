@@ -57,7 +57,7 @@ public struct FuzzReplay {
         case .openSession(let open):
             guard sessions.count < 64 else { return }
             do {
-                var session = try TimelineSession(open.configuration(resumeContentTime: open.resume.contentTime))
+                var session = try TimelineSession(open.configuration(resumeContentTime: open.resume.resumeContentTime))
                 var opening: [TimelineAction] = []
                 session.opened(at: now, into: &opening)
                 sessions.append(session)

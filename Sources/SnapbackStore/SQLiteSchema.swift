@@ -309,6 +309,9 @@ final class ReaderStatements {
     let db: SQLiteConnection
     let getBookmark, firstPage, nextPage, watched, lastBreak, countBookmarks: SQLiteStatement
     let syncBookmark, syncTombstone, changes: SQLiteStatement
+    /// The store's id and greatest change number, prepared at the first change stream (a box without
+    /// sync never pays for it).
+    var streamOrigin: SQLiteStatement?
 
     init(_ db: SQLiteConnection) throws(SQLiteError) {
         self.db = db
@@ -356,5 +359,20 @@ final class ReaderStatements {
                 FROM watched_breaks WHERE change_seq > ?1
             ORDER BY 1 LIMIT ?2
             """)
+    }
+
+    /// The id the database minted when it was created (sync_state's device_id, whatever the configuration
+    /// names the device) and the greatest change number its tables hold.
+    func origin() throws(SQLiteError) -> SQLiteStatement {
+        if let streamOrigin { return streamOrigin }
+        let made = try db.prepare(
+            """
+            SELECT device_id, max((SELECT coalesce(max(saved_seq), 0) FROM bookmarks),
+                (SELECT coalesce(max(change_seq), 0) FROM bookmark_tombstones),
+                (SELECT coalesce(max(change_seq), 0) FROM watched_breaks))
+            FROM sync_state
+            """)
+        streamOrigin = made
+        return made
     }
 }

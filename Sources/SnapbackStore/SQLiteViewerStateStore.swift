@@ -218,6 +218,17 @@ public final class SQLiteViewerStateStore: SyncingStore {
         }
     }
 
+    /// The id the database minted when it was created, and the greatest change number it holds: a store
+    /// made afresh has another id, one restored from an older copy may hold fewer changes than an agent read.
+    public func changeStreamOrigin() throws(StoreError) -> (storeId: String, lastSeq: Int64) {
+        try readable()
+        do {
+            return try reader.changeStreamOrigin()
+        } catch {
+            throw readFailed(error)
+        }
+    }
+
     private func readFailed(_ error: SQLiteError) -> StoreError {
         log(.warning, "bookmark store: read failed: \(error)")
         return error.storeError

@@ -107,6 +107,14 @@ extension StoreReader {
         }
     }
 
+    /// The store's id (minted with the database) and the greatest change number it holds.
+    func changeStreamOrigin() throws(SQLiteError) -> (storeId: String, lastSeq: Int64) {
+        let s = try ready().origin()
+        defer { s.reset() }
+        guard try s.step() else { throw SQLiteError(code: SQLITE_CORRUPT, message: "sync_state has no row") }
+        return (s.text(0), s.int64(1))
+    }
+
     /// Up to `limit` changes numbered after `seq`, in order; a row that is not a valid record is passed
     /// to `invalid` (its number, why) and skipped.
     func changes(

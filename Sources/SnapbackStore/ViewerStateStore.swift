@@ -76,6 +76,9 @@ public protocol SyncingStore: ViewerStateStore {
     var deviceId: DeviceID? { get }
     /// Up to `limit` committed changes numbered after `seq`, in order.
     func changes(after seq: Int64, limit: Int) throws(StoreError) -> [SyncChange]
+    /// Which store the change numbers belong to: the id minted with the database (a store made afresh has
+    /// another) and the greatest change number it holds.
+    func changeStreamOrigin() throws(StoreError) -> (storeId: String, lastSeq: Int64)
     /// Applies a record from another box under the rule; completes once committed with whether it
     /// changed this box's record of the key.
     func merge(_ record: SyncRecord, completion: @escaping (Result<Bool, StoreError>) -> Void)

@@ -27,6 +27,25 @@ public enum KVValue {
         return record
     }
 
+    /// The record of a value read under `key`: one record whose ids give that very key (spelled out or
+    /// by digest); nil for anything else.
+    public static func record(_ bytes: [UInt8], key: String, household: String) -> SyncRecord? {
+        guard let merge = try? SyncMerge.decode(bytes), merge.watched.isEmpty, merge.records.count == 1,
+            let record = merge.records.first,
+            KeyCodec.key(household: household, .record(profile: record.profile, contentId: record.contentId)) == key
+        else { return nil }
+        return record
+    }
+
+    /// The breaks of a value read under `key`: breaks of one content whose watched key is that very key;
+    /// nil for anything else.
+    public static func watched(_ bytes: [UInt8], key: String, household: String) -> WatchedBreaks? {
+        guard let merge = try? SyncMerge.decode(bytes), let contentId = merge.watched.first?.contentId,
+            KeyCodec.key(household: household, .watched(contentId: contentId)) == key
+        else { return nil }
+        return watched(bytes, contentId: contentId)
+    }
+
     /// The breaks of a value read under the watched key of `contentId`; nil for a value that is not
     /// breaks of that content.
     public static func watched(_ bytes: [UInt8], contentId: String) -> WatchedBreaks? {

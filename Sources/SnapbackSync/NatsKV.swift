@@ -73,6 +73,8 @@ public struct KVEntry: Sendable {
     public var value: [UInt8]
     public var revision: UInt64
     public var deleted: Bool
+    /// The server's time of the message (nanoseconds since the epoch): the same on every box.
+    public var created: Int64
 }
 
 /// The agent's connection to NATS and its key-value bucket, over the C client (libnats 3.4). The client
@@ -89,6 +91,9 @@ final class NatsKV {
     /// household's current values is merged again, which changes nothing that is already merged).
     private var watcherReconnects: UInt64 = 0
     private(set) var watcherCaughtUp = false
+    /// The highest revision (stream sequence) the agent saw, delivered or written: a stream whose last
+    /// sequence is below it lost messages.
+    var highestRevision: UInt64 = 0
     /// What the server reported asynchronously (kept alive as long as the connection that calls it).
     let asyncErrors = AsyncErrors()
 
@@ -131,7 +136,11 @@ final class NatsKV {
         try check(natsOptions_SetMaxReconnect(options, -1), "max reconnect")
         try check(natsOptions_SetReconnectWait(options, 2000), "reconnect wait")
         try check(natsOptions_SetReconnectJitter(options, 1000, 2000), "reconnect jitter")
-        try check(natsOptions_SetPingInterval(options, 20_000), "ping interval")
+        // Keep-alives: a server that stops answering (frozen, a link that drops without a reset) is
+        // noticed when two pings went unanswered, within 3 intervals: the status leaves `connected`
+        // within 24 s (snapback-sync(8)).
+        try check(natsOptions_SetPingInterval(options, Self.pingIntervalMilliseconds), "ping interval")
+        try check(natsOptions_SetMaxPingsOut(options, Self.maxPingsOut), "max pings out")
         // A subject the server's permissions refuse makes the call time out; why comes here, on the
         // client's thread ("Permissions Violation for Publish to ...").
         let errorHandler: natsErrHandler = { connection, _, status, closure in
@@ -181,6 +190,9 @@ final class NatsKV {
         if let connection { natsConnection_Destroy(connection) }
         if let statistics { natsStatistics_Destroy(statistics) }
     }
+
+    static let pingIntervalMilliseconds: Int64 = 8_000
+    static let maxPingsOut: Int32 = 2
 
     var isConnected: Bool {
         guard let connection else { return false }
@@ -238,15 +250,36 @@ final class NatsKV {
         return kv
     }
 
-    /// The key's current value and revision; nil when it is absent or deleted.
-    func get(_ key: String) throws(NatsError) -> (value: [UInt8], revision: UInt64)? {
+    /// The bucket's stream as the server describes it: when it was created (nanoseconds) and its last
+    /// sequence. A stream created at another time, or whose last sequence is below one the agent saw, is
+    /// not the one the agent exchanged with: the server lost or rolled back its store, or the bucket
+    /// was made again.
+    func streamIdentity() throws(NatsError) -> (created: Int64, lastSeq: UInt64) {
+        _ = try bucket()
+        var info: UnsafeMutablePointer<jsStreamInfo>?
+        var code = jsErrCode(0)
+        let status = js_GetStreamInfo(&info, jetStream, "KV_\(configuration.bucket)", nil, &code)
+        guard status == NATS_OK, let info else { throw NatsError(status, "stream info KV_\(configuration.bucket)") }
+        defer { jsStreamInfo_Destroy(info) }
+        return (info.pointee.Created, info.pointee.State.LastSeq)
+    }
+
+    /// Forgets the bound bucket: the next call binds it again (creating it if it is gone).
+    func forgetBucket() {
+        closeWatcher()
+        if let store { kvStore_Destroy(store) }
+        store = nil
+    }
+
+    /// The key's current value, revision and server time (nanoseconds); nil when it is absent or deleted.
+    func get(_ key: String) throws(NatsError) -> (value: [UInt8], revision: UInt64, created: Int64)? {
         let kv = try bucket()
         var entry: OpaquePointer?
         let status = kvStore_Get(&entry, kv, key)
         if status == NATS_NOT_FOUND { return nil }
         guard status == NATS_OK, let entry else { throw NatsError(status, "get \(key)") }
         defer { kvEntry_Destroy(entry) }
-        return (Self.value(of: entry), kvEntry_Revision(entry))
+        return (Self.value(of: entry), kvEntry_Revision(entry), kvEntry_Created(entry))
     }
 
     enum WriteResult {
@@ -266,16 +299,21 @@ final class NatsKV {
                 kvStore_Create(&written, kv, key, raw.baseAddress, Int32(clamping: raw.count))
             }
         }
-        if status == NATS_OK { return .written(revision: written) }
+        if status == NATS_OK {
+            highestRevision = max(highestRevision, written)
+            return .written(revision: written)
+        }
         let error = NatsError(status, "write \(key)")
         if error.isConflict { return .conflict }
         throw error
     }
 
-    /// Makes the watcher of `<household>.>` if there is none or the connection came back since.
-    func ensureWatcher() throws(NatsError) {
+    /// Makes the watcher of `<household>.>` if there is none or the connection came back since; true
+    /// when it made one.
+    @discardableResult
+    func ensureWatcher() throws(NatsError) -> Bool {
         let count = reconnects
-        if watcher != nil, count == watcherReconnects { return }
+        if watcher != nil, count == watcherReconnects { return false }
         closeWatcher()
         let kv = try bucket()
         var options = kvWatchOptions()
@@ -286,6 +324,7 @@ final class NatsKV {
         watcher = made
         watcherReconnects = count
         watcherCaughtUp = false
+        return true
     }
 
     func closeWatcher() {
@@ -315,10 +354,11 @@ final class NatsKV {
             return nil
         }
         defer { kvEntry_Destroy(entry) }
+        highestRevision = max(highestRevision, kvEntry_Revision(entry))
         let operation = kvEntry_Operation(entry)
         return KVEntry(
             key: kvEntry_Key(entry).map { String(cString: $0) } ?? "", value: Self.value(of: entry),
-            revision: kvEntry_Revision(entry), deleted: operation != kvOp_Put)
+            revision: kvEntry_Revision(entry), deleted: operation != kvOp_Put, created: kvEntry_Created(entry))
     }
 
     private static func value(of entry: OpaquePointer) -> [UInt8] {

@@ -86,6 +86,53 @@ public final class Outbox {
         return hash
     }
 
+    /// The store the cursor's change numbers belong to (a digest of the id snapbackd's store minted); nil
+    /// before the first stream, or in an outbox an agent filled before it kept one.
+    public func store() throws(OutboxError) -> Int64? {
+        try query("SELECT value FROM state WHERE name = 'store'", []) { sqlite3_column_int64($0, 0) }.first
+    }
+
+    /// Another store's changes (or an older copy's) are read from the start: the cursor goes back to 0 and
+    /// the outbox is tied to `store`, in one transaction. The waiting entries stay: they are changes this
+    /// box made that did not go out yet.
+    public func restart(store: Int64) throws(OutboxError) {
+        try setState([("cursor", 0), ("store", store)])
+    }
+
+    /// A number the agent keeps in the outbox's state (the bucket's stream identity); nil when unset.
+    public func state(_ name: String) throws(OutboxError) -> Int64? {
+        try query("SELECT value FROM state WHERE name = ?", [.text(name)]) { sqlite3_column_int64($0, 0) }.first
+    }
+
+    public func setState(_ values: [(name: String, value: Int64)]) throws(OutboxError) {
+        try exec("BEGIN IMMEDIATE")
+        do throws(OutboxError) {
+            for (name, value) in values {
+                try run(
+                    "INSERT INTO state (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value",
+                    [.text(name), .int(value)])
+            }
+            try exec("COMMIT")
+        } catch {
+            _ = try? exec("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// The changes up to this number are read again for a repair: every record among them goes out,
+    /// whichever box made it (nil: no repair under way).
+    public func repairUntil() throws(OutboxError) -> Int64? { try state("repair_until") }
+
+    /// Starts a repair: the changes read so far are read again from 0, and every record among them is
+    /// sent (the bucket lost them, or holds older ones). In one transaction with the cursor's move.
+    public func startRepair() throws(OutboxError) {
+        let until = max(try cursor(), try repairUntil() ?? 0)
+        try setState([("repair_until", until), ("cursor", 0)])
+    }
+
+    /// The digest an outbox keeps of a store's id.
+    public static func storeDigest(_ storeId: String) -> Int64 { Int64(bitPattern: fnv1a(storeId)) }
+
     /// The last change of snapbackd's stream whose effect is in the outbox (0: none yet).
     public func cursor() throws(OutboxError) -> Int64 {
         try query("SELECT value FROM state WHERE name = 'cursor'", []) { statement in sqlite3_column_int64(statement, 0) }
@@ -94,8 +141,9 @@ public final class Outbox {
 
     /// Adds entries and moves the cursor to `cursor`, in one transaction. `entries` are (key, value) in
     /// stream order; a watched-breaks entry is merged with the waiting entry of its key by `combine`.
+    /// A repair under way ends with the transaction that moves the cursor to its end (`repairDone`).
     public func append(
-        _ entries: [(key: String, value: [UInt8])], cursor: Int64,
+        _ entries: [(key: String, value: [UInt8])], cursor: Int64, repairDone: Bool = false,
         combine: ([UInt8], [UInt8]) -> [UInt8] = { _, new in new }
     ) throws(OutboxError) {
         try exec("BEGIN IMMEDIATE")
@@ -111,6 +159,7 @@ public final class Outbox {
             try run(
                 "INSERT INTO state (name, value) VALUES ('cursor', ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value",
                 [.int(cursor)])
+            if repairDone { try run("DELETE FROM state WHERE name = 'repair_until'", []) }
             try exec("COMMIT")
         } catch {
             _ = try? exec("ROLLBACK")

@@ -28,6 +28,9 @@ public final class SyncAgent {
     private var localRetryAt = ContinuousClock.now
     private var localBackoff: Duration = .milliseconds(500)
     private var localError: String?
+    /// Set while snapbackd does not say which store its change numbers belong to: a store made afresh
+    /// could not be told from the old one.
+    private var storeUnknown: String?
     private var bucketError: String?
     private var serverError: String?
     private var natsDownSince: ContinuousClock.Instant? = ContinuousClock.now
@@ -36,6 +39,16 @@ public final class SyncAgent {
     private var lastStatusText = ""
     private var lastStatusWrite = ContinuousClock.now
     private var idle = false
+    /// Values of the bucket not taken (bad keys and values, stamps beyond the server's time), each logged once.
+    private lazy var skips = SkipLog(log: log)
+    /// The changes up to this number are being read again for a repair (every record among them goes
+    /// out, whichever box made it); nil: none under way.
+    private var repairUntil: Int64?
+    /// The highest revision of the bucket's stream saved in the outbox's state.
+    private var savedRevision: UInt64 = 0
+    /// Entries that may be sent now (``SyncConfiguration/publishRate`` a second, as many at most).
+    private var publishTokens = 0.0
+    private var publishRefilled = ContinuousClock.now
     /// After a publish or a watcher error, NATS is tried again from this time on.
     private var natsRetryAt = ContinuousClock.now
 
@@ -68,6 +81,14 @@ public final class SyncAgent {
         } catch {
             throw AgentError(description: "nats: \(error)")
         }
+        do {
+            repairUntil = try outbox.repairUntil()
+            savedRevision = UInt64(clamping: try outbox.state("stream_seen") ?? 0)
+        } catch {
+            throw AgentError(description: "outbox: \(error)")
+        }
+        nats.highestRevision = savedRevision
+        publishTokens = Double(configuration.publishRate)
     }
 
     /// Runs until `shouldStop` says so (checked every turn, at least every 200 ms).
@@ -120,17 +141,49 @@ public final class SyncAgent {
 
     // MARK: snapbackd
 
-    private func connectLocal() {
+    private func connectLocal(again: Bool = false) {
         do {
             let client = try SnapbackClient(
                 socketPath: configuration.socket, clientName: "snapback-sync", timeout: .seconds(15))
-            let reply = try client.watchChanges(after: UInt64(clamping: try outbox.cursor()))
+            let cursor = try outbox.cursor()
+            let reply = try client.watchChanges(after: UInt64(clamping: cursor))
             if let configured = configuration.deviceId, configured != reply.deviceId {
                 client.close()
                 failLocal(
                     "device-id \(configured) in the configuration, but snapbackd signs this box's changes as \(reply.deviceId)",
                     retry: .seconds(30))
                 return
+            }
+            // Change numbers are the store's Int64 sequence: a larger one from a peer is clamped, not trapped on.
+            let lastSeq = Int64(clamping: reply.lastSeq)
+            if let why = Self.restartReason(
+                cursor: cursor, known: try outbox.store(), storeId: reply.storeId, lastSeq: lastSeq)
+            {
+                try outbox.restart(store: Outbox.storeDigest(reply.storeId))
+                if cursor > 0 {
+                    // The stream already started after the old cursor: open it again from the start.
+                    client.close()
+                    log("snapback-sync: \(why): reading its changes from the start")
+                    guard !again else {
+                        failLocal("snapbackd's store changed again while its stream was opened", retry: nil)
+                        return
+                    }
+                    connectLocal(again: true)
+                    return
+                }
+            }
+            if let until = repairUntil, until > lastSeq {
+                // The store holds nothing after lastSeq yet: the repair ends with the change numbered so.
+                try outbox.setState([("repair_until", lastSeq)])
+                repairUntil = lastSeq
+            }
+            if reply.storeId.isEmpty {
+                storeUnknown =
+                    "snapbackd does not say which store its changes come from (an older snapbackd): changes of a store made afresh could be missed"
+                if lastError != storeUnknown { log("snapback-sync: \(storeUnknown!)") }
+                lastError = storeUnknown!
+            } else {
+                storeUnknown = nil
             }
             if deviceId != reply.deviceId { log("snapback-sync: snapbackd at \(configuration.socket), device \(reply.deviceId)") }
             local = client
@@ -148,6 +201,25 @@ public final class SyncAgent {
         } catch {
             failLocal("outbox: \(error)", retry: nil)
         }
+    }
+
+    /// Why the stream must be read from 0 rather than after `cursor`, given the store the outbox knows
+    /// (`known`) and what snapbackd's reply says; nil when the cursor belongs to this store.
+    static func restartReason(cursor: Int64, known: Int64?, storeId: String, lastSeq: Int64) -> String? {
+        // A snapbackd that does not say: nothing to compare (the status says so).
+        guard !storeId.isEmpty else { return nil }
+        let digest = Outbox.storeDigest(storeId)
+        guard let known else {
+            // The first stream of this outbox; or an outbox filled before it kept the store, whose cursor
+            // cannot be vouched for.
+            return cursor > 0 ? "the outbox does not know which store its cursor \(cursor) was taken from" : "new outbox"
+        }
+        if known != digest { return "snapbackd's store is another one (store \(storeId)), made afresh since change \(cursor)" }
+        if cursor > lastSeq {
+            return
+                "snapbackd's store holds changes up to \(lastSeq), before this agent's cursor \(cursor) (restored from an older copy?)"
+        }
+        return nil
     }
 
     private func failLocal(_ message: String, retry: Duration?) {
@@ -180,30 +252,24 @@ public final class SyncAgent {
         for change in changes {
             switch change.change {
             case .record(let record):
-                // Records merged from other boxes keep their origin's stamp: they are not sent back.
-                guard record.stamp.device.text == deviceId else { continue }
-                guard
-                    let key = KeyCodec.key(
-                        household: configuration.household, .record(profile: record.profile, contentId: record.contentId))
-                else {
-                    log(
-                        "snapback-sync: not synced (key over \(KeyCodec.maxKeyBytes) bytes): \(record.profile)/\(record.contentId)"
-                    )
-                    continue
-                }
+                // Records merged from other boxes keep their origin's stamp: they are not sent back, but
+                // in a repair (the bucket lost them).
+                guard record.stamp.device.text == deviceId || change.seq <= repairUntil ?? 0 else { continue }
+                let key = KeyCodec.key(
+                    household: configuration.household, .record(profile: record.profile, contentId: record.contentId))
                 entries.append((key, KVValue.encode(record)))
             case .watched(let watched):
-                guard let key = KeyCodec.key(household: configuration.household, .watched(contentId: watched.contentId)) else {
-                    log(
-                        "snapback-sync: not synced (key over \(KeyCodec.maxKeyBytes) bytes): watched breaks of \(watched.contentId)"
-                    )
-                    continue
-                }
+                let key = KeyCodec.key(household: configuration.household, .watched(contentId: watched.contentId))
                 entries.append((key, KVValue.encode(watched)))
             }
         }
+        let repairDone = repairUntil.map { last.seq >= $0 } ?? false
         do {
-            try outbox.append(entries, cursor: last.seq, combine: Self.combine)
+            try outbox.append(entries, cursor: last.seq, repairDone: repairDone, combine: Self.combine)
+            if repairDone {
+                repairUntil = nil
+                log("snapback-sync: repair: every record this box holds is in the outbox (\(try outbox.count()) entries to send)")
+            }
         } catch {
             // The cursor did not move: the same changes come again after the reconnect.
             failLocal("outbox: \(error)", retry: .seconds(5))
@@ -233,7 +299,7 @@ public final class SyncAgent {
         guard !records.isEmpty || !watched.isEmpty else { return true }
         guard let client = local else { return false }
         do {
-            let _: MergeReply = try client.call(.merge(SyncMerge(records: records, watched: watched)))
+            let _: SnapbackV1.MergeReply = try client.call(.merge(SyncMerge(records: records, watched: watched)))
             lastExchange = wallSeconds()
             return true
         } catch {
@@ -248,7 +314,9 @@ public final class SyncAgent {
         let message = "nats: \(error)"
         if lastError != message { log("snapback-sync: \(message)") }
         lastError = message
-        nats.closeWatcher()
+        // Bound again at the next attempt: the bucket may be gone (the server lost its store) and be
+        // made again, by this box or another.
+        nats.forgetBucket()
         natsRetryAt = ContinuousClock.now + .seconds(2)
     }
 
@@ -259,11 +327,15 @@ public final class SyncAgent {
 
     /// Sends the outbox's entries, oldest first, until it is empty, NATS fails, or the turn's share is sent.
     private func publish() {
+        let now = ContinuousClock.now
+        let rate = Double(configuration.publishRate)
+        publishTokens = min(rate, publishTokens + (now - publishRefilled) / .seconds(1) * rate)
+        publishRefilled = now
         var sent = 0
-        while sent < Self.entriesPerTurn {
+        while sent < Self.entriesPerTurn, publishTokens >= 1 {
             let entries: [Outbox.Entry]
             do {
-                entries = try outbox.first(32)
+                entries = try outbox.first(min(32, Int(publishTokens)))
             } catch {
                 lastError = "outbox: \(error)"
                 return
@@ -271,6 +343,7 @@ public final class SyncAgent {
             if entries.isEmpty { return }
             idle = false
             sent += entries.count
+            publishTokens -= Double(entries.count)
             for entry in entries {
                 do {
                     guard try publish(entry) else { return }
@@ -292,20 +365,32 @@ public final class SyncAgent {
     /// Publishes one entry: true once the bucket holds it or a record that wins over it; false if it must
     /// wait (snapbackd away when the bucket's record had to be merged).
     private func publish(_ entry: Outbox.Entry) throws(NatsError) -> Bool {
-        guard let key = KeyCodec.parse(entry.key, household: configuration.household) else { return true }
+        let household = configuration.household
+        guard let kind = KeyCodec.kind(of: entry.key, household: household) else { return true }
         bucketError = nil
         // A conflict means another box wrote the key between the read and the write: read and decide
         // again. Each round is a round trip; a key written by every box at once settles in a few.
         for _ in 0..<16 {
             let current = try nats.get(entry.key)
             let step: PublishStep
-            switch key {
-            case .record(let profile, let contentId):
-                guard let mine = KVValue.record(entry.value, profile: profile, contentId: contentId) else { return true }
-                step = .record(mine, remote: current.flatMap { KVValue.record($0.value, profile: profile, contentId: contentId) })
-            case .watched(let contentId):
-                guard let mine = KVValue.watched(entry.value, contentId: contentId) else { return true }
-                step = .watched(mine, remote: current.flatMap { KVValue.watched($0.value, contentId: contentId) })
+            switch kind {
+            case .record:
+                guard let mine = KVValue.record(entry.value, key: entry.key, household: household) else { return true }
+                // A record the bound refuses counts as none: this box's record replaces it.
+                let remote = current.flatMap { c in
+                    KVValue.record(c.value, key: entry.key, household: household).flatMap {
+                        withinBound($0, key: entry.key, revision: c.revision, created: c.created) ? $0 : nil
+                    }
+                }
+                step = .record(mine, remote: remote)
+            case .watched:
+                guard let mine = KVValue.watched(entry.value, key: entry.key, household: household) else { return true }
+                let remote = current.flatMap { c in
+                    KVValue.watched(c.value, key: entry.key, household: household).map {
+                        bounded($0, key: entry.key, revision: c.revision, created: c.created)
+                    }
+                }
+                step = .watched(mine, remote: remote)
             }
             switch step {
             case .nothing:
@@ -331,13 +416,17 @@ public final class SyncAgent {
             return
         }
         do {
-            try nats.ensureWatcher()
+            if try nats.ensureWatcher() { try checkStream() }
             bucketError = nil
-        } catch {
+        } catch let error as NatsError {
             if error.text.contains("bucket") { bucketError = error.text }
             natsFailed(error)
             return
+        } catch {
+            lastError = "outbox: \(error)"
+            return
         }
+        defer { saveRevision() }
         var records: [SyncRecord] = []
         var watched: [WatchedBreaks] = []
         var wait: Int64 = idle ? 200 : 0
@@ -357,21 +446,38 @@ public final class SyncAgent {
             guard let entry else { break }
             wait = 0
             serverError = nil
-            guard !entry.deleted, let key = KeyCodec.parse(entry.key, household: configuration.household) else { continue }
-            switch key {
-            case .record(let profile, let contentId):
-                guard let record = KVValue.record(entry.value, profile: profile, contentId: contentId) else {
-                    log("snapback-sync: \(entry.key) revision \(entry.revision): not a record of its key; skipped")
+            // A delete or purge marker holds no value (no agent writes one): nothing to merge.
+            guard !entry.deleted else { continue }
+            let household = configuration.household
+            guard let kind = KeyCodec.kind(of: entry.key, household: household) else {
+                let why = KeyCodec.problem(entry.key, household: household) ?? "not a key of this household"
+                skips.skip(
+                    "\(entry.key)#\(entry.revision)",
+                    "\(entry.key) revision \(entry.revision): not a key the agent writes (\(why)); skipped")
+                continue
+            }
+            switch kind {
+            case .record:
+                guard let record = KVValue.record(entry.value, key: entry.key, household: household) else {
+                    skips.skip(
+                        "\(entry.key)#\(entry.revision)",
+                        "\(entry.key) revision \(entry.revision): not a record of its key (\(entry.value.count) bytes); skipped")
                     continue
                 }
+                guard withinBound(record, key: entry.key, revision: entry.revision, created: entry.created) else { continue }
                 // This box's own record, back from the bucket: snapbackd has it (or something newer).
                 if record.stamp.device.text == deviceId { continue }
                 records.append(record)
-            case .watched(let contentId):
-                guard let breaks = KVValue.watched(entry.value, contentId: contentId) else {
-                    log("snapback-sync: \(entry.key) revision \(entry.revision): not watched breaks of its content; skipped")
+            case .watched:
+                guard let all = KVValue.watched(entry.value, key: entry.key, household: household) else {
+                    skips.skip(
+                        "\(entry.key)#\(entry.revision)",
+                        "\(entry.key) revision \(entry.revision): not watched breaks of its content (\(entry.value.count) bytes); skipped"
+                    )
                     continue
                 }
+                let contentId = all.contentId
+                let breaks = bounded(all, key: entry.key, revision: entry.revision, created: entry.created)
                 for (breakId, at) in breaks.watchedAt {
                     if let one = try? WatchedBreaks(contentId: contentId, watchedAt: [breakId: at]) { watched.append(one) }
                     if watched.count == SyncMerge.maxRecords {
@@ -393,11 +499,82 @@ public final class SyncAgent {
         }
     }
 
+    /// Compares the bucket's stream with the one the agent last exchanged with (its creation time, and
+    /// the highest revision seen): at every new watcher, so after every (re)connection. Another stream,
+    /// or one whose last sequence is below what the agent saw, lost what it held: a repair sends every
+    /// record this box holds (the publish rule writes only where the bucket lacks it or holds an older
+    /// one). Never a periodic scan.
+    private func checkStream() throws {
+        let stream = try nats.streamIdentity()
+        let known = try outbox.state("stream_created")
+        var why: String?
+        if let known, known != stream.created {
+            why =
+                "the bucket's stream was created at \(stream.created / 1_000_000_000) s, not \(known / 1_000_000_000) s: it was made again"
+        } else if known != nil, stream.lastSeq < nats.highestRevision {
+            why =
+                "the bucket's stream ends at revision \(stream.lastSeq), before revision \(nats.highestRevision) this agent saw: the server lost or rolled back its store"
+        }
+        if let why {
+            log("snapback-sync: \(why); re-publishing what this box holds (at most \(configuration.publishRate) a second)")
+            try outbox.startRepair()
+            repairUntil = try outbox.repairUntil()
+            // snapbackd's changes are read again from 0 (its stream opened again).
+            local?.close()
+            local = nil
+            localRetryAt = ContinuousClock.now
+        }
+        if known == nil || why != nil {
+            nats.highestRevision = stream.lastSeq
+            savedRevision = stream.lastSeq
+            try outbox.setState([("stream_created", stream.created), ("stream_seen", Int64(clamping: stream.lastSeq))])
+        }
+    }
+
+    /// Keeps the highest revision seen in the outbox's state, once a turn it moved.
+    private func saveRevision() {
+        let seen = nats.highestRevision
+        guard seen > savedRevision else { return }
+        do {
+            try outbox.setState([("stream_seen", Int64(clamping: seen))])
+            savedRevision = seen
+        } catch {
+            lastError = "outbox: \(error)"
+        }
+    }
+
+    /// Whether a record read from the bucket is within the bound of its message's server time
+    /// (``ServerTimeBound``); one that is not is logged, naming its key and device, and refused.
+    private func withinBound(_ record: SyncRecord, key: String, revision: UInt64, created: Int64) -> Bool {
+        guard let excess = ServerTimeBound.excess(physical: record.stamp.physical, serverNanoseconds: created) else {
+            return true
+        }
+        let own = record.stamp.device.text == deviceId ? " (this box's record: its clock is ahead)" : ""
+        skips.skip(
+            "\(key)#\(revision)",
+            "\(key) revision \(revision): stamp \(ServerTimeBound.shown(record.stamp)) by device \(record.stamp.device) is \(excess / 1000) s past the server's time of the message plus \(ServerTimeBound.maxAheadMilliseconds / 3_600_000) h\(own); refused"
+        )
+        return false
+    }
+
+    /// Watched breaks read from the bucket without those marked beyond the bound of the message's server
+    /// time (each logged, naming the key).
+    private func bounded(_ watched: WatchedBreaks, key: String, revision: UInt64, created: Int64) -> WatchedBreaks {
+        let (kept, refused) = ServerTimeBound.split(watched, serverNanoseconds: created)
+        if !refused.isEmpty {
+            skips.skip(
+                "\(key)#\(revision)",
+                "\(key) revision \(revision): break(s) \(refused.prefix(4).joined(separator: ", "))\(refused.count > 4 ? ", …" : "") watched past the server's time of the message plus \(ServerTimeBound.maxAheadMilliseconds / 3_600_000) h; refused"
+            )
+        }
+        return kept
+    }
+
     // MARK: Status
 
     func currentStatus() -> SyncStatus {
         let state: SyncStatus.State
-        if localError != nil || bucketError != nil || serverError != nil {
+        if localError != nil || bucketError != nil || serverError != nil || storeUnknown != nil {
             state = .error
         } else if natsDownSince == nil, nats.isConnected {
             state = .connected
@@ -408,8 +585,8 @@ public final class SyncAgent {
         }
         let server = state == .connected ? SyncConfiguration.redacted(nats.connectedURL) : configuration.serversShown
         return SyncStatus(
-            state: state, outbox: (try? outbox.count()) ?? 0, lastExchange: lastExchange,
-            lastError: localError ?? bucketError ?? serverError ?? lastError, household: configuration.household,
+            state: state, outbox: (try? outbox.count()) ?? 0, skipped: skips.count, lastExchange: lastExchange,
+            lastError: localError ?? bucketError ?? serverError ?? storeUnknown ?? lastError, household: configuration.household,
             deviceId: deviceId ?? configuration.deviceId ?? "", server: server, updated: 0, pid: getpid())
     }
 

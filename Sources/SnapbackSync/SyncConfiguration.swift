@@ -1,24 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+import SnapbackConfigFile
 import SnapbackTimeline
-
-/// A configuration file that cannot be used: `file:line: reason` (no line when the whole file is at
-/// fault, or a required key is missing).
-public struct SyncConfigurationError: Error, Equatable, Sendable, CustomStringConvertible {
-    public var file: String
-    public var line: Int?
-    public var reason: String
-
-    public init(file: String, line: Int?, reason: String) {
-        self.file = file
-        self.line = line
-        self.reason = reason
-    }
-
-    public var description: String {
-        if let line { return "\(file):\(line): \(reason)" }
-        return "\(file): \(reason)"
-    }
-}
 
 /// `sync.conf` (`snapback-sync(8)`): the same `key = value` syntax as snapbackd.conf, without sections.
 /// Every value is checked where it is read; a value out of range refuses the whole file, naming its line.
@@ -47,6 +29,9 @@ public struct SyncConfiguration: Equatable, Sendable {
     public var history = 5
     public var replicas = 1
     public var statusFile = "/run/snapback-sync/status"
+    /// The most outbox entries sent a second (each a read and a write of the bucket): a repair after the
+    /// server lost its store sends everything the box holds, and a household's boxes do it at once.
+    public var publishRate = 100
 
     public init() {}
 
@@ -56,48 +41,37 @@ public struct SyncConfiguration: Equatable, Sendable {
     public static let maxPathBytes = 4096
     public static let historyRange = 1...64
     public static let replicasRange = 1...5
+    public static let publishRateRange = 1...10_000
     /// Household and bucket names: one NATS subject token of these bytes.
     public static let maxNameBytes = 64
 
     /// The keys, in the order of the documentation and of ``render()``.
     public static let keyNames = [
         "servers", "household", "device-id", "credentials-file", "user", "password-file", "tls-ca", "tls-cert",
-        "tls-key", "socket", "state-directory", "bucket", "history", "replicas", "status-file"
+        "tls-key", "socket", "state-directory", "bucket", "history", "replicas", "status-file", "publish-rate"
     ]
 
     /// Parses `text` (the contents of `file`) over the defaults and checks the whole: required keys
     /// present, keys that go in pairs given together.
-    public static func parse(_ text: String, file: String) throws(SyncConfigurationError) -> SyncConfiguration {
-        var configuration = SyncConfiguration()
+    public static func parse(_ text: String, file: String) throws(ConfigurationError) -> SyncConfiguration {
         var lines: [String: Int] = [:]
-        var lineNumber = 0
-        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
-            lineNumber += 1
-            func fail(_ reason: String) -> SyncConfigurationError {
-                SyncConfigurationError(file: file, line: lineNumber, reason: reason)
-            }
-            var line = trimmed(rawLine)
-            if line.isEmpty || line.hasPrefix("#") || line.hasPrefix(";") { continue }
-            if let hash = line.firstIndex(of: "#") { line = trimmed(line[..<hash]) }
-            if line.hasPrefix("[") { throw fail("sync.conf has no sections") }
-            guard let equals = line.firstIndex(of: "=") else { throw fail("expected 'key = value' or a # comment") }
-            let name = trimmed(line[..<equals])
-            let value = trimmed(line[line.index(after: equals)...])
-            guard !name.isEmpty else { throw fail("a key is missing before '='") }
-            guard keyNames.contains(name) else {
-                var reason = "unknown key '\(name)'"
-                if let near = keyNames.first(where: { editDistance($0, name) <= 2 }) { reason += " (did you mean '\(near)'?)" }
-                throw fail(reason)
-            }
-            do {
-                try configuration.apply(name, value)
-            } catch {
-                throw fail("\(name): \(error.text)")
-            }
-            lines[name] = lineNumber
+        return try parse(text, file: file, lines: &lines)
+    }
+
+    /// `parse(_:file:)`, and the last line that set each key, in `lines`.
+    static func parse(_ text: String, file: String, lines: inout [String: Int]) throws(ConfigurationError)
+        -> SyncConfiguration
+    {
+        var configuration = SyncConfiguration()
+        var seen: [String: Int] = [:]
+        try KeyValueFile.read(text, file: file, format: "sync.conf", keys: keyNames.map { ($0, nil) }) {
+            name, value, line throws(Reason) in
+            try configuration.apply(name, value)
+            seen[name] = line
         }
-        func fail(_ key: String, _ reason: String) -> SyncConfigurationError {
-            SyncConfigurationError(file: file, line: lines[key], reason: reason)
+        lines = seen
+        func fail(_ key: String, _ reason: String) -> ConfigurationError {
+            ConfigurationError(file: file, line: lines[key], reason: reason)
         }
         if configuration.servers.isEmpty { throw fail("servers", "servers is required (nats:// or tls:// URLs)") }
         if configuration.household.isEmpty { throw fail("household", "household is required") }
@@ -113,10 +87,7 @@ public struct SyncConfiguration: Equatable, Sendable {
         return configuration
     }
 
-    struct Reason: Error {
-        let text: String
-        init(_ text: String) { self.text = text }
-    }
+    typealias Reason = ConfigurationReason
 
     mutating func apply(_ name: String, _ value: String) throws(Reason) {
         switch name {
@@ -150,6 +121,7 @@ public struct SyncConfiguration: Equatable, Sendable {
         case "history": history = try Self.count(value, in: Self.historyRange)
         case "replicas": replicas = try Self.count(value, in: Self.replicasRange)
         case "status-file": statusFile = try Self.path(value)
+        case "publish-rate": publishRate = try Self.count(value, in: Self.publishRateRange)
         default: throw Reason("unknown key")
         }
     }
@@ -164,7 +136,7 @@ public struct SyncConfiguration: Equatable, Sendable {
             + line("password-file", passwordFile) + line("tls-ca", tlsCA) + line("tls-cert", tlsCert)
             + line("tls-key", tlsKey) + line("socket", socket) + line("state-directory", stateDirectory)
             + line("bucket", bucket) + line("history", "\(history)") + line("replicas", "\(replicas)")
-            + line("status-file", statusFile)
+            + line("status-file", statusFile) + line("publish-rate", "\(publishRate)")
     }
 
     /// A server URL as logs and the status file show it: without the user and password it may carry
@@ -221,30 +193,5 @@ public struct SyncConfiguration: Equatable, Sendable {
             throw Reason("'\(value)' is not a whole number from \(range.lowerBound) to \(range.upperBound)")
         }
         return number
-    }
-
-    static func trimmed(_ text: Substring) -> String {
-        String(
-            text.drop(while: { $0 == " " || $0 == "\t" || $0 == "\r" }).reversed().drop(while: {
-                $0 == " " || $0 == "\t" || $0 == "\r"
-            }).reversed())
-    }
-
-    static func trimmed(_ text: String) -> String { trimmed(text[...]) }
-
-    static func editDistance(_ a: String, _ b: String) -> Int {
-        let a = Array(a.utf8)
-        let b = Array(b.utf8)
-        var row = Array(0...b.count)
-        for i in 1...max(a.count, 1) where !a.isEmpty {
-            var previous = row[0]
-            row[0] = i
-            for j in stride(from: 1, through: b.count, by: 1) {
-                let saved = row[j]
-                row[j] = min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1] == b[j - 1] ? 0 : 1))
-                previous = saved
-            }
-        }
-        return a.isEmpty ? b.count : row[b.count]
     }
 }

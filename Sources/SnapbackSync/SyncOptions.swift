@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+import SnapbackConfigFile
+
 /// snapback-sync's command line.
 public enum SyncCommand: Equatable, Sendable {
     case run(configPath: String)
@@ -64,11 +66,12 @@ public struct SyncUsageError: Error, Equatable, CustomStringConvertible {
 }
 
 /// Loads and checks a configuration file; the files it names must be readable.
-public func loadConfiguration(_ path: String) throws(SyncConfigurationError) -> SyncConfiguration {
+public func loadConfiguration(_ path: String) throws(ConfigurationError) -> SyncConfiguration {
     guard let text = readFile(path, limit: 1 << 20) else {
-        throw SyncConfigurationError(file: path, line: nil, reason: "cannot read it")
+        throw ConfigurationError(file: path, line: nil, reason: "cannot read it")
     }
-    let configuration = try SyncConfiguration.parse(text, file: path)
+    var lines: [String: Int] = [:]
+    let configuration = try SyncConfiguration.parse(text, file: path, lines: &lines)
     let files: [(String, String?)] = [
         ("credentials-file", configuration.credentialsFile), ("password-file", configuration.passwordFile),
         ("tls-ca", configuration.tlsCA), ("tls-cert", configuration.tlsCert), ("tls-key", configuration.tlsKey)
@@ -76,23 +79,8 @@ public func loadConfiguration(_ path: String) throws(SyncConfigurationError) -> 
     for (key, file) in files {
         guard let file else { continue }
         guard readFile(file, limit: 1) != nil else {
-            throw SyncConfigurationError(
-                file: path, line: SyncConfiguration.line(of: key, in: text), reason: "\(key): cannot read \(file)")
+            throw ConfigurationError(file: path, line: lines[key], reason: "\(key): cannot read \(file)")
         }
     }
     return configuration
-}
-
-extension SyncConfiguration {
-    /// The last line that sets `key` in `text`.
-    static func line(of key: String, in text: String) -> Int? {
-        var found: Int?
-        for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let trimmed = trimmed(line)
-            if trimmed.hasPrefix(key), trimmed.dropFirst(key.count).drop(while: { $0 == " " || $0 == "\t" }).hasPrefix("=") {
-                found = number + 1
-            }
-        }
-        return found
-    }
 }

@@ -28,6 +28,11 @@ public struct TimelineLayout: Sendable, Equatable {
     private let indexById: [String: Int]
     /// Ad-rules sessions (whose player time is content time): conversions are the identity.
     public let isIdentity: Bool
+    /// The content's duration, when the stream has an end (nil: unknown, or a live stream).
+    public let contentDuration: Double?
+    /// The stream's end when it has one: `streamDuration(forContentDuration:)` of the content's duration.
+    /// Every seek a session commands clamps to it, so it is worked out once, with the layout.
+    public let streamEnd: Double?
 
     /// A break on the stream's clock and on the content's.
     private struct Span: Sendable, Equatable {
@@ -47,10 +52,11 @@ public struct TimelineLayout: Sendable, Equatable {
     public static let maxBreaks = 100_000
 
     /// Builds a layout from breaks in any order, rejecting bad times, empty or duplicate ids, overlaps and
-    /// cuts that take the content past the last content time.
-    public init(breaks: [AdBreak], identity: Bool = false) throws(TimelineError) {
+    /// cuts that take the content past the last content time. `contentDuration`: the content's, when the
+    /// stream ends (it gives `streamEnd`).
+    public init(breaks: [AdBreak], identity: Bool = false, contentDuration: Double? = nil) throws(TimelineError) {
         try Self.validate(breaks)
-        try self.init(sorted: Self.sortedByStart(breaks), identity: identity)
+        try self.init(sorted: Self.sortedByStart(breaks), identity: identity, contentDuration: contentDuration)
         try Self.checkOverlaps(self.breaks)
         try checkResumePositions()
     }
@@ -58,9 +64,10 @@ public struct TimelineLayout: Sendable, Equatable {
     /// The spans of breaks already validated and sorted. A duplicate id is found as the id index is built
     /// (hashing each id once, not once more into a set of its own); it is refused before any overlap,
     /// since two breaks of one id usually overlap too and the id is what the player got wrong.
-    private init(sorted breaks: [AdBreak], identity: Bool) throws(TimelineError) {
+    private init(sorted breaks: [AdBreak], identity: Bool, contentDuration: Double?) throws(TimelineError) {
         self.breaks = breaks
         isIdentity = identity
+        self.contentDuration = contentDuration
         var spans: [Span] = []
         spans.reserveCapacity(breaks.count)
         var indexById: [String: Int] = [:]
@@ -93,6 +100,7 @@ public struct TimelineLayout: Sendable, Equatable {
         self.spans = spans
         totalAdTime = adTime
         self.indexById = indexById
+        streamEnd = contentDuration.map { Self.streamDuration(forContentDuration: $0, spans: spans, identity: identity) }
     }
 
     public var count: Int { breaks.count }
@@ -125,7 +133,8 @@ public struct TimelineLayout: Sendable, Equatable {
         if fresh.isEmpty { return nil }
         let limit = min(maxBreaks, Self.maxBreaks)
         if breaks.count + fresh.count > limit { throw .sessionFull(holding: breaks.count + fresh.count, limit: limit) }
-        let layout = try TimelineLayout(sorted: Self.sortedByStart(breaks + fresh), identity: isIdentity)
+        let layout = try TimelineLayout(
+            sorted: Self.sortedByStart(breaks + fresh), identity: isIdentity, contentDuration: contentDuration)
         try Self.checkOverlaps(layout.breaks)
         try layout.checkResumePositions()
         return layout
@@ -256,9 +265,13 @@ public struct TimelineLayout: Sendable, Equatable {
 
     /// The stream duration for a content duration: the content plus the stream time every break adds, and
     /// never before the last break's end (a post-roll replacing content ends the stream, not the content).
-    /// O(1), without a search: the session clamps every seek it commands to it.
+    /// O(1), without a search.
     public func streamDuration(forContentDuration d: Double) -> Double {
-        if isIdentity { return d }
+        Self.streamDuration(forContentDuration: d, spans: spans, identity: isIdentity)
+    }
+
+    private static func streamDuration(forContentDuration d: Double, spans: [Span], identity: Bool) -> Double {
+        if identity { return d }
         guard let last = spans.last else { return d }
         return max(d + last.shiftAfter, last.end)
     }

@@ -114,7 +114,7 @@ extension TimelineSession {
         }
         plays = plays.filter { !isDisabled($0) && !isWatched($0) }
         for i in before where !plays.contains(i) {
-            progress.breaks[i].exempt = true
+            self[progressOf: i].exempt = true
             // A watched break is not skipped, it is done (and a reopen's resume over it says nothing).
             if !isWatched(i) { noteSkipped(i, .resumePlan, into: &actions) }
         }

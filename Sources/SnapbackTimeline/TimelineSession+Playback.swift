@@ -17,13 +17,13 @@ extension TimelineSession {
         // and the viewer returned to the seek target), one before its start would leave it. It is ignored; the
         // break-end timer bounds the wait if the player never comes (armed again if it fired meanwhile, e.g.
         // during the seek that was refused).
-        if let target = player.commandedSeek, case .inBreak(let visit) = state, !settings.adRulesMode,
+        if player.commandedSeek != nil, case .inBreak(let visit) = state, !settings.adRulesMode,
             let i = layout.index(ofBreak: visit.id)
         {
             let b = layout.breaks[i]
             if b.contains(t) {
                 player.commandedSeek = nil
-            } else if abs(t - target) > policy.coverageTolerance {
+            } else if !isEcho(t, .playhead) {
                 if !timers.breakEnd { armBreakTimer(ending: b.end, from: player.playhead, at: now, into: &actions) }
                 return
             }
@@ -40,7 +40,7 @@ extension TimelineSession {
         player.playing = playing
 
         // The echo of a seek we commanded: the player is where we sent it.
-        if let target = player.commandedSeek, abs(t - target) <= policy.coverageTolerance { player.commandedSeek = nil }
+        if isEcho(t, .playhead) { player.commandedSeek = nil }
 
         var outcome = Outcome.stayed
         switch state {
@@ -89,7 +89,8 @@ extension TimelineSession {
             // (played by `opened`) does not replay on every report of content time 0 — with breaks replayed
             // on playback, that was an endless pre-roll loop. Ad-rules breaks are never seeked to.
             if let i = firstScheduledBreak(after: from, upTo: t) {
-                enterBreak(index: i, fromStart: true, at: now, how: .contentReached(layout.breaks[i].start), into: &actions)
+                enterBreak(
+                    index: i, fromStart: true, at: now, how: .contentReached(layout.breaks[i].start), into: &actions)
             }
             finishedCheck(streamTime: t, into: &actions)
             return .stayed
@@ -157,7 +158,7 @@ extension TimelineSession {
             return .seekCommanded
         }
         visit(i, fromStart: fromStart, byEvent: byEvent)
-        progress.breaks[i].visited = true
+        self[progressOf: i].visited = true
         if settings.adRulesMode {
             actions.append(TimelineAction(.playBreak(breakId: b.id), reason: .breakPlays(how, breakId: b.id)))
             armBreakTimer(ending: b.end, from: b.start, at: now, into: &actions)
@@ -172,7 +173,7 @@ extension TimelineSession {
 
     mutating func markWatchedOnBegin(_ i: Int, into actions: inout [TimelineAction]) {
         guard policy.watchedWhen == .onBegin, !isWatched(i) else { return }
-        progress.breaks[i].watched = true
+        self[progressOf: i].watched = true
         let id = layout.breaks[i].id
         actions.append(TimelineAction(.breakWatched(breakId: id), reason: .watchedOnBegin(breakId: id)))
     }
@@ -185,7 +186,8 @@ extension TimelineSession {
     /// Why break `i` is skipped instead of played, if it is.
     func skipReason(for i: Int, at now: Double) -> Skip? {
         if isDisabled(i) {
-            return Skip(seek: .skipDisabledBreak, cause: layout.breaks[i].start == 0 ? .prerollDisabled : .midrollsDisabled)
+            return Skip(
+                seek: .skipDisabledBreak, cause: layout.breaks[i].start == 0 ? .prerollDisabled : .midrollsDisabled)
         }
         // Every break during the cooldown, watched ones too (TVSDK recipe: no break plays until it is over).
         if let until = cooldownEnd(at: now) {
@@ -217,16 +219,16 @@ extension TimelineSession {
         let b = layout.breaks[i]
         // A break that completes after content complete (the post-roll) ends the session's playback.
         leaveBreak()
-        progress.breaks[i].visited = true
+        self[progressOf: i].visited = true
         cancelTimer(.breakEnd, .breakCompleted, into: &actions)
         if policy.watchedWhen == .onEnd && !isWatched(i) {
-            progress.breaks[i].watched = true
+            self[progressOf: i].watched = true
             actions.append(TimelineAction(.breakWatched(breakId: b.id), reason: .watchedOnEnd(breakId: b.id, how)))
         }
         actions.append(TimelineAction(.breakCompleted(breakId: b.id), reason: .breakCompleted(how)))
         if policy.cooldown > 0 { progress.cooldownUntil = now + policy.cooldown }
-        progress.breaks[i].skipped = nil
-        progress.breaks[i].snapbacks = 0
+        self[progressOf: i].skipped = nil
+        self[progressOf: i].snapbacks = 0
         if !settings.adRulesMode { player.playhead = b.end }
         player.reportedAt = now
         let outcome = runPlan(after: i, at: now, into: &actions)
@@ -289,7 +291,7 @@ extension TimelineSession {
         player.reportedAt = now
         visit(i, fromStart: true)
         // A snapback's break is marked by its snapback count (`endConfirms`): no second write on that path.
-        if reason != .snapback { progress.breaks[i].visited = true }
+        if reason != .snapback { self[progressOf: i].visited = true }
         markWatchedOnBegin(i, into: &actions)
         armBreakTimer(ending: layout.breaks[i].end, from: target, at: now, into: &actions)
         if timers.bookmark { cancelTimer(.bookmark, .adBreakPlays, into: &actions) }

@@ -31,7 +31,7 @@ extension TimelineSession {
         }
         progress.playerReportedPosition = true
         // The echo of a seek we commanded is not a viewer's seek.
-        if let target = player.commandedSeek, abs(to - target) <= 0.5 {
+        if isEcho(to, .seekLanded) {
             player.commandedSeek = nil
             state = before
             player.playhead = to
@@ -102,15 +102,16 @@ extension TimelineSession {
         if settings.snapbackEnabled, let s = selectBreak(from: from, to: to, landed: landedIndex) {
             // The break's fields, not a copy of it: this is the snapback round trip, and a copy retains
             // and releases its id and ad durations (`make check-budget`).
-            let id = layout.breaks[s].id, breakStart = layout.breaks[s].start, breakEnd = layout.breaks[s].end
-            let count = progress.breaks[s].snapbacks + 1
+            let id = layout.breaks[s].id, breakStart = layout.breaks[s].start,
+                breakEnd = layout.breaks[s].end
+            let count = self[progressOf: s].snapbacks + 1
             if count > policy.maxSnapbacksPerBreak {
                 // Loop guard: the break never reads as watched (events missing or early). Let the viewer go.
-                progress.breaks[s].exempt = true
-                progress.breaks[s].snapbacks = 0
+                self[progressOf: s].exempt = true
+                self[progressOf: s].snapbacks = 0
                 noteSkipped(s, .exempt, into: &actions)
                 if !isWatched(s) && policy.watchedWhen != .never {
-                    progress.breaks[s].watched = true
+                    self[progressOf: s].watched = true
                     actions.append(
                         TimelineAction(
                             .breakWatched(breakId: id),
@@ -119,10 +120,11 @@ extension TimelineSession {
                 settled(at: to, move: move, at: now, into: &actions)
                 return .stayed
             }
-            progress.breaks[s].snapbacks = count
+            self[progressOf: s].snapbacks = count
             if s == landedIndex {
                 // Landed inside the unwatched break: play it from its start (or from the ad's start).
-                let start = policy.landingInUnwatchedBreak == .adStart ? layout.breaks[s].adStart(containing: to) : breakStart
+                let start =
+                    policy.landingInUnwatchedBreak == .adStart ? layout.breaks[s].adStart(containing: to) : breakStart
                 clearPlan()
                 return goToBreak(
                     index: s, reason: .startOfBreak,
@@ -133,7 +135,9 @@ extension TimelineSession {
             }
             var target = to
             if let l = landedIndex {
-                target = isWatched(l) && policy.skipWatchedBreakOnLanding ? layout.breaks[l].end : layout.breaks[l].start
+                target =
+                    isWatched(l) && policy.skipWatchedBreakOnLanding
+                    ? layout.breaks[l].end : layout.breaks[l].start
             }
             clearPlan()
             if policy.returnToTarget != .never {
@@ -155,7 +159,7 @@ extension TimelineSession {
 
         // The break this seek would be held to is exempt (a resume skipped it, the loop guard gave it up).
         if settings.snapbackEnabled, let e = exemptBreakHeld(from: from, to: to, landed: landedIndex),
-            progress.breaks[e].exempt
+            self[progressOf: e].exempt
         {
             noteSkipped(e, .exempt, into: &actions)
         }
@@ -187,7 +191,7 @@ extension TimelineSession {
             }
             // A watched break replayed from where the viewer landed.
             visit(l, fromStart: to <= b.start + policy.coverageTolerance)
-            progress.breaks[l].visited = true
+            self[progressOf: l].visited = true
             armBreakTimer(ending: b.end, from: to, at: now, into: &actions)
             return .stayed
         }
@@ -202,7 +206,7 @@ extension TimelineSession {
         if let i = layout.indexOfBreak(containing: to) {
             let b = layout.breaks[i]
             visit(i, fromStart: to <= b.start + policy.coverageTolerance)
-            progress.breaks[i].visited = true
+            self[progressOf: i].visited = true
             armBreakTimer(ending: b.end, from: to, at: now, into: &actions)
         }
     }
@@ -224,7 +228,9 @@ extension TimelineSession {
         if !forward && !(policy.enforceBackwardSeeks && to < from) { return nil }
         let adRules = settings.adRulesMode
         // Candidate range [lo, hi) of break indices, by start.
-        var hi = adRules ? layout.countStarting(atOrBefore: to) : landed.map { $0 + 1 } ?? layout.countStarting(atOrBefore: to)
+        var hi =
+            adRules
+            ? layout.countStarting(atOrBefore: to) : landed.map { $0 + 1 } ?? layout.countStarting(atOrBefore: to)
         var lo = 0
         if forward && policy.seekGate == .crossedBreaks {
             // Breaks starting at or after the origin (for ad rules, strictly after: a break at the origin
@@ -241,7 +247,7 @@ extension TimelineSession {
         guard lo < hi else { return nil }
         let postrollId = settings.postrollId
         func eligible(_ i: Int) -> Bool {
-            let p = progress.breaks[i]
+            let p = self[progressOf: i]
             guard !p.watched, !p.exempt || ignoringExempt, !isDisabled(i) else { return false }
             let b = layout.breaks[i]
             return b.id != postrollId && !(b.duration == 0 && !adRules)

@@ -6,7 +6,7 @@ extension TimelineSession {
 
     /// Break `i` is not played here, for `why`: the action, and its state for GetSessionState.
     mutating func noteSkipped(_ i: Int, _ why: BreakSkipReason, into actions: inout [TimelineAction]) {
-        progress.breaks[i].skipped = why
+        self[progressOf: i].skipped = why
         let id = layout.breaks[i].id
         actions.append(TimelineAction(.breakSkipped(breakId: id, why: why), reason: .notPlayed(why, breakId: id)))
     }
@@ -48,7 +48,7 @@ extension TimelineSession {
     var breakStates: [TimelineSnapshot.BreakState] { layout.breaks.indices.map(breakState) }
 
     func breakState(_ i: Int) -> TimelineSnapshot.BreakState {
-        let p = progress.breaks[i]
+        let p = self[progressOf: i]
         let position: TimelineSnapshot.BreakPosition =
             isPostroll(i) ? .postroll : layout.breaks[i].start == 0 ? .preroll : .midroll
         return TimelineSnapshot.BreakState(
@@ -60,7 +60,7 @@ extension TimelineSession {
     /// Whether an end event for break `i`, which the session is not in, confirms what the session
     /// concluded: it was in the break and left it, counts it as watched, or the playhead is past its end.
     func endConfirms(_ i: Int, at now: Double) -> Bool {
-        let p = progress.breaks[i]
+        let p = self[progressOf: i]
         if p.visited || p.snapbacks > 0 || p.watched { return true }
         return !settings.adRulesMode && estimatedPlayhead(at: now) >= layout.breaks[i].end - 0.001
     }
@@ -69,7 +69,7 @@ extension TimelineSession {
     /// played out: the viewer left the break and is still at its end (stitched: the playhead past its end
     /// within the tolerance; ad rules: the content still at the break's position).
     func startConfirms(_ i: Int, at now: Double) -> Bool {
-        guard progress.breaks[i].visited || progress.breaks[i].snapbacks > 0 else { return false }
+        guard self[progressOf: i].visited || self[progressOf: i].snapbacks > 0 else { return false }
         let b = layout.breaks[i]
         let t = estimatedPlayhead(at: now)
         if settings.adRulesMode { return t == b.start }

@@ -28,8 +28,13 @@
 public struct TimelineSession: Sendable {
     let settings: TimelineSettings
     /// The session's breaks as geometry: their `watched` flags are always false here; the session's own
-    /// (`snapshot(at:)`, `previousBreak(atOrBefore:)`, `nextBreak(after:)`) carry the viewer's.
-    public internal(set) var layout: TimelineLayout
+    /// (`snapshot(at:)`, `previousBreak(atOrBefore:)`, `nextBreak(after:)`) carry the viewer's. Set with
+    /// `breakProgress` only, in this file: built with it in `init`, grown with it in `adopt(_:markingWatched:)`.
+    public private(set) var layout: TimelineLayout
+    /// The viewer's progress on each break, by the layout's index (read and changed through
+    /// `self[progressOf:]`): built from the layout and grown with it, never apart from it, so that the two
+    /// cannot fall out of step.
+    private var breakProgress: [BreakProgress]
     var progress: Progress
     var player = PlayerPosition()
     var timers = ArmedTimers()
@@ -77,10 +82,8 @@ public struct TimelineSession: Sendable {
         case allAdsCompleted
     }
 
-    /// What the viewer did that outlives any one state.
+    /// What the viewer did that outlives any one state (on each break: `self[progressOf:]`).
     struct Progress: Sendable {
-        /// By layout index.
-        var breaks: [BreakProgress]
         var cooldownUntil: Double?
         var lastBookmark: Double?
         var bookmarkCleared = false
@@ -123,6 +126,24 @@ public struct TimelineSession: Sendable {
         var commandedSeek: Double?
     }
 
+    /// What told the session where the player is.
+    enum PositionReport {
+        /// A seek's end: where the seek landed.
+        case seekLanded
+        /// A playhead report: where playback got to, up to a report interval after a seek landed.
+        case playhead
+    }
+
+    /// Whether the player at `t` is where the session's last commanded seek sent it: the echo of our
+    /// command, not the viewer's doing. A seek lands on its target (an exact one) or on a frame near it;
+    /// a playhead report may come a report interval later, and a snapback may land a little late, which
+    /// the policy's coverage tolerance allows for.
+    func isEcho(_ t: Double, _ report: PositionReport) -> Bool {
+        guard let target = player.commandedSeek else { return false }
+        let tolerance = report == .seekLanded ? TimelineSettings.seekLandingTolerance : policy.coverageTolerance
+        return abs(t - target) <= tolerance
+    }
+
     struct ArmedTimers: Sendable {
         var bookmark = false
         var breakEnd = false
@@ -137,11 +158,12 @@ public struct TimelineSession: Sendable {
         var breaks = configuration.breaks
         settings = try TimelineSettings(configuration, breaks: &breaks)
         let live = settings.isLive
-        let built = try TimelineLayout(breaks: AdBreak.geometry(of: breaks, live: live), identity: settings.adRulesMode)
+        // The stream ends where the content does, but a live stream's (ad rules' content time has one end).
+        let ending = settings.adRulesMode || !live ? settings.contentDuration : nil
+        let built = try TimelineLayout(
+            breaks: AdBreak.geometry(of: breaks, live: live), identity: settings.adRulesMode, contentDuration: ending)
         // The breaks ad rules build count against the session's limit as those a request carries.
         if built.count > settings.maxBreaks { throw .sessionFull(holding: built.count, limit: settings.maxBreaks) }
-        layout = built
-        streamEnd = Self.streamEnd(settings, built)
         if !settings.adRulesMode, let d = settings.contentDuration, !settings.isLive, let last = built.breaks.last,
             built.contentPosition(ofBreakAt: built.count - 1) > d + TimelineSettings.positionTolerance
         {
@@ -156,10 +178,32 @@ public struct TimelineSession: Sendable {
             settings.policy.watchedWhen == .never
             ? []
             : Set(breaks.lazy.filter(\.watched).map(\.id)).union(configuration.previouslyWatchedBreakIds)
-        progress = Progress(breaks: built.breaks.map { BreakProgress(watched: watched.contains($0.id)) })
+        layout = built
+        breakProgress = built.breaks.map { BreakProgress(watched: watched.contains($0.id)) }
+        progress = Progress()
         if let at = configuration.lastBreakCompletedAt, settings.policy.cooldown > 0, at.isFinite {
             progress.cooldownUntil = at + settings.policy.cooldown
         }
+    }
+
+    // MARK: The breaks and their progress
+
+    /// The viewer's progress on break `i` of the layout.
+    subscript(progressOf i: Int) -> BreakProgress {
+        get { breakProgress[i] }
+        _modify { yield &breakProgress[i] }
+    }
+
+    /// The layout grown to `grown` (a live stream's new breaks), with the progress: a known break keeps
+    /// its own at its new index; a new one starts afresh, watched if `ids` names it.
+    mutating func adopt(_ grown: TimelineLayout, markingWatched ids: some Sequence<String>) {
+        var merged = grown.breaks.map { _ in BreakProgress(watched: false) }
+        for id in ids { if let j = grown.index(ofBreak: id) { merged[j].watched = true } }
+        for (i, b) in layout.breaks.enumerated() {
+            if let j = grown.index(ofBreak: b.id) { merged[j] = breakProgress[i] }
+        }
+        layout = grown
+        breakProgress = merged
     }
 
     // MARK: Derived
@@ -173,17 +217,9 @@ public struct TimelineSession: Sendable {
         settings.resumeStreamTime.map(layout.contentTime(forStreamTime:)) ?? settings.resumeContentTime
     }
 
-    /// The stream's end when known: content plus every break. Seeks the session commands stay in
-    /// [0, streamEnd].
-    /// Kept with the layout (set wherever the layout is): every commanded seek clamps to it, and computing
-    /// it on each clamp cost the snapback round trip about 80 instructions (check-budget).
-    public internal(set) var streamEnd: Double?
-
-    static func streamEnd(_ settings: TimelineSettings, _ layout: TimelineLayout) -> Double? {
-        if settings.adRulesMode { return settings.contentDuration }
-        guard let d = settings.contentDuration, !settings.isLive else { return nil }
-        return layout.streamDuration(forContentDuration: d)
-    }
+    /// The stream's end when known: content plus every break (the layout's). Seeks the session commands
+    /// stay in [0, streamEnd].
+    public var streamEnd: Double? { layout.streamEnd }
 
     func clamp(_ t: Double) -> Double {
         var t = max(0, t)
@@ -207,12 +243,12 @@ public struct TimelineSession: Sendable {
         return until
     }
 
-    func isWatched(_ i: Int) -> Bool { progress.breaks[i].watched }
+    func isWatched(_ i: Int) -> Bool { self[progressOf: i].watched }
 
     /// Break `i` with the viewer's watched flag.
     func breakAt(_ i: Int) -> AdBreak {
         var b = layout.breaks[i]
-        b.watched = progress.breaks[i].watched
+        b.watched = self[progressOf: i].watched
         return b
     }
 

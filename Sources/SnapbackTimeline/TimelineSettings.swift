@@ -26,6 +26,9 @@ final class TimelineSettings: Sendable {
 
     /// How far apart two content times may be and still be the same position (rounding of sums).
     static let positionTolerance = 0.001
+    /// How far from its target a seek may land and still be the one the session commanded: exact seeks
+    /// land on it, others on a frame near it; a viewer's seek that overrode ours lands elsewhere.
+    static let seekLandingTolerance = 0.5
 
     /// Validates the durations, the policy and the ad rules, and sets `breaks` to the session's breaks
     /// (the ad rules' when it has some). The layout validates the breaks; the session then checks the

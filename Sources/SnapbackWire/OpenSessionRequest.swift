@@ -2,23 +2,6 @@
 import CSnapbackProto
 import SnapbackTimeline
 
-/// `snapback.v1.ResumeOptions`: where an opening session starts.
-public struct ResumeOptions: Sendable, Equatable {
-    /// Resume from the bookmark the daemon holds for (profile, content id), if any.
-    public var useBookmark: Bool
-    /// An explicit content time to resume at; wins over `useBookmark`.
-    public var contentTime: Double?
-    /// A stream time to resume at, turned into content time by the session's own layout; wins over
-    /// `contentTime` and `useBookmark`.
-    public var streamTime: Double?
-
-    public init(useBookmark: Bool = false, contentTime: Double? = nil, streamTime: Double? = nil) {
-        self.useBookmark = useBookmark
-        self.contentTime = contentTime
-        self.streamTime = streamTime
-    }
-}
-
 /// `snapback.v1.OpenSessionRequest` with the policy resolved: what the daemon needs to open a session.
 public struct OpenSessionRequest: Sendable, Equatable {
     public var streamId: String
@@ -34,13 +17,13 @@ public struct OpenSessionRequest: Sendable, Equatable {
     /// The preset used when the request names none: the daemon's configured default when decoded.
     public var defaultPreset: AdPolicy.Preset
     public var overrides: PolicyOverrides
-    public var resume: ResumeOptions
+    public var resume: SnapbackV1.ResumeOptions
     public var adRules: AdRules?
 
     public init(
         streamId: String, contentId: String, profile: String = "", kind: SessionKind = .onDemand,
         breaks: [AdBreak] = [], contentDuration: Double? = nil, preset: AdPolicy.Preset? = nil,
-        overrides: PolicyOverrides = PolicyOverrides(), resume: ResumeOptions = ResumeOptions(),
+        overrides: PolicyOverrides = PolicyOverrides(), resume: SnapbackV1.ResumeOptions = SnapbackV1.ResumeOptions(),
         adRules: AdRules? = nil, defaultPreset: AdPolicy.Preset = .snapback
     ) {
         self.streamId = streamId
@@ -71,8 +54,8 @@ public struct OpenSessionRequest: Sendable, Equatable {
     ) -> SessionConfiguration {
         SessionConfiguration(
             kind: kind, contentDuration: contentDuration, breaks: breaks, policy: policy,
-            resumeContentTime: resume.streamTime == nil ? resumeContentTime : nil,
-            resumeStreamTime: resume.streamTime, adRules: adRules,
+            resumeContentTime: resume.resumeStreamTime == nil ? resumeContentTime : nil,
+            resumeStreamTime: resume.resumeStreamTime, adRules: adRules,
             previouslyWatchedBreakIds: previouslyWatchedBreakIds,
             lastBreakCompletedAt: lastBreakCompletedAt)
     }
@@ -85,7 +68,7 @@ extension OpenSessionRequest: ProtoMapped {
             streamId: streamId, contentId: contentId, profile: profile, kind: kind.proto, breaks: breaks,
             contentDuration: contentDuration, policyPreset: requestedPreset?.rawValue ?? "",
             policyOverrides: overrides.isEmpty ? nil : overrides.proto,
-            resume: resume == ResumeOptions() ? nil : resume.proto, adRules: adRules?.proto)
+            resume: resume == SnapbackV1.ResumeOptions() ? nil : resume, adRules: adRules?.proto)
     }
 
     /// Decodes with the `.snapback` preset as the default and `TimelineLayout.maxBreaks`.
@@ -121,19 +104,8 @@ extension OpenSessionRequest: ProtoMapped {
             streamId: p.streamId, contentId: p.contentId, profile: p.profile,
             kind: try SessionKind.from(p.kind, field: "kind") ?? .onDemand, breaks: p.breaks,
             contentDuration: p.contentDuration, preset: preset, overrides: overrides,
-            resume: p.resume.map(ResumeOptions.init(proto:)) ?? ResumeOptions(), adRules: p.adRules.map(AdRules.init(proto:)),
+            resume: p.resume ?? SnapbackV1.ResumeOptions(), adRules: p.adRules.map(AdRules.init(proto:)),
             defaultPreset: defaultPreset)
-    }
-}
-
-/// `snapback.v1.ResumeOptions`.
-extension ResumeOptions {
-    init(proto p: SnapbackV1.ResumeOptions) {
-        self.init(useBookmark: p.useBookmark, contentTime: p.resumeContentTime, streamTime: p.resumeStreamTime)
-    }
-
-    var proto: SnapbackV1.ResumeOptions {
-        SnapbackV1.ResumeOptions(useBookmark: useBookmark, resumeContentTime: contentTime, resumeStreamTime: streamTime)
     }
 }
 

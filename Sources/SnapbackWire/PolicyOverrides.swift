@@ -73,8 +73,8 @@ public struct PolicyOverrides: Sendable, Equatable {
 }
 
 // The wire form, field by field through the table: each row of `AdPolicy.fields` has its member of the
-// generated message at the same position in `protoRows`. An enum travels as its Swift position + 1 (0 is
-// UNSPECIFIED: not overridden).
+// generated message at the same position in `protoRows` (generated from the message's fields, in order).
+// An enum travels as its Swift position + 1 (0 is UNSPECIFIED: not overridden).
 extension PolicyOverrides {
     typealias Proto = SnapbackV1.PolicyOverrides
 
@@ -91,18 +91,6 @@ extension PolicyOverrides {
             .choice(get: { $0[keyPath: k].rawValue }, set: { $0[keyPath: k] = E(rawValue: $1)! })
         }
     }
-
-    /// The member of `AdPolicy.fields[i]` is `protoRows[i]` (`ProtoTableTests` checks that each writes
-    /// the proto field of its row's name, and the compiler that each is of its row's kind).
-    static let protoRows: [ProtoRow] = [
-        .choice(\.skippedBreakChoice), .choice(\.seekGate), .flag(\.enforceBackwardSeeks), .choice(\.returnToTarget),
-        .choice(\.landingInUnwatchedBreak), .flag(\.skipWatchedBreakOnLanding), .choice(\.watchedWhen),
-        .flag(\.refuseSeeksDuringUnwatchedBreak), .choice(\.watchedBreakOnPlayback), .seconds(\.snapbackLandingOffset),
-        .seconds(\.cooldown), .flag(\.trickPlayAsSeek), .choice(\.resumeBreaks), .flag(\.prerollDisabled),
-        .flag(\.midrollsDisabled), .flag(\.liveSnapback), .flag(\.liveBookmarks), .count(\.maxSnapbacksPerBreak),
-        .seconds(\.coverageTolerance), .seconds(\.bookmarkInterval), .seconds(\.finishedMargin),
-        .choice(\.trickPlaySkippedBreaks)
-    ]
 
     var proto: Proto {
         var p = Proto()

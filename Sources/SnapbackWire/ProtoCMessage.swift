@@ -2,8 +2,9 @@
 import CSnapbackProto
 
 /// The messages of the proto package `snapback.v1` as Swift values, generated from `proto/` with their
-/// mapping onto protobuf-c's structs (Generated/, `make proto`). The domain types map from and to them.
-enum SnapbackV1 {}
+/// mapping onto protobuf-c's structs (Generated/, `make proto`). The domain types map from and to them
+/// where they differ (an OpenSession's request, the policy overrides, the pushes, the events).
+public enum SnapbackV1 {}
 
 /// A generated message (Generated/*.pb.swift): a Swift value read from and written to its protobuf-c
 /// struct `C` member by member, so that a field the `.proto` does not have, or of another type, does not
@@ -37,7 +38,7 @@ protocol ProtoCMessage: Sendable, Equatable {
 
     /// Appends the message's bytes to `out`; returns how many.
     @discardableResult
-    func encode(into out: inout [UInt8]) -> Int
+    func protoEncode(into out: inout [UInt8]) -> Int
 
     static func cInit(_ m: UnsafeMutablePointer<C>)
     static func cUnpack(_ count: Int, _ data: UnsafePointer<UInt8>?) -> UnsafeMutablePointer<C>?
@@ -87,6 +88,18 @@ extension ProtoCMessage {
         return try Self(message, path: { "" }, maxElements: maxElements)
     }
 
+    /// A sub-message's bytes (a body's are its `WireMessage` encoding, preferred where both apply).
+    @_disfavoredOverload
+    @discardableResult
+    func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
+
+    @_disfavoredOverload
+    func encoded() -> [UInt8] {
+        var out: [UInt8] = []
+        protoEncode(into: &out)
+        return out
+    }
+
     static func decode(_ bytes: [UInt8], maxElements: Int = .max) throws(WireError) -> Self {
         try bytes.withUnsafeBytes { raw in Result { () throws(WireError) in try decode(raw, maxElements: maxElements) } }
             .get()
@@ -94,7 +107,7 @@ extension ProtoCMessage {
 
     /// Packs the message at the end of `out` with protobuf-c; returns the number of bytes appended.
     @discardableResult
-    func encode(into out: inout [UInt8]) -> Int {
+    func protoEncode(into out: inout [UInt8]) -> Int {
         let arena = CArena()
         let m = arena.message(self)
         return withExtendedLifetime(arena) {
@@ -102,11 +115,6 @@ extension ProtoCMessage {
         }
     }
 
-    func encoded() -> [UInt8] {
-        var out: [UInt8] = []
-        encode(into: &out)
-        return out
-    }
 }
 
 /// A generated message of plain scalars (singular uint64, double and bool fields numbered 1 to 7: the
@@ -124,7 +132,7 @@ protocol ProtoDirectMessage: ProtoCMessage {
 
 extension ProtoDirectMessage {
     @discardableResult
-    func encode(into out: inout [UInt8]) -> Int {
+    func protoEncode(into out: inout [UInt8]) -> Int {
         WireFastPath.append(to: &out, bound: directSize) { buffer in
             var writer = RawWriter(buffer)
             directWrite(to: &writer)
@@ -150,7 +158,7 @@ extension ProtoPlainMessage {
     }
 
     @discardableResult
-    func encode(into out: inout [UInt8]) -> Int {
+    func protoEncode(into out: inout [UInt8]) -> Int {
         WireFastPath.append(to: &out, bound: Self.byteBound) { write(into: $0) }
     }
 }

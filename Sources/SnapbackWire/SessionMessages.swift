@@ -58,7 +58,7 @@ extension SessionInfo: ProtoMapped {
             contentDuration: p.contentDuration)
     }
 
-    var proto: SnapbackV1.SessionInfo {
+    public var proto: SnapbackV1.SessionInfo {
         SnapbackV1.SessionInfo(
             sessionId: sessionId, contentId: contentId, streamId: streamId, profile: profile, kind: kind.proto,
             policyPreset: policyPreset, clientName: clientName, peerUid: peerUid, peerPid: peerPid, openedAt: openedAt,
@@ -187,7 +187,7 @@ extension WireDecision: ProtoMapped {
             skipReason: BreakSkipReason(proto: p.skipReason))
     }
 
-    var proto: SnapbackV1.Decision {
+    public var proto: SnapbackV1.Decision {
         SnapbackV1.Decision(
             seq: seq, sessionId: sessionId, contentId: contentId, streamId: streamId, profile: profile, at: at,
             kind: kind.proto, reason: reason, streamTime: streamTime, seekReason: seekReason.proto, breakId: breakId,

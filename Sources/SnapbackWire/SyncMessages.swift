@@ -158,32 +158,3 @@ extension SyncChange: ProtoMapped {
         }
     }
 }
-
-/// `snapback.v1.WatchChangesReply`: the RESPONSE that starts a WatchChanges stream.
-public struct WatchChangesReply: Sendable, Equatable {
-    /// The device id this box signs its own changes with.
-    public var deviceId: String
-    public init(deviceId: String) { self.deviceId = deviceId }
-}
-
-extension WatchChangesReply: ProtoMapped {
-    init(proto p: SnapbackV1.WatchChangesReply) { deviceId = p.deviceId }
-    var proto: SnapbackV1.WatchChangesReply { SnapbackV1.WatchChangesReply(deviceId: deviceId) }
-}
-
-/// `snapback.v1.MergeReply`: per record and per watched break, whether it changed this box's store.
-public struct MergeReply: Sendable, Equatable {
-    public var recordsChanged: [Bool]
-    public var watchedChanged: [Bool]
-    public init(recordsChanged: [Bool], watchedChanged: [Bool]) {
-        self.recordsChanged = recordsChanged
-        self.watchedChanged = watchedChanged
-    }
-}
-
-extension MergeReply: ProtoMapped {
-    init(proto p: SnapbackV1.MergeReply) { self.init(recordsChanged: p.recordsChanged, watchedChanged: p.watchedChanged) }
-    var proto: SnapbackV1.MergeReply {
-        SnapbackV1.MergeReply(recordsChanged: recordsChanged, watchedChanged: watchedChanged)
-    }
-}

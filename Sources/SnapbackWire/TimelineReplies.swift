@@ -2,108 +2,6 @@
 import CSnapbackProto
 import SnapbackTimeline
 
-/// `snapback.v1.OpenSessionReply`.
-public struct OpenSessionReply: Sendable, Equatable {
-    public var sessionId: UInt64
-    /// Stream time at which the player should start; nil = at the stream's start.
-    public var startStreamTime: Double?
-    /// Ids of the breaks that play before the resume point, in play order.
-    public var breaksBeforeResume: [String]
-    /// The preset the session runs with.
-    public var policyPreset: String
-    /// Content time the session resumes at, if any.
-    public var resumeContentTime: Double?
-    public var resumedFromBookmark: Bool
-    /// The seq of the last push the opening caused, 0 if none.
-    public var lastPushSeq: UInt64
-
-    public init(
-        sessionId: UInt64, startStreamTime: Double? = nil, breaksBeforeResume: [String] = [],
-        policyPreset: String, resumeContentTime: Double? = nil, resumedFromBookmark: Bool = false,
-        lastPushSeq: UInt64 = 0
-    ) {
-        self.sessionId = sessionId
-        self.startStreamTime = startStreamTime
-        self.breaksBeforeResume = breaksBeforeResume
-        self.policyPreset = policyPreset
-        self.resumeContentTime = resumeContentTime
-        self.resumedFromBookmark = resumedFromBookmark
-        self.lastPushSeq = lastPushSeq
-    }
-}
-
-extension OpenSessionReply: ProtoMapped {
-    init(proto p: SnapbackV1.OpenSessionReply) {
-        self.init(
-            sessionId: p.sessionId, startStreamTime: p.startStreamTime, breaksBeforeResume: p.breaksBeforeResume,
-            policyPreset: p.policyPreset, resumeContentTime: p.resumeContentTime, resumedFromBookmark: p.resumedFromBookmark,
-            lastPushSeq: p.lastPushSeq)
-    }
-
-    var proto: SnapbackV1.OpenSessionReply {
-        SnapbackV1.OpenSessionReply(
-            sessionId: sessionId, startStreamTime: startStreamTime, breaksBeforeResume: breaksBeforeResume,
-            policyPreset: policyPreset, resumeContentTime: resumeContentTime, resumedFromBookmark: resumedFromBookmark,
-            lastPushSeq: lastPushSeq)
-    }
-}
-
-/// `snapback.v1.EventReply`: the reply to every session event.
-public struct EventReply: Sendable, Equatable {
-    /// The seq of the last push the event caused (written before the reply), 0 if none.
-    public var lastPushSeq: UInt64
-
-    public init(lastPushSeq: UInt64) { self.lastPushSeq = lastPushSeq }
-}
-
-extension EventReply: ProtoMapped {
-    init(proto p: SnapbackV1.EventReply) { lastPushSeq = p.lastPushSeq }
-    var proto: SnapbackV1.EventReply { SnapbackV1.EventReply(lastPushSeq: lastPushSeq) }
-}
-
-/// `snapback.v1.ContentTimeReply`.
-public struct ContentTimeReply: Sendable, Equatable {
-    public var contentTime: Double
-    public init(contentTime: Double) { self.contentTime = contentTime }
-}
-
-extension ContentTimeReply: ProtoMapped {
-    init(proto p: SnapbackV1.ContentTimeReply) { contentTime = p.contentTime }
-    var proto: SnapbackV1.ContentTimeReply { SnapbackV1.ContentTimeReply(contentTime: contentTime) }
-}
-
-/// `snapback.v1.StreamTimeReply`.
-public struct StreamTimeReply: Sendable, Equatable {
-    public var streamTime: Double
-    public init(streamTime: Double) { self.streamTime = streamTime }
-}
-
-extension StreamTimeReply: ProtoMapped {
-    init(proto p: SnapbackV1.StreamTimeReply) { streamTime = p.streamTime }
-    var proto: SnapbackV1.StreamTimeReply { SnapbackV1.StreamTimeReply(streamTime: streamTime) }
-}
-
-/// `snapback.v1.BreakAtReply`: the breaks around a stream time.
-public struct BreakAtReply: Sendable, Equatable {
-    /// The break with the greatest start <= the stream time (it may contain it).
-    public var previous: AdBreak?
-    /// The break with the smallest start > the stream time.
-    public var next: AdBreak?
-
-    public init(previous: AdBreak?, next: AdBreak?) {
-        self.previous = previous
-        self.next = next
-    }
-}
-
-extension BreakAtReply: ProtoMapped {
-    init(proto p: SnapbackV1.BreakAtReply) {
-        self.init(previous: p.previous, next: p.next)
-    }
-
-    var proto: SnapbackV1.BreakAtReply { SnapbackV1.BreakAtReply(previous: previous, next: next) }
-}
-
 /// `snapback.v1.SessionStateReply`: a session's `TimelineSnapshot` as a client sees it. It reads as the
 /// snapshot (`reply.streamTime`, `reply.breaks`), but for the phase and the break states: a newer server
 /// may send a phase, a position or a skip reason this version does not know, which reads as nil.
@@ -190,7 +88,7 @@ extension SessionStateReply: ProtoMapped {
             totalBreaks: Int(p.totalBreaks))
     }
 
-    var proto: SnapbackV1.SessionStateReply {
+    public var proto: SnapbackV1.SessionStateReply {
         SnapbackV1.SessionStateReply(
             phase: phase.proto, currentBreakId: snapshot.currentBreakId ?? "", streamTime: snapshot.streamTime,
             contentTime: snapshot.contentTime, playing: snapshot.playing, rate: snapshot.rate,
@@ -207,7 +105,7 @@ extension SessionStateReply.BreakState {
             exempt: p.exempt, skipped: BreakSkipReason(proto: p.skipReason))
     }
 
-    var proto: SnapbackV1.BreakState {
+    public var proto: SnapbackV1.BreakState {
         SnapbackV1.BreakState(
             breakId: breakId, position: position.proto, watched: watched, exempt: exempt, skipReason: skipped.proto)
     }

@@ -103,8 +103,13 @@ final class CArena {
     }
 }
 
-/// `snapback.v1.AdBreak` is the timeline's `AdBreak` (scripts/gen-wire.py's `DOMAIN_TYPES`): the generated
-/// readers start from this empty break and set each field they read.
+// `snapback.v1.AdBreak` and `snapback.v1.Bookmark` are the timeline's `AdBreak` and `Bookmark`
+// (scripts/gen-wire.py's `DOMAIN_TYPES`): the generated readers start from these empty values and set each
+// field they read (and the JSON readers, in another module).
 extension AdBreak {
-    init() { self.init(id: "", start: 0, duration: 0) }
+    public init() { self.init(id: "", start: 0, duration: 0) }
+}
+
+extension Bookmark {
+    public init() { self.init(profile: "", contentId: "", contentTime: 0, streamTime: 0, streamId: "", updatedAt: 0) }
 }

@@ -133,7 +133,7 @@ extension WirePushMessage: WireMessage {
         return proto.encode(into: &out)
     }
 
-    var proto: SnapbackV1.Push {
+    public var proto: SnapbackV1.Push {
         var m = SnapbackV1.Push(sessionId: sessionId, seq: seq, reason: reason)
         switch kind {
         case .seek(let to, let why): m.kind = .seek(SnapbackV1.SeekCommand(streamTime: to, reason: why.proto))

@@ -22,14 +22,13 @@ extension WireRequest {
         switch method {
         case .seekEnded:
             if let m = SnapbackV1.SeekEndedRequest(clean: body) {
-                request = .event(sessionId: m.sessionId, .seekEnded(from: m.fromStreamTime, to: m.toStreamTime))
+                request = event(m)
             } else {
                 request = try decodeFields(method: method, body: body, defaultPreset: defaultPreset, maxBreaks: maxBreaks)
             }
         case .reportPlayhead:
             if let m = SnapbackV1.ReportPlayheadRequest(clean: body) {
-                request = .event(
-                    sessionId: m.sessionId, .playheadReported(streamTime: m.streamTime, rate: m.rate, playing: m.playing))
+                request = event(m)
             } else {
                 request = try decodeFields(method: method, body: body, defaultPreset: defaultPreset, maxBreaks: maxBreaks)
             }
@@ -47,7 +46,7 @@ extension WireRequest {
     ) throws(WireError) -> WireRequest {
         switch method {
         case .hello:
-            return .hello(try HelloRequest.decode(body))
+            return .hello(try SnapbackV1.HelloRequest.decode(body))
         case .openSession:
             return .openSession(try OpenSessionRequest.decode(body, defaultPreset: defaultPreset, maxBreaks: maxBreaks))
         case .reportPlayhead, .seekStarted, .seekEnded, .adBreakStarted, .adBreakEnded, .adStarted, .adEnded,
@@ -110,15 +109,11 @@ extension WireRequest {
         method: WireMethod, body: UnsafeRawBufferPointer, maxBreaks: Int
     ) throws(WireError) -> WireRequest {
         switch method {
-        case .reportPlayhead:
-            let m = try SnapbackV1.ReportPlayheadRequest.decode(body)
-            return .event(sessionId: m.sessionId, .playheadReported(streamTime: m.streamTime, rate: m.rate, playing: m.playing))
+        case .reportPlayhead: return event(try SnapbackV1.ReportPlayheadRequest.decode(body))
         case .seekStarted:
             let m = try SnapbackV1.SeekStartedRequest.decode(body)
             return .event(sessionId: m.sessionId, .seekStarted(from: m.fromStreamTime))
-        case .seekEnded:
-            let m = try SnapbackV1.SeekEndedRequest.decode(body)
-            return .event(sessionId: m.sessionId, .seekEnded(from: m.fromStreamTime, to: m.toStreamTime))
+        case .seekEnded: return event(try SnapbackV1.SeekEndedRequest.decode(body))
         case .adBreakStarted:
             let m = try SnapbackV1.AdBreakStartedRequest.decode(body)
             return .event(sessionId: m.sessionId, .adBreakStarted(breakId: m.breakId, streamTime: m.streamTime))
@@ -148,6 +143,17 @@ extension WireRequest {
         case .closeSession: return .closeSession(sessionId: try SnapbackV1.CloseSessionRequest.decode(body).sessionId)
         default: preconditionFailure("\(method) is not an event")
         }
+    }
+
+    // The round trip's two events, read on the fast path and on protobuf-c's alike.
+    @inline(__always)
+    private static func event(_ m: SnapbackV1.SeekEndedRequest) -> WireRequest {
+        .event(sessionId: m.sessionId, .seekEnded(from: m.fromStreamTime, to: m.toStreamTime))
+    }
+
+    @inline(__always)
+    private static func event(_ m: SnapbackV1.ReportPlayheadRequest) -> WireRequest {
+        .event(sessionId: m.sessionId, .playheadReported(streamTime: m.streamTime, rate: m.rate, playing: m.playing))
     }
 
     /// `decode(method:body:defaultPreset:maxBreaks:)` over an array.

@@ -54,8 +54,8 @@ extension WireRequest {
     static func checkRanges(_ open: OpenSessionRequest) throws(WireError) {
         try checkRanges(open.breaks)
         if let d = open.contentDuration { try check(d, Limits.duration, "content_duration") }
-        if let t = open.resume.contentTime { try check(t, Limits.position, "resume.resume_content_time") }
-        if let t = open.resume.streamTime { try check(t, Limits.position, "resume.resume_stream_time") }
+        if let t = open.resume.resumeContentTime { try check(t, Limits.position, "resume.resume_content_time") }
+        if let t = open.resume.resumeStreamTime { try check(t, Limits.position, "resume.resume_stream_time") }
         if let rules = open.adRules {
             for (i, t) in rules.midrollTimes.enumerated() {
                 try check(t, Limits.position, "ad_rules.midroll_times[\(i)]")

@@ -9,7 +9,7 @@ import SnapbackTimeline
 public enum WireRequest: Sendable, Equatable {
     // The two large, once-per-connection or once-per-session requests are boxed, so that a request moves
     // as a few words: events, the hot path, were copied with memcpy at every step as big as an OpenSession.
-    indirect case hello(HelloRequest)
+    indirect case hello(SnapbackV1.HelloRequest)
     case getStatus
     /// Control/ListSessions, GetSession, WatchDecisions: the operator's view of every connection's
     /// sessions (who may call them is the daemon's business, not the wire's).

@@ -286,7 +286,7 @@ struct StoreBenchCommand: ParsableCommand {
             while true {
                 let t0 = monotonicNanoseconds()
                 if t0 >= end { break }
-                let _: StatusReply = try client.call(.getStatus)
+                let _: SnapbackV1.StatusReply = try client.call(.getStatus)
                 samples.append(monotonicNanoseconds() - t0)
             }
         }

@@ -53,13 +53,13 @@ enum GroupCommitBench {
         for i in 0..<sessions {
             let peer = EmbeddedPeer(id: UInt64(i + 1), handler: service, logger: Logger(level: .error))
             peer.connect()
-            try call(peer, 1, .hello(HelloRequest(clientName: "bench-store")))
+            try call(peer, 1, .hello(SnapbackV1.HelloRequest(protocolVersion: WireProtocol.version, clientName: "bench-store")))
             let opened = try call(
                 peer, 2,
                 .openSession(
                     OpenSessionRequest(
                         streamId: "group-\(i)", contentId: "group-\(i)", profile: "bench", contentDuration: 1_000_000)))
-            let session = try OpenSessionReply.decode(opened).sessionId
+            let session = try SnapbackV1.OpenSessionReply.decode(opened).sessionId
             try call(peer, 3, .event(sessionId: session, .playheadReported(streamTime: 0, rate: 1, playing: true)))
             peers.append(peer)
             clock.advance(by: interval / Double(sessions))

@@ -3,6 +3,7 @@ import Glibc
 import SnapbackCLI
 import SnapbackClient
 import SnapbackCommandLine
+import SnapbackJSON
 import SnapbackTimeline
 import SnapbackWire
 
@@ -55,15 +56,15 @@ extension Demo {
         guard json else { return say(text) }
         if text.isEmpty { return }
         var members: JSON.Members = ["kind": .string(kind), "text": .string(text)]
-        if let push { members.pairs.append(("push", push.json)) }
+        if let push { members.pairs.append(("push", .message(push.proto))) }
         steps.append(.object(members))
     }
 
     /// The --json document: the server, the steps, the checks, and whether the story completed.
     func document(error: (any Error)?) -> JSON {
         var members: JSON.Members = [
-            "socket": .string(socketPath), "content_id": .string(contentId), "profile": .string(profile),
-            "server": hello?.json ?? .null, "steps": .array(steps), "checks": .array(checks.map { .string($0) }),
+            "socket": .string(socketPath), "contentId": .string(contentId), "profile": .string(profile),
+            "server": hello.map { .message($0) } ?? .null, "steps": .array(steps), "checks": .array(checks.map { .string($0) }),
             "ok": .bool(error == nil)
         ]
         if let error { members.pairs.append(("error", .string("\(error)"))) }

@@ -89,7 +89,7 @@ final class Demo {
     /// With --json: the steps as they happened, printed as one document at the end instead of text.
     let json: Bool
     var steps: [JSON] = []
-    var hello: HelloReply?
+    var hello: SnapbackV1.HelloReply?
 
     static let contentDuration = 1800.0
     static let streamA = [
@@ -229,7 +229,7 @@ final class Demo {
         let open = OpenSessionRequest(
             streamId: "bbb-b", contentId: contentId, profile: profile, breaks: Self.streamB,
             contentDuration: Self.contentDuration, preset: .snapback, overrides: overrides,
-            resume: ResumeOptions(useBookmark: true))
+            resume: SnapbackV1.ResumeOptions(useBookmark: true))
         sent(
             "OpenSession content \"\(contentId)\" profile \"\(profile)\" stream \"bbb-b\", 3 breaks, preset snapback "
                 + "with resume-breaks=none, resume from the bookmark")
@@ -258,7 +258,8 @@ final class Demo {
                 + "(resume-breaks=none: no break replays before the resume point)")
 
         sent("ContentTimeForStreamTime \(clock(start))")
-        let converted: ContentTimeReply = try client.call(.contentTimeForStreamTime(sessionId: session, streamTime: start))
+        let converted: SnapbackV1.ContentTimeReply = try client.call(
+            .contentTimeForStreamTime(sessionId: session, streamTime: start))
         settle()
         let equal = same(converted.contentTime, bookmark)
         line("← content \(clock(converted.contentTime))", kind: "reply")

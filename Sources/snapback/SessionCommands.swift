@@ -4,6 +4,7 @@ import Glibc
 import SnapbackCLI
 import SnapbackClient
 import SnapbackCommandLine
+import SnapbackJSON
 import SnapbackTimeline
 import SnapbackWire
 
@@ -34,7 +35,7 @@ struct SessionsCommand: ParsableCommand {
             token = reply.nextPageToken
         } while !token.isEmpty
         if output.json {
-            say(JSON.object(["sessions": .array(sessions.map { $0.json(withBreaks: false) })]).rendered)
+            say(JSON.object(["sessions": .array(sessions.map { .message($0.proto) })]).rendered)
             return
         }
         for line in SessionDrawing.table(sessions) { say(line) }
@@ -71,7 +72,7 @@ struct SessionCommand: ParsableCommand {
     func run() throws {
         let info = try fetchSession(id, socket: socket.path, clientName: "snapback-session")
         if output.json {
-            say(info.json().rendered)
+            say(info.proto.jsonString)
             return
         }
         let style = TerminalStyle(color: Terminal.wantsColor)
@@ -129,8 +130,8 @@ struct ConvertCommand: ParsableCommand {
         if output.json {
             say(
                 JSON.object([
-                    "session_id": .uint(id), "stream_time": .number(streamTime), "content_time": .number(contentTime),
-                    "in_break": inBreak.map { .string($0.id) } ?? .null
+                    "sessionId": .string(String(id)), "streamTime": .number(streamTime),
+                    "contentTime": .number(contentTime), "inBreak": inBreak.map { .string($0.id) } ?? .null
                 ]).rendered)
             return
         }
@@ -182,7 +183,7 @@ struct WatchCommand: ParsableCommand {
                 throw CommandError("snapbackd closed the connection (stopping, or it dropped this watcher for not keeping up)")
             }
             let decision = try next.get()
-            say(json ? decision.json.rendered : SessionDrawing.line(decision))
+            say(json ? decision.proto.jsonString : SessionDrawing.line(decision))
             seen += 1
         }
     }

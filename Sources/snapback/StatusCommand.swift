@@ -4,6 +4,7 @@ import Glibc
 import SnapbackCLI
 import SnapbackClient
 import SnapbackCommandLine
+import SnapbackJSON
 import SnapbackTimeline
 import SnapbackWire
 
@@ -48,12 +49,12 @@ struct StatusCommand: ParsableCommand {
         let path = socket.path
         let client = try connect(path, clientName: "snapback-status")
         defer { client.close() }
-        let status: StatusReply = try client.call(.getStatus)
+        let status: SnapbackV1.StatusReply = try client.call(.getStatus)
         let hello = client.hello
         if output.json {
             say(
                 JSON.object([
-                    "socket": .string(path), "hello": hello.json, "status": status.json,
+                    "socket": .string(path), "hello": .message(hello), "status": .message(status),
                     "sync": SyncStatus.json(syncAgentStatus())
                 ]).rendered)
             return
@@ -65,11 +66,12 @@ struct StatusCommand: ParsableCommand {
         row("sessions", "\(status.sessions)")
         row("requests", "\(status.requests)")
         row("pushes", "\(status.pushes)")
-        var store = status.store.kind.isEmpty ? "-" : status.store.kind
-        if !status.store.path.isEmpty { store += ", \(status.store.path)" }
-        if status.store.bookmarks > 0 { store += ", \(status.store.bookmarks) bookmarks" }
+        let storeStatus = status.store ?? SnapbackV1.StoreStatus()
+        var store = storeStatus.kind.isEmpty ? "-" : storeStatus.kind
+        if !storeStatus.path.isEmpty { store += ", \(storeStatus.path)" }
+        if storeStatus.bookmarks > 0 { store += ", \(storeStatus.bookmarks) bookmarks" }
         row("store", store)
-        if !status.store.error.isEmpty { row("store error", status.store.error) }
+        if !storeStatus.error.isEmpty { row("store error", storeStatus.error) }
         row("log dropped", "\(status.logLinesDropped) lines (stderr did not take them)")
         row("max frame", "\(hello.maxFrameSize) bytes")
         row("max queued", "\(hello.maxOutboundQueueBytes) bytes per connection")
@@ -131,13 +133,13 @@ struct BookmarksCommand: ParsableCommand {
             var all: [Bookmark] = []
             var token = ""
             repeat {
-                let page: ListBookmarksReply = try client.call(
+                let page: SnapbackV1.ListBookmarksReply = try client.call(
                     .listBookmarks(profile: common.profile, pageSize: 0, pageToken: token))
                 all += page.bookmarks
                 token = page.nextPageToken
             } while !token.isEmpty
             if output.json {
-                say(JSON.object(["profile": .string(common.profile), "bookmarks": .array(all.map(\.json))]).rendered)
+                say(JSON.object(["profile": .string(common.profile), "bookmarks": .array(all.map { .message($0) })]).rendered)
                 return
             }
             if all.isEmpty {
@@ -172,7 +174,7 @@ struct BookmarksCommand: ParsableCommand {
                 throw CommandError("no bookmark for \"\(contentId)\" in \(common.profileName)")
             }
             if output.json {
-                say(b.json.rendered)
+                say(b.jsonString)
                 return
             }
             say("content      \(b.contentId) (\(common.profileName))")
@@ -194,11 +196,12 @@ struct BookmarksCommand: ParsableCommand {
         func run() throws {
             let client = try common.connect()
             defer { client.close() }
-            let reply: DeleteBookmarkReply = try client.call(.deleteBookmark(profile: common.profile, contentId: contentId))
+            let reply: SnapbackV1.DeleteBookmarkReply = try client.call(
+                .deleteBookmark(profile: common.profile, contentId: contentId))
             if output.json {
                 say(
                     JSON.object([
-                        "profile": .string(common.profile), "content_id": .string(contentId),
+                        "profile": .string(common.profile), "contentId": .string(contentId),
                         "deleted": .bool(reply.deleted)
                     ]).rendered)
                 return
@@ -218,7 +221,7 @@ struct BookmarksCommand: ParsableCommand {
         func run() throws {
             let client = try common.connect()
             defer { client.close() }
-            let reply: ClearBookmarksReply = try client.call(.clearBookmarks(profile: common.profile))
+            let reply: SnapbackV1.ClearBookmarksReply = try client.call(.clearBookmarks(profile: common.profile))
             if output.json {
                 say(JSON.object(["profile": .string(common.profile), "deleted": .number(Double(reply.deleted))]).rendered)
                 return

@@ -21,7 +21,7 @@ struct Snapback: ParsableCommand {
             """),
         subcommands: [
             DemoCommand.self, StatusCommand.self, SessionsCommand.self, SessionCommand.self, ConvertCommand.self,
-            WatchCommand.self, BookmarksCommand.self
+            WatchCommand.self, BookmarksCommand.self, CuesCommand.self
         ]
     )
 

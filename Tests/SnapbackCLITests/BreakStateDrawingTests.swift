@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import SnapbackCLI
+import SnapbackJSON
 import SnapbackTimeline
 import SnapbackWire
 import Testing
@@ -59,18 +60,18 @@ import Testing
     }
 
     @Test func theJSONCarriesEachBreaksState() throws {
-        let json = Self.info().json()
-        let states = try #require(json["state"]?["break_states"])
+        // The canonical JSON of the GetSession reply: a field at its default (false, never skipped) is left out.
+        let json = Self.info().proto.jsonString
         #expect(
-            states.rendered == #"[{"break_id":"pre","position":"preroll","watched":true,"exempt":false,"skip_reason":null},"#
-                + #"{"break_id":"m1","position":"midroll","watched":false,"exempt":false,"skip_reason":"trick-play"},"#
-                + #"{"break_id":"m2","position":"midroll","watched":false,"exempt":true,"skip_reason":"resume-plan"},"#
-                + #"{"break_id":"post","position":"postroll","watched":false,"exempt":false,"skip_reason":null}]"#)
-        // The sessions list carries no breaks, so no break states either.
-        #expect(Self.info().json(withBreaks: false)["state"]?["break_states"] == nil)
-        // A position or reason this version does not know reads as null.
+            json.contains(
+                #""breakStates":[{"breakId":"pre","position":"BREAK_POSITION_PREROLL","watched":true},"#
+                    + #"{"breakId":"m1","position":"BREAK_POSITION_MIDROLL","skipReason":"BREAK_SKIP_REASON_TRICK_PLAY"},"#
+                    + #"{"breakId":"m2","position":"BREAK_POSITION_MIDROLL","exempt":true,"#
+                    + #""skipReason":"BREAK_SKIP_REASON_RESUME_PLAN"},{"breakId":"post","position":"BREAK_POSITION_POSTROLL"}]"#),
+            "\(json)")
+        // A position or reason this version does not know is UNSPECIFIED: left out.
         let unknown = SessionStateReply.BreakState(breakId: "x", position: nil, watched: false)
-        #expect(unknown.json.rendered == #"{"break_id":"x","position":null,"watched":false,"exempt":false,"skip_reason":null}"#)
+        #expect(unknown.proto.jsonString == #"{"breakId":"x"}"#)
     }
 
     @Test func watchShowsABreakSkippedWithItsReason() {
@@ -82,8 +83,8 @@ import Testing
             SessionDrawing.line(decision)
                 == "08:00:00 session 3 \"movie\" break m1 skipped (cooldown): break m1 not played: the cooldown after a break is running"
         )
-        let json = decision.json
-        #expect(json["kind"] == .string("break-skipped") && json["break_id"] == .string("m1"))
-        #expect(json["skip_reason"] == .string("cooldown") && json["stream_time"] == nil)
+        let json = decision.proto.jsonString
+        #expect(json.contains(#""kind":"DECISION_KIND_BREAK_SKIPPED""#) && json.contains(#""breakId":"m1""#), "\(json)")
+        #expect(json.contains(#""skipReason":"BREAK_SKIP_REASON_COOLDOWN""#) && !json.contains("streamTime"), "\(json)")
     }
 }

@@ -7,21 +7,23 @@ import Testing
 @Suite struct SyncStatusTests {
     @Test func whatTheAgentWritesReadsBack() throws {
         let status = SyncStatus(
-            state: .offline, outbox: 3, lastExchange: 1_764_000_000.25, lastError: "nats: connect:\nrefused",
+            state: .offline, outbox: 3, skipped: 2, lastExchange: 1_764_000_000.25, lastError: "nats: connect:\nrefused",
             household: "A", deviceId: "box-1", server: "nats://127.0.0.1:4222", updated: 1_764_000_010.5, pid: 42)
         let text = status.rendered()
         #expect(
-            text.contains("state = offline\n") && text.contains("outbox = 3\n")
+            text.contains("state = offline\n") && text.contains("outbox = 3\n") && text.contains("skipped = 2\n")
                 && text.contains("last-exchange = 1764000000.250\n"))
         let read = try #require(SyncStatus.parse(text))
         var expected = status
         expected.lastError = "nats: connect: refused"  // one line a value
         #expect(read == expected)
         #expect(
-            read.summary(now: 1_764_000_007.9) == "offline (nats://127.0.0.1:4222), household A, outbox 3, last exchange 7 s ago")
+            read.summary(now: 1_764_000_007.9)
+                == "offline (nats://127.0.0.1:4222), household A, outbox 3, 2 bucket value(s) skipped, last exchange 7 s ago")
         var connected = read
         connected.state = .connected
         connected.lastExchange = 0
+        connected.skipped = 0
         #expect(connected.summary(now: 0) == "connected to nats://127.0.0.1:4222, household A, outbox 3, no exchange yet")
     }
 

@@ -103,12 +103,17 @@ import Testing
         let daemon = EmbeddedDaemon { $0.maxBreaksPerSession = 77 }
         let peer = daemon.connect()
         let player = EmbeddedPlayer(peer: peer, store: daemon.store, clock: daemon.clock)
-        let hello: HelloReply = try player.call(.hello(HelloRequest(clientName: "limits")))
+        let hello: SnapbackV1.HelloReply = try player.call(
+            .hello(SnapbackV1.HelloRequest(protocolVersion: WireProtocol.version, clientName: "limits")))
         #expect(hello.maxBreaksPerSession == 77)
         let defaults = EmbeddedDaemon()
         let other = EmbeddedPlayer(peer: defaults.connect(), store: defaults.store, clock: defaults.clock)
-        let defaultHello: HelloReply = try other.call(.hello(HelloRequest(clientName: "limits")))
+        let defaultHello: SnapbackV1.HelloReply = try other.call(
+            .hello(SnapbackV1.HelloRequest(protocolVersion: WireProtocol.version, clientName: "limits")))
         #expect(defaultHello.maxBreaksPerSession == 1000 && defaultHello.maxFrameSize == 262_144)
+        #expect(defaultHello.protocolVersion == WireProtocol.version && defaultHello.serverName == "snapbackd")
+        #expect(defaultHello.policyPresets == ["snapback", "ima", "tvsdk", "media3", "hlsjs"])
+        #expect(defaultHello.defaultPolicyPreset == "snapback")
     }
 
     /// A session over a page's worth of breaks (the operator raised the limit) answers its state in pages:
@@ -158,7 +163,8 @@ import Testing
         }
         for id in opened[100..<120] { try player.closeSession(id) }
         let stranger = EmbeddedPlayer(peer: daemon.connect(uid: 4242, gid: 4242), store: daemon.store, clock: daemon.clock)
-        let _: HelloReply = try stranger.call(.hello(HelloRequest(clientName: "stranger")))
+        let _: SnapbackV1.HelloReply = try stranger.call(
+            .hello(SnapbackV1.HelloRequest(protocolVersion: WireProtocol.version, clientName: "stranger")))
         let own = try stranger.openSession(OpenSessionRequest(streamId: "t", contentId: "theirs")).sessionId
         let first: ListSessionsReply = try player.call(.listSessions())
         #expect(first.sessions.count == 100 && first.nextPageToken != "")

@@ -48,8 +48,8 @@ import Testing
         let json = try Self.json(daemon, ["status"] + noAgent)
         #expect((json["sync"] as? [String: Any])?["state"] as? String == "not running")
         let hello = try #require(json["hello"] as? [String: Any])
-        #expect(hello["server_name"] as? String == "snapbackd")
-        #expect((json["status"] as? [String: Any])?["protocol_version"] as? Int == 1)
+        #expect(hello["serverName"] as? String == "snapbackd")
+        #expect((json["status"] as? [String: Any])?["protocolVersion"] as? Int == 1)
     }
 
     @Test func bookmarksInTextAndJSON() throws {
@@ -64,12 +64,12 @@ import Testing
         #expect(status == 0 && text.contains("m1") && text.contains("1 bookmark in profile \"p\""), "\(text)")
         let list = try Self.json(daemon, ["bookmarks", "list", "--profile", "p"])
         let bookmarks = try #require(list["bookmarks"] as? [[String: Any]])
-        #expect(bookmarks.count == 1 && bookmarks[0]["content_id"] as? String == "m1")
-        #expect(bookmarks[0]["content_time"] as? Double == 120)
+        #expect(bookmarks.count == 1 && bookmarks[0]["contentId"] as? String == "m1")
+        #expect(bookmarks[0]["contentTime"] as? Double == 120)
 
         (status, text) = try Self.run(daemon, ["bookmarks", "get", "m1", "--profile", "p"])
         #expect(status == 0 && text.contains("resume at    content 2:00"), "\(text)")
-        #expect(try Self.json(daemon, ["bookmarks", "get", "m1", "--profile", "p"])["stream_id"] as? String == "stream-m1")
+        #expect(try Self.json(daemon, ["bookmarks", "get", "m1", "--profile", "p"])["streamId"] as? String == "stream-m1")
         (status, text) = try Self.run(daemon, ["bookmarks", "get", "nope", "--profile", "p"])
         #expect(status == 1 && text.contains("no bookmark for \"nope\""), "\(text)")
 
@@ -91,7 +91,7 @@ import Testing
         #expect(text.contains("movie") && text.contains("break b1") && text.contains("cli-test-player"), "\(text)")
         let sessions = try #require(try Self.json(daemon, ["sessions"])["sessions"] as? [[String: Any]])
         #expect(sessions.count == 1)
-        #expect(sessions.first?["session_id"] as? Int == Int(session) && sessions.first?["break_count"] as? Int == 1)
+        #expect(sessions.first?["sessionId"] as? String == String(session) && sessions.first?["breakCount"] as? Int == 1)
 
         (status, text) = try Self.run(daemon, ["session", String(session), "--width", "100"])
         #expect(status == 0, "\(text)")
@@ -103,15 +103,17 @@ import Testing
         #expect(text.contains("not watched, playing, then back to 15:00"), "\(text)")
         let info = try Self.json(daemon, ["session", String(session)])
         let state = try #require(info["state"] as? [String: Any])
-        #expect(state["pending_return"] as? Double == 900 && state["current_break_id"] as? String == "b1")
-        #expect((state["breaks"] as? [[String: Any]])?.first?["watched"] as? Bool == false)
+        #expect(state["pendingReturn"] as? Double == 900 && state["currentBreakId"] as? String == "b1")
+        // Not watched: false, a proto3 default, is left out.
+        let firstBreak = try #require((state["breaks"] as? [[String: Any]])?.first)
+        #expect(firstBreak["id"] as? String == "b1" && firstBreak["watched"] == nil)
         (status, text) = try Self.run(daemon, ["session", "99"])
         #expect(status == 1 && text.contains("no open session 99"), "\(text)")
 
         (status, text) = try Self.run(daemon, ["convert", String(session), "--stream", "16:00"])
         #expect(status == 0 && text.contains("stream 16:00 = content 15:00"), "\(text)")
         let back = try Self.json(daemon, ["convert", String(session), "--content", "15:00"])
-        #expect(back["stream_time"] as? Double == 960 && back["content_time"] as? Double == 900)
+        #expect(back["streamTime"] as? Double == 960 && back["contentTime"] as? Double == 900)
         (status, text) = try Self.run(daemon, ["convert", String(session), "--stream", "x"])
         #expect(status == 2 && text.contains("not a time"), "\(text)")
     }
@@ -141,7 +143,7 @@ import Testing
     /// argument parser, its tail at the left margin under an indented line.
     @Test func helpTextsFitEightyColumns() throws {
         let commands = [
-            [], ["demo"], ["status"], ["sessions"], ["session"], ["convert"], ["watch"], ["bookmarks"],
+            [], ["demo"], ["status"], ["sessions"], ["session"], ["convert"], ["watch"], ["bookmarks"], ["cues"],
             ["bookmarks", "list"], ["bookmarks", "get"], ["bookmarks", "delete"], ["bookmarks", "clear"]
         ].map { (Self.cli, $0) }
         let benchCommands = [[], ["daemon"], ["timeline"], ["store"]].map { (BenchCommandTests.benchPath, $0) }
@@ -162,16 +164,17 @@ import Testing
     @Test func demoInJSON() throws {
         let daemon = try DaemonHarness()
         let json = try Self.json(daemon, ["demo", "--content", "json-demo"])
-        #expect(json["ok"] as? Bool == true && json["content_id"] as? String == "json-demo")
-        #expect((json["server"] as? [String: Any])?["server_name"] as? String == "snapbackd")
+        #expect(json["ok"] as? Bool == true && json["contentId"] as? String == "json-demo")
+        #expect((json["server"] as? [String: Any])?["serverName"] as? String == "snapbackd")
         let steps = try #require(json["steps"] as? [[String: Any]])
         let pushes = steps.compactMap { $0["kind"] as? String == "push" ? $0["push"] as? [String: Any] : nil }
-        let snapback = try #require(pushes.first { $0["seek_reason"] as? String == "snapback" }, "\(pushes)")
-        #expect(snapback["kind"] as? String == "seek" && snapback["stream_time"] as? Double == 600)
+        let seeks = pushes.compactMap { $0["seek"] as? [String: Any] }
+        let snapback = try #require(seeks.first { $0["reason"] as? String == "SEEK_REASON_SNAPBACK" }, "\(pushes)")
+        #expect(snapback["streamTime"] as? Double == 600)
         #expect(
             pushes.contains {
-                $0["kind"] as? String == "bookmark_saved" && $0["content_time"] as? Double == 870
-                    && $0["bookmark_trigger"] as? String == "paused"
+                let saved = $0["bookmarkSaved"] as? [String: Any]
+                return saved?["contentTime"] as? Double == 870 && saved?["trigger"] as? String == "BOOKMARK_TRIGGER_PAUSED"
             })
         #expect(steps.contains { $0["kind"] as? String == "sent" && ($0["text"] as? String ?? "").contains("SeekEnded") })
         #expect((json["checks"] as? [String])?.count == 4)
@@ -264,9 +267,10 @@ import Testing
 
         let line = try #require(json.linesToEnd().first)
         let decision = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
-        #expect(decision["session_id"] as? Int == Int(session) && decision["content_id"] as? String == "target")
-        #expect(decision["kind"] as? String == "seek" && decision["seek_reason"] as? String == "snapback")
-        #expect(decision["stream_time"] as? Double == 600 && decision["seq"] as? Int == 1)
+        #expect(decision["sessionId"] as? String == String(session) && decision["contentId"] as? String == "target")
+        #expect(
+            decision["kind"] as? String == "DECISION_KIND_SEEK" && decision["seekReason"] as? String == "SEEK_REASON_SNAPBACK")
+        #expect(decision["streamTime"] as? Double == 600 && decision["seq"] as? String == "1")
         #expect((decision["reason"] as? String)?.contains("b1") == true, "\(line)")
         let textLine = try #require(text.linesToEnd().first)
         #expect(textLine.contains("session \(session) \"target\" seek to 10:00 (snapback): "), "\(textLine)")
@@ -275,8 +279,8 @@ import Testing
             try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
         }
         #expect(all.count == 50)
-        #expect(all.map { $0["seq"] as? Int } == Array(1...50))
-        #expect(all.contains { ($0["content_id"] as? String)?.hasPrefix("other-") == true })
+        #expect(all.map { $0["seq"] as? String } == (1...50).map { String($0) })
+        #expect(all.contains { ($0["contentId"] as? String)?.hasPrefix("other-") == true })
     }
 
     @Test func aWatcherThatStopsReadingIsDroppedWhileThePlayersAreAnswered() throws {
@@ -291,7 +295,7 @@ import Testing
         #expect(daemon.waitForLog(containing: "watcher not reading", timeout: 30), "\(daemon.stderrLines.suffix(5))")
         // Every player call above returned OK (a failure throws); the daemon serves on.
         let after = try daemon.player("after")
-        let _: StatusReply = try after.call(.getStatus)
+        let _: SnapbackV1.StatusReply = try after.call(.getStatus)
         // The dropped watcher's connection is closed once its queue is out (or after 2 s): reading what is
         // left ends in end of file.
         var ended = false
@@ -328,9 +332,11 @@ import Testing
         let decisions = try json.linesToEnd().map {
             try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
         }
-        #expect(decisions.first?["kind"] as? String == "break-skipped", "\(decisions)")
-        #expect(decisions.first?["break_id"] as? String == "b1" && decisions.first?["skip_reason"] as? String == "trick-play")
-        #expect(decisions.last?["kind"] as? String == "seek" && decisions.last?["stream_time"] as? Double == 1000)
+        #expect(decisions.first?["kind"] as? String == "DECISION_KIND_BREAK_SKIPPED", "\(decisions)")
+        #expect(
+            decisions.first?["breakId"] as? String == "b1"
+                && decisions.first?["skipReason"] as? String == "BREAK_SKIP_REASON_TRICK_PLAY")
+        #expect(decisions.last?["kind"] as? String == "DECISION_KIND_SEEK" && decisions.last?["streamTime"] as? Double == 1000)
         let lines = text.linesToEnd()
         #expect(
             lines.first?.contains("session \(session) \"skips\" break b1 skipped (trick-play): break b1 not played") == true,
@@ -342,11 +348,11 @@ import Testing
         #expect(drawn.contains("mid-roll   not watched, skipped (trick-play)"), "\(drawn)")
         #expect(drawn.contains("mid-roll   not watched, playing"), "\(drawn)")
         let state = try #require(try Self.json(daemon, ["session", String(session)])["state"] as? [String: Any])
-        let breakStates = try #require(state["break_states"] as? [[String: Any]])
-        #expect(breakStates.map { $0["break_id"] as? String } == ["b1", "b2"])
-        #expect(breakStates.map { $0["position"] as? String } == ["midroll", "midroll"])
-        #expect(breakStates.map { $0["skip_reason"] as? String } == ["trick-play", nil])
-        #expect(breakStates.map { $0["exempt"] as? Bool } == [false, false])
+        let breakStates = try #require(state["breakStates"] as? [[String: Any]])
+        #expect(breakStates.map { $0["breakId"] as? String } == ["b1", "b2"])
+        #expect(breakStates.map { $0["position"] as? String } == ["BREAK_POSITION_MIDROLL", "BREAK_POSITION_MIDROLL"])
+        #expect(breakStates.map { $0["skipReason"] as? String } == ["BREAK_SKIP_REASON_TRICK_PLAY", nil])
+        #expect(breakStates.map { $0["exempt"] as? Bool } == [nil, nil])
     }
 }
 
@@ -395,7 +401,7 @@ import Testing
         let (player, session) = try CLICommandTests.snappedBack(daemon)
         defer { player.close() }
         var (status, text) = try Self.runAs(4001, 4343, daemon, ["sessions", "--json"])
-        #expect(status == 0 && text.contains("\"session_id\":\(session)"), "\(text)")
+        #expect(status == 0 && text.contains("\"sessionId\":\"\(session)\""), "\(text)")
         // Subscribed (the daemon logs it) and then sees the next decision: the break's end timer is far
         // away, so another session's snapback makes one.
         let watcher = Process()

@@ -208,7 +208,7 @@ import Testing
         try pauseIn("b")
         daemon.clock.stepWall(by: step)
         try pauseIn("c")
-        let list: ListBookmarksReply = try player.call(.listBookmarks(profile: "", pageSize: 10, pageToken: ""))
+        let list: SnapbackV1.ListBookmarksReply = try player.call(.listBookmarks(profile: "", pageSize: 10, pageToken: ""))
         #expect(list.bookmarks.map(\.contentId) == ["c", "b", "a"])
         // The time shown is the clock's at the save, stepped or not.
         #expect(list.bookmarks[0].updatedAt < list.bookmarks[1].updatedAt)

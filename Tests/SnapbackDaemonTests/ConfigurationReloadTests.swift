@@ -102,7 +102,7 @@ import Testing
                 "<3>SIGHUP: configuration not reloaded, keeping the one in force: \(path):2: expected 'key = value', a [section] header or a # comment"
             ])
         #expect(daemon.errorLines.count == 1)
-        let status: StatusReply = try player.call(.getStatus)
+        let status: SnapbackV1.StatusReply = try player.call(.getStatus)
         #expect(status.sessions == 3)
         daemon.terminate()
         #expect(daemon.waitForExit() == .exit(0))

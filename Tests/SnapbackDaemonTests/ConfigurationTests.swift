@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
+import SnapbackConfigFile
 import SnapbackDaemon
 import SnapbackTimeline
 import SnapbackWire

@@ -76,7 +76,7 @@ import Testing
         for round in 1...Self.rounds {
             try Self.churn(daemon, round: round)
             // Every connection of the round is closed once the daemon answers one more, and counts none.
-            let status: StatusReply = try daemon.player("status").call(.getStatus)
+            let status: SnapbackV1.StatusReply = try daemon.player("status").call(.getStatus)
             #expect(status.sessions == 0)
             let rss = SessionChurnTests.settledRSS(
                 daemon.pid, atMost: afterRound.first.map { $0 + Self.driftLimitKiB } ?? .max)

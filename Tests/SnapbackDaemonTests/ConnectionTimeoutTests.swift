@@ -37,7 +37,7 @@ import Testing
         let seek = try player.send(.seekEnded(from: 300, to: 900), session: session)
         #expect(seek.seekTargets == [600])
         #expect(seek.seeks.first?.1 == .snapback)
-        let status: StatusReply = try player.call(.getStatus)
+        let status: SnapbackV1.StatusReply = try player.call(.getStatus)
         #expect(status.sessions == 1)
         #expect(status.connections == 1)
         #expect(!daemon.stderrText.contains("session \(session) closed"))
@@ -61,7 +61,7 @@ import Testing
         #expect(daemon.stderrLines.filter { $0.contains("closed: no Hello within 500 ms") }.count == 2)
         // The slots came back: a new player is served.
         let player = try daemon.player()
-        let status: StatusReply = try player.call(.getStatus)
+        let status: SnapbackV1.StatusReply = try player.call(.getStatus)
         #expect(status.connections == 1)
         daemon.terminate()
         #expect(daemon.waitForExit() == .exit(0))

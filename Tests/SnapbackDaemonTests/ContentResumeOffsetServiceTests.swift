@@ -14,11 +14,12 @@ import Testing
         let daemon = EmbeddedDaemon()
         let player = try daemon.player()
         let session = try player.openSession(Streams.seed(breaks: Self.replacing)).sessionId
-        let after: ContentTimeReply = try player.call(.contentTimeForStreamTime(sessionId: session, streamTime: 900))
+        let after: SnapbackV1.ContentTimeReply = try player.call(.contentTimeForStreamTime(sessionId: session, streamTime: 900))
         #expect(after.contentTime == 900)
-        let inside: ContentTimeReply = try player.call(.contentTimeForStreamTime(sessionId: session, streamTime: 630))
+        let inside: SnapbackV1.ContentTimeReply = try player.call(.contentTimeForStreamTime(sessionId: session, streamTime: 630))
         #expect(inside.contentTime == 600)
-        let replaced: StreamTimeReply = try player.call(.streamTimeForContentTime(sessionId: session, contentTime: 630))
+        let replaced: SnapbackV1.StreamTimeReply = try player.call(
+            .streamTimeForContentTime(sessionId: session, contentTime: 630))
         #expect(replaced.streamTime == 660)
         let state: SessionStateReply = try player.call(.getSessionState(sessionId: session))
         #expect(state.breaks.map(\.contentResumeOffset) == [60])
@@ -43,10 +44,11 @@ import Testing
         var open = Streams.seed(breaks: cut)
         open.contentDuration = 6000
         let session = try player.openSession(open).sessionId
-        let after: ContentTimeReply = try player.call(.contentTimeForStreamTime(sessionId: session, streamTime: 4700))
+        let after: SnapbackV1.ContentTimeReply = try player.call(.contentTimeForStreamTime(sessionId: session, streamTime: 4700))
         #expect(after.contentTime == 4900)
         for content in [4300.0, 4500, 4699] {
-            let inCut: StreamTimeReply = try player.call(.streamTimeForContentTime(sessionId: session, contentTime: content))
+            let inCut: SnapbackV1.StreamTimeReply = try player.call(
+                .streamTimeForContentTime(sessionId: session, contentTime: content))
             #expect(inCut.streamTime == 4500, "content \(content)")
         }
         let state: SessionStateReply = try player.call(.getSessionState(sessionId: session))
@@ -74,7 +76,7 @@ import Testing
         }
         try player.send(
             .breaksUpdated([AdBreak(id: "y", start: 100, duration: 30, contentResumeOffset: 90)]), session: session)
-        let content: ContentTimeReply = try player.call(.contentTimeForStreamTime(sessionId: session, streamTime: 200))
+        let content: SnapbackV1.ContentTimeReply = try player.call(.contentTimeForStreamTime(sessionId: session, streamTime: 200))
         #expect(content.contentTime == 260)
     }
 
@@ -92,7 +94,7 @@ import Testing
         let session = try player.openSession(live).sessionId
         try player.send(.playheadReported(streamTime: 1000, rate: 1, playing: true), session: session)
         try player.send(.breaksUpdated([AdBreak(id: "live-1", start: 1100, duration: 60)]), session: session)
-        let after: ContentTimeReply = try player.call(.contentTimeForStreamTime(sessionId: session, streamTime: 1200))
+        let after: SnapbackV1.ContentTimeReply = try player.call(.contentTimeForStreamTime(sessionId: session, streamTime: 1200))
         #expect(after.contentTime == 1200)
         let state: SessionStateReply = try player.call(.getSessionState(sessionId: session))
         #expect(state.breaks.map(\.contentResumeOffset) == [60])
@@ -104,7 +106,8 @@ import Testing
         try player.send(
             .breaksUpdated([AdBreak(id: "live-2", start: 1300, duration: 30, contentResumeOffset: 0)]),
             session: session)
-        let shifted: ContentTimeReply = try player.call(.contentTimeForStreamTime(sessionId: session, streamTime: 1400))
+        let shifted: SnapbackV1.ContentTimeReply = try player.call(
+            .contentTimeForStreamTime(sessionId: session, streamTime: 1400))
         #expect(shifted.contentTime == 1370)
     }
 

@@ -197,11 +197,11 @@ import Testing
         for body in [open, open + unknownField] {
             let opened = try call(.openSession, body)
             #expect(opened.header.status == 0)
-            #expect(try breaksHeld(by: OpenSessionReply.decode(opened.body).sessionId) == breaks)
+            #expect(try breaksHeld(by: SnapbackV1.OpenSessionReply.decode(opened.body).sessionId) == breaks)
         }
         let live = OpenSessionRequest(streamId: "l", contentId: "l", kind: .live).encoded()
         for extra in [[], unknownField] {
-            let session = try OpenSessionReply.decode(try call(.openSession, live).body).sessionId
+            let session = try SnapbackV1.OpenSessionReply.decode(try call(.openSession, live).body).sessionId
             let update = WireRequest.event(sessionId: session, .breaksUpdated(breaks)).encoded() + extra
             #expect(try call(.updateBreaks, update).header.status == 0)
             // A live break without an offset replaces as much content as it lasts.
@@ -244,14 +244,14 @@ import Testing
         let opened = try responses(3)
         #expect(opened.map(\.header.callId) == [2, 3, 4])
         #expect(opened.allSatisfy { $0.header.status == 0 })
-        #expect(try StatusReply.decode(opened[1].body).sessions == 1)
-        let session = try OpenSessionReply.decode(opened[2].body).sessionId
+        #expect(try SnapbackV1.StatusReply.decode(opened[1].body).sessions == 1)
+        let session = try SnapbackV1.OpenSessionReply.decode(opened[2].body).sessionId
         try client.sendRaw(
             frame(5, .event(sessionId: session, .breaksUpdated(breaks)))
                 + frame(6, .breakAt(sessionId: session, streamTime: 600 + 999 * 700 + 1)))
         let updated = try responses(2)
         #expect(updated.map(\.header.callId) == [5, 6])
-        #expect(try BreakAtReply.decode(updated[1].body).previous?.id == "break-999")
+        #expect(try SnapbackV1.BreakAtReply.decode(updated[1].body).previous?.id == "break-999")
 
         // Gone before its request is answered: repeated, so that some go while it is being decoded.
         for i in 0..<20 {
@@ -265,7 +265,7 @@ import Testing
         var sessions: UInt32 = .max
         for attempt in 0..<100 {
             try client.sendRaw(frame(8 + UInt32(attempt), .getStatus))
-            sessions = try StatusReply.decode(responses(1)[0].body).sessions
+            sessions = try SnapbackV1.StatusReply.decode(responses(1)[0].body).sessions
             if sessions == 1 { break }
             Thread.sleep(forTimeInterval: 0.05)
         }

@@ -48,7 +48,7 @@ import Testing
             .openSession(
                 OpenSessionRequest(
                     streamId: "s2", contentId: "movie", breaks: breaks, contentDuration: 1800,
-                    resume: ResumeOptions(useBookmark: true))), callId: 14)
+                    resume: SnapbackV1.ResumeOptions(useBookmark: true))), callId: 14)
         seeds.append(p.bytes)
 
         p = DaemonProgram()
@@ -58,7 +58,7 @@ import Testing
         p.advance(halfSeconds: 80)
         p.connect(refused: true)
         p.connect()
-        p.send(.hello(HelloRequest(clientName: "second")), peer: 2)
+        p.send(.hello(SnapbackV1.HelloRequest(protocolVersion: WireProtocol.version, clientName: "second")), peer: 2)
         p.send(.listBookmarks(profile: "", pageSize: 2, pageToken: ""), peer: 2, callId: 2)
         p.disk(1)
         p.send(.deleteBookmark(profile: "", contentId: "movie"), peer: 2, callId: 3)

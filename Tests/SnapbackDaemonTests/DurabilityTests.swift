@@ -126,10 +126,10 @@ import Testing
         try Data(repeating: 0x42, count: 10_000).write(to: directory.appendingPathComponent("state/snapback.db"))
         let daemon = try DaemonHarness(in: directory)
         let player = try daemon.player()
-        let status: StatusReply = try player.call(.getStatus)
-        #expect(status.store.kind == "sqlite")
-        #expect(status.store.path == daemon.stateDirectory + "/snapback.db")
-        #expect(status.store.error.contains("corrupt"), "\(status.store.error)")
+        let status: SnapbackV1.StatusReply = try player.call(.getStatus)
+        #expect(status.store?.kind == "sqlite")
+        #expect(status.store?.path == daemon.stateDirectory + "/snapback.db")
+        #expect(status.store?.error.contains("corrupt") == true, "\(String(describing: status.store))")
         #expect(daemon.errorLines.contains { $0.contains("corrupt") })
         let aside = try FileManager.default.contentsOfDirectory(atPath: daemon.stateDirectory)
         #expect(aside.contains { $0.hasPrefix("snapback.db.corrupt-") }, "\(aside)")
@@ -187,15 +187,15 @@ import Testing
         let error = try #require(failed, "no save failed after \(saved) saves")
         guard case .sessionError(let code, let message) = error.kind else { return }
         #expect(code == .resourceExhausted, "\(message)")
-        let status: StatusReply = try player.call(.getStatus)
-        #expect(status.store.error.contains("full"), "\(status.store.error)")
+        let status: SnapbackV1.StatusReply = try player.call(.getStatus)
+        #expect(status.store?.error.contains("full") == true, "\(String(describing: status.store))")
         // Space returns: the next save is acknowledged.
         unlink(filler)
         try player.send(.playheadReported(streamTime: 20, rate: 1, playing: true), session: session)
         var pushes = try player.send(.paused(streamTime: 20), session: session)
         while pushes.savedBookmarks.isEmpty { pushes.append(try player.nextPush(timeout: .seconds(5))) }
         #expect(pushes.savedBookmarks == [20])
-        #expect((try player.call(.getStatus) as StatusReply).store.error.isEmpty)
+        #expect((try player.call(.getStatus) as SnapbackV1.StatusReply).store?.error.isEmpty == true)
         daemon.terminate()
         #expect(daemon.waitForExit() == .exit(0))
     }

@@ -24,7 +24,7 @@ import Testing
         }
         try expectServing(daemon, sourceLocation: sourceLocation)
         // The attacker's connection is not dropped for a bad request either.
-        let _: StatusReply = try attacker.call(.getStatus)
+        let _: SnapbackV1.StatusReply = try attacker.call(.getStatus)
     }
 
     func expectServing(_ daemon: EmbeddedDaemon, sourceLocation: SourceLocation = #_sourceLocation) throws {
@@ -126,7 +126,7 @@ import Testing
         }
         // Nothing was stored under the repaired id.
         let player = try daemon.player()
-        let list: ListBookmarksReply = try player.call(.listBookmarks(profile: "", pageSize: 0, pageToken: ""))
+        let list: SnapbackV1.ListBookmarksReply = try player.call(.listBookmarks(profile: "", pageSize: 0, pageToken: ""))
         #expect(!list.bookmarks.contains { $0.contentId.unicodeScalars.contains("\u{FFFD}") })
     }
 }

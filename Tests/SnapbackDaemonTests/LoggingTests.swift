@@ -63,7 +63,7 @@ import Testing
                 try player.send(.seekEnded(from: 600, to: 300), session: session)
             }
         }
-        let stalled: StatusReply = try players[0].call(.getStatus)
+        let stalled: SnapbackV1.StatusReply = try players[0].call(.getStatus)
         #expect(stalled.logLinesDropped > 0)
         #expect(stalled.sessions == 100)
 
@@ -76,7 +76,7 @@ import Testing
         #expect(reports.allSatisfy { $0.hasPrefix("<4>") })
         let reported = reports.first.flatMap { UInt64($0.dropFirst(3).prefix { $0.isNumber }) } ?? 0
         #expect(reported >= stalled.logLinesDropped, "the report counts at least what the status saw")
-        let after: StatusReply = try players[0].call(.getStatus)
+        let after: SnapbackV1.StatusReply = try players[0].call(.getStatus)
         #expect(after.logLinesDropped == reported, "nothing dropped after the report")
         // Lines are whole: every one starts with its priority.
         #expect(reader.text.split(separator: "\n").allSatisfy { $0.hasPrefix("<") })

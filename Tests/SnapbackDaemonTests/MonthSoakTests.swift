@@ -298,7 +298,7 @@ final class MonthSoak {
         let request = OpenSessionRequest(
             streamId: "stream-\(contentId)", contentId: contentId, profile: profile, kind: live ? .live : .onDemand,
             breaks: breaks, contentDuration: duration, preset: .snapback, overrides: overrides,
-            resume: ResumeOptions(useBookmark: !live && rng.chance(0.5)))
+            resume: SnapbackV1.ResumeOptions(useBookmark: !live && rng.chance(0.5)))
         guard let reply = try refusable({ try player.client.openSession(request) }) else { return nil }
         report.sessionsOpened += 1
         let s = Session(
@@ -370,12 +370,13 @@ final class MonthSoak {
         case ..<0.98:
             let list = try refusable {
                 try player.client.call(
-                    .listBookmarks(profile: s.profile, pageSize: 20, pageToken: ""), as: ListBookmarksReply.self)
+                    .listBookmarks(profile: s.profile, pageSize: 20, pageToken: ""), as: SnapbackV1.ListBookmarksReply.self)
             }
             if let token = list?.nextPageToken, !token.isEmpty {
                 _ = try refusable {
                     try player.client.call(
-                        .listBookmarks(profile: s.profile, pageSize: 20, pageToken: token), as: ListBookmarksReply.self)
+                        .listBookmarks(profile: s.profile, pageSize: 20, pageToken: token), as: SnapbackV1.ListBookmarksReply.self
+                    )
                 }
             }
         default:
@@ -386,7 +387,7 @@ final class MonthSoak {
                 guard !players.contains(where: { $0.sessions.values.contains { $0.key == key } }) else { return }
                 let reply = try refusable {
                     try player.client.call(
-                        .deleteBookmark(profile: profile, contentId: contentId), as: DeleteBookmarkReply.self)
+                        .deleteBookmark(profile: profile, contentId: contentId), as: SnapbackV1.DeleteBookmarkReply.self)
                 }
                 if reply != nil { acked[key] = nil }
             }

@@ -35,7 +35,8 @@ import Testing
             peer = daemon.connect()
             peer.receive(
                 .request(callId: 1, method: WireMethod.hello.rawValue),
-                body: WireRequest.hello(HelloRequest(clientName: "t")).encoded())
+                body: WireRequest.hello(SnapbackV1.HelloRequest(protocolVersion: WireProtocol.version, clientName: "t")).encoded()
+            )
             _ = peer.takeSent()
         }
 
@@ -59,7 +60,7 @@ import Testing
             let (bytes, id) = frame(.getStatus)
             peer.receive(bytes)
             let reply = try #require(peer.takeSent().last { $0.header.callId == id })
-            return try StatusReply.decode(reply.body).sessions
+            return try SnapbackV1.StatusReply.decode(reply.body).sessions
         }
     }
 
@@ -112,7 +113,7 @@ import Testing
         let opened = h.frame(.openSession(Self.bigOpen(10, kind: .live)))
         h.peer.receive(opened.bytes)
         let openReply = try #require(h.peer.takeSent().first { $0.header.callId == opened.callId })
-        let session = try OpenSessionReply.decode(openReply.body).sessionId
+        let session = try SnapbackV1.OpenSessionReply.decode(openReply.body).sessionId
         let update = h.frame(.event(sessionId: session, .breaksUpdated(Self.breaks(900))))
         let lastStart = 600 + 899.0 * 700
         let query = h.frame(.breakAt(sessionId: session, streamTime: lastStart + 1))
@@ -122,7 +123,7 @@ import Testing
         let frames = h.peer.takeSent().filter { $0.header.type == .response }
         #expect(frames.map(\.header.callId) == [update.callId, query.callId])
         #expect(frames.allSatisfy { $0.header.status == StatusCode.ok.rawValue })
-        let at = try BreakAtReply.decode(frames[1].body)
+        let at = try SnapbackV1.BreakAtReply.decode(frames[1].body)
         #expect(at.previous?.id == "break-899")
     }
 
@@ -157,14 +158,14 @@ import Testing
         let other = h.daemon.connect()
         other.receive(
             .request(callId: 1, method: WireMethod.hello.rawValue),
-            body: WireRequest.hello(HelloRequest(clientName: "o")).encoded())
+            body: WireRequest.hello(SnapbackV1.HelloRequest(protocolVersion: WireProtocol.version, clientName: "o")).encoded())
         h.peer.receive(h.frame(.openSession(Self.bigOpen(1000))).bytes)
         h.peer.disconnect()
         h.decoder.runAll()
         #expect(h.peer.takeSent().isEmpty)
         other.receive(.request(callId: 2, method: WireMethod.getStatus.rawValue), body: [])
         let reply = try #require(other.takeSent().last)
-        let status = try StatusReply.decode(reply.body)
+        let status = try SnapbackV1.StatusReply.decode(reply.body)
         #expect(status.sessions == 0)
         #expect(status.connections == 1)
     }

@@ -85,7 +85,7 @@ import Testing
                 for (player, ids) in players { for id in ids { _ = try player.closeSession(id) } }
             }
             players.removeAll()  // the connections close: the even rounds' sessions close with them
-            let status: StatusReply = try daemon.player("status").call(.getStatus)
+            let status: SnapbackV1.StatusReply = try daemon.player("status").call(.getStatus)
             #expect(status.sessions == 0)
             let settled = Self.settledRSS(daemon.pid, atMost: idle + Self.slack)
             afterRound.append(settled)

@@ -67,6 +67,12 @@ final class NatsServer {
         throw HarnessFailure("nats-server did not start: \(log)")
     }
 
+    /// Sends the server a signal (SIGSTOP freezes it: connections stay open, nothing is answered).
+    func signal(_ number: Int32) {
+        guard let process, process.isRunning else { return }
+        kill(process.processIdentifier, number)
+    }
+
     func stop() {
         guard let process, process.isRunning else { return }
         kill(process.processIdentifier, SIGTERM)
@@ -195,8 +201,8 @@ struct SyncAgentTests {
     }
 
     static func record(_ kv: NatsKV, _ contentId: String) -> (SyncRecord, UInt64)? {
-        guard let key = KeyCodec.key(household: "A", .record(profile: "", contentId: contentId)),
-            let current = try? kv.get(key),
+        let key = KeyCodec.key(household: "A", .record(profile: "", contentId: contentId))
+        guard let current = try? kv.get(key),
             let record = KVValue.record(current.value, profile: "", contentId: contentId)
         else { return nil }
         return (record, current.revision)
@@ -231,7 +237,7 @@ struct SyncAgentTests {
         var ended = try player.send(.adBreakEnded(breakId: "b1"), session: session)
         while ended.watchedBreaks.isEmpty { ended.append(try player.nextPush(timeout: .seconds(10))) }
         _ = try player.closeSession(session)
-        let adsKey = try #require(KeyCodec.key(household: "A", .watched(contentId: "ads")))
+        let adsKey = KeyCodec.key(household: "A", .watched(contentId: "ads"))
         let adsBreaks = try eventually(60, "b1 of ads in the bucket; log: \(agent.log)") {
             (try? kv.get(adsKey)).flatMap { $0.flatMap { KVValue.watched($0.value, contentId: "ads") } }
         }
@@ -240,13 +246,13 @@ struct SyncAgentTests {
         // Another box's record, written as that box's agent writes it, is merged: a new session resumes there.
         let now = SyncStamp.milliseconds(ofSeconds: Date().timeIntervalSince1970)
         let remote = try SyncServiceDaemonTests.bookmark("movie", at: 900, try SyncServiceDaemonTests.stamp(now + 1_000))
-        let movieKey = try #require(KeyCodec.key(household: "A", .record(profile: "", contentId: "movie")))
+        let movieKey = KeyCodec.key(household: "A", .record(profile: "", contentId: "movie"))
         guard case .written(let movieRevision) = try kv.write(movieKey, KVValue.encode(remote), expecting: nil) else {
             Issue.record("the key was not free")
             return
         }
         let watched = try WatchedBreaks(contentId: "movie", watchedAt: ["b1": Double(now) / 1000])
-        let watchedKey = try #require(KeyCodec.key(household: "A", .watched(contentId: "movie")))
+        let watchedKey = KeyCodec.key(household: "A", .watched(contentId: "movie"))
         _ = try kv.write(watchedKey, KVValue.encode(watched), expecting: nil)
         try eventually(60, "movie resumes at 15:00; log: \(agent.log)") { () -> Bool? in
             let opened = try player.openSession(Streams.seed(contentId: "movie", useBookmark: true, breaks: []))
@@ -313,7 +319,7 @@ struct SyncAgentTests {
         try SyncServiceDaemonTests.save(player, "mine", at: 200)
         let later = SyncStamp.milliseconds(ofSeconds: Date().timeIntervalSince1970) + 60_000
         let theirs = try SyncServiceDaemonTests.bookmark("clip", at: 50, try SyncServiceDaemonTests.stamp(later))
-        let clipKey = try #require(KeyCodec.key(household: "A", .record(profile: "", contentId: "clip")))
+        let clipKey = KeyCodec.key(household: "A", .record(profile: "", contentId: "clip"))
         _ = try kv.write(clipKey, KVValue.encode(theirs), expecting: nil)
 
         let second = try first.restarted()
@@ -430,7 +436,7 @@ struct SyncAgentTests {
         let now = SyncStamp.milliseconds(ofSeconds: Date().timeIntervalSince1970)
         for i in 0..<600 {
             let record = try SyncServiceDaemonTests.bookmark("bulk-\(i)", at: Double(i), try SyncServiceDaemonTests.stamp(now))
-            let key = try #require(KeyCodec.key(household: "A", .record(profile: "", contentId: "bulk-\(i)")))
+            let key = KeyCodec.key(household: "A", .record(profile: "", contentId: "bulk-\(i)"))
             _ = try kv.write(key, KVValue.encode(record), expecting: nil)
         }
         let daemon = try DaemonHarness()
@@ -441,7 +447,8 @@ struct SyncAgentTests {
             var all: [Bookmark] = []
             var token = ""
             repeat {
-                let page: ListBookmarksReply = try player.call(.listBookmarks(profile: "", pageSize: 0, pageToken: token))
+                let page: SnapbackV1.ListBookmarksReply = try player.call(
+                    .listBookmarks(profile: "", pageSize: 0, pageToken: token))
                 all += page.bookmarks
                 token = page.nextPageToken
             } while !token.isEmpty

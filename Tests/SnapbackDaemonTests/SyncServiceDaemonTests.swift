@@ -31,7 +31,9 @@ import Testing
         _ = try player.closeSession(session)
     }
 
-    static func merge(_ client: SnapbackClient, _ records: [SyncRecord], watched: [WatchedBreaks] = []) throws -> MergeReply {
+    static func merge(_ client: SnapbackClient, _ records: [SyncRecord], watched: [WatchedBreaks] = []) throws
+        -> SnapbackV1.MergeReply
+    {
         try client.call(.merge(SyncMerge(records: records, watched: watched)))
     }
 
@@ -208,7 +210,7 @@ import Testing
             #expect(try Self.merge(agent, records).recordsChanged.allSatisfy { $0 })
         }
         let slow = try daemon.connect()
-        let hello = WireRequest.hello(HelloRequest(clientName: "slow-agent"))
+        let hello = WireRequest.hello(SnapbackV1.HelloRequest(protocolVersion: WireProtocol.version, clientName: "slow-agent"))
         try slow.send(.request(callId: 1, method: hello.method.rawValue), body: hello.encoded())
         let watch = WireRequest.watchChanges(after: 0)
         try slow.send(.request(callId: 2, method: watch.method.rawValue), body: watch.encoded())
@@ -217,7 +219,7 @@ import Testing
         let deadline = Date().addingTimeInterval(60)
         var dropped = false
         while Date() < deadline {
-            let _: StatusReply = try player.call(.getStatus)
+            let _: SnapbackV1.StatusReply = try player.call(.getStatus)
             if daemon.stderrText.contains("change stream reader not reading") {
                 dropped = true
                 break

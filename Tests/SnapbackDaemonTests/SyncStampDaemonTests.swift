@@ -23,7 +23,7 @@ import Testing
             // Closed (its last bookmark saved, queued before the delete below): the shutdown saves nothing.
             _ = try player.closeSession(session)
         }
-        let deleted: DeleteBookmarkReply = try player.call(.deleteBookmark(profile: "", contentId: "film"))
+        let deleted: SnapbackV1.DeleteBookmarkReply = try player.call(.deleteBookmark(profile: "", contentId: "film"))
         #expect(deleted.deleted)
         daemon.terminate()
         #expect(daemon.waitForExit() == .exit(0))

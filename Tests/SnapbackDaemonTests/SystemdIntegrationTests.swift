@@ -39,7 +39,7 @@ import Testing
         #expect(
             readyAgain.text.hasPrefix(
                 "READY=1\nSTATUS=listening on \(daemon.socketPath) (socket activation); configuration reloaded"))
-        let status: StatusReply = try player.call(.getStatus)
+        let status: SnapbackV1.StatusReply = try player.call(.getStatus)
         #expect(status.connections >= 1)
 
         // SIGTERM: STOPPING=1 first, then a clean exit. The socket belongs to whoever passed it: it stays.

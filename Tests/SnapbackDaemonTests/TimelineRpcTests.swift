@@ -54,7 +54,7 @@ import Testing
 
         let live = try player.openSession(OpenSessionRequest(streamId: "live", contentId: "", kind: .live)).sessionId
         try player.send(.breaksUpdated([AdBreak(id: "l1", start: 1000, duration: 30)]), session: live)
-        let content: ContentTimeReply = try player.call(.contentTimeForStreamTime(sessionId: live, streamTime: 1100))
+        let content: SnapbackV1.ContentTimeReply = try player.call(.contentTimeForStreamTime(sessionId: live, streamTime: 1100))
         #expect(content.contentTime == 1100)
         let state: SessionStateReply = try player.call(.getSessionState(sessionId: live))
         #expect(state.breaks.map(\.contentResumeOffset) == [30])
@@ -69,7 +69,7 @@ import Testing
         let player = try daemon.player()
         let blackout = [AdBreak(id: "r", start: 600, duration: 30, contentResumeOffset: 300)]
         let first = try player.openSession(Streams.seed(contentId: "blackout", profile: "p", breaks: blackout)).sessionId
-        let inCut: StreamTimeReply = try player.call(.streamTimeForContentTime(sessionId: first, contentTime: 750))
+        let inCut: SnapbackV1.StreamTimeReply = try player.call(.streamTimeForContentTime(sessionId: first, contentTime: 750))
         #expect(inCut.streamTime == 630)
         try player.send(.playheadReported(streamTime: 700, rate: 1, playing: true), session: first)
         var paused = try player.send(.paused(streamTime: 700), session: first)
@@ -124,7 +124,7 @@ import Testing
             let stored: Bookmark = try other.call(.getBookmark(profile: "p", contentId: session.contentId))
             #expect(stored.contentTime >= session.at && stored.contentTime < session.at + 5)
         }
-        let status: StatusReply = try other.call(.getStatus)
+        let status: SnapbackV1.StatusReply = try other.call(.getStatus)
         #expect(status.sessions == 0)
     }
 

@@ -14,12 +14,12 @@ import Testing
         let player = try daemon.player()
         let session = try player.openSession(Streams.seed()).sessionId
         try player.send(.playheadReported(streamTime: 300, rate: 1, playing: true), session: session)
-        let reply: EventReply = try player.call(.event(sessionId: session, .seekEnded(from: 300, to: 900)))
+        let reply: SnapbackV1.EventReply = try player.call(.event(sessionId: session, .seekEnded(from: 300, to: 900)))
         let pushes = player.takePushes()
         #expect(pushes.last?.seq == reply.lastPushSeq)
         #expect(reply.lastPushSeq == 1)
         // An event that causes no push answers 0, not the session's latest seq.
-        let quiet: EventReply = try player.call(.event(sessionId: session, .adBreakStarted(breakId: "b1")))
+        let quiet: SnapbackV1.EventReply = try player.call(.event(sessionId: session, .adBreakStarted(breakId: "b1")))
         #expect(player.takePushes().isEmpty)
         #expect(quiet.lastPushSeq == 0)
     }
@@ -73,7 +73,7 @@ import Testing
             #expect(pushes.seekTargets == [Double(100 + i)])
             #expect(pushes.allSatisfy { $0.sessionId == s })
         }
-        let status: StatusReply = try players[0].0.call(.getStatus)
+        let status: SnapbackV1.StatusReply = try players[0].0.call(.getStatus)
         #expect(status.sessions == 100)
         #expect(status.connections >= 100)
     }
@@ -82,13 +82,14 @@ import Testing
         let daemon = EmbeddedDaemon()
         let player = try daemon.player()
         let session = try player.openSession(Streams.seed()).sessionId
-        let content: ContentTimeReply = try player.call(.contentTimeForStreamTime(sessionId: session, streamTime: 1200))
+        let content: SnapbackV1.ContentTimeReply = try player.call(
+            .contentTimeForStreamTime(sessionId: session, streamTime: 1200))
         #expect(content.contentTime == 1140)
-        let inBreak: ContentTimeReply = try player.call(.contentTimeForStreamTime(sessionId: session, streamTime: 630))
+        let inBreak: SnapbackV1.ContentTimeReply = try player.call(.contentTimeForStreamTime(sessionId: session, streamTime: 630))
         #expect(inBreak.contentTime == 600)
-        let stream: StreamTimeReply = try player.call(.streamTimeForContentTime(sessionId: session, contentTime: 600))
+        let stream: SnapbackV1.StreamTimeReply = try player.call(.streamTimeForContentTime(sessionId: session, contentTime: 600))
         #expect(stream.streamTime == 660)
-        let around: BreakAtReply = try player.call(.breakAt(sessionId: session, streamTime: 700))
+        let around: SnapbackV1.BreakAtReply = try player.call(.breakAt(sessionId: session, streamTime: 700))
         #expect(around.previous?.id == "b1")
         #expect(around.next == nil)
         try player.send(.playheadReported(streamTime: 300, rate: 1, playing: true), session: session)
@@ -162,7 +163,7 @@ import Testing
         let daemon = EmbeddedDaemon()
         let player = try daemon.player()
         expectStatus(.unimplemented) { _ = try player.rawCall(method: 0x7F01, body: []) }
-        let _: StatusReply = try player.call(.getStatus)
+        let _: SnapbackV1.StatusReply = try player.call(.getStatus)
     }
 
     @Test func callBeforeHelloIsFailedPrecondition() throws {
@@ -184,7 +185,7 @@ import Testing
         let peer = daemon.connect()
         peer.receive(
             .request(callId: 1, method: WireMethod.hello.rawValue),
-            body: HelloRequest(protocolVersion: 99, clientName: "future").encoded())
+            body: SnapbackV1.HelloRequest(protocolVersion: 99, clientName: "future").encoded())
         let frame = try #require(peer.takeSent().first)
         #expect(frame.header.status == StatusCode.failedPrecondition.rawValue)
         let message = try WireStatus.decode(frame.body).message
@@ -197,7 +198,7 @@ import Testing
         let daemon = EmbeddedDaemon()
         let player = try daemon.player()
         expectStatus(.invalidArgument) { _ = try player.rawCall(method: WireMethod.seekEnded.rawValue, body: [0x0A, 0xFF, 0x01]) }
-        let _: StatusReply = try player.call(.getStatus)
+        let _: SnapbackV1.StatusReply = try player.call(.getStatus)
     }
 
     @Test func sessionOfAnotherConnectionIsNotFound() throws {

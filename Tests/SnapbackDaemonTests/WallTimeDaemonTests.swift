@@ -30,7 +30,7 @@ import Testing
         let player = try daemon.player()
         let wall = Date().timeIntervalSince1970
 
-        let status: StatusReply = try player.call(.getStatus)
+        let status: SnapbackV1.StatusReply = try player.call(.getStatus)
         #expect(status.uptime >= 0 && status.uptime < 60, "uptime \(status.uptime)")
 
         // A bookmark saved now: its time is the wall clock's; it lists first.
@@ -38,10 +38,10 @@ import Testing
         try player.send(.playheadReported(streamTime: 50, rate: 1, playing: true), session: session)
         var pushes = try player.send(.paused(streamTime: 50), session: session)
         while pushes.savedBookmarks.isEmpty { pushes.append(try player.nextPush(timeout: .seconds(5))) }
-        let list: ListBookmarksReply = try player.call(.listBookmarks(profile: "", pageSize: 2, pageToken: ""))
+        let list: SnapbackV1.ListBookmarksReply = try player.call(.listBookmarks(profile: "", pageSize: 2, pageToken: ""))
         #expect(list.bookmarks.map(\.contentId) == ["new", "from-the-future"])
         #expect(list.bookmarks.first.map { abs($0.updatedAt - wall) < 60 } == true, "\(list.bookmarks)")
-        let rest: ListBookmarksReply = try player.call(
+        let rest: SnapbackV1.ListBookmarksReply = try player.call(
             .listBookmarks(profile: "", pageSize: 2, pageToken: list.nextPageToken))
         #expect(rest.bookmarks.map(\.contentId) == ["old"])
         #expect(rest.nextPageToken == "")

@@ -24,7 +24,7 @@ import Testing
         /// A connected peer that said Hello.
         func peer(uid: UInt32 = 0, gid: UInt32 = 0, groups: [UInt32] = [], name: String = "peer") -> EmbeddedPeer {
             let p = daemon.connect(uid: uid, gid: gid, groups: groups)
-            let hello = WireRequest.hello(HelloRequest(clientName: name))
+            let hello = WireRequest.hello(SnapbackV1.HelloRequest(protocolVersion: WireProtocol.version, clientName: name))
             p.receive(.request(callId: 1, method: hello.method.rawValue), body: hello.encoded())
             _ = p.takeSent()
             return p
@@ -45,7 +45,7 @@ import Testing
             let frames = send(.openSession(open), on: p, callId: callId)
             let reply = try #require(frames.last { $0.header.type == .response })
             #expect(reply.header.status == 0)
-            return try OpenSessionReply.decode(reply.body).sessionId
+            return try SnapbackV1.OpenSessionReply.decode(reply.body).sessionId
         }
 
         /// The snapback: a seek from 5:00 to 15:00 over the break.

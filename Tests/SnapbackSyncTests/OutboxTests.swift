@@ -96,4 +96,30 @@ import Testing
         #expect(try outbox.cursor() == 0 && outbox.count() == 0)
         #expect(try Outbox(path: path).bind(to: "other.B") == true)
     }
+
+    /// The outbox keeps the store its cursor belongs to; another store, or one holding fewer changes than
+    /// the cursor, is read from 0 with the waiting entries kept.
+    @Test func anotherStoreOrAnOlderCopyIsReadFromTheStart() throws {
+        let path = Self.temporaryPath()
+        let outbox = try Outbox(path: path)
+        #expect(try outbox.store() == nil)
+        // A new outbox takes the store it first hears of, from 0 (nothing to log).
+        #expect(SyncAgent.restartReason(cursor: 0, known: nil, storeId: "aaaa", lastSeq: 5) == "new outbox")
+        try outbox.restart(store: Outbox.storeDigest("aaaa"))
+        try outbox.append([("A.=.a", [1])], cursor: 1041)
+        let known = try outbox.store()
+        #expect(known == Outbox.storeDigest("aaaa"))
+        #expect(SyncAgent.restartReason(cursor: 1041, known: known, storeId: "aaaa", lastSeq: 1041) == nil)
+        #expect(SyncAgent.restartReason(cursor: 1041, known: known, storeId: "aaaa", lastSeq: 2000) == nil)
+        // A store made afresh, and a copy restored from before the cursor.
+        #expect(SyncAgent.restartReason(cursor: 1041, known: known, storeId: "bbbb", lastSeq: 9000)?.contains("another") == true)
+        #expect(SyncAgent.restartReason(cursor: 1041, known: known, storeId: "aaaa", lastSeq: 41)?.contains("older copy") == true)
+        // An outbox filled before it kept the store: its cursor cannot be vouched for.
+        #expect(SyncAgent.restartReason(cursor: 7, known: nil, storeId: "aaaa", lastSeq: 7) != nil)
+        // A snapbackd that does not say: nothing to compare (the status says so instead).
+        #expect(SyncAgent.restartReason(cursor: 7, known: known, storeId: "", lastSeq: 0) == nil)
+        try outbox.restart(store: Outbox.storeDigest("bbbb"))
+        let reopened = try Outbox(path: path)
+        #expect(try reopened.cursor() == 0 && reopened.count() == 1 && reopened.store() == Outbox.storeDigest("bbbb"))
+    }
 }

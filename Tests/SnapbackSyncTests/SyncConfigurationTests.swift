@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import SnapbackConfigFile
 import Testing
 
 @testable import SnapbackSync
@@ -8,7 +9,7 @@ import Testing
 @Suite struct SyncConfigurationTests {
     static let required = "servers = nats://127.0.0.1:4222\nhousehold = A\n"
 
-    static func error(_ text: String) -> SyncConfigurationError? {
+    static func error(_ text: String) -> ConfigurationError? {
         do {
             _ = try SyncConfiguration.parse(text, file: "sync.conf")
             return nil
@@ -34,6 +35,7 @@ import Testing
             history = 64
             replicas = 3
             status-file = /run/x/status
+            publish-rate = 250
             """
         let c = try SyncConfiguration.parse(text, file: "sync.conf")
         #expect(c.servers == ["nats://a.example:4222", "tls://b.example:4443", "nats://user:pw@c.example"])
@@ -41,7 +43,7 @@ import Testing
         #expect(c.passwordFile == "/etc/snapback/nats.password" && c.tlsCA == "/etc/ssl/ca.pem")
         #expect(c.tlsCert == "/etc/ssl/box.pem" && c.tlsKey == "/etc/ssl/box.key" && c.socket == "/run/x.sock")
         #expect(c.stateDirectory == "/var/lib/x" && c.bucket == "bookmarks_2" && c.history == 64 && c.replicas == 3)
-        #expect(c.statusFile == "/run/x/status")
+        #expect(c.statusFile == "/run/x/status" && c.publishRate == 250)
         // What --check-config prints reads back as the same configuration.
         #expect(try SyncConfiguration.parse(c.render(), file: "rendered") == c)
 
@@ -49,6 +51,7 @@ import Testing
         #expect(defaults.bucket == "snapback" && defaults.history == 5 && defaults.replicas == 1)
         #expect(defaults.socket == "/run/snapback/snapbackd.sock" && defaults.stateDirectory == "/var/lib/snapback-sync")
         #expect(defaults.statusFile == "/run/snapback-sync/status" && defaults.deviceId == nil)
+        #expect(defaults.publishRate == 100)
     }
 
     @Test func valuesOutOfRangeAreRefusedNamingTheirLine() {
@@ -62,6 +65,8 @@ import Testing
             ("\n\nhistory = 65", 3, "from 1 to 64"),
             ("history = 0", 1, "from 1 to 64"),
             ("replicas = 6", 1, "from 1 to 5"),
+            ("publish-rate = 0", 1, "from 1 to 10000"),
+            ("publish-rate = 10001", 1, "from 1 to 10000"),
             ("replicas = -1", 1, "from 1 to 5"),
             ("history = 99999999999999999999999", 1, "from 1 to 64"),
             ("household = a.b", 1, "A-Z a-z 0-9 _ -"),
@@ -82,6 +87,18 @@ import Testing
             #expect(error?.reason.contains(reason) == true, "\(text): \(String(describing: error))")
             #expect(error?.description.hasPrefix("sync.conf:") == true)
         }
+    }
+
+    /// The syntax of snapbackd.conf (one reader, KeyValueFile), without sections.
+    @Test func theSyntaxIsSnapbackdConfsWithoutSections() throws {
+        // A '#' starts a comment after a blank only, as in snapbackd.conf(5): one inside a value is the value's.
+        let c = try SyncConfiguration.parse(Self.required + "status-file = /run/x#1   # where\n; also a comment\n", file: "s")
+        #expect(c.statusFile == "/run/x#1")
+        #expect(Self.error(Self.required + "[sync]\n")?.description == "sync.conf:3: sync.conf has no sections")
+        #expect(Self.error("servers\n")?.description == "sync.conf:1: expected 'key = value' or a # comment")
+        #expect(Self.error(" = x\n")?.reason == "a key is missing before '='")
+        #expect(Self.error("hosehold = x\n")?.reason == "unknown key 'hosehold' (did you mean 'household'?)")
+        #expect(Self.error("history = 0\n")?.reason.hasPrefix("history: ") == true)
     }
 
     @Test func requiredKeysAndPairsAreCheckedOverTheWholeFile() {

@@ -21,6 +21,16 @@ import Testing
         #expect(layout.streamDuration(forContentDuration: 1800) == 1800)
     }
 
+    @Test func theStreamEndIsTheLayoutsAndFollowsItsNewBreaks() throws {
+        #expect(try TimelineLayout(breaks: Self.replacing).streamEnd == nil)  // no content duration: no end
+        let layout = try TimelineLayout(breaks: Self.replacing, contentDuration: 1800)
+        #expect(layout.streamEnd == 1800)
+        let grown = try #require(try layout.adding([AdBreak(id: "i", start: 900, duration: 30)]))
+        #expect(grown.streamEnd == 1830)
+        #expect(grown.streamEnd == grown.streamDuration(forContentDuration: 1800))
+        #expect(try TimelineLayout(breaks: Self.replacing, identity: true, contentDuration: 1800).streamEnd == 1800)
+    }
+
     @Test func contentTheBreakReplacedResolvesToWhereTheContentComesBack() throws {
         let layout = try TimelineLayout(breaks: Self.replacing)
         #expect(layout.streamTime(forContentTime: 600) == 660)

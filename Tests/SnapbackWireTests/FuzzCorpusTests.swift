@@ -32,10 +32,10 @@ import Testing
         ]
         let open = OpenSessionRequest(
             streamId: "s", contentId: "c", breaks: breaks, contentDuration: 1800,
-            resume: ResumeOptions(contentTime: 700))
+            resume: SnapbackV1.ResumeOptions(resumeContentTime: 700))
         streams.append(
             frames([
-                .hello(HelloRequest(clientName: "fuzz")), .openSession(open),
+                .hello(SnapbackV1.HelloRequest(protocolVersion: WireProtocol.version, clientName: "fuzz")), .openSession(open),
                 .event(sessionId: 1, .playheadReported(streamTime: 300, rate: 1, playing: true)),
                 .event(sessionId: 1, .seekStarted(from: 300)), .event(sessionId: 1, .seekEnded(from: 300, to: 1500)),
                 .event(sessionId: 1, .adBreakStarted(breakId: "b2")), .event(sessionId: 1, .adStarted(breakId: "b1", index: 0)),
@@ -51,7 +51,7 @@ import Testing
             adRules: AdRules(midrollTimes: [600], midrollEvery: 1800))
         streams.append(
             frames([
-                .hello(HelloRequest()), .openSession(rules),
+                .hello(SnapbackV1.HelloRequest(protocolVersion: WireProtocol.version)), .openSession(rules),
                 .event(sessionId: 1, .adBreakEnded(breakId: "preroll")),
                 .event(sessionId: 1, .playheadReported(streamTime: 700, rate: 1, playing: true)),
                 .event(sessionId: 1, .seekEnded(from: 700, to: 3000)), .event(sessionId: 1, .contentCompleted)
@@ -75,7 +75,8 @@ import Testing
         let watched = try! WatchedBreaks(contentId: "c", watchedAt: ["b1": 1e9])
         streams.append(
             frames([
-                .hello(HelloRequest(clientName: "sync")), .openSession(live), .watchChanges(after: 42),
+                .hello(SnapbackV1.HelloRequest(protocolVersion: WireProtocol.version, clientName: "sync")), .openSession(live),
+                .watchChanges(after: 42),
                 .merge(SyncMerge(records: [bookmark, tombstone], watched: [watched]))
             ]))
         return streams

@@ -17,11 +17,12 @@ struct MessageDecodeTests {
     }
 
     @Test func unknownFieldsInRepliesAndPushesAreIgnored() throws {
-        let reply = OpenSessionReply(sessionId: 7, policyPreset: "ima", lastPushSeq: 2)
-        #expect(try OpenSessionReply.decode(reply.encoded() + unknownFields) == reply)
+        let reply = SnapbackV1.OpenSessionReply(sessionId: 7, policyPreset: "ima", lastPushSeq: 2)
+        #expect(try SnapbackV1.OpenSessionReply.decode(reply.encoded() + unknownFields) == reply)
         let push = WirePushMessage(sessionId: 1, seq: 2, reason: "r", kind: .breakWatched(breakId: "b1"))
         #expect(try WirePushMessage.decode(push.encoded() + unknownFields) == push)
-        #expect(try EventReply.decode(EventReply(lastPushSeq: 3).encoded() + unknownFields).lastPushSeq == 3)
+        #expect(
+            try SnapbackV1.EventReply.decode(SnapbackV1.EventReply(lastPushSeq: 3).encoded() + unknownFields).lastPushSeq == 3)
     }
 
     /// A request with more breaks than a session may hold is refused RESOURCE_EXHAUSTED before they are read
@@ -83,7 +84,7 @@ struct MessageDecodeTests {
     }
 
     @Test func malformedReplies() {
-        #expect(throws: WireError.malformed(message: "snapback.v1.HelloReply")) { try HelloReply.decode([0x12, 0x09]) }
+        #expect(throws: WireError.malformed(message: "snapback.v1.HelloReply")) { try SnapbackV1.HelloReply.decode([0x12, 0x09]) }
         #expect(throws: WireError.malformed(message: "snapback.v1.Push")) { try WirePushMessage.decode([0x22, 0x01]) }
         #expect(throws: WireError.malformed(message: "snapback.v1.Status")) { try WireStatus.decode([0x08]) }
     }
@@ -219,7 +220,7 @@ struct MessageDecodeTests {
             "breaks[0].content_resume_offset must be a content resume offset from 0 to 1e8 seconds (got nan)"
         ),
         (
-            open { r in r.resume.contentTime = 1e17 },
+            open { r in r.resume.resumeContentTime = 1e17 },
             "resume.resume_content_time must be a time from 0 to 1e10 seconds (got 1e+17)"
         ),
         (

@@ -118,7 +118,7 @@ struct MessagePolicyTests {
         #expect(config.adRules == adRulesOpenSession.adRules)
         #expect(config.previouslyWatchedBreakIds == ["pre"])
         #expect(config.lastBreakCompletedAt == 5)
-        #expect(open.resume == ResumeOptions(useBookmark: true, contentTime: nil))
+        #expect(open.resume == SnapbackV1.ResumeOptions(useBookmark: true, resumeContentTime: nil))
     }
 
     @Test func adRulesWithoutBreakDurationUseTheDefault() throws {

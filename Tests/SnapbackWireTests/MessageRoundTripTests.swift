@@ -40,16 +40,16 @@ var everyOverride: PolicyOverrides {
 let fullOpenSession = OpenSessionRequest(
     streamId: "https://cdn.example/master.m3u8", contentId: "movie-42", profile: "kids", kind: .onDemand,
     breaks: sampleBreaks, contentDuration: 5400, preset: .tvsdk, overrides: everyOverride,
-    resume: ResumeOptions(useBookmark: true, contentTime: 0, streamTime: 0), adRules: nil)
+    resume: SnapbackV1.ResumeOptions(useBookmark: true, resumeContentTime: 0, resumeStreamTime: 0), adRules: nil)
 
 let adRulesOpenSession = OpenSessionRequest(
     streamId: "s", contentId: "c", kind: .live, contentDuration: nil, preset: nil,
-    resume: ResumeOptions(useBookmark: true),
+    resume: SnapbackV1.ResumeOptions(useBookmark: true),
     adRules: AdRules(preroll: false, midrollTimes: [600, 1200.5], midrollEvery: 1800, postroll: true, breakDuration: 0))
 
 let everyRequest: [WireRequest] = [
-    .hello(HelloRequest(protocolVersion: 1, clientName: "test-client")),
-    .hello(HelloRequest(protocolVersion: 0, clientName: "")),
+    .hello(SnapbackV1.HelloRequest(protocolVersion: 1, clientName: "test-client")),
+    .hello(SnapbackV1.HelloRequest(protocolVersion: 0, clientName: "")),
     .getStatus,
     .openSession(fullOpenSession),
     .openSession(adRulesOpenSession),
@@ -164,10 +164,9 @@ struct MessageRequestRoundTripTests {
 @Suite("Replies round-trip")
 struct MessageReplyRoundTripTests {
     @Test func helloReply() throws {
-        let reply = HelloReply(serverVersion: "0.1.0")
+        let reply = SnapbackV1.HelloReply(serverVersion: "0.1.0")
         #expect(try roundTrip(reply) == reply)
-        #expect(reply.policyPresets == ["snapback", "ima", "tvsdk", "media3", "hlsjs"])
-        let custom = HelloReply(
+        let custom = SnapbackV1.HelloReply(
             protocolVersion: 2, serverName: "x", serverVersion: "", maxFrameSize: 4096,
             maxOutboundQueueBytes: 1, policyPresets: [], defaultPolicyPreset: "ima",
             maxBreaksPerSession: 0)
@@ -175,25 +174,25 @@ struct MessageReplyRoundTripTests {
     }
 
     @Test func statusReply() throws {
-        let reply = StatusReply(
+        let reply = SnapbackV1.StatusReply(
             uptime: 12.5, serverVersion: "0.1.0", connections: 3, sessions: 2, requests: 1000,
             pushes: 10,
-            store: StoreStatus(
+            store: SnapbackV1.StoreStatus(
                 kind: "sqlite", path: "/var/lib/snapback/db",
                 bookmarks: 42, error: "disk I/O error"),
             logLinesDropped: 17)
         #expect(try roundTrip(reply) == reply)
-        let bare = StatusReply(uptime: 0, serverVersion: "", connections: 0, sessions: 0)
+        let bare = SnapbackV1.StatusReply(uptime: 0, serverVersion: "", connections: 0, sessions: 0)
         #expect(try roundTrip(bare) == bare)
     }
 
     @Test func openSessionReply() throws {
-        let full = OpenSessionReply(
+        let full = SnapbackV1.OpenSessionReply(
             sessionId: 7, startStreamTime: 0, breaksBeforeResume: ["pre", "b1"],
             policyPreset: "tvsdk", resumeContentTime: 870, resumedFromBookmark: true,
             lastPushSeq: 2)
         #expect(try roundTrip(full) == full)
-        let bare = OpenSessionReply(sessionId: 1, policyPreset: "snapback")
+        let bare = SnapbackV1.OpenSessionReply(sessionId: 1, policyPreset: "snapback")
         #expect(try roundTrip(bare) == bare)
         #expect(try roundTrip(bare).startStreamTime == nil)
     }
@@ -202,29 +201,29 @@ struct MessageReplyRoundTripTests {
     func eventReply(_ seq: UInt64) throws {
         var out: [UInt8] = []
         WireReply.encodeEventReply(lastPushSeq: seq, into: &out)
-        #expect(try EventReply.decode(out) == EventReply(lastPushSeq: seq))
-        #expect(try roundTrip(EventReply(lastPushSeq: seq)).lastPushSeq == seq)
+        #expect(try SnapbackV1.EventReply.decode(out) == SnapbackV1.EventReply(lastPushSeq: seq))
+        #expect(try roundTrip(SnapbackV1.EventReply(lastPushSeq: seq)).lastPushSeq == seq)
     }
 
     @Test func timeQueries() throws {
         var out: [UInt8] = []
-        ContentTimeReply(contentTime: 600.5).encode(into: &out)
-        #expect(try ContentTimeReply.decode(out).contentTime == 600.5)
+        SnapbackV1.ContentTimeReply(contentTime: 600.5).encode(into: &out)
+        #expect(try SnapbackV1.ContentTimeReply.decode(out).contentTime == 600.5)
         out.removeAll()
-        StreamTimeReply(streamTime: 690).encode(into: &out)
-        #expect(try StreamTimeReply.decode(out).streamTime == 690)
+        SnapbackV1.StreamTimeReply(streamTime: 690).encode(into: &out)
+        #expect(try SnapbackV1.StreamTimeReply.decode(out).streamTime == 690)
     }
 
     @Test(arguments: [
-        BreakAtReply(previous: sampleBreaks[0], next: sampleBreaks[1]),
-        BreakAtReply(previous: nil, next: sampleBreaks[2]),
-        BreakAtReply(previous: sampleBreaks[2], next: nil),
-        BreakAtReply(previous: nil, next: nil)
+        SnapbackV1.BreakAtReply(previous: sampleBreaks[0], next: sampleBreaks[1]),
+        SnapbackV1.BreakAtReply(previous: nil, next: sampleBreaks[2]),
+        SnapbackV1.BreakAtReply(previous: sampleBreaks[2], next: nil),
+        SnapbackV1.BreakAtReply(previous: nil, next: nil)
     ])
-    func breakAt(_ reply: BreakAtReply) throws {
+    func breakAt(_ reply: SnapbackV1.BreakAtReply) throws {
         var out: [UInt8] = []
-        BreakAtReply(previous: reply.previous, next: reply.next).encode(into: &out)
-        #expect(try BreakAtReply.decode(out) == reply)
+        SnapbackV1.BreakAtReply(previous: reply.previous, next: reply.next).encode(into: &out)
+        #expect(try SnapbackV1.BreakAtReply.decode(out) == reply)
     }
 
     @Test func sessionState() throws {
@@ -247,20 +246,20 @@ struct MessageReplyRoundTripTests {
         finished.finished = true
         finished.contentId = "other"
         out.removeAll()
-        ListBookmarksReply(bookmarks: [bookmark, finished], nextPageToken: "next").encode(into: &out)
+        SnapbackV1.ListBookmarksReply(bookmarks: [bookmark, finished], nextPageToken: "next").encode(into: &out)
         #expect(
-            try ListBookmarksReply.decode(out)
-                == ListBookmarksReply(
+            try SnapbackV1.ListBookmarksReply.decode(out)
+                == SnapbackV1.ListBookmarksReply(
                     bookmarks: [bookmark, finished],
                     nextPageToken: "next"))
-        #expect(try roundTrip(ListBookmarksReply(bookmarks: [])) == ListBookmarksReply(bookmarks: []))
+        #expect(try roundTrip(SnapbackV1.ListBookmarksReply(bookmarks: [])) == SnapbackV1.ListBookmarksReply(bookmarks: []))
 
         out.removeAll()
-        DeleteBookmarkReply(deleted: true).encode(into: &out)
-        #expect(try DeleteBookmarkReply.decode(out).deleted)
+        SnapbackV1.DeleteBookmarkReply(deleted: true).encode(into: &out)
+        #expect(try SnapbackV1.DeleteBookmarkReply.decode(out).deleted)
         out.removeAll()
-        ClearBookmarksReply(deleted: 12).encode(into: &out)
-        #expect(try ClearBookmarksReply.decode(out).deleted == 12)
+        SnapbackV1.ClearBookmarksReply(deleted: 12).encode(into: &out)
+        #expect(try SnapbackV1.ClearBookmarksReply.decode(out).deleted == 12)
     }
 
     @Test(arguments: StatusCode.allCases)

@@ -43,8 +43,13 @@ var protocolExamples: [Example] {
             note: "C→S Hello{protocol_version: 1, client_name: \"demo\"}",
             frame: exampleFrame(
                 .request, callId: 1, method: .hello,
-                body: WireRequest.hello(HelloRequest(clientName: "demo")).encoded())))
-    let hello = HelloReply(serverVersion: "0.1.0", policyPresets: ["snapback", "ima"])
+                body: WireRequest.hello(SnapbackV1.HelloRequest(protocolVersion: WireProtocol.version, clientName: "demo"))
+                    .encoded())))
+    let hello = SnapbackV1.HelloReply(
+        protocolVersion: WireProtocol.version, serverName: "snapbackd", serverVersion: "0.1.0",
+        maxFrameSize: WireProtocol.defaultMaxFrameSize, maxOutboundQueueBytes: WireProtocol.defaultMaxOutboundQueueBytes,
+        policyPresets: ["snapback", "ima"], defaultPolicyPreset: "snapback",
+        maxBreaksPerSession: WireProtocol.defaultMaxBreaksPerSession)
     examples.append(
         Example(
             note: "S→C HelloReply",
@@ -65,7 +70,7 @@ var protocolExamples: [Example] {
             note: "S→C OpenSessionReply{session_id: 1, policy_preset: \"snapback\"}",
             frame: exampleFrame(
                 .response, callId: 2, method: .openSession,
-                body: OpenSessionReply(sessionId: 1, policyPreset: "snapback").encoded())))
+                body: SnapbackV1.OpenSessionReply(sessionId: 1, policyPreset: "snapback").encoded())))
     examples.append(
         Example(
             note: "C→S SeekEnded{session_id: 1, from_stream_time: 300, to_stream_time: 900}",

@@ -288,7 +288,7 @@ private func protoCRead<M: ProtoCMessage>(_ body: [UInt8]) -> M? {
         overrides.cooldown = 5
         let open = OpenSessionRequest(
             streamId: "s", contentId: "c", profile: "p", kind: .live, breaks: breaks, contentDuration: 1e6,
-            preset: .media3, overrides: overrides, resume: ResumeOptions(useBookmark: true, streamTime: 42),
+            preset: .media3, overrides: overrides, resume: SnapbackV1.ResumeOptions(useBookmark: true, resumeStreamTime: 42),
             adRules: AdRules(preroll: true, midrollTimes: [60]))
         let body = open.encoded()
         let clean = try #require(body.withUnsafeBytes { SnapbackV1.OpenSessionRequest(clean: $0) })

@@ -509,6 +509,51 @@ def run(one, two, jones, nats, bucket):
         jones.start_agent()
         return f"logged: {line.strip()[:160]}"
 
+    def reset_box():
+        # Box 2's store turns out corrupt while its snapbackd is stopped, under its running agent:
+        # snapbackd sets it aside and starts a fresh one (a new device id, change numbers from 1 again,
+        # below the agent's cursor: box 2 restarted often, each restart moving the numbers 1,000 on).
+        two.stop_daemon()
+        db = os.path.join(two.state, "snapback.db")
+        for suffix in ("-wal", "-shm"):
+            if os.path.exists(db + suffix):
+                os.remove(db + suffix)
+        with open(db, "wb") as f:
+            f.write(b"A" * 8192)
+        two.start_daemon()
+        wait_for("box 2's fresh store holds film-9 again", lambda: two.holds("film-9", 99.0))
+        two.save("film-10", 610.0)
+        saved = time.monotonic()
+        wait_for("box 1 holds the reset box's save", lambda: one.holds("film-10", 610.0), interval=0.01)
+        took = time.monotonic() - saved
+        expect("reading its changes from the start" in two.agent_log_text(), "box 2's agent did not say it read the new store")
+        return f"box 2's save on its fresh store reached box 1 in {took * 1000:.0f} ms"
+
+    def wiped_server():
+        def holds(key, content_time):
+            try:
+                r = bucket.record(key)
+            except AssertionError:  # the bucket is not there yet
+                return False
+            return r is not None and r.bookmark is not None and r.bookmark.content_time == content_time
+        nats.stop()
+        shutil.rmtree(nats.store)
+        nats.start()
+        restarted = time.monotonic()
+        wait_for("the wiped server's bucket holds film-1 and film-10 again",
+                 lambda: holds("smith.alice.film-1", 2843.0) and holds("smith.alice.film-10", 610.0), interval=0.1)
+        took = time.monotonic() - restarted
+        # A box that joins afterwards (box 2 wiped: a new box) gets the household's bookmarks.
+        two.stop()
+        two.wipe()
+        two.start()
+        joined = time.monotonic()
+        wait_for("the new box 2 holds film-1 and film-10",
+                 lambda: two.holds("film-1", 2843.0) and two.holds("film-10", 610.0), interval=0.05)
+        expect(jones.bookmark("film-1") is None, "household jones's box has smith's bookmark")
+        return (f"the bucket held the household's bookmarks again {took:.1f} s after the wiped server restarted; "
+                f"a box joining then had them {time.monotonic() - joined:.1f} s after it started")
+
     def agent_idle_rss():
         time.sleep(5)
         return f"idle RSS: snapback-sync {one.rss_kib(one.agent)} KiB, snapbackd {one.rss_kib(one.daemon)} KiB"
@@ -524,6 +569,8 @@ def run(one, two, jones, nats, bucket):
     check("box 2 10 min behind resumes 47:23 and rewinds to 0:10: 0:10 wins everywhere", behind_rewinds)
     check("a box an hour ahead does not win for ever: a later change that read it wins", ahead_does_not_win_for_ever)
     check("household jones's credentials neither read nor write smith's keys", other_household_refused)
+    check("a box whose store was reset under its agent syncs its new saves", reset_box)
+    check("a server that lost its store is repaired; a box joining afterwards catches up", wiped_server)
     check("the agent's idle footprint", agent_idle_rss)
 
 

@@ -22,7 +22,7 @@ GST_BUILD       := $(C_BUILD)/gstreamer
 GST_BAD_DEV     := $(GST_BUILD)/bad-dev
 GST_SOURCES     := $(wildcard integrations/gstreamer/src/*.c) integrations/mpv/src/media.c integrations/mpv/src/json.c
 GST_HEADERS     := $(wildcard integrations/gstreamer/src/*.h) integrations/mpv/src/media.h integrations/mpv/src/json.h \
-	libsnapback/include/snapback/snapback.h
+	libsnapback/include/snapback/snapback.h libsnapback/include/snapback/cues.h
 GST_CFLAGS       = $(C_WARNINGS) -fPIC -fvisibility=hidden -Ilibsnapback/include -Iintegrations/mpv/src \
 	-I$(GST_BAD_DEV)/usr/include/gstreamer-1.0 $(shell pkg-config --cflags gstreamer-1.0 2>/dev/null) \
 	-DSNAPBACK_GST_VERSION='"$(LIBSNAPBACK_VERSION)"' -DGST_USE_UNSTABLE_API
@@ -48,7 +48,7 @@ $(GST_BUILD)/libgstsnapback.so: $(GST_SOURCES) $(GST_HEADERS) integrations/gstre
 		$(GST_BAD_DEV)/.stamp
 	@mkdir -p $(GST_BUILD)
 	$(CC) $(GST_CFLAGS) -O2 -g -shared -Wl,--version-script=integrations/gstreamer/plugin.map -Wl,--no-undefined \
-		-o $@ $(GST_SOURCES) $(C_REL)/libsnapback.a $(PROTOBUF_C_LIBS) $(GST_LIBS) -lm
+		-o $@ $(GST_SOURCES) $(C_REL)/libsnapback.a $(LIBSNAPBACK_DEPS) $(GST_LIBS)
 
 # Not part of `make install` (it needs GStreamer's headers): PREFIX/lib/gstreamer-1.0, GStreamer's plugin
 # directory for a PREFIX of its own (GST_PLUGIN_PATH); the Debian package moves it to the multiarch one.
@@ -62,10 +62,11 @@ install-gst-plugin: deps-gstreamer $(GST_BUILD)/libgstsnapback.so ## Install the
 # The SCTE-35 logic (sections, segmentation descriptors, cues into breaks) without a pipeline, under ASan
 # and UBSan.
 $(GST_BUILD)/test_scte: integrations/gstreamer/tests/test_scte.c integrations/gstreamer/src/scte.c \
-		integrations/mpv/src/media.c integrations/mpv/src/json.c $(GST_HEADERS) $(GST_BAD_DEV)/.stamp
+		integrations/mpv/src/media.c integrations/mpv/src/json.c $(GST_HEADERS) $(GST_BAD_DEV)/.stamp $(C_REL)/libsnapback.a
 	@mkdir -p $(GST_BUILD)
 	$(CC) $(filter-out -fvisibility=hidden,$(GST_CFLAGS)) $(ASAN_FLAGS) -Iintegrations/gstreamer/src -o $@ $< \
-		integrations/gstreamer/src/scte.c integrations/mpv/src/media.c integrations/mpv/src/json.c $(GST_LIBS) -lm
+		integrations/gstreamer/src/scte.c integrations/mpv/src/media.c integrations/mpv/src/json.c \
+		$(C_REL)/libsnapback.a $(LIBSNAPBACK_DEPS) $(GST_LIBS)
 
 # Installed when missing; where they cannot be, the end-to-end test fails, saying so (skipped only as a
 # part of make test, scripts/cannot-run.sh).

@@ -9,9 +9,10 @@
 
 MPV_APT_PACKAGES := mpv libmpv-dev ffmpeg
 MPV_BUILD       := $(C_BUILD)/mpv
-MPV_SOURCES     := $(wildcard integrations/mpv/src/*.c)
-MPV_HEADERS     := $(wildcard integrations/mpv/src/*.h) libsnapback/include/snapback/snapback.h
-MPV_CFLAGS      := $(C_WARNINGS) -fPIC -fvisibility=hidden -Ilibsnapback/include \
+MPV_SOURCES     := $(wildcard integrations/mpv/src/*.c) Sources/CSnapbackFetch/fetch.c
+MPV_HEADERS     := $(wildcard integrations/mpv/src/*.h) Sources/CSnapbackFetch/include/snapback_fetch.h libsnapback/include/snapback/snapback.h \
+	libsnapback/include/snapback/cues.h
+MPV_CFLAGS      := $(C_WARNINGS) -fPIC -fvisibility=hidden -Ilibsnapback/include -ISources/CSnapbackFetch/include \
 	$(shell pkg-config --cflags mpv 2>/dev/null)
 # The end-to-end test's bound: it fails rather than hang.
 MPV_TEST_SECONDS ?= 240
@@ -23,7 +24,7 @@ mpv-plugin: $(MPV_BUILD)/snapback.so ## Build the mpv plugin (mpv --script=.buil
 $(MPV_BUILD)/snapback.so: $(MPV_SOURCES) $(MPV_HEADERS) integrations/mpv/plugin.map $(C_REL)/libsnapback.a
 	@mkdir -p $(MPV_BUILD)
 	$(CC) $(MPV_CFLAGS) -O2 -g -shared -Wl,--version-script=integrations/mpv/plugin.map -o $@ $(MPV_SOURCES) \
-		$(C_REL)/libsnapback.a $(PROTOBUF_C_LIBS) -lm
+		$(C_REL)/libsnapback.a $(LIBSNAPBACK_DEPS) $(shell pkg-config --libs libcurl)
 
 # Not part of `make install` (it needs mpv's headers): the Debian package's place, under PREFIX/lib, from
 # which a user links it into a scripts directory or loads it with --script (`make deb` stages it).

@@ -16,6 +16,7 @@ trap cleanup EXIT
 fail() { echo "libsnapback ($build): FAIL $*" >&2; exit 1; }
 
 "$build/test_client" "$snapbackd" || fail "test_client"
+"$build/test_cues" || fail "test_cues"
 
 # Each example against a daemon of its own: the daemon remembers watched breaks per content, and the
 # story needs b1 unwatched.

@@ -4,6 +4,7 @@
 #include <sys/epoll.h>
 
 #include "harness.h"
+#include "snapback/cues.h"
 
 static const snapback_break seed_breaks[] = {{.id = "b1", .start = 600, .duration = 60}};
 
@@ -1253,6 +1254,129 @@ out:
     daemon_cleanup(&d);
 }
 
+/* The manifests' breaks through the real daemon: a DASH MPD's SCTE-35 EventStream (xml and xml+bin)
+ * opened with snapback_session_open_cues snaps a seek back to its break; a VMAP's filled breaks become
+ * the session's ad rules, its empty one none. */
+static void test_manifest_sessions(void) {
+    struct daemon d = {0};
+    struct player pl = {0};
+    snapback_cues *mpd = snapback_cues_new(NULL), *vmap = NULL;
+    CHECK(daemon_start(&d));
+    CHECK(connect_player(&pl, &d));
+    static const char mpd_text[] =
+        "<?xml version=\"1.0\"?><MPD xmlns=\"urn:mpeg:dash:schema:mpd:2011\" type=\"static\">"
+        "<Period id=\"p0\" duration=\"PT10M\"><EventStream schemeIdUri=\"urn:scte:scte35:2013:xml\" timescale=\"90000\">"
+        "<Event presentationTime=\"54000000\" duration=\"5400000\" id=\"1\"><scte35:SpliceInfoSection "
+        "xmlns:scte35=\"http://www.scte.org/schemas/35/2016\"><scte35:SpliceInsert spliceEventId=\"100\" "
+        "outOfNetworkIndicator=\"true\"/></scte35:SpliceInfoSection></Event></EventStream></Period>"
+        "<Period id=\"p1\"><EventStream schemeIdUri=\"urn:scte:scte35:2014:xml+bin\"><Event presentationTime=\"300\">"
+        "<Signal><Binary>/DA0AAAAAAAA///wBQb+cr0AUAAeAhxDVUVJSAAAjn/PAAGlmbAICAAAAAAsoKGKNAIAmsnRfg==</Binary></Signal>"
+        "</Event></EventStream></Period></MPD>";
+    CHECK(mpd && snapback_cues_update(mpd, mpd_text, sizeof mpd_text - 1) == SNAPBACK_OK);
+    snapback_session_params p = seed_params("dash-movie");
+    struct res opened = RES(&pl), r1 = RES(&pl), seek = RES(&pl), st = RES(&pl);
+    snapback_session *s = NULL;
+    CHECK(snapback_session_open_cues(pl.c, &p, mpd, on_reply, &opened, &s) == SNAPBACK_OK);
+    CHECK(pump_until(pl.c, &opened.done, 1, 5000) && opened.status == SNAPBACK_OK);
+    CALL(&pl, st, snapback_get_session_state(s, on_reply, &st));
+    CHECK(st.n == 2 && strcmp(st.ids[0], "scte35-100") == 0 && strcmp(st.ids[1], "scte35-1207959694") == 0);
+    CALL(&pl, r1, snapback_report_playhead(s, 300, 1, true, on_reply, &r1));
+    int before = pl.n_pushes;
+    CALL(&pl, seek, snapback_seek_ended(s, 300, 700, on_reply, &seek));
+    const struct pushed *back = find_push(&pl, SNAPBACK_PUSH_SEEK, before);
+    CHECK(back && back->stream_time == 600 && back->seek_reason == SNAPBACK_SEEK_SNAPBACK);
+
+    /* VMAP: pre-roll, a mid-roll at 15 s, an empty break at 30 s, a post-roll. */
+    static const char vmap_text[] =
+        "<vmap:VMAP xmlns:vmap=\"http://www.iab.net/vmap-1.0\" version=\"1.0\">"
+        "<vmap:AdBreak timeOffset=\"start\" breakType=\"linear\" breakId=\"preroll\"><vmap:AdSource>"
+        "<vmap:AdTagURI templateType=\"vast3\">https://ads.example/pre</vmap:AdTagURI></vmap:AdSource></vmap:AdBreak>"
+        "<vmap:AdBreak timeOffset=\"00:00:15.000\" breakType=\"linear\" breakId=\"midroll-1\"><vmap:AdSource>"
+        "<vmap:AdTagURI templateType=\"vast3\">https://ads.example/mid</vmap:AdTagURI></vmap:AdSource></vmap:AdBreak>"
+        "<vmap:AdBreak timeOffset=\"00:00:30.000\" breakType=\"linear\" breakId=\"empty\"/>"
+        "<vmap:AdBreak timeOffset=\"end\" breakType=\"linear\" breakId=\"postroll\"><vmap:AdSource>"
+        "<vmap:AdTagURI templateType=\"vast3\">https://ads.example/post</vmap:AdTagURI></vmap:AdSource></vmap:AdBreak>"
+        "</vmap:VMAP>";
+    snapback_cues_options vo = {.content_duration = 120};
+    vmap = snapback_cues_new(&vo);
+    CHECK(vmap && snapback_cues_update(vmap, vmap_text, sizeof vmap_text - 1) == SNAPBACK_OK);
+    snapback_session_params vp = seed_params("vmap-movie");
+    vp.content_duration = 120;
+    struct res vopened = RES(&pl), vst = RES(&pl);
+    snapback_session *vs = NULL;
+    before = pl.n_pushes;
+    CHECK(snapback_session_open_cues(pl.c, &vp, vmap, on_reply, &vopened, &vs) == SNAPBACK_OK);
+    CHECK(pump_until(pl.c, &vopened.done, 1, 5000) && vopened.status == SNAPBACK_OK);
+    const struct pushed *pre = find_push(&pl, SNAPBACK_PUSH_PLAY_BREAK, before);
+    CHECK(pre && strcmp(pre->text, "preroll") == 0);
+    CALL(&pl, vst, snapback_get_session_state(vs, on_reply, &vst));
+    CHECK(vst.n == 3); /* pre-roll, the mid-roll at 15 s, post-roll: the empty break is none of them */
+out:
+    snapback_cues_free(mpd);
+    snapback_cues_free(vmap);
+    snapback_client_free(pl.c);
+    daemon_cleanup(&d);
+}
+
+/* A live HLS playlist refreshed three times — a CUE-OUT opened, extended, closed by its CUE-IN — drives
+ * UpdateBreaks (the break reaches the daemon with its end); a seek over it then snaps back to it. */
+static void test_live_manifest_refreshes(void) {
+    struct daemon d = {0};
+    struct player pl = {0};
+    snapback_cues *c = snapback_cues_new(NULL);
+    static char text[4096];
+    CHECK(daemon_start(&d));
+    CHECK(connect_player(&pl, &d));
+    char *q = text + sprintf(text, "#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXT-X-MEDIA-SEQUENCE:0\n");
+    for (int i = 0; i < 3; i++) q += sprintf(q, "#EXTINF:10,\ns%d.ts\n", i);
+    sprintf(q, "#EXT-X-CUE-OUT:DURATION=30\n#EXTINF:10,\ns3.ts\n");
+    CHECK(c && snapback_cues_update(c, text, strlen(text)) == SNAPBACK_OK && snapback_cues_is_live(c));
+    snapback_policy_overrides ov;
+    memset(&ov, 0, sizeof ov);
+    ov.has_live_snapback = ov.live_snapback = true;
+    snapback_session_params p = seed_params("live-channel");
+    p.has_content_duration = false;
+    p.overrides = &ov;
+    struct res opened = RES(&pl), u2 = RES(&pl), u3 = RES(&pl), st = RES(&pl), ph = RES(&pl), seek = RES(&pl);
+    snapback_session *s = NULL;
+    CHECK(snapback_session_open_cues(pl.c, &p, c, on_reply, &opened, &s) == SNAPBACK_OK);
+    CHECK(pump_until(pl.c, &opened.done, 1, 5000) && opened.status == SNAPBACK_OK);
+    /* Extended: the break runs on past its planned 30 s. */
+    q = text + sprintf(text, "#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXT-X-MEDIA-SEQUENCE:2\n#EXTINF:10,\ns2.ts\n"
+                             "#EXT-X-CUE-OUT:DURATION=30\n");
+    for (int i = 3; i < 8; i++) q += sprintf(q, "#EXTINF:10,\ns%d.ts\n", i);
+    CHECK(snapback_cues_update(c, text, strlen(text)) == SNAPBACK_OK);
+    const snapback_cue_break *b = snapback_cues_breaks(c, NULL);
+    CHECK(b && b[0].open && b[0].duration == 50);
+    CALL(&pl, u2, snapback_session_update_cues(s, c, on_reply, &u2));
+    CHECK(u2.status == SNAPBACK_OK);
+    struct res st2 = RES(&pl);
+    CALL(&pl, st2, snapback_get_session_state(s, on_reply, &st2));
+    CHECK(st2.n == 0); /* open: the daemon gets it with its end */
+    /* Closed at 90 s. */
+    q = text + sprintf(text, "#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXT-X-MEDIA-SEQUENCE:6\n"
+                             "#EXT-X-CUE-OUT-CONT:ElapsedTime=30,Duration=30\n");
+    for (int i = 6; i < 9; i++) q += sprintf(q, "#EXTINF:10,\ns%d.ts\n", i);
+    q += sprintf(q, "#EXT-X-CUE-IN\n");
+    for (int i = 9; i < 12; i++) q += sprintf(q, "#EXTINF:10,\ns%d.ts\n", i);
+    CHECK(snapback_cues_update(c, text, strlen(text)) == SNAPBACK_OK);
+    b = snapback_cues_breaks(c, NULL);
+    CHECK(b && !b[0].open && b[0].start == 30 && b[0].duration == 60);
+    CALL(&pl, u3, snapback_session_update_cues(s, c, on_reply, &u3));
+    CHECK(u3.status == SNAPBACK_OK);
+    CALL(&pl, st, snapback_get_session_state(s, on_reply, &st));
+    CHECK(st.n == 1 && strcmp(st.ids[0], "cue-out@30") == 0);
+    CALL(&pl, ph, snapback_report_playhead(s, 10, 1, true, on_reply, &ph));
+    int before = pl.n_pushes;
+    CALL(&pl, seek, snapback_seek_ended(s, 10, 110, on_reply, &seek));
+    const struct pushed *back = find_push(&pl, SNAPBACK_PUSH_SEEK, before);
+    CHECK(back && back->stream_time == 30 && back->seek_reason == SNAPBACK_SEEK_SNAPBACK);
+out:
+    snapback_cues_free(c);
+    snapback_client_free(pl.c);
+    daemon_cleanup(&d);
+}
+
 static const struct {
     const char *name;
     void (*fn)(void);
@@ -1278,6 +1402,8 @@ static const struct {
     {"break_states_after_a_resume", test_break_states_after_a_resume},
     {"ad_events_with_position", test_ad_events_with_position},
     {"random_timelines_resume_by_the_daemons_rule", test_random_timelines_resume_by_the_daemons_rule},
+    {"manifest_sessions", test_manifest_sessions},
+    {"live_manifest_refreshes", test_live_manifest_refreshes},
 };
 
 int main(int argc, char **argv) {

@@ -5,11 +5,20 @@ import CSnapbackProto
 
 extension SnapbackV1 {
     /// `snapback.v1.HelloRequest`.
-    struct HelloRequest: Sendable, Equatable {
+    public struct HelloRequest: Sendable, Equatable {
         /// The protocol version the client speaks: 1.
-        var protocolVersion: UInt32 = 0
+        public var protocolVersion: UInt32 = 0
         /// A name for logs, e.g. "exoplayer-shell/2.3"; may be empty.
-        var clientName: String = ""
+        public var clientName: String = ""
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(protocolVersion: UInt32 = 0, clientName: String = "") {
+            self.protocolVersion = protocolVersion
+            self.clientName = clientName
+        }
     }
 }
 
@@ -39,29 +48,57 @@ extension SnapbackV1.HelloRequest: ProtoCMessage {
     }
 }
 
+extension SnapbackV1.HelloRequest: WireMessage {
+    @discardableResult
+    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
+
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
+        try decode(body, maxElements: .max)
+    }
+}
+
 extension SnapbackV1 {
     /// `snapback.v1.HelloReply`.
-    struct HelloReply: Sendable, Equatable {
+    public struct HelloReply: Sendable, Equatable {
         /// The protocol version the server speaks: 1.
-        var protocolVersion: UInt32 = 0
+        public var protocolVersion: UInt32 = 0
         /// "snapbackd".
-        var serverName: String = ""
+        public var serverName: String = ""
         /// The daemon's version, e.g. "0.1.0".
-        var serverVersion: String = ""
+        public var serverVersion: String = ""
         /// The largest frame body, in bytes, the server accepts (default 256 KiB, `--max-frame-size`). A larger
         /// request is discarded unread and answered RESOURCE_EXHAUSTED.
-        var maxFrameSize: UInt32 = 0
+        public var maxFrameSize: UInt32 = 0
         /// Bytes of responses and pushes the server queues for this connection before it disconnects a client
         /// that does not read (default 8 MiB).
-        var maxOutboundQueueBytes: UInt64 = 0
+        public var maxOutboundQueueBytes: UInt64 = 0
         /// The policy presets OpenSessionRequest.policy_preset accepts, e.g. "snapback", "ima", "tvsdk",
         /// "media3", "hlsjs".
-        var policyPresets: [String] = []
+        public var policyPresets: [String] = []
         /// The preset used when OpenSessionRequest.policy_preset is empty.
-        var defaultPolicyPreset: String = ""
+        public var defaultPolicyPreset: String = ""
         /// The most ad breaks one session may hold (default 1000, `max-breaks-per-session`; more is
         /// RESOURCE_EXHAUSTED).
-        var maxBreaksPerSession: UInt32 = 0
+        public var maxBreaksPerSession: UInt32 = 0
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(
+            protocolVersion: UInt32 = 0, serverName: String = "", serverVersion: String = "", maxFrameSize: UInt32 = 0,
+            maxOutboundQueueBytes: UInt64 = 0, policyPresets: [String] = [], defaultPolicyPreset: String = "",
+            maxBreaksPerSession: UInt32 = 0
+        ) {
+            self.protocolVersion = protocolVersion
+            self.serverName = serverName
+            self.serverVersion = serverVersion
+            self.maxFrameSize = maxFrameSize
+            self.maxOutboundQueueBytes = maxOutboundQueueBytes
+            self.policyPresets = policyPresets
+            self.defaultPolicyPreset = defaultPolicyPreset
+            self.maxBreaksPerSession = maxBreaksPerSession
+        }
     }
 }
 
@@ -104,9 +141,21 @@ extension SnapbackV1.HelloReply: ProtoCMessage {
     }
 }
 
+extension SnapbackV1.HelloReply: WireMessage {
+    @discardableResult
+    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
+
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
+        try decode(body, maxElements: .max)
+    }
+}
+
 extension SnapbackV1 {
     /// `snapback.v1.StatusRequest`.
-    struct StatusRequest: Sendable, Equatable {
+    public struct StatusRequest: Sendable, Equatable {
+
+        @_alwaysEmitIntoClient
+        public init() {}
     }
 }
 
@@ -128,6 +177,15 @@ extension SnapbackV1.StatusRequest: ProtoCMessage {
     }
 
     func write(to _: inout Snapback__V1__StatusRequest, in _: CArena) {
+    }
+}
+
+extension SnapbackV1.StatusRequest: WireMessage {
+    @discardableResult
+    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
+
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
+        try decode(body, maxElements: .max)
     }
 }
 
@@ -158,26 +216,46 @@ extension SnapbackV1.StatusRequest: ProtoPlainMessage {
 
 extension SnapbackV1 {
     /// `snapback.v1.StatusReply`.
-    struct StatusReply: Sendable, Equatable {
+    public struct StatusReply: Sendable, Equatable {
         /// Seconds since the daemon started.
-        var uptime: Double = 0
+        public var uptime: Double = 0
         /// The daemon's version, e.g. "0.1.0".
-        var serverVersion: String = ""
+        public var serverVersion: String = ""
         /// The protocol version the server speaks: 1.
-        var protocolVersion: UInt32 = 0
+        public var protocolVersion: UInt32 = 0
         /// Client connections open now.
-        var connections: UInt32 = 0
+        public var connections: UInt32 = 0
         /// Sessions open now, over all connections.
-        var sessions: UInt32 = 0
+        public var sessions: UInt32 = 0
         /// Requests answered since start.
-        var requests: UInt64 = 0
+        public var requests: UInt64 = 0
         /// Pushes sent since start.
-        var pushes: UInt64 = 0
+        public var pushes: UInt64 = 0
         /// The bookmark store.
-        var store: SnapbackV1.StoreStatus? = nil
+        public var store: SnapbackV1.StoreStatus? = nil
         /// Log lines the daemon dropped since start because stderr (journald) did not take them in time:
         /// logging never blocks the daemon.
-        var logLinesDropped: UInt64 = 0
+        public var logLinesDropped: UInt64 = 0
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(
+            uptime: Double = 0, serverVersion: String = "", protocolVersion: UInt32 = 0, connections: UInt32 = 0,
+            sessions: UInt32 = 0, requests: UInt64 = 0, pushes: UInt64 = 0, store: SnapbackV1.StoreStatus? = nil,
+            logLinesDropped: UInt64 = 0
+        ) {
+            self.uptime = uptime
+            self.serverVersion = serverVersion
+            self.protocolVersion = protocolVersion
+            self.connections = connections
+            self.sessions = sessions
+            self.requests = requests
+            self.pushes = pushes
+            self.store = store
+            self.logLinesDropped = logLinesDropped
+        }
     }
 }
 
@@ -219,17 +297,37 @@ extension SnapbackV1.StatusReply: ProtoCMessage {
     }
 }
 
+extension SnapbackV1.StatusReply: WireMessage {
+    @discardableResult
+    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
+
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
+        try decode(body, maxElements: .max)
+    }
+}
+
 extension SnapbackV1 {
     /// `snapback.v1.StoreStatus`.
-    struct StoreStatus: Sendable, Equatable {
+    public struct StoreStatus: Sendable, Equatable {
         /// The store's kind, e.g. "sqlite" or "memory".
-        var kind: String = ""
+        public var kind: String = ""
         /// Where it lives (a file path), empty for a memory store.
-        var path: String = ""
+        public var path: String = ""
         /// Bookmarks held now.
-        var bookmarks: UInt64 = 0
+        public var bookmarks: UInt64 = 0
         /// Empty when the store works; otherwise its last error (bookmark calls then fail UNAVAILABLE).
-        var error: String = ""
+        public var error: String = ""
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(kind: String = "", path: String = "", bookmarks: UInt64 = 0, error: String = "") {
+            self.kind = kind
+            self.path = path
+            self.bookmarks = bookmarks
+            self.error = error
+        }
     }
 }
 
@@ -266,11 +364,20 @@ extension SnapbackV1 {
     /// reply listing them all would hold every player for as long as it takes.
     ///
     /// `snapback.v1.ListSessionsRequest`.
-    struct ListSessionsRequest: Sendable, Equatable {
+    public struct ListSessionsRequest: Sendable, Equatable {
         /// The most sessions to return; 0 = 100, at most 1000.
-        var pageSize: UInt32 = 0
+        public var pageSize: UInt32 = 0
         /// "" for the first page, else a previous reply's next_page_token.
-        var pageToken: String = ""
+        public var pageToken: String = ""
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(pageSize: UInt32 = 0, pageToken: String = "") {
+            self.pageSize = pageSize
+            self.pageToken = pageToken
+        }
     }
 }
 
@@ -302,13 +409,31 @@ extension SnapbackV1.ListSessionsRequest: ProtoCMessage {
     }
 }
 
+extension SnapbackV1.ListSessionsRequest: WireMessage {
+    @discardableResult
+    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
+
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
+        try decode(body, maxElements: .max)
+    }
+}
+
 extension SnapbackV1 {
     /// `snapback.v1.ListSessionsReply`.
-    struct ListSessionsReply: Sendable, Equatable {
+    public struct ListSessionsReply: Sendable, Equatable {
         /// In opening order (ids grow); each `state` without its `breaks` (see `break_count`).
-        var sessions: [SnapbackV1.SessionInfo] = []
+        public var sessions: [SnapbackV1.SessionInfo] = []
         /// "" on the last page.
-        var nextPageToken: String = ""
+        public var nextPageToken: String = ""
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(sessions: [SnapbackV1.SessionInfo] = [], nextPageToken: String = "") {
+            self.sessions = sessions
+            self.nextPageToken = nextPageToken
+        }
     }
 }
 
@@ -352,6 +477,15 @@ extension SnapbackV1.ListSessionsReply: ProtoCMessage {
     }
 }
 
+extension SnapbackV1.ListSessionsReply: WireMessage {
+    @discardableResult
+    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
+
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
+        try decode(body, maxElements: .max)
+    }
+}
+
 extension SnapbackV1.ListSessionsReply: ProtoDirectMessage {
     /// The size of the message's bytes.
     var directSize: Int {
@@ -380,8 +514,16 @@ extension SnapbackV1.ListSessionsReply: ProtoDirectMessage {
 
 extension SnapbackV1 {
     /// `snapback.v1.GetSessionRequest`.
-    struct GetSessionRequest: Sendable, Equatable {
-        var sessionId: UInt64 = 0
+    public struct GetSessionRequest: Sendable, Equatable {
+        public var sessionId: UInt64 = 0
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(sessionId: UInt64 = 0) {
+            self.sessionId = sessionId
+        }
     }
 }
 
@@ -406,6 +548,15 @@ extension SnapbackV1.GetSessionRequest: ProtoCMessage {
 
     func write(to m: inout Snapback__V1__GetSessionRequest, in _: CArena) {
         m.session_id = self.sessionId
+    }
+}
+
+extension SnapbackV1.GetSessionRequest: WireMessage {
+    @discardableResult
+    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
+
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
+        try decode(body, maxElements: .max)
     }
 }
 
@@ -440,29 +591,55 @@ extension SnapbackV1 {
     /// An open session as an operator sees it.
     ///
     /// `snapback.v1.SessionInfo`.
-    struct SessionInfo: Sendable, Equatable {
-        var sessionId: UInt64 = 0
-        var contentId: String = ""
-        var streamId: String = ""
-        var profile: String = ""
-        var kind: Snapback__V1__SessionKind = Snapback__V1__SessionKind(rawValue: 0)
+    public struct SessionInfo: Sendable, Equatable {
+        public var sessionId: UInt64 = 0
+        public var contentId: String = ""
+        public var streamId: String = ""
+        public var profile: String = ""
+        public var kind: Snapback__V1__SessionKind = Snapback__V1__SessionKind(rawValue: 0)
         /// The preset the session plays under, e.g. "snapback".
-        var policyPreset: String = ""
+        public var policyPreset: String = ""
         /// The HelloRequest.client_name of the connection that opened it.
-        var clientName: String = ""
+        public var clientName: String = ""
         /// The player that opened it, as the kernel told the daemon.
-        var peerUid: UInt32 = 0
-        var peerPid: Int32 = 0
+        public var peerUid: UInt32 = 0
+        public var peerPid: Int32 = 0
         /// Wall time (unix seconds) the session opened.
-        var openedAt: Double = 0
+        public var openedAt: Double = 0
         /// Pushes sent on the session so far (the last push's seq).
-        var pushes: UInt64 = 0
+        public var pushes: UInt64 = 0
         /// Breaks in the session's timeline (also when `state.breaks` is left out).
-        var breakCount: UInt32 = 0
+        public var breakCount: UInt32 = 0
         /// The session now, as Timeline/GetSessionState answers its own player: phase, playhead (stream and
         /// content time), pending return, cooldown, and, from GetSession, every break with its watched flag.
-        var state: SnapbackV1.SessionStateReply? = nil
-        var contentDuration: Double? = nil
+        public var state: SnapbackV1.SessionStateReply? = nil
+        public var contentDuration: Double? = nil
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(
+            sessionId: UInt64 = 0, contentId: String = "", streamId: String = "", profile: String = "",
+            kind: Snapback__V1__SessionKind = Snapback__V1__SessionKind(rawValue: 0), policyPreset: String = "",
+            clientName: String = "", peerUid: UInt32 = 0, peerPid: Int32 = 0, openedAt: Double = 0, pushes: UInt64 = 0,
+            breakCount: UInt32 = 0, state: SnapbackV1.SessionStateReply? = nil, contentDuration: Double? = nil
+        ) {
+            self.sessionId = sessionId
+            self.contentId = contentId
+            self.streamId = streamId
+            self.profile = profile
+            self.kind = kind
+            self.policyPreset = policyPreset
+            self.clientName = clientName
+            self.peerUid = peerUid
+            self.peerPid = peerPid
+            self.openedAt = openedAt
+            self.pushes = pushes
+            self.breakCount = breakCount
+            self.state = state
+            self.contentDuration = contentDuration
+        }
     }
 }
 
@@ -518,6 +695,15 @@ extension SnapbackV1.SessionInfo: ProtoCMessage {
             m._content_duration_case = SNAPBACK__V1__SESSION_INFO___CONTENT_DURATION_CONTENT_DURATION
             m.content_duration = v
         }
+    }
+}
+
+extension SnapbackV1.SessionInfo: WireMessage {
+    @discardableResult
+    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
+
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
+        try decode(body, maxElements: .max)
     }
 }
 
@@ -639,11 +825,20 @@ extension SnapbackV1.SessionInfo: ProtoDirectMessage {
 
 extension SnapbackV1 {
     /// `snapback.v1.WatchDecisionsRequest`.
-    struct WatchDecisionsRequest: Sendable, Equatable {
+    public struct WatchDecisionsRequest: Sendable, Equatable {
         /// Only this session's decisions; 0 = every session.
-        var sessionId: UInt64 = 0
+        public var sessionId: UInt64 = 0
         /// Only decisions of sessions playing this content; "" = every content.
-        var contentId: String = ""
+        public var contentId: String = ""
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(sessionId: UInt64 = 0, contentId: String = "") {
+            self.sessionId = sessionId
+            self.contentId = contentId
+        }
     }
 }
 
@@ -677,34 +872,71 @@ extension SnapbackV1.WatchDecisionsRequest: ProtoCMessage {
     }
 }
 
+extension SnapbackV1.WatchDecisionsRequest: WireMessage {
+    @discardableResult
+    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
+
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
+        try decode(body, maxElements: .max)
+    }
+}
+
 extension SnapbackV1 {
     /// One decision of a session's timeline, with why it was made.
     ///
     /// `snapback.v1.Decision`.
-    struct Decision: Sendable, Equatable {
+    public struct Decision: Sendable, Equatable {
         /// 1, 2, 3… on this stream, without gaps.
-        var seq: UInt64 = 0
-        var sessionId: UInt64 = 0
-        var contentId: String = ""
-        var streamId: String = ""
-        var profile: String = ""
+        public var seq: UInt64 = 0
+        public var sessionId: UInt64 = 0
+        public var contentId: String = ""
+        public var streamId: String = ""
+        public var profile: String = ""
         /// Wall time (unix seconds) of the decision.
-        var at: Double = 0
-        var kind: Snapback__V1__DecisionKind = Snapback__V1__DecisionKind(rawValue: 0)
+        public var at: Double = 0
+        public var kind: Snapback__V1__DecisionKind = Snapback__V1__DecisionKind(rawValue: 0)
         /// Why, in the daemon's words: "seek 300→900 skipped unwatched break b1 at 600".
-        var reason: String = ""
+        public var reason: String = ""
         /// SEEK: the stream time the player is sent to; SAVE_BOOKMARK: the bookmark's stream time.
-        var streamTime: Double = 0
+        public var streamTime: Double = 0
         /// SEEK only.
-        var seekReason: Snapback__V1__SeekReason = Snapback__V1__SeekReason(rawValue: 0)
+        public var seekReason: Snapback__V1__SeekReason = Snapback__V1__SeekReason(rawValue: 0)
         /// BREAK_WATCHED, BREAK_COMPLETED, PLAY_BREAK, BREAK_SKIPPED.
-        var breakId: String = ""
+        public var breakId: String = ""
         /// SAVE_BOOKMARK: content time (ads excluded).
-        var contentTime: Double = 0
+        public var contentTime: Double = 0
         /// SAVE_BOOKMARK only.
-        var bookmarkTrigger: Snapback__V1__BookmarkTrigger = Snapback__V1__BookmarkTrigger(rawValue: 0)
+        public var bookmarkTrigger: Snapback__V1__BookmarkTrigger = Snapback__V1__BookmarkTrigger(rawValue: 0)
         /// BREAK_SKIPPED only.
-        var skipReason: Snapback__V1__BreakSkipReason = Snapback__V1__BreakSkipReason(rawValue: 0)
+        public var skipReason: Snapback__V1__BreakSkipReason = Snapback__V1__BreakSkipReason(rawValue: 0)
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(
+            seq: UInt64 = 0, sessionId: UInt64 = 0, contentId: String = "", streamId: String = "", profile: String = "",
+            at: Double = 0, kind: Snapback__V1__DecisionKind = Snapback__V1__DecisionKind(rawValue: 0), reason: String = "",
+            streamTime: Double = 0, seekReason: Snapback__V1__SeekReason = Snapback__V1__SeekReason(rawValue: 0),
+            breakId: String = "", contentTime: Double = 0,
+            bookmarkTrigger: Snapback__V1__BookmarkTrigger = Snapback__V1__BookmarkTrigger(rawValue: 0),
+            skipReason: Snapback__V1__BreakSkipReason = Snapback__V1__BreakSkipReason(rawValue: 0)
+        ) {
+            self.seq = seq
+            self.sessionId = sessionId
+            self.contentId = contentId
+            self.streamId = streamId
+            self.profile = profile
+            self.at = at
+            self.kind = kind
+            self.reason = reason
+            self.streamTime = streamTime
+            self.seekReason = seekReason
+            self.breakId = breakId
+            self.contentTime = contentTime
+            self.bookmarkTrigger = bookmarkTrigger
+            self.skipReason = skipReason
+        }
     }
 }
 
@@ -753,5 +985,14 @@ extension SnapbackV1.Decision: ProtoCMessage {
         m.content_time = self.contentTime
         m.bookmark_trigger = self.bookmarkTrigger
         m.skip_reason = self.skipReason
+    }
+}
+
+extension SnapbackV1.Decision: WireMessage {
+    @discardableResult
+    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
+
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
+        try decode(body, maxElements: .max)
     }
 }

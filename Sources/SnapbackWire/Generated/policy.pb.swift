@@ -8,29 +8,75 @@ extension SnapbackV1 {
     /// an UNSPECIFIED enum or an absent scalar keeps the preset's value.
     ///
     /// `snapback.v1.PolicyOverrides`.
-    struct PolicyOverrides: Sendable, Equatable {
-        var skippedBreakChoice: Snapback__V1__SkippedBreakChoice = Snapback__V1__SkippedBreakChoice(rawValue: 0)
-        var seekGate: Snapback__V1__SeekGate = Snapback__V1__SeekGate(rawValue: 0)
-        var enforceBackwardSeeks: Bool? = nil
-        var returnToTarget: Snapback__V1__ReturnToTarget = Snapback__V1__ReturnToTarget(rawValue: 0)
-        var landingInUnwatchedBreak: Snapback__V1__LandingInBreak = Snapback__V1__LandingInBreak(rawValue: 0)
-        var skipWatchedBreakOnLanding: Bool? = nil
-        var watchedWhen: Snapback__V1__WatchedWhen = Snapback__V1__WatchedWhen(rawValue: 0)
-        var refuseSeeksDuringUnwatchedBreak: Bool? = nil
-        var watchedBreakOnPlayback: Snapback__V1__WatchedBreakOnPlayback = Snapback__V1__WatchedBreakOnPlayback(rawValue: 0)
-        var snapbackLandingOffset: Double? = nil
-        var cooldown: Double? = nil
-        var trickPlayAsSeek: Bool? = nil
-        var resumeBreaks: Snapback__V1__ResumeBreaks = Snapback__V1__ResumeBreaks(rawValue: 0)
-        var prerollDisabled: Bool? = nil
-        var midrollsDisabled: Bool? = nil
-        var liveSnapback: Bool? = nil
-        var liveBookmarks: Bool? = nil
-        var maxSnapbacksPerBreak: UInt32? = nil
-        var coverageTolerance: Double? = nil
-        var bookmarkInterval: Double? = nil
-        var finishedMargin: Double? = nil
-        var trickPlaySkippedBreaks: Snapback__V1__TrickPlaySkippedBreaks = Snapback__V1__TrickPlaySkippedBreaks(rawValue: 0)
+    public struct PolicyOverrides: Sendable, Equatable {
+        public var skippedBreakChoice: Snapback__V1__SkippedBreakChoice = Snapback__V1__SkippedBreakChoice(rawValue: 0)
+        public var seekGate: Snapback__V1__SeekGate = Snapback__V1__SeekGate(rawValue: 0)
+        public var enforceBackwardSeeks: Bool? = nil
+        public var returnToTarget: Snapback__V1__ReturnToTarget = Snapback__V1__ReturnToTarget(rawValue: 0)
+        public var landingInUnwatchedBreak: Snapback__V1__LandingInBreak = Snapback__V1__LandingInBreak(rawValue: 0)
+        public var skipWatchedBreakOnLanding: Bool? = nil
+        public var watchedWhen: Snapback__V1__WatchedWhen = Snapback__V1__WatchedWhen(rawValue: 0)
+        public var refuseSeeksDuringUnwatchedBreak: Bool? = nil
+        public var watchedBreakOnPlayback: Snapback__V1__WatchedBreakOnPlayback = Snapback__V1__WatchedBreakOnPlayback(
+            rawValue: 0)
+        public var snapbackLandingOffset: Double? = nil
+        public var cooldown: Double? = nil
+        public var trickPlayAsSeek: Bool? = nil
+        public var resumeBreaks: Snapback__V1__ResumeBreaks = Snapback__V1__ResumeBreaks(rawValue: 0)
+        public var prerollDisabled: Bool? = nil
+        public var midrollsDisabled: Bool? = nil
+        public var liveSnapback: Bool? = nil
+        public var liveBookmarks: Bool? = nil
+        public var maxSnapbacksPerBreak: UInt32? = nil
+        public var coverageTolerance: Double? = nil
+        public var bookmarkInterval: Double? = nil
+        public var finishedMargin: Double? = nil
+        public var trickPlaySkippedBreaks: Snapback__V1__TrickPlaySkippedBreaks = Snapback__V1__TrickPlaySkippedBreaks(
+            rawValue: 0)
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(
+            skippedBreakChoice: Snapback__V1__SkippedBreakChoice = Snapback__V1__SkippedBreakChoice(rawValue: 0),
+            seekGate: Snapback__V1__SeekGate = Snapback__V1__SeekGate(rawValue: 0), enforceBackwardSeeks: Bool? = nil,
+            returnToTarget: Snapback__V1__ReturnToTarget = Snapback__V1__ReturnToTarget(rawValue: 0),
+            landingInUnwatchedBreak: Snapback__V1__LandingInBreak = Snapback__V1__LandingInBreak(rawValue: 0),
+            skipWatchedBreakOnLanding: Bool? = nil,
+            watchedWhen: Snapback__V1__WatchedWhen = Snapback__V1__WatchedWhen(rawValue: 0),
+            refuseSeeksDuringUnwatchedBreak: Bool? = nil,
+            watchedBreakOnPlayback: Snapback__V1__WatchedBreakOnPlayback = Snapback__V1__WatchedBreakOnPlayback(rawValue: 0),
+            snapbackLandingOffset: Double? = nil, cooldown: Double? = nil, trickPlayAsSeek: Bool? = nil,
+            resumeBreaks: Snapback__V1__ResumeBreaks = Snapback__V1__ResumeBreaks(rawValue: 0), prerollDisabled: Bool? = nil,
+            midrollsDisabled: Bool? = nil, liveSnapback: Bool? = nil, liveBookmarks: Bool? = nil,
+            maxSnapbacksPerBreak: UInt32? = nil, coverageTolerance: Double? = nil, bookmarkInterval: Double? = nil,
+            finishedMargin: Double? = nil,
+            trickPlaySkippedBreaks: Snapback__V1__TrickPlaySkippedBreaks = Snapback__V1__TrickPlaySkippedBreaks(rawValue: 0)
+        ) {
+            self.skippedBreakChoice = skippedBreakChoice
+            self.seekGate = seekGate
+            self.enforceBackwardSeeks = enforceBackwardSeeks
+            self.returnToTarget = returnToTarget
+            self.landingInUnwatchedBreak = landingInUnwatchedBreak
+            self.skipWatchedBreakOnLanding = skipWatchedBreakOnLanding
+            self.watchedWhen = watchedWhen
+            self.refuseSeeksDuringUnwatchedBreak = refuseSeeksDuringUnwatchedBreak
+            self.watchedBreakOnPlayback = watchedBreakOnPlayback
+            self.snapbackLandingOffset = snapbackLandingOffset
+            self.cooldown = cooldown
+            self.trickPlayAsSeek = trickPlayAsSeek
+            self.resumeBreaks = resumeBreaks
+            self.prerollDisabled = prerollDisabled
+            self.midrollsDisabled = midrollsDisabled
+            self.liveSnapback = liveSnapback
+            self.liveBookmarks = liveBookmarks
+            self.maxSnapbacksPerBreak = maxSnapbacksPerBreak
+            self.coverageTolerance = coverageTolerance
+            self.bookmarkInterval = bookmarkInterval
+            self.finishedMargin = finishedMargin
+            self.trickPlaySkippedBreaks = trickPlaySkippedBreaks
+        }
     }
 }
 
@@ -265,4 +311,32 @@ extension SnapbackV1.PolicyOverrides {
         }
         return true
     }
+}
+
+extension PolicyOverrides {
+    /// The member of `AdPolicy.fields[i]` is `protoRows[i]`: the message's fields in number order.
+    static let protoRows: [ProtoRow] = [
+        .choice(\.skippedBreakChoice),
+        .choice(\.seekGate),
+        .flag(\.enforceBackwardSeeks),
+        .choice(\.returnToTarget),
+        .choice(\.landingInUnwatchedBreak),
+        .flag(\.skipWatchedBreakOnLanding),
+        .choice(\.watchedWhen),
+        .flag(\.refuseSeeksDuringUnwatchedBreak),
+        .choice(\.watchedBreakOnPlayback),
+        .seconds(\.snapbackLandingOffset),
+        .seconds(\.cooldown),
+        .flag(\.trickPlayAsSeek),
+        .choice(\.resumeBreaks),
+        .flag(\.prerollDisabled),
+        .flag(\.midrollsDisabled),
+        .flag(\.liveSnapback),
+        .flag(\.liveBookmarks),
+        .count(\.maxSnapbacksPerBreak),
+        .seconds(\.coverageTolerance),
+        .seconds(\.bookmarkInterval),
+        .seconds(\.finishedMargin),
+        .choice(\.trickPlaySkippedBreaks)
+    ]
 }

@@ -7,17 +7,17 @@ extension SnapbackV1 {
     /// One message from the server to the player of a session.
     ///
     /// `snapback.v1.Push`.
-    struct Push: Sendable, Equatable {
+    public struct Push: Sendable, Equatable {
         /// The session (OpenSessionReply.session_id).
-        var sessionId: UInt64 = 0
+        public var sessionId: UInt64 = 0
         /// 1, 2, 3, ... per session, without gaps.
-        var seq: UInt64 = 0
+        public var seq: UInt64 = 0
         /// Why, in a few words, for logs: "seek 300→900 skipped unwatched break b1 at 600".
-        var reason: String = ""
-        var kind: Kind? = nil
+        public var reason: String = ""
+        public var kind: Kind? = nil
 
         /// The oneof `kind`.
-        enum Kind: Sendable, Equatable {
+        public enum Kind: Sendable, Equatable {
             case seek(SnapbackV1.SeekCommand)
             case breakWatched(SnapbackV1.BreakWatched)
             case bookmarkSaved(SnapbackV1.BookmarkSaved)
@@ -26,6 +26,17 @@ extension SnapbackV1 {
             case allAdsCompleted(SnapbackV1.AllAdsCompleted)
             case sessionError(SnapbackV1.SessionError)
             case breakSkipped(SnapbackV1.BreakSkipped)
+        }
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(sessionId: UInt64 = 0, seq: UInt64 = 0, reason: String = "", kind: Kind? = nil) {
+            self.sessionId = sessionId
+            self.seq = seq
+            self.reason = reason
+            self.kind = kind
         }
     }
 }
@@ -128,10 +139,19 @@ extension SnapbackV1 {
     /// Seek the player to a stream time. Seeks the server commands are not reported back as SeekEnded.
     ///
     /// `snapback.v1.SeekCommand`.
-    struct SeekCommand: Sendable, Equatable {
+    public struct SeekCommand: Sendable, Equatable {
         /// Seconds of stream time (ads included) to seek to.
-        var streamTime: Double = 0
-        var reason: Snapback__V1__SeekReason = Snapback__V1__SeekReason(rawValue: 0)
+        public var streamTime: Double = 0
+        public var reason: Snapback__V1__SeekReason = Snapback__V1__SeekReason(rawValue: 0)
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(streamTime: Double = 0, reason: Snapback__V1__SeekReason = Snapback__V1__SeekReason(rawValue: 0)) {
+            self.streamTime = streamTime
+            self.reason = reason
+        }
     }
 }
 
@@ -164,8 +184,16 @@ extension SnapbackV1 {
     /// mark was committed to the store (as BookmarkSaved is), so it may follow the event's reply.
     ///
     /// `snapback.v1.BreakWatched`.
-    struct BreakWatched: Sendable, Equatable {
-        var breakId: String = ""
+    public struct BreakWatched: Sendable, Equatable {
+        public var breakId: String = ""
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(breakId: String = "") {
+            self.breakId = breakId
+        }
     }
 }
 
@@ -197,12 +225,25 @@ extension SnapbackV1 {
     /// The bookmark was committed to the store (sent after the commit returned).
     ///
     /// `snapback.v1.BookmarkSaved`.
-    struct BookmarkSaved: Sendable, Equatable {
+    public struct BookmarkSaved: Sendable, Equatable {
         /// Seconds of content time (ads excluded).
-        var contentTime: Double = 0
+        public var contentTime: Double = 0
         /// Seconds of stream time the content time came from.
-        var streamTime: Double = 0
-        var trigger: Snapback__V1__BookmarkTrigger = Snapback__V1__BookmarkTrigger(rawValue: 0)
+        public var streamTime: Double = 0
+        public var trigger: Snapback__V1__BookmarkTrigger = Snapback__V1__BookmarkTrigger(rawValue: 0)
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(
+            contentTime: Double = 0, streamTime: Double = 0,
+            trigger: Snapback__V1__BookmarkTrigger = Snapback__V1__BookmarkTrigger(rawValue: 0)
+        ) {
+            self.contentTime = contentTime
+            self.streamTime = streamTime
+            self.trigger = trigger
+        }
     }
 }
 
@@ -238,7 +279,10 @@ extension SnapbackV1 {
     /// The bookmark was cleared: the viewer finished the content.
     ///
     /// `snapback.v1.BookmarkCleared`.
-    struct BookmarkCleared: Sendable, Equatable {
+    public struct BookmarkCleared: Sendable, Equatable {
+
+        @_alwaysEmitIntoClient
+        public init() {}
     }
 }
 
@@ -292,8 +336,16 @@ extension SnapbackV1 {
     /// Ad-rules sessions: pause the content and play this break on the ad player.
     ///
     /// `snapback.v1.PlayBreak`.
-    struct PlayBreak: Sendable, Equatable {
-        var breakId: String = ""
+    public struct PlayBreak: Sendable, Equatable {
+        public var breakId: String = ""
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(breakId: String = "") {
+            self.breakId = breakId
+        }
     }
 }
 
@@ -323,7 +375,10 @@ extension SnapbackV1 {
     /// Ad-rules sessions: every break that will play has played (after the post-roll).
     ///
     /// `snapback.v1.AllAdsCompleted`.
-    struct AllAdsCompleted: Sendable, Equatable {
+    public struct AllAdsCompleted: Sendable, Equatable {
+
+        @_alwaysEmitIntoClient
+        public init() {}
     }
 }
 
@@ -378,9 +433,18 @@ extension SnapbackV1 {
     /// once per break per occasion; informational (TVSDK's AD_BREAK_SKIPPED): the player need not act.
     ///
     /// `snapback.v1.BreakSkipped`.
-    struct BreakSkipped: Sendable, Equatable {
-        var breakId: String = ""
-        var reason: Snapback__V1__BreakSkipReason = Snapback__V1__BreakSkipReason(rawValue: 0)
+    public struct BreakSkipped: Sendable, Equatable {
+        public var breakId: String = ""
+        public var reason: Snapback__V1__BreakSkipReason = Snapback__V1__BreakSkipReason(rawValue: 0)
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(breakId: String = "", reason: Snapback__V1__BreakSkipReason = Snapback__V1__BreakSkipReason(rawValue: 0)) {
+            self.breakId = breakId
+            self.reason = reason
+        }
     }
 }
 
@@ -415,10 +479,19 @@ extension SnapbackV1 {
     /// the event's reply was sent.
     ///
     /// `snapback.v1.SessionError`.
-    struct SessionError: Sendable, Equatable {
+    public struct SessionError: Sendable, Equatable {
         /// A status code (see Status.code).
-        var code: UInt32 = 0
-        var message: String = ""
+        public var code: UInt32 = 0
+        public var message: String = ""
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(code: UInt32 = 0, message: String = "") {
+            self.code = code
+            self.message = message
+        }
     }
 }
 

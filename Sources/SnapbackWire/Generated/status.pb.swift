@@ -7,14 +7,23 @@ extension SnapbackV1 {
     /// The body of every RESPONSE frame whose header status is not OK (0).
     ///
     /// `snapback.v1.Status`.
-    struct Status: Sendable, Equatable {
+    public struct Status: Sendable, Equatable {
         /// The gRPC status code, equal to the header's status byte: 0 OK, 1 CANCELLED, 2 UNKNOWN,
         /// 3 INVALID_ARGUMENT, 4 DEADLINE_EXCEEDED, 5 NOT_FOUND, 6 ALREADY_EXISTS, 7 PERMISSION_DENIED,
         /// 8 RESOURCE_EXHAUSTED, 9 FAILED_PRECONDITION, 10 ABORTED, 11 OUT_OF_RANGE, 12 UNIMPLEMENTED,
         /// 13 INTERNAL, 14 UNAVAILABLE, 15 DATA_LOSS, 16 UNAUTHENTICATED.
-        var code: UInt32 = 0
+        public var code: UInt32 = 0
         /// What went wrong, in English, for logs and developers (not for end users).
-        var message: String = ""
+        public var message: String = ""
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(code: UInt32 = 0, message: String = "") {
+            self.code = code
+            self.message = message
+        }
     }
 }
 

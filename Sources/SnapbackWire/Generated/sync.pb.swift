@@ -5,9 +5,17 @@ import CSnapbackProto
 
 extension SnapbackV1 {
     /// `snapback.v1.WatchChangesRequest`.
-    struct WatchChangesRequest: Sendable, Equatable {
+    public struct WatchChangesRequest: Sendable, Equatable {
         /// The last change number the agent applied (SyncChange.seq); 0 = from the start.
-        var after: UInt64 = 0
+        public var after: UInt64 = 0
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(after: UInt64 = 0) {
+            self.after = after
+        }
     }
 }
 
@@ -34,6 +42,15 @@ extension SnapbackV1.WatchChangesRequest: ProtoCMessage {
 
     func write(to m: inout Snapback__V1__WatchChangesRequest, in _: CArena) {
         m.after = self.after
+    }
+}
+
+extension SnapbackV1.WatchChangesRequest: WireMessage {
+    @discardableResult
+    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
+
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
+        try decode(body, maxElements: .max)
     }
 }
 
@@ -68,10 +85,29 @@ extension SnapbackV1 {
     /// The body of the RESPONSE that starts a WatchChanges stream.
     ///
     /// `snapback.v1.WatchChangesReply`.
-    struct WatchChangesReply: Sendable, Equatable {
+    public struct WatchChangesReply: Sendable, Equatable {
         /// The device id this box signs its changes with (SyncStamp.device): a change whose stamp names
         /// another device came from another box, through Merge.
-        var deviceId: String = ""
+        public var deviceId: String = ""
+        /// The id the store minted when its database was created (16 hex digits), whatever device_id says: a
+        /// store made afresh (its file corrupt and set aside, or deleted) has another, and its change numbers
+        /// are not the old store's. An agent that sees another store_id than the one its cursor was taken from
+        /// reads from 0. Empty from a snapbackd that predates it.
+        public var storeId: String = ""
+        /// The greatest change number the store holds when the stream starts (0: none). A cursor above it was
+        /// taken from another store, or from this one before it was restored from an older copy: the agent
+        /// reads from 0.
+        public var lastSeq: UInt64 = 0
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(deviceId: String = "", storeId: String = "", lastSeq: UInt64 = 0) {
+            self.deviceId = deviceId
+            self.storeId = storeId
+            self.lastSeq = lastSeq
+        }
     }
 }
 
@@ -92,10 +128,23 @@ extension SnapbackV1.WatchChangesReply: ProtoCMessage {
     init(_ p: UnsafePointer<Snapback__V1__WatchChangesReply>, path _path: () -> String, maxElements _: Int) throws(WireError) {
         let c = p.pointee
         self.deviceId = try ProtoC.string(c.device_id, _path() + "device_id")
+        self.storeId = try ProtoC.string(c.store_id, _path() + "store_id")
+        self.lastSeq = c.last_seq
     }
 
     func write(to m: inout Snapback__V1__WatchChangesReply, in arena: CArena) {
         if !self.deviceId.isEmpty { m.device_id = arena.string(self.deviceId) }
+        if !self.storeId.isEmpty { m.store_id = arena.string(self.storeId) }
+        m.last_seq = self.lastSeq
+    }
+}
+
+extension SnapbackV1.WatchChangesReply: WireMessage {
+    @discardableResult
+    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
+
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
+        try decode(body, maxElements: .max)
     }
 }
 
@@ -103,13 +152,23 @@ extension SnapbackV1 {
     /// A point of the hybrid logical clock; stamps compare by (physical, counter, device).
     ///
     /// `snapback.v1.SyncStamp`.
-    struct SyncStamp: Sendable, Equatable {
+    public struct SyncStamp: Sendable, Equatable {
         /// Milliseconds since the Unix epoch, 0 to 253402300799999 (9999-12-31).
-        var physical: UInt64 = 0
+        public var physical: UInt64 = 0
         /// 0 to 4294967295.
-        var counter: UInt64 = 0
+        public var counter: UInt64 = 0
         /// The device that made the change: 1 to 64 bytes of A-Z a-z 0-9 . _ -.
-        var device: String = ""
+        public var device: String = ""
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(physical: UInt64 = 0, counter: UInt64 = 0, device: String = "") {
+            self.physical = physical
+            self.counter = counter
+            self.device = device
+        }
     }
 }
 
@@ -143,15 +202,29 @@ extension SnapbackV1 {
     /// A bookmark's value as it syncs (its key is the record's).
     ///
     /// `snapback.v1.SyncBookmark`.
-    struct SyncBookmark: Sendable, Equatable {
+    public struct SyncBookmark: Sendable, Equatable {
         /// Seconds of content time (ads excluded) to resume at.
-        var contentTime: Double = 0
+        public var contentTime: Double = 0
         /// The stream the bookmark was taken in, and the stream time it was taken at.
-        var streamId: String = ""
-        var streamTime: Double = 0
-        var finished: Bool = false
+        public var streamId: String = ""
+        public var streamTime: Double = 0
+        public var finished: Bool = false
         /// Wall time of the save on the box that made it, unix seconds (shown, never compared).
-        var updatedAt: Double = 0
+        public var updatedAt: Double = 0
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(
+            contentTime: Double = 0, streamId: String = "", streamTime: Double = 0, finished: Bool = false, updatedAt: Double = 0
+        ) {
+            self.contentTime = contentTime
+            self.streamId = streamId
+            self.streamTime = streamTime
+            self.finished = finished
+            self.updatedAt = updatedAt
+        }
     }
 }
 
@@ -191,8 +264,16 @@ extension SnapbackV1 {
     /// A deleted or cleared bookmark: it keeps an older write from bringing the bookmark back.
     ///
     /// `snapback.v1.SyncTombstone`.
-    struct SyncTombstone: Sendable, Equatable {
-        var kind: Snapback__V1__TombstoneKind = Snapback__V1__TombstoneKind(rawValue: 0)
+    public struct SyncTombstone: Sendable, Equatable {
+        public var kind: Snapback__V1__TombstoneKind = Snapback__V1__TombstoneKind(rawValue: 0)
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(kind: Snapback__V1__TombstoneKind = Snapback__V1__TombstoneKind(rawValue: 0)) {
+            self.kind = kind
+        }
     }
 }
 
@@ -224,16 +305,27 @@ extension SnapbackV1 {
     /// The state of one bookmark key (profile, content_id): a bookmark, or the tombstone of one.
     ///
     /// `snapback.v1.SyncRecord`.
-    struct SyncRecord: Sendable, Equatable {
-        var profile: String = ""
-        var contentId: String = ""
-        var stamp: SnapbackV1.SyncStamp? = nil
-        var value: Value? = nil
+    public struct SyncRecord: Sendable, Equatable {
+        public var profile: String = ""
+        public var contentId: String = ""
+        public var stamp: SnapbackV1.SyncStamp? = nil
+        public var value: Value? = nil
 
         /// The oneof `value`.
-        enum Value: Sendable, Equatable {
+        public enum Value: Sendable, Equatable {
             case bookmark(SnapbackV1.SyncBookmark)
             case tombstone(SnapbackV1.SyncTombstone)
+        }
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(profile: String = "", contentId: String = "", stamp: SnapbackV1.SyncStamp? = nil, value: Value? = nil) {
+            self.profile = profile
+            self.contentId = contentId
+            self.stamp = stamp
+            self.value = value
         }
     }
 }
@@ -289,10 +381,20 @@ extension SnapbackV1 {
     /// One break of a content watched on some box, and when (unix seconds).
     ///
     /// `snapback.v1.SyncWatchedBreak`.
-    struct SyncWatchedBreak: Sendable, Equatable {
-        var contentId: String = ""
-        var breakId: String = ""
-        var watchedAt: Double = 0
+    public struct SyncWatchedBreak: Sendable, Equatable {
+        public var contentId: String = ""
+        public var breakId: String = ""
+        public var watchedAt: Double = 0
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(contentId: String = "", breakId: String = "", watchedAt: Double = 0) {
+            self.contentId = contentId
+            self.breakId = breakId
+            self.watchedAt = watchedAt
+        }
     }
 }
 
@@ -328,15 +430,24 @@ extension SnapbackV1 {
     /// One change of the store's change sequence.
     ///
     /// `snapback.v1.SyncChange`.
-    struct SyncChange: Sendable, Equatable {
+    public struct SyncChange: Sendable, Equatable {
         /// Increasing, with gaps (see PROTOCOL.md); never repeated, also across restarts.
-        var seq: UInt64 = 0
-        var change: Change? = nil
+        public var seq: UInt64 = 0
+        public var change: Change? = nil
 
         /// The oneof `change`.
-        enum Change: Sendable, Equatable {
+        public enum Change: Sendable, Equatable {
             case record(SnapbackV1.SyncRecord)
             case watched(SnapbackV1.SyncWatchedBreak)
+        }
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(seq: UInt64 = 0, change: Change? = nil) {
+            self.seq = seq
+            self.change = change
         }
     }
 }
@@ -384,12 +495,30 @@ extension SnapbackV1.SyncChange: ProtoCMessage {
     }
 }
 
+extension SnapbackV1.SyncChange: WireMessage {
+    @discardableResult
+    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
+
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
+        try decode(body, maxElements: .max)
+    }
+}
+
 extension SnapbackV1 {
     /// `snapback.v1.MergeRequest`.
-    struct MergeRequest: Sendable, Equatable {
+    public struct MergeRequest: Sendable, Equatable {
         /// At most 256 records and 256 watched breaks a call (more is RESOURCE_EXHAUSTED).
-        var records: [SnapbackV1.SyncRecord] = []
-        var watched: [SnapbackV1.SyncWatchedBreak] = []
+        public var records: [SnapbackV1.SyncRecord] = []
+        public var watched: [SnapbackV1.SyncWatchedBreak] = []
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(records: [SnapbackV1.SyncRecord] = [], watched: [SnapbackV1.SyncWatchedBreak] = []) {
+            self.records = records
+            self.watched = watched
+        }
     }
 }
 
@@ -444,13 +573,31 @@ extension SnapbackV1.MergeRequest: ProtoCMessage {
     }
 }
 
+extension SnapbackV1.MergeRequest: WireMessage {
+    @discardableResult
+    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
+
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
+        try decode(body, maxElements: .max)
+    }
+}
+
 extension SnapbackV1 {
     /// `snapback.v1.MergeReply`.
-    struct MergeReply: Sendable, Equatable {
+    public struct MergeReply: Sendable, Equatable {
         /// One per request record, in order: whether it replaced this box's record of its key.
-        var recordsChanged: [Bool] = []
+        public var recordsChanged: [Bool] = []
         /// One per request watched break, in order: whether it added the break or moved its time later.
-        var watchedChanged: [Bool] = []
+        public var watchedChanged: [Bool] = []
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(recordsChanged: [Bool] = [], watchedChanged: [Bool] = []) {
+            self.recordsChanged = recordsChanged
+            self.watchedChanged = watchedChanged
+        }
     }
 }
 
@@ -481,5 +628,14 @@ extension SnapbackV1.MergeReply: ProtoCMessage {
             m.n_watched_changed = self.watchedChanged.count
             m.watched_changed = arena.copy(self.watchedChanged.map(ProtoC.cBool))
         }
+    }
+}
+
+extension SnapbackV1.MergeReply: WireMessage {
+    @discardableResult
+    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
+
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
+        try decode(body, maxElements: .max)
     }
 }

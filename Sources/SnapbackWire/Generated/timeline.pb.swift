@@ -8,7 +8,7 @@ extension SnapbackV1 {
     /// One ad break.
     ///
     /// `snapback.v1.AdBreak`.
-    typealias AdBreak = SnapbackTimeline.AdBreak
+    public typealias AdBreak = SnapbackTimeline.AdBreak
 }
 
 extension SnapbackV1.AdBreak: ProtoCMessage {
@@ -155,16 +155,31 @@ extension SnapbackV1 {
     /// Client-side ad rules (breaks on content time; the content pauses while a break plays on an ad player).
     ///
     /// `snapback.v1.AdRules`.
-    struct AdRules: Sendable, Equatable {
+    public struct AdRules: Sendable, Equatable {
         /// Whether a pre-roll plays.
-        var preroll: Bool = false
+        public var preroll: Bool = false
         /// Seconds of content time at which mid-rolls play.
-        var midrollTimes: [Double] = []
+        public var midrollTimes: [Double] = []
         /// A mid-roll every this many seconds of content; 0 = none.
-        var midrollEvery: Double = 0
+        public var midrollEvery: Double = 0
         /// Whether a post-roll plays.
-        var postroll: Bool = false
-        var breakDuration: Double? = nil
+        public var postroll: Bool = false
+        public var breakDuration: Double? = nil
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(
+            preroll: Bool = false, midrollTimes: [Double] = [], midrollEvery: Double = 0, postroll: Bool = false,
+            breakDuration: Double? = nil
+        ) {
+            self.preroll = preroll
+            self.midrollTimes = midrollTimes
+            self.midrollEvery = midrollEvery
+            self.postroll = postroll
+            self.breakDuration = breakDuration
+        }
     }
 }
 
@@ -252,11 +267,21 @@ extension SnapbackV1 {
     /// Where an opening session starts.
     ///
     /// `snapback.v1.ResumeOptions`.
-    struct ResumeOptions: Sendable, Equatable {
+    public struct ResumeOptions: Sendable, Equatable {
         /// Resume from the bookmark the daemon holds for (profile, content_id), if any.
-        var useBookmark: Bool = false
-        var resumeContentTime: Double? = nil
-        var resumeStreamTime: Double? = nil
+        public var useBookmark: Bool = false
+        public var resumeContentTime: Double? = nil
+        public var resumeStreamTime: Double? = nil
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(useBookmark: Bool = false, resumeContentTime: Double? = nil, resumeStreamTime: Double? = nil) {
+            self.useBookmark = useBookmark
+            self.resumeContentTime = resumeContentTime
+            self.resumeStreamTime = resumeStreamTime
+        }
     }
 }
 
@@ -336,26 +361,48 @@ extension SnapbackV1.ResumeOptions {
 
 extension SnapbackV1 {
     /// `snapback.v1.OpenSessionRequest`.
-    struct OpenSessionRequest: Sendable, Equatable {
+    public struct OpenSessionRequest: Sendable, Equatable {
         /// The player's stream (e.g. a stitched-manifest URL or an id), for logs and bookmarks.
-        var streamId: String = ""
+        public var streamId: String = ""
         /// The content, independent of the stream and its ads. Bookmarks are kept per (profile, content_id);
         /// watched breaks per content_id, for the whole box (a break seen on the screen counts for every profile).
-        var contentId: String = ""
+        public var contentId: String = ""
         /// The viewer profile bookmarks belong to; "" = the default profile.
-        var profile: String = ""
-        var kind: Snapback__V1__SessionKind = Snapback__V1__SessionKind(rawValue: 0)
+        public var profile: String = ""
+        public var kind: Snapback__V1__SessionKind = Snapback__V1__SessionKind(rawValue: 0)
         /// The stitched stream's breaks, in any order (ignored when ad_rules is set).
-        var breaks: [SnapbackV1.AdBreak] = []
-        var contentDuration: Double? = nil
+        public var breaks: [SnapbackV1.AdBreak] = []
+        public var contentDuration: Double? = nil
         /// A preset name from HelloReply.policy_presets; "" = the daemon's default. Unknown → INVALID_ARGUMENT.
-        var policyPreset: String = ""
+        public var policyPreset: String = ""
         /// Changes to the preset for this session.
-        var policyOverrides: SnapbackV1.PolicyOverrides? = nil
+        public var policyOverrides: SnapbackV1.PolicyOverrides? = nil
         /// Where to start; absent = at the start, without a bookmark.
-        var resume: SnapbackV1.ResumeOptions? = nil
+        public var resume: SnapbackV1.ResumeOptions? = nil
         /// Present: the session runs in ad-rules mode (client-side ads, PlayBreak pushes).
-        var adRules: SnapbackV1.AdRules? = nil
+        public var adRules: SnapbackV1.AdRules? = nil
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(
+            streamId: String = "", contentId: String = "", profile: String = "",
+            kind: Snapback__V1__SessionKind = Snapback__V1__SessionKind(rawValue: 0), breaks: [SnapbackV1.AdBreak] = [],
+            contentDuration: Double? = nil, policyPreset: String = "", policyOverrides: SnapbackV1.PolicyOverrides? = nil,
+            resume: SnapbackV1.ResumeOptions? = nil, adRules: SnapbackV1.AdRules? = nil
+        ) {
+            self.streamId = streamId
+            self.contentId = contentId
+            self.profile = profile
+            self.kind = kind
+            self.breaks = breaks
+            self.contentDuration = contentDuration
+            self.policyPreset = policyPreset
+            self.policyOverrides = policyOverrides
+            self.resume = resume
+            self.adRules = adRules
+        }
     }
 }
 
@@ -426,6 +473,15 @@ extension SnapbackV1.OpenSessionRequest: ProtoCMessage {
     }
 }
 
+extension SnapbackV1.OpenSessionRequest: WireMessage {
+    @discardableResult
+    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
+
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
+        try decode(body, maxElements: .max)
+    }
+}
+
 extension SnapbackV1.OpenSessionRequest {
     /// The message read straight from `bytes` in their clean form (`readClean`); nil for any other form,
     /// which protobuf-c reads.
@@ -487,19 +543,36 @@ extension SnapbackV1.OpenSessionRequest {
 
 extension SnapbackV1 {
     /// `snapback.v1.OpenSessionReply`.
-    struct OpenSessionReply: Sendable, Equatable {
+    public struct OpenSessionReply: Sendable, Equatable {
         /// The session's id on this connection; non-zero.
-        var sessionId: UInt64 = 0
-        var startStreamTime: Double? = nil
+        public var sessionId: UInt64 = 0
+        public var startStreamTime: Double? = nil
         /// Ids of the breaks that play before the resume point (resume policy), in play order.
-        var breaksBeforeResume: [String] = []
+        public var breaksBeforeResume: [String] = []
         /// The preset the session runs with (the default's name when the request named none).
-        var policyPreset: String = ""
-        var resumeContentTime: Double? = nil
+        public var policyPreset: String = ""
+        public var resumeContentTime: Double? = nil
         /// Whether resume_content_time came from a stored bookmark.
-        var resumedFromBookmark: Bool = false
+        public var resumedFromBookmark: Bool = false
         /// The seq of the last push the opening caused (written before this reply), 0 if none.
-        var lastPushSeq: UInt64 = 0
+        public var lastPushSeq: UInt64 = 0
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(
+            sessionId: UInt64 = 0, startStreamTime: Double? = nil, breaksBeforeResume: [String] = [], policyPreset: String = "",
+            resumeContentTime: Double? = nil, resumedFromBookmark: Bool = false, lastPushSeq: UInt64 = 0
+        ) {
+            self.sessionId = sessionId
+            self.startStreamTime = startStreamTime
+            self.breaksBeforeResume = breaksBeforeResume
+            self.policyPreset = policyPreset
+            self.resumeContentTime = resumeContentTime
+            self.resumedFromBookmark = resumedFromBookmark
+            self.lastPushSeq = lastPushSeq
+        }
     }
 }
 
@@ -554,17 +627,37 @@ extension SnapbackV1.OpenSessionReply: ProtoCMessage {
     }
 }
 
+extension SnapbackV1.OpenSessionReply: WireMessage {
+    @discardableResult
+    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
+
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
+        try decode(body, maxElements: .max)
+    }
+}
+
 extension SnapbackV1 {
     /// `snapback.v1.ReportPlayheadRequest`.
-    struct ReportPlayheadRequest: Sendable, Equatable {
-        var sessionId: UInt64 = 0
+    public struct ReportPlayheadRequest: Sendable, Equatable {
+        public var sessionId: UInt64 = 0
         /// Seconds of stream time.
-        var streamTime: Double = 0
+        public var streamTime: Double = 0
         /// Playback rate: 1 = normal speed; negative = playing backwards (accepted; trick play is reported with
         /// TrickPlayStarted).
-        var rate: Double = 0
+        public var rate: Double = 0
         /// Whether the player is playing (false: paused, buffering).
-        var playing: Bool = false
+        public var playing: Bool = false
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(sessionId: UInt64 = 0, streamTime: Double = 0, rate: Double = 0, playing: Bool = false) {
+            self.sessionId = sessionId
+            self.streamTime = streamTime
+            self.rate = rate
+            self.playing = playing
+        }
     }
 }
 
@@ -598,6 +691,15 @@ extension SnapbackV1.ReportPlayheadRequest: ProtoCMessage {
         m.stream_time = self.streamTime
         m.rate = self.rate
         m.playing = ProtoC.cBool(self.playing)
+    }
+}
+
+extension SnapbackV1.ReportPlayheadRequest: WireMessage {
+    @discardableResult
+    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
+
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
+        try decode(body, maxElements: .max)
     }
 }
 
@@ -636,10 +738,19 @@ extension SnapbackV1.ReportPlayheadRequest: ProtoPlainMessage {
 
 extension SnapbackV1 {
     /// `snapback.v1.SeekStartedRequest`.
-    struct SeekStartedRequest: Sendable, Equatable {
-        var sessionId: UInt64 = 0
+    public struct SeekStartedRequest: Sendable, Equatable {
+        public var sessionId: UInt64 = 0
         /// Seconds of stream time the seek started from.
-        var fromStreamTime: Double = 0
+        public var fromStreamTime: Double = 0
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(sessionId: UInt64 = 0, fromStreamTime: Double = 0) {
+            self.sessionId = sessionId
+            self.fromStreamTime = fromStreamTime
+        }
     }
 }
 
@@ -666,6 +777,15 @@ extension SnapbackV1.SeekStartedRequest: ProtoCMessage {
     func write(to m: inout Snapback__V1__SeekStartedRequest, in _: CArena) {
         m.session_id = self.sessionId
         m.from_stream_time = self.fromStreamTime
+    }
+}
+
+extension SnapbackV1.SeekStartedRequest: WireMessage {
+    @discardableResult
+    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
+
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
+        try decode(body, maxElements: .max)
     }
 }
 
@@ -700,12 +820,22 @@ extension SnapbackV1.SeekStartedRequest: ProtoPlainMessage {
 
 extension SnapbackV1 {
     /// `snapback.v1.SeekEndedRequest`.
-    struct SeekEndedRequest: Sendable, Equatable {
-        var sessionId: UInt64 = 0
+    public struct SeekEndedRequest: Sendable, Equatable {
+        public var sessionId: UInt64 = 0
         /// Seconds of stream time the seek started from.
-        var fromStreamTime: Double = 0
+        public var fromStreamTime: Double = 0
         /// Seconds of stream time the seek landed at.
-        var toStreamTime: Double = 0
+        public var toStreamTime: Double = 0
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(sessionId: UInt64 = 0, fromStreamTime: Double = 0, toStreamTime: Double = 0) {
+            self.sessionId = sessionId
+            self.fromStreamTime = fromStreamTime
+            self.toStreamTime = toStreamTime
+        }
     }
 }
 
@@ -734,6 +864,15 @@ extension SnapbackV1.SeekEndedRequest: ProtoCMessage {
         m.session_id = self.sessionId
         m.from_stream_time = self.fromStreamTime
         m.to_stream_time = self.toStreamTime
+    }
+}
+
+extension SnapbackV1.SeekEndedRequest: WireMessage {
+    @discardableResult
+    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
+
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
+        try decode(body, maxElements: .max)
     }
 }
 
@@ -776,10 +915,20 @@ extension SnapbackV1 {
     /// effect; PROTOCOL.md "Events by session phase" lists what is refused.
     ///
     /// `snapback.v1.AdBreakStartedRequest`.
-    struct AdBreakStartedRequest: Sendable, Equatable {
-        var sessionId: UInt64 = 0
-        var breakId: String = ""
-        var streamTime: Double? = nil
+    public struct AdBreakStartedRequest: Sendable, Equatable {
+        public var sessionId: UInt64 = 0
+        public var breakId: String = ""
+        public var streamTime: Double? = nil
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(sessionId: UInt64 = 0, breakId: String = "", streamTime: Double? = nil) {
+            self.sessionId = sessionId
+            self.breakId = breakId
+            self.streamTime = streamTime
+        }
     }
 }
 
@@ -820,12 +969,31 @@ extension SnapbackV1.AdBreakStartedRequest: ProtoCMessage {
     }
 }
 
+extension SnapbackV1.AdBreakStartedRequest: WireMessage {
+    @discardableResult
+    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
+
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
+        try decode(body, maxElements: .max)
+    }
+}
+
 extension SnapbackV1 {
     /// `snapback.v1.AdBreakEndedRequest`.
-    struct AdBreakEndedRequest: Sendable, Equatable {
-        var sessionId: UInt64 = 0
-        var breakId: String = ""
-        var streamTime: Double? = nil
+    public struct AdBreakEndedRequest: Sendable, Equatable {
+        public var sessionId: UInt64 = 0
+        public var breakId: String = ""
+        public var streamTime: Double? = nil
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(sessionId: UInt64 = 0, breakId: String = "", streamTime: Double? = nil) {
+            self.sessionId = sessionId
+            self.breakId = breakId
+            self.streamTime = streamTime
+        }
     }
 }
 
@@ -864,14 +1032,34 @@ extension SnapbackV1.AdBreakEndedRequest: ProtoCMessage {
     }
 }
 
+extension SnapbackV1.AdBreakEndedRequest: WireMessage {
+    @discardableResult
+    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
+
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
+        try decode(body, maxElements: .max)
+    }
+}
+
 extension SnapbackV1 {
     /// `snapback.v1.AdStartedRequest`.
-    struct AdStartedRequest: Sendable, Equatable {
-        var sessionId: UInt64 = 0
-        var breakId: String = ""
+    public struct AdStartedRequest: Sendable, Equatable {
+        public var sessionId: UInt64 = 0
+        public var breakId: String = ""
         /// 0-based index of the ad within the break.
-        var index: UInt32 = 0
-        var streamTime: Double? = nil
+        public var index: UInt32 = 0
+        public var streamTime: Double? = nil
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(sessionId: UInt64 = 0, breakId: String = "", index: UInt32 = 0, streamTime: Double? = nil) {
+            self.sessionId = sessionId
+            self.breakId = breakId
+            self.index = index
+            self.streamTime = streamTime
+        }
     }
 }
 
@@ -908,14 +1096,34 @@ extension SnapbackV1.AdStartedRequest: ProtoCMessage {
     }
 }
 
+extension SnapbackV1.AdStartedRequest: WireMessage {
+    @discardableResult
+    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
+
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
+        try decode(body, maxElements: .max)
+    }
+}
+
 extension SnapbackV1 {
     /// `snapback.v1.AdEndedRequest`.
-    struct AdEndedRequest: Sendable, Equatable {
-        var sessionId: UInt64 = 0
-        var breakId: String = ""
+    public struct AdEndedRequest: Sendable, Equatable {
+        public var sessionId: UInt64 = 0
+        public var breakId: String = ""
         /// 0-based index of the ad within the break.
-        var index: UInt32 = 0
-        var streamTime: Double? = nil
+        public var index: UInt32 = 0
+        public var streamTime: Double? = nil
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(sessionId: UInt64 = 0, breakId: String = "", index: UInt32 = 0, streamTime: Double? = nil) {
+            self.sessionId = sessionId
+            self.breakId = breakId
+            self.index = index
+            self.streamTime = streamTime
+        }
     }
 }
 
@@ -952,14 +1160,33 @@ extension SnapbackV1.AdEndedRequest: ProtoCMessage {
     }
 }
 
+extension SnapbackV1.AdEndedRequest: WireMessage {
+    @discardableResult
+    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
+
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
+        try decode(body, maxElements: .max)
+    }
+}
+
 extension SnapbackV1 {
     /// `snapback.v1.TrickPlayStartedRequest`.
-    struct TrickPlayStartedRequest: Sendable, Equatable {
-        var sessionId: UInt64 = 0
+    public struct TrickPlayStartedRequest: Sendable, Equatable {
+        public var sessionId: UInt64 = 0
         /// Seconds of stream time where trick play started.
-        var streamTime: Double = 0
+        public var streamTime: Double = 0
         /// The trick-play rate, e.g. 8 or -4.
-        var rate: Double = 0
+        public var rate: Double = 0
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(sessionId: UInt64 = 0, streamTime: Double = 0, rate: Double = 0) {
+            self.sessionId = sessionId
+            self.streamTime = streamTime
+            self.rate = rate
+        }
     }
 }
 
@@ -992,6 +1219,15 @@ extension SnapbackV1.TrickPlayStartedRequest: ProtoCMessage {
         m.session_id = self.sessionId
         m.stream_time = self.streamTime
         m.rate = self.rate
+    }
+}
+
+extension SnapbackV1.TrickPlayStartedRequest: WireMessage {
+    @discardableResult
+    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
+
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
+        try decode(body, maxElements: .max)
     }
 }
 
@@ -1028,10 +1264,19 @@ extension SnapbackV1.TrickPlayStartedRequest: ProtoPlainMessage {
 
 extension SnapbackV1 {
     /// `snapback.v1.TrickPlayEndedRequest`.
-    struct TrickPlayEndedRequest: Sendable, Equatable {
-        var sessionId: UInt64 = 0
+    public struct TrickPlayEndedRequest: Sendable, Equatable {
+        public var sessionId: UInt64 = 0
         /// Seconds of stream time where trick play ended.
-        var streamTime: Double = 0
+        public var streamTime: Double = 0
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(sessionId: UInt64 = 0, streamTime: Double = 0) {
+            self.sessionId = sessionId
+            self.streamTime = streamTime
+        }
     }
 }
 
@@ -1061,6 +1306,15 @@ extension SnapbackV1.TrickPlayEndedRequest: ProtoCMessage {
     func write(to m: inout Snapback__V1__TrickPlayEndedRequest, in _: CArena) {
         m.session_id = self.sessionId
         m.stream_time = self.streamTime
+    }
+}
+
+extension SnapbackV1.TrickPlayEndedRequest: WireMessage {
+    @discardableResult
+    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
+
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
+        try decode(body, maxElements: .max)
     }
 }
 
@@ -1095,8 +1349,16 @@ extension SnapbackV1.TrickPlayEndedRequest: ProtoPlainMessage {
 
 extension SnapbackV1 {
     /// `snapback.v1.ContentCompleteRequest`.
-    struct ContentCompleteRequest: Sendable, Equatable {
-        var sessionId: UInt64 = 0
+    public struct ContentCompleteRequest: Sendable, Equatable {
+        public var sessionId: UInt64 = 0
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(sessionId: UInt64 = 0) {
+            self.sessionId = sessionId
+        }
     }
 }
 
@@ -1125,6 +1387,15 @@ extension SnapbackV1.ContentCompleteRequest: ProtoCMessage {
 
     func write(to m: inout Snapback__V1__ContentCompleteRequest, in _: CArena) {
         m.session_id = self.sessionId
+    }
+}
+
+extension SnapbackV1.ContentCompleteRequest: WireMessage {
+    @discardableResult
+    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
+
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
+        try decode(body, maxElements: .max)
     }
 }
 
@@ -1157,10 +1428,19 @@ extension SnapbackV1.ContentCompleteRequest: ProtoPlainMessage {
 
 extension SnapbackV1 {
     /// `snapback.v1.UpdateBreaksRequest`.
-    struct UpdateBreaksRequest: Sendable, Equatable {
-        var sessionId: UInt64 = 0
+    public struct UpdateBreaksRequest: Sendable, Equatable {
+        public var sessionId: UInt64 = 0
         /// The stream's full break list now.
-        var breaks: [SnapbackV1.AdBreak] = []
+        public var breaks: [SnapbackV1.AdBreak] = []
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(sessionId: UInt64 = 0, breaks: [SnapbackV1.AdBreak] = []) {
+            self.sessionId = sessionId
+            self.breaks = breaks
+        }
     }
 }
 
@@ -1205,6 +1485,15 @@ extension SnapbackV1.UpdateBreaksRequest: ProtoCMessage {
     }
 }
 
+extension SnapbackV1.UpdateBreaksRequest: WireMessage {
+    @discardableResult
+    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
+
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
+        try decode(body, maxElements: .max)
+    }
+}
+
 extension SnapbackV1.UpdateBreaksRequest {
     /// The message read straight from `bytes` in their clean form (`readClean`); nil for any other form,
     /// which protobuf-c reads.
@@ -1242,10 +1531,19 @@ extension SnapbackV1.UpdateBreaksRequest {
 
 extension SnapbackV1 {
     /// `snapback.v1.PauseRequest`.
-    struct PauseRequest: Sendable, Equatable {
-        var sessionId: UInt64 = 0
+    public struct PauseRequest: Sendable, Equatable {
+        public var sessionId: UInt64 = 0
         /// Seconds of stream time where the player paused.
-        var streamTime: Double = 0
+        public var streamTime: Double = 0
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(sessionId: UInt64 = 0, streamTime: Double = 0) {
+            self.sessionId = sessionId
+            self.streamTime = streamTime
+        }
     }
 }
 
@@ -1272,6 +1570,15 @@ extension SnapbackV1.PauseRequest: ProtoCMessage {
     func write(to m: inout Snapback__V1__PauseRequest, in _: CArena) {
         m.session_id = self.sessionId
         m.stream_time = self.streamTime
+    }
+}
+
+extension SnapbackV1.PauseRequest: WireMessage {
+    @discardableResult
+    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
+
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
+        try decode(body, maxElements: .max)
     }
 }
 
@@ -1306,8 +1613,16 @@ extension SnapbackV1.PauseRequest: ProtoPlainMessage {
 
 extension SnapbackV1 {
     /// `snapback.v1.CloseSessionRequest`.
-    struct CloseSessionRequest: Sendable, Equatable {
-        var sessionId: UInt64 = 0
+    public struct CloseSessionRequest: Sendable, Equatable {
+        public var sessionId: UInt64 = 0
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(sessionId: UInt64 = 0) {
+            self.sessionId = sessionId
+        }
     }
 }
 
@@ -1334,6 +1649,15 @@ extension SnapbackV1.CloseSessionRequest: ProtoCMessage {
 
     func write(to m: inout Snapback__V1__CloseSessionRequest, in _: CArena) {
         m.session_id = self.sessionId
+    }
+}
+
+extension SnapbackV1.CloseSessionRequest: WireMessage {
+    @discardableResult
+    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
+
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
+        try decode(body, maxElements: .max)
     }
 }
 
@@ -1368,9 +1692,17 @@ extension SnapbackV1 {
     /// The reply to every event.
     ///
     /// `snapback.v1.EventReply`.
-    struct EventReply: Sendable, Equatable {
+    public struct EventReply: Sendable, Equatable {
         /// The seq of the last push this event caused (already written before this reply), 0 if none.
-        var lastPushSeq: UInt64 = 0
+        public var lastPushSeq: UInt64 = 0
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(lastPushSeq: UInt64 = 0) {
+            self.lastPushSeq = lastPushSeq
+        }
     }
 }
 
@@ -1393,6 +1725,15 @@ extension SnapbackV1.EventReply: ProtoCMessage {
 
     func write(to m: inout Snapback__V1__EventReply, in _: CArena) {
         m.last_push_seq = self.lastPushSeq
+    }
+}
+
+extension SnapbackV1.EventReply: WireMessage {
+    @discardableResult
+    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
+
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
+        try decode(body, maxElements: .max)
     }
 }
 
@@ -1425,10 +1766,19 @@ extension SnapbackV1.EventReply: ProtoPlainMessage {
 
 extension SnapbackV1 {
     /// `snapback.v1.ContentTimeForStreamTimeRequest`.
-    struct ContentTimeForStreamTimeRequest: Sendable, Equatable {
-        var sessionId: UInt64 = 0
+    public struct ContentTimeForStreamTimeRequest: Sendable, Equatable {
+        public var sessionId: UInt64 = 0
         /// Seconds of stream time.
-        var streamTime: Double = 0
+        public var streamTime: Double = 0
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(sessionId: UInt64 = 0, streamTime: Double = 0) {
+            self.sessionId = sessionId
+            self.streamTime = streamTime
+        }
     }
 }
 
@@ -1464,6 +1814,15 @@ extension SnapbackV1.ContentTimeForStreamTimeRequest: ProtoCMessage {
     }
 }
 
+extension SnapbackV1.ContentTimeForStreamTimeRequest: WireMessage {
+    @discardableResult
+    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
+
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
+        try decode(body, maxElements: .max)
+    }
+}
+
 extension SnapbackV1.ContentTimeForStreamTimeRequest: ProtoPlainMessage {
     /// The message read straight from `bytes` in their clean form (known fields of their own wire types,
     /// each at most once, nothing else); nil for any other form, which protobuf-c reads.
@@ -1495,9 +1854,17 @@ extension SnapbackV1.ContentTimeForStreamTimeRequest: ProtoPlainMessage {
 
 extension SnapbackV1 {
     /// `snapback.v1.ContentTimeReply`.
-    struct ContentTimeReply: Sendable, Equatable {
+    public struct ContentTimeReply: Sendable, Equatable {
         /// Seconds of content time; a stream time inside a break maps to the break's content position.
-        var contentTime: Double = 0
+        public var contentTime: Double = 0
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(contentTime: Double = 0) {
+            self.contentTime = contentTime
+        }
     }
 }
 
@@ -1522,6 +1889,15 @@ extension SnapbackV1.ContentTimeReply: ProtoCMessage {
 
     func write(to m: inout Snapback__V1__ContentTimeReply, in _: CArena) {
         m.content_time = self.contentTime
+    }
+}
+
+extension SnapbackV1.ContentTimeReply: WireMessage {
+    @discardableResult
+    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
+
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
+        try decode(body, maxElements: .max)
     }
 }
 
@@ -1554,10 +1930,19 @@ extension SnapbackV1.ContentTimeReply: ProtoPlainMessage {
 
 extension SnapbackV1 {
     /// `snapback.v1.StreamTimeForContentTimeRequest`.
-    struct StreamTimeForContentTimeRequest: Sendable, Equatable {
-        var sessionId: UInt64 = 0
+    public struct StreamTimeForContentTimeRequest: Sendable, Equatable {
+        public var sessionId: UInt64 = 0
         /// Seconds of content time.
-        var contentTime: Double = 0
+        public var contentTime: Double = 0
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(sessionId: UInt64 = 0, contentTime: Double = 0) {
+            self.sessionId = sessionId
+            self.contentTime = contentTime
+        }
     }
 }
 
@@ -1593,6 +1978,15 @@ extension SnapbackV1.StreamTimeForContentTimeRequest: ProtoCMessage {
     }
 }
 
+extension SnapbackV1.StreamTimeForContentTimeRequest: WireMessage {
+    @discardableResult
+    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
+
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
+        try decode(body, maxElements: .max)
+    }
+}
+
 extension SnapbackV1.StreamTimeForContentTimeRequest: ProtoPlainMessage {
     /// The message read straight from `bytes` in their clean form (known fields of their own wire types,
     /// each at most once, nothing else); nil for any other form, which protobuf-c reads.
@@ -1624,9 +2018,17 @@ extension SnapbackV1.StreamTimeForContentTimeRequest: ProtoPlainMessage {
 
 extension SnapbackV1 {
     /// `snapback.v1.StreamTimeReply`.
-    struct StreamTimeReply: Sendable, Equatable {
+    public struct StreamTimeReply: Sendable, Equatable {
         /// Seconds of stream time; a content time exactly at a break's position maps to after the break.
-        var streamTime: Double = 0
+        public var streamTime: Double = 0
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(streamTime: Double = 0) {
+            self.streamTime = streamTime
+        }
     }
 }
 
@@ -1651,6 +2053,15 @@ extension SnapbackV1.StreamTimeReply: ProtoCMessage {
 
     func write(to m: inout Snapback__V1__StreamTimeReply, in _: CArena) {
         m.stream_time = self.streamTime
+    }
+}
+
+extension SnapbackV1.StreamTimeReply: WireMessage {
+    @discardableResult
+    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
+
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
+        try decode(body, maxElements: .max)
     }
 }
 
@@ -1683,10 +2094,19 @@ extension SnapbackV1.StreamTimeReply: ProtoPlainMessage {
 
 extension SnapbackV1 {
     /// `snapback.v1.BreakAtRequest`.
-    struct BreakAtRequest: Sendable, Equatable {
-        var sessionId: UInt64 = 0
+    public struct BreakAtRequest: Sendable, Equatable {
+        public var sessionId: UInt64 = 0
         /// Seconds of stream time.
-        var streamTime: Double = 0
+        public var streamTime: Double = 0
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(sessionId: UInt64 = 0, streamTime: Double = 0) {
+            self.sessionId = sessionId
+            self.streamTime = streamTime
+        }
     }
 }
 
@@ -1713,6 +2133,15 @@ extension SnapbackV1.BreakAtRequest: ProtoCMessage {
     func write(to m: inout Snapback__V1__BreakAtRequest, in _: CArena) {
         m.session_id = self.sessionId
         m.stream_time = self.streamTime
+    }
+}
+
+extension SnapbackV1.BreakAtRequest: WireMessage {
+    @discardableResult
+    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
+
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
+        try decode(body, maxElements: .max)
     }
 }
 
@@ -1747,12 +2176,21 @@ extension SnapbackV1.BreakAtRequest: ProtoPlainMessage {
 
 extension SnapbackV1 {
     /// `snapback.v1.BreakAtReply`.
-    struct BreakAtReply: Sendable, Equatable {
+    public struct BreakAtReply: Sendable, Equatable {
         /// The break with the greatest start <= stream_time (it contains stream_time when
         /// stream_time < start + duration); absent when none.
-        var previous: SnapbackV1.AdBreak? = nil
+        public var previous: SnapbackV1.AdBreak? = nil
         /// The break with the smallest start > stream_time; absent when none.
-        var next: SnapbackV1.AdBreak? = nil
+        public var next: SnapbackV1.AdBreak? = nil
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(previous: SnapbackV1.AdBreak? = nil, next: SnapbackV1.AdBreak? = nil) {
+            self.previous = previous
+            self.next = next
+        }
     }
 }
 
@@ -1784,6 +2222,15 @@ extension SnapbackV1.BreakAtReply: ProtoCMessage {
     }
 }
 
+extension SnapbackV1.BreakAtReply: WireMessage {
+    @discardableResult
+    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
+
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
+        try decode(body, maxElements: .max)
+    }
+}
+
 extension SnapbackV1 {
     /// A session's state with a page of its breaks: at most 1000 of them, from `first_break` (an index into
     /// the session's breaks sorted by start). SessionStateReply.total_breaks says how many there are; a client
@@ -1791,12 +2238,22 @@ extension SnapbackV1 {
     /// of a request is its page's, however many breaks the session holds.
     ///
     /// `snapback.v1.GetSessionStateRequest`.
-    struct GetSessionStateRequest: Sendable, Equatable {
-        var sessionId: UInt64 = 0
+    public struct GetSessionStateRequest: Sendable, Equatable {
+        public var sessionId: UInt64 = 0
         /// The index of the first break to list; past the last, the page is empty.
-        var firstBreak: UInt32 = 0
+        public var firstBreak: UInt32 = 0
         /// The most breaks to list; 0 or more than 1000 means 1000.
-        var maxBreaks: UInt32 = 0
+        public var maxBreaks: UInt32 = 0
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(sessionId: UInt64 = 0, firstBreak: UInt32 = 0, maxBreaks: UInt32 = 0) {
+            self.sessionId = sessionId
+            self.firstBreak = firstBreak
+            self.maxBreaks = maxBreaks
+        }
     }
 }
 
@@ -1832,28 +2289,61 @@ extension SnapbackV1.GetSessionStateRequest: ProtoCMessage {
     }
 }
 
+extension SnapbackV1.GetSessionStateRequest: WireMessage {
+    @discardableResult
+    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
+
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
+        try decode(body, maxElements: .max)
+    }
+}
+
 extension SnapbackV1 {
     /// `snapback.v1.SessionStateReply`.
-    struct SessionStateReply: Sendable, Equatable {
-        var phase: Snapback__V1__SessionPhase = Snapback__V1__SessionPhase(rawValue: 0)
+    public struct SessionStateReply: Sendable, Equatable {
+        public var phase: Snapback__V1__SessionPhase = Snapback__V1__SessionPhase(rawValue: 0)
         /// The break playing when phase is IN_BREAK, else "".
-        var currentBreakId: String = ""
+        public var currentBreakId: String = ""
         /// Seconds: the last stream time reported (or extrapolated).
-        var streamTime: Double = 0
+        public var streamTime: Double = 0
         /// Seconds: its content time.
-        var contentTime: Double = 0
-        var playing: Bool = false
-        var rate: Double = 0
-        var pendingReturn: Double? = nil
+        public var contentTime: Double = 0
+        public var playing: Bool = false
+        public var rate: Double = 0
+        public var pendingReturn: Double? = nil
         /// The page's breaks (GetSessionStateRequest.first_break on, all of them when the session holds at most
         /// 1000), sorted by start, with their watched flags.
-        var breaks: [SnapbackV1.AdBreak] = []
-        var cooldownUntil: Double? = nil
-        var lastBookmarkContentTime: Double? = nil
+        public var breaks: [SnapbackV1.AdBreak] = []
+        public var cooldownUntil: Double? = nil
+        public var lastBookmarkContentTime: Double? = nil
         /// What the viewer did with each break, in the order of `breaks`.
-        var breakStates: [SnapbackV1.BreakState] = []
+        public var breakStates: [SnapbackV1.BreakState] = []
         /// How many breaks the session holds (`breaks` is the page of them asked for).
-        var totalBreaks: UInt32 = 0
+        public var totalBreaks: UInt32 = 0
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(
+            phase: Snapback__V1__SessionPhase = Snapback__V1__SessionPhase(rawValue: 0), currentBreakId: String = "",
+            streamTime: Double = 0, contentTime: Double = 0, playing: Bool = false, rate: Double = 0,
+            pendingReturn: Double? = nil, breaks: [SnapbackV1.AdBreak] = [], cooldownUntil: Double? = nil,
+            lastBookmarkContentTime: Double? = nil, breakStates: [SnapbackV1.BreakState] = [], totalBreaks: UInt32 = 0
+        ) {
+            self.phase = phase
+            self.currentBreakId = currentBreakId
+            self.streamTime = streamTime
+            self.contentTime = contentTime
+            self.playing = playing
+            self.rate = rate
+            self.pendingReturn = pendingReturn
+            self.breaks = breaks
+            self.cooldownUntil = cooldownUntil
+            self.lastBookmarkContentTime = lastBookmarkContentTime
+            self.breakStates = breakStates
+            self.totalBreaks = totalBreaks
+        }
     }
 }
 
@@ -1943,6 +2433,15 @@ extension SnapbackV1.SessionStateReply: ProtoCMessage {
             m.break_states = arena.messages(self.breakStates)
         }
         m.total_breaks = self.totalBreaks
+    }
+}
+
+extension SnapbackV1.SessionStateReply: WireMessage {
+    @discardableResult
+    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
+
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
+        try decode(body, maxElements: .max)
     }
 }
 
@@ -2046,15 +2545,31 @@ extension SnapbackV1 {
     /// One break of a session as the viewer left it.
     ///
     /// `snapback.v1.BreakState`.
-    struct BreakState: Sendable, Equatable {
-        var breakId: String = ""
-        var position: Snapback__V1__BreakPosition = Snapback__V1__BreakPosition(rawValue: 0)
+    public struct BreakState: Sendable, Equatable {
+        public var breakId: String = ""
+        public var position: Snapback__V1__BreakPosition = Snapback__V1__BreakPosition(rawValue: 0)
         /// It counts as watched (this session, or an earlier one of the content).
-        var watched: Bool = false
+        public var watched: Bool = false
         /// Later seeks are never held to it: a resume skipped it, or the loop guard gave it up.
-        var exempt: Bool = false
+        public var exempt: Bool = false
         /// Why it was last skipped (the last BreakSkipped push for it); UNSPECIFIED = never skipped.
-        var skipReason: Snapback__V1__BreakSkipReason = Snapback__V1__BreakSkipReason(rawValue: 0)
+        public var skipReason: Snapback__V1__BreakSkipReason = Snapback__V1__BreakSkipReason(rawValue: 0)
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(
+            breakId: String = "", position: Snapback__V1__BreakPosition = Snapback__V1__BreakPosition(rawValue: 0),
+            watched: Bool = false, exempt: Bool = false,
+            skipReason: Snapback__V1__BreakSkipReason = Snapback__V1__BreakSkipReason(rawValue: 0)
+        ) {
+            self.breakId = breakId
+            self.position = position
+            self.watched = watched
+            self.exempt = exempt
+            self.skipReason = skipReason
+        }
     }
 }
 

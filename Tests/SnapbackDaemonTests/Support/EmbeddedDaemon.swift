@@ -42,7 +42,8 @@ final class EmbeddedDaemon {
     /// A connected player that has said Hello, with the peer credentials the access checks see.
     func player(_ name: String = "embedded", uid: UInt32 = 0, gid: UInt32 = 0) throws(SnapbackClientError) -> EmbeddedPlayer {
         let player = EmbeddedPlayer(peer: connect(uid: uid, gid: gid), store: store, clock: clock)
-        let _: HelloReply = try player.call(.hello(HelloRequest(clientName: name)))
+        let _: SnapbackV1.HelloReply = try player.call(
+            .hello(SnapbackV1.HelloRequest(protocolVersion: WireProtocol.version, clientName: name)))
         return player
     }
 
@@ -121,19 +122,19 @@ final class EmbeddedPlayer {
         return responses
     }
 
-    func openSession(_ request: OpenSessionRequest) throws(SnapbackClientError) -> OpenSessionReply {
+    func openSession(_ request: OpenSessionRequest) throws(SnapbackClientError) -> SnapbackV1.OpenSessionReply {
         try call(.openSession(request))
     }
 
     @discardableResult
     func send(_ event: TimelineEvent, session: UInt64) throws(SnapbackClientError) -> [WirePushMessage] {
-        let _: EventReply = try call(.event(sessionId: session, event))
+        let _: SnapbackV1.EventReply = try call(.event(sessionId: session, event))
         return takePushes()
     }
 
     @discardableResult
     func closeSession(_ session: UInt64) throws(SnapbackClientError) -> [WirePushMessage] {
-        let _: EventReply = try call(.closeSession(sessionId: session))
+        let _: SnapbackV1.EventReply = try call(.closeSession(sessionId: session))
         return takePushes()
     }
 

@@ -22,7 +22,7 @@ enum Streams {
         OpenSessionRequest(
             streamId: "stream-\(contentId)", contentId: contentId, profile: profile, kind: .onDemand,
             breaks: breaks, contentDuration: 1800, preset: .snapback, overrides: overrides,
-            resume: ResumeOptions(useBookmark: useBookmark))
+            resume: SnapbackV1.ResumeOptions(useBookmark: useBookmark))
     }
 }
 

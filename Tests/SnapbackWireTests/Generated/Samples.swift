@@ -1469,11 +1469,15 @@ extension SnapbackV1.WatchChangesReply: Sampled {
     static var sample: Self {
         var v = Self()
         v.deviceId = "device_id-1-é"
+        v.storeId = "store_id-2-é"
+        v.lastSeq = 3
         return v
     }
     static var sample1: Self {
         var v = Self()
         v.deviceId = "device_id-1-é"
+        v.storeId = "store_id-2-é"
+        v.lastSeq = 3
         return v
     }
     static var samples: [Self] {

@@ -251,7 +251,7 @@ _MESSAGES = {
     "ClearBookmarksReply": "uint32 deleted=1",
     # sync.proto
     "WatchChangesRequest": "uint64 after=1",
-    "WatchChangesReply": "string device_id=1",
+    "WatchChangesReply": "string device_id=1; string store_id=2; uint64 last_seq=3",
     "SyncStamp": "uint64 physical=1; uint64 counter=2; string device=3",
     "SyncBookmark": "double content_time=1; string stream_id=2; double stream_time=3; bool finished=4; "
                     "double updated_at=5",

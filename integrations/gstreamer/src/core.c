@@ -139,6 +139,91 @@ static guint64 now_ms(void) {
 /* ---------------------------------------------------------------------------------------------- */
 /* Records                                                                                          */
 
+/* A pipeline's playback as the core follows it, and its session with snapbackd:
+ *
+ *                 its first buffer: open              its answer: OK
+ *    STARTING ─────────────────────────► OPENING ──────────────────────► OPEN ─┐
+ *       ▲                                 │  ▲  ▲                        │     │ SCTE-35 cues changed
+ *       │                 answer: failed  │  │  └────────────────────────┼─────┘ an on-demand session's
+ *       │                                 ▼  │ the library reconnects:   │       breaks: closed, open
+ *       │                               AWAY ┘ open                      │
+ *       └─── a STREAM_START of another URI (the next playlist item, gapless) in OPENING or OPEN: closed
+ *
+ * "open": the session is asked for; when that is refused at once (the daemon away) the state is AWAY
+ * instead of OPENING. From any state: NOTE_STARTING → STARTING, NOTE_STOPPING → STOPPED (where a
+ * record begins too), the pipeline gone → GONE (the record leaves the list); a session open or opening
+ * is closed on the way.
+ *
+ * A start is held (`holding`) from sbg_pipe_starting while the daemon may be reachable, until the
+ * session is open and its resume seek sent, its open failed, or the open timeout passed: only STARTING
+ * and OPENING hold. The viewer's seeks (struct motion) are followed in every state. */
+enum pipe_kind {
+    PIPE_STOPPED,  /* not playing: before its first start, or stopped (PAUSED→READY) */
+    PIPE_STARTING, /* started: the stream's first buffer is to come (where it starts, for the hold) */
+    PIPE_AWAY,     /* playing with no session (the daemon was away, or refused it): opened when the
+                    * library reconnects */
+    PIPE_OPENING,  /* the session asked for, its answer to come */
+    PIPE_OPEN,     /* the daemon holds the session */
+    PIPE_GONE,     /* the pipeline is gone: the record leaves the list */
+};
+/* Where the stream began, when its first buffer told (a hold that ends without a resume goes back
+ * there). */
+struct stream_start {
+    gboolean known;
+    double pos;
+};
+/* What the last playhead report of an open session told the daemon. */
+enum report_kind {
+    REPORTED_NOTHING, /* nothing since the session opened or the viewer seeked: the next tick reports */
+    REPORTED_PLAYING,
+    REPORTED_PAUSED,
+};
+struct pipe_opening {
+    snapback_session *session; /* the library's handle (it frees it after on_opened) */
+    struct stream_start start;
+    guint64 hold_deadline; /* when a held start is let go anyway */
+};
+struct pipe_open {
+    snapback_session *session; /* the library's handle until CloseSession */
+    gboolean completed;        /* ContentComplete sent (once; no final playhead at the close then) */
+    enum report_kind reported;
+    guint64 report_ms;
+    double report_pos;
+};
+struct pipe_state {
+    enum pipe_kind kind;
+    union {
+        struct {
+            gboolean close_awaited; /* the stop waits for the session's close to be answered */
+        } stopped;
+        struct pipe_opening opening;
+        struct pipe_open open;
+    } u;
+};
+
+/* The viewer's seek being carried out, until its SEGMENT comes: a seek the daemon pushes meanwhile
+ * waits for it (bounded by its deadline), and copies of its SEEK (the viewer's seek reaches the
+ * demuxer through every sink, with one seqnum) are not taken for new seeks. */
+enum motion_kind {
+    MOTION_STEADY,
+    MOTION_VIEWER_SEEK,  /* the viewer's seek is under way */
+    MOTION_OWN_WAITING,  /* …and a seek of the daemon's waits for it */
+};
+struct viewer_seek {
+    guint32 seqnum;
+    guint64 deadline;
+};
+struct motion {
+    enum motion_kind kind;
+    union {
+        struct viewer_seek seeking;
+        struct {
+            struct viewer_seek viewer;
+            double target;
+        } own_waiting;
+    } u;
+};
+
 struct sbg_pipe {
     gint refs;
     GWeakRef pipeline;
@@ -152,31 +237,23 @@ struct sbg_pipe {
 
     /* The core's thread only. */
     struct sbg_pipe *next;
-    gboolean gone, started, awaiting_first;
-    gboolean ack_on_close; /* a stop waits for this session's close to be answered */
-    guint stop_acks;       /* under core.lock: stops acknowledged */
+    struct pipe_state state;
+    struct motion motion;
+    guint stop_acks; /* under core.lock: stops acknowledged */
+    /* The stream, as the probes saw it since it started. */
     char *uri, *tag_content_id;
     GstToc *toc;
     sbm_breaks cues; /* breaks from SCTE-35 cues so far */
     sbg_cue_state cue_state;
-    gboolean have_start;
-    double start_pos; /* where the stream began (a hold that ends without a resume goes back there) */
-    guint64 hold_deadline;
-
-    snapback_session *session;
-    gboolean open, live, completed;
+    /* The session's stream, as it was last opened (meaningful in OPENING and OPEN). */
     char *content_id;
-    sbm_breaks breaks; /* the session's */
+    sbm_breaks breaks;
     const char *breaks_from;
-
-    gboolean have_pos, reported_any, reported_paused, in_trick;
-    double pos, rate, last_report_pos;
-    guint64 pos_at, last_report_ms, next_tick;
-
-    guint32 settle_seqnum;
-    guint64 settle_deadline;
-    gboolean pending_seek;
-    double pending_target;
+    gboolean live;
+    /* The position as last queried or sought, and the viewer's rate. */
+    gboolean have_pos;
+    double pos, rate;
+    guint64 pos_at, next_tick;
 };
 
 typedef enum note_kind {
@@ -521,7 +598,7 @@ void sbg_pipe_stopping(sbg_pipe *p) {
 }
 
 static void ack_stop(sbg_pipe *p) {
-    p->ack_on_close = FALSE;
+    if (p->state.kind == PIPE_STOPPED) p->state.u.stopped.close_awaited = FALSE;
     g_mutex_lock(&core.lock);
     p->stop_acks++;
     g_cond_broadcast(&core.stopped);
@@ -547,6 +624,38 @@ void sbg_enable_scte35(GstElement *element) {
 
 /* ---------------------------------------------------------------------------------------------- */
 /* The core's thread: sessions.                                                                     */
+
+static struct pipe_state plain_state(enum pipe_kind kind) {
+    return (struct pipe_state){.kind = kind};
+}
+
+/* The session of the pipeline, opening or open, or NULL. */
+static snapback_session *session_of(const sbg_pipe *p) {
+    switch (p->state.kind) {
+    case PIPE_OPENING: return p->state.u.opening.session;
+    case PIPE_OPEN: return p->state.u.open.session;
+    case PIPE_STOPPED:
+    case PIPE_STARTING:
+    case PIPE_AWAY:
+    case PIPE_GONE: break;
+    }
+    return NULL;
+}
+
+/* Fast forward and rewind are trick play, which the daemon holds to the breaks it went over. */
+static gboolean is_trick(double rate) {
+    return rate > 1.0 || rate < 0.0;
+}
+
+/* The viewer's seek under way, or NULL. */
+static struct viewer_seek *viewer_seek_of(struct motion *m) {
+    switch (m->kind) {
+    case MOTION_VIEWER_SEEK: return &m->u.seeking;
+    case MOTION_OWN_WAITING: return &m->u.own_waiting.viewer;
+    case MOTION_STEADY: break;
+    }
+    return NULL;
+}
 
 static void on_event_reply(snapback_client *c, const snapback_reply *r, void *user) {
     (void)c;
@@ -587,14 +696,14 @@ static double projected_position(sbg_pipe *p, gboolean playing) {
 }
 
 static void report_state(sbg_pipe *p, double pos, gboolean playing) {
-    if (!p->session || !p->open) return;
-    int rc = playing ? snapback_report_playhead(p->session, pos, bounded_rate(p->rate), TRUE, on_event_reply, p)
-                     : snapback_pause(p->session, pos, on_event_reply, p);
+    if (p->state.kind != PIPE_OPEN) return;
+    struct pipe_open *o = &p->state.u.open;
+    int rc = playing ? snapback_report_playhead(o->session, pos, bounded_rate(p->rate), TRUE, on_event_reply, p)
+                     : snapback_pause(o->session, pos, on_event_reply, p);
     check(playing ? "ReportPlayhead" : "Pause", rc);
-    p->reported_any = TRUE;
-    p->reported_paused = !playing;
-    p->last_report_ms = now_ms();
-    p->last_report_pos = pos;
+    o->reported = playing ? REPORTED_PLAYING : REPORTED_PAUSED;
+    o->report_ms = now_ms();
+    o->report_pos = pos;
 }
 
 static gboolean crosses_edge(const sbm_breaks *b, double from, double to) {
@@ -638,26 +747,30 @@ static void send_seek(sbg_pipe *p, double t) {
     p->pos = t;
     p->have_pos = TRUE;
     p->pos_at = now_ms();
-    p->last_report_pos = t;
+    /* The next report's edge crossing counts from here, not from before the seek. */
+    if (p->state.kind == PIPE_OPEN) p->state.u.open.report_pos = t;
     p->next_tick = 0;
 }
 
 static void do_seek(sbg_pipe *p, double t) {
-    if (!g_atomic_int_get(&p->holding) && p->settle_seqnum && now_ms() < p->settle_deadline) {
-        /* The viewer's seek is still under way: ours goes after it. */
-        p->pending_seek = TRUE;
-        p->pending_target = t;
-        return;
+    struct viewer_seek *v = viewer_seek_of(&p->motion);
+    if (v) {
+        struct viewer_seek viewer = *v;
+        if (!g_atomic_int_get(&p->holding) && now_ms() < viewer.deadline) {
+            /* The viewer's seek is still under way: ours goes after it. */
+            p->motion = (struct motion){.kind = MOTION_OWN_WAITING, .u.own_waiting = {.viewer = viewer, .target = t}};
+            return;
+        }
+        p->motion = (struct motion){.kind = MOTION_VIEWER_SEEK, .u.seeking = viewer};
     }
-    p->pending_seek = FALSE;
     send_seek(p, t);
 }
 
 /* The hold ends without a resume: back to where the stream began, since its first buffers were dropped
  * (a live stream, which cannot go back, just goes on). */
-static void release_hold(sbg_pipe *p) {
+static void release_hold(sbg_pipe *p, struct stream_start start) {
     if (!g_atomic_int_get(&p->holding)) return;
-    if (p->have_start && !p->live) send_seek(p, p->start_pos);
+    if (start.known && !p->live) send_seek(p, start.pos);
     else g_atomic_int_set(&p->holding, 0);
 }
 
@@ -672,7 +785,7 @@ static void on_push(snapback_client *c, snapback_session *s, const snapback_push
     (void)c;
     (void)user;
     sbg_pipe *p = snapback_session_user_data(s);
-    if (!p || s != p->session) return; /* a session closed since */
+    if (!p || s != session_of(p)) return; /* a session closed since */
     switch (push->kind) {
     case SNAPBACK_PUSH_SEEK:
         sbg_log(TRUE, "seek to %.3f (%s)", push->u.seek.stream_time, push->reason);
@@ -693,19 +806,18 @@ static void on_push(snapback_client *c, snapback_session *s, const snapback_push
 static void on_closed(snapback_client *c, const snapback_reply *r, void *user) {
     sbg_pipe *p = user;
     on_event_reply(c, r, NULL);
-    if (p->ack_on_close) ack_stop(p);
+    if (p->state.kind == PIPE_STOPPED && p->state.u.stopped.close_awaited) ack_stop(p);
     pipe_unref(p);
 }
 
-/* Closes the session (the library frees its handle), with a last stopped report at `pos`. TRUE when
- * its close is under way (on_closed will run). */
-static gboolean close_session(sbg_pipe *p, gboolean have_pos, double pos) {
-    snapback_session *s = p->session;
-    if (!s) return FALSE;
-    p->session = NULL;
-    if (!p->open) return FALSE; /* still opening: on_opened closes it */
-    p->open = FALSE;
-    if (have_pos && !p->completed)
+/* The pipeline goes to `next`; an open session closes (the library frees its handle), with a last
+ * stopped report at `pos`. TRUE when its close is under way (on_closed will run). */
+static gboolean close_session(sbg_pipe *p, gboolean have_pos, double pos, struct pipe_state next) {
+    struct pipe_state was = p->state;
+    p->state = next;
+    if (was.kind != PIPE_OPEN) return FALSE; /* none, or still opening: on_opened closes it */
+    snapback_session *s = was.u.open.session;
+    if (have_pos && !was.u.open.completed)
         check("ReportPlayhead", snapback_report_playhead(s, pos, bounded_rate(p->rate), FALSE, on_event_reply, p));
     int rc = snapback_session_close(s, on_closed, p);
     check("CloseSession", rc);
@@ -721,30 +833,32 @@ static void on_opened(snapback_client *c, const snapback_reply *r, void *user) {
     (void)c;
     sbg_pipe *p = user;
     snapback_session *s = r->session;
+    gboolean current = p->state.kind == PIPE_OPENING && p->state.u.opening.session == s;
     if (r->status != SNAPBACK_OK) {
-        if (s == p->session) {
+        if (current) {
             sbg_log(FALSE, "session for \"%s\" not opened: %s (%s)", p->content_id, snapback_strerror(r->status),
                     r->message);
-            p->session = NULL;
-            release_hold(p);
+            struct stream_start start = p->state.u.opening.start;
+            p->state = plain_state(PIPE_AWAY);
+            release_hold(p, start);
         }
         pipe_unref(p); /* the library frees the handle after this callback */
         return;
     }
-    if (s != p->session) {
+    if (!current) {
         /* Its stream ended while it was opening. */
         int rc = snapback_session_close(s, on_closed, p);
         if (rc != SNAPBACK_OK || !snapback_client_is_connected(core.client)) pipe_unref(p);
         return;
     }
-    p->open = TRUE;
+    struct stream_start start = p->state.u.opening.start;
+    p->state = (struct pipe_state){.kind = PIPE_OPEN, .u.open = {.session = s, .reported = REPORTED_NOTHING}};
     const snapback_opened *o = &r->u.opened;
     sbg_log(TRUE, "session %llu for \"%s\" (%s, %zu breaks from %s)%s", (unsigned long long)o->session_id,
             p->content_id, o->policy_preset, p->breaks.n, p->breaks_from,
             o->resumed_from_bookmark ? ", resumed from its bookmark" : "");
     /* No resume seek came before the reply: the start goes back to where the stream began. */
-    release_hold(p);
-    p->reported_any = FALSE;
+    release_hold(p, start);
     p->next_tick = 0;
 }
 
@@ -845,7 +959,10 @@ static void copy_breaks(const sbm_breaks *from, sbm_breaks *to) {
     to->n = from->n;
 }
 
-static void open_session(sbg_pipe *p, GstElement *pipeline, gboolean resume) {
+/* Asks for the session of the stream playing (→ OPENING, or AWAY when refused at once), with the
+ * bookmark if `resume`; `start` is where a held start goes back to without one. */
+static void open_session(sbg_pipe *p, GstElement *pipeline, gboolean resume, struct stream_start start) {
+    guint64 hold_deadline = now_ms() + (guint64)opts.open_timeout_ms;
     g_mutex_lock(&options_lock);
     struct options o = opts; /* strings stay valid: options change only before the core starts */
     g_mutex_unlock(&options_lock);
@@ -900,41 +1017,45 @@ static void open_session(sbg_pipe *p, GstElement *pipeline, gboolean resume) {
     sp.policy_preset = o.preset;
     snapback_resume r = {.use_bookmark = true};
     if (resume && !p->live) sp.resume = &r;
-    p->open = p->completed = FALSE;
-    int rc = snapback_session_open(core.client, &sp, on_opened, pipe_ref(p), &p->session);
+    snapback_session *s;
+    int rc = snapback_session_open(core.client, &sp, on_opened, pipe_ref(p), &s);
     g_free(base);
     if (rc != SNAPBACK_OK) {
         sbg_log(rc == SNAPBACK_E_DISCONNECTED, "no session for \"%s\" yet: %s", p->content_id, snapback_strerror(rc));
-        p->session = NULL;
         pipe_unref(p);
-        release_hold(p);
+        p->state = plain_state(PIPE_AWAY);
+        release_hold(p, start);
         return;
     }
-    snapback_session_set_user_data(p->session, p);
+    snapback_session_set_user_data(s, p);
+    p->state = (struct pipe_state){.kind = PIPE_OPENING,
+                                   .u.opening = {.session = s, .start = start, .hold_deadline = hold_deadline}};
 }
 
 /* The breaks changed while the session is open (SCTE-35 cues): a live session is told, an on-demand
  * one (whose breaks are fixed when it opens) is opened again with them, from where it is. */
 static void breaks_changed(sbg_pipe *p, GstElement *pipeline) {
-    if (!p->session || !p->open || !strcmp(p->breaks_from, "sidecar") ||
+    if (p->state.kind != PIPE_OPEN || !strcmp(p->breaks_from, "sidecar") ||
         (!strcmp(p->breaks_from, "chapters") && p->breaks.n))
         return;
     if (p->live) {
         sbm_breaks_free(&p->breaks);
         copy_breaks(&p->cues, &p->breaks);
         p->breaks_from = "SCTE-35 cues";
-        check("UpdateBreaks", snapback_update_breaks(p->session, p->breaks.items, p->breaks.n, on_event_reply, p));
+        check("UpdateBreaks",
+              snapback_update_breaks(p->state.u.open.session, p->breaks.items, p->breaks.n, on_event_reply, p));
         return;
     }
     double pos;
     gboolean have = query_position(pipeline, &pos);
-    close_session(p, have, have ? pos : 0);
-    open_session(p, pipeline, FALSE);
+    close_session(p, have, have ? pos : 0, plain_state(PIPE_AWAY));
+    open_session(p, pipeline, FALSE, (struct stream_start){.known = FALSE});
 }
 
 /* ---------------------------------------------------------------------------------------------- */
 /* The core's thread: notes and ticks.                                                              */
 
+/* The stream's facts start again (a new playback, or the next item of a playlist). */
 static void reset_stream(sbg_pipe *p) {
     g_clear_pointer(&p->uri, g_free);
     g_clear_pointer(&p->tag_content_id, g_free);
@@ -942,53 +1063,23 @@ static void reset_stream(sbg_pipe *p) {
     p->toc = NULL;
     sbm_breaks_free(&p->cues);
     sbg_cue_state_clear(&p->cue_state);
-    p->have_start = p->have_pos = FALSE;
-    p->awaiting_first = TRUE;
-    p->settle_seqnum = 0;
-    p->pending_seek = FALSE;
+    p->have_pos = FALSE;
+    p->motion = (struct motion){.kind = MOTION_STEADY};
     g_atomic_int_set(&p->viewer_seqnum, 0);
 }
 
-static void handle_note(note *n) {
-    sbg_pipe *p = n->pipe;
-    GstElement *pipeline = g_weak_ref_get(&p->pipeline);
-    if (!pipeline) {
-        if (n->kind == NOTE_STOPPING) ack_stop(p);
-        return;
-    }
-    gboolean playing, paused;
+/* What a note told, beyond the facts observe() keeps, for the session to act on. */
+struct seen {
+    double from, to; /* NOTE_SEEK: where the viewer's seek went from, and where playback goes on */
+    gboolean has_to, was_trick, trick;
+    gboolean breaks_changed; /* NOTE_CUE */
+};
+
+/* The facts a note brings about the stream, kept in every state: its tags, table of contents and
+ * cues, the viewer's rate, seeks and position. FALSE when the note is to be ignored (a SEEK of the
+ * core's own, or a copy of one already seen). */
+static gboolean observe(sbg_pipe *p, note *n, GstElement *pipeline, struct seen *seen) {
     switch (n->kind) {
-    case NOTE_STARTING:
-        close_session(p, p->have_pos, p->pos);
-        reset_stream(p);
-        p->started = TRUE;
-        p->rate = 1;
-        p->in_trick = FALSE;
-        break;
-    case NOTE_STOPPING:
-        if (n->has_t) {
-            p->pos = n->t;
-            p->have_pos = TRUE;
-        }
-        if (close_session(p, p->have_pos, p->pos)) p->ack_on_close = TRUE;
-        else ack_stop(p);
-        p->started = FALSE;
-        p->awaiting_first = FALSE;
-        break;
-    case NOTE_STATE: p->next_tick = 0; break;
-    case NOTE_STREAM_START: {
-        if (!p->session) break;
-        char *uri = uri_of(pipeline);
-        if (uri && p->uri && strcmp(uri, p->uri) != 0) {
-            /* The next item of a playlist (gapless): its own session, from its start. */
-            close_session(p, p->have_pos, p->pos);
-            reset_stream(p);
-            p->uri = uri;
-            uri = NULL;
-        }
-        g_free(uri);
-        break;
-    }
     case NOTE_TAGS:
         g_free(p->tag_content_id);
         p->tag_content_id = n->str;
@@ -999,73 +1090,142 @@ static void handle_note(note *n) {
         p->toc = n->toc;
         n->toc = NULL;
         break;
-    case NOTE_FIRST_BUFFER:
-        if (!p->started || p->session || !p->awaiting_first) break;
-        p->awaiting_first = FALSE;
-        p->have_start = n->has_t;
-        p->start_pos = n->has_t ? n->t : 0;
-        p->hold_deadline = now_ms() + (guint64)opts.open_timeout_ms;
-        /* Queued behind the Hello if the connection is still being made; refused at once if away. */
-        open_session(p, pipeline, g_atomic_int_get(&p->holding));
-        break;
     case NOTE_SEEK: {
-        if (is_own(p, n->seqnum) || n->seqnum == p->settle_seqnum) break; /* ours, or a copy already seen */
+        struct viewer_seek *v = viewer_seek_of(&p->motion);
+        if (is_own(p, n->seqnum) || (v && n->seqnum == v->seqnum)) return FALSE; /* ours, or a copy already seen */
+        gboolean playing, paused;
         pipeline_state(p, pipeline, &playing, &paused);
-        double from = projected_position(p, p->have_pos && !paused);
-        double to = n->has_to ? CLAMP(n->to, 0.0, SBM_MAX_TIME) : from;
+        seen->from = projected_position(p, p->have_pos && !paused);
+        seen->has_to = n->has_to;
+        seen->to = n->has_to ? CLAMP(n->to, 0.0, SBM_MAX_TIME) : seen->from;
+        seen->was_trick = is_trick(p->rate);
         p->rate = bounded_rate(n->rate);
-        /* Fast forward and rewind are trick play, which the daemon holds to the breaks it went over. */
-        gboolean trick = p->rate > 1.0 || p->rate < 0.0;
+        seen->trick = is_trick(p->rate);
         if (n->has_to) {
-            p->settle_seqnum = n->seqnum;
-            p->settle_deadline = now_ms() + SETTLE_MS;
+            struct viewer_seek viewer = {.seqnum = n->seqnum, .deadline = now_ms() + SETTLE_MS};
+            if (p->motion.kind == MOTION_OWN_WAITING) p->motion.u.own_waiting.viewer = viewer;
+            else p->motion = (struct motion){.kind = MOTION_VIEWER_SEEK, .u.seeking = viewer};
             g_atomic_int_set(&p->viewer_seqnum, (gint)n->seqnum);
-            p->pos = to;
+            p->pos = seen->to;
             p->have_pos = TRUE;
             p->pos_at = now_ms();
         }
-        if (p->session && p->open) {
-            if (p->in_trick && !trick) {
-                sbg_log(TRUE, "trick play ended at %.3f", to);
-                check("TrickPlayEnded", snapback_trick_play_ended(p->session, to, on_event_reply, p));
-            } else {
-                if (n->has_to && fabs(to - from) > 0.001) {
-                    sbg_log(TRUE, "the viewer seeked %.3f → %.3f", from, to);
-                    check("SeekEnded", snapback_seek_ended(p->session, from, to, on_event_reply, p));
-                }
-                if (trick && !p->in_trick) {
-                    sbg_log(TRUE, "trick play at rate %g from %.3f", p->rate, to);
-                    check("TrickPlayStarted", snapback_trick_play_started(p->session, to, p->rate, on_event_reply, p));
-                }
-            }
-            p->last_report_ms = now_ms();
-            p->last_report_pos = to;
-            p->reported_any = FALSE; /* the next tick reports the position at the new rate */
-        }
-        p->in_trick = trick;
         break;
     }
-    case NOTE_SETTLED:
-        if (n->seqnum != p->settle_seqnum) break;
-        p->settle_seqnum = 0;
-        if (p->pending_seek) do_seek(p, p->pending_target);
+    case NOTE_SETTLED: {
+        struct viewer_seek *v = viewer_seek_of(&p->motion);
+        if (!v || n->seqnum != v->seqnum) break;
+        struct motion was = p->motion;
+        p->motion = (struct motion){.kind = MOTION_STEADY};
+        if (was.kind == MOTION_OWN_WAITING) send_seek(p, was.u.own_waiting.target);
         break;
-    case NOTE_EOS:
-        if (p->session && p->open && !p->completed) {
-            p->completed = TRUE;
-            sbg_log(TRUE, "end of the stream: content complete");
-            check("ContentComplete", snapback_content_complete(p->session, on_event_reply, p));
-        }
-        break;
+    }
     case NOTE_CUE: {
         double pos;
         if (!query_position(pipeline, &pos)) pos = p->pos;
-        if (sbg_cue_apply(&p->cue_state, &n->cue, pos, &p->cues)) {
-            sbg_log(TRUE, "SCTE-35 cue %u: %zu breaks", n->cue.event_id, p->cues.n);
-            breaks_changed(p, pipeline);
-        }
+        seen->breaks_changed = sbg_cue_apply(&p->cue_state, &n->cue, pos, &p->cues);
+        if (seen->breaks_changed) sbg_log(TRUE, "SCTE-35 cue %u: %zu breaks", n->cue.event_id, p->cues.n);
         break;
     }
+    case NOTE_STARTING:
+    case NOTE_STOPPING:
+    case NOTE_STATE:
+    case NOTE_STREAM_START:
+    case NOTE_FIRST_BUFFER:
+    case NOTE_EOS: break;
+    }
+    return TRUE;
+}
+
+/* The viewer's seek, told the open session: trick play's end, or a seek (and trick play's start). */
+static void tell_seek(sbg_pipe *p, const struct seen *seen) {
+    struct pipe_open *o = &p->state.u.open;
+    if (seen->was_trick && !seen->trick) {
+        sbg_log(TRUE, "trick play ended at %.3f", seen->to);
+        check("TrickPlayEnded", snapback_trick_play_ended(o->session, seen->to, on_event_reply, p));
+    } else {
+        if (seen->has_to && fabs(seen->to - seen->from) > 0.001) {
+            sbg_log(TRUE, "the viewer seeked %.3f → %.3f", seen->from, seen->to);
+            check("SeekEnded", snapback_seek_ended(o->session, seen->from, seen->to, on_event_reply, p));
+        }
+        if (seen->trick && !seen->was_trick) {
+            sbg_log(TRUE, "trick play at rate %g from %.3f", p->rate, seen->to);
+            check("TrickPlayStarted", snapback_trick_play_started(o->session, seen->to, p->rate, on_event_reply, p));
+        }
+    }
+    /* The next tick reports the position at the new rate. */
+    o->reported = REPORTED_NOTHING;
+    o->report_ms = now_ms();
+    o->report_pos = seen->to;
+}
+
+/* The next item of a playlist (gapless: a STREAM_START of another URI): its own session, from its
+ * start. */
+static void next_item(sbg_pipe *p, GstElement *pipeline) {
+    char *uri = uri_of(pipeline);
+    if (uri && p->uri && strcmp(uri, p->uri) != 0) {
+        close_session(p, p->have_pos, p->pos, plain_state(PIPE_STARTING));
+        reset_stream(p);
+        p->uri = uri;
+        uri = NULL;
+    }
+    g_free(uri);
+}
+
+static void handle_note(note *n) {
+    sbg_pipe *p = n->pipe;
+    GstElement *pipeline = g_weak_ref_get(&p->pipeline);
+    if (!pipeline) {
+        if (n->kind == NOTE_STOPPING) ack_stop(p);
+        return;
+    }
+    struct seen seen = {0};
+    switch (n->kind) {
+    /* From any state. */
+    case NOTE_STARTING:
+        close_session(p, p->have_pos, p->pos, plain_state(PIPE_STARTING));
+        reset_stream(p);
+        p->rate = 1;
+        break;
+    case NOTE_STOPPING:
+        if (n->has_t) {
+            p->pos = n->t;
+            p->have_pos = TRUE;
+        }
+        if (close_session(p, p->have_pos, p->pos, plain_state(PIPE_STOPPED))) p->state.u.stopped.close_awaited = TRUE;
+        else ack_stop(p);
+        break;
+    case NOTE_STATE: p->next_tick = 0; break;
+    default:
+        if (!observe(p, n, pipeline, &seen)) break;
+        switch (p->state.kind) {
+        case PIPE_STARTING:
+            if (n->kind != NOTE_FIRST_BUFFER) break;
+            /* Queued behind the Hello if the connection is still being made; refused at once if away. */
+            open_session(p, pipeline, g_atomic_int_get(&p->holding),
+                         (struct stream_start){.known = n->has_t, .pos = n->has_t ? n->t : 0});
+            break;
+        case PIPE_OPENING:
+            if (n->kind == NOTE_STREAM_START) next_item(p, pipeline);
+            break;
+        case PIPE_OPEN:
+            if (n->kind == NOTE_STREAM_START) {
+                next_item(p, pipeline);
+            } else if (n->kind == NOTE_SEEK) {
+                tell_seek(p, &seen);
+            } else if (n->kind == NOTE_EOS && !p->state.u.open.completed) {
+                p->state.u.open.completed = TRUE;
+                sbg_log(TRUE, "end of the stream: content complete");
+                check("ContentComplete", snapback_content_complete(p->state.u.open.session, on_event_reply, p));
+            } else if (n->kind == NOTE_CUE && seen.breaks_changed) {
+                breaks_changed(p, pipeline);
+            }
+            break;
+        case PIPE_STOPPED:
+        case PIPE_AWAY:
+        case PIPE_GONE: break; /* the facts only */
+        }
+        break;
     }
     gst_object_unref(pipeline);
 }
@@ -1075,29 +1235,33 @@ static gint64 tick(sbg_pipe *p, guint64 now) {
     GstElement *pipeline = g_weak_ref_get(&p->pipeline);
     if (!pipeline) return -2; /* gone */
     gint64 wait = REPORT_MS;
-    if (g_atomic_int_get(&p->holding) && !p->awaiting_first) {
-        if (now >= p->hold_deadline) {
+    if (p->state.kind == PIPE_OPENING && g_atomic_int_get(&p->holding)) {
+        if (now >= p->state.u.opening.hold_deadline) {
             sbg_log(FALSE, "the session did not open within %d ms: playing without waiting", opts.open_timeout_ms);
-            release_hold(p);
+            release_hold(p, p->state.u.opening.start);
         } else {
-            wait = (gint64)(p->hold_deadline - now);
+            wait = (gint64)(p->state.u.opening.hold_deadline - now);
         }
     }
-    if (p->pending_seek && now >= p->settle_deadline) do_seek(p, p->pending_target);
-    if (p->pending_seek) wait = MIN(wait, (gint64)(p->settle_deadline - now));
+    if (p->motion.kind == MOTION_OWN_WAITING) {
+        guint64 deadline = p->motion.u.own_waiting.viewer.deadline;
+        if (now >= deadline) do_seek(p, p->motion.u.own_waiting.target);
+        else wait = MIN(wait, (gint64)(deadline - now));
+    }
     gboolean playing, paused;
-    if (p->session && p->open && pipeline_state(p, pipeline, &playing, &paused) && !g_atomic_int_get(&p->holding) &&
-        (playing || paused)) {
+    if (p->state.kind == PIPE_OPEN && pipeline_state(p, pipeline, &playing, &paused) &&
+        !g_atomic_int_get(&p->holding) && (playing || paused)) {
+        struct pipe_open *o = &p->state.u.open;
         double pos;
         if (query_position(pipeline, &pos)) {
-            gboolean moved = !p->have_pos || fabs(pos - p->last_report_pos) > 0.001;
+            gboolean moved = !p->have_pos || fabs(pos - o->report_pos) > 0.001;
             p->pos = pos;
             p->have_pos = TRUE;
             p->pos_at = now;
             if (paused) {
-                if (!p->reported_paused || !p->reported_any || moved) report_state(p, pos, FALSE);
-            } else if (!p->reported_any || p->reported_paused || now - p->last_report_ms >= REPORT_MS ||
-                       crosses_edge(&p->breaks, p->last_report_pos, pos)) {
+                if (o->reported != REPORTED_PAUSED || moved) report_state(p, pos, FALSE);
+            } else if (o->reported != REPORTED_PLAYING || now - o->report_ms >= REPORT_MS ||
+                       crosses_edge(&p->breaks, o->report_pos, pos)) {
                 report_state(p, pos, TRUE);
             }
             if (playing) wait = MIN(wait, ms_to_edge(&p->breaks, pos, p->rate));
@@ -1122,10 +1286,10 @@ static void on_connection(snapback_client *c, snapback_connection_event ev, int 
     sbg_pipe *head = core.pipes;
     g_mutex_unlock(&core.lock);
     for (sbg_pipe *p = head; p; p = p->next) {
-        if (!p->started || p->session || p->awaiting_first) continue;
+        if (p->state.kind != PIPE_AWAY) continue;
         GstElement *pipeline = g_weak_ref_get(&p->pipeline);
         if (!pipeline) continue;
-        open_session(p, pipeline, FALSE);
+        open_session(p, pipeline, FALSE, (struct stream_start){.known = FALSE});
         gst_object_unref(pipeline);
     }
 }
@@ -1170,9 +1334,7 @@ static gpointer run(gpointer data) {
             }
             gint64 w = tick(p, now);
             if (w == -2) {
-                close_session(p, p->have_pos, p->pos);
-                p->started = FALSE;
-                p->gone = TRUE;
+                close_session(p, p->have_pos, p->pos, plain_state(PIPE_GONE));
                 continue;
             }
             p->next_tick = now + (guint64)w;
@@ -1181,7 +1343,7 @@ static gpointer run(gpointer data) {
         g_mutex_lock(&core.lock);
         for (sbg_pipe **link = &core.pipes; *link;) {
             sbg_pipe *p = *link;
-            if (p->gone) {
+            if (p->state.kind == PIPE_GONE) {
                 *link = p->next;
                 pipe_unref(p);
             } else {

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <snapback/cues.h>
+
 #define MPEG_HZ 90000.0
 
 /* A splice time in running time (tsdemux's map) as stream time in `segment`, or FALSE. */
@@ -20,87 +22,42 @@ static gboolean stream_time_of(const GstStructure *map, const char *field, const
     return *out <= SBM_MAX_TIME;
 }
 
-gboolean sbg_parse_segmentation(const guint8 *d, size_t len, sbg_cue *cue) {
-    memset(cue, 0, sizeof *cue);
-    /* tag, length, "CUEI", event id, cancel byte */
-    if (len < 11 || d[0] != 0x02 || (size_t)d[1] + 2 > len || memcmp(d + 2, "CUEI", 4) != 0) return FALSE;
-    len = (size_t)d[1] + 2;
-    cue->event_id = (guint32)d[6] << 24 | (guint32)d[7] << 16 | (guint32)d[8] << 8 | d[9];
-    if (d[10] & 0x80) {
-        cue->cancel = TRUE;
-        return TRUE;
-    }
-    size_t i = 11;
-    if (i >= len) return FALSE;
-    gboolean program = d[i] & 0x80, has_duration = d[i] & 0x40;
-    i++;
-    if (!program) {
-        if (i >= len) return FALSE;
-        i += 1 + (size_t)d[i] * 6;
-    }
-    if (has_duration) {
-        if (i + 5 > len) return FALSE;
-        guint64 ticks = (guint64)d[i] << 32 | (guint64)d[i + 1] << 24 | (guint64)d[i + 2] << 16 | (guint64)d[i + 3] << 8 |
-                        d[i + 4];
-        cue->has_duration = TRUE;
-        cue->duration = (double)ticks / MPEG_HZ;
-        i += 5;
-    }
-    if (i + 2 > len) return FALSE;
-    i += 2 + d[i + 1]; /* upid type, length, upid */
-    if (i >= len) return FALSE;
-    switch (d[i]) {
-    case 0x22: case 0x30: case 0x32: case 0x34: case 0x36: cue->out = TRUE; return TRUE;
-    case 0x23: case 0x31: case 0x33: case 0x35: case 0x37: cue->out = FALSE; return TRUE;
-    default: return FALSE;
-    }
-}
-
 size_t sbg_cues_from_section(GstMpegtsSection *section, const GstStructure *event, const GstSegment *segment,
                              sbg_cue *out, size_t max) {
-    const GstMpegtsSCTESIT *sit = gst_mpegts_section_get_scte_sit(section);
-    if (!sit || !sit->fully_parsed || sit->encrypted_packet) return 0;
+    /* The section's own bytes (tsdemux keeps them; a section made from a GstMpegtsSCTESIT is packetized),
+     * through libsnapback's one decoder, CRC included. */
+    gsize size = 0;
+    const guint8 *data = gst_mpegts_section_packetize(section, &size);
+    snapback_scte35 sec;
+    if (!data || snapback_scte35_decode(data, size, &sec, NULL, 0) != SNAPBACK_OK) return 0;
     GstStructure *map = NULL;
     if (event) gst_structure_get(event, "running-time-map", GST_TYPE_STRUCTURE, &map, NULL);
     size_t n = 0;
-    if (sit->splice_command_type == GST_MTS_SCTE_SPLICE_COMMAND_INSERT && sit->splices) {
-        for (guint i = 0; i < sit->splices->len && n < max; i++) {
-            const GstMpegtsSCTESpliceEvent *e = g_ptr_array_index(sit->splices, i);
-            sbg_cue c = {.event_id = e->splice_event_id};
-            if (e->splice_event_cancel_indicator) {
-                c.cancel = TRUE;
+    for (size_t i = 0; i < sec.n_events && n < max; i++) {
+        const snapback_scte35_event *e = &sec.events[i];
+        sbg_cue c = {.event_id = e->event_id};
+        if (e->cancel) {
+            c.cancel = TRUE;
+        } else {
+            c.out = e->out;
+            if (e->immediate) {
+                c.immediate = TRUE;
             } else {
-                if (!e->program_splice_flag) continue; /* per-component splices: not a program break */
-                c.out = e->out_of_network_indicator;
-                if (e->splice_immediate_flag) {
-                    c.immediate = TRUE;
-                } else {
-                    char *field = g_strdup_printf("event-%u-splice-time", e->splice_event_id);
-                    gboolean placed = e->program_splice_time_specified && stream_time_of(map, field, segment, &c.time);
-                    g_free(field);
-                    if (!placed) continue;
-                }
-                if (e->duration_flag && e->break_duration / MPEG_HZ <= SBM_MAX_DURATION) {
-                    c.has_duration = TRUE;
-                    c.duration = (double)e->break_duration / MPEG_HZ;
-                }
+                /* tsdemux puts a splice_insert's time under its event id, a time_signal's as splice-time. */
+                char *field = sec.command_type == SNAPBACK_SCTE35_SPLICE_INSERT
+                                  ? g_strdup_printf("event-%u-splice-time", e->event_id)
+                                  : g_strdup("splice-time");
+                gboolean placed = stream_time_of(map, field, segment, &c.time);
+                g_free(field);
+                if (!placed) continue;
             }
-            out[n++] = c;
+            if (e->has_duration && e->duration / MPEG_HZ <= SBM_MAX_DURATION) {
+                c.has_duration = TRUE;
+                c.duration = (double)e->duration / MPEG_HZ;
+            }
         }
-    } else if (sit->splice_command_type == GST_MTS_SCTE_SPLICE_COMMAND_TIME && sit->descriptors) {
-        double t = 0;
-        gboolean immediate = !sit->splice_time_specified;
-        if (!immediate && !stream_time_of(map, "splice-time", segment, &t)) goto done;
-        for (guint i = 0; i < sit->descriptors->len && n < max; i++) {
-            const GstMpegtsDescriptor *d = g_ptr_array_index(sit->descriptors, i);
-            sbg_cue c;
-            if (!d->data || !sbg_parse_segmentation(d->data, (size_t)d->length + 2, &c)) continue;
-            c.immediate = immediate;
-            c.time = t;
-            out[n++] = c;
-        }
+        out[n++] = c;
     }
-done:
     if (map) gst_structure_free(map);
     return n;
 }

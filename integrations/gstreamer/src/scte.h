@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* SCTE-35 cues from MPEG-TS, as tsdemux sends them downstream (send-scte35-events): splice_insert and
- * time_signal (with segmentation descriptors) turned into ad breaks in stream time. The section is
- * parsed by the gstreamer-mpegts library; tsdemux adds the splice times in running time
- * ("running-time-map"), which the segment of the pad they travel on turns into stream time. */
+ * time_signal (with segmentation descriptors) turned into ad breaks in stream time. The section's bytes
+ * go through libsnapback's one SCTE-35 decoder (snapback_scte35_decode, snapback/cues.h), which the
+ * manifests' break sources use too; tsdemux adds the splice times in running time ("running-time-map"),
+ * which the segment of the pad they travel on turns into stream time. */
 #ifndef SNAPBACK_GST_SCTE_H
 #define SNAPBACK_GST_SCTE_H
 
@@ -34,8 +35,9 @@ typedef struct sbg_cue_state {
     GArray *entries; /* sbg_cue_entry, in arrival order */
 } sbg_cue_state;
 
-/* The cues of a splice_info_section (splice_insert, time_signal); 0 for others (splice_null, ...), for
- * encrypted or unparsed sections, and for splice times tsdemux could not place in running time.
+/* The cues of a splice_info_section (splice_insert, time_signal: segmentation descriptors of break
+ * types); 0 for others (splice_null, ...), for sections the decoder refuses (encrypted, truncated, a
+ * wrong CRC), and for splice times tsdemux could not place in running time.
  * `event` is the section event's structure, `segment` the pad's current TIME segment. */
 size_t sbg_cues_from_section(GstMpegtsSection *section, const GstStructure *event, const GstSegment *segment,
                              sbg_cue *out, size_t max);
@@ -45,11 +47,5 @@ size_t sbg_cues_from_section(GstMpegtsSection *section, const GstStructure *even
  * are. TRUE when the breaks changed. */
 gboolean sbg_cue_apply(sbg_cue_state *state, const sbg_cue *cue, double now, sbm_breaks *breaks);
 void sbg_cue_state_clear(sbg_cue_state *state);
-
-/* A segmentation_descriptor (SCTE-35 10.3.3), raw bytes from its tag on: whether it starts or ends a
- * break (types 0x22/0x23 break, 0x30-0x37 provider/distributor advertisement and placement
- * opportunity), its event id, cancel flag and duration. FALSE when it is not one of those or is
- * malformed. */
-gboolean sbg_parse_segmentation(const guint8 *data, size_t len, sbg_cue *cue);
 
 #endif

@@ -17,82 +17,33 @@ import argparse
 import os
 import queue
 import shutil
-import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "mpv", "tests"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tests"))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "Tests", "clients", "python"))
 import make_media  # noqa: E402
 import make_ts  # noqa: E402
 import snapback_client  # noqa: E402  (the protocol's standard-library Python client: asks the daemon)
+from e2e import POLL, Daemon, Failure, check, summary  # noqa: E402  (the players' shared fixture)
+import e2e  # noqa: E402
 
 TOLERANCE = 0.5
-POLL = 0.05
 A = make_media.STITCHINGS["a"]
 B = make_media.STITCHINGS["b"]
 
 
-class Failure(Exception):
-    pass
-
-
-def check(cond, what):
-    if not cond:
-        raise Failure(what)
-    print(f"ok   {what}", flush=True)
-
-
-def summary(seen):
-    if len(seen) <= 12:
-        return ", ".join(f"{p:.2f}" for p in seen)
-    return ", ".join(f"{p:.2f}" for p in seen[:6]) + " … " + ", ".join(f"{p:.2f}" for p in seen[-6:])
-
-
-class Daemon:
-    def __init__(self, binary, work, name, log_name=None):
-        self.sock = os.path.join(work, f"{name}.sock")
-        self.log_path = os.path.join(work, f"{log_name or name}.log")
-        self.log = open(self.log_path, "w")
-        self.proc = subprocess.Popen([binary, "--socket", self.sock, "--state-dir", os.path.join(work, f"{name}-state"),
-                                      "--config", "/dev/null", "--log-level", "info"],
-                                     stdout=self.log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 10
-        while not os.path.exists(self.sock):
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                raise Failure(f"snapbackd did not create {self.sock}")
-            time.sleep(0.02)
-
-    def output(self):
-        self.log.flush()
-        with open(self.log_path, errors="replace") as f:
-            return f.read()
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                code = self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-                raise Failure("snapbackd did not stop within 10 s")
-            check(code == 0, f"snapbackd stops cleanly ({os.path.basename(self.sock)})")
-        self.log.close()
-
-
-class Player:
+class Player(e2e.Player):
     """player.py in its own process (a tracer is loaded when GStreamer starts), driven over its stdin."""
 
     def __init__(self, ctx, uri, name, element=False, playbin3=False, paused=False, socket=None, next_uri=None,
                  content_id=None):
-        self.log_path = os.path.join(ctx.work, f"{name}.log")
-        self.log = open(self.log_path, "w")
+        super().__init__(ctx.work, name)
         env = dict(os.environ, GST_PLUGIN_PATH=ctx.plugin_dir, GST_REGISTRY=ctx.registry,
                    SNAPBACK_SOCKET=socket, SNAPBACK_VERBOSE="yes")
         env.pop("GST_TRACERS", None)
@@ -137,18 +88,6 @@ class Player:
         v = self.command("pos")
         return None if v == "none" else float(v)
 
-    def wait_position(self, predicate, seconds, what):
-        seen = []
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            pos = self.position()
-            if pos is not None:
-                seen.append(pos)
-                if predicate(pos):
-                    return seen
-            time.sleep(POLL)
-        raise Failure(f"{what}: not within {seconds} s (positions seen: {summary(seen)})")
-
     def first_frame(self, seconds=10):
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
@@ -175,32 +114,9 @@ class Player:
             if reply.startswith("! "):
                 self.events.append(reply[2:])
 
-    def output(self):
-        if not self.log.closed:
-            self.log.flush()
-        with open(self.log_path, errors="replace") as f:
-            return f.read()
-
     def quit(self):
         self.command("quit")
-        try:
-            code = self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            raise Failure("the player did not exit within 10 s")
-        self.log.close()
-        check(code == 0, f"the player exits with status 0 (got {code})")
-
-    def kill(self):
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-        if not self.log.closed:
-            self.log.close()
-
-
-def in_break(stitching, pos):
-    return any(s <= pos < s + d for s, d, _ in make_media.layout(stitching))
+        self.exited("exit")
 
 
 def uri(path):
@@ -246,7 +162,7 @@ def matroska_story(ctx, element, playbin3):
             while time.monotonic() < deadline:
                 later.append(p.position())
                 time.sleep(POLL)
-            check(all(t is not None and t >= 22 - TOLERANCE and not in_break(A, t) for t in later),
+            check(all(t is not None and t >= 22 - TOLERANCE and not make_media.in_break(A, t) for t in later),
                   f"the pipeline stays past the watched break for 1.5 s ({summary([t for t in later if t is not None])})")
 
             print("-- A: pause and quit", flush=True)
@@ -255,7 +171,7 @@ def matroska_story(ctx, element, playbin3):
             stopped = p.position()
             content = make_media.content_time(A, stopped)
             print(f"     paused at stream {stopped:.2f} = content {content:.2f}", flush=True)
-            check(not in_break(A, stopped), "the pause is in content")
+            check(not make_media.in_break(A, stopped), "the pause is in content")
             p.quit()
             # The viewer seeked three times (20, 5, 22); the plugin's own seeks (the start, the snapback,
             # the return) were told apart by their seqnum and not reported as the viewer's.
@@ -290,8 +206,7 @@ def matroska_story(ctx, element, playbin3):
                 p.kill()
         for tag in ("a1", "a2", "b1"):
             with open(os.path.join(ctx.work, f"{name}-{tag}.log"), errors="replace") as f:
-                bad = [line for line in f.read().splitlines() if line.startswith("[snapback]") and
-                       ("failed" in line or "error" in line or "not opened" in line or "did not open" in line)]
+                bad = e2e.plugin_failures(f.read())
             check(not bad, f"the plugin reported no failure in {tag} ({bad[:3]})")
     finally:
         daemon.stop()
@@ -513,12 +428,11 @@ def main():
     if not shutil.which("ffmpeg"):
         print("test_gstreamer: SKIPPED: ffmpeg is not installed (Debian: apt-get install ffmpeg)")
         return 0
-    work = tempfile.mkdtemp(prefix="snapback-gst.")
-    ctx = argparse.Namespace(work=work, plugin_dir=args.plugin_dir, snapbackd=args.snapbackd,
-                             registry=os.path.join(work, "registry.bin"))
-    os.environ["GST_REGISTRY"] = ctx.registry  # make_ts runs GStreamer in this process
-    ok = False
-    try:
+
+    def body(work):
+        ctx = argparse.Namespace(work=work, plugin_dir=args.plugin_dir, snapbackd=args.snapbackd,
+                                 registry=os.path.join(work, "registry.bin"))
+        os.environ["GST_REGISTRY"] = ctx.registry  # make_ts runs GStreamer in this process
         started = time.monotonic()
         ctx.mkv = [make_media.make(work, "a"), make_media.make(work, "b")]
         ctx.ts = make_ts.make(os.path.join(work, "cues.ts"), make_ts.SECONDS, make_ts.CUES)
@@ -536,23 +450,8 @@ def main():
         for label, story in stories:
             if not args.only or args.only in label:
                 story()
-        ok = True
-    except Exception as e:  # noqa: BLE001 -- any error fails the test, with the logs below
-        print(f"FAIL {type(e).__name__}: {e}" if not isinstance(e, Failure) else f"FAIL {e}", file=sys.stderr)
-    finally:
-        if not ok:
-            for name in sorted(os.listdir(work)):
-                if name.endswith(".log"):
-                    with open(os.path.join(work, name), errors="replace") as f:
-                        lines = f.read().splitlines()
-                    print(f"--- {name} (last 25 lines)", file=sys.stderr)
-                    print("\n".join(lines[-25:]), file=sys.stderr)
-        if args.keep or not ok:
-            print(f"test_gstreamer: working directory kept: {work}", file=sys.stderr)
-        else:
-            shutil.rmtree(work, ignore_errors=True)
-    print("test_gstreamer: ok" if ok else "test_gstreamer: FAILED")
-    return 0 if ok else 1
+
+    return e2e.run("test_gstreamer", "snapback-gst.", args.keep, body)
 
 
 if __name__ == "__main__":

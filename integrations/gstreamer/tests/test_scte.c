@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* SCTE-35 cues into breaks, without a pipeline: sections as tsdemux forwards them (parsed by the
- * gstreamer-mpegts library, splice times in tsdemux's running-time map), segmentation descriptors, and
+ * gstreamer-mpegts library or built from bytes, decoded by libsnapback's one SCTE-35 decoder, splice
+ * times in tsdemux's running-time map), segmentation descriptors, and
  * how cues add, close, cancel and order breaks. Run under ASan and UBSan by make test-gstreamer. */
 #include <math.h>
 #include <stdio.h>
@@ -52,32 +53,47 @@ static GstMpegtsSection *time_signal_section(const guint8 *seg, size_t n) {
     return gst_mpegts_section_new(500, d, i);
 }
 
+/* Segmentation descriptors, in time_signal sections: which start or end a break. */
 static void test_segmentation(void) {
+    GstSegment seg;
+    gst_segment_init(&seg, GST_FORMAT_TIME);
+    GstStructure *ev = gst_structure_new_empty("scte-sit");
+    GstStructure *map = gst_structure_new("running-time-map", "splice-time", G_TYPE_UINT64, 10 * GST_SECOND, NULL);
+    gst_structure_set(ev, "running-time-map", GST_TYPE_STRUCTURE, map, NULL);
+    sbg_cue c[SBG_MAX_CUES_PER_SECTION];
     /* CUEI, event 7, not cancelled, program-wide with a duration of 30 s, no UPID, provider ad start. */
-    static const guint8 start[] = {0x02, 20,   'C', 'U', 'E', 'I', 0, 0, 0, 7, 0x7F, 0xFF, 0x00, 0x00, 0x29,
+    static const guint8 start[] = {'C', 'U', 'E', 'I', 0, 0, 0, 7, 0x7F, 0xFF, 0x00, 0x00, 0x29,
                                    0x32, 0xE0, 0x00, 0x00, 0x30, 0, 0};
-    sbg_cue c;
-    CHECK(sbg_parse_segmentation(start, sizeof start, &c));
-    CHECK(c.event_id == 7 && c.out && !c.cancel && c.has_duration && NEAR(c.duration, 30.0));
-    guint8 end[sizeof start];
-    memcpy(end, start, sizeof end);
-    end[11] = 0xBF; /* no duration: the 5 duration bytes are gone */
-    memmove(end + 12, end + 17, sizeof end - 17);
-    end[1] = 15;
-    end[14] = 0x31; /* provider advertisement end */
-    CHECK(sbg_parse_segmentation(end, 17, &c));
-    CHECK(c.event_id == 7 && !c.out && !c.has_duration);
-    static const guint8 cancel[] = {0x02, 9, 'C', 'U', 'E', 'I', 0, 0, 0, 9, 0xFF};
-    CHECK(sbg_parse_segmentation(cancel, sizeof cancel, &c) && c.cancel && c.event_id == 9);
+    GstMpegtsSection *s = time_signal_section(start, sizeof start);
+    CHECK(sbg_cues_from_section(s, ev, &seg, c, G_N_ELEMENTS(c)) == 1);
+    CHECK(c[0].event_id == 7 && c[0].out && !c[0].cancel && c[0].has_duration && NEAR(c[0].duration, 30.0));
+    gst_mpegts_section_unref(s);
+    /* No duration, provider advertisement end. */
+    static const guint8 end[] = {'C', 'U', 'E', 'I', 0, 0, 0, 7, 0x7F, 0xBF, 0x00, 0x00, 0x31, 0, 0};
+    s = time_signal_section(end, sizeof end);
+    CHECK(sbg_cues_from_section(s, ev, &seg, c, G_N_ELEMENTS(c)) == 1 && c[0].event_id == 7 && !c[0].out &&
+          !c[0].has_duration);
+    gst_mpegts_section_unref(s);
+    static const guint8 cancel[] = {'C', 'U', 'E', 'I', 0, 0, 0, 9, 0xFF};
+    s = time_signal_section(cancel, sizeof cancel);
+    CHECK(sbg_cues_from_section(s, ev, &seg, c, G_N_ELEMENTS(c)) == 1 && c[0].cancel && c[0].event_id == 9);
+    gst_mpegts_section_unref(s);
     guint8 other[sizeof start];
     memcpy(other, start, sizeof other);
-    other[19] = 0x10; /* program start: not a break */
-    CHECK(!sbg_parse_segmentation(other, sizeof other, &c));
-    other[19] = 0x30;
-    other[2] = 'X'; /* not CUEI */
-    CHECK(!sbg_parse_segmentation(other, sizeof other, &c));
-    CHECK(!sbg_parse_segmentation(start, 12, &c));         /* cut short */
-    CHECK(!sbg_parse_segmentation(start, sizeof start - 3, &c)); /* length says more than there is */
+    other[17] = 0x10; /* program start: not a break */
+    s = time_signal_section(other, sizeof other);
+    CHECK(sbg_cues_from_section(s, ev, &seg, c, G_N_ELEMENTS(c)) == 0);
+    gst_mpegts_section_unref(s);
+    other[17] = 0x30;
+    other[0] = 'X'; /* not CUEI */
+    s = time_signal_section(other, sizeof other);
+    CHECK(sbg_cues_from_section(s, ev, &seg, c, G_N_ELEMENTS(c)) == 0);
+    gst_mpegts_section_unref(s);
+    s = time_signal_section(start, 9); /* cut short inside its descriptor */
+    CHECK(sbg_cues_from_section(s, ev, &seg, c, G_N_ELEMENTS(c)) == 0);
+    gst_mpegts_section_unref(s);
+    gst_structure_free(map);
+    gst_structure_free(ev);
 }
 
 static void test_sections(void) {
@@ -102,7 +118,7 @@ static void test_sections(void) {
     gst_structure_free(map);
     gst_structure_free(ev);
 
-    /* time_signal with a segmentation descriptor, parsed by the library from its bytes. */
+    /* time_signal with a segmentation descriptor, from its bytes. */
     static const guint8 seg_start[] = {'C', 'U', 'E', 'I', 0, 0, 0, 2, 0x7F, 0xFF, 0x00, 0x00, 0x04, 0x1E, 0xB0, 0x00, 0x00, 0x30, 0, 0};
     section = time_signal_section(seg_start, sizeof seg_start);
     ev = gst_structure_new_empty("scte-sit");

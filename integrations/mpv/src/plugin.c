@@ -24,6 +24,8 @@
 #include <unistd.h>
 
 #include "json.h"
+#include "manifest.h"
+#include "snapback_fetch.h"
 #include "session.h"
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -118,6 +120,22 @@ static int load_sidecar(struct plugin *p, char **content_id) {
     return rc;
 }
 
+/* The breaks of an HLS or DASH stream from its manifest (the path mpv plays, a file or http(s)): 1 when
+ * read, 0 when mpv plays no manifest, -1 when it could not be read or was refused (logged). */
+static int load_manifest(struct plugin *p) {
+    if (!sbm_is_manifest(p->file.path)) return 0;
+    size_t len = 0;
+    char err[256];
+    char *text = snapback_fetch(p->file.path, &len, err, sizeof err);
+    int rc = -1;
+    if (!text) sbmpv_log(&p->mpv, false, "%s: %s; the stream's chapters are used", p->file.path, err);
+    else if (sbm_breaks_from_manifest(text, len, &p->file.breaks, &p->file.live, err, sizeof err) != 0)
+        sbmpv_log(&p->mpv, false, "%s: %s; the stream's chapters are used", p->file.path, err);
+    else rc = 1;
+    free(text);
+    return rc;
+}
+
 static void load_chapters(struct plugin *p) {
     mpv_node node;
     if (mpv_get_property(p->mpv.handle, "chapter-list", MPV_FORMAT_NODE, &node) < 0) return;
@@ -182,9 +200,9 @@ static void file_preloaded(struct plugin *p, uint64_t hook_id) {
         !isfinite(p->file.duration))
         p->file.duration = 0;
     char *sidecar_id = NULL;
-    int sidecar = load_sidecar(p, &sidecar_id);
-    p->file.breaks_from = sidecar == 1 ? "sidecar" : "chapters";
-    if (sidecar != 1) load_chapters(p);
+    int sidecar = load_sidecar(p, &sidecar_id), manifest = sidecar == 1 ? 0 : load_manifest(p);
+    p->file.breaks_from = sidecar == 1 ? "sidecar" : manifest == 1 ? "manifest" : "chapters";
+    if (sidecar != 1 && manifest != 1) load_chapters(p);
     if (!p->file.breaks.n) p->file.breaks_from = "none";
     char *id = p->opt.content_id ? strdup(p->opt.content_id) : sidecar_id ? sidecar_id : metadata_content_id(p);
     if (id != sidecar_id) free(sidecar_id);

@@ -255,7 +255,7 @@ static void open_session(struct plugin *p, bool resume, bool hold, uint64_t hook
     sp.stream_id = p->file.stream_id;
     sp.content_id = p->file.content_id;
     sp.profile = p->opt.profile;
-    sp.kind = SNAPBACK_SESSION_ON_DEMAND;
+    sp.kind = p->file.live ? SNAPBACK_SESSION_LIVE : SNAPBACK_SESSION_ON_DEMAND;
     sp.breaks = p->file.breaks.items;
     sp.n_breaks = p->file.breaks.n;
     double ads = 0;

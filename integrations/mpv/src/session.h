@@ -37,7 +37,8 @@ struct file {
     char *path, *content_id, *stream_id;
     double duration;
     sbm_breaks breaks;
-    const char *breaks_from; /* "chapters", "sidecar" or "none", for the log */
+    bool live;               /* a live manifest: the session is live */
+    const char *breaks_from; /* "chapters", "sidecar", "manifest" or "none", for the log */
 };
 
 /* The session of the file mpv plays. The handle of a live session is the library's until CloseSession

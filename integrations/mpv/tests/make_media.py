@@ -44,6 +44,11 @@ def layout(ads):
     return out
 
 
+def in_break(ads, stream):
+    """Whether a stream time of the stitching is in one of its breaks."""
+    return any(s <= stream < s + d for s, d, _ in layout(ads))
+
+
 def stream_time(ads, content):
     """Stream time of a content time in a stitching (a content time at a break: after the break)."""
     return content + sum(d for (s, d, _), cut in zip(layout(ads), CUTS) if cut <= content)

@@ -14,6 +14,7 @@ the repository's Python client (Tests/clients/python).
 """
 import argparse
 import contextlib
+import datetime
 import json
 import os
 import shutil
@@ -21,54 +22,35 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tests"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "Tests", "clients", "python"))
 import make_media  # noqa: E402
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "Tests", "clients",
-                                "python"))
 import snapback_client as sb  # noqa: E402
+from e2e import POLL, Failure, check, summary, wait_socket  # noqa: E402  (the players' shared fixture)
+import e2e  # noqa: E402
 
 TOLERANCE = 0.5
-POLL = 0.05
 A = make_media.STITCHINGS["a"]
 B = make_media.STITCHINGS["b"]
 
 
-class Failure(Exception):
-    pass
-
-
-def check(cond, what):
-    if not cond:
-        raise Failure(what)
-    print(f"ok   {what}")
-
-
-def wait_socket(path, proc, seconds, what):
-    deadline = time.monotonic() + seconds
-    while not os.path.exists(path):
-        if proc.poll() is not None:
-            raise Failure(f"{what} exited ({proc.returncode}) before creating {path}")
-        if time.monotonic() > deadline:
-            raise Failure(f"{what} did not create {path} in {seconds} s")
-        time.sleep(0.02)
-
-
-class Mpv:
+class Mpv(e2e.Player):
     """One mpv process with the plugin, driven and observed through its JSON IPC."""
 
+    what = "mpv"
+
     def __init__(self, work, plugin, daemon_socket, media, name, paused=False, opts=""):
+        super().__init__(work, name)
         self.ipc_path = os.path.join(work, f"{name}.ipc")
-        self.log_path = os.path.join(work, f"{name}.log")
         args = ["mpv", "--no-config", "--vo=null", "--ao=null", "--term-osd=force", "--idle=no",
                 f"--script={plugin}", f"--input-ipc-server={self.ipc_path}",
                 f"--script-opts=snapback-socket={daemon_socket},snapback-verbose=yes{opts}"]
         if paused:
             args.append("--pause")
-        self.log = open(self.log_path, "w")
         files = media if isinstance(media, list) else [media]
         self.proc = subprocess.Popen(args + files, stdout=self.log, stderr=subprocess.STDOUT,
                                      stdin=subprocess.DEVNULL)
@@ -95,74 +77,39 @@ class Mpv:
         reply = self.command("get_property", "time-pos")
         return reply.get("data") if reply["error"] == "success" else None
 
-    def wait_position(self, predicate, seconds, what):
-        """Polls time-pos until predicate(pos) holds; returns the positions seen."""
-        seen = []
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            pos = self.position()
-            if pos is not None:
-                seen.append(pos)
-                if predicate(pos):
-                    return seen
-            time.sleep(POLL)
-        raise Failure(f"{what}: not within {seconds} s (positions seen: {summary(seen)})")
-
     def seek(self, target):
         check(self.command("seek", str(target), "absolute")["error"] == "success", f"mpv accepts seek {target}")
 
-    def output(self):
-        if not self.log.closed:
-            self.log.flush()
-        with open(self.log_path, errors="replace") as f:
-            return f.read()
-
     def quit(self):
         self.command("quit")
-        try:
-            code = self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            raise Failure("mpv did not quit within 10 s")
         self.sock.close()
-        self.log.close()
-        check(code == 0, f"mpv quit with status 0 (got {code})")
-
-    def kill(self):
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
+        self.exited("quit")
 
 
-def summary(seen):
-    if len(seen) <= 12:
-        return ", ".join(f"{p:.2f}" for p in seen)
-    return ", ".join(f"{p:.2f}" for p in seen[:6]) + " … " + ", ".join(f"{p:.2f}" for p in seen[-6:])
-
-
-def in_break(stitching, pos):
-    return any(s <= pos < s + d for s, d, _ in make_media.layout(stitching))
+def seek_over_break(mpv, first_break, target):
+    """A seek to `target` over the unwatched break `first_break` (start, duration, ads) lands in it; the
+    break plays to its end, then mpv is pushed on to the seek target: the first position past the break
+    (beyond a report's delay) is the target, never the content between them."""
+    b_start, b_end = first_break[0], first_break[0] + first_break[1]
+    mpv.seek(target)
+    seen = mpv.wait_position(lambda p: b_start - TOLERANCE <= p < b_end, 3,
+                             f"the seek to {target} over the unwatched break lands in it [{b_start}, {b_end})")
+    check(True, f"mpv is in the break at {seen[-1]:.2f} after the seek to {target}")
+    seen = mpv.wait_position(lambda p: p >= b_end + 0.3, first_break[1] + 4, "mpv leaves the break")
+    check(abs(seen[-1] - target) <= TOLERANCE + 0.5,
+          f"after the break mpv is at the seek target {target} (at {seen[-1]:.2f})")
 
 
 def story(work, plugin, sock, media):
     movie_a, movie_b = media
     first_break = make_media.layout(A)[0]  # (10, 6): content 10
-    b_start, b_end = first_break[0], first_break[0] + first_break[1]
     target = 20.0
 
     print("-- A, first viewing: a seek over an unwatched break")
     mpv = Mpv(work, plugin, sock, movie_a, "a1")
     try:
         mpv.wait_position(lambda p: p >= 1.0, 10, "mpv plays A")
-        mpv.seek(target)
-        seen = mpv.wait_position(lambda p: b_start - TOLERANCE <= p < b_end, 3,
-                                 f"the seek to {target} over the unwatched break lands in it [{b_start}, {b_end})")
-        check(True, f"mpv is in the break at {seen[-1]:.2f} after the seek to {target}")
-        # The break plays to its end, then mpv is pushed on to the seek target: the first position past
-        # the break (beyond a report's delay) is the target, never the content between them.
-        seen = mpv.wait_position(lambda p: p >= b_end + 0.3, first_break[1] + 4, "mpv leaves the break")
-        check(abs(seen[-1] - target) <= TOLERANCE + 0.5,
-              f"after the break mpv is at the seek target {target} (at {seen[-1]:.2f})")
+        seek_over_break(mpv, first_break, target)
         check("Ad break — you will return to 0:20" in mpv.output(),
               "mpv showed \"Ad break — you will return to 0:20\"")
 
@@ -177,7 +124,7 @@ def story(work, plugin, sock, media):
         while time.monotonic() < deadline:
             later.append(mpv.position())
             time.sleep(POLL)
-        check(all(p is not None and p >= 22 - TOLERANCE and not in_break(A, p) for p in later),
+        check(all(p is not None and p >= 22 - TOLERANCE and not make_media.in_break(A, p) for p in later),
               f"mpv stays past the watched break for 1.5 s ({summary([p for p in later if p is not None])})")
 
         print("-- A: pause and quit")
@@ -186,7 +133,7 @@ def story(work, plugin, sock, media):
         stopped = mpv.position()
         content = make_media.content_time(A, stopped)
         print(f"     paused at stream {stopped:.2f} = content {content:.2f}")
-        check(not in_break(A, stopped), "the pause is in content")
+        check(not make_media.in_break(A, stopped), "the pause is in content")
         mpv.quit()
     finally:
         mpv.kill()
@@ -201,6 +148,74 @@ def story(work, plugin, sock, media):
         mpv.wait_position(lambda p: p >= first + 1.0, 5, "B plays on from there")
         mpv.quit()
         check("3 breaks from sidecar" in mpv.output(), "B's breaks came from its sidecar")
+
+
+def make_hls(work, movie, stitching):
+    """Stitching `movie` as an HLS VOD stream of 1 s segments (ffmpeg, dated by PROGRAM-DATE-TIME), its
+    breaks marked by EXT-X-DATERANGE SCTE35-OUT ranges dated from the first segment: the breaks come from
+    the manifest alone (an HLS stream has no chapters)."""
+    out = os.path.join(work, "hls")
+    os.makedirs(out, exist_ok=True)
+    playlist = os.path.join(out, "stream.m3u8")
+    subprocess.run(["ffmpeg", "-loglevel", "error", "-y", "-i", movie, "-c", "copy", "-f", "hls", "-hls_time", "1",
+                    "-hls_playlist_type", "vod", "-hls_flags", "program_date_time",
+                    "-hls_segment_filename", os.path.join(out, "s%03d.ts"), playlist], check=True)
+    with open(playlist) as f:
+        lines = f.read().splitlines()
+    first = next(l for l in lines if l.startswith("#EXT-X-PROGRAM-DATE-TIME:")).split(":", 1)[1]
+    t0 = datetime.datetime.strptime(first, "%Y-%m-%dT%H:%M:%S.%f%z")
+    ranges = []
+    for i, (start, duration, _) in enumerate(make_media.layout(stitching)):
+        date = (t0 + datetime.timedelta(seconds=start)).astimezone(datetime.timezone.utc)
+        ranges.append(f'#EXT-X-DATERANGE:ID="splice-{i + 1}",START-DATE="{date.isoformat(timespec="milliseconds")}",'
+                      f"DURATION={duration:.3f},SCTE35-OUT=0xFC")
+    at = next(i for i, l in enumerate(lines) if l.startswith("#EXTINF"))
+    with open(playlist, "w") as f:
+        f.write("\n".join(lines[:at] + ranges + lines[at:]) + "\n")
+    return playlist
+
+
+def hls_manifest(work, plugin, sock, movie_a):
+    """An HLS stream whose breaks are its playlist's DATERANGEs: a seek over the first snaps back to it,
+    and after the break mpv returns to the target."""
+    print("-- HLS (ffmpeg, DATERANGE markers): a seek over an unwatched break")
+    playlist = make_hls(work, movie_a, A)
+    first_break = make_media.layout(A)[0]
+    target = 20.0
+    mpv = Mpv(work, plugin, sock, playlist, "h1")
+    try:
+        mpv.wait_position(lambda p: p >= 1.0, 10, "mpv plays the HLS stream")
+        check("3 breaks from manifest" in mpv.output(), "the stream's breaks came from its playlist")
+        seek_over_break(mpv, first_break, target)
+        mpv.quit()
+    finally:
+        mpv.kill()
+
+    print("-- the same HLS stream over http (a loopback server): its playlist fetched through libcurl")
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    server = subprocess.Popen([sys.executable, "-m", "http.server", "--bind", "127.0.0.1", str(port)],
+                              cwd=os.path.dirname(playlist), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    mpv = None
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
+                break
+            if time.monotonic() > deadline:
+                raise Failure("the http server did not listen within 10 s")
+            time.sleep(POLL)
+        mpv = Mpv(work, plugin, sock, f"http://127.0.0.1:{port}/{os.path.basename(playlist)}", "h2")
+        mpv.wait_position(lambda p: p >= 1.0, 10, "mpv plays the HLS stream over http")
+        check("3 breaks from manifest" in mpv.output(), "the stream's breaks came from its playlist over http")
+        mpv.quit()
+    finally:
+        if mpv:
+            mpv.kill()
+        server.terminate()
+        server.wait()
 
 
 def retired_sessions(work, plugin, sock, media, daemon):
@@ -268,50 +283,26 @@ def main():
         if not shutil.which(tool):
             print(f"test_mpv: SKIPPED: {tool} is not installed (Debian: apt-get install mpv libmpv-dev ffmpeg)")
             return 0
-    work = tempfile.mkdtemp(prefix="snapback-mpv.")
-    sock = os.path.join(work, "snapbackd.sock")
-    daemon_log = open(os.path.join(work, "snapbackd.log"), "w")
-    daemon = None
-    ok = False
-    try:
+
+    def body(work):
         started = time.monotonic()
         media = [make_media.make(work, "a"), make_media.make(work, "b")]
         print(f"test media made in {time.monotonic() - started:.1f} s")
-        daemon = subprocess.Popen([args.snapbackd, "--socket", sock, "--state-dir", os.path.join(work, "state"),
-                                   "--config", "/dev/null", "--log-level", "info"],
-                                  stdout=daemon_log, stderr=subprocess.STDOUT)
-        wait_socket(sock, daemon, 10, "snapbackd")
-        story(work, args.plugin, sock, media)
-        retired_sessions(work, args.plugin, sock, media, daemon)
-        for name in ("a1", "a2", "b1"):
-            with open(os.path.join(work, f"{name}.log"), errors="replace") as f:
-                bad = [l for l in f.read().splitlines() if l.startswith("[snapback]") and
-                       ("failed" in l or "error" in l or "not opened" in l or "did not open" in l)]
-            check(not bad, f"the plugin reported no failure in {name} ({bad[:3]})")
-        daemon.send_signal(signal.SIGTERM)
-        check(daemon.wait(10) == 0, "snapbackd stops cleanly")
-        ok = True
-    except (Failure, subprocess.CalledProcessError, OSError) as e:
-        print(f"FAIL {e}", file=sys.stderr)
-    finally:
-        if daemon and daemon.poll() is None:
+        daemon = e2e.Daemon(args.snapbackd, work, "snapbackd")
+        try:
+            story(work, args.plugin, daemon.sock, media)
+            hls_manifest(work, args.plugin, daemon.sock, media[0])
+            retired_sessions(work, args.plugin, daemon.sock, media, daemon)
+            for name in ("a1", "a2", "b1", "h1", "h2"):
+                with open(os.path.join(work, f"{name}.log"), errors="replace") as f:
+                    bad = e2e.plugin_failures(f.read())
+                check(not bad, f"the plugin reported no failure in {name} ({bad[:3]})")
+            daemon.stop()
+        finally:
             daemon.kill()
-            daemon.wait()
-        daemon_log.close()
-        if not ok:
-            for name in ("snapbackd", "a1", "a2", "b1", "r1"):
-                path = os.path.join(work, f"{name}.log")
-                if os.path.exists(path):
-                    with open(path, errors="replace") as f:
-                        lines = [l for l in f.read().replace("\r", "\n").splitlines() if "AV:" not in l]
-                    print(f"--- {name}.log (last 25 lines)", file=sys.stderr)
-                    print("\n".join(lines[-25:]), file=sys.stderr)
-        if args.keep or not ok:
-            print(f"test_mpv: working directory kept: {work}", file=sys.stderr)
-        else:
-            shutil.rmtree(work, ignore_errors=True)
-    print("test_mpv: ok" if ok else "test_mpv: FAILED")
-    return 0 if ok else 1
+
+    # mpv's status line ("AV: …") is left out of the logs shown.
+    return e2e.run("test_mpv", "snapback-mpv.", args.keep, body, noise=("AV:",))
 
 
 if __name__ == "__main__":

@@ -496,7 +496,7 @@ const ProtobufCMessageDescriptor snapback__v1__watch_changes_request__descriptor
   (ProtobufCMessageInit) snapback__v1__watch_changes_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor snapback__v1__watch_changes_reply__field_descriptors[1] =
+static const ProtobufCFieldDescriptor snapback__v1__watch_changes_reply__field_descriptors[3] =
 {
   {
     "device_id",
@@ -510,14 +510,40 @@ static const ProtobufCFieldDescriptor snapback__v1__watch_changes_reply__field_d
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "store_id",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__WatchChangesReply, store_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "last_seq",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__WatchChangesReply, last_seq),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned snapback__v1__watch_changes_reply__field_indices_by_name[] = {
   0,   /* field[0] = device_id */
+  2,   /* field[2] = last_seq */
+  1,   /* field[1] = store_id */
 };
 static const ProtobufCIntRange snapback__v1__watch_changes_reply__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 1 }
+  { 0, 3 }
 };
 const ProtobufCMessageDescriptor snapback__v1__watch_changes_reply__descriptor =
 {
@@ -527,7 +553,7 @@ const ProtobufCMessageDescriptor snapback__v1__watch_changes_reply__descriptor =
   "Snapback__V1__WatchChangesReply",
   "snapback.v1",
   sizeof(Snapback__V1__WatchChangesReply),
-  1,
+  3,
   snapback__v1__watch_changes_reply__field_descriptors,
   snapback__v1__watch_changes_reply__field_indices_by_name,
   1,  snapback__v1__watch_changes_reply__number_ranges,

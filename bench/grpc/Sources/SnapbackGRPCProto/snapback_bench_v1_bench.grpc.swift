@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+/// SPDX-License-Identifier: Apache-2.0
 /// The call `make bench-grpc` compares: snapbackd's SeekEnded -> snapback round trip, as a gRPC service.
 ///
 /// snapbackd answers a SeekEnded that crosses an unwatched break with a Push (the seek back to the

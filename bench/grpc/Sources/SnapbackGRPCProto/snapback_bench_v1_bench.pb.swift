@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DO NOT EDIT.
 // swift-format-ignore-file
 // swiftlint:disable all
@@ -8,6 +9,7 @@
 // For information on using the generated types, please see the documentation:
 //   https://github.com/apple/swift-protobuf/
 
+/// SPDX-License-Identifier: Apache-2.0
 /// The call `make bench-grpc` compares: snapbackd's SeekEnded -> snapback round trip, as a gRPC service.
 ///
 /// snapbackd answers a SeekEnded that crosses an unwatched break with a Push (the seek back to the

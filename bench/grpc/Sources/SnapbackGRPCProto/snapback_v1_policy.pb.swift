@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DO NOT EDIT.
 // swift-format-ignore-file
 // swiftlint:disable all
@@ -8,6 +9,7 @@
 // For information on using the generated types, please see the documentation:
 //   https://github.com/apple/swift-protobuf/
 
+/// SPDX-License-Identifier: Apache-2.0
 /// snapback wire protocol, version 1: the ad policy a session runs with.
 ///
 /// A session's policy is a named preset (HelloReply.policy_presets) with any field overridden. Every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DO NOT EDIT.
 // swift-format-ignore-file
 // swiftlint:disable all
@@ -8,6 +9,7 @@
 // For information on using the generated types, please see the documentation:
 //   https://github.com/apple/swift-protobuf/
 
+/// SPDX-License-Identifier: Apache-2.0
 /// snapback wire protocol, version 1: what the server pushes to a player.
 ///
 /// A Push travels in a PUSH frame (type 3) whose header carries the call id and the method (0x0100,

@@ -69,10 +69,23 @@ struct  Snapback__V1__WatchChangesReply
    * another device came from another box, through Merge.
    */
   char *device_id;
+  /*
+   * The id the store minted when its database was created (16 hex digits), whatever device_id says: a
+   * store made afresh (its file corrupt and set aside, or deleted) has another, and its change numbers
+   * are not the old store's. An agent that sees another store_id than the one its cursor was taken from
+   * reads from 0. Empty from a snapbackd that predates it.
+   */
+  char *store_id;
+  /*
+   * The greatest change number the store holds when the stream starts (0: none). A cursor above it was
+   * taken from another store, or from this one before it was restored from an older copy: the agent
+   * reads from 0.
+   */
+  uint64_t last_seq;
 };
 #define SNAPBACK__V1__WATCH_CHANGES_REPLY__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&snapback__v1__watch_changes_reply__descriptor) \
-    , (char *)protobuf_c_empty_string }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0 }
 
 
 /*

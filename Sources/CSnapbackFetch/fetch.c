@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* A manifest's text from a local file or an http(s) URL, through libcurl (never an HTTP client of our
+ * own): the mpv plugin's and the snapback CLI's one fetch. */
+#define _GNU_SOURCE
+#include "snapback_fetch.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+struct body {
+    char *data;
+    size_t len;
+    bool too_large;
+};
+
+static size_t on_data(char *ptr, size_t size, size_t nmemb, void *user) {
+    struct body *b = user;
+    size_t n = size * nmemb;
+    if (n > SNAPBACK_FETCH_MAX - b->len) {
+        b->too_large = true;
+        return 0; /* aborts the transfer */
+    }
+    memcpy(b->data + b->len, ptr, n);
+    b->len += n;
+    return n;
+}
+
+static char *fetch_url(const char *url, size_t *len, char *err, size_t errlen) {
+    struct body b = {.data = malloc(SNAPBACK_FETCH_MAX)};
+    CURL *c = curl_easy_init();
+    if (!b.data || !c) {
+        snprintf(err, errlen, "out of memory");
+        free(b.data);
+        if (c) curl_easy_cleanup(c);
+        return NULL;
+    }
+    char cerr[CURL_ERROR_SIZE] = "";
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
+    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, cerr);
+    curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
+    curl_easy_setopt(c, CURLOPT_MAXREDIRS, 5L);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, (long)SNAPBACK_FETCH_SECONDS);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_FAILONERROR, 1L);
+#if LIBCURL_VERSION_NUM >= 0x075500
+    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+#else
+    curl_easy_setopt(c, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+    curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
+    curl_easy_setopt(c, CURLOPT_USERAGENT, "snapback");
+    CURLcode rc = curl_easy_perform(c);
+    curl_easy_cleanup(c);
+    if (rc != CURLE_OK) {
+        snprintf(err, errlen, "%s", b.too_large ? "larger than 8 MiB" : cerr[0] ? cerr : curl_easy_strerror(rc));
+        free(b.data);
+        return NULL;
+    }
+    *len = b.len;
+    return b.data;
+}
+
+char *snapback_fetch(const char *path, size_t *len, char *err, size_t errlen) {
+    if (!strncasecmp(path, "http://", 7) || !strncasecmp(path, "https://", 8)) return fetch_url(path, len, err, errlen);
+    if (!strncasecmp(path, "file://", 7)) path += 7;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "%s", strerror(errno));
+        return NULL;
+    }
+    char *buf = malloc(SNAPBACK_FETCH_MAX + 1);
+    size_t n = buf ? fread(buf, 1, SNAPBACK_FETCH_MAX + 1, f) : 0;
+    fclose(f);
+    if (!buf || n > SNAPBACK_FETCH_MAX) {
+        snprintf(err, errlen, "%s", buf ? "larger than 8 MiB" : "out of memory");
+        free(buf);
+        return NULL;
+    }
+    *len = n;
+    return buf;
+}

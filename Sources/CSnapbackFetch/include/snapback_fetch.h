@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* A manifest's text from a local file or an http(s) URL (fetch.c, libcurl). */
+#ifndef SNAPBACK_FETCH_H
+#define SNAPBACK_FETCH_H
+
+#include <stddef.h>
+
+/* At most this many bytes (libsnapback's break sources' default bound); http(s) gives up after
+ * SNAPBACK_FETCH_SECONDS. */
+#define SNAPBACK_FETCH_MAX (8u << 20)
+#define SNAPBACK_FETCH_SECONDS 10
+
+/* The text at `path`: a local file (or file://), or an http(s) URL (redirects followed up to 5 times,
+ * http and https only, a non-2xx status an error). Owned by the caller (free). NULL with err set. */
+char *snapback_fetch(const char *path, size_t *len, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: Apache-2.0
+import ArgumentParser
+import CSnapbackCues
+import CSnapbackFetch
+import Glibc
+import SnapbackCLI
+import SnapbackCommandLine
+
+/// `snapback cues [--format hls|dash|vmap] [--content-duration S] FILE|URL…`: the breaks a manifest
+/// announces, read by libsnapback's break sources (the readers every player links), with what they
+/// refused and why.
+struct CuesCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cues",
+        abstract: "The ad breaks an HLS playlist, a DASH MPD or a VMAP document announces.",
+        discussion: prose(
+            """
+            Reads each manifest (a file, - for standard input, or an http(s) URL, fetched through libcurl) \
+            with libsnapback's break sources, as the players do, and prints each break (id, pre-, mid- or \
+            post-roll, start, duration, whether it is open or unfilled, what it replaces, its restrictions), \
+            each item refused and each break removed, with the reason. Several manifests are successive \
+            refreshes of one live manifest: each prints what it added, changed or removed. Needs no daemon.
+
+            Exits 1, saying why, when a whole manifest is refused (not UTF-8, too large, malformed XML, a \
+            DOCTYPE, not a format snapback reads).
+            """))
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The manifests' format (hls, dash or vmap); detected from the content when not given.",
+            valueName: "format"))
+    var format: String?
+    @Option(
+        name: .customLong("content-duration"),
+        help: ArgumentHelp("Seconds of content, for VMAP's n% and end offsets and repeatAfter.", valueName: "seconds"))
+    var contentDuration: Double?
+    @Argument(help: ArgumentHelp("Manifests: files, - or http(s) URLs; several are refreshes of one.", valueName: "manifest"))
+    var manifests: [String]
+
+    func validate() throws {
+        if let format, ["hls", "dash", "vmap"].firstIndex(of: format) == nil {
+            throw ValidationError("--format: '\(format)' is not hls, dash or vmap")
+        }
+        if let contentDuration, !(contentDuration > 0 && contentDuration <= 1e10) {
+            throw ValidationError("--content-duration: seconds from 0 to 1e10 expected")
+        }
+        if manifests.isEmpty { throw ValidationError("a manifest is needed") }
+    }
+
+    func run() throws {
+        var options = snapback_cues_options()
+        switch format {
+        case "hls": options.format = SNAPBACK_CUES_HLS
+        case "dash": options.format = SNAPBACK_CUES_DASH
+        case "vmap": options.format = SNAPBACK_CUES_VMAP
+        default: options.format = SNAPBACK_CUES_AUTO
+        }
+        options.content_duration = contentDuration ?? 0
+        guard let cues = snapback_cues_new(&options) else { throw CommandError("out of memory") }
+        defer { snapback_cues_free(cues) }
+        for (index, name) in manifests.enumerated() {
+            let text = try read(name)
+            let rc = text.withUnsafeBufferPointer { buffer in
+                buffer.withMemoryRebound(to: CChar.self) { snapback_cues_update(cues, $0.baseAddress, $0.count) }
+            }
+            if rc != SNAPBACK_OK.rawValue {
+                throw CommandError("\(name): \(String(cString: snapback_cues_error(cues)))")
+            }
+            if index > 0 { say() }
+            for line in describe(cues, name: name, refresh: index > 0) { say(line) }
+        }
+    }
+
+    /// The manifest's bytes: standard input, or a file or URL through the fetch the mpv plugin uses.
+    private func read(_ name: String) throws -> [UInt8] {
+        if name == "-" {
+            var bytes: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let n = chunk.withUnsafeMutableBytes { Glibc.read(0, $0.baseAddress, $0.count) }
+                if n < 0 { throw CommandError("-: \(String(cString: strerror(errno)))") }
+                if n == 0 { break }
+                bytes += chunk[0..<n]
+                if bytes.count > Int(SNAPBACK_FETCH_MAX) { throw CommandError("-: larger than 8 MiB") }
+            }
+            return bytes
+        }
+        var length = 0
+        var error = [CChar](repeating: 0, count: 256)
+        guard let data = snapback_fetch(name, &length, &error, error.count) else {
+            throw CommandError("\(name): \(String(cString: error))")
+        }
+        defer { free(data) }
+        return Array(UnsafeRawBufferPointer(start: data, count: length))
+    }
+}
+
+/// What the reader holds after a manifest: a header, each break (marked + added, ~ changed on a
+/// refresh), then what was refused and removed.
+func describe(_ cues: OpaquePointer, name: String, refresh: Bool) -> [String] {
+    var n = 0
+    let breaks = snapback_cues_breaks(cues, &n)
+    var nChanges = 0
+    let changes = snapback_cues_changes(cues, &nChanges)
+    var nRejected = 0
+    let rejected = snapback_cues_rejected(cues, &nRejected)
+    var kinds: [String: snapback_cue_change_kind] = [:]
+    var removed: [(String, String)] = []
+    for i in 0..<nChanges {
+        let c = changes![i]
+        let id = String(cString: c.id)
+        if c.kind == SNAPBACK_CUE_REMOVED { removed.append((id, String(cString: c.reason))) } else { kinds[id] = c.kind }
+    }
+    let format = String(cString: snapback_cues_format_name(snapback_cues_format_of(cues)))
+    var lines = [
+        "\(name) (\(format)\(snapback_cues_is_live(cues) ? ", live" : "")): \(n) break\(n == 1 ? "" : "s")"
+            + (refresh ? ", \(kinds.count) added or changed, \(removed.count) removed" : "")
+            + (nRejected > 0 ? ", \(nRejected) item\(nRejected == 1 ? "" : "s") refused" : "")
+    ]
+    for i in 0..<n {
+        let b = breaks![i]
+        let id = String(cString: b.id)
+        let mark = !refresh ? " " : kinds[id] == SNAPBACK_CUE_ADDED ? "+" : kinds[id] == SNAPBACK_CUE_CHANGED ? "~" : " "
+        let position =
+            b.position == SNAPBACK_POSITION_PREROLL
+            ? "preroll" : b.position == SNAPBACK_POSITION_POSTROLL ? "postroll" : "midroll"
+        var line = "\(mark) \(id)  \(position) at \(clock(b.start))"
+        line += b.duration > 0 ? ", \(fixed(b.duration, 3)) s" : ", duration unknown"
+        if b.open { line += " (open: its end is not known yet)" }
+        if b.unfilled { line += " (unfilled: plays nothing, snaps nobody back)" }
+        if b.n_ad_durations > 0 {
+            line += ", ads " + (0..<b.n_ad_durations).map { fixed(b.ad_durations[$0], 3) }.joined(separator: "+")
+        }
+        if b.has_content_resume_offset { line += ", replaces \(fixed(b.content_resume_offset, 3)) s of content" }
+        var restricted: [String] = []
+        if b.restrictions & UInt32(SNAPBACK_CUE_RESTRICT_SKIP) != 0 { restricted.append("skip") }
+        if b.restrictions & UInt32(SNAPBACK_CUE_RESTRICT_JUMP) != 0 { restricted.append("jump") }
+        if !restricted.isEmpty { line += ", restricts " + restricted.joined(separator: ",") }
+        if b.once { line += ", once" }
+        if b.has_playout_limit { line += ", playout limit \(fixed(b.playout_limit, 3)) s" }
+        line += " [\(String(cString: b.source))]"
+        lines.append(line)
+    }
+    for (id, reason) in removed { lines.append("- \(id)  removed: \(reason)") }
+    for i in 0..<nRejected {
+        let r = rejected![i]
+        lines.append("! " + (r.line > 0 ? "line \(r.line): " : "") + String(cString: r.reason))
+    }
+    return lines
+}

@@ -1,0 +1,392 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""snapback-web against the real snapbackd, over real sockets: the upgrade's checks (Host, Origin, token),
+the health check, RFC 6455 framing errors and their close codes, quotas (rate, connections per app),
+ping/pong and idle time, one snapbackd connection per page, and nothing left behind after many pages.
+
+    python3 Tests/web/test_bridge.py .build/debug/snapbackd .build/debug/snapback-web
+
+One PASS/FAIL line per check; exits non-zero if any failed.
+"""
+
+import json
+import os
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from harness import (FAILURES, check, daemon_connections, expect, free_port, rss_kib, start_bridge,  # noqa: E402
+                     show_logs, start_daemon, stop, wait_port, wakeups, write_config)
+from wsclient import Closed, WebSocket, http_request  # noqa: E402
+
+GUIDE_ORIGIN = "http://127.0.0.1:8000"
+GUIDE_TOKEN = "guide-token-0123456789abcdef"
+OTHER_ORIGIN = "http://localhost:8001"
+OTHER_TOKEN = "other-token-0123456789abcdef"
+
+
+APPS = {"guide": {"origin": GUIDE_ORIGIN, "token": GUIDE_TOKEN, "profiles": "alice"},
+        "other": {"origin": OTHER_ORIGIN, "token": OTHER_TOKEN, "max-connections": 2}}
+
+
+def main():
+    snapbackd, web = sys.argv[1], sys.argv[2]
+    tmp = tempfile.mkdtemp(prefix="snapback-web-test-")
+    sock_path = os.path.join(tmp, "snapbackd.sock")
+    port = free_port()
+    daemon = start_daemon(snapbackd, tmp, sock_path)
+    bridge = None
+    try:
+        config = write_config(tmp, port, sock_path, APPS, messages_per_second=20, message_burst=40,
+                              ping_interval="1s", pong_timeout="500ms", handshake_timeout="1s",
+                              max_connections=6, max_frame_size="4K", max_message_size="8K")
+        bridge = start_bridge(web, config, os.path.join(tmp, "snapback-web.log"), port)
+        restart = lambda: start_daemon(snapbackd, tmp, sock_path)
+        daemon = run_checks(port, sock_path, bridge, daemon, restart)
+        check("socket-activated on 127.0.0.1 and [::1]", lambda: socket_activated(web, tmp, sock_path))
+    finally:
+        stop(bridge, daemon)
+        if FAILURES:
+            show_logs(tmp, ("snapback-web.log", "snapbackd.log"))
+        shutil.rmtree(tmp, ignore_errors=True)
+    if bridge is not None and bridge.returncode not in (0, None):
+        FAILURES.append("snapback-web exit status %s" % bridge.returncode)
+        print("FAIL snapback-web exited %s on SIGTERM" % bridge.returncode)
+    print("%d failed" % len(FAILURES) if FAILURES else "all passed")
+    sys.exit(1 if FAILURES else 0)
+
+
+def run_checks(port, sock_path, bridge, daemon, restart):
+    def page(**kw):
+        kw.setdefault("origin", GUIDE_ORIGIN)
+        path = kw.pop("path", "/jsonrpc?token=" + GUIDE_TOKEN)
+        return WebSocket("127.0.0.1", port, path=path, **kw)
+
+    def refused(ws, status, words):
+        expect(ws.status == status, "status %d, wanted %d (%r)" % (ws.status, status, ws.body))
+        expect(words in ws.body.decode(), "reason %r lacks %r" % (ws.body, words))
+        ws.sock.close()
+        return "%d %s" % (status, ws.body.decode().strip())
+
+    base = daemon_connections(sock_path)
+
+    def upgrade_query_token():
+        ws = page()
+        expect(ws.status == 101, "status %d %r" % (ws.status, ws.body))
+        reply = ws.call("Snapback.1.register", {"event": "push", "id": "player"})
+        expect(reply == {"jsonrpc": "2.0", "id": 1, "result": None}, "register: %r" % reply)
+        ws.close()
+        return "101, register -> null"
+    check("an app's page upgrades with ?token=", upgrade_query_token)
+
+    def upgrade_protocol_token():
+        ws = page(path="/jsonrpc", protocols=["snapback.v1.json", "snapback.token." + GUIDE_TOKEN])
+        expect(ws.status == 101, "status %d %r" % (ws.status, ws.body))
+        expect(ws.headers.get("sec-websocket-protocol") == "snapback.v1.json", "protocol %r" % ws.headers)
+        reply = ws.call("Snapback.1.unregister", {"event": "push", "id": "player"}, id="a")
+        expect(reply.get("id") == "a" and reply.get("result") is None, "unregister: %r" % reply)
+        ws.close()
+        return "101 snapback.v1.json"
+    check("the token as a Sec-WebSocket-Protocol entry", upgrade_protocol_token)
+
+    check("origin not configured: 403", lambda: refused(page(origin="http://evil.example"), 403, "not a configured app"))
+    check("Origin null (file://): 403", lambda: refused(page(origin="null"), 403, "'null'"))
+    check("no Origin: 403", lambda: refused(page(origin=None), 403, "no Origin"))
+    check("wrong token: 403", lambda: refused(page(path="/jsonrpc?token=guide-token-0123456789abcdeX"), 403, "wrong token"))
+    check("another app's token: 403", lambda: refused(page(path="/jsonrpc?token=" + OTHER_TOKEN), 403, "wrong token"))
+    check("no token: 403", lambda: refused(page(path="/jsonrpc"), 403, "no token"))
+    check("two tokens: 403", lambda: refused(
+        page(protocols=["snapback.v1.json", "snapback.token." + GUIDE_TOKEN]), 403, "more than one token"))
+    check("rebinding Host: 403", lambda: refused(page(host_header="rebind.example:%d" % port), 403, "is not this bridge"))
+    check("Host without the port: 403", lambda: refused(page(host_header="127.0.0.1"), 403, "is not this bridge"))
+    check("two Hosts: 400", lambda: refused(page(extra_headers=["Host: 127.0.0.1:%d" % port]), 400, "Host"))
+    check("localhost and [::1] are the bridge's names", lambda: (
+        [expect(page(host_header=h).status == 101, h) for h in ("localhost:%d" % port, "[::1]:%d" % port)], "101")[1])
+    check("sub-protocols without snapback.v1.json: 400", lambda: refused(page(protocols=["chat"]), 400, "snapback.v1.json"))
+    check("version 8: 426", lambda: refused(_raw_refusal(port, "Sec-WebSocket-Version: 8"), 426, "version 13"))
+    check("unknown path: 404", lambda: refused(page(path="/admin"), 404, "nothing at /admin"))
+
+    def health():
+        status, headers, body, s = http_request("127.0.0.1", port,
+                                                "GET /health HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nOrigin: %s\r\n\r\n" % (port, GUIDE_ORIGIN))
+        s.close()
+        expect(status == 200 and json.loads(body) == {"status": "ok"}, "%d %r" % (status, body))
+        expect(headers.get("access-control-allow-origin") == GUIDE_ORIGIN, "CORS %r" % headers)
+        status, headers, body, s = http_request("127.0.0.1", port,
+                                                "GET /health HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nOrigin: http://evil.example\r\n\r\n" % port)
+        s.close()
+        expect("access-control-allow-origin" not in headers, "CORS for a stranger %r" % headers)
+        status, headers, _, s = http_request("127.0.0.1", port,
+                                             "OPTIONS /health HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nOrigin: %s\r\n\r\n" % (port, GUIDE_ORIGIN))
+        s.close()
+        expect(status == 204 and headers.get("access-control-allow-private-network") == "true", "preflight %d %r" % (status, headers))
+        return "200 with CORS for the app, none for a stranger; preflight 204"
+    check("GET /health", health)
+
+    def jsonrpc_errors():
+        ws = page()
+        ws.send_text("{not json")
+        e1 = ws.recv_json()
+        ws.send_text('[{"jsonrpc":"2.0","id":1,"method":"Snapback.1.register"}]')
+        e2 = ws.recv_json()
+        e3 = ws.call("Controller.1.activate", {})
+        e4 = ws.call("Snapback.1.register", {"event": "everything", "id": "x"})
+        ws.send_text('{"jsonrpc":"1.0","id":7,"method":"Snapback.1.register"}')
+        e5 = ws.recv_json()
+        ws.close()
+        codes = [e["error"]["code"] for e in (e1, e2, e3, e4, e5)]
+        expect(codes == [-32700, -32600, -32601, -32602, -32600], "codes %r" % [e1, e2, e3, e4, e5])
+        expect(e5["id"] == 7, "id echoed: %r" % e5)
+        return "codes %s" % codes
+    check("JSON-RPC errors: parse, batch, unknown method, bad params, version", jsonrpc_errors)
+
+    def close_code(send, code, words):
+        ws = page()
+        expect(ws.status == 101, "upgrade %d" % ws.status)
+        ws.call("Snapback.1.register", {"event": "push", "id": "p"})  # the link is up
+        send(ws)
+        got, reason = ws.expect_close()
+        ws.sock.close()
+        expect(got == code and words in reason, "close %s %r, wanted %d ~%r" % (got, reason, code, words))
+        return "%d %s" % (got, reason)
+
+    check("binary message: 1003", lambda: close_code(lambda ws: ws.send_frame(0x2, b"\x00\x01"), 1003, "binary"))
+    check("unmasked frame: 1002", lambda: close_code(lambda ws: ws.send_frame(0x1, b"{}", mask=False), 1002, "not masked"))
+    check("reserved bits: 1002", lambda: close_code(lambda ws: ws.send_frame(0x1, b"{}", rsv=4), 1002, "reserved"))
+    check("invalid UTF-8 text: 1007", lambda: close_code(lambda ws: ws.send_frame(0x1, b"\xc3\x28"), 1007, "UTF-8"))
+    check("frame over max-frame-size: 1009", lambda: close_code(lambda ws: ws.send_frame(0x1, b"x" * 5000), 1009, "limit"))
+    check("message over max-message-size: 1009", lambda: close_code(
+        lambda ws: [ws.send_frame(0x1 if i == 0 else 0x0, b"x" * 3000, fin=False) for i in range(3)], 1009, "message over"))
+    check("fragmented ping: 1002", lambda: close_code(lambda ws: ws.send_frame(0x9, b"", fin=False), 1002, "fragmented control"))
+    check("continuation with nothing to continue: 1002", lambda: close_code(lambda ws: ws.send_frame(0x0, b"x"), 1002, "continuation"))
+
+    def fragments_and_ping():
+        ws = page()
+        text = json.dumps({"jsonrpc": "2.0", "id": 9, "method": "Snapback.1.register", "params": {"event": "push", "id": "é"}})
+        data = text.encode()
+        ws.send_frame(0x1, data[:10], fin=False)
+        ws.send_frame(0x9, b"hi")  # a ping between fragments
+        ws.send_frame(0x0, data[10:20], fin=False)
+        ws.send_frame(0x0, data[20:])
+        opcode, payload = ws.recv_frame()
+        expect(opcode == 0xA and payload == b"hi", "pong %r %r" % (opcode, payload))
+        reply = ws.recv_json()
+        expect(reply == {"jsonrpc": "2.0", "id": 9, "result": None}, "reply %r" % reply)
+        ws.close()
+        return "pong echoed, message reassembled"
+    check("fragmented message with a ping between its fragments", fragments_and_ping)
+
+    def page_close_echoed():
+        ws = page()
+        ws.call("Snapback.1.register", {"event": "push", "id": "p"})
+        ws.send_frame(0x8, struct.pack("!H", 4001) + b"bye")
+        code, _ = ws.expect_close()
+        ws.sock.close()
+        expect(code == 4001, "echo %r" % code)
+        return "close 4001 echoed"
+    check("a page's close is echoed", page_close_echoed)
+
+    def flood():
+        quiet = page()
+        quiet.call("Snapback.1.register", {"event": "push", "id": "q"})
+        noisy = page()
+        noisy.call("Snapback.1.register", {"event": "push", "id": "n"})
+        message = json.dumps({"jsonrpc": "2.0", "method": "Snapback.1.register", "params": {"event": "push", "id": "n"}})
+        try:
+            for _ in range(200):
+                noisy.send_text(message)
+        except OSError:
+            pass
+        code, reason = noisy.expect_close()
+        noisy.sock.close()
+        expect(code == 1008 and "messages per second" in reason, "flood close %s %r" % (code, reason))
+        reply = quiet.call("Snapback.1.register", {"event": "push", "id": "q2"}, id=2)
+        expect(reply.get("result", 0) is None, "quiet page %r" % reply)
+        quiet.close()
+        return "flooder %d %r; the other page goes on" % (code, reason)
+    check("a flooding page is closed 1008, another goes on", flood)
+
+    def per_app_limit():
+        first = [WebSocket("127.0.0.1", port, path="/jsonrpc?token=" + OTHER_TOKEN, origin=OTHER_ORIGIN) for _ in range(2)]
+        for ws in first:
+            ws.call("Snapback.1.register", {"event": "push", "id": "o"})
+        third = WebSocket("127.0.0.1", port, path="/jsonrpc?token=" + OTHER_TOKEN, origin=OTHER_ORIGIN)
+        expect(third.status == 101, "upgrade %d" % third.status)
+        code, reason = third.expect_close()
+        third.sock.close()
+        for ws in first:
+            ws.close()
+        expect(code == 1013 and "at most 2 pages" in reason, "third %s %r" % (code, reason))
+        return "%d %r" % (code, reason)
+    check("connections per app: 1013", per_app_limit)
+
+    def total_limit():
+        pages = [page() for _ in range(6)]
+        for ws in pages:
+            ws.call("Snapback.1.register", {"event": "push", "id": "t"})
+        extra = page()
+        code, reason = extra.expect_close()
+        extra.sock.close()
+        for ws in pages:
+            ws.close()
+        expect(code == 1013 and "at most 6 pages" in reason, "extra %s %r" % (code, reason))
+        return "%d %r" % (code, reason)
+    check("connections in all: 1013", total_limit)
+
+    def ping_pong():
+        ws = page()
+        ws.call("Snapback.1.register", {"event": "push", "id": "p"})
+        opcode, _ = ws.recv_frame(timeout=3)
+        expect(opcode == 0x9, "opcode %r, wanted a ping" % opcode)
+        ws.send_frame(0xA, b"")
+        reply = ws.call("Snapback.1.register", {"event": "push", "id": "p2"}, id=3)
+        expect(reply.get("id") == 3, "after pong %r" % reply)
+        silent = page()
+        silent.call("Snapback.1.register", {"event": "push", "id": "s"})
+        code, reason = _close_without_pong(silent)
+        ws.close()
+        expect(code == 1008 and "no pong" in reason, "silent page %s %r" % (code, reason))
+        return "pinged after 1 s; no pong: %d %r" % (code, reason)
+    check("idle pages are pinged; no pong closes", ping_pong)
+
+    def handshake_timeout():
+        s = socket.create_connection(("127.0.0.1", port))
+        s.sendall(b"GET /jsonrpc HTTP/1.1\r\n")
+        s.settimeout(4)
+        t0 = time.monotonic()
+        data = s.recv(4096)
+        s.close()
+        expect(data.startswith(b"HTTP/1.1 408"), "%r" % data[:40])
+        return "408 after %.1f s" % (time.monotonic() - t0)
+    check("incomplete request head: 408 after handshake-timeout", handshake_timeout)
+
+    check("request head over 8 KiB: 431", lambda: _head_status(port, "GET /health HTTP/1.1\r\nX: %s\r\n\r\n" % ("a" * 9000), 431))
+    check("bare LF: 400", lambda: _head_status(port, "GET /health HTTP/1.1\nHost: x\n\n" + " " * 8200, 400))
+    check("obsolete folding: 400", lambda: _head_status(port, "GET /health HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n x\r\n\r\n" % port, 400))
+
+    def one_daemon_connection_per_page():
+        before = daemon_connections(sock_path)
+        pages = [page() for _ in range(3)]
+        for ws in pages:
+            ws.call("Snapback.1.register", {"event": "push", "id": "x"})
+        during = daemon_connections(sock_path)
+        for ws in pages:
+            ws.close()
+        deadline = time.monotonic() + 5
+        after = during
+        while time.monotonic() < deadline and after != before:
+            time.sleep(0.05)
+            after = daemon_connections(sock_path)
+        expect(during == before + 3 and after == before, "daemon connections %d -> %d -> %d" % (before, during, after))
+        return "%d -> %d -> %d" % (before, during, after)
+    check("one snapbackd connection per page, gone with it", one_daemon_connection_per_page)
+
+    def many_pages():
+        rss0 = rss_kib(bridge.pid)
+        for i in range(200):
+            ws = page()
+            ws.call("Snapback.1.register", {"event": "push", "id": "m"})
+            if i % 2:
+                ws.close()
+            else:
+                ws.sock.close()  # gone without a close frame
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and daemon_connections(sock_path) != base:
+            time.sleep(0.05)
+        left = daemon_connections(sock_path)
+        rss1 = rss_kib(bridge.pid)
+        expect(left == base, "snapbackd still has %d connections (base %d)" % (left, base))
+        expect(rss1 - rss0 < 1024, "bridge RSS %d -> %d KiB" % (rss0, rss1))
+        return "snapbackd connections back to %d; bridge RSS %d -> %d KiB" % (left, rss0, rss1)
+    check("200 pages opened and closed leave nothing behind", many_pages)
+
+    def idle_no_wakeups():
+        time.sleep(1.5)  # the last pages' lingering closes
+        w0 = wakeups(bridge.pid)
+        time.sleep(3)
+        w1 = wakeups(bridge.pid)
+        expect(w1 == w0, "%d wake-ups in 3 s with no page" % (w1 - w0))
+        return "0 wake-ups in 3 s"
+    check("no page: no wake-ups", idle_no_wakeups)
+
+    def daemon_gone():
+        ws = page()
+        ws.call("Snapback.1.register", {"event": "push", "id": "d"})
+        daemon.terminate()
+        daemon.wait(10)
+        code, reason = ws.expect_close()
+        ws.sock.close()
+        expect(code == 1011 and "snapbackd" in reason, "close %s %r" % (code, reason))
+        late = page()
+        late_code, late_reason = late.expect_close()
+        late.sock.close()
+        expect(late_code == 1011 and "cannot connect" in late_reason, "late page %s %r" % (late_code, late_reason))
+        return "%d %r; a page while it is down: %d %r" % (code, reason, late_code, late_reason)
+    check("snapbackd gone: pages told 1011", daemon_gone)
+    daemon = restart()
+    check("SIGTERM: pages told 1001", lambda: _sigterm(bridge, page))
+    return daemon
+
+
+def socket_activated(web, tmp, sock_path):
+    port = free_port()
+    config = write_config(tmp, port, sock_path, APPS)
+    proc = subprocess.Popen(["systemd-socket-activate", "-l", "127.0.0.1:%d" % port, "-l", "[::1]:%d" % port,
+                             web, "--config", config], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        wait_port(port, proc)
+        ws = WebSocket("::1", port, path="/jsonrpc?token=" + GUIDE_TOKEN, origin=GUIDE_ORIGIN, host_header="[::1]:%d" % port)
+        expect(ws.status == 101, "upgrade on [::1]: %d %r" % (ws.status, ws.body))
+        reply = ws.call("Snapback.1.register", {"event": "push", "id": "a"})
+        expect(reply.get("result", 0) is None, "register %r" % reply)
+        ws.close()
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=10)
+    expect(b"listening on fd 3 fd 4" in err, "log %r" % err[-300:])
+    return "adopted fd 3 and fd 4; a page on [::1] upgraded"
+
+
+def _raw_refusal(port, version_header):
+    ws = WebSocket.__new__(WebSocket)
+    head = ("GET /jsonrpc?token=%s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nOrigin: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n%s\r\n\r\n") % (GUIDE_TOKEN, port, GUIDE_ORIGIN, version_header)
+    ws.status, ws.headers, ws.body, ws.sock = http_request("127.0.0.1", port, head)
+    return ws
+
+
+def _head_status(port, head, status):
+    got, _, body, s = http_request("127.0.0.1", port, head)
+    s.close()
+    expect(got == status, "status %d, wanted %d (%r)" % (got, status, body))
+    return "%d %s" % (got, body.decode().strip())
+
+
+def _close_without_pong(ws):
+    try:
+        while True:
+            ws.recv(timeout=4, answer_pings=False)
+    except Closed as closed:
+        ws.sock.close()
+        return closed.code, closed.reason
+
+
+def _sigterm(bridge, page):
+    ws = page()
+    ws.call("Snapback.1.register", {"event": "push", "id": "z"})
+    bridge.terminate()
+    code, reason = ws.expect_close()
+    ws.sock.close()
+    bridge.wait(10)
+    expect(code == 1001 and bridge.returncode == 0, "close %s %r, exit %s" % (code, reason, bridge.returncode))
+    return "1001 %r, exit 0" % reason
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,10 @@
+# SPDX-License-Identifier: Apache-2.0
+# The web bridge: snapback-web against the real snapbackd, over real sockets and from real browsers
+# (headless Chromium over DevTools, WPE WebKit's cog), pages served over http on 127.0.0.1.
+.PHONY: test-web
+
+test-web: deps ## The web bridge against the real daemon: upgrade checks, framing, quotas, ping, one daemon connection per page; refusals from Chromium and WPE
+	$(SWIFT) build --product snapbackd
+	$(SWIFT) build --product snapback-web
+	python3 Tests/web/test_bridge.py $(DEBUG_BIN)/snapbackd $(DEBUG_BIN)/snapback-web
+	python3 Tests/web/test_browsers.py $(DEBUG_BIN)/snapbackd $(DEBUG_BIN)/snapback-web
