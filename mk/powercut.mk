@@ -13,7 +13,7 @@ POWERCUT_APT   := fuse3
 
 test-powercut: deps ## Power-cut durability test: the store on LazyFS, POWERCUT_CUTS cuts (LAZYFS=its executable or LAZYFS_SRC=its built source; not in make test)
 	@if [ -z "$(LAZYFS)" ]; then \
-		echo "test-powercut: FAILED: no LazyFS: LAZYFS and LAZYFS_SRC are not set and no lazyfs is on PATH." >&2; \
+		echo "test-powercut: FAILED: LazyFS cannot be installed here: LAZYFS and LAZYFS_SRC are not set and no lazyfs is on PATH." >&2; \
 		echo "  LazyFS (dsrhaslab's FUSE filesystem that loses unsynced writes) is no Debian package and is not in this" >&2; \
 		echo "  repository: build it from its source as its README says, then run" >&2; \
 		echo "  make test-powercut LAZYFS=/path/to/lazyfs   or   make test-powercut LAZYFS_SRC=/path/to/its/source" >&2; \

@@ -25,8 +25,11 @@ $(SYNC_BUILD)/kv-probe: Tests/sync/kv_probe.c
 	$(CC) $(C_WARNINGS) -D_POSIX_C_SOURCE=200809L -O1 -g -o $@ $< $$(pkg-config --cflags --libs libnats) -lpthread
 
 test-sync: deps deps-sync ## Household sync end to end: nats-server, config/nats-server.conf's permissions, boxes of two households
-	@if ! command -v nats-server >/dev/null || ! pkg-config --exists libnats || ! command -v faketime >/dev/null; then \
-		scripts/cannot-run.sh test-sync "nats-server, libnats-dev or faketime is not installed and could not be (make deps-sync)"; \
+	@missing=""; command -v nats-server >/dev/null || missing="$$missing nats-server"; \
+	pkg-config --exists libnats || missing="$$missing libnats-dev (libnats.pc)"; \
+	command -v faketime >/dev/null || missing="$$missing faketime"; \
+	if [ -n "$$missing" ]; then \
+		scripts/cannot-run.sh test-sync "not installed and could not be (make deps-sync):$$missing"; \
 		exit $$?; \
 	fi; \
 	$(SWIFT) build --product snapbackd && $(SWIFT) build --product snapback-sync && \

@@ -19,7 +19,7 @@ if [ ! -e /proc/sys/fs/binfmt_misc/status ]; then
     mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc 2>/dev/null \
         || fail "binfmt_misc is not mounted and cannot be (a container without the right to mount it?)"
 fi
-[ -e /usr/libexec/qemu-binfmt/$cpu-binfmt-P ] || [ -e /usr/bin/qemu-$cpu-static ] || fail "qemu-user-static is not installed"
+[ -e /usr/libexec/qemu-binfmt/$cpu-binfmt-P ] || [ -e /usr/bin/qemu-$cpu-static ] || fail "qemu-$cpu-static is missing: qemu-user-static is not installed (the make target installs it)"
 if ! grep -qx enabled "$entry" 2>/dev/null; then
     command -v update-binfmts >/dev/null || fail "update-binfmts is missing (binfmt-support)"
     update-binfmts --import "qemu-$cpu" >/dev/null 2>&1 || :

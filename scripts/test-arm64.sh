@@ -56,7 +56,7 @@ esac
 start=$SECONDS
 . "$(dirname "$0")/debian-tree.sh"
 [ "$(id -u)" = 0 ] || fail "the trees, the builds and the runs in them need root (mmdebstrap, chroot)"
-command -v aarch64-linux-gnu-strip >/dev/null || fail "binutils-aarch64-linux-gnu is not installed (make $tool installs it)"
+command -v aarch64-linux-gnu-strip >/dev/null || fail "aarch64-linux-gnu-strip is missing: binutils-aarch64-linux-gnu is not installed (make $tool installs it)"
 # aarch64 programs run through qemu-user, registered with binfmt_misc with the F flag: mmdebstrap needs
 # that to make the arm64 trees, the tests to run in them.
 "$(dirname "$0")/qemu-binfmt.sh" arm64 || fail "aarch64 programs cannot run here (above)"
