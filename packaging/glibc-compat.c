@@ -2,7 +2,7 @@
 /*
  * The four functions of glibc 2.38 and later that the aarch64 Swift runtime calls, defined on top of
  * glibc 2.36 (Debian 12's) for the products `make cross-arm64` builds for Debian 12
- * (scripts/test-arm64.sh links this file into snapbackd, snapback and snapback-sync).
+ * (scripts/test-arm64.sh links this file into snapbackd, snapback, snapback-sync and snapback-web).
  *
  * Debian's only aarch64 Swift runtime is sid's swiftlang, and the products link its static libraries
  * (--static-swift-stdlib). Those were compiled against glibc 2.43's headers, which turn sscanf, strtol
