@@ -6,10 +6,10 @@
 # The packages' version is the project's, the one `snapbackd --version` prints (Daemon.version), with
 # the Debian revision DEB_REVISION. The tree they are made from is staged in DEB_STAGE: for the build
 # machine's architecture by `make install` and the mpv and GStreamer plugins' install rules (PREFIX=/usr);
-# for arm64 by `make cross-arm64` (mk/arm64.mk), whose binaries are linked against the arm64 Debian sid
-# tree ARM64_ROOT: DEB_SYSROOT, where dpkg-shlibdeps reads the libraries and symbols files, and the packages
-# are for sid (DEB_SUITE). DEB_STAGE and DEB_SYSROOT given on the command line use a tree staged elsewhere
-# (and DEB_SUITE names the Debian release of DEB_SYSROOT).
+# for arm64 by `make cross-arm64` (mk/arm64.mk), whose binaries are linked against the arm64 Debian 12
+# sysroot ARM64_SYSROOT: DEB_SYSROOT, where dpkg-shlibdeps reads the libraries and symbols files. Both are
+# for Debian 12, bookworm (DEB_SUITE), the release the boxes run. DEB_STAGE and DEB_SYSROOT given on the
+# command line use a tree staged elsewhere (and DEB_SUITE names the Debian release of DEB_SYSROOT).
 DEB_APT_PACKAGES := dpkg-dev debhelper lintian mmdebstrap
 HOST_ARCH   := $(shell dpkg --print-architecture 2>/dev/null)
 ARCH        ?= $(HOST_ARCH)
@@ -18,19 +18,15 @@ DEB_REVISION ?= 1
 DEB_BUILD   := .build-deb
 DEB_OUT     ?= $(DEB_BUILD)/$(ARCH)
 DEB_STAGE   ?= $(DEB_BUILD)/stage-$(ARCH)
-ifeq ($(ARCH),$(HOST_ARCH))
 DEB_SUITE   ?= bookworm
-DEB_SYSROOT ?= /
-else
-DEB_SUITE   ?= sid
-DEB_SYSROOT ?= $(ARM64_ROOT)
-endif
+DEB_SYSROOT ?= $(if $(filter $(HOST_ARCH),$(ARCH)),/,$(ARM64_SYSROOT))
 # The clean chroots of check-deb, made once per suite and architecture by mmdebstrap from the sources
 # apt uses here, and reused (each run works on an overlay of its own).
 DEB_CACHE   ?= /var/cache/snapback
 DEB_MIRROR  ?= $(firstword $(wildcard /etc/apt/sources.list.d/debian.sources) http://deb.debian.org/debian)
-# An arm64 chroot runs its programs under qemu-user; its maintainer scripts need that too.
-DEB_FOREIGN_PACKAGES := qemu-user-static binfmt-support binutils-aarch64-linux-gnu
+# An arm64 chroot runs its programs under qemu-user; its maintainer scripts need that too
+# (mk/packages.list's cross tools).
+DEB_FOREIGN_PACKAGES = $(shell scripts/packages.sh cross)
 
 # The C parts (libsnapback, the plugins) go into the packages built with Debian's hardening flags
 # (dpkg-buildflags, hardening=+all: fortified functions, stack protector, read-only relocations bound at
@@ -43,14 +39,9 @@ DEB_STAGE_VARS = DESTDIR=$(CURDIR)/$(DEB_STAGE) PREFIX=/usr C_BUILD=$(DEB_C_BUIL
 .PHONY: deb check-deb deps-deb
 
 deps-deb:
-	@missing=""; for p in $(DEB_APT_PACKAGES) $(if $(filter $(HOST_ARCH),$(ARCH)),,$(DEB_FOREIGN_PACKAGES)); do \
-		dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
-	if [ -n "$$missing" ]; then \
-		echo "installing:$$missing"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
-	fi
+	@$(call apt_install,$(DEB_APT_PACKAGES) $(if $(filter $(HOST_ARCH),$(ARCH)),,$(DEB_FOREIGN_PACKAGES)),--no-install-recommends)
 
-deb: deps deps-deb ## Debian packages for ARCH (default the host's; arm64 cross-built, for sid) in .build-deb/ARCH
+deb: deps deps-deb ## Debian packages for ARCH (default the host's; arm64 cross-built), for Debian 12, in .build-deb/ARCH
 ifeq ($(ARCH),$(HOST_ARCH))
 	rm -rf $(DEB_STAGE)
 	$(MAKE) --no-print-directory install install-mpv-plugin $(DEB_STAGE_VARS)

@@ -13,17 +13,16 @@ POWERCUT_APT   := fuse3
 
 test-powercut: deps ## Power-cut durability test: the store on LazyFS, POWERCUT_CUTS cuts (LAZYFS=its executable or LAZYFS_SRC=its built source; not in make test)
 	@if [ -z "$(LAZYFS)" ]; then \
-		echo "test-powercut: no LazyFS: LAZYFS and LAZYFS_SRC are not set and no lazyfs is on PATH." >&2; \
+		echo "test-powercut: FAILED: LazyFS cannot be installed here: LAZYFS and LAZYFS_SRC are not set and no lazyfs is on PATH." >&2; \
 		echo "  LazyFS (dsrhaslab's FUSE filesystem that loses unsynced writes) is no Debian package and is not in this" >&2; \
 		echo "  repository: build it from its source as its README says, then run" >&2; \
 		echo "  make test-powercut LAZYFS=/path/to/lazyfs   or   make test-powercut LAZYFS_SRC=/path/to/its/source" >&2; \
 		exit 2; \
 	elif [ ! -x "$(LAZYFS)" ]; then \
-		echo "test-powercut: no LazyFS: $(LAZYFS) is not an executable$(if $(LAZYFS_SRC), (LAZYFS_SRC's build leaves it there: build LazyFS in $(LAZYFS_SRC) first))." >&2; \
+		echo "test-powercut: FAILED: no LazyFS: $(LAZYFS) is not an executable$(if $(LAZYFS_SRC), (LAZYFS_SRC's build leaves it there: build LazyFS in $(LAZYFS_SRC) first))." >&2; \
 		exit 2; \
 	fi
-	@command -v fusermount3 >/dev/null || { echo "installing: $(POWERCUT_APT)"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(POWERCUT_APT); }
+	@$(call apt_install,$(POWERCUT_APT))
 	$(MAKE) --no-print-directory release
 	$(if $(LAZYFS_SRC),LD_LIBRARY_PATH=$(LAZYFS_SRC)/libs/libpcache/build$${LD_LIBRARY_PATH:+:$$LD_LIBRARY_PATH}) \
 		python3 Tests/clients/python/power_cut.py --lazyfs "$(LAZYFS)" --snapbackd $(RELEASE_BIN)/snapbackd --cuts $(POWERCUT_CUTS)

@@ -3,8 +3,8 @@
 # permissions checked with libnats itself (Tests/sync/kv_probe.c, Tests/sync/test_permissions.py), then
 # two households' boxes — snapbackd and snapback-sync each — through the players' protocol
 # (Tests/sync/test_household.py; faketime sets a box's clock off).
-# nats-server, libnats-dev and faketime are installed when missing; a machine where they cannot be
-# skips the test, saying so.
+# nats-server, libnats-dev and faketime are installed when missing; where they cannot be, the test fails,
+# saying so (skipped only as a part of make test, scripts/cannot-run.sh).
 SYNC_APT_PACKAGES := nats-server libnats-dev faketime
 SYNC_BUILD        := $(C_BUILD)/sync
 # Each script's bound: it fails rather than hang.
@@ -25,9 +25,12 @@ $(SYNC_BUILD)/kv-probe: Tests/sync/kv_probe.c
 	$(CC) $(C_WARNINGS) -D_POSIX_C_SOURCE=200809L -O1 -g -o $@ $< $$(pkg-config --cflags --libs libnats) -lpthread
 
 test-sync: deps deps-sync ## Household sync end to end: nats-server, config/nats-server.conf's permissions, boxes of two households
-	@if ! command -v nats-server >/dev/null || ! pkg-config --exists libnats || ! command -v faketime >/dev/null; then \
-		echo "test-sync: SKIPPED: nats-server, libnats-dev or faketime is not installed and could not be (make deps-sync)"; \
-		exit 0; \
+	@missing=""; command -v nats-server >/dev/null || missing="$$missing nats-server"; \
+	pkg-config --exists libnats || missing="$$missing libnats-dev (libnats.pc)"; \
+	command -v faketime >/dev/null || missing="$$missing faketime"; \
+	if [ -n "$$missing" ]; then \
+		scripts/cannot-run.sh test-sync "not installed and could not be (make deps-sync):$$missing"; \
+		exit $$?; \
 	fi; \
 	$(SWIFT) build --product snapbackd && $(SWIFT) build --product snapback-sync && \
 	$(MAKE) --no-print-directory $(SYNC_BUILD)/kv-probe && \

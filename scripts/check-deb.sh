@@ -9,7 +9,7 @@
 # 2. A clean Debian SUITE tree of ARCH (mmdebstrap --variant=apt: only the Essential packages and apt),
 #    made once from MIRROR (the sources apt uses here) under CACHE/deb-SUITE-ARCH and reused: each run
 #    works on an overlay of it, so the cached tree stays clean. Another architecture runs there under
-#    qemu-user (binfmt_misc, mounted here when it is not).
+#    qemu-user (scripts/qemu-binfmt.sh sets it up).
 # 3. In it, scripts/check-deb-chroot.sh: `apt install ./…deb`, the daemon's checks and a run of `snapback
 #    demo` against it, then dpkg -r and --purge and what they leave behind.
 set -eu
@@ -35,8 +35,7 @@ fail() { echo "check-deb: FAIL $*" >&2; exit 1; }
 debs=$(cd "$debs" && pwd)
 started=$(date +%s)
 if [ "$(id -u)" != 0 ]; then
-    echo "check-deb: SKIPPED: the clean tree (mmdebstrap, chroot, mounts) needs root"
-    exit 0
+    exec "$repo/scripts/cannot-run.sh" check-deb "the clean tree (mmdebstrap, chroot, mounts) needs root"
 fi
 
 set -- "$debs"/*_"$arch".deb
@@ -50,14 +49,7 @@ lintian --fail-on error,warning "$@" >/dev/null 2>&1 || fail "lintian reports er
 echo "check-deb: ok   lintian: no error, no warning"
 
 # Another architecture's programs run under qemu-user through binfmt_misc.
-if [ "$arch" != "$(dpkg --print-architecture)" ]; then
-    qemu=$(dpkg-architecture -a"$arch" -qDEB_HOST_GNU_CPU 2>/dev/null)
-    [ "$qemu" = aarch64 ] || fail "no qemu-user mapping for $arch"
-    [ -e /proc/sys/fs/binfmt_misc/status ] || mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc \
-        || fail "binfmt_misc cannot be mounted here: $arch programs cannot run"
-    [ -e /proc/sys/fs/binfmt_misc/qemu-$qemu ] || update-binfmts --enable "qemu-$qemu" >/dev/null 2>&1 \
-        || fail "qemu-$qemu is not registered with binfmt_misc (qemu-user-static, binfmt-support)"
-fi
+"$repo/scripts/qemu-binfmt.sh" "$arch" || fail "the $arch tree's programs cannot run here (above)"
 
 base="$cache/deb-$suite-$arch"
 # A sources file for another suite than SUITE gives its first mirror, for SUITE.
@@ -72,8 +64,8 @@ if [ ! -d "$base" ]; then
     echo "check-deb: making the clean $suite $arch tree $base (once)"
     rm -rf "$base.tmp"
     t0=$(date +%s)
-    # sid's Release file on a mirror that is not refreshed carries an expired Valid-Until (packages built
-    # against a sid tree, as the aarch64 cross build's may be, are installed in sid: DEB_SUITE=sid).
+    # sid's Release file on a mirror that is not refreshed carries an expired Valid-Until (a tree of
+    # DEB_SUITE=sid, for packages built against sid).
     validity="Acquire::Check-Valid-Until \"true\""
     case $suite in sid | unstable) validity="Acquire::Check-Valid-Until \"false\"" ;; esac
     mmdebstrap --quiet --variant=apt --arch="$arch" --aptopt="$validity" "$suite" "$base.tmp" "$mirror" </dev/null \

@@ -1,41 +1,57 @@
 # SPDX-License-Identifier: Apache-2.0
 # Sourced by the checks that build or run in a Debian tree of their own (check-swift62.sh, test-arm64.sh):
 # making the tree once with mmdebstrap and reusing it, and passing the host's git redirections into it.
-# The caller defines skip() (prints why and exits 0) and its own name in $tool.
+# The caller defines fail() (prints why and exits non-zero) and its own name in $tool. The trees' package
+# lists are mk/packages.list's (scripts/packages.sh).
+packages_of() { "$(dirname "${BASH_SOURCE[0]}")/packages.sh" "$1" ,; }
 
-# The Swift 6.2 tree's packages (check-swift62.sh builds and tests in it, test-arm64.sh cross-compiles in
-# it): the toolchain and what the build and the tests use: the -dev packages of the system libraries,
-# pkg-config for their flags, git for the package dependencies, and for the tests that run them python3,
-# util-linux's setpriv, mount (the store and durability tests mount a tmpfs) and systemd's
-# systemd-socket-activate.
-swift62_packages=swiftlang,libuv1-dev,libprotobuf-c-dev,libsqlite3-dev,libnats-dev,pkg-config,python3,ca-certificates,git,util-linux,mount,systemd
-
-# debian_tree ROOT ARCH PACKAGES MIRROR MIRROR_VARIABLE: makes ROOT, a Debian sid tree of ARCH with
+# debian_tree ROOT ARCH SUITE PACKAGES MIRROR MIRROR_VARIABLE: makes ROOT, a Debian SUITE tree of ARCH with
 # PACKAGES (comma list) from MIRROR (MIRROR_VARIABLE: the environment variable that names another), unless
-# ROOT was made from the same architecture and package list (its .snapback-packages); a changed list makes
-# it again. Made beside ROOT and moved in place, so an interrupted run leaves no tree.
+# ROOT was made from the same suite, architecture and package list (its .snapback-packages); a changed
+# list makes it again. Made beside ROOT and moved in place, so an interrupted run leaves no tree; one run
+# at a time makes it (ROOT.lock). Another architecture's tree runs its maintainer scripts under qemu-user.
 debian_tree() {
-    local root=$1 arch=$2 packages=$3 mirror=$4 variable=$5 stamp
-    stamp=$packages
-    # A tree of the host's architecture is stamped with its package list alone, one of another with both.
-    [ "$arch" = "$(dpkg --print-architecture)" ] || stamp="$arch:$packages"
+    local root=$1 arch=$2 suite=$3 packages=$4 mirror=$5 variable=$6 stamp validity=true
+    stamp="$suite $arch:$packages"
     [ "$(cat "$root/.snapback-packages" 2>/dev/null)" != "$stamp" ] || return 0
-    [ "$(id -u)" = 0 ] || skip "making the $arch tree in $root needs root (mmdebstrap, chroot)"
-    command -v mmdebstrap >/dev/null || skip "mmdebstrap is not installed (the make target installs it)"
-    echo "$tool: making the Debian sid $arch tree in $root"
-    rm -rf "$root.tmp"
+    [ "$(id -u)" = 0 ] || fail "making the $suite $arch tree in $root needs root (mmdebstrap, chroot)"
+    command -v mmdebstrap >/dev/null || fail "mmdebstrap is not installed (the make target installs it)"
+    if [ "$arch" != "$(dpkg --print-architecture)" ]; then
+        command -v arch-test >/dev/null || fail "arch-test is not installed (mmdebstrap needs it for a foreign architecture; the make target installs it)"
+        "$(dirname "${BASH_SOURCE[0]}")/qemu-binfmt.sh" "$arch" || fail "the $arch tree's programs cannot run here (above)"
+    fi
     mkdir -p "$(dirname "$root")"
+    exec 8>"$root.lock"
+    flock 8
+    # Another run may have made it while this one waited.
+    if [ "$(cat "$root/.snapback-packages" 2>/dev/null)" = "$stamp" ]; then exec 8>&-; return 0; fi
+    echo "$tool: making the Debian $suite $arch tree in $root"
+    rm -rf "$root.tmp"
     local start=$SECONDS
     # sid's Release file on a mirror that is not refreshed carries an expired Valid-Until.
-    if ! mmdebstrap --arch="$arch" --variant=apt --aptopt='Acquire::Check-Valid-Until "false"' \
-        --include="$packages" sid "$root.tmp" "$mirror"; then
+    case $suite in sid | unstable) validity=false ;; esac
+    if ! mmdebstrap --arch="$arch" --variant=apt --aptopt="Acquire::Check-Valid-Until \"$validity\"" \
+        --include="$packages" "$suite" "$root.tmp" "$mirror"; then
         rm -rf "$root.tmp"
-        skip "mmdebstrap could not make the $arch tree from $mirror ($variable names another mirror)"
+        fail "mmdebstrap could not make the $suite $arch tree from $mirror ($variable names another mirror)"
     fi
     echo "$stamp" >"$root.tmp/.snapback-packages"
     rm -rf "$root"
     mv "$root.tmp" "$root"
-    echo "$tool: $arch tree made in $((SECONDS - start)) s, $(du -sh "$root" | cut -f1)"
+    exec 8>&-
+    echo "$tool: $suite $arch tree made in $((SECONDS - start)) s, $(du -sh "$root" | cut -f1)"
+}
+
+# sysroot_links ROOT: ROOT's absolute symbolic links under usr/lib made relative (libm.so ->
+# /lib/aarch64-linux-gnu/libm.so.6 in Debian 12), so that a linker given ROOT as --sysroot follows them
+# into ROOT: lld follows the absolute one to the build machine's own path, finds nothing there, and links
+# libm.a instead, whose calls into libc.a are then undefined. Idempotent.
+sysroot_links() {
+    local root=$1 link target
+    while IFS= read -r -d '' link; do
+        target=$(readlink "$link")
+        ln -sfn "$(realpath -m -s --relative-to="$(dirname "$link")" "$root$target")" "$link"
+    done < <(find "$root/usr/lib" -type l -lname '/*' -print0)
 }
 
 # git_redirections: the host's system and global url.BASE.insteadOf (e.g. to local mirrors of the
@@ -56,19 +72,21 @@ git_redirections() {
 }
 
 # in_tree TREE SCRIPT [NAME=VALUE...]: runs SCRIPT (bash) chrooted in TREE, in a mount namespace of its own
-# (the mounts end with it, even when it is interrupted): the caller's $package at its own path, each of
-# $binds and $EXTRA_BINDS read-only at its path, /proc, /dev and a fresh /tmp; its environment the
+# (the mounts end with it, even when it is interrupted): a fresh /tmp, /proc, /dev, the caller's $package at its own
+# path and each of $binds and $EXTRA_BINDS read-only at its path (wherever they are, under /tmp too); its environment the
 # NAME=VALUEs given and a plain PATH, HOME and LANG.
 in_tree() {
     local tree=$1 script=$2
     ROOT="$tree" PACKAGE="$package" BINDS="${binds[*]} ${EXTRA_BINDS:-}" unshare --mount --propagation private \
         /bin/bash -c '
 set -euo pipefail
-mkdir -p "$ROOT$PACKAGE"
-mount --bind "$PACKAGE" "$ROOT$PACKAGE"
+# /tmp first: the package (or a bind) may live under /tmp here, and a tmpfs mounted after it would
+# hide it.
+mount -t tmpfs tmpfs "$ROOT/tmp"
 mount -t proc proc "$ROOT/proc"
 mount --rbind /dev "$ROOT/dev"
-mount -t tmpfs tmpfs "$ROOT/tmp"
+mkdir -p "$ROOT$PACKAGE"
+mount --bind "$PACKAGE" "$ROOT$PACKAGE"
 for dir in $BINDS; do
     mkdir -p "$ROOT$dir"
     mount --bind -o ro "$dir" "$ROOT$dir"

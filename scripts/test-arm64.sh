@@ -2,21 +2,27 @@
 # SPDX-License-Identifier: Apache-2.0
 # snapback for aarch64, the set-top boxes' CPU: cross-compiled at native speed, tested under qemu-user.
 #
-#   test-arm64.sh cross PACKAGE_DIR DESTDIR   `make cross-arm64`: build, then install into DESTDIR as
-#                                             `make install` lays it out (PREFIX, SYSCONFDIR from make)
+#   test-arm64.sh cross PACKAGE_DIR DESTDIR   `make cross-arm64`: build for Debian 12, then install into
+#                                             DESTDIR as `make install` lays it out (PREFIX, SYSCONFDIR
+#                                             from make)
 #   test-arm64.sh test PACKAGE_DIR            `make test-arm64`: build, then run the tests on aarch64
 #
-# Two Debian sid trees, each made once by mmdebstrap and reused (debian-tree.sh): the amd64 one of `make
-# check-swift62` (SWIFT62_ROOT), whose swiftlang 6.2 compiles, and an arm64 one (ARM64_ROOT), the
-# sysroot it compiles against (the -dev packages, swiftlang's aarch64 runtime and modules) and where the
-# aarch64 programs run, with what the tests run (python3 and its protobuf, systemd-socket-activate,
-# setpriv, mount). Swift goes through a Swift SDK bundle the script writes (swift-sdk.json names the
-# arm64 tree as sysroot, lld links); C through the Swift toolchain's clang with that sysroot alone. The
-# package is bind-mounted at its own path in both trees, so that the paths compiled in (the tests'
-# #filePath, the C tests' rpath) hold where the programs run. Outputs: .build-arm64 (Swift) and
-# .build-c-arm64 (C) in the package.
+# Debian trees, each made once by mmdebstrap and reused (debian-tree.sh), their package lists
+# mk/packages.list's: the amd64 sid one of `make check-swift62` (SWIFT62_ROOT), whose swiftlang 6.2
+# compiles; an arm64 sid one (ARM64_ROOT), the sysroot the tests' build compiles against (the -dev
+# packages, swiftlang's aarch64 runtime and modules) and where the aarch64 programs run, with what the
+# tests run; and for `cross` an arm64 Debian 12 one (ARM64_SYSROOT), the sysroot of what is installed
+# (and packaged: boxes run a Debian release), with only the -dev packages. Swift goes through a Swift SDK
+# bundle the script writes (swift-sdk.json names the sysroot, lld links); C through the Swift toolchain's
+# clang with that sysroot alone. The package is bind-mounted at its own path in the trees, so that the
+# paths compiled in (the tests' #filePath, the C tests' rpath) hold where the programs run. Outputs:
+# .build-arm64 (Swift) and .build-c-arm64 (C; .build-c-arm64-bookworm for `cross`) in the package.
 #
-# Environment: SWIFT62_ROOT, ARM64_ROOT (the trees), ARM64_MIRROR (the Debian mirror),
+# sid's aarch64 Swift runtime is the only one to be had, and its static libraries call a few functions
+# of glibc 2.38 and later: for Debian 12 (glibc 2.36) the products link packaging/glibc-compat.c, which
+# defines them (its head says how and why that is sound).
+#
+# Environment: SWIFT62_ROOT, ARM64_ROOT, ARM64_SYSROOT (the trees), ARM64_MIRROR (the Debian mirror),
 # ARM64_TIME_SCALE (how much longer the tests' wall-clock bounds are under emulation; default 10).
 set -euo pipefail
 
@@ -25,32 +31,19 @@ package=$(cd "${2:?package directory}" && pwd)
 destdir=${3:-}
 host_root=${SWIFT62_ROOT:-/var/cache/snapback/swift62-sid}
 root=${ARM64_ROOT:-/var/cache/snapback/arm64-sid}
+sysroot=${ARM64_SYSROOT:-/var/cache/snapback/arm64-bookworm}
 mirror=${ARM64_MIRROR:-http://deb.debian.org/debian}
 time_scale=${ARM64_TIME_SCALE:-10}
 scratch=$package/.build-arm64
 c_build=.build-c-arm64
 triple=aarch64-unknown-linux-gnu
 sdk_name=snapback-debian-sid-aarch64
-# The sysroot and the test run: the build's -dev packages (libnats: the sync agent), swiftlang (its
-# aarch64 runtime, static runtime and modules) and libstdc++'s (the static Swift runtime links -lstdc++;
-# sid's GCC is 16), GLib for the
-# example player the C tests run, mpv's client header for the plugin, and what the tests run: python3
-# and python3-protobuf (the Python client, the watchdog test's thread stopper), util-linux's setpriv and
-# prlimit, mount (tmpfs for the store tests), systemd's systemd-socket-activate, nats-server and openssl
-# (the sync agent's tests: a JetStream server, a TLS certificate authority).
-packages=swiftlang,libuv1-dev,libprotobuf-c-dev,libsqlite3-dev,libnats-dev,libstdc++-16-dev,libglib2.0-dev,libmpv-dev
-packages+=,python3,python3-protobuf,util-linux,mount,systemd,nats-server,openssl
 tool=test-arm64
 [ "$mode" = test ] || tool=cross-arm64
 
-# The tests skip, saying why, where they cannot run; the cross build fails instead: a packaging that
-# goes on after it would ship an empty DESTDIR.
-skip() {
-    if [ "$mode" = test ]; then
-        echo "$tool: SKIPPED: $*" >&2
-        exit 0
-    fi
-    echo "$tool: cannot build: $*" >&2
+# Where it cannot do what its name says, it fails, saying why.
+fail() {
+    echo "$tool: FAILED: cannot $mode: $*" >&2
     exit 1
 }
 
@@ -62,31 +55,39 @@ esac
 
 start=$SECONDS
 . "$(dirname "$0")/debian-tree.sh"
-debian_tree "$host_root" "$(dpkg --print-architecture)" "$swift62_packages" "${SWIFT62_MIRROR:-$mirror}" SWIFT62_MIRROR
-debian_tree "$root" arm64 "$packages" "$mirror" ARM64_MIRROR
-[ "$(id -u)" = 0 ] || skip "the builds and the runs in the trees need root (chroot)"
-command -v aarch64-linux-gnu-strip >/dev/null || skip "binutils-aarch64-linux-gnu is not installed (make $tool installs it)"
-# clang --sysroot takes libc, its start files and GCC's from the arm64 tree alone. Debian's
+[ "$(id -u)" = 0 ] || fail "the trees, the builds and the runs in them need root (mmdebstrap, chroot)"
+command -v aarch64-linux-gnu-strip >/dev/null || fail "aarch64-linux-gnu-strip is missing: binutils-aarch64-linux-gnu is not installed (make $tool installs it)"
+# aarch64 programs run through qemu-user, registered with binfmt_misc with the F flag: mmdebstrap needs
+# that to make the arm64 trees, the tests to run in them.
+"$(dirname "$0")/qemu-binfmt.sh" arm64 || fail "aarch64 programs cannot run here (above)"
+debian_tree "$host_root" "$(dpkg --print-architecture)" sid "$(packages_of swift62)" "${SWIFT62_MIRROR:-$mirror}" SWIFT62_MIRROR
+debian_tree "$root" arm64 sid "$(packages_of arm64)" "$mirror" ARM64_MIRROR
+if [ "$mode" = cross ]; then
+    debian_tree "$sysroot" arm64 bookworm "$(packages_of bookworm)" "$mirror" ARM64_MIRROR
+    sysroot_links "$sysroot"
+else
+    sysroot=$root
+fi
+# clang --sysroot takes libc, its start files and GCC's from the sysroot alone. Debian's
 # aarch64-linux-gnu-gcc searches its own cross glibc (bookworm's 2.36 on this host) before any sysroot:
 # with sid's headers that mix linked the bench's static libuv echo with calls to __isoc23_sscanf, a
 # symbol glibc 2.36 lacks, left at address 0 (a SIGSEGV at start under qemu).
 clang=${ARM64_CC:-$(dirname "$(readlink -f "$(command -v "${SWIFT:-swift}")")")/clang}
-[ -x "$clang" ] || skip "no clang beside swift (ARM64_CC names one)"
-
-# aarch64 programs run through qemu-user, registered with binfmt_misc with the F flag: the kernel holds
-# the emulator open, so it runs them inside a tree that does not have it.
-if [ ! -e /proc/sys/fs/binfmt_misc/status ]; then
-    mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc || true
+[ -x "$clang" ] || fail "no clang beside swift (ARM64_CC names one)"
+# -fuse-ld=lld goes on every command line, compiling only too. What is installed is built with Debian's
+# hardening flags, as `make deb` builds the amd64 packages' C.
+cc="$clang --target=aarch64-linux-gnu --sysroot=$sysroot -fuse-ld=lld -Wno-unused-command-line-argument"
+if [ "$mode" = cross ]; then
+    for flags in CPPFLAGS CFLAGS LDFLAGS; do
+        cc+=" $(DEB_HOST_ARCH=arm64 DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags --get $flags)"
+    done
+    c_build=$c_build-bookworm
 fi
-if [ ! -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ] && command -v update-binfmts >/dev/null; then
-    update-binfmts --enable qemu-aarch64 || true
-fi
-grep -q '^flags:.*F' /proc/sys/fs/binfmt_misc/qemu-aarch64 2>/dev/null \
-    || skip "qemu-user-static is not registered with binfmt_misc for aarch64 (make $tool installs it)"
 
-# The Swift SDK: the arm64 tree as sysroot, its Swift resources where Debian installs them (usr/libexec,
-# static runtime and swiftrt.o included), linked by the toolchain's lld (the amd64 tree's GNU ld knows
-# only x86).
+# The Swift SDK: the sysroot, the arm64 sid tree's Swift resources where Debian installs them
+# (usr/libexec, static runtime and swiftrt.o included), linked by the toolchain's lld (the amd64 tree's
+# GNU ld knows only x86).
+[ "$mode" = test ] || sdk_name=snapback-debian-bookworm-aarch64
 bundle=$scratch/sdks/$sdk_name.artifactbundle
 mkdir -p "$bundle/sdk"
 cat >"$bundle/info.json" <<EOF
@@ -96,7 +97,7 @@ EOF
 cat >"$bundle/sdk/swift-sdk.json" <<EOF
 { "schemaVersion": "4.0",
   "targetTriples": { "$triple": {
-    "sdkRootPath": "$root",
+    "sdkRootPath": "$sysroot",
     "swiftResourcesPath": "$root/usr/libexec/swift/lib/swift",
     "swiftStaticResourcesPath": "$root/usr/libexec/swift/lib/swift_static",
     "toolsetPaths": [ "toolset.json" ] } } }
@@ -107,10 +108,20 @@ EOF
 
 git_redirections
 
+# For Debian 12: the functions of glibc 2.38 and later that the Swift runtime calls, tested first on
+# aarch64 against the sysroot's glibc.
+link_extra=()
+if [ "$mode" = cross ]; then
+    $cc -O2 -fPIC -c -o "$scratch/glibc-compat.o" "$package/packaging/glibc-compat.c"
+    $cc -O2 -o "$scratch/test_glibc_compat" "$package/packaging/tests/test_glibc_compat.c" "$scratch/glibc-compat.o"
+    QEMU_LD_PREFIX=$sysroot "$scratch/test_glibc_compat" || fail "packaging/glibc-compat.c fails its test (above)"
+    link_extra=(-Xlinker "$scratch/glibc-compat.o")
+fi
+
 # In the amd64 tree: the release products as `make release PERF_LEVERS=` builds them (static Swift
 # runtime, no lever: the levers are x86-64 measurements, perf/README.md), side by side as the tests find
-# them (snapback and snapback-bench beside snapbackd), and for `test` the tests' build (debug, as `make
-# test` runs them; without cross-import overlays, as check-swift62.sh explains).
+# them (for `test`, snapback-bench too beside snapbackd), and for `test` the tests' build (debug, as
+# `make test` runs them; without cross-import overlays, as check-swift62.sh explains).
 build=$(
     cat <<'EOF'
 set -euo pipefail
@@ -118,10 +129,12 @@ cd "$PACKAGE"
 sdk=(--swift-sdks-path "$SCRATCH/sdks" --swift-sdk "$SDK_NAME")
 export PKG_CONFIG_PATH="$SYSROOT/usr/lib/aarch64-linux-gnu/pkgconfig:$SYSROOT/usr/share/pkgconfig"
 export PKG_CONFIG_SYSROOT_DIR="$SYSROOT"
-for product in snapbackd snapback snapback-sync snapback-bench; do
-    echo "$TOOL: swift build -c release --static-swift-stdlib --product $product (aarch64)"
-    swift build --scratch-path "$SCRATCH/products" "${sdk[@]}" -c release --static-swift-stdlib --product "$product" \
-        -Xswiftc -nostartfiles -Xlinker "$SYSROOT/usr/libexec/swift/lib/swift_static/linux/aarch64/swiftrt.o"
+products=(snapbackd snapback snapback-sync snapback-web)
+[ "$MODE" != test ] || products+=(snapback-bench)
+for product in "${products[@]}"; do
+    echo "$TOOL: swift build -c release --static-swift-stdlib --product $product (aarch64, $SYSROOT)"
+    swift build --scratch-path "$PRODUCTS" "${sdk[@]}" -c release --static-swift-stdlib --product "$product" \
+        -Xswiftc -nostartfiles -Xlinker "$RUNTIME/usr/libexec/swift/lib/swift_static/linux/aarch64/swiftrt.o" $LINK_EXTRA
 done
 if [ "$MODE" = test ]; then
     echo "$TOOL: swift build --build-tests (aarch64)"
@@ -131,23 +144,24 @@ fi
 EOF
 )
 
-EXTRA_BINDS=$root in_tree "$host_root" "$build" "${git_env[@]}" PACKAGE="$package" SCRATCH="$scratch" \
-    SDK_NAME="$sdk_name" SYSROOT="$root" MODE="$mode" TOOL="$tool"
-products=$scratch/products/$triple/release
+products_scratch=$scratch/products
+[ "$mode" = test ] || products_scratch=$scratch/products-bookworm
+EXTRA_BINDS="$root $sysroot" in_tree "$host_root" "$build" "${git_env[@]}" PACKAGE="$package" SCRATCH="$scratch" \
+    SDK_NAME="$sdk_name" SYSROOT="$sysroot" RUNTIME="$root" PRODUCTS="$products_scratch" MODE="$mode" TOOL="$tool" \
+    LINK_EXTRA="${link_extra[*]}"
+products=$products_scratch/$triple/release
 
 # C: libsnapback and the mpv plugin through libsnapback/build.mk's and the plugin's own rules, with clang
-# for aarch64 and the arm64 tree's pkg-config files; `ar` and `strip` (the rules and `install -s` call
+# for aarch64 and the sysroot's pkg-config files; `ar` and `strip` (the rules and `install -s` call
 # them by name) are binutils' aarch64 ones.
 mkdir -p "$scratch/bin"
 for tool_name in ar strip; do ln -sf "$(command -v aarch64-linux-gnu-$tool_name)" "$scratch/bin/$tool_name"; done
 export PATH="$scratch/bin:$PATH"
-# -fuse-ld=lld goes on every command line, compiling only too.
-cc="$clang --target=aarch64-linux-gnu --sysroot=$root -fuse-ld=lld -Wno-unused-command-line-argument"
 cross_make=(make -C "$package" --no-print-directory CC="$cc" C_BUILD="$c_build")
-export PKG_CONFIG_LIBDIR="$root/usr/lib/aarch64-linux-gnu/pkgconfig:$root/usr/share/pkgconfig"
-export PKG_CONFIG_SYSROOT_DIR="$root"
+export PKG_CONFIG_LIBDIR="$sysroot/usr/lib/aarch64-linux-gnu/pkgconfig:$sysroot/usr/share/pkgconfig"
+export PKG_CONFIG_SYSROOT_DIR="$sysroot"
 # The aarch64 snapback that `make install` runs (it writes the completions) loads its libraries from there.
-export QEMU_LD_PREFIX="$root"
+export QEMU_LD_PREFIX="$sysroot"
 echo "$tool: libsnapback and the mpv plugin (clang --target=aarch64-linux-gnu)"
 "${cross_make[@]}" lib mpv-plugin
 

@@ -12,7 +12,7 @@ func clientFrame(_ opcode: UInt8, _ payload: [UInt8], fin: Bool = true, mask: [U
     if payload.count < 126 {
         out.append(0x80 | UInt8(payload.count))
     } else if payload.count <= 0xFFFF {
-        out += [0x80 | 126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
+        out += [0x80 | 126 as UInt8, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
     } else {
         out.append(0x80 | 127)
         for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: payload.count >> shift)) }

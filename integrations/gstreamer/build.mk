@@ -68,7 +68,8 @@ $(GST_BUILD)/test_scte: integrations/gstreamer/tests/test_scte.c integrations/gs
 		integrations/gstreamer/src/scte.c integrations/mpv/src/media.c integrations/mpv/src/json.c \
 		$(C_REL)/libsnapback.a $(LIBSNAPBACK_DEPS) $(GST_LIBS)
 
-# Installed when missing; a machine where they cannot be skips the end-to-end test, saying so.
+# Installed when missing; where they cannot be, the end-to-end test fails, saying so (skipped only as a
+# part of make test, scripts/cannot-run.sh).
 deps-gstreamer:
 	@missing=""; for p in $(GST_APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
@@ -81,9 +82,9 @@ test-gstreamer: deps lib deps-gstreamer ## GStreamer under snapback, end to end:
 	@if ! pkg-config --exists gstreamer-1.0 || ! command -v ffmpeg >/dev/null || \
 		! $(GST_PYTHON) -c 'import gi; gi.require_version("Gst", "1.0"); gi.require_version("GstMpegts", "1.0")' 2>/dev/null || \
 		! $(MAKE) --no-print-directory -s $(GST_BAD_DEV)/.stamp; then \
-		echo "test-gstreamer: SKIPPED: GStreamer, its Python bindings, the mpegts headers or ffmpeg is not installed" \
-			"and could not be (make deps-gstreamer)"; \
-		exit 0; \
+		scripts/cannot-run.sh test-gstreamer "GStreamer, its Python bindings, the mpegts headers or ffmpeg is not" \
+			"installed and could not be (make deps-gstreamer)"; \
+		exit $$?; \
 	fi; \
 	$(SWIFT) build --product snapbackd && \
 	$(MAKE) --no-print-directory $(GST_BUILD)/libgstsnapback.so $(GST_BUILD)/test_scte && \

@@ -43,8 +43,9 @@ $(MPV_BUILD)/test_media: integrations/mpv/tests/test_media.c integrations/mpv/sr
 	$(CC) $(C_WARNINGS) $(ASAN_FLAGS) -Ilibsnapback/include -Iintegrations/mpv/src -o $@ $< \
 		integrations/mpv/src/media.c integrations/mpv/src/json.c -lm
 
-# mpv, libmpv-dev (the client API header) and ffmpeg (the test media), installed when missing. A
-# machine where they cannot be installed skips the end-to-end test, saying so.
+# mpv, libmpv-dev (the client API header) and ffmpeg (the test media), installed when missing. Where they
+# cannot be, the end-to-end test fails, saying so (skipped only as a part of make test,
+# scripts/cannot-run.sh).
 deps-mpv:
 	@missing=""; for p in $(MPV_APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
@@ -55,8 +56,8 @@ deps-mpv:
 
 test-mpv: deps lib deps-mpv ## mpv under snapback, end to end: the plugin in a real mpv against the real daemon
 	@if ! command -v mpv >/dev/null || ! command -v ffmpeg >/dev/null || ! pkg-config --exists mpv; then \
-		echo "test-mpv: SKIPPED: mpv, libmpv-dev or ffmpeg is not installed and could not be (make deps-mpv)"; \
-		exit 0; \
+		scripts/cannot-run.sh test-mpv "mpv, libmpv-dev or ffmpeg is not installed and could not be (make deps-mpv)"; \
+		exit $$?; \
 	fi; \
 	$(SWIFT) build --product snapbackd && \
 	$(MAKE) --no-print-directory $(MPV_BUILD)/snapback.so $(MPV_BUILD)/test_media && \
