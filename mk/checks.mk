@@ -29,9 +29,11 @@ BUDGET_PAGE_INSTRUCTIONS  := 1950
 
 # The release daemon's footprint, checked by `make check-footprint` (part of `make test`): its resident
 # memory (VmRSS) once started and idle, read from disk as after a boot, and the size of its stripped
-# binary, in KiB. The RSS budget is the 6 MiB the box allows.
+# binary, in KiB. The RSS budget is the 6 MiB the box allows. The binary's is a guard against a large
+# library or generated module pulled in by mistake (Foundation alone adds megabytes), about 1 % above
+# what the daemon's code and its static runtime take.
 BUDGET_RSS_KIB      := 6144
-BUDGET_BINARY_KIB   := 10240
+BUDGET_BINARY_KIB   := 10368
 
 check-systemd: deps ## systemd-analyze verify the units and score their sandbox (exposure at most 1.0); lint the man pages
 	$(SWIFT) build --product snapbackd
