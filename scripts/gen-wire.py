@@ -1004,31 +1004,9 @@ def json_name(proto_name):
     return out
 
 
-# Per Swift element type: the writer's and the reader's call for a JSON value.
-JSON_WRITE = {"Double": "double", "UInt64": "int64", "Int64": "int64", "UInt32": "int", "Int32": "int",
-              "Bool": "bool", "String": "string"}
-JSON_READ = {"Double": "double()", "UInt64": "uint64()", "Int64": "int64()", "UInt32": "uint32()", "Int32": "int32()",
-             "Bool": "bool()", "String": "string()"}
-
-
-def json_write_call(f, v, w="w"):
-    if f.kind == "message":
-        return f"{w}.message({v})"
-    if f.kind == "enum":
-        return f"{w}.enumValue({v})"
-    return f"{w}.{JSON_WRITE[f.element]}({v})"
-
-
-def json_read_call(f, r="r"):
-    if f.kind == "message":
-        return f"{r}.message({f.element}.self)"
-    if f.kind == "enum":
-        return f"{r}.enumValue({f.element}.self)"
-    return f"{r}.{JSON_READ[f.element]}"
-
-
 def gen_json_message(model, m):
-    """A message's canonical JSON encoder and bounded decoder (`ProtoJSONMessage`)."""
+    """A message's canonical JSON encoder and bounded decoder (`ProtoJSONMessage`): a call per field to the
+    writer's and the reader's `field`, which know each kind (`ProtoJSONValue`)."""
     fields = [Field(model, m, f) for f in m.field]
     units = []  # (first field number, kind, payload): a plain field, or a whole oneof
     oneofs = {}
@@ -1043,40 +1021,18 @@ def gen_json_message(model, m):
     if len(units) > 64:
         sys.exit(f"gen-wire: {m.name}: more than 64 fields and oneofs for the JSON reader's bits")
     out = ["", f"extension SnapbackV1.{m.name}: ProtoJSONMessage {{"]
-    w = "w" if units else "_"
-    out.append(f"    public func writeJSON(to w: inout ProtoJSONWriter) {{")
+    out.append("    public func writeJSON(to w: inout ProtoJSONWriter) {")
     out.append("        w.beginObject()")
     for _, kind, u in units:
         if kind == "oneof":
             name, members = u
             out.append(f"        switch self.{lower_camel(name)} {{")
             for f in members:
-                out.append(f"        case .{f.swift}(let v)?:")
-                out.append(f'            w.key("{json_name(f.proto)}")')
-                out.append(f"            {json_write_call(f, 'v')}")
+                out.append(f'        case .{f.swift}(let v)?: w.field("{json_name(f.proto)}", Optional(v))')
             out.append("        case nil: break")
             out.append("        }")
-            continue
-        f = u
-        key = f'w.key("{json_name(f.proto)}")'
-        v = f"self.{f.swift}"
-        if f.repeated:
-            each = json_write_call(f, "$1", "$0")
-            out.append(f"        if !{v}.isEmpty {{")
-            out.append(f"            {key}")
-            out.append(f"            w.array({v}) {{ {each} }}")
-            out.append("        }")
-        elif f.optional or f.kind == "message":
-            out.append(f"        if let v = {v} {{")
-            out.append(f"            {key}")
-            out.append(f"            {json_write_call(f, 'v')}")
-            out.append("        }")
         else:
-            present = {"bool": v, "enum": f"{v}.rawValue != 0", "string": f"!{v}.isEmpty"}.get(f.kind, f"{v} != 0")
-            out.append(f"        if {present} {{")
-            out.append(f"            {key}")
-            out.append(f"            {json_write_call(f, v)}")
-            out.append("        }")
+            out.append(f'        w.field("{json_name(u.proto)}", self.{u.swift})')
     out.append("        w.endObject()")
     out.append("    }")
     out.append("")
@@ -1092,17 +1048,13 @@ def gen_json_message(model, m):
             members = u[1] if kind == "oneof" else [u]
             for f in members:
                 names = [json_name(f.proto)] + ([f.proto] if f.proto != json_name(f.proto) else [])
-                out.append("            case " + ", ".join(f'"{n}"' for n in names) + ":")
-                out.append(f"                try r.once(&seen, {bit}, key)")
-                v = f"self.{f.swift}"
+                case = "            case " + ", ".join(f'"{n}"' for n in names) + ":"
                 if kind == "oneof":
-                    out.append(f"                if let v = try {json_read_call(f)} {{ self.{lower_camel(u[0])} = .{f.swift}(v) }}")
-                elif f.repeated:
-                    out.append(f"                {v} = try r.array {{ (e: inout ProtoJSONReader) throws(ProtoJSONError) in try {json_read_call(f, 'e')} }} ?? []")
-                elif f.optional or f.kind == "message":
-                    out.append(f"                {v} = try {json_read_call(f)}")
+                    out.append(case)
+                    out.append(f"                try r.once(&seen, {bit}, key)")
+                    out.append(f"                if let v = try {f.element}.readJSONValue(&r) {{ self.{lower_camel(u[0])} = .{f.swift}(v) }}")
                 else:
-                    out.append(f"                if let v = try {json_read_call(f)} {{ {v} = v }}")
+                    out.append(f"{case} try r.field(&self.{f.swift}, &seen, {bit}, key)")
         out.append(f'            default: throw r.unknownField(key, in: "snapback.v1.{m.name}")')
         out.append("            }")
     else:
