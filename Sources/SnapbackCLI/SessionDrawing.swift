@@ -38,8 +38,8 @@ public enum SessionDrawing {
     public static let breakTick: Character = "┊"
 
     /// `width` is the whole line's; the bars take what the labels leave (at least 20 cells).
-    public static func lines(_ info: SessionInfo, width: Int = 80, style: TerminalStyle = .plain) -> [String] {
-        let state = info.state
+    public static func lines(_ info: SnapbackV1.SessionInfo, width: Int = 80, style: TerminalStyle = .plain) -> [String] {
+        let state = SessionStateReply(proto: info.state ?? .init())
         let breaks = state.breaks
         let layout = try? TimelineLayout(breaks: breaks)
         let adTime = layout?.totalAdTime ?? breaks.reduce(0) { $0 + $1.duration }
@@ -63,7 +63,7 @@ public enum SessionDrawing {
             "session \(info.sessionId) · content \"\(info.contentId)\" · stream \"\(info.streamId)\""
                 + (info.profile.isEmpty ? "" : " · profile \"\(info.profile)\""))
         out.append(
-            "\(info.kind == .live ? "live" : "on demand"), preset \(info.policyPreset) · client \"\(info.clientName)\" "
+            "\(SessionKind(proto: info.kind) == .live ? "live" : "on demand"), preset \(info.policyPreset) · client \"\(info.clientName)\" "
                 + "(uid \(info.peerUid), pid \(info.peerPid)) · opened \(utcDate(info.openedAt)) · \(info.pushes) push"
                 + (info.pushes == 1 ? "" : "es"))
         out.append(phaseLine(state))
@@ -215,7 +215,7 @@ public enum SessionDrawing {
     }
 
     /// `sessions`: one line per session, no breaks.
-    public static func table(_ sessions: [SessionInfo]) -> [String] {
+    public static func table(_ sessions: [SnapbackV1.SessionInfo]) -> [String] {
         guard !sessions.isEmpty else { return ["no open sessions"] }
         let contentWidth = max(8, sessions.map(\.contentId.count).max() ?? 0) + 2
         let clientWidth = max(7, sessions.map(\.clientName.count).max() ?? 0) + 2
@@ -225,10 +225,11 @@ public enum SessionDrawing {
                 + padRight("CLIENT", clientWidth) + "UID/PID"
         ]
         for s in sessions {
+            let state = SessionStateReply(proto: s.state ?? .init())
             let phase: String
-            switch s.state.phase {
-            case .inBreak?: phase = "break " + (s.state.currentBreakId ?? "")
-            case .content?: phase = s.state.playing ? "playing" : "paused"
+            switch state.phase {
+            case .inBreak?: phase = "break " + (state.currentBreakId ?? "")
+            case .content?: phase = state.playing ? "playing" : "paused"
             case .seeking?: phase = "seeking"
             case .trickPlay?: phase = "trick"
             case .finished?: phase = "finished"
@@ -237,8 +238,9 @@ public enum SessionDrawing {
             }
             out.append(
                 padRight("\(s.sessionId)", 6) + padRight(s.contentId, contentWidth)
-                    + padRight(s.kind == .live ? "live" : "on-demand", 10) + padRight(s.policyPreset, 9) + padRight(phase, 10)
-                    + padLeft(clock(s.state.streamTime), 9) + padLeft(clock(s.state.contentTime), 9)
+                    + padRight(SessionKind(proto: s.kind) == .live ? "live" : "on-demand", 10) + padRight(s.policyPreset, 9)
+                    + padRight(phase, 10)
+                    + padLeft(clock(state.streamTime), 9) + padLeft(clock(state.contentTime), 9)
                     + padLeft("\(s.breakCount)", 8) + "  " + padRight(s.clientName, clientWidth) + "\(s.peerUid)/\(s.peerPid)")
         }
         out.append("\(sessions.count) session\(sessions.count == 1 ? "" : "s")")
@@ -246,10 +248,10 @@ public enum SessionDrawing {
     }
 
     /// `watch`: one decision in one line: `14:12:10 session 3 "movie" seek → 10:00 (snapback): seek 300→900…`.
-    public static func line(_ d: WireDecision) -> String {
+    public static func line(_ d: SnapbackV1.Decision) -> String {
         let what: String
-        switch d.kind {
-        case .seek?: what = "seek to \(clock(d.streamTime)) (\(d.seekReason?.rawValue ?? "unknown reason"))"
+        switch DecisionKind(proto: d.kind) {
+        case .seek?: what = "seek to \(clock(d.streamTime)) (\(SeekReason(proto: d.seekReason)?.rawValue ?? "unknown reason"))"
         case .breakWatched?: what = "break \(d.breakId) watched"
         case .breakCompleted?: what = "break \(d.breakId) completed"
         case .playBreak?: what = "play break \(d.breakId)"
@@ -257,9 +259,10 @@ public enum SessionDrawing {
         case .saveBookmark?:
             what =
                 "save bookmark at content \(clock(d.contentTime)) (stream \(clock(d.streamTime)), "
-                + "\(d.bookmarkTrigger?.rawValue ?? "unknown trigger"))"
+                + "\(BookmarkTrigger(proto: d.bookmarkTrigger)?.rawValue ?? "unknown trigger"))"
         case .clearBookmark?: what = "clear bookmark"
-        case .breakSkipped?: what = "break \(d.breakId) skipped (\(d.skipReason?.rawValue ?? "unknown reason"))"
+        case .breakSkipped?:
+            what = "break \(d.breakId) skipped (\(BreakSkipReason(proto: d.skipReason)?.rawValue ?? "unknown reason"))"
         case nil: what = "(a decision this client does not know)"
         }
         let time = utcDate(d.at).split(separator: " ").dropFirst().first.map(String.init) ?? "-"

@@ -35,7 +35,7 @@ public final class SnapbackClient {
     /// Pushes received and not yet taken, in arrival order.
     public private(set) var pendingPushes: [WirePushMessage] = []
     /// Decisions of this connection's WatchDecisions stream received and not yet taken.
-    public private(set) var pendingDecisions: [WireDecision] = []
+    public private(set) var pendingDecisions: [SnapbackV1.Decision] = []
     /// Changes of this connection's Sync/WatchChanges stream received and not yet taken.
     public private(set) var pendingChanges: [SyncChange] = []
     public var timeout: Duration
@@ -154,7 +154,7 @@ public final class SnapbackClient {
         if frame.header.method == WireMethod.watchDecisions.rawValue {
             do {
                 pendingDecisions.append(
-                    try frame.body.withUnsafeBytes { (raw) throws(WireError) in try WireDecision.decode(raw) })
+                    try frame.body.withUnsafeBytes { (raw) throws(WireError) in try SnapbackV1.Decision.decode(raw) })
             } catch {
                 throw .malformedReply("decision: \(error)")
             }
@@ -194,7 +194,7 @@ public final class SnapbackClient {
     }
 
     /// The next decision of the watch stream; nil timeout waits for as long as it takes.
-    public func nextDecision(timeout: Duration?) throws(SnapbackClientError) -> WireDecision {
+    public func nextDecision(timeout: Duration?) throws(SnapbackClientError) -> SnapbackV1.Decision {
         while pendingDecisions.isEmpty {
             let frame: Frame
             do {

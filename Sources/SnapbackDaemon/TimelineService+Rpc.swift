@@ -66,19 +66,19 @@ extension TimelineService {
             handshake(hello, header, state, connection)
         case .getStatus:
             reply(connection, header, status(now))
-        case .listSessions(let pageSize, let token):
-            listSessions(pageSize, token, header, connection, now)
-        case .getSession(let id):
-            getSession(id, header, connection, now)
-        case .watchDecisions(let sessionId, let contentId):
-            watchDecisions(sessionId: sessionId, contentId: contentId, header, state, connection)
+        case .listSessions(let m):
+            listSessions(m.pageSize, m.pageToken, header, connection, now)
+        case .getSession(let m):
+            getSession(m.sessionId, header, connection, now)
+        case .watchDecisions(let m):
+            watchDecisions(sessionId: m.sessionId, contentId: m.contentId, header, state, connection)
         case .openSession(let open):
             openSession(open, header, state, connection, now)
         case .event(let id, let event):
             guard let entry = session(id, header, state, connection) else { return }
             apply(event, to: entry, header, connection, now)
-        case .closeSession(let id):
-            guard let entry = session(id, header, state, connection) else { return }
+        case .closeSession(let m):
+            guard let entry = session(m.sessionId, header, state, connection) else { return }
             let seqBefore = entry.pushSeq
             close(entry, .player, at: now)
             // The reply is the session's last frame: it waits for the final bookmark's commit.
@@ -87,41 +87,42 @@ extension TimelineService {
                 let last = entry.pushSeq == seqBefore ? 0 : entry.pushSeq
                 self.replyToEvent(connection, header, lastPushSeq: last)
             }
-        case .contentTimeForStreamTime(let id, let t):
-            guard let entry = session(id, header, state, connection) else { return }
-            reply(
-                connection, header, SnapbackV1.ContentTimeReply(contentTime: entry.timeline.layout.contentTime(forStreamTime: t)))
-        case .streamTimeForContentTime(let id, let c):
-            guard let entry = session(id, header, state, connection) else { return }
-            reply(connection, header, SnapbackV1.StreamTimeReply(streamTime: entry.timeline.layout.streamTime(forContentTime: c)))
-        case .breakAt(let id, let t):
-            guard let entry = session(id, header, state, connection) else { return }
-            let timeline = entry.timeline
+        case .contentTimeForStreamTime(let m):
+            guard let entry = session(m.sessionId, header, state, connection) else { return }
+            let t = entry.timeline.layout.contentTime(forStreamTime: m.streamTime)
+            reply(connection, header, SnapbackV1.ContentTimeReply(contentTime: t))
+        case .streamTimeForContentTime(let m):
+            guard let entry = session(m.sessionId, header, state, connection) else { return }
+            let t = entry.timeline.layout.streamTime(forContentTime: m.contentTime)
+            reply(connection, header, SnapbackV1.StreamTimeReply(streamTime: t))
+        case .breakAt(let m):
+            guard let entry = session(m.sessionId, header, state, connection) else { return }
+            let (timeline, t) = (entry.timeline, m.streamTime)
             reply(
                 connection, header,
                 SnapbackV1.BreakAtReply(previous: timeline.previousBreak(atOrBefore: t), next: timeline.nextBreak(after: t)))
-        case .getSessionState(let id, let first, let count):
-            guard let entry = session(id, header, state, connection) else { return }
-            let page = snapshot(entry, at: now, breaks: SessionStateReply.page(from: first, count: count))
+        case .getSessionState(let m):
+            guard let entry = session(m.sessionId, header, state, connection) else { return }
+            let page = snapshot(entry, at: now, breaks: SessionStateReply.page(from: m.firstBreak, count: m.maxBreaks))
             reply(connection, header, SessionStateReply(page, totalBreaks: entry.timeline.layout.count))
-        case .getBookmark(let profile, let contentId):
-            getBookmark(profile, contentId, header, connection)
-        case .listBookmarks(let profile, let pageSize, let pageToken):
-            listBookmarks(profile, pageSize, pageToken, header, connection)
-        case .deleteBookmark(let profile, let contentId):
-            store.deleteBookmark(profile: profile, contentId: contentId) { result in
+        case .getBookmark(let m):
+            getBookmark(m.profile, m.contentId, header, connection)
+        case .listBookmarks(let m):
+            listBookmarks(m.profile, m.pageSize, m.pageToken, header, connection)
+        case .deleteBookmark(let m):
+            store.deleteBookmark(profile: m.profile, contentId: m.contentId) { result in
                 switch result {
                 case .success(let deleted):
                     self.reply(connection, header, SnapbackV1.DeleteBookmarkReply(deleted: deleted))
                 case .failure(let error): self.fail(connection, header, error.statusCode, error.description)
                 }
             }
-        case .watchChanges(let after):
-            watchChanges(after: after, header, state, connection)
+        case .watchChanges(let m):
+            watchChanges(after: m.after, header, state, connection)
         case .merge(let merge):
             self.merge(merge, header, connection)
-        case .clearBookmarks(let profile):
-            store.clearBookmarks(profile: profile) { result in
+        case .clearBookmarks(let m):
+            store.clearBookmarks(profile: m.profile) { result in
                 switch result {
                 case .success(let n):
                     self.reply(connection, header, SnapbackV1.ClearBookmarksReply(deleted: UInt32(clamping: n)))

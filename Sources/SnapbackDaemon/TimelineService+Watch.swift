@@ -40,16 +40,16 @@ extension TimelineService {
 
     /// With the first page of its breaks (GetSession), or none (ListSessions: the cost of listing is the
     /// sessions', not their breaks').
-    func sessionInfo(_ entry: SessionEntry, at now: Double, withBreaks: Bool) -> SessionInfo {
+    func sessionInfo(_ entry: SessionEntry, at now: Double, withBreaks: Bool) -> SnapbackV1.SessionInfo {
         let breakCount = entry.timeline.layout.count
         let window = withBreaks ? SessionStateReply.page(from: 0, count: 0) : 0..<0
         var state = SessionStateReply(snapshot(entry, at: now, breaks: window), totalBreaks: breakCount)
         if !withBreaks { state.breakStates = [] }
-        return SessionInfo(
+        return SnapbackV1.SessionInfo(
             sessionId: entry.id, contentId: entry.contentId, streamId: entry.streamId, profile: entry.profile,
-            kind: entry.timeline.kind, policyPreset: entry.preset, clientName: entry.clientName,
+            kind: entry.timeline.kind.proto, policyPreset: entry.preset, clientName: entry.clientName,
             peerUid: entry.owner.uid, peerPid: entry.owner.pid, openedAt: entry.openedAt, pushes: entry.pushSeq,
-            breakCount: UInt32(clamping: breakCount), state: state, contentDuration: entry.timeline.contentDuration)
+            breakCount: UInt32(clamping: breakCount), state: state.proto, contentDuration: entry.timeline.contentDuration)
     }
 
     // MARK: Control/ListSessions, GetSession
@@ -71,7 +71,7 @@ extension TimelineService {
         let peer = connection.peer
         let (ids, more) = sessions.ids(after: after, limit: limit) { mayInspect($0, by: peer) }
         let page = ids.compactMap { sessions[$0].map { sessionInfo($0, at: now, withBreaks: false) } }
-        reply(connection, header, ListSessionsReply(sessions: page, nextPageToken: more ? "\(ids.last!)" : ""))
+        reply(connection, header, SnapbackV1.ListSessionsReply(sessions: page, nextPageToken: more ? "\(ids.last!)" : ""))
     }
 
     func getSession(_ id: UInt64, _ header: FrameHeader, _ connection: any PeerPort, _ now: Double) {
@@ -122,7 +122,7 @@ extension TimelineService {
     @inline(never)  // kept out of `execute`, the snapback round trip's path, which it would only enlarge
     func publish(_ action: TimelineAction, for entry: SessionEntry, at now: Double) {
         guard
-            var decision = WireDecision(
+            var decision = SnapbackV1.Decision(
                 action, sessionId: entry.id, contentId: entry.contentId,
                 streamId: entry.streamId, profile: entry.profile, at: now)
         else { return }

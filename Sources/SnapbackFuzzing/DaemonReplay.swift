@@ -181,7 +181,9 @@ public struct DaemonReplay {
                 }
             case .push where frame.header.method == WireMethod.watchDecisions.rawValue:
                 pushes += 1
-                guard let decision = try? WireDecision.decode(frame.body) else { fatalError("a decision that does not decode") }
+                guard let decision = try? SnapbackV1.Decision.decode(frame.body) else {
+                    fatalError("a decision that does not decode")
+                }
                 let expected = (lastDecision[peer.id] ?? 0) + 1
                 guard decision.seq == expected else {
                     fatalError("peer \(peer.id): decision seq \(decision.seq), expected \(expected)")

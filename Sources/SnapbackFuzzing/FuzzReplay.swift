@@ -74,27 +74,34 @@ public struct FuzzReplay {
             }
             // Drive the timers too: the shell would fire them.
             for timer in TimelineTimer.allCases { _ = try? sessions[Int(id - 1)].handle(.timerFired(timer), at: now) }
-        case .closeSession(let id):
+        case .closeSession(let m):
+            let id = m.sessionId
             guard id >= 1, id <= UInt64(sessions.count) else { errors += 1; return }
             _ = try? sessions[Int(id - 1)].handle(.closed, at: now)
-        case .contentTimeForStreamTime(let id, let t), .breakAt(let id, let t):
-            guard id >= 1, id <= UInt64(sessions.count), t.isFinite else { return }
-            let session = sessions[Int(id - 1)]
-            _ = session.layout.contentTime(forStreamTime: t)
-            _ = session.previousBreak(atOrBefore: t)
-            _ = session.nextBreak(after: t)
-        case .streamTimeForContentTime(let id, let c):
-            guard id >= 1, id <= UInt64(sessions.count), c.isFinite else { return }
-            _ = sessions[Int(id - 1)].layout.streamTime(forContentTime: c)
-        case .getSessionState(let id, let first, let count):
-            guard id >= 1, id <= UInt64(sessions.count) else { return }
-            let session = sessions[Int(id - 1)]
-            let window = SessionStateReply.page(from: first, count: count)
+        case .contentTimeForStreamTime(let m):
+            convert(m.sessionId, m.streamTime)
+        case .breakAt(let m):
+            convert(m.sessionId, m.streamTime)
+        case .streamTimeForContentTime(let m):
+            guard m.sessionId >= 1, m.sessionId <= UInt64(sessions.count), m.contentTime.isFinite else { return }
+            _ = sessions[Int(m.sessionId - 1)].layout.streamTime(forContentTime: m.contentTime)
+        case .getSessionState(let m):
+            guard m.sessionId >= 1, m.sessionId <= UInt64(sessions.count) else { return }
+            let session = sessions[Int(m.sessionId - 1)]
+            let window = SessionStateReply.page(from: m.firstBreak, count: m.maxBreaks)
             var out: [UInt8] = []
             _ = SessionStateReply(session.snapshot(at: now, breaks: window), totalBreaks: session.layout.count)
                 .encode(into: &out)
         default:
             return
+        }
+
+        func convert(_ id: UInt64, _ t: Double) {
+            guard id >= 1, id <= UInt64(sessions.count), t.isFinite else { return }
+            let session = sessions[Int(id - 1)]
+            _ = session.layout.contentTime(forStreamTime: t)
+            _ = session.previousBreak(atOrBefore: t)
+            _ = session.nextBreak(after: t)
         }
     }
 }

@@ -8,7 +8,7 @@ import SnapbackWire
 /// name (by number when this version does not know it); a double that is not finite as "NaN",
 /// "Infinity" or "-Infinity". The encoders and decoders are generated (scripts/gen-wire.py) into
 /// Generated/; this module holds what they share, and no product that does not speak JSON links it.
-public protocol ProtoJSONMessage: Sendable {
+public protocol ProtoJSONMessage: Sendable, ProtoJSONValue {
     /// Every field at its default.
     init()
     /// Writes the message as one JSON object.
@@ -40,7 +40,7 @@ extension ProtoJSONMessage {
 }
 
 /// A proto enum's values by name, as its JSON form names them.
-public protocol ProtoJSONEnum: RawRepresentable where RawValue == UInt32 {
+public protocol ProtoJSONEnum: RawRepresentable, ProtoJSONValue where RawValue == UInt32 {
     init(rawValue: UInt32)
     /// Every value of the enum: its number and its name in the .proto.
     static var protoNames: [(number: Int32, name: String)] { get }

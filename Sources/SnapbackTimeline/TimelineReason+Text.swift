@@ -4,7 +4,9 @@ extension TimelineReason: CustomStringConvertible {
     public var description: String {
         switch self {
         case .snapback(let jump, let from, let to, let id, let start):
-            return "\(jump ? "jump" : "seek") \(Seconds(from))→\(Seconds(to)) skipped unwatched break \(id) at \(Seconds(start))"
+            var words = StringReasonText()
+            Self.writeSnapback(jump: jump, from: from, to: to, breakId: id, start: start, into: &words)
+            return words.text
         case .returnToTarget(let id, let target): return "break \(id) done, on to the seek target \(Seconds(target))"
         case .resumptionPoint(let id, let at):
             return "interstitial \(id) done, the content resumes at its resumption point \(Seconds(at))"

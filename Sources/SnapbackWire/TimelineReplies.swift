@@ -79,7 +79,8 @@ public struct SessionStateReply: Sendable, Equatable {
 }
 
 extension SessionStateReply: ProtoMapped {
-    init(proto p: SnapbackV1.SessionStateReply) {
+    /// The reply as this version reads it (a GetSessionState's, or a SessionInfo's `state`).
+    public init(proto p: SnapbackV1.SessionStateReply) {
         self.init(
             phase: TimelineSnapshot.Phase(proto: p.phase), currentBreakId: p.currentBreakId.isEmpty ? nil : p.currentBreakId,
             streamTime: p.streamTime, contentTime: p.contentTime, playing: p.playing, rate: p.rate,

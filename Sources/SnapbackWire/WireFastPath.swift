@@ -8,9 +8,6 @@ import SnapbackTimeline
 /// is written here by hand. Both produce the same bytes as protobuf-c (field order, proto3 defaults left
 /// out, doubles as fixed64); `WireFastPathTests` checks that byte for byte against `ProtoC`.
 enum WireFastPath {
-    /// At least the size of the seek push `encodeSeekPush` writes for `reason`.
-    static func seekPushBound(reason: PushReason) -> Int { seekPushBound(reasonBound: reason.utf8CountBound) }
-
     /// At least the size of a seek push whose reason takes at most `text` bytes.
     @inline(__always)
     static func seekPushBound(reasonBound text: Int) -> Int {
@@ -20,15 +17,19 @@ enum WireFastPath {
     }
 
     /// `Push{session_id, seq, reason, seek: SeekCommand{stream_time, reason}}`, written at the start of
-    /// `buffer` (at least ``seekPushBound(reason:)`` bytes, e.g. straight into a connection's outbound
-    /// buffer). Returns the body's length.
+    /// `buffer` (at least ``seekPushBound(reasonBound:)`` of the reason's UTF-8 bytes, e.g. straight into a
+    /// connection's outbound buffer). Returns the body's length.
     static func encodeSeekPush(
-        sessionId: UInt64, seq: UInt64, reason: PushReason, to streamTime: Double,
+        sessionId: UInt64, seq: UInt64, reason: String, to streamTime: Double,
         seekReason: UInt64, into buffer: UnsafeMutableRawBufferPointer
     ) -> Int {
         encodeSeekPush(
-            sessionId: sessionId, seq: seq, hasReason: !reason.isEmpty, writeReason: reason.write(into:), to: streamTime,
-            seekReason: seekReason, into: buffer)
+            sessionId: sessionId, seq: seq, hasReason: !reason.isEmpty,
+            writeReason: { buffer in
+                var words = ReasonWriter(buffer)
+                words.put(reason)
+                return words.count
+            }, to: streamTime, seekReason: seekReason, into: buffer)
     }
 
     /// The same, the reason written by `writeReason` (at most as many bytes as the bound was given for),

@@ -41,15 +41,14 @@ public enum WirePush {
 
 /// The snapback's `seek` push — the round trip's — written straight into a connection's outbound buffer
 /// from the action itself: reserve ``bound(_:)`` bytes, then ``encode(_:sessionId:seq:into:)``. Same bytes
-/// as ``WirePush/encodePush(sessionId:seq:action:into:)``. Nothing is copied out of the action: an owned
-/// value built from it (the action copied in, its reason's break id retained, all of it destroyed after)
-/// cost 477 instructions per round trip (make check-budget: 6,688 with it, 6,211 without).
+/// as ``WirePush/encodePush(sessionId:seq:action:into:)``. Nothing is copied out of the action (an owned
+/// value built from it would retain its reason's break id and destroy it after, on every round trip).
 public enum WireSeekPush {
     /// The most bytes ``encode(_:sessionId:seq:into:)`` writes for `action`; nil unless it is a seek with a
     /// snapback's reason (any other push goes through ``WirePush/encodePush(sessionId:seq:action:into:)``).
     public static func bound(_ action: TimelineAction) -> Int? {
         guard case .seek = action.kind, case .snapback(_, _, _, let breakId, _) = action.reason else { return nil }
-        return WireFastPath.seekPushBound(reasonBound: PushReason.snapbackBound(breakId: breakId))
+        return WireFastPath.seekPushBound(reasonBound: ReasonWriter.snapbackBound(breakId: breakId))
     }
 
     /// Writes the Push body of `action` (one ``bound(_:)`` is not nil for) at the start of `buffer` (at
@@ -62,8 +61,10 @@ public enum WireSeekPush {
         else { preconditionFailure("WireSeekPush.encode: not a snapback's seek: \(action)") }
         return WireFastPath.encodeSeekPush(
             sessionId: sessionId, seq: seq, hasReason: true,
-            writeReason: {
-                PushReason.writeSnapback(jump: jump, from: from, to: to, breakId: breakId, start: start, into: $0)
+            writeReason: { buffer in
+                var words = ReasonWriter(buffer)
+                TimelineReason.writeSnapback(jump: jump, from: from, to: to, breakId: breakId, start: start, into: &words)
+                return words.count
             },
             to: streamTime, seekReason: UInt64(why.proto.rawValue), into: buffer)
     }
@@ -124,8 +125,7 @@ extension WirePushMessage: WireMessage {
     @discardableResult
     public func encode(into out: inout [UInt8]) -> Int {
         if case .seek(let to, let why) = kind {
-            let reason = PushReason.text(reason)
-            return WireFastPath.append(to: &out, bound: WireFastPath.seekPushBound(reason: reason)) {
+            return WireFastPath.append(to: &out, bound: WireFastPath.seekPushBound(reasonBound: reason.utf8.count)) {
                 WireFastPath.encodeSeekPush(
                     sessionId: sessionId, seq: seq, reason: reason, to: to, seekReason: UInt64(why.proto.rawValue), into: $0)
             }

@@ -11,10 +11,12 @@ extension WireRequest {
             try Self.checkRanges(event)
         case .openSession(let open):
             try Self.checkRanges(open)
-        case .contentTimeForStreamTime(_, let t), .breakAt(_, let t):
-            try Self.check(t, Limits.position, "stream_time")
-        case .streamTimeForContentTime(_, let t):
-            try Self.check(t, Limits.position, "content_time")
+        case .contentTimeForStreamTime(let m):
+            try Self.check(m.streamTime, Limits.position, "stream_time")
+        case .breakAt(let m):
+            try Self.check(m.streamTime, Limits.position, "stream_time")
+        case .streamTimeForContentTime(let m):
+            try Self.check(m.contentTime, Limits.position, "content_time")
         case .hello, .getStatus, .listSessions, .getSession, .watchDecisions, .closeSession, .getSessionState, .getBookmark,
             .listBookmarks, .deleteBookmark,
             .clearBookmarks, .watchChanges, .merge:

@@ -27,15 +27,15 @@ struct SessionsCommand: ParsableCommand {
         let client = try connect(socket.path, clientName: "snapback-sessions")
         defer { client.close() }
         // Every page: the daemon answers a thousand sessions at a time.
-        var sessions: [SessionInfo] = []
+        var sessions: [SnapbackV1.SessionInfo] = []
         var token = ""
         repeat {
-            let reply: ListSessionsReply = try client.call(.listSessions(pageSize: 1000, pageToken: token))
+            let reply: SnapbackV1.ListSessionsReply = try client.call(.listSessions(pageSize: 1000, pageToken: token))
             sessions += reply.sessions
             token = reply.nextPageToken
         } while !token.isEmpty
         if output.json {
-            say(JSON.object(["sessions": .array(sessions.map { .message($0.proto) })]).rendered)
+            say(JSON.object(["sessions": .array(sessions.map { .message($0) })]).rendered)
             return
         }
         for line in SessionDrawing.table(sessions) { say(line) }
@@ -72,7 +72,7 @@ struct SessionCommand: ParsableCommand {
     func run() throws {
         let info = try fetchSession(id, socket: socket.path, clientName: "snapback-session")
         if output.json {
-            say(info.proto.jsonString)
+            say(info.jsonString)
             return
         }
         let style = TerminalStyle(color: Terminal.wantsColor)
@@ -113,7 +113,7 @@ struct ConvertCommand: ParsableCommand {
         let info = try fetchSession(id, socket: socket.path, clientName: "snapback-convert")
         let layout: TimelineLayout
         do {
-            layout = try TimelineLayout(breaks: info.state.breaks)
+            layout = try TimelineLayout(breaks: info.state?.breaks ?? [])
         } catch {
             throw CommandError("session \(id): its breaks do not form a timeline: \(error)")
         }
@@ -178,22 +178,22 @@ struct WatchCommand: ParsableCommand {
         try client.watchDecisions(sessionId: session ?? 0, contentId: content ?? "")
         var seen = 0
         while count.map({ seen < $0 }) ?? true {
-            let next = Result { () throws(SnapbackClientError) -> WireDecision in try client.nextDecision(timeout: nil) }
+            let next = Result { () throws(SnapbackClientError) -> SnapbackV1.Decision in try client.nextDecision(timeout: nil) }
             if case .failure(.socket(.closedByPeer)) = next {
                 throw CommandError("snapbackd closed the connection (stopping, or it dropped this watcher for not keeping up)")
             }
             let decision = try next.get()
-            say(json ? decision.proto.jsonString : SessionDrawing.line(decision))
+            say(json ? decision.jsonString : SessionDrawing.line(decision))
             seen += 1
         }
     }
 }
 
 /// GetSession, with NOT_FOUND worded for the operator.
-func fetchSession(_ id: UInt64, socket: String, clientName: String) throws -> SessionInfo {
+func fetchSession(_ id: UInt64, socket: String, clientName: String) throws -> SnapbackV1.SessionInfo {
     let client = try connect(socket, clientName: clientName)
     defer { client.close() }
-    let reply = Result { () throws(SnapbackClientError) -> SessionInfo in try client.call(.getSession(sessionId: id)) }
+    let reply = Result { () throws(SnapbackClientError) -> SnapbackV1.SessionInfo in try client.call(.getSession(sessionId: id)) }
     if case .failure(let error) = reply, error.code == .notFound {
         throw CommandError("no open session \(id) that you may see (snapback sessions lists them)")
     }

@@ -10,7 +10,7 @@ import Testing
 @Suite struct BreakStateDrawingTests {
     /// A pre-roll watched, a mid-roll a trick play went over, one a resume skipped (exempt), a
     /// post-roll not met yet; the playhead in content after the second mid-roll.
-    static func info() -> SessionInfo {
+    static func info() -> SnapbackV1.SessionInfo {
         let breaks = [
             AdBreak(id: "pre", start: 0, duration: 10, watched: true), AdBreak(id: "m1", start: 40, duration: 10),
             AdBreak(id: "m2", start: 80, duration: 10), AdBreak(id: "post", start: 130, duration: 10)
@@ -26,10 +26,10 @@ import Testing
         let state = SessionStateReply(
             phase: .content, streamTime: 95, contentTime: 65, playing: true, rate: 1,
             breaks: breaks, breakStates: states)
-        return SessionInfo(
-            sessionId: 3, contentId: "movie", streamId: "s", profile: "", kind: .onDemand,
+        return SnapbackV1.SessionInfo(
+            sessionId: 3, contentId: "movie", streamId: "s", profile: "", kind: SessionKind.onDemand.proto,
             policyPreset: "ima", clientName: "shell", peerUid: 1000, peerPid: 42,
-            openedAt: 1_800_000_000, pushes: 4, breakCount: 4, state: state, contentDuration: 100)
+            openedAt: 1_800_000_000, pushes: 4, breakCount: 4, state: state.proto, contentDuration: 100)
     }
 
     @Test func theTableGivesEachBreaksPositionAndState() {
@@ -61,7 +61,7 @@ import Testing
 
     @Test func theJSONCarriesEachBreaksState() throws {
         // The canonical JSON of the GetSession reply: a field at its default (false, never skipped) is left out.
-        let json = Self.info().proto.jsonString
+        let json = Self.info().jsonString
         #expect(
             json.contains(
                 #""breakStates":[{"breakId":"pre","position":"BREAK_POSITION_PREROLL","watched":true},"#
@@ -75,15 +75,15 @@ import Testing
     }
 
     @Test func watchShowsABreakSkippedWithItsReason() {
-        let decision = WireDecision(
-            seq: 4, sessionId: 3, contentId: "movie", at: 1_800_000_000, kind: .breakSkipped,
+        let decision = SnapbackV1.Decision(
+            seq: 4, sessionId: 3, contentId: "movie", at: 1_800_000_000, kind: DecisionKind.breakSkipped.proto,
             reason: "break m1 not played: the cooldown after a break is running", breakId: "m1",
-            skipReason: .cooldown)
+            skipReason: BreakSkipReason.cooldown.proto)
         #expect(
             SessionDrawing.line(decision)
                 == "08:00:00 session 3 \"movie\" break m1 skipped (cooldown): break m1 not played: the cooldown after a break is running"
         )
-        let json = decision.proto.jsonString
+        let json = decision.jsonString
         #expect(json.contains(#""kind":"DECISION_KIND_BREAK_SKIPPED""#) && json.contains(#""breakId":"m1""#), "\(json)")
         #expect(json.contains(#""skipReason":"BREAK_SKIP_REASON_COOLDOWN""#) && !json.contains("streamTime"), "\(json)")
     }

@@ -9,7 +9,7 @@ import Testing
 @Suite struct SessionDrawingTests {
     /// 100 s of content with a watched pre-roll of 10 s and an unwatched 20 s break at stream 50, in
     /// that break with a return to stream 90 pending.
-    static func info(phase: TimelineSnapshot.Phase = .inBreak, pending: Double? = 90) -> SessionInfo {
+    static func info(phase: TimelineSnapshot.Phase = .inBreak, pending: Double? = 90) -> SnapbackV1.SessionInfo {
         let breaks = [
             AdBreak(id: "pre", start: 0, duration: 10, watched: true),
             AdBreak(id: "mid", start: 50, duration: 20, adDurations: [10, 10])
@@ -17,10 +17,10 @@ import Testing
         let state = SessionStateReply(
             phase: phase, currentBreakId: phase == .inBreak ? "mid" : nil, streamTime: 55,
             contentTime: 40, playing: true, rate: 1, pendingReturn: pending, breaks: breaks)
-        return SessionInfo(
-            sessionId: 7, contentId: "movie", streamId: "s", profile: "kids", kind: .onDemand,
+        return SnapbackV1.SessionInfo(
+            sessionId: 7, contentId: "movie", streamId: "s", profile: "kids", kind: SessionKind.onDemand.proto,
             policyPreset: "snapback", clientName: "shell", peerUid: 1000, peerPid: 42,
-            openedAt: 1_800_000_000, pushes: 1, breakCount: 2, state: state, contentDuration: 100)
+            openedAt: 1_800_000_000, pushes: 1, breakCount: 2, state: state.proto, contentDuration: 100)
     }
 
     /// The cells of the bar on the line starting with `label`, between its ├ and ┤.
@@ -92,14 +92,14 @@ import Testing
         #expect(table.last == "1 session")
         #expect(SessionDrawing.table([]) == ["no open sessions"])
 
-        let decision = WireDecision(
-            seq: 1, sessionId: 7, contentId: "movie", at: 1_800_000_000, kind: .seek,
+        let decision = SnapbackV1.Decision(
+            seq: 1, sessionId: 7, contentId: "movie", at: 1_800_000_000, kind: DecisionKind.seek.proto,
             reason: "seek 300→900 skipped unwatched break b1 at 600", streamTime: 600,
-            seekReason: .snapback)
+            seekReason: SeekReason.snapback.proto)
         #expect(
             SessionDrawing.line(decision)
                 == "08:00:00 session 7 \"movie\" seek to 10:00 (snapback): seek 300→900 skipped unwatched break b1 at 600")
-        let json = decision.proto.jsonString
+        let json = decision.jsonString
         #expect(
             json.contains(#""kind":"DECISION_KIND_SEEK""#) && json.contains(#""seekReason":"SEEK_REASON_SNAPBACK""#)
                 && json.contains(#""streamTime":600.0"#), "\(json)")

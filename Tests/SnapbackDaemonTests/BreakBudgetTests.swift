@@ -143,10 +143,10 @@ import Testing
         let past: SessionStateReply = try player.call(.getSessionState(sessionId: id, firstBreak: .max))
         #expect(past.breaks.isEmpty && past.totalBreaks == 2500)
         // GetSession's state holds the first page, ListSessions' none; both say how many there are.
-        let info: SessionInfo = try player.call(.getSession(sessionId: id))
-        #expect(info.breakCount == 2500 && info.state.breaks.count == 1000 && info.state.totalBreaks == 2500)
-        let list: ListSessionsReply = try player.call(.listSessions())
-        #expect(list.sessions.map(\.state.breaks.count) == [0] && list.sessions.map(\.breakCount) == [2500])
+        let info: SnapbackV1.SessionInfo = try player.call(.getSession(sessionId: id))
+        #expect(info.breakCount == 2500 && info.state?.breaks.count == 1000 && info.state?.totalBreaks == 2500)
+        let list: SnapbackV1.ListSessionsReply = try player.call(.listSessions())
+        #expect(list.sessions.map { $0.state?.breaks.count } == [0] && list.sessions.map(\.breakCount) == [2500])
     }
 
     /// ListSessions answers a page at a time, in opening order, each session once however many there are,
@@ -166,21 +166,21 @@ import Testing
         let _: SnapbackV1.HelloReply = try stranger.call(
             .hello(SnapbackV1.HelloRequest(protocolVersion: WireProtocol.version, clientName: "stranger")))
         let own = try stranger.openSession(OpenSessionRequest(streamId: "t", contentId: "theirs")).sessionId
-        let first: ListSessionsReply = try player.call(.listSessions())
+        let first: SnapbackV1.ListSessionsReply = try player.call(.listSessions())
         #expect(first.sessions.count == 100 && first.nextPageToken != "")
         var seen: [UInt64] = []
         var token = ""
         repeat {
-            let page: ListSessionsReply = try player.call(.listSessions(pageSize: 64, pageToken: token))
+            let page: SnapbackV1.ListSessionsReply = try player.call(.listSessions(pageSize: 64, pageToken: token))
             #expect(page.sessions.count <= 64)
             seen += page.sessions.map(\.sessionId)
             token = page.nextPageToken
         } while !token.isEmpty
         #expect(seen == Array(opened[..<100] + opened[120...]) + [own])
-        let theirs: ListSessionsReply = try stranger.call(.listSessions(pageSize: 5000))
+        let theirs: SnapbackV1.ListSessionsReply = try stranger.call(.listSessions(pageSize: 5000))
         #expect(theirs.sessions.map(\.sessionId) == [own] && theirs.nextPageToken == "")
         let refusal = #expect(throws: SnapbackClientError.self) {
-            _ = try player.call(.listSessions(pageToken: "not-a-token"), as: ListSessionsReply.self)
+            _ = try player.call(.listSessions(pageToken: "not-a-token"), as: SnapbackV1.ListSessionsReply.self)
         }
         #expect(refusal?.code == .invalidArgument)
     }

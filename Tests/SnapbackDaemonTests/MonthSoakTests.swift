@@ -366,7 +366,7 @@ final class MonthSoak {
             }
         case ..<0.95:
             _ = try refusable { try player.client.call(.getSessionState(sessionId: s.id), as: SessionStateReply.self) }
-            _ = try refusable { try player.client.call(.listSessions(), as: ListSessionsReply.self) }
+            _ = try refusable { try player.client.call(.listSessions(), as: SnapbackV1.ListSessionsReply.self) }
         case ..<0.98:
             let list = try refusable {
                 try player.client.call(

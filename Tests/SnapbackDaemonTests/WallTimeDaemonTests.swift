@@ -57,7 +57,7 @@ import Testing
         try player.send(.adBreakEnded(breakId: "b1"), session: seed)
         let state1: SessionStateReply = try player.call(.getSessionState(sessionId: seed))
         #expect(state1.cooldownUntil.map { abs($0 - (wall + 120)) < 60 } == true, "\(state1.cooldownUntil ?? 0)")
-        let info: SessionInfo = try player.call(.getSession(sessionId: seed))
+        let info: SnapbackV1.SessionInfo = try player.call(.getSession(sessionId: seed))
         #expect(abs(info.openedAt - wall) < 60, "\(info.openedAt)")
 
         daemon.terminate()

@@ -55,10 +55,10 @@ import Testing
         }
     }
 
-    static func decisions(_ frames: [Frame]) throws -> [WireDecision] {
+    static func decisions(_ frames: [Frame]) throws -> [SnapbackV1.Decision] {
         try frames.filter { $0.header.type == .push }.map { frame in
             #expect(frame.header.method == WireMethod.watchDecisions.rawValue)
-            return try WireDecision.decode(frame.body)
+            return try SnapbackV1.Decision.decode(frame.body)
         }
     }
 
@@ -79,10 +79,10 @@ import Testing
         // The stream's frames carry the WatchDecisions call's id.
         #expect(!pushed.isEmpty && pushed.allSatisfy { $0.header.callId == 5 })
         let seen = try Self.decisions(pushed)
-        let seek = try #require(seen.first { $0.kind == .seek })
+        let seek = try #require(seen.first { DecisionKind(proto: $0.kind) == .seek })
         #expect(seek.sessionId == session)
         #expect(seek.contentId == "movie" && seek.profile == "kids" && seek.streamId == "s-movie")
-        #expect(seek.streamTime == 600 && seek.seekReason == .snapback)
+        #expect(seek.streamTime == 600 && SeekReason(proto: seek.seekReason) == .snapback)
         #expect(seek.reason.contains("b1"), "\(seek.reason)")
         #expect(seek.at == box.clock.now())
         #expect(seen.map(\.seq) == Array(1...UInt64(seen.count)))
@@ -128,7 +128,7 @@ import Testing
         box.send(.watchDecisions(sessionId: 0, contentId: ""), on: reading, callId: 2)
         let player = box.peer(uid: 1000, gid: 1000)
         let session = try box.openSeed(on: player)
-        var readingSeen: [WireDecision] = []
+        var readingSeen: [SnapbackV1.Decision] = []
         for round in 0..<200 {
             // Each round: a playhead report and a seek over the (watched, after the first round) break.
             let callId = UInt32(10 + 2 * round)
@@ -157,22 +157,24 @@ import Testing
         _ = box.snapback(a, on: alice, callId: 3)
 
         let root = box.peer()
-        let all = try ListSessionsReply.decode(try #require(box.send(.listSessions(), on: root, callId: 2).first).body)
+        let all = try SnapbackV1.ListSessionsReply.decode(try #require(box.send(.listSessions(), on: root, callId: 2).first).body)
         #expect(all.sessions.map(\.sessionId) == [a, b])
         let first = all.sessions[0]
         #expect(first.contentId == "a" && first.clientName == "alice-player" && first.peerUid == 1000)
-        #expect(first.policyPreset == "snapback" && first.kind == .onDemand && first.breakCount == 1)
-        #expect(first.state.breaks.isEmpty)
+        #expect(first.policyPreset == "snapback" && SessionKind(proto: first.kind) == .onDemand && first.breakCount == 1)
+        #expect(first.state?.breaks.isEmpty == true)
         #expect(first.pushes >= 1)
 
-        let own = try ListSessionsReply.decode(
+        let own = try SnapbackV1.ListSessionsReply.decode(
             try #require(box.send(.listSessions(), on: box.peer(uid: 2000, gid: 2000), callId: 2).first).body)
         #expect(own.sessions.map(\.sessionId) == [b])
 
-        let info = try SessionInfo.decode(try #require(box.send(.getSession(sessionId: a), on: root, callId: 3).first).body)
-        #expect(info.state.breaks.map(\.id) == ["b1"])
-        #expect(info.state.phase == .inBreak || info.state.phase == .content)
-        #expect(info.state.pendingReturn == 900)
+        let info = try SnapbackV1.SessionInfo.decode(
+            try #require(box.send(.getSession(sessionId: a), on: root, callId: 3).first).body)
+        let state = SessionStateReply(proto: try #require(info.state))
+        #expect(state.breaks.map(\.id) == ["b1"])
+        #expect(state.phase == .inBreak || state.phase == .content)
+        #expect(state.pendingReturn == 900)
         let hidden = try #require(box.send(.getSession(sessionId: a), on: box.peer(uid: 2000, gid: 2000), callId: 2).first)
         #expect(hidden.header.status == StatusCode.notFound.rawValue)
         let missing = try #require(box.send(.getSession(sessionId: 99), on: root, callId: 4).first)

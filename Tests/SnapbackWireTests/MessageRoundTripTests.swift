@@ -114,24 +114,41 @@ struct MessageRequestRoundTripTests {
             phase: .inBreak, currentBreakId: "b1", streamTime: 610, contentTime: 600,
             playing: true, rate: 1, pendingReturn: 900,
             breaks: [AdBreak(id: "b1", start: 600, duration: 30, watched: true)])
-        let info = SessionInfo(
-            sessionId: 3, contentId: "movie", streamId: "s", profile: "kids", kind: .live,
+        let info = SnapbackV1.SessionInfo(
+            sessionId: 3, contentId: "movie", streamId: "s", profile: "kids", kind: SessionKind.live.proto,
             policyPreset: "ima", clientName: "shell", peerUid: 1000, peerPid: 42, openedAt: 1.8e9,
-            pushes: 4, breakCount: 1, state: state, contentDuration: 1800)
-        #expect(try SessionInfo.decode(info.encoded()) == info)
-        let list = ListSessionsReply(sessions: [info, info], nextPageToken: "17")
-        #expect(try ListSessionsReply.decode(list.encoded()) == list)
-        #expect(try ListSessionsReply.decode([]) == ListSessionsReply(sessions: []))
-        for kind in WireDecision.Kind.allCases {
-            let decision = WireDecision(
-                seq: 9, sessionId: 3, contentId: "movie", streamId: "s", profile: "kids", at: 1.8e9,
-                kind: kind, reason: "why", streamTime: 600, seekReason: .snapback, breakId: "b1",
-                contentTime: 570, bookmarkTrigger: .paused)
-            #expect(try WireDecision.decode(decision.encoded()) == decision)
+            pushes: 4, breakCount: 1, state: state.proto, contentDuration: 1800)
+        let decoded = try SnapbackV1.SessionInfo.decode(info.encoded())
+        #expect(decoded == info)
+        #expect(SessionStateReply(proto: try #require(decoded.state)) == state)
+        let list = SnapbackV1.ListSessionsReply(sessions: [info, info], nextPageToken: "17")
+        #expect(try SnapbackV1.ListSessionsReply.decode(list.encoded()) == list)
+        #expect(try SnapbackV1.ListSessionsReply.decode([]) == SnapbackV1.ListSessionsReply(sessions: []))
+        // Each kind of decision from the action it stands for, and back from its bytes.
+        let actions: [(TimelineAction.Kind, DecisionKind)] = [
+            (.seek(to: 600, reason: .snapback), .seek), (.breakWatched(breakId: "b1"), .breakWatched),
+            (.breakCompleted(breakId: "b1"), .breakCompleted), (.playBreak(breakId: "b1"), .playBreak),
+            (.allAdsCompleted, .allAdsCompleted),
+            (.saveBookmark(contentTime: 570, streamTime: 600, trigger: .paused), .saveBookmark),
+            (.clearBookmark, .clearBookmark), (.breakSkipped(breakId: "b1", why: .cooldown), .breakSkipped)
+        ]
+        #expect(Set(actions.map(\.1.rawValue)) == Set(DecisionKind.allCases.map(\.rawValue)))
+        for (action, kind) in actions {
+            let reason = TimelineReason.snapback(jump: false, from: 300, to: 900, breakId: "b1", start: 600)
+            let decision = try #require(
+                SnapbackV1.Decision(
+                    TimelineAction(action, reason: reason), sessionId: 3, contentId: "movie", streamId: "s", profile: "kids",
+                    at: 1.8e9))
+            #expect(DecisionKind(proto: decision.kind) == kind && decision.reason == reason.description)
+            #expect(try SnapbackV1.Decision.decode(decision.encoded()) == decision)
         }
+        let seek = SnapbackV1.Decision(
+            TimelineAction(.seek(to: 600, reason: .snapback), reason: .periodicBookmark), sessionId: 3,
+            contentId: "movie", streamId: "s", profile: "kids", at: 1.8e9)
+        #expect(seek?.streamTime == 600 && SeekReason(proto: seek!.seekReason) == .snapback && seek?.breakId == "")
         // Timers are not decisions.
         let timer = TimelineAction(.scheduleTimer(.bookmark, deadline: 5), reason: .periodicBookmark)
-        #expect(WireDecision(timer, sessionId: 1, contentId: "", streamId: "", profile: "", at: 0) == nil)
+        #expect(SnapbackV1.Decision(timer, sessionId: 1, contentId: "", streamId: "", profile: "", at: 0) == nil)
     }
 
     @Test func encodeIntoAppendsAfterExistingBytes() throws {

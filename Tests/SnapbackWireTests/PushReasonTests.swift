@@ -20,11 +20,18 @@ import Testing
         #expect(text == Seconds(value).description)
     }
 
+    /// The reason as the seek push's frame carries it: the snapback's worded in place, any other as its text.
     static func written(_ reason: TimelineReason) -> String {
-        let push = PushReason(reason)
-        return withUnsafeTemporaryAllocation(byteCount: push.utf8CountBound, alignment: 1) { buffer in
-            let n = push.write(into: buffer)
-            return String(decoding: UnsafeRawBufferPointer(rebasing: buffer[..<n]), as: UTF8.self)
+        let bound = 64 + reason.description.utf8.count * 2
+        return withUnsafeTemporaryAllocation(byteCount: bound, alignment: 1) { buffer in
+            var words = ReasonWriter(buffer)
+            if case .snapback(let jump, let from, let to, let breakId, let start) = reason {
+                #expect(ReasonWriter.snapbackBound(breakId: breakId) >= reason.description.utf8.count)
+                TimelineReason.writeSnapback(jump: jump, from: from, to: to, breakId: breakId, start: start, into: &words)
+            } else {
+                words.put(reason.description)
+            }
+            return String(decoding: UnsafeRawBufferPointer(rebasing: buffer[..<words.count]), as: UTF8.self)
         }
     }
 

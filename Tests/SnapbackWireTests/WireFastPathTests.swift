@@ -61,9 +61,9 @@ private func protoCRead<M: ProtoCMessage>(_ body: [UInt8]) -> M? {
             let reason = reasons[Int(rng.next() % UInt64(reasons.count))]
             let why = SeekReason.allCases[Int(rng.next() % UInt64(SeekReason.allCases.count))]
             var fast: [UInt8] = []
-            let n = WireFastPath.append(to: &fast, bound: WireFastPath.seekPushBound(reason: .text(reason))) {
+            let n = WireFastPath.append(to: &fast, bound: WireFastPath.seekPushBound(reasonBound: reason.utf8.count)) {
                 WireFastPath.encodeSeekPush(
-                    sessionId: session, seq: seq, reason: .text(reason), to: to,
+                    sessionId: session, seq: seq, reason: reason, to: to,
                     seekReason: UInt64(why.proto.rawValue), into: $0)
             }
             #expect(n == fast.count)

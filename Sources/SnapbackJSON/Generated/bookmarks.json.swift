@@ -8,34 +8,13 @@ import SnapbackWire
 extension SnapbackV1.Bookmark: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if !self.contentId.isEmpty {
-            w.key("contentId")
-            w.string(self.contentId)
-        }
-        if !self.profile.isEmpty {
-            w.key("profile")
-            w.string(self.profile)
-        }
-        if self.contentTime != 0 {
-            w.key("contentTime")
-            w.double(self.contentTime)
-        }
-        if self.streamTime != 0 {
-            w.key("streamTime")
-            w.double(self.streamTime)
-        }
-        if !self.streamId.isEmpty {
-            w.key("streamId")
-            w.string(self.streamId)
-        }
-        if self.updatedAt != 0 {
-            w.key("updatedAt")
-            w.double(self.updatedAt)
-        }
-        if self.finished {
-            w.key("finished")
-            w.bool(self.finished)
-        }
+        w.field("contentId", self.contentId)
+        w.field("profile", self.profile)
+        w.field("contentTime", self.contentTime)
+        w.field("streamTime", self.streamTime)
+        w.field("streamId", self.streamId)
+        w.field("updatedAt", self.updatedAt)
+        w.field("finished", self.finished)
         w.endObject()
     }
 
@@ -45,27 +24,13 @@ extension SnapbackV1.Bookmark: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "contentId", "content_id":
-                try r.once(&seen, 0, key)
-                if let v = try r.string() { self.contentId = v }
-            case "profile":
-                try r.once(&seen, 1, key)
-                if let v = try r.string() { self.profile = v }
-            case "contentTime", "content_time":
-                try r.once(&seen, 2, key)
-                if let v = try r.double() { self.contentTime = v }
-            case "streamTime", "stream_time":
-                try r.once(&seen, 3, key)
-                if let v = try r.double() { self.streamTime = v }
-            case "streamId", "stream_id":
-                try r.once(&seen, 4, key)
-                if let v = try r.string() { self.streamId = v }
-            case "updatedAt", "updated_at":
-                try r.once(&seen, 5, key)
-                if let v = try r.double() { self.updatedAt = v }
-            case "finished":
-                try r.once(&seen, 6, key)
-                if let v = try r.bool() { self.finished = v }
+            case "contentId", "content_id": try r.field(&self.contentId, &seen, 0, key)
+            case "profile": try r.field(&self.profile, &seen, 1, key)
+            case "contentTime", "content_time": try r.field(&self.contentTime, &seen, 2, key)
+            case "streamTime", "stream_time": try r.field(&self.streamTime, &seen, 3, key)
+            case "streamId", "stream_id": try r.field(&self.streamId, &seen, 4, key)
+            case "updatedAt", "updated_at": try r.field(&self.updatedAt, &seen, 5, key)
+            case "finished": try r.field(&self.finished, &seen, 6, key)
             default: throw r.unknownField(key, in: "snapback.v1.Bookmark")
             }
         }
@@ -75,14 +40,8 @@ extension SnapbackV1.Bookmark: ProtoJSONMessage {
 extension SnapbackV1.GetBookmarkRequest: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if !self.profile.isEmpty {
-            w.key("profile")
-            w.string(self.profile)
-        }
-        if !self.contentId.isEmpty {
-            w.key("contentId")
-            w.string(self.contentId)
-        }
+        w.field("profile", self.profile)
+        w.field("contentId", self.contentId)
         w.endObject()
     }
 
@@ -92,12 +51,8 @@ extension SnapbackV1.GetBookmarkRequest: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "profile":
-                try r.once(&seen, 0, key)
-                if let v = try r.string() { self.profile = v }
-            case "contentId", "content_id":
-                try r.once(&seen, 1, key)
-                if let v = try r.string() { self.contentId = v }
+            case "profile": try r.field(&self.profile, &seen, 0, key)
+            case "contentId", "content_id": try r.field(&self.contentId, &seen, 1, key)
             default: throw r.unknownField(key, in: "snapback.v1.GetBookmarkRequest")
             }
         }
@@ -107,18 +62,9 @@ extension SnapbackV1.GetBookmarkRequest: ProtoJSONMessage {
 extension SnapbackV1.ListBookmarksRequest: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if !self.profile.isEmpty {
-            w.key("profile")
-            w.string(self.profile)
-        }
-        if self.pageSize != 0 {
-            w.key("pageSize")
-            w.int(self.pageSize)
-        }
-        if !self.pageToken.isEmpty {
-            w.key("pageToken")
-            w.string(self.pageToken)
-        }
+        w.field("profile", self.profile)
+        w.field("pageSize", self.pageSize)
+        w.field("pageToken", self.pageToken)
         w.endObject()
     }
 
@@ -128,15 +74,9 @@ extension SnapbackV1.ListBookmarksRequest: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "profile":
-                try r.once(&seen, 0, key)
-                if let v = try r.string() { self.profile = v }
-            case "pageSize", "page_size":
-                try r.once(&seen, 1, key)
-                if let v = try r.uint32() { self.pageSize = v }
-            case "pageToken", "page_token":
-                try r.once(&seen, 2, key)
-                if let v = try r.string() { self.pageToken = v }
+            case "profile": try r.field(&self.profile, &seen, 0, key)
+            case "pageSize", "page_size": try r.field(&self.pageSize, &seen, 1, key)
+            case "pageToken", "page_token": try r.field(&self.pageToken, &seen, 2, key)
             default: throw r.unknownField(key, in: "snapback.v1.ListBookmarksRequest")
             }
         }
@@ -146,14 +86,8 @@ extension SnapbackV1.ListBookmarksRequest: ProtoJSONMessage {
 extension SnapbackV1.ListBookmarksReply: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if !self.bookmarks.isEmpty {
-            w.key("bookmarks")
-            w.array(self.bookmarks) { $0.message($1) }
-        }
-        if !self.nextPageToken.isEmpty {
-            w.key("nextPageToken")
-            w.string(self.nextPageToken)
-        }
+        w.field("bookmarks", self.bookmarks)
+        w.field("nextPageToken", self.nextPageToken)
         w.endObject()
     }
 
@@ -163,14 +97,8 @@ extension SnapbackV1.ListBookmarksReply: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "bookmarks":
-                try r.once(&seen, 0, key)
-                self.bookmarks =
-                    try r.array { (e: inout ProtoJSONReader) throws(ProtoJSONError) in try e.message(SnapbackV1.Bookmark.self) }
-                    ?? []
-            case "nextPageToken", "next_page_token":
-                try r.once(&seen, 1, key)
-                if let v = try r.string() { self.nextPageToken = v }
+            case "bookmarks": try r.field(&self.bookmarks, &seen, 0, key)
+            case "nextPageToken", "next_page_token": try r.field(&self.nextPageToken, &seen, 1, key)
             default: throw r.unknownField(key, in: "snapback.v1.ListBookmarksReply")
             }
         }
@@ -180,14 +108,8 @@ extension SnapbackV1.ListBookmarksReply: ProtoJSONMessage {
 extension SnapbackV1.DeleteBookmarkRequest: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if !self.profile.isEmpty {
-            w.key("profile")
-            w.string(self.profile)
-        }
-        if !self.contentId.isEmpty {
-            w.key("contentId")
-            w.string(self.contentId)
-        }
+        w.field("profile", self.profile)
+        w.field("contentId", self.contentId)
         w.endObject()
     }
 
@@ -197,12 +119,8 @@ extension SnapbackV1.DeleteBookmarkRequest: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "profile":
-                try r.once(&seen, 0, key)
-                if let v = try r.string() { self.profile = v }
-            case "contentId", "content_id":
-                try r.once(&seen, 1, key)
-                if let v = try r.string() { self.contentId = v }
+            case "profile": try r.field(&self.profile, &seen, 0, key)
+            case "contentId", "content_id": try r.field(&self.contentId, &seen, 1, key)
             default: throw r.unknownField(key, in: "snapback.v1.DeleteBookmarkRequest")
             }
         }
@@ -212,10 +130,7 @@ extension SnapbackV1.DeleteBookmarkRequest: ProtoJSONMessage {
 extension SnapbackV1.DeleteBookmarkReply: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if self.deleted {
-            w.key("deleted")
-            w.bool(self.deleted)
-        }
+        w.field("deleted", self.deleted)
         w.endObject()
     }
 
@@ -225,9 +140,7 @@ extension SnapbackV1.DeleteBookmarkReply: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "deleted":
-                try r.once(&seen, 0, key)
-                if let v = try r.bool() { self.deleted = v }
+            case "deleted": try r.field(&self.deleted, &seen, 0, key)
             default: throw r.unknownField(key, in: "snapback.v1.DeleteBookmarkReply")
             }
         }
@@ -237,10 +150,7 @@ extension SnapbackV1.DeleteBookmarkReply: ProtoJSONMessage {
 extension SnapbackV1.ClearBookmarksRequest: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if !self.profile.isEmpty {
-            w.key("profile")
-            w.string(self.profile)
-        }
+        w.field("profile", self.profile)
         w.endObject()
     }
 
@@ -250,9 +160,7 @@ extension SnapbackV1.ClearBookmarksRequest: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "profile":
-                try r.once(&seen, 0, key)
-                if let v = try r.string() { self.profile = v }
+            case "profile": try r.field(&self.profile, &seen, 0, key)
             default: throw r.unknownField(key, in: "snapback.v1.ClearBookmarksRequest")
             }
         }
@@ -262,10 +170,7 @@ extension SnapbackV1.ClearBookmarksRequest: ProtoJSONMessage {
 extension SnapbackV1.ClearBookmarksReply: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if self.deleted != 0 {
-            w.key("deleted")
-            w.int(self.deleted)
-        }
+        w.field("deleted", self.deleted)
         w.endObject()
     }
 
@@ -275,9 +180,7 @@ extension SnapbackV1.ClearBookmarksReply: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "deleted":
-                try r.once(&seen, 0, key)
-                if let v = try r.uint32() { self.deleted = v }
+            case "deleted": try r.field(&self.deleted, &seen, 0, key)
             default: throw r.unknownField(key, in: "snapback.v1.ClearBookmarksReply")
             }
         }

@@ -21,14 +21,8 @@ extension Snapback__V1__DecisionKind: ProtoJSONEnum {
 extension SnapbackV1.HelloRequest: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if self.protocolVersion != 0 {
-            w.key("protocolVersion")
-            w.int(self.protocolVersion)
-        }
-        if !self.clientName.isEmpty {
-            w.key("clientName")
-            w.string(self.clientName)
-        }
+        w.field("protocolVersion", self.protocolVersion)
+        w.field("clientName", self.clientName)
         w.endObject()
     }
 
@@ -38,12 +32,8 @@ extension SnapbackV1.HelloRequest: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "protocolVersion", "protocol_version":
-                try r.once(&seen, 0, key)
-                if let v = try r.uint32() { self.protocolVersion = v }
-            case "clientName", "client_name":
-                try r.once(&seen, 1, key)
-                if let v = try r.string() { self.clientName = v }
+            case "protocolVersion", "protocol_version": try r.field(&self.protocolVersion, &seen, 0, key)
+            case "clientName", "client_name": try r.field(&self.clientName, &seen, 1, key)
             default: throw r.unknownField(key, in: "snapback.v1.HelloRequest")
             }
         }
@@ -53,38 +43,14 @@ extension SnapbackV1.HelloRequest: ProtoJSONMessage {
 extension SnapbackV1.HelloReply: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if self.protocolVersion != 0 {
-            w.key("protocolVersion")
-            w.int(self.protocolVersion)
-        }
-        if !self.serverName.isEmpty {
-            w.key("serverName")
-            w.string(self.serverName)
-        }
-        if !self.serverVersion.isEmpty {
-            w.key("serverVersion")
-            w.string(self.serverVersion)
-        }
-        if self.maxFrameSize != 0 {
-            w.key("maxFrameSize")
-            w.int(self.maxFrameSize)
-        }
-        if self.maxOutboundQueueBytes != 0 {
-            w.key("maxOutboundQueueBytes")
-            w.int64(self.maxOutboundQueueBytes)
-        }
-        if !self.policyPresets.isEmpty {
-            w.key("policyPresets")
-            w.array(self.policyPresets) { $0.string($1) }
-        }
-        if !self.defaultPolicyPreset.isEmpty {
-            w.key("defaultPolicyPreset")
-            w.string(self.defaultPolicyPreset)
-        }
-        if self.maxBreaksPerSession != 0 {
-            w.key("maxBreaksPerSession")
-            w.int(self.maxBreaksPerSession)
-        }
+        w.field("protocolVersion", self.protocolVersion)
+        w.field("serverName", self.serverName)
+        w.field("serverVersion", self.serverVersion)
+        w.field("maxFrameSize", self.maxFrameSize)
+        w.field("maxOutboundQueueBytes", self.maxOutboundQueueBytes)
+        w.field("policyPresets", self.policyPresets)
+        w.field("defaultPolicyPreset", self.defaultPolicyPreset)
+        w.field("maxBreaksPerSession", self.maxBreaksPerSession)
         w.endObject()
     }
 
@@ -94,30 +60,14 @@ extension SnapbackV1.HelloReply: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "protocolVersion", "protocol_version":
-                try r.once(&seen, 0, key)
-                if let v = try r.uint32() { self.protocolVersion = v }
-            case "serverName", "server_name":
-                try r.once(&seen, 1, key)
-                if let v = try r.string() { self.serverName = v }
-            case "serverVersion", "server_version":
-                try r.once(&seen, 2, key)
-                if let v = try r.string() { self.serverVersion = v }
-            case "maxFrameSize", "max_frame_size":
-                try r.once(&seen, 3, key)
-                if let v = try r.uint32() { self.maxFrameSize = v }
-            case "maxOutboundQueueBytes", "max_outbound_queue_bytes":
-                try r.once(&seen, 4, key)
-                if let v = try r.uint64() { self.maxOutboundQueueBytes = v }
-            case "policyPresets", "policy_presets":
-                try r.once(&seen, 5, key)
-                self.policyPresets = try r.array { (e: inout ProtoJSONReader) throws(ProtoJSONError) in try e.string() } ?? []
-            case "defaultPolicyPreset", "default_policy_preset":
-                try r.once(&seen, 6, key)
-                if let v = try r.string() { self.defaultPolicyPreset = v }
-            case "maxBreaksPerSession", "max_breaks_per_session":
-                try r.once(&seen, 7, key)
-                if let v = try r.uint32() { self.maxBreaksPerSession = v }
+            case "protocolVersion", "protocol_version": try r.field(&self.protocolVersion, &seen, 0, key)
+            case "serverName", "server_name": try r.field(&self.serverName, &seen, 1, key)
+            case "serverVersion", "server_version": try r.field(&self.serverVersion, &seen, 2, key)
+            case "maxFrameSize", "max_frame_size": try r.field(&self.maxFrameSize, &seen, 3, key)
+            case "maxOutboundQueueBytes", "max_outbound_queue_bytes": try r.field(&self.maxOutboundQueueBytes, &seen, 4, key)
+            case "policyPresets", "policy_presets": try r.field(&self.policyPresets, &seen, 5, key)
+            case "defaultPolicyPreset", "default_policy_preset": try r.field(&self.defaultPolicyPreset, &seen, 6, key)
+            case "maxBreaksPerSession", "max_breaks_per_session": try r.field(&self.maxBreaksPerSession, &seen, 7, key)
             default: throw r.unknownField(key, in: "snapback.v1.HelloReply")
             }
         }
@@ -142,42 +92,15 @@ extension SnapbackV1.StatusRequest: ProtoJSONMessage {
 extension SnapbackV1.StatusReply: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if self.uptime != 0 {
-            w.key("uptime")
-            w.double(self.uptime)
-        }
-        if !self.serverVersion.isEmpty {
-            w.key("serverVersion")
-            w.string(self.serverVersion)
-        }
-        if self.protocolVersion != 0 {
-            w.key("protocolVersion")
-            w.int(self.protocolVersion)
-        }
-        if self.connections != 0 {
-            w.key("connections")
-            w.int(self.connections)
-        }
-        if self.sessions != 0 {
-            w.key("sessions")
-            w.int(self.sessions)
-        }
-        if self.requests != 0 {
-            w.key("requests")
-            w.int64(self.requests)
-        }
-        if self.pushes != 0 {
-            w.key("pushes")
-            w.int64(self.pushes)
-        }
-        if let v = self.store {
-            w.key("store")
-            w.message(v)
-        }
-        if self.logLinesDropped != 0 {
-            w.key("logLinesDropped")
-            w.int64(self.logLinesDropped)
-        }
+        w.field("uptime", self.uptime)
+        w.field("serverVersion", self.serverVersion)
+        w.field("protocolVersion", self.protocolVersion)
+        w.field("connections", self.connections)
+        w.field("sessions", self.sessions)
+        w.field("requests", self.requests)
+        w.field("pushes", self.pushes)
+        w.field("store", self.store)
+        w.field("logLinesDropped", self.logLinesDropped)
         w.endObject()
     }
 
@@ -187,33 +110,15 @@ extension SnapbackV1.StatusReply: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "uptime":
-                try r.once(&seen, 0, key)
-                if let v = try r.double() { self.uptime = v }
-            case "serverVersion", "server_version":
-                try r.once(&seen, 1, key)
-                if let v = try r.string() { self.serverVersion = v }
-            case "protocolVersion", "protocol_version":
-                try r.once(&seen, 2, key)
-                if let v = try r.uint32() { self.protocolVersion = v }
-            case "connections":
-                try r.once(&seen, 3, key)
-                if let v = try r.uint32() { self.connections = v }
-            case "sessions":
-                try r.once(&seen, 4, key)
-                if let v = try r.uint32() { self.sessions = v }
-            case "requests":
-                try r.once(&seen, 5, key)
-                if let v = try r.uint64() { self.requests = v }
-            case "pushes":
-                try r.once(&seen, 6, key)
-                if let v = try r.uint64() { self.pushes = v }
-            case "store":
-                try r.once(&seen, 7, key)
-                self.store = try r.message(SnapbackV1.StoreStatus.self)
-            case "logLinesDropped", "log_lines_dropped":
-                try r.once(&seen, 8, key)
-                if let v = try r.uint64() { self.logLinesDropped = v }
+            case "uptime": try r.field(&self.uptime, &seen, 0, key)
+            case "serverVersion", "server_version": try r.field(&self.serverVersion, &seen, 1, key)
+            case "protocolVersion", "protocol_version": try r.field(&self.protocolVersion, &seen, 2, key)
+            case "connections": try r.field(&self.connections, &seen, 3, key)
+            case "sessions": try r.field(&self.sessions, &seen, 4, key)
+            case "requests": try r.field(&self.requests, &seen, 5, key)
+            case "pushes": try r.field(&self.pushes, &seen, 6, key)
+            case "store": try r.field(&self.store, &seen, 7, key)
+            case "logLinesDropped", "log_lines_dropped": try r.field(&self.logLinesDropped, &seen, 8, key)
             default: throw r.unknownField(key, in: "snapback.v1.StatusReply")
             }
         }
@@ -223,22 +128,10 @@ extension SnapbackV1.StatusReply: ProtoJSONMessage {
 extension SnapbackV1.StoreStatus: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if !self.kind.isEmpty {
-            w.key("kind")
-            w.string(self.kind)
-        }
-        if !self.path.isEmpty {
-            w.key("path")
-            w.string(self.path)
-        }
-        if self.bookmarks != 0 {
-            w.key("bookmarks")
-            w.int64(self.bookmarks)
-        }
-        if !self.error.isEmpty {
-            w.key("error")
-            w.string(self.error)
-        }
+        w.field("kind", self.kind)
+        w.field("path", self.path)
+        w.field("bookmarks", self.bookmarks)
+        w.field("error", self.error)
         w.endObject()
     }
 
@@ -248,18 +141,10 @@ extension SnapbackV1.StoreStatus: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "kind":
-                try r.once(&seen, 0, key)
-                if let v = try r.string() { self.kind = v }
-            case "path":
-                try r.once(&seen, 1, key)
-                if let v = try r.string() { self.path = v }
-            case "bookmarks":
-                try r.once(&seen, 2, key)
-                if let v = try r.uint64() { self.bookmarks = v }
-            case "error":
-                try r.once(&seen, 3, key)
-                if let v = try r.string() { self.error = v }
+            case "kind": try r.field(&self.kind, &seen, 0, key)
+            case "path": try r.field(&self.path, &seen, 1, key)
+            case "bookmarks": try r.field(&self.bookmarks, &seen, 2, key)
+            case "error": try r.field(&self.error, &seen, 3, key)
             default: throw r.unknownField(key, in: "snapback.v1.StoreStatus")
             }
         }
@@ -269,14 +154,8 @@ extension SnapbackV1.StoreStatus: ProtoJSONMessage {
 extension SnapbackV1.ListSessionsRequest: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if self.pageSize != 0 {
-            w.key("pageSize")
-            w.int(self.pageSize)
-        }
-        if !self.pageToken.isEmpty {
-            w.key("pageToken")
-            w.string(self.pageToken)
-        }
+        w.field("pageSize", self.pageSize)
+        w.field("pageToken", self.pageToken)
         w.endObject()
     }
 
@@ -286,12 +165,8 @@ extension SnapbackV1.ListSessionsRequest: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "pageSize", "page_size":
-                try r.once(&seen, 0, key)
-                if let v = try r.uint32() { self.pageSize = v }
-            case "pageToken", "page_token":
-                try r.once(&seen, 1, key)
-                if let v = try r.string() { self.pageToken = v }
+            case "pageSize", "page_size": try r.field(&self.pageSize, &seen, 0, key)
+            case "pageToken", "page_token": try r.field(&self.pageToken, &seen, 1, key)
             default: throw r.unknownField(key, in: "snapback.v1.ListSessionsRequest")
             }
         }
@@ -301,14 +176,8 @@ extension SnapbackV1.ListSessionsRequest: ProtoJSONMessage {
 extension SnapbackV1.ListSessionsReply: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if !self.sessions.isEmpty {
-            w.key("sessions")
-            w.array(self.sessions) { $0.message($1) }
-        }
-        if !self.nextPageToken.isEmpty {
-            w.key("nextPageToken")
-            w.string(self.nextPageToken)
-        }
+        w.field("sessions", self.sessions)
+        w.field("nextPageToken", self.nextPageToken)
         w.endObject()
     }
 
@@ -318,14 +187,8 @@ extension SnapbackV1.ListSessionsReply: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "sessions":
-                try r.once(&seen, 0, key)
-                self.sessions =
-                    try r.array { (e: inout ProtoJSONReader) throws(ProtoJSONError) in try e.message(SnapbackV1.SessionInfo.self)
-                    } ?? []
-            case "nextPageToken", "next_page_token":
-                try r.once(&seen, 1, key)
-                if let v = try r.string() { self.nextPageToken = v }
+            case "sessions": try r.field(&self.sessions, &seen, 0, key)
+            case "nextPageToken", "next_page_token": try r.field(&self.nextPageToken, &seen, 1, key)
             default: throw r.unknownField(key, in: "snapback.v1.ListSessionsReply")
             }
         }
@@ -335,10 +198,7 @@ extension SnapbackV1.ListSessionsReply: ProtoJSONMessage {
 extension SnapbackV1.GetSessionRequest: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if self.sessionId != 0 {
-            w.key("sessionId")
-            w.int64(self.sessionId)
-        }
+        w.field("sessionId", self.sessionId)
         w.endObject()
     }
 
@@ -348,9 +208,7 @@ extension SnapbackV1.GetSessionRequest: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "sessionId", "session_id":
-                try r.once(&seen, 0, key)
-                if let v = try r.uint64() { self.sessionId = v }
+            case "sessionId", "session_id": try r.field(&self.sessionId, &seen, 0, key)
             default: throw r.unknownField(key, in: "snapback.v1.GetSessionRequest")
             }
         }
@@ -360,62 +218,20 @@ extension SnapbackV1.GetSessionRequest: ProtoJSONMessage {
 extension SnapbackV1.SessionInfo: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if self.sessionId != 0 {
-            w.key("sessionId")
-            w.int64(self.sessionId)
-        }
-        if !self.contentId.isEmpty {
-            w.key("contentId")
-            w.string(self.contentId)
-        }
-        if !self.streamId.isEmpty {
-            w.key("streamId")
-            w.string(self.streamId)
-        }
-        if !self.profile.isEmpty {
-            w.key("profile")
-            w.string(self.profile)
-        }
-        if self.kind.rawValue != 0 {
-            w.key("kind")
-            w.enumValue(self.kind)
-        }
-        if !self.policyPreset.isEmpty {
-            w.key("policyPreset")
-            w.string(self.policyPreset)
-        }
-        if !self.clientName.isEmpty {
-            w.key("clientName")
-            w.string(self.clientName)
-        }
-        if self.peerUid != 0 {
-            w.key("peerUid")
-            w.int(self.peerUid)
-        }
-        if self.peerPid != 0 {
-            w.key("peerPid")
-            w.int(self.peerPid)
-        }
-        if self.openedAt != 0 {
-            w.key("openedAt")
-            w.double(self.openedAt)
-        }
-        if self.pushes != 0 {
-            w.key("pushes")
-            w.int64(self.pushes)
-        }
-        if self.breakCount != 0 {
-            w.key("breakCount")
-            w.int(self.breakCount)
-        }
-        if let v = self.state {
-            w.key("state")
-            w.message(v)
-        }
-        if let v = self.contentDuration {
-            w.key("contentDuration")
-            w.double(v)
-        }
+        w.field("sessionId", self.sessionId)
+        w.field("contentId", self.contentId)
+        w.field("streamId", self.streamId)
+        w.field("profile", self.profile)
+        w.field("kind", self.kind)
+        w.field("policyPreset", self.policyPreset)
+        w.field("clientName", self.clientName)
+        w.field("peerUid", self.peerUid)
+        w.field("peerPid", self.peerPid)
+        w.field("openedAt", self.openedAt)
+        w.field("pushes", self.pushes)
+        w.field("breakCount", self.breakCount)
+        w.field("state", self.state)
+        w.field("contentDuration", self.contentDuration)
         w.endObject()
     }
 
@@ -425,48 +241,20 @@ extension SnapbackV1.SessionInfo: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "sessionId", "session_id":
-                try r.once(&seen, 0, key)
-                if let v = try r.uint64() { self.sessionId = v }
-            case "contentId", "content_id":
-                try r.once(&seen, 1, key)
-                if let v = try r.string() { self.contentId = v }
-            case "streamId", "stream_id":
-                try r.once(&seen, 2, key)
-                if let v = try r.string() { self.streamId = v }
-            case "profile":
-                try r.once(&seen, 3, key)
-                if let v = try r.string() { self.profile = v }
-            case "kind":
-                try r.once(&seen, 4, key)
-                if let v = try r.enumValue(Snapback__V1__SessionKind.self) { self.kind = v }
-            case "policyPreset", "policy_preset":
-                try r.once(&seen, 5, key)
-                if let v = try r.string() { self.policyPreset = v }
-            case "clientName", "client_name":
-                try r.once(&seen, 6, key)
-                if let v = try r.string() { self.clientName = v }
-            case "peerUid", "peer_uid":
-                try r.once(&seen, 7, key)
-                if let v = try r.uint32() { self.peerUid = v }
-            case "peerPid", "peer_pid":
-                try r.once(&seen, 8, key)
-                if let v = try r.int32() { self.peerPid = v }
-            case "openedAt", "opened_at":
-                try r.once(&seen, 9, key)
-                if let v = try r.double() { self.openedAt = v }
-            case "pushes":
-                try r.once(&seen, 10, key)
-                if let v = try r.uint64() { self.pushes = v }
-            case "breakCount", "break_count":
-                try r.once(&seen, 11, key)
-                if let v = try r.uint32() { self.breakCount = v }
-            case "state":
-                try r.once(&seen, 12, key)
-                self.state = try r.message(SnapbackV1.SessionStateReply.self)
-            case "contentDuration", "content_duration":
-                try r.once(&seen, 13, key)
-                self.contentDuration = try r.double()
+            case "sessionId", "session_id": try r.field(&self.sessionId, &seen, 0, key)
+            case "contentId", "content_id": try r.field(&self.contentId, &seen, 1, key)
+            case "streamId", "stream_id": try r.field(&self.streamId, &seen, 2, key)
+            case "profile": try r.field(&self.profile, &seen, 3, key)
+            case "kind": try r.field(&self.kind, &seen, 4, key)
+            case "policyPreset", "policy_preset": try r.field(&self.policyPreset, &seen, 5, key)
+            case "clientName", "client_name": try r.field(&self.clientName, &seen, 6, key)
+            case "peerUid", "peer_uid": try r.field(&self.peerUid, &seen, 7, key)
+            case "peerPid", "peer_pid": try r.field(&self.peerPid, &seen, 8, key)
+            case "openedAt", "opened_at": try r.field(&self.openedAt, &seen, 9, key)
+            case "pushes": try r.field(&self.pushes, &seen, 10, key)
+            case "breakCount", "break_count": try r.field(&self.breakCount, &seen, 11, key)
+            case "state": try r.field(&self.state, &seen, 12, key)
+            case "contentDuration", "content_duration": try r.field(&self.contentDuration, &seen, 13, key)
             default: throw r.unknownField(key, in: "snapback.v1.SessionInfo")
             }
         }
@@ -476,14 +264,8 @@ extension SnapbackV1.SessionInfo: ProtoJSONMessage {
 extension SnapbackV1.WatchDecisionsRequest: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if self.sessionId != 0 {
-            w.key("sessionId")
-            w.int64(self.sessionId)
-        }
-        if !self.contentId.isEmpty {
-            w.key("contentId")
-            w.string(self.contentId)
-        }
+        w.field("sessionId", self.sessionId)
+        w.field("contentId", self.contentId)
         w.endObject()
     }
 
@@ -493,12 +275,8 @@ extension SnapbackV1.WatchDecisionsRequest: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "sessionId", "session_id":
-                try r.once(&seen, 0, key)
-                if let v = try r.uint64() { self.sessionId = v }
-            case "contentId", "content_id":
-                try r.once(&seen, 1, key)
-                if let v = try r.string() { self.contentId = v }
+            case "sessionId", "session_id": try r.field(&self.sessionId, &seen, 0, key)
+            case "contentId", "content_id": try r.field(&self.contentId, &seen, 1, key)
             default: throw r.unknownField(key, in: "snapback.v1.WatchDecisionsRequest")
             }
         }
@@ -508,62 +286,20 @@ extension SnapbackV1.WatchDecisionsRequest: ProtoJSONMessage {
 extension SnapbackV1.Decision: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if self.seq != 0 {
-            w.key("seq")
-            w.int64(self.seq)
-        }
-        if self.sessionId != 0 {
-            w.key("sessionId")
-            w.int64(self.sessionId)
-        }
-        if !self.contentId.isEmpty {
-            w.key("contentId")
-            w.string(self.contentId)
-        }
-        if !self.streamId.isEmpty {
-            w.key("streamId")
-            w.string(self.streamId)
-        }
-        if !self.profile.isEmpty {
-            w.key("profile")
-            w.string(self.profile)
-        }
-        if self.at != 0 {
-            w.key("at")
-            w.double(self.at)
-        }
-        if self.kind.rawValue != 0 {
-            w.key("kind")
-            w.enumValue(self.kind)
-        }
-        if !self.reason.isEmpty {
-            w.key("reason")
-            w.string(self.reason)
-        }
-        if self.streamTime != 0 {
-            w.key("streamTime")
-            w.double(self.streamTime)
-        }
-        if self.seekReason.rawValue != 0 {
-            w.key("seekReason")
-            w.enumValue(self.seekReason)
-        }
-        if !self.breakId.isEmpty {
-            w.key("breakId")
-            w.string(self.breakId)
-        }
-        if self.contentTime != 0 {
-            w.key("contentTime")
-            w.double(self.contentTime)
-        }
-        if self.bookmarkTrigger.rawValue != 0 {
-            w.key("bookmarkTrigger")
-            w.enumValue(self.bookmarkTrigger)
-        }
-        if self.skipReason.rawValue != 0 {
-            w.key("skipReason")
-            w.enumValue(self.skipReason)
-        }
+        w.field("seq", self.seq)
+        w.field("sessionId", self.sessionId)
+        w.field("contentId", self.contentId)
+        w.field("streamId", self.streamId)
+        w.field("profile", self.profile)
+        w.field("at", self.at)
+        w.field("kind", self.kind)
+        w.field("reason", self.reason)
+        w.field("streamTime", self.streamTime)
+        w.field("seekReason", self.seekReason)
+        w.field("breakId", self.breakId)
+        w.field("contentTime", self.contentTime)
+        w.field("bookmarkTrigger", self.bookmarkTrigger)
+        w.field("skipReason", self.skipReason)
         w.endObject()
     }
 
@@ -573,48 +309,20 @@ extension SnapbackV1.Decision: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "seq":
-                try r.once(&seen, 0, key)
-                if let v = try r.uint64() { self.seq = v }
-            case "sessionId", "session_id":
-                try r.once(&seen, 1, key)
-                if let v = try r.uint64() { self.sessionId = v }
-            case "contentId", "content_id":
-                try r.once(&seen, 2, key)
-                if let v = try r.string() { self.contentId = v }
-            case "streamId", "stream_id":
-                try r.once(&seen, 3, key)
-                if let v = try r.string() { self.streamId = v }
-            case "profile":
-                try r.once(&seen, 4, key)
-                if let v = try r.string() { self.profile = v }
-            case "at":
-                try r.once(&seen, 5, key)
-                if let v = try r.double() { self.at = v }
-            case "kind":
-                try r.once(&seen, 6, key)
-                if let v = try r.enumValue(Snapback__V1__DecisionKind.self) { self.kind = v }
-            case "reason":
-                try r.once(&seen, 7, key)
-                if let v = try r.string() { self.reason = v }
-            case "streamTime", "stream_time":
-                try r.once(&seen, 8, key)
-                if let v = try r.double() { self.streamTime = v }
-            case "seekReason", "seek_reason":
-                try r.once(&seen, 9, key)
-                if let v = try r.enumValue(Snapback__V1__SeekReason.self) { self.seekReason = v }
-            case "breakId", "break_id":
-                try r.once(&seen, 10, key)
-                if let v = try r.string() { self.breakId = v }
-            case "contentTime", "content_time":
-                try r.once(&seen, 11, key)
-                if let v = try r.double() { self.contentTime = v }
-            case "bookmarkTrigger", "bookmark_trigger":
-                try r.once(&seen, 12, key)
-                if let v = try r.enumValue(Snapback__V1__BookmarkTrigger.self) { self.bookmarkTrigger = v }
-            case "skipReason", "skip_reason":
-                try r.once(&seen, 13, key)
-                if let v = try r.enumValue(Snapback__V1__BreakSkipReason.self) { self.skipReason = v }
+            case "seq": try r.field(&self.seq, &seen, 0, key)
+            case "sessionId", "session_id": try r.field(&self.sessionId, &seen, 1, key)
+            case "contentId", "content_id": try r.field(&self.contentId, &seen, 2, key)
+            case "streamId", "stream_id": try r.field(&self.streamId, &seen, 3, key)
+            case "profile": try r.field(&self.profile, &seen, 4, key)
+            case "at": try r.field(&self.at, &seen, 5, key)
+            case "kind": try r.field(&self.kind, &seen, 6, key)
+            case "reason": try r.field(&self.reason, &seen, 7, key)
+            case "streamTime", "stream_time": try r.field(&self.streamTime, &seen, 8, key)
+            case "seekReason", "seek_reason": try r.field(&self.seekReason, &seen, 9, key)
+            case "breakId", "break_id": try r.field(&self.breakId, &seen, 10, key)
+            case "contentTime", "content_time": try r.field(&self.contentTime, &seen, 11, key)
+            case "bookmarkTrigger", "bookmark_trigger": try r.field(&self.bookmarkTrigger, &seen, 12, key)
+            case "skipReason", "skip_reason": try r.field(&self.skipReason, &seen, 13, key)
             default: throw r.unknownField(key, in: "snapback.v1.Decision")
             }
         }

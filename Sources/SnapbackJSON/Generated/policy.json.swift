@@ -76,94 +76,28 @@ extension Snapback__V1__TrickPlaySkippedBreaks: ProtoJSONEnum {
 extension SnapbackV1.PolicyOverrides: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if self.skippedBreakChoice.rawValue != 0 {
-            w.key("skippedBreakChoice")
-            w.enumValue(self.skippedBreakChoice)
-        }
-        if self.seekGate.rawValue != 0 {
-            w.key("seekGate")
-            w.enumValue(self.seekGate)
-        }
-        if let v = self.enforceBackwardSeeks {
-            w.key("enforceBackwardSeeks")
-            w.bool(v)
-        }
-        if self.returnToTarget.rawValue != 0 {
-            w.key("returnToTarget")
-            w.enumValue(self.returnToTarget)
-        }
-        if self.landingInUnwatchedBreak.rawValue != 0 {
-            w.key("landingInUnwatchedBreak")
-            w.enumValue(self.landingInUnwatchedBreak)
-        }
-        if let v = self.skipWatchedBreakOnLanding {
-            w.key("skipWatchedBreakOnLanding")
-            w.bool(v)
-        }
-        if self.watchedWhen.rawValue != 0 {
-            w.key("watchedWhen")
-            w.enumValue(self.watchedWhen)
-        }
-        if let v = self.refuseSeeksDuringUnwatchedBreak {
-            w.key("refuseSeeksDuringUnwatchedBreak")
-            w.bool(v)
-        }
-        if self.watchedBreakOnPlayback.rawValue != 0 {
-            w.key("watchedBreakOnPlayback")
-            w.enumValue(self.watchedBreakOnPlayback)
-        }
-        if let v = self.snapbackLandingOffset {
-            w.key("snapbackLandingOffset")
-            w.double(v)
-        }
-        if let v = self.cooldown {
-            w.key("cooldown")
-            w.double(v)
-        }
-        if let v = self.trickPlayAsSeek {
-            w.key("trickPlayAsSeek")
-            w.bool(v)
-        }
-        if self.resumeBreaks.rawValue != 0 {
-            w.key("resumeBreaks")
-            w.enumValue(self.resumeBreaks)
-        }
-        if let v = self.prerollDisabled {
-            w.key("prerollDisabled")
-            w.bool(v)
-        }
-        if let v = self.midrollsDisabled {
-            w.key("midrollsDisabled")
-            w.bool(v)
-        }
-        if let v = self.liveSnapback {
-            w.key("liveSnapback")
-            w.bool(v)
-        }
-        if let v = self.liveBookmarks {
-            w.key("liveBookmarks")
-            w.bool(v)
-        }
-        if let v = self.maxSnapbacksPerBreak {
-            w.key("maxSnapbacksPerBreak")
-            w.int(v)
-        }
-        if let v = self.coverageTolerance {
-            w.key("coverageTolerance")
-            w.double(v)
-        }
-        if let v = self.bookmarkInterval {
-            w.key("bookmarkInterval")
-            w.double(v)
-        }
-        if let v = self.finishedMargin {
-            w.key("finishedMargin")
-            w.double(v)
-        }
-        if self.trickPlaySkippedBreaks.rawValue != 0 {
-            w.key("trickPlaySkippedBreaks")
-            w.enumValue(self.trickPlaySkippedBreaks)
-        }
+        w.field("skippedBreakChoice", self.skippedBreakChoice)
+        w.field("seekGate", self.seekGate)
+        w.field("enforceBackwardSeeks", self.enforceBackwardSeeks)
+        w.field("returnToTarget", self.returnToTarget)
+        w.field("landingInUnwatchedBreak", self.landingInUnwatchedBreak)
+        w.field("skipWatchedBreakOnLanding", self.skipWatchedBreakOnLanding)
+        w.field("watchedWhen", self.watchedWhen)
+        w.field("refuseSeeksDuringUnwatchedBreak", self.refuseSeeksDuringUnwatchedBreak)
+        w.field("watchedBreakOnPlayback", self.watchedBreakOnPlayback)
+        w.field("snapbackLandingOffset", self.snapbackLandingOffset)
+        w.field("cooldown", self.cooldown)
+        w.field("trickPlayAsSeek", self.trickPlayAsSeek)
+        w.field("resumeBreaks", self.resumeBreaks)
+        w.field("prerollDisabled", self.prerollDisabled)
+        w.field("midrollsDisabled", self.midrollsDisabled)
+        w.field("liveSnapback", self.liveSnapback)
+        w.field("liveBookmarks", self.liveBookmarks)
+        w.field("maxSnapbacksPerBreak", self.maxSnapbacksPerBreak)
+        w.field("coverageTolerance", self.coverageTolerance)
+        w.field("bookmarkInterval", self.bookmarkInterval)
+        w.field("finishedMargin", self.finishedMargin)
+        w.field("trickPlaySkippedBreaks", self.trickPlaySkippedBreaks)
         w.endObject()
     }
 
@@ -173,72 +107,31 @@ extension SnapbackV1.PolicyOverrides: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "skippedBreakChoice", "skipped_break_choice":
-                try r.once(&seen, 0, key)
-                if let v = try r.enumValue(Snapback__V1__SkippedBreakChoice.self) { self.skippedBreakChoice = v }
-            case "seekGate", "seek_gate":
-                try r.once(&seen, 1, key)
-                if let v = try r.enumValue(Snapback__V1__SeekGate.self) { self.seekGate = v }
-            case "enforceBackwardSeeks", "enforce_backward_seeks":
-                try r.once(&seen, 2, key)
-                self.enforceBackwardSeeks = try r.bool()
-            case "returnToTarget", "return_to_target":
-                try r.once(&seen, 3, key)
-                if let v = try r.enumValue(Snapback__V1__ReturnToTarget.self) { self.returnToTarget = v }
+            case "skippedBreakChoice", "skipped_break_choice": try r.field(&self.skippedBreakChoice, &seen, 0, key)
+            case "seekGate", "seek_gate": try r.field(&self.seekGate, &seen, 1, key)
+            case "enforceBackwardSeeks", "enforce_backward_seeks": try r.field(&self.enforceBackwardSeeks, &seen, 2, key)
+            case "returnToTarget", "return_to_target": try r.field(&self.returnToTarget, &seen, 3, key)
             case "landingInUnwatchedBreak", "landing_in_unwatched_break":
-                try r.once(&seen, 4, key)
-                if let v = try r.enumValue(Snapback__V1__LandingInBreak.self) { self.landingInUnwatchedBreak = v }
+                try r.field(&self.landingInUnwatchedBreak, &seen, 4, key)
             case "skipWatchedBreakOnLanding", "skip_watched_break_on_landing":
-                try r.once(&seen, 5, key)
-                self.skipWatchedBreakOnLanding = try r.bool()
-            case "watchedWhen", "watched_when":
-                try r.once(&seen, 6, key)
-                if let v = try r.enumValue(Snapback__V1__WatchedWhen.self) { self.watchedWhen = v }
+                try r.field(&self.skipWatchedBreakOnLanding, &seen, 5, key)
+            case "watchedWhen", "watched_when": try r.field(&self.watchedWhen, &seen, 6, key)
             case "refuseSeeksDuringUnwatchedBreak", "refuse_seeks_during_unwatched_break":
-                try r.once(&seen, 7, key)
-                self.refuseSeeksDuringUnwatchedBreak = try r.bool()
-            case "watchedBreakOnPlayback", "watched_break_on_playback":
-                try r.once(&seen, 8, key)
-                if let v = try r.enumValue(Snapback__V1__WatchedBreakOnPlayback.self) { self.watchedBreakOnPlayback = v }
-            case "snapbackLandingOffset", "snapback_landing_offset":
-                try r.once(&seen, 9, key)
-                self.snapbackLandingOffset = try r.double()
-            case "cooldown":
-                try r.once(&seen, 10, key)
-                self.cooldown = try r.double()
-            case "trickPlayAsSeek", "trick_play_as_seek":
-                try r.once(&seen, 11, key)
-                self.trickPlayAsSeek = try r.bool()
-            case "resumeBreaks", "resume_breaks":
-                try r.once(&seen, 12, key)
-                if let v = try r.enumValue(Snapback__V1__ResumeBreaks.self) { self.resumeBreaks = v }
-            case "prerollDisabled", "preroll_disabled":
-                try r.once(&seen, 13, key)
-                self.prerollDisabled = try r.bool()
-            case "midrollsDisabled", "midrolls_disabled":
-                try r.once(&seen, 14, key)
-                self.midrollsDisabled = try r.bool()
-            case "liveSnapback", "live_snapback":
-                try r.once(&seen, 15, key)
-                self.liveSnapback = try r.bool()
-            case "liveBookmarks", "live_bookmarks":
-                try r.once(&seen, 16, key)
-                self.liveBookmarks = try r.bool()
-            case "maxSnapbacksPerBreak", "max_snapbacks_per_break":
-                try r.once(&seen, 17, key)
-                self.maxSnapbacksPerBreak = try r.uint32()
-            case "coverageTolerance", "coverage_tolerance":
-                try r.once(&seen, 18, key)
-                self.coverageTolerance = try r.double()
-            case "bookmarkInterval", "bookmark_interval":
-                try r.once(&seen, 19, key)
-                self.bookmarkInterval = try r.double()
-            case "finishedMargin", "finished_margin":
-                try r.once(&seen, 20, key)
-                self.finishedMargin = try r.double()
-            case "trickPlaySkippedBreaks", "trick_play_skipped_breaks":
-                try r.once(&seen, 21, key)
-                if let v = try r.enumValue(Snapback__V1__TrickPlaySkippedBreaks.self) { self.trickPlaySkippedBreaks = v }
+                try r.field(&self.refuseSeeksDuringUnwatchedBreak, &seen, 7, key)
+            case "watchedBreakOnPlayback", "watched_break_on_playback": try r.field(&self.watchedBreakOnPlayback, &seen, 8, key)
+            case "snapbackLandingOffset", "snapback_landing_offset": try r.field(&self.snapbackLandingOffset, &seen, 9, key)
+            case "cooldown": try r.field(&self.cooldown, &seen, 10, key)
+            case "trickPlayAsSeek", "trick_play_as_seek": try r.field(&self.trickPlayAsSeek, &seen, 11, key)
+            case "resumeBreaks", "resume_breaks": try r.field(&self.resumeBreaks, &seen, 12, key)
+            case "prerollDisabled", "preroll_disabled": try r.field(&self.prerollDisabled, &seen, 13, key)
+            case "midrollsDisabled", "midrolls_disabled": try r.field(&self.midrollsDisabled, &seen, 14, key)
+            case "liveSnapback", "live_snapback": try r.field(&self.liveSnapback, &seen, 15, key)
+            case "liveBookmarks", "live_bookmarks": try r.field(&self.liveBookmarks, &seen, 16, key)
+            case "maxSnapbacksPerBreak", "max_snapbacks_per_break": try r.field(&self.maxSnapbacksPerBreak, &seen, 17, key)
+            case "coverageTolerance", "coverage_tolerance": try r.field(&self.coverageTolerance, &seen, 18, key)
+            case "bookmarkInterval", "bookmark_interval": try r.field(&self.bookmarkInterval, &seen, 19, key)
+            case "finishedMargin", "finished_margin": try r.field(&self.finishedMargin, &seen, 20, key)
+            case "trickPlaySkippedBreaks", "trick_play_skipped_breaks": try r.field(&self.trickPlaySkippedBreaks, &seen, 21, key)
             default: throw r.unknownField(key, in: "snapback.v1.PolicyOverrides")
             }
         }

@@ -46,43 +46,18 @@ extension Snapback__V1__BookmarkTrigger: ProtoJSONEnum {
 extension SnapbackV1.Push: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if self.sessionId != 0 {
-            w.key("sessionId")
-            w.int64(self.sessionId)
-        }
-        if self.seq != 0 {
-            w.key("seq")
-            w.int64(self.seq)
-        }
-        if !self.reason.isEmpty {
-            w.key("reason")
-            w.string(self.reason)
-        }
+        w.field("sessionId", self.sessionId)
+        w.field("seq", self.seq)
+        w.field("reason", self.reason)
         switch self.kind {
-        case .seek(let v)?:
-            w.key("seek")
-            w.message(v)
-        case .breakWatched(let v)?:
-            w.key("breakWatched")
-            w.message(v)
-        case .bookmarkSaved(let v)?:
-            w.key("bookmarkSaved")
-            w.message(v)
-        case .bookmarkCleared(let v)?:
-            w.key("bookmarkCleared")
-            w.message(v)
-        case .playBreak(let v)?:
-            w.key("playBreak")
-            w.message(v)
-        case .allAdsCompleted(let v)?:
-            w.key("allAdsCompleted")
-            w.message(v)
-        case .sessionError(let v)?:
-            w.key("sessionError")
-            w.message(v)
-        case .breakSkipped(let v)?:
-            w.key("breakSkipped")
-            w.message(v)
+        case .seek(let v)?: w.field("seek", Optional(v))
+        case .breakWatched(let v)?: w.field("breakWatched", Optional(v))
+        case .bookmarkSaved(let v)?: w.field("bookmarkSaved", Optional(v))
+        case .bookmarkCleared(let v)?: w.field("bookmarkCleared", Optional(v))
+        case .playBreak(let v)?: w.field("playBreak", Optional(v))
+        case .allAdsCompleted(let v)?: w.field("allAdsCompleted", Optional(v))
+        case .sessionError(let v)?: w.field("sessionError", Optional(v))
+        case .breakSkipped(let v)?: w.field("breakSkipped", Optional(v))
         case nil: break
         }
         w.endObject()
@@ -94,39 +69,33 @@ extension SnapbackV1.Push: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "sessionId", "session_id":
-                try r.once(&seen, 0, key)
-                if let v = try r.uint64() { self.sessionId = v }
-            case "seq":
-                try r.once(&seen, 1, key)
-                if let v = try r.uint64() { self.seq = v }
-            case "reason":
-                try r.once(&seen, 2, key)
-                if let v = try r.string() { self.reason = v }
+            case "sessionId", "session_id": try r.field(&self.sessionId, &seen, 0, key)
+            case "seq": try r.field(&self.seq, &seen, 1, key)
+            case "reason": try r.field(&self.reason, &seen, 2, key)
             case "seek":
                 try r.once(&seen, 3, key)
-                if let v = try r.message(SnapbackV1.SeekCommand.self) { self.kind = .seek(v) }
+                if let v = try SnapbackV1.SeekCommand.readJSONValue(&r) { self.kind = .seek(v) }
             case "breakWatched", "break_watched":
                 try r.once(&seen, 3, key)
-                if let v = try r.message(SnapbackV1.BreakWatched.self) { self.kind = .breakWatched(v) }
+                if let v = try SnapbackV1.BreakWatched.readJSONValue(&r) { self.kind = .breakWatched(v) }
             case "bookmarkSaved", "bookmark_saved":
                 try r.once(&seen, 3, key)
-                if let v = try r.message(SnapbackV1.BookmarkSaved.self) { self.kind = .bookmarkSaved(v) }
+                if let v = try SnapbackV1.BookmarkSaved.readJSONValue(&r) { self.kind = .bookmarkSaved(v) }
             case "bookmarkCleared", "bookmark_cleared":
                 try r.once(&seen, 3, key)
-                if let v = try r.message(SnapbackV1.BookmarkCleared.self) { self.kind = .bookmarkCleared(v) }
+                if let v = try SnapbackV1.BookmarkCleared.readJSONValue(&r) { self.kind = .bookmarkCleared(v) }
             case "playBreak", "play_break":
                 try r.once(&seen, 3, key)
-                if let v = try r.message(SnapbackV1.PlayBreak.self) { self.kind = .playBreak(v) }
+                if let v = try SnapbackV1.PlayBreak.readJSONValue(&r) { self.kind = .playBreak(v) }
             case "allAdsCompleted", "all_ads_completed":
                 try r.once(&seen, 3, key)
-                if let v = try r.message(SnapbackV1.AllAdsCompleted.self) { self.kind = .allAdsCompleted(v) }
+                if let v = try SnapbackV1.AllAdsCompleted.readJSONValue(&r) { self.kind = .allAdsCompleted(v) }
             case "sessionError", "session_error":
                 try r.once(&seen, 3, key)
-                if let v = try r.message(SnapbackV1.SessionError.self) { self.kind = .sessionError(v) }
+                if let v = try SnapbackV1.SessionError.readJSONValue(&r) { self.kind = .sessionError(v) }
             case "breakSkipped", "break_skipped":
                 try r.once(&seen, 3, key)
-                if let v = try r.message(SnapbackV1.BreakSkipped.self) { self.kind = .breakSkipped(v) }
+                if let v = try SnapbackV1.BreakSkipped.readJSONValue(&r) { self.kind = .breakSkipped(v) }
             default: throw r.unknownField(key, in: "snapback.v1.Push")
             }
         }
@@ -136,14 +105,8 @@ extension SnapbackV1.Push: ProtoJSONMessage {
 extension SnapbackV1.SeekCommand: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if self.streamTime != 0 {
-            w.key("streamTime")
-            w.double(self.streamTime)
-        }
-        if self.reason.rawValue != 0 {
-            w.key("reason")
-            w.enumValue(self.reason)
-        }
+        w.field("streamTime", self.streamTime)
+        w.field("reason", self.reason)
         w.endObject()
     }
 
@@ -153,12 +116,8 @@ extension SnapbackV1.SeekCommand: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "streamTime", "stream_time":
-                try r.once(&seen, 0, key)
-                if let v = try r.double() { self.streamTime = v }
-            case "reason":
-                try r.once(&seen, 1, key)
-                if let v = try r.enumValue(Snapback__V1__SeekReason.self) { self.reason = v }
+            case "streamTime", "stream_time": try r.field(&self.streamTime, &seen, 0, key)
+            case "reason": try r.field(&self.reason, &seen, 1, key)
             default: throw r.unknownField(key, in: "snapback.v1.SeekCommand")
             }
         }
@@ -168,10 +127,7 @@ extension SnapbackV1.SeekCommand: ProtoJSONMessage {
 extension SnapbackV1.BreakWatched: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if !self.breakId.isEmpty {
-            w.key("breakId")
-            w.string(self.breakId)
-        }
+        w.field("breakId", self.breakId)
         w.endObject()
     }
 
@@ -181,9 +137,7 @@ extension SnapbackV1.BreakWatched: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "breakId", "break_id":
-                try r.once(&seen, 0, key)
-                if let v = try r.string() { self.breakId = v }
+            case "breakId", "break_id": try r.field(&self.breakId, &seen, 0, key)
             default: throw r.unknownField(key, in: "snapback.v1.BreakWatched")
             }
         }
@@ -193,18 +147,9 @@ extension SnapbackV1.BreakWatched: ProtoJSONMessage {
 extension SnapbackV1.BookmarkSaved: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if self.contentTime != 0 {
-            w.key("contentTime")
-            w.double(self.contentTime)
-        }
-        if self.streamTime != 0 {
-            w.key("streamTime")
-            w.double(self.streamTime)
-        }
-        if self.trigger.rawValue != 0 {
-            w.key("trigger")
-            w.enumValue(self.trigger)
-        }
+        w.field("contentTime", self.contentTime)
+        w.field("streamTime", self.streamTime)
+        w.field("trigger", self.trigger)
         w.endObject()
     }
 
@@ -214,15 +159,9 @@ extension SnapbackV1.BookmarkSaved: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "contentTime", "content_time":
-                try r.once(&seen, 0, key)
-                if let v = try r.double() { self.contentTime = v }
-            case "streamTime", "stream_time":
-                try r.once(&seen, 1, key)
-                if let v = try r.double() { self.streamTime = v }
-            case "trigger":
-                try r.once(&seen, 2, key)
-                if let v = try r.enumValue(Snapback__V1__BookmarkTrigger.self) { self.trigger = v }
+            case "contentTime", "content_time": try r.field(&self.contentTime, &seen, 0, key)
+            case "streamTime", "stream_time": try r.field(&self.streamTime, &seen, 1, key)
+            case "trigger": try r.field(&self.trigger, &seen, 2, key)
             default: throw r.unknownField(key, in: "snapback.v1.BookmarkSaved")
             }
         }
@@ -247,10 +186,7 @@ extension SnapbackV1.BookmarkCleared: ProtoJSONMessage {
 extension SnapbackV1.PlayBreak: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if !self.breakId.isEmpty {
-            w.key("breakId")
-            w.string(self.breakId)
-        }
+        w.field("breakId", self.breakId)
         w.endObject()
     }
 
@@ -260,9 +196,7 @@ extension SnapbackV1.PlayBreak: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "breakId", "break_id":
-                try r.once(&seen, 0, key)
-                if let v = try r.string() { self.breakId = v }
+            case "breakId", "break_id": try r.field(&self.breakId, &seen, 0, key)
             default: throw r.unknownField(key, in: "snapback.v1.PlayBreak")
             }
         }
@@ -287,14 +221,8 @@ extension SnapbackV1.AllAdsCompleted: ProtoJSONMessage {
 extension SnapbackV1.BreakSkipped: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if !self.breakId.isEmpty {
-            w.key("breakId")
-            w.string(self.breakId)
-        }
-        if self.reason.rawValue != 0 {
-            w.key("reason")
-            w.enumValue(self.reason)
-        }
+        w.field("breakId", self.breakId)
+        w.field("reason", self.reason)
         w.endObject()
     }
 
@@ -304,12 +232,8 @@ extension SnapbackV1.BreakSkipped: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "breakId", "break_id":
-                try r.once(&seen, 0, key)
-                if let v = try r.string() { self.breakId = v }
-            case "reason":
-                try r.once(&seen, 1, key)
-                if let v = try r.enumValue(Snapback__V1__BreakSkipReason.self) { self.reason = v }
+            case "breakId", "break_id": try r.field(&self.breakId, &seen, 0, key)
+            case "reason": try r.field(&self.reason, &seen, 1, key)
             default: throw r.unknownField(key, in: "snapback.v1.BreakSkipped")
             }
         }
@@ -319,14 +243,8 @@ extension SnapbackV1.BreakSkipped: ProtoJSONMessage {
 extension SnapbackV1.SessionError: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if self.code != 0 {
-            w.key("code")
-            w.int(self.code)
-        }
-        if !self.message.isEmpty {
-            w.key("message")
-            w.string(self.message)
-        }
+        w.field("code", self.code)
+        w.field("message", self.message)
         w.endObject()
     }
 
@@ -336,12 +254,8 @@ extension SnapbackV1.SessionError: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "code":
-                try r.once(&seen, 0, key)
-                if let v = try r.uint32() { self.code = v }
-            case "message":
-                try r.once(&seen, 1, key)
-                if let v = try r.string() { self.message = v }
+            case "code": try r.field(&self.code, &seen, 0, key)
+            case "message": try r.field(&self.message, &seen, 1, key)
             default: throw r.unknownField(key, in: "snapback.v1.SessionError")
             }
         }

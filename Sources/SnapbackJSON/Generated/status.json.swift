@@ -7,14 +7,8 @@ import SnapbackWire
 extension SnapbackV1.Status: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if self.code != 0 {
-            w.key("code")
-            w.int(self.code)
-        }
-        if !self.message.isEmpty {
-            w.key("message")
-            w.string(self.message)
-        }
+        w.field("code", self.code)
+        w.field("message", self.message)
         w.endObject()
     }
 
@@ -24,12 +18,8 @@ extension SnapbackV1.Status: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "code":
-                try r.once(&seen, 0, key)
-                if let v = try r.uint32() { self.code = v }
-            case "message":
-                try r.once(&seen, 1, key)
-                if let v = try r.string() { self.message = v }
+            case "code": try r.field(&self.code, &seen, 0, key)
+            case "message": try r.field(&self.message, &seen, 1, key)
             default: throw r.unknownField(key, in: "snapback.v1.Status")
             }
         }

@@ -15,10 +15,7 @@ extension Snapback__V1__TombstoneKind: ProtoJSONEnum {
 extension SnapbackV1.WatchChangesRequest: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if self.after != 0 {
-            w.key("after")
-            w.int64(self.after)
-        }
+        w.field("after", self.after)
         w.endObject()
     }
 
@@ -28,9 +25,7 @@ extension SnapbackV1.WatchChangesRequest: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "after":
-                try r.once(&seen, 0, key)
-                if let v = try r.uint64() { self.after = v }
+            case "after": try r.field(&self.after, &seen, 0, key)
             default: throw r.unknownField(key, in: "snapback.v1.WatchChangesRequest")
             }
         }
@@ -40,18 +35,9 @@ extension SnapbackV1.WatchChangesRequest: ProtoJSONMessage {
 extension SnapbackV1.WatchChangesReply: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if !self.deviceId.isEmpty {
-            w.key("deviceId")
-            w.string(self.deviceId)
-        }
-        if !self.storeId.isEmpty {
-            w.key("storeId")
-            w.string(self.storeId)
-        }
-        if self.lastSeq != 0 {
-            w.key("lastSeq")
-            w.int64(self.lastSeq)
-        }
+        w.field("deviceId", self.deviceId)
+        w.field("storeId", self.storeId)
+        w.field("lastSeq", self.lastSeq)
         w.endObject()
     }
 
@@ -61,15 +47,9 @@ extension SnapbackV1.WatchChangesReply: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "deviceId", "device_id":
-                try r.once(&seen, 0, key)
-                if let v = try r.string() { self.deviceId = v }
-            case "storeId", "store_id":
-                try r.once(&seen, 1, key)
-                if let v = try r.string() { self.storeId = v }
-            case "lastSeq", "last_seq":
-                try r.once(&seen, 2, key)
-                if let v = try r.uint64() { self.lastSeq = v }
+            case "deviceId", "device_id": try r.field(&self.deviceId, &seen, 0, key)
+            case "storeId", "store_id": try r.field(&self.storeId, &seen, 1, key)
+            case "lastSeq", "last_seq": try r.field(&self.lastSeq, &seen, 2, key)
             default: throw r.unknownField(key, in: "snapback.v1.WatchChangesReply")
             }
         }
@@ -79,18 +59,9 @@ extension SnapbackV1.WatchChangesReply: ProtoJSONMessage {
 extension SnapbackV1.SyncStamp: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if self.physical != 0 {
-            w.key("physical")
-            w.int64(self.physical)
-        }
-        if self.counter != 0 {
-            w.key("counter")
-            w.int64(self.counter)
-        }
-        if !self.device.isEmpty {
-            w.key("device")
-            w.string(self.device)
-        }
+        w.field("physical", self.physical)
+        w.field("counter", self.counter)
+        w.field("device", self.device)
         w.endObject()
     }
 
@@ -100,15 +71,9 @@ extension SnapbackV1.SyncStamp: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "physical":
-                try r.once(&seen, 0, key)
-                if let v = try r.uint64() { self.physical = v }
-            case "counter":
-                try r.once(&seen, 1, key)
-                if let v = try r.uint64() { self.counter = v }
-            case "device":
-                try r.once(&seen, 2, key)
-                if let v = try r.string() { self.device = v }
+            case "physical": try r.field(&self.physical, &seen, 0, key)
+            case "counter": try r.field(&self.counter, &seen, 1, key)
+            case "device": try r.field(&self.device, &seen, 2, key)
             default: throw r.unknownField(key, in: "snapback.v1.SyncStamp")
             }
         }
@@ -118,26 +83,11 @@ extension SnapbackV1.SyncStamp: ProtoJSONMessage {
 extension SnapbackV1.SyncBookmark: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if self.contentTime != 0 {
-            w.key("contentTime")
-            w.double(self.contentTime)
-        }
-        if !self.streamId.isEmpty {
-            w.key("streamId")
-            w.string(self.streamId)
-        }
-        if self.streamTime != 0 {
-            w.key("streamTime")
-            w.double(self.streamTime)
-        }
-        if self.finished {
-            w.key("finished")
-            w.bool(self.finished)
-        }
-        if self.updatedAt != 0 {
-            w.key("updatedAt")
-            w.double(self.updatedAt)
-        }
+        w.field("contentTime", self.contentTime)
+        w.field("streamId", self.streamId)
+        w.field("streamTime", self.streamTime)
+        w.field("finished", self.finished)
+        w.field("updatedAt", self.updatedAt)
         w.endObject()
     }
 
@@ -147,21 +97,11 @@ extension SnapbackV1.SyncBookmark: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "contentTime", "content_time":
-                try r.once(&seen, 0, key)
-                if let v = try r.double() { self.contentTime = v }
-            case "streamId", "stream_id":
-                try r.once(&seen, 1, key)
-                if let v = try r.string() { self.streamId = v }
-            case "streamTime", "stream_time":
-                try r.once(&seen, 2, key)
-                if let v = try r.double() { self.streamTime = v }
-            case "finished":
-                try r.once(&seen, 3, key)
-                if let v = try r.bool() { self.finished = v }
-            case "updatedAt", "updated_at":
-                try r.once(&seen, 4, key)
-                if let v = try r.double() { self.updatedAt = v }
+            case "contentTime", "content_time": try r.field(&self.contentTime, &seen, 0, key)
+            case "streamId", "stream_id": try r.field(&self.streamId, &seen, 1, key)
+            case "streamTime", "stream_time": try r.field(&self.streamTime, &seen, 2, key)
+            case "finished": try r.field(&self.finished, &seen, 3, key)
+            case "updatedAt", "updated_at": try r.field(&self.updatedAt, &seen, 4, key)
             default: throw r.unknownField(key, in: "snapback.v1.SyncBookmark")
             }
         }
@@ -171,10 +111,7 @@ extension SnapbackV1.SyncBookmark: ProtoJSONMessage {
 extension SnapbackV1.SyncTombstone: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if self.kind.rawValue != 0 {
-            w.key("kind")
-            w.enumValue(self.kind)
-        }
+        w.field("kind", self.kind)
         w.endObject()
     }
 
@@ -184,9 +121,7 @@ extension SnapbackV1.SyncTombstone: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "kind":
-                try r.once(&seen, 0, key)
-                if let v = try r.enumValue(Snapback__V1__TombstoneKind.self) { self.kind = v }
+            case "kind": try r.field(&self.kind, &seen, 0, key)
             default: throw r.unknownField(key, in: "snapback.v1.SyncTombstone")
             }
         }
@@ -196,25 +131,12 @@ extension SnapbackV1.SyncTombstone: ProtoJSONMessage {
 extension SnapbackV1.SyncRecord: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if !self.profile.isEmpty {
-            w.key("profile")
-            w.string(self.profile)
-        }
-        if !self.contentId.isEmpty {
-            w.key("contentId")
-            w.string(self.contentId)
-        }
-        if let v = self.stamp {
-            w.key("stamp")
-            w.message(v)
-        }
+        w.field("profile", self.profile)
+        w.field("contentId", self.contentId)
+        w.field("stamp", self.stamp)
         switch self.value {
-        case .bookmark(let v)?:
-            w.key("bookmark")
-            w.message(v)
-        case .tombstone(let v)?:
-            w.key("tombstone")
-            w.message(v)
+        case .bookmark(let v)?: w.field("bookmark", Optional(v))
+        case .tombstone(let v)?: w.field("tombstone", Optional(v))
         case nil: break
         }
         w.endObject()
@@ -226,21 +148,15 @@ extension SnapbackV1.SyncRecord: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "profile":
-                try r.once(&seen, 0, key)
-                if let v = try r.string() { self.profile = v }
-            case "contentId", "content_id":
-                try r.once(&seen, 1, key)
-                if let v = try r.string() { self.contentId = v }
-            case "stamp":
-                try r.once(&seen, 2, key)
-                self.stamp = try r.message(SnapbackV1.SyncStamp.self)
+            case "profile": try r.field(&self.profile, &seen, 0, key)
+            case "contentId", "content_id": try r.field(&self.contentId, &seen, 1, key)
+            case "stamp": try r.field(&self.stamp, &seen, 2, key)
             case "bookmark":
                 try r.once(&seen, 3, key)
-                if let v = try r.message(SnapbackV1.SyncBookmark.self) { self.value = .bookmark(v) }
+                if let v = try SnapbackV1.SyncBookmark.readJSONValue(&r) { self.value = .bookmark(v) }
             case "tombstone":
                 try r.once(&seen, 3, key)
-                if let v = try r.message(SnapbackV1.SyncTombstone.self) { self.value = .tombstone(v) }
+                if let v = try SnapbackV1.SyncTombstone.readJSONValue(&r) { self.value = .tombstone(v) }
             default: throw r.unknownField(key, in: "snapback.v1.SyncRecord")
             }
         }
@@ -250,18 +166,9 @@ extension SnapbackV1.SyncRecord: ProtoJSONMessage {
 extension SnapbackV1.SyncWatchedBreak: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if !self.contentId.isEmpty {
-            w.key("contentId")
-            w.string(self.contentId)
-        }
-        if !self.breakId.isEmpty {
-            w.key("breakId")
-            w.string(self.breakId)
-        }
-        if self.watchedAt != 0 {
-            w.key("watchedAt")
-            w.double(self.watchedAt)
-        }
+        w.field("contentId", self.contentId)
+        w.field("breakId", self.breakId)
+        w.field("watchedAt", self.watchedAt)
         w.endObject()
     }
 
@@ -271,15 +178,9 @@ extension SnapbackV1.SyncWatchedBreak: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "contentId", "content_id":
-                try r.once(&seen, 0, key)
-                if let v = try r.string() { self.contentId = v }
-            case "breakId", "break_id":
-                try r.once(&seen, 1, key)
-                if let v = try r.string() { self.breakId = v }
-            case "watchedAt", "watched_at":
-                try r.once(&seen, 2, key)
-                if let v = try r.double() { self.watchedAt = v }
+            case "contentId", "content_id": try r.field(&self.contentId, &seen, 0, key)
+            case "breakId", "break_id": try r.field(&self.breakId, &seen, 1, key)
+            case "watchedAt", "watched_at": try r.field(&self.watchedAt, &seen, 2, key)
             default: throw r.unknownField(key, in: "snapback.v1.SyncWatchedBreak")
             }
         }
@@ -289,17 +190,10 @@ extension SnapbackV1.SyncWatchedBreak: ProtoJSONMessage {
 extension SnapbackV1.SyncChange: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if self.seq != 0 {
-            w.key("seq")
-            w.int64(self.seq)
-        }
+        w.field("seq", self.seq)
         switch self.change {
-        case .record(let v)?:
-            w.key("record")
-            w.message(v)
-        case .watched(let v)?:
-            w.key("watched")
-            w.message(v)
+        case .record(let v)?: w.field("record", Optional(v))
+        case .watched(let v)?: w.field("watched", Optional(v))
         case nil: break
         }
         w.endObject()
@@ -311,15 +205,13 @@ extension SnapbackV1.SyncChange: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "seq":
-                try r.once(&seen, 0, key)
-                if let v = try r.uint64() { self.seq = v }
+            case "seq": try r.field(&self.seq, &seen, 0, key)
             case "record":
                 try r.once(&seen, 1, key)
-                if let v = try r.message(SnapbackV1.SyncRecord.self) { self.change = .record(v) }
+                if let v = try SnapbackV1.SyncRecord.readJSONValue(&r) { self.change = .record(v) }
             case "watched":
                 try r.once(&seen, 1, key)
-                if let v = try r.message(SnapbackV1.SyncWatchedBreak.self) { self.change = .watched(v) }
+                if let v = try SnapbackV1.SyncWatchedBreak.readJSONValue(&r) { self.change = .watched(v) }
             default: throw r.unknownField(key, in: "snapback.v1.SyncChange")
             }
         }
@@ -329,14 +221,8 @@ extension SnapbackV1.SyncChange: ProtoJSONMessage {
 extension SnapbackV1.MergeRequest: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if !self.records.isEmpty {
-            w.key("records")
-            w.array(self.records) { $0.message($1) }
-        }
-        if !self.watched.isEmpty {
-            w.key("watched")
-            w.array(self.watched) { $0.message($1) }
-        }
+        w.field("records", self.records)
+        w.field("watched", self.watched)
         w.endObject()
     }
 
@@ -346,17 +232,8 @@ extension SnapbackV1.MergeRequest: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "records":
-                try r.once(&seen, 0, key)
-                self.records =
-                    try r.array { (e: inout ProtoJSONReader) throws(ProtoJSONError) in try e.message(SnapbackV1.SyncRecord.self) }
-                    ?? []
-            case "watched":
-                try r.once(&seen, 1, key)
-                self.watched =
-                    try r.array { (e: inout ProtoJSONReader) throws(ProtoJSONError) in
-                        try e.message(SnapbackV1.SyncWatchedBreak.self)
-                    } ?? []
+            case "records": try r.field(&self.records, &seen, 0, key)
+            case "watched": try r.field(&self.watched, &seen, 1, key)
             default: throw r.unknownField(key, in: "snapback.v1.MergeRequest")
             }
         }
@@ -366,14 +243,8 @@ extension SnapbackV1.MergeRequest: ProtoJSONMessage {
 extension SnapbackV1.MergeReply: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if !self.recordsChanged.isEmpty {
-            w.key("recordsChanged")
-            w.array(self.recordsChanged) { $0.bool($1) }
-        }
-        if !self.watchedChanged.isEmpty {
-            w.key("watchedChanged")
-            w.array(self.watchedChanged) { $0.bool($1) }
-        }
+        w.field("recordsChanged", self.recordsChanged)
+        w.field("watchedChanged", self.watchedChanged)
         w.endObject()
     }
 
@@ -383,12 +254,8 @@ extension SnapbackV1.MergeReply: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "recordsChanged", "records_changed":
-                try r.once(&seen, 0, key)
-                self.recordsChanged = try r.array { (e: inout ProtoJSONReader) throws(ProtoJSONError) in try e.bool() } ?? []
-            case "watchedChanged", "watched_changed":
-                try r.once(&seen, 1, key)
-                self.watchedChanged = try r.array { (e: inout ProtoJSONReader) throws(ProtoJSONError) in try e.bool() } ?? []
+            case "recordsChanged", "records_changed": try r.field(&self.recordsChanged, &seen, 0, key)
+            case "watchedChanged", "watched_changed": try r.field(&self.watchedChanged, &seen, 1, key)
             default: throw r.unknownField(key, in: "snapback.v1.MergeReply")
             }
         }

@@ -37,46 +37,16 @@ extension Snapback__V1__BreakPosition: ProtoJSONEnum {
 extension SnapbackV1.AdBreak: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if !self.id.isEmpty {
-            w.key("id")
-            w.string(self.id)
-        }
-        if self.start != 0 {
-            w.key("start")
-            w.double(self.start)
-        }
-        if self.duration != 0 {
-            w.key("duration")
-            w.double(self.duration)
-        }
-        if !self.adDurations.isEmpty {
-            w.key("adDurations")
-            w.array(self.adDurations) { $0.double($1) }
-        }
-        if self.watched {
-            w.key("watched")
-            w.bool(self.watched)
-        }
-        if let v = self.contentResumeOffset {
-            w.key("contentResumeOffset")
-            w.double(v)
-        }
-        if self.open {
-            w.key("open")
-            w.bool(self.open)
-        }
-        if self.unfilled {
-            w.key("unfilled")
-            w.bool(self.unfilled)
-        }
-        if self.restrictSkip {
-            w.key("restrictSkip")
-            w.bool(self.restrictSkip)
-        }
-        if self.restrictJump {
-            w.key("restrictJump")
-            w.bool(self.restrictJump)
-        }
+        w.field("id", self.id)
+        w.field("start", self.start)
+        w.field("duration", self.duration)
+        w.field("adDurations", self.adDurations)
+        w.field("watched", self.watched)
+        w.field("contentResumeOffset", self.contentResumeOffset)
+        w.field("open", self.open)
+        w.field("unfilled", self.unfilled)
+        w.field("restrictSkip", self.restrictSkip)
+        w.field("restrictJump", self.restrictJump)
         w.endObject()
     }
 
@@ -86,36 +56,16 @@ extension SnapbackV1.AdBreak: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "id":
-                try r.once(&seen, 0, key)
-                if let v = try r.string() { self.id = v }
-            case "start":
-                try r.once(&seen, 1, key)
-                if let v = try r.double() { self.start = v }
-            case "duration":
-                try r.once(&seen, 2, key)
-                if let v = try r.double() { self.duration = v }
-            case "adDurations", "ad_durations":
-                try r.once(&seen, 3, key)
-                self.adDurations = try r.array { (e: inout ProtoJSONReader) throws(ProtoJSONError) in try e.double() } ?? []
-            case "watched":
-                try r.once(&seen, 4, key)
-                if let v = try r.bool() { self.watched = v }
-            case "contentResumeOffset", "content_resume_offset":
-                try r.once(&seen, 5, key)
-                self.contentResumeOffset = try r.double()
-            case "open":
-                try r.once(&seen, 6, key)
-                if let v = try r.bool() { self.open = v }
-            case "unfilled":
-                try r.once(&seen, 7, key)
-                if let v = try r.bool() { self.unfilled = v }
-            case "restrictSkip", "restrict_skip":
-                try r.once(&seen, 8, key)
-                if let v = try r.bool() { self.restrictSkip = v }
-            case "restrictJump", "restrict_jump":
-                try r.once(&seen, 9, key)
-                if let v = try r.bool() { self.restrictJump = v }
+            case "id": try r.field(&self.id, &seen, 0, key)
+            case "start": try r.field(&self.start, &seen, 1, key)
+            case "duration": try r.field(&self.duration, &seen, 2, key)
+            case "adDurations", "ad_durations": try r.field(&self.adDurations, &seen, 3, key)
+            case "watched": try r.field(&self.watched, &seen, 4, key)
+            case "contentResumeOffset", "content_resume_offset": try r.field(&self.contentResumeOffset, &seen, 5, key)
+            case "open": try r.field(&self.open, &seen, 6, key)
+            case "unfilled": try r.field(&self.unfilled, &seen, 7, key)
+            case "restrictSkip", "restrict_skip": try r.field(&self.restrictSkip, &seen, 8, key)
+            case "restrictJump", "restrict_jump": try r.field(&self.restrictJump, &seen, 9, key)
             default: throw r.unknownField(key, in: "snapback.v1.AdBreak")
             }
         }
@@ -125,26 +75,11 @@ extension SnapbackV1.AdBreak: ProtoJSONMessage {
 extension SnapbackV1.AdRules: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if self.preroll {
-            w.key("preroll")
-            w.bool(self.preroll)
-        }
-        if !self.midrollTimes.isEmpty {
-            w.key("midrollTimes")
-            w.array(self.midrollTimes) { $0.double($1) }
-        }
-        if self.midrollEvery != 0 {
-            w.key("midrollEvery")
-            w.double(self.midrollEvery)
-        }
-        if self.postroll {
-            w.key("postroll")
-            w.bool(self.postroll)
-        }
-        if let v = self.breakDuration {
-            w.key("breakDuration")
-            w.double(v)
-        }
+        w.field("preroll", self.preroll)
+        w.field("midrollTimes", self.midrollTimes)
+        w.field("midrollEvery", self.midrollEvery)
+        w.field("postroll", self.postroll)
+        w.field("breakDuration", self.breakDuration)
         w.endObject()
     }
 
@@ -154,21 +89,11 @@ extension SnapbackV1.AdRules: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "preroll":
-                try r.once(&seen, 0, key)
-                if let v = try r.bool() { self.preroll = v }
-            case "midrollTimes", "midroll_times":
-                try r.once(&seen, 1, key)
-                self.midrollTimes = try r.array { (e: inout ProtoJSONReader) throws(ProtoJSONError) in try e.double() } ?? []
-            case "midrollEvery", "midroll_every":
-                try r.once(&seen, 2, key)
-                if let v = try r.double() { self.midrollEvery = v }
-            case "postroll":
-                try r.once(&seen, 3, key)
-                if let v = try r.bool() { self.postroll = v }
-            case "breakDuration", "break_duration":
-                try r.once(&seen, 4, key)
-                self.breakDuration = try r.double()
+            case "preroll": try r.field(&self.preroll, &seen, 0, key)
+            case "midrollTimes", "midroll_times": try r.field(&self.midrollTimes, &seen, 1, key)
+            case "midrollEvery", "midroll_every": try r.field(&self.midrollEvery, &seen, 2, key)
+            case "postroll": try r.field(&self.postroll, &seen, 3, key)
+            case "breakDuration", "break_duration": try r.field(&self.breakDuration, &seen, 4, key)
             default: throw r.unknownField(key, in: "snapback.v1.AdRules")
             }
         }
@@ -178,18 +103,9 @@ extension SnapbackV1.AdRules: ProtoJSONMessage {
 extension SnapbackV1.ResumeOptions: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if self.useBookmark {
-            w.key("useBookmark")
-            w.bool(self.useBookmark)
-        }
-        if let v = self.resumeContentTime {
-            w.key("resumeContentTime")
-            w.double(v)
-        }
-        if let v = self.resumeStreamTime {
-            w.key("resumeStreamTime")
-            w.double(v)
-        }
+        w.field("useBookmark", self.useBookmark)
+        w.field("resumeContentTime", self.resumeContentTime)
+        w.field("resumeStreamTime", self.resumeStreamTime)
         w.endObject()
     }
 
@@ -199,15 +115,9 @@ extension SnapbackV1.ResumeOptions: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "useBookmark", "use_bookmark":
-                try r.once(&seen, 0, key)
-                if let v = try r.bool() { self.useBookmark = v }
-            case "resumeContentTime", "resume_content_time":
-                try r.once(&seen, 1, key)
-                self.resumeContentTime = try r.double()
-            case "resumeStreamTime", "resume_stream_time":
-                try r.once(&seen, 2, key)
-                self.resumeStreamTime = try r.double()
+            case "useBookmark", "use_bookmark": try r.field(&self.useBookmark, &seen, 0, key)
+            case "resumeContentTime", "resume_content_time": try r.field(&self.resumeContentTime, &seen, 1, key)
+            case "resumeStreamTime", "resume_stream_time": try r.field(&self.resumeStreamTime, &seen, 2, key)
             default: throw r.unknownField(key, in: "snapback.v1.ResumeOptions")
             }
         }
@@ -217,46 +127,16 @@ extension SnapbackV1.ResumeOptions: ProtoJSONMessage {
 extension SnapbackV1.OpenSessionRequest: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if !self.streamId.isEmpty {
-            w.key("streamId")
-            w.string(self.streamId)
-        }
-        if !self.contentId.isEmpty {
-            w.key("contentId")
-            w.string(self.contentId)
-        }
-        if !self.profile.isEmpty {
-            w.key("profile")
-            w.string(self.profile)
-        }
-        if self.kind.rawValue != 0 {
-            w.key("kind")
-            w.enumValue(self.kind)
-        }
-        if !self.breaks.isEmpty {
-            w.key("breaks")
-            w.array(self.breaks) { $0.message($1) }
-        }
-        if let v = self.contentDuration {
-            w.key("contentDuration")
-            w.double(v)
-        }
-        if !self.policyPreset.isEmpty {
-            w.key("policyPreset")
-            w.string(self.policyPreset)
-        }
-        if let v = self.policyOverrides {
-            w.key("policyOverrides")
-            w.message(v)
-        }
-        if let v = self.resume {
-            w.key("resume")
-            w.message(v)
-        }
-        if let v = self.adRules {
-            w.key("adRules")
-            w.message(v)
-        }
+        w.field("streamId", self.streamId)
+        w.field("contentId", self.contentId)
+        w.field("profile", self.profile)
+        w.field("kind", self.kind)
+        w.field("breaks", self.breaks)
+        w.field("contentDuration", self.contentDuration)
+        w.field("policyPreset", self.policyPreset)
+        w.field("policyOverrides", self.policyOverrides)
+        w.field("resume", self.resume)
+        w.field("adRules", self.adRules)
         w.endObject()
     }
 
@@ -266,38 +146,16 @@ extension SnapbackV1.OpenSessionRequest: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "streamId", "stream_id":
-                try r.once(&seen, 0, key)
-                if let v = try r.string() { self.streamId = v }
-            case "contentId", "content_id":
-                try r.once(&seen, 1, key)
-                if let v = try r.string() { self.contentId = v }
-            case "profile":
-                try r.once(&seen, 2, key)
-                if let v = try r.string() { self.profile = v }
-            case "kind":
-                try r.once(&seen, 3, key)
-                if let v = try r.enumValue(Snapback__V1__SessionKind.self) { self.kind = v }
-            case "breaks":
-                try r.once(&seen, 4, key)
-                self.breaks =
-                    try r.array { (e: inout ProtoJSONReader) throws(ProtoJSONError) in try e.message(SnapbackV1.AdBreak.self) }
-                    ?? []
-            case "contentDuration", "content_duration":
-                try r.once(&seen, 5, key)
-                self.contentDuration = try r.double()
-            case "policyPreset", "policy_preset":
-                try r.once(&seen, 6, key)
-                if let v = try r.string() { self.policyPreset = v }
-            case "policyOverrides", "policy_overrides":
-                try r.once(&seen, 7, key)
-                self.policyOverrides = try r.message(SnapbackV1.PolicyOverrides.self)
-            case "resume":
-                try r.once(&seen, 8, key)
-                self.resume = try r.message(SnapbackV1.ResumeOptions.self)
-            case "adRules", "ad_rules":
-                try r.once(&seen, 9, key)
-                self.adRules = try r.message(SnapbackV1.AdRules.self)
+            case "streamId", "stream_id": try r.field(&self.streamId, &seen, 0, key)
+            case "contentId", "content_id": try r.field(&self.contentId, &seen, 1, key)
+            case "profile": try r.field(&self.profile, &seen, 2, key)
+            case "kind": try r.field(&self.kind, &seen, 3, key)
+            case "breaks": try r.field(&self.breaks, &seen, 4, key)
+            case "contentDuration", "content_duration": try r.field(&self.contentDuration, &seen, 5, key)
+            case "policyPreset", "policy_preset": try r.field(&self.policyPreset, &seen, 6, key)
+            case "policyOverrides", "policy_overrides": try r.field(&self.policyOverrides, &seen, 7, key)
+            case "resume": try r.field(&self.resume, &seen, 8, key)
+            case "adRules", "ad_rules": try r.field(&self.adRules, &seen, 9, key)
             default: throw r.unknownField(key, in: "snapback.v1.OpenSessionRequest")
             }
         }
@@ -307,34 +165,13 @@ extension SnapbackV1.OpenSessionRequest: ProtoJSONMessage {
 extension SnapbackV1.OpenSessionReply: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if self.sessionId != 0 {
-            w.key("sessionId")
-            w.int64(self.sessionId)
-        }
-        if let v = self.startStreamTime {
-            w.key("startStreamTime")
-            w.double(v)
-        }
-        if !self.breaksBeforeResume.isEmpty {
-            w.key("breaksBeforeResume")
-            w.array(self.breaksBeforeResume) { $0.string($1) }
-        }
-        if !self.policyPreset.isEmpty {
-            w.key("policyPreset")
-            w.string(self.policyPreset)
-        }
-        if let v = self.resumeContentTime {
-            w.key("resumeContentTime")
-            w.double(v)
-        }
-        if self.resumedFromBookmark {
-            w.key("resumedFromBookmark")
-            w.bool(self.resumedFromBookmark)
-        }
-        if self.lastPushSeq != 0 {
-            w.key("lastPushSeq")
-            w.int64(self.lastPushSeq)
-        }
+        w.field("sessionId", self.sessionId)
+        w.field("startStreamTime", self.startStreamTime)
+        w.field("breaksBeforeResume", self.breaksBeforeResume)
+        w.field("policyPreset", self.policyPreset)
+        w.field("resumeContentTime", self.resumeContentTime)
+        w.field("resumedFromBookmark", self.resumedFromBookmark)
+        w.field("lastPushSeq", self.lastPushSeq)
         w.endObject()
     }
 
@@ -344,28 +181,13 @@ extension SnapbackV1.OpenSessionReply: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "sessionId", "session_id":
-                try r.once(&seen, 0, key)
-                if let v = try r.uint64() { self.sessionId = v }
-            case "startStreamTime", "start_stream_time":
-                try r.once(&seen, 1, key)
-                self.startStreamTime = try r.double()
-            case "breaksBeforeResume", "breaks_before_resume":
-                try r.once(&seen, 2, key)
-                self.breaksBeforeResume =
-                    try r.array { (e: inout ProtoJSONReader) throws(ProtoJSONError) in try e.string() } ?? []
-            case "policyPreset", "policy_preset":
-                try r.once(&seen, 3, key)
-                if let v = try r.string() { self.policyPreset = v }
-            case "resumeContentTime", "resume_content_time":
-                try r.once(&seen, 4, key)
-                self.resumeContentTime = try r.double()
-            case "resumedFromBookmark", "resumed_from_bookmark":
-                try r.once(&seen, 5, key)
-                if let v = try r.bool() { self.resumedFromBookmark = v }
-            case "lastPushSeq", "last_push_seq":
-                try r.once(&seen, 6, key)
-                if let v = try r.uint64() { self.lastPushSeq = v }
+            case "sessionId", "session_id": try r.field(&self.sessionId, &seen, 0, key)
+            case "startStreamTime", "start_stream_time": try r.field(&self.startStreamTime, &seen, 1, key)
+            case "breaksBeforeResume", "breaks_before_resume": try r.field(&self.breaksBeforeResume, &seen, 2, key)
+            case "policyPreset", "policy_preset": try r.field(&self.policyPreset, &seen, 3, key)
+            case "resumeContentTime", "resume_content_time": try r.field(&self.resumeContentTime, &seen, 4, key)
+            case "resumedFromBookmark", "resumed_from_bookmark": try r.field(&self.resumedFromBookmark, &seen, 5, key)
+            case "lastPushSeq", "last_push_seq": try r.field(&self.lastPushSeq, &seen, 6, key)
             default: throw r.unknownField(key, in: "snapback.v1.OpenSessionReply")
             }
         }
@@ -375,22 +197,10 @@ extension SnapbackV1.OpenSessionReply: ProtoJSONMessage {
 extension SnapbackV1.ReportPlayheadRequest: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if self.sessionId != 0 {
-            w.key("sessionId")
-            w.int64(self.sessionId)
-        }
-        if self.streamTime != 0 {
-            w.key("streamTime")
-            w.double(self.streamTime)
-        }
-        if self.rate != 0 {
-            w.key("rate")
-            w.double(self.rate)
-        }
-        if self.playing {
-            w.key("playing")
-            w.bool(self.playing)
-        }
+        w.field("sessionId", self.sessionId)
+        w.field("streamTime", self.streamTime)
+        w.field("rate", self.rate)
+        w.field("playing", self.playing)
         w.endObject()
     }
 
@@ -400,18 +210,10 @@ extension SnapbackV1.ReportPlayheadRequest: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "sessionId", "session_id":
-                try r.once(&seen, 0, key)
-                if let v = try r.uint64() { self.sessionId = v }
-            case "streamTime", "stream_time":
-                try r.once(&seen, 1, key)
-                if let v = try r.double() { self.streamTime = v }
-            case "rate":
-                try r.once(&seen, 2, key)
-                if let v = try r.double() { self.rate = v }
-            case "playing":
-                try r.once(&seen, 3, key)
-                if let v = try r.bool() { self.playing = v }
+            case "sessionId", "session_id": try r.field(&self.sessionId, &seen, 0, key)
+            case "streamTime", "stream_time": try r.field(&self.streamTime, &seen, 1, key)
+            case "rate": try r.field(&self.rate, &seen, 2, key)
+            case "playing": try r.field(&self.playing, &seen, 3, key)
             default: throw r.unknownField(key, in: "snapback.v1.ReportPlayheadRequest")
             }
         }
@@ -421,14 +223,8 @@ extension SnapbackV1.ReportPlayheadRequest: ProtoJSONMessage {
 extension SnapbackV1.SeekStartedRequest: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if self.sessionId != 0 {
-            w.key("sessionId")
-            w.int64(self.sessionId)
-        }
-        if self.fromStreamTime != 0 {
-            w.key("fromStreamTime")
-            w.double(self.fromStreamTime)
-        }
+        w.field("sessionId", self.sessionId)
+        w.field("fromStreamTime", self.fromStreamTime)
         w.endObject()
     }
 
@@ -438,12 +234,8 @@ extension SnapbackV1.SeekStartedRequest: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "sessionId", "session_id":
-                try r.once(&seen, 0, key)
-                if let v = try r.uint64() { self.sessionId = v }
-            case "fromStreamTime", "from_stream_time":
-                try r.once(&seen, 1, key)
-                if let v = try r.double() { self.fromStreamTime = v }
+            case "sessionId", "session_id": try r.field(&self.sessionId, &seen, 0, key)
+            case "fromStreamTime", "from_stream_time": try r.field(&self.fromStreamTime, &seen, 1, key)
             default: throw r.unknownField(key, in: "snapback.v1.SeekStartedRequest")
             }
         }
@@ -453,18 +245,9 @@ extension SnapbackV1.SeekStartedRequest: ProtoJSONMessage {
 extension SnapbackV1.SeekEndedRequest: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if self.sessionId != 0 {
-            w.key("sessionId")
-            w.int64(self.sessionId)
-        }
-        if self.fromStreamTime != 0 {
-            w.key("fromStreamTime")
-            w.double(self.fromStreamTime)
-        }
-        if self.toStreamTime != 0 {
-            w.key("toStreamTime")
-            w.double(self.toStreamTime)
-        }
+        w.field("sessionId", self.sessionId)
+        w.field("fromStreamTime", self.fromStreamTime)
+        w.field("toStreamTime", self.toStreamTime)
         w.endObject()
     }
 
@@ -474,15 +257,9 @@ extension SnapbackV1.SeekEndedRequest: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "sessionId", "session_id":
-                try r.once(&seen, 0, key)
-                if let v = try r.uint64() { self.sessionId = v }
-            case "fromStreamTime", "from_stream_time":
-                try r.once(&seen, 1, key)
-                if let v = try r.double() { self.fromStreamTime = v }
-            case "toStreamTime", "to_stream_time":
-                try r.once(&seen, 2, key)
-                if let v = try r.double() { self.toStreamTime = v }
+            case "sessionId", "session_id": try r.field(&self.sessionId, &seen, 0, key)
+            case "fromStreamTime", "from_stream_time": try r.field(&self.fromStreamTime, &seen, 1, key)
+            case "toStreamTime", "to_stream_time": try r.field(&self.toStreamTime, &seen, 2, key)
             default: throw r.unknownField(key, in: "snapback.v1.SeekEndedRequest")
             }
         }
@@ -492,18 +269,9 @@ extension SnapbackV1.SeekEndedRequest: ProtoJSONMessage {
 extension SnapbackV1.AdBreakStartedRequest: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if self.sessionId != 0 {
-            w.key("sessionId")
-            w.int64(self.sessionId)
-        }
-        if !self.breakId.isEmpty {
-            w.key("breakId")
-            w.string(self.breakId)
-        }
-        if let v = self.streamTime {
-            w.key("streamTime")
-            w.double(v)
-        }
+        w.field("sessionId", self.sessionId)
+        w.field("breakId", self.breakId)
+        w.field("streamTime", self.streamTime)
         w.endObject()
     }
 
@@ -513,15 +281,9 @@ extension SnapbackV1.AdBreakStartedRequest: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "sessionId", "session_id":
-                try r.once(&seen, 0, key)
-                if let v = try r.uint64() { self.sessionId = v }
-            case "breakId", "break_id":
-                try r.once(&seen, 1, key)
-                if let v = try r.string() { self.breakId = v }
-            case "streamTime", "stream_time":
-                try r.once(&seen, 2, key)
-                self.streamTime = try r.double()
+            case "sessionId", "session_id": try r.field(&self.sessionId, &seen, 0, key)
+            case "breakId", "break_id": try r.field(&self.breakId, &seen, 1, key)
+            case "streamTime", "stream_time": try r.field(&self.streamTime, &seen, 2, key)
             default: throw r.unknownField(key, in: "snapback.v1.AdBreakStartedRequest")
             }
         }
@@ -531,18 +293,9 @@ extension SnapbackV1.AdBreakStartedRequest: ProtoJSONMessage {
 extension SnapbackV1.AdBreakEndedRequest: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if self.sessionId != 0 {
-            w.key("sessionId")
-            w.int64(self.sessionId)
-        }
-        if !self.breakId.isEmpty {
-            w.key("breakId")
-            w.string(self.breakId)
-        }
-        if let v = self.streamTime {
-            w.key("streamTime")
-            w.double(v)
-        }
+        w.field("sessionId", self.sessionId)
+        w.field("breakId", self.breakId)
+        w.field("streamTime", self.streamTime)
         w.endObject()
     }
 
@@ -552,15 +305,9 @@ extension SnapbackV1.AdBreakEndedRequest: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "sessionId", "session_id":
-                try r.once(&seen, 0, key)
-                if let v = try r.uint64() { self.sessionId = v }
-            case "breakId", "break_id":
-                try r.once(&seen, 1, key)
-                if let v = try r.string() { self.breakId = v }
-            case "streamTime", "stream_time":
-                try r.once(&seen, 2, key)
-                self.streamTime = try r.double()
+            case "sessionId", "session_id": try r.field(&self.sessionId, &seen, 0, key)
+            case "breakId", "break_id": try r.field(&self.breakId, &seen, 1, key)
+            case "streamTime", "stream_time": try r.field(&self.streamTime, &seen, 2, key)
             default: throw r.unknownField(key, in: "snapback.v1.AdBreakEndedRequest")
             }
         }
@@ -570,22 +317,10 @@ extension SnapbackV1.AdBreakEndedRequest: ProtoJSONMessage {
 extension SnapbackV1.AdStartedRequest: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if self.sessionId != 0 {
-            w.key("sessionId")
-            w.int64(self.sessionId)
-        }
-        if !self.breakId.isEmpty {
-            w.key("breakId")
-            w.string(self.breakId)
-        }
-        if self.index != 0 {
-            w.key("index")
-            w.int(self.index)
-        }
-        if let v = self.streamTime {
-            w.key("streamTime")
-            w.double(v)
-        }
+        w.field("sessionId", self.sessionId)
+        w.field("breakId", self.breakId)
+        w.field("index", self.index)
+        w.field("streamTime", self.streamTime)
         w.endObject()
     }
 
@@ -595,18 +330,10 @@ extension SnapbackV1.AdStartedRequest: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "sessionId", "session_id":
-                try r.once(&seen, 0, key)
-                if let v = try r.uint64() { self.sessionId = v }
-            case "breakId", "break_id":
-                try r.once(&seen, 1, key)
-                if let v = try r.string() { self.breakId = v }
-            case "index":
-                try r.once(&seen, 2, key)
-                if let v = try r.uint32() { self.index = v }
-            case "streamTime", "stream_time":
-                try r.once(&seen, 3, key)
-                self.streamTime = try r.double()
+            case "sessionId", "session_id": try r.field(&self.sessionId, &seen, 0, key)
+            case "breakId", "break_id": try r.field(&self.breakId, &seen, 1, key)
+            case "index": try r.field(&self.index, &seen, 2, key)
+            case "streamTime", "stream_time": try r.field(&self.streamTime, &seen, 3, key)
             default: throw r.unknownField(key, in: "snapback.v1.AdStartedRequest")
             }
         }
@@ -616,22 +343,10 @@ extension SnapbackV1.AdStartedRequest: ProtoJSONMessage {
 extension SnapbackV1.AdEndedRequest: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if self.sessionId != 0 {
-            w.key("sessionId")
-            w.int64(self.sessionId)
-        }
-        if !self.breakId.isEmpty {
-            w.key("breakId")
-            w.string(self.breakId)
-        }
-        if self.index != 0 {
-            w.key("index")
-            w.int(self.index)
-        }
-        if let v = self.streamTime {
-            w.key("streamTime")
-            w.double(v)
-        }
+        w.field("sessionId", self.sessionId)
+        w.field("breakId", self.breakId)
+        w.field("index", self.index)
+        w.field("streamTime", self.streamTime)
         w.endObject()
     }
 
@@ -641,18 +356,10 @@ extension SnapbackV1.AdEndedRequest: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "sessionId", "session_id":
-                try r.once(&seen, 0, key)
-                if let v = try r.uint64() { self.sessionId = v }
-            case "breakId", "break_id":
-                try r.once(&seen, 1, key)
-                if let v = try r.string() { self.breakId = v }
-            case "index":
-                try r.once(&seen, 2, key)
-                if let v = try r.uint32() { self.index = v }
-            case "streamTime", "stream_time":
-                try r.once(&seen, 3, key)
-                self.streamTime = try r.double()
+            case "sessionId", "session_id": try r.field(&self.sessionId, &seen, 0, key)
+            case "breakId", "break_id": try r.field(&self.breakId, &seen, 1, key)
+            case "index": try r.field(&self.index, &seen, 2, key)
+            case "streamTime", "stream_time": try r.field(&self.streamTime, &seen, 3, key)
             default: throw r.unknownField(key, in: "snapback.v1.AdEndedRequest")
             }
         }
@@ -662,18 +369,9 @@ extension SnapbackV1.AdEndedRequest: ProtoJSONMessage {
 extension SnapbackV1.TrickPlayStartedRequest: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if self.sessionId != 0 {
-            w.key("sessionId")
-            w.int64(self.sessionId)
-        }
-        if self.streamTime != 0 {
-            w.key("streamTime")
-            w.double(self.streamTime)
-        }
-        if self.rate != 0 {
-            w.key("rate")
-            w.double(self.rate)
-        }
+        w.field("sessionId", self.sessionId)
+        w.field("streamTime", self.streamTime)
+        w.field("rate", self.rate)
         w.endObject()
     }
 
@@ -683,15 +381,9 @@ extension SnapbackV1.TrickPlayStartedRequest: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "sessionId", "session_id":
-                try r.once(&seen, 0, key)
-                if let v = try r.uint64() { self.sessionId = v }
-            case "streamTime", "stream_time":
-                try r.once(&seen, 1, key)
-                if let v = try r.double() { self.streamTime = v }
-            case "rate":
-                try r.once(&seen, 2, key)
-                if let v = try r.double() { self.rate = v }
+            case "sessionId", "session_id": try r.field(&self.sessionId, &seen, 0, key)
+            case "streamTime", "stream_time": try r.field(&self.streamTime, &seen, 1, key)
+            case "rate": try r.field(&self.rate, &seen, 2, key)
             default: throw r.unknownField(key, in: "snapback.v1.TrickPlayStartedRequest")
             }
         }
@@ -701,14 +393,8 @@ extension SnapbackV1.TrickPlayStartedRequest: ProtoJSONMessage {
 extension SnapbackV1.TrickPlayEndedRequest: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if self.sessionId != 0 {
-            w.key("sessionId")
-            w.int64(self.sessionId)
-        }
-        if self.streamTime != 0 {
-            w.key("streamTime")
-            w.double(self.streamTime)
-        }
+        w.field("sessionId", self.sessionId)
+        w.field("streamTime", self.streamTime)
         w.endObject()
     }
 
@@ -718,12 +404,8 @@ extension SnapbackV1.TrickPlayEndedRequest: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "sessionId", "session_id":
-                try r.once(&seen, 0, key)
-                if let v = try r.uint64() { self.sessionId = v }
-            case "streamTime", "stream_time":
-                try r.once(&seen, 1, key)
-                if let v = try r.double() { self.streamTime = v }
+            case "sessionId", "session_id": try r.field(&self.sessionId, &seen, 0, key)
+            case "streamTime", "stream_time": try r.field(&self.streamTime, &seen, 1, key)
             default: throw r.unknownField(key, in: "snapback.v1.TrickPlayEndedRequest")
             }
         }
@@ -733,10 +415,7 @@ extension SnapbackV1.TrickPlayEndedRequest: ProtoJSONMessage {
 extension SnapbackV1.ContentCompleteRequest: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if self.sessionId != 0 {
-            w.key("sessionId")
-            w.int64(self.sessionId)
-        }
+        w.field("sessionId", self.sessionId)
         w.endObject()
     }
 
@@ -746,9 +425,7 @@ extension SnapbackV1.ContentCompleteRequest: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "sessionId", "session_id":
-                try r.once(&seen, 0, key)
-                if let v = try r.uint64() { self.sessionId = v }
+            case "sessionId", "session_id": try r.field(&self.sessionId, &seen, 0, key)
             default: throw r.unknownField(key, in: "snapback.v1.ContentCompleteRequest")
             }
         }
@@ -758,14 +435,8 @@ extension SnapbackV1.ContentCompleteRequest: ProtoJSONMessage {
 extension SnapbackV1.UpdateBreaksRequest: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if self.sessionId != 0 {
-            w.key("sessionId")
-            w.int64(self.sessionId)
-        }
-        if !self.breaks.isEmpty {
-            w.key("breaks")
-            w.array(self.breaks) { $0.message($1) }
-        }
+        w.field("sessionId", self.sessionId)
+        w.field("breaks", self.breaks)
         w.endObject()
     }
 
@@ -775,14 +446,8 @@ extension SnapbackV1.UpdateBreaksRequest: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "sessionId", "session_id":
-                try r.once(&seen, 0, key)
-                if let v = try r.uint64() { self.sessionId = v }
-            case "breaks":
-                try r.once(&seen, 1, key)
-                self.breaks =
-                    try r.array { (e: inout ProtoJSONReader) throws(ProtoJSONError) in try e.message(SnapbackV1.AdBreak.self) }
-                    ?? []
+            case "sessionId", "session_id": try r.field(&self.sessionId, &seen, 0, key)
+            case "breaks": try r.field(&self.breaks, &seen, 1, key)
             default: throw r.unknownField(key, in: "snapback.v1.UpdateBreaksRequest")
             }
         }
@@ -792,14 +457,8 @@ extension SnapbackV1.UpdateBreaksRequest: ProtoJSONMessage {
 extension SnapbackV1.PauseRequest: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if self.sessionId != 0 {
-            w.key("sessionId")
-            w.int64(self.sessionId)
-        }
-        if self.streamTime != 0 {
-            w.key("streamTime")
-            w.double(self.streamTime)
-        }
+        w.field("sessionId", self.sessionId)
+        w.field("streamTime", self.streamTime)
         w.endObject()
     }
 
@@ -809,12 +468,8 @@ extension SnapbackV1.PauseRequest: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "sessionId", "session_id":
-                try r.once(&seen, 0, key)
-                if let v = try r.uint64() { self.sessionId = v }
-            case "streamTime", "stream_time":
-                try r.once(&seen, 1, key)
-                if let v = try r.double() { self.streamTime = v }
+            case "sessionId", "session_id": try r.field(&self.sessionId, &seen, 0, key)
+            case "streamTime", "stream_time": try r.field(&self.streamTime, &seen, 1, key)
             default: throw r.unknownField(key, in: "snapback.v1.PauseRequest")
             }
         }
@@ -824,10 +479,7 @@ extension SnapbackV1.PauseRequest: ProtoJSONMessage {
 extension SnapbackV1.CloseSessionRequest: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if self.sessionId != 0 {
-            w.key("sessionId")
-            w.int64(self.sessionId)
-        }
+        w.field("sessionId", self.sessionId)
         w.endObject()
     }
 
@@ -837,9 +489,7 @@ extension SnapbackV1.CloseSessionRequest: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "sessionId", "session_id":
-                try r.once(&seen, 0, key)
-                if let v = try r.uint64() { self.sessionId = v }
+            case "sessionId", "session_id": try r.field(&self.sessionId, &seen, 0, key)
             default: throw r.unknownField(key, in: "snapback.v1.CloseSessionRequest")
             }
         }
@@ -849,10 +499,7 @@ extension SnapbackV1.CloseSessionRequest: ProtoJSONMessage {
 extension SnapbackV1.EventReply: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if self.lastPushSeq != 0 {
-            w.key("lastPushSeq")
-            w.int64(self.lastPushSeq)
-        }
+        w.field("lastPushSeq", self.lastPushSeq)
         w.endObject()
     }
 
@@ -862,9 +509,7 @@ extension SnapbackV1.EventReply: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "lastPushSeq", "last_push_seq":
-                try r.once(&seen, 0, key)
-                if let v = try r.uint64() { self.lastPushSeq = v }
+            case "lastPushSeq", "last_push_seq": try r.field(&self.lastPushSeq, &seen, 0, key)
             default: throw r.unknownField(key, in: "snapback.v1.EventReply")
             }
         }
@@ -874,14 +519,8 @@ extension SnapbackV1.EventReply: ProtoJSONMessage {
 extension SnapbackV1.ContentTimeForStreamTimeRequest: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if self.sessionId != 0 {
-            w.key("sessionId")
-            w.int64(self.sessionId)
-        }
-        if self.streamTime != 0 {
-            w.key("streamTime")
-            w.double(self.streamTime)
-        }
+        w.field("sessionId", self.sessionId)
+        w.field("streamTime", self.streamTime)
         w.endObject()
     }
 
@@ -891,12 +530,8 @@ extension SnapbackV1.ContentTimeForStreamTimeRequest: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "sessionId", "session_id":
-                try r.once(&seen, 0, key)
-                if let v = try r.uint64() { self.sessionId = v }
-            case "streamTime", "stream_time":
-                try r.once(&seen, 1, key)
-                if let v = try r.double() { self.streamTime = v }
+            case "sessionId", "session_id": try r.field(&self.sessionId, &seen, 0, key)
+            case "streamTime", "stream_time": try r.field(&self.streamTime, &seen, 1, key)
             default: throw r.unknownField(key, in: "snapback.v1.ContentTimeForStreamTimeRequest")
             }
         }
@@ -906,10 +541,7 @@ extension SnapbackV1.ContentTimeForStreamTimeRequest: ProtoJSONMessage {
 extension SnapbackV1.ContentTimeReply: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if self.contentTime != 0 {
-            w.key("contentTime")
-            w.double(self.contentTime)
-        }
+        w.field("contentTime", self.contentTime)
         w.endObject()
     }
 
@@ -919,9 +551,7 @@ extension SnapbackV1.ContentTimeReply: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "contentTime", "content_time":
-                try r.once(&seen, 0, key)
-                if let v = try r.double() { self.contentTime = v }
+            case "contentTime", "content_time": try r.field(&self.contentTime, &seen, 0, key)
             default: throw r.unknownField(key, in: "snapback.v1.ContentTimeReply")
             }
         }
@@ -931,14 +561,8 @@ extension SnapbackV1.ContentTimeReply: ProtoJSONMessage {
 extension SnapbackV1.StreamTimeForContentTimeRequest: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if self.sessionId != 0 {
-            w.key("sessionId")
-            w.int64(self.sessionId)
-        }
-        if self.contentTime != 0 {
-            w.key("contentTime")
-            w.double(self.contentTime)
-        }
+        w.field("sessionId", self.sessionId)
+        w.field("contentTime", self.contentTime)
         w.endObject()
     }
 
@@ -948,12 +572,8 @@ extension SnapbackV1.StreamTimeForContentTimeRequest: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "sessionId", "session_id":
-                try r.once(&seen, 0, key)
-                if let v = try r.uint64() { self.sessionId = v }
-            case "contentTime", "content_time":
-                try r.once(&seen, 1, key)
-                if let v = try r.double() { self.contentTime = v }
+            case "sessionId", "session_id": try r.field(&self.sessionId, &seen, 0, key)
+            case "contentTime", "content_time": try r.field(&self.contentTime, &seen, 1, key)
             default: throw r.unknownField(key, in: "snapback.v1.StreamTimeForContentTimeRequest")
             }
         }
@@ -963,10 +583,7 @@ extension SnapbackV1.StreamTimeForContentTimeRequest: ProtoJSONMessage {
 extension SnapbackV1.StreamTimeReply: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if self.streamTime != 0 {
-            w.key("streamTime")
-            w.double(self.streamTime)
-        }
+        w.field("streamTime", self.streamTime)
         w.endObject()
     }
 
@@ -976,9 +593,7 @@ extension SnapbackV1.StreamTimeReply: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "streamTime", "stream_time":
-                try r.once(&seen, 0, key)
-                if let v = try r.double() { self.streamTime = v }
+            case "streamTime", "stream_time": try r.field(&self.streamTime, &seen, 0, key)
             default: throw r.unknownField(key, in: "snapback.v1.StreamTimeReply")
             }
         }
@@ -988,14 +603,8 @@ extension SnapbackV1.StreamTimeReply: ProtoJSONMessage {
 extension SnapbackV1.BreakAtRequest: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if self.sessionId != 0 {
-            w.key("sessionId")
-            w.int64(self.sessionId)
-        }
-        if self.streamTime != 0 {
-            w.key("streamTime")
-            w.double(self.streamTime)
-        }
+        w.field("sessionId", self.sessionId)
+        w.field("streamTime", self.streamTime)
         w.endObject()
     }
 
@@ -1005,12 +614,8 @@ extension SnapbackV1.BreakAtRequest: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "sessionId", "session_id":
-                try r.once(&seen, 0, key)
-                if let v = try r.uint64() { self.sessionId = v }
-            case "streamTime", "stream_time":
-                try r.once(&seen, 1, key)
-                if let v = try r.double() { self.streamTime = v }
+            case "sessionId", "session_id": try r.field(&self.sessionId, &seen, 0, key)
+            case "streamTime", "stream_time": try r.field(&self.streamTime, &seen, 1, key)
             default: throw r.unknownField(key, in: "snapback.v1.BreakAtRequest")
             }
         }
@@ -1020,14 +625,8 @@ extension SnapbackV1.BreakAtRequest: ProtoJSONMessage {
 extension SnapbackV1.BreakAtReply: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if let v = self.previous {
-            w.key("previous")
-            w.message(v)
-        }
-        if let v = self.next {
-            w.key("next")
-            w.message(v)
-        }
+        w.field("previous", self.previous)
+        w.field("next", self.next)
         w.endObject()
     }
 
@@ -1037,12 +636,8 @@ extension SnapbackV1.BreakAtReply: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "previous":
-                try r.once(&seen, 0, key)
-                self.previous = try r.message(SnapbackV1.AdBreak.self)
-            case "next":
-                try r.once(&seen, 1, key)
-                self.next = try r.message(SnapbackV1.AdBreak.self)
+            case "previous": try r.field(&self.previous, &seen, 0, key)
+            case "next": try r.field(&self.next, &seen, 1, key)
             default: throw r.unknownField(key, in: "snapback.v1.BreakAtReply")
             }
         }
@@ -1052,18 +647,9 @@ extension SnapbackV1.BreakAtReply: ProtoJSONMessage {
 extension SnapbackV1.GetSessionStateRequest: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if self.sessionId != 0 {
-            w.key("sessionId")
-            w.int64(self.sessionId)
-        }
-        if self.firstBreak != 0 {
-            w.key("firstBreak")
-            w.int(self.firstBreak)
-        }
-        if self.maxBreaks != 0 {
-            w.key("maxBreaks")
-            w.int(self.maxBreaks)
-        }
+        w.field("sessionId", self.sessionId)
+        w.field("firstBreak", self.firstBreak)
+        w.field("maxBreaks", self.maxBreaks)
         w.endObject()
     }
 
@@ -1073,15 +659,9 @@ extension SnapbackV1.GetSessionStateRequest: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "sessionId", "session_id":
-                try r.once(&seen, 0, key)
-                if let v = try r.uint64() { self.sessionId = v }
-            case "firstBreak", "first_break":
-                try r.once(&seen, 1, key)
-                if let v = try r.uint32() { self.firstBreak = v }
-            case "maxBreaks", "max_breaks":
-                try r.once(&seen, 2, key)
-                if let v = try r.uint32() { self.maxBreaks = v }
+            case "sessionId", "session_id": try r.field(&self.sessionId, &seen, 0, key)
+            case "firstBreak", "first_break": try r.field(&self.firstBreak, &seen, 1, key)
+            case "maxBreaks", "max_breaks": try r.field(&self.maxBreaks, &seen, 2, key)
             default: throw r.unknownField(key, in: "snapback.v1.GetSessionStateRequest")
             }
         }
@@ -1091,54 +671,18 @@ extension SnapbackV1.GetSessionStateRequest: ProtoJSONMessage {
 extension SnapbackV1.SessionStateReply: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if self.phase.rawValue != 0 {
-            w.key("phase")
-            w.enumValue(self.phase)
-        }
-        if !self.currentBreakId.isEmpty {
-            w.key("currentBreakId")
-            w.string(self.currentBreakId)
-        }
-        if self.streamTime != 0 {
-            w.key("streamTime")
-            w.double(self.streamTime)
-        }
-        if self.contentTime != 0 {
-            w.key("contentTime")
-            w.double(self.contentTime)
-        }
-        if self.playing {
-            w.key("playing")
-            w.bool(self.playing)
-        }
-        if self.rate != 0 {
-            w.key("rate")
-            w.double(self.rate)
-        }
-        if let v = self.pendingReturn {
-            w.key("pendingReturn")
-            w.double(v)
-        }
-        if !self.breaks.isEmpty {
-            w.key("breaks")
-            w.array(self.breaks) { $0.message($1) }
-        }
-        if let v = self.cooldownUntil {
-            w.key("cooldownUntil")
-            w.double(v)
-        }
-        if let v = self.lastBookmarkContentTime {
-            w.key("lastBookmarkContentTime")
-            w.double(v)
-        }
-        if !self.breakStates.isEmpty {
-            w.key("breakStates")
-            w.array(self.breakStates) { $0.message($1) }
-        }
-        if self.totalBreaks != 0 {
-            w.key("totalBreaks")
-            w.int(self.totalBreaks)
-        }
+        w.field("phase", self.phase)
+        w.field("currentBreakId", self.currentBreakId)
+        w.field("streamTime", self.streamTime)
+        w.field("contentTime", self.contentTime)
+        w.field("playing", self.playing)
+        w.field("rate", self.rate)
+        w.field("pendingReturn", self.pendingReturn)
+        w.field("breaks", self.breaks)
+        w.field("cooldownUntil", self.cooldownUntil)
+        w.field("lastBookmarkContentTime", self.lastBookmarkContentTime)
+        w.field("breakStates", self.breakStates)
+        w.field("totalBreaks", self.totalBreaks)
         w.endObject()
     }
 
@@ -1148,46 +692,19 @@ extension SnapbackV1.SessionStateReply: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "phase":
-                try r.once(&seen, 0, key)
-                if let v = try r.enumValue(Snapback__V1__SessionPhase.self) { self.phase = v }
-            case "currentBreakId", "current_break_id":
-                try r.once(&seen, 1, key)
-                if let v = try r.string() { self.currentBreakId = v }
-            case "streamTime", "stream_time":
-                try r.once(&seen, 2, key)
-                if let v = try r.double() { self.streamTime = v }
-            case "contentTime", "content_time":
-                try r.once(&seen, 3, key)
-                if let v = try r.double() { self.contentTime = v }
-            case "playing":
-                try r.once(&seen, 4, key)
-                if let v = try r.bool() { self.playing = v }
-            case "rate":
-                try r.once(&seen, 5, key)
-                if let v = try r.double() { self.rate = v }
-            case "pendingReturn", "pending_return":
-                try r.once(&seen, 6, key)
-                self.pendingReturn = try r.double()
-            case "breaks":
-                try r.once(&seen, 7, key)
-                self.breaks =
-                    try r.array { (e: inout ProtoJSONReader) throws(ProtoJSONError) in try e.message(SnapbackV1.AdBreak.self) }
-                    ?? []
-            case "cooldownUntil", "cooldown_until":
-                try r.once(&seen, 8, key)
-                self.cooldownUntil = try r.double()
+            case "phase": try r.field(&self.phase, &seen, 0, key)
+            case "currentBreakId", "current_break_id": try r.field(&self.currentBreakId, &seen, 1, key)
+            case "streamTime", "stream_time": try r.field(&self.streamTime, &seen, 2, key)
+            case "contentTime", "content_time": try r.field(&self.contentTime, &seen, 3, key)
+            case "playing": try r.field(&self.playing, &seen, 4, key)
+            case "rate": try r.field(&self.rate, &seen, 5, key)
+            case "pendingReturn", "pending_return": try r.field(&self.pendingReturn, &seen, 6, key)
+            case "breaks": try r.field(&self.breaks, &seen, 7, key)
+            case "cooldownUntil", "cooldown_until": try r.field(&self.cooldownUntil, &seen, 8, key)
             case "lastBookmarkContentTime", "last_bookmark_content_time":
-                try r.once(&seen, 9, key)
-                self.lastBookmarkContentTime = try r.double()
-            case "breakStates", "break_states":
-                try r.once(&seen, 10, key)
-                self.breakStates =
-                    try r.array { (e: inout ProtoJSONReader) throws(ProtoJSONError) in try e.message(SnapbackV1.BreakState.self) }
-                    ?? []
-            case "totalBreaks", "total_breaks":
-                try r.once(&seen, 11, key)
-                if let v = try r.uint32() { self.totalBreaks = v }
+                try r.field(&self.lastBookmarkContentTime, &seen, 9, key)
+            case "breakStates", "break_states": try r.field(&self.breakStates, &seen, 10, key)
+            case "totalBreaks", "total_breaks": try r.field(&self.totalBreaks, &seen, 11, key)
             default: throw r.unknownField(key, in: "snapback.v1.SessionStateReply")
             }
         }
@@ -1197,26 +714,11 @@ extension SnapbackV1.SessionStateReply: ProtoJSONMessage {
 extension SnapbackV1.BreakState: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
-        if !self.breakId.isEmpty {
-            w.key("breakId")
-            w.string(self.breakId)
-        }
-        if self.position.rawValue != 0 {
-            w.key("position")
-            w.enumValue(self.position)
-        }
-        if self.watched {
-            w.key("watched")
-            w.bool(self.watched)
-        }
-        if self.exempt {
-            w.key("exempt")
-            w.bool(self.exempt)
-        }
-        if self.skipReason.rawValue != 0 {
-            w.key("skipReason")
-            w.enumValue(self.skipReason)
-        }
+        w.field("breakId", self.breakId)
+        w.field("position", self.position)
+        w.field("watched", self.watched)
+        w.field("exempt", self.exempt)
+        w.field("skipReason", self.skipReason)
         w.endObject()
     }
 
@@ -1226,21 +728,11 @@ extension SnapbackV1.BreakState: ProtoJSONMessage {
         try r.beginObject()
         while let key = try r.nextKey() {
             switch key {
-            case "breakId", "break_id":
-                try r.once(&seen, 0, key)
-                if let v = try r.string() { self.breakId = v }
-            case "position":
-                try r.once(&seen, 1, key)
-                if let v = try r.enumValue(Snapback__V1__BreakPosition.self) { self.position = v }
-            case "watched":
-                try r.once(&seen, 2, key)
-                if let v = try r.bool() { self.watched = v }
-            case "exempt":
-                try r.once(&seen, 3, key)
-                if let v = try r.bool() { self.exempt = v }
-            case "skipReason", "skip_reason":
-                try r.once(&seen, 4, key)
-                if let v = try r.enumValue(Snapback__V1__BreakSkipReason.self) { self.skipReason = v }
+            case "breakId", "break_id": try r.field(&self.breakId, &seen, 0, key)
+            case "position": try r.field(&self.position, &seen, 1, key)
+            case "watched": try r.field(&self.watched, &seen, 2, key)
+            case "exempt": try r.field(&self.exempt, &seen, 3, key)
+            case "skipReason", "skip_reason": try r.field(&self.skipReason, &seen, 4, key)
             default: throw r.unknownField(key, in: "snapback.v1.BreakState")
             }
         }

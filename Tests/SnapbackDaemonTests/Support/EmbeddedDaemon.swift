@@ -62,7 +62,7 @@ final class EmbeddedPlayer {
     let clock: ManualClock
     private var callId: UInt32 = 0
     private var pushes: [WirePushMessage] = []
-    private var decisions: [WireDecision] = []
+    private var decisions: [SnapbackV1.Decision] = []
 
     init(peer: EmbeddedPeer, store: MemoryViewerStateStore, clock: ManualClock) {
         self.peer = peer
@@ -111,7 +111,7 @@ final class EmbeddedPlayer {
             }
             do {
                 if frame.header.method == WireMethod.watchDecisions.rawValue {
-                    decisions.append(try WireDecision.decode(frame.body))
+                    decisions.append(try SnapbackV1.Decision.decode(frame.body))
                 } else {
                     pushes.append(try WirePushMessage.decode(frame.body))
                 }
@@ -166,7 +166,7 @@ final class EmbeddedPlayer {
     }
 
     /// Decisions sent to this watcher so far, in order.
-    func takeDecisions() throws(SnapbackClientError) -> [WireDecision] {
+    func takeDecisions() throws(SnapbackClientError) -> [SnapbackV1.Decision] {
         _ = try collect()
         defer { decisions = [] }
         return decisions

@@ -2,6 +2,11 @@
 import CSnapbackProto
 import SnapbackTimeline
 
+// The requests as Swift values are generated (Generated/WireRequest.swift, scripts/gen-wire.py) but for the
+// session events, mapped here by hand onto the timeline's `TimelineEvent` (its cases are the timeline's
+// shape, not the messages'), and the daemon's reader, whose round trip reads its two events straight
+// from their bytes.
+
 extension WireRequest {
     /// Decodes the body of a REQUEST frame for `method`.
     ///
@@ -39,73 +44,10 @@ extension WireRequest {
         return request
     }
 
-    @inline(never)
-    private static func decodeFields(
-        method: WireMethod, body: UnsafeRawBufferPointer,
-        defaultPreset: AdPolicy.Preset, maxBreaks: Int
-    ) throws(WireError) -> WireRequest {
-        switch method {
-        case .hello:
-            return .hello(try SnapbackV1.HelloRequest.decode(body))
-        case .openSession:
-            return .openSession(try OpenSessionRequest.decode(body, defaultPreset: defaultPreset, maxBreaks: maxBreaks))
-        case .reportPlayhead, .seekStarted, .seekEnded, .adBreakStarted, .adBreakEnded, .adStarted, .adEnded,
-            .trickPlayStarted, .trickPlayEnded, .contentComplete, .updateBreaks, .pause, .closeSession:
-            return try decodeEvent(method: method, body: body, maxBreaks: maxBreaks)
-        case .getStatus, .listSessions, .getSession, .watchDecisions, .contentTimeForStreamTime,
-            .streamTimeForContentTime, .breakAt, .getSessionState, .getBookmark, .listBookmarks, .deleteBookmark,
-            .clearBookmarks:
-            return try query(method, body)
-        case .watchChanges:
-            return .watchChanges(after: try SnapbackV1.WatchChangesRequest.decode(body).after)
-        case .merge:
-            return .merge(try SyncMerge.decode(body))
-        }
-    }
-
-    /// The requests off the event path, from the rpc's generated request message.
-    private static func query(_ method: WireMethod, _ body: UnsafeRawBufferPointer) throws(WireError) -> WireRequest {
-        switch method {
-        case .getStatus:
-            _ = try SnapbackV1.StatusRequest.decode(body)
-            return .getStatus
-        case .listSessions:
-            let m = try SnapbackV1.ListSessionsRequest.decode(body)
-            return .listSessions(pageSize: m.pageSize, pageToken: m.pageToken)
-        case .getSession: return .getSession(sessionId: try SnapbackV1.GetSessionRequest.decode(body).sessionId)
-        case .watchDecisions:
-            let m = try SnapbackV1.WatchDecisionsRequest.decode(body)
-            return .watchDecisions(sessionId: m.sessionId, contentId: m.contentId)
-        case .contentTimeForStreamTime:
-            let m = try SnapbackV1.ContentTimeForStreamTimeRequest.decode(body)
-            return .contentTimeForStreamTime(sessionId: m.sessionId, streamTime: m.streamTime)
-        case .streamTimeForContentTime:
-            let m = try SnapbackV1.StreamTimeForContentTimeRequest.decode(body)
-            return .streamTimeForContentTime(sessionId: m.sessionId, contentTime: m.contentTime)
-        case .breakAt:
-            let m = try SnapbackV1.BreakAtRequest.decode(body)
-            return .breakAt(sessionId: m.sessionId, streamTime: m.streamTime)
-        case .getSessionState:
-            let m = try SnapbackV1.GetSessionStateRequest.decode(body)
-            return .getSessionState(sessionId: m.sessionId, firstBreak: m.firstBreak, maxBreaks: m.maxBreaks)
-        case .getBookmark:
-            let m = try SnapbackV1.GetBookmarkRequest.decode(body)
-            return .getBookmark(profile: m.profile, contentId: m.contentId)
-        case .listBookmarks:
-            let m = try SnapbackV1.ListBookmarksRequest.decode(body)
-            return .listBookmarks(profile: m.profile, pageSize: m.pageSize, pageToken: m.pageToken)
-        case .deleteBookmark:
-            let m = try SnapbackV1.DeleteBookmarkRequest.decode(body)
-            return .deleteBookmark(profile: m.profile, contentId: m.contentId)
-        case .clearBookmarks: return .clearBookmarks(profile: try SnapbackV1.ClearBookmarksRequest.decode(body).profile)
-        default: preconditionFailure("\(method) is decoded elsewhere")
-        }
-    }
-
     /// The session events, from the rpc's generated request message (those of plain scalars, the round
     /// trip's SeekEnded and ReportPlayhead among them, read straight from their bytes in their clean form:
     /// `ProtoPlainMessage`).
-    private static func decodeEvent(
+    static func decodeEvent(
         method: WireMethod, body: UnsafeRawBufferPointer, maxBreaks: Int
     ) throws(WireError) -> WireRequest {
         switch method {
@@ -140,7 +82,6 @@ extension WireRequest {
         case .pause:
             let m = try SnapbackV1.PauseRequest.decode(body)
             return .event(sessionId: m.sessionId, .paused(streamTime: m.streamTime))
-        case .closeSession: return .closeSession(sessionId: try SnapbackV1.CloseSessionRequest.decode(body).sessionId)
         default: preconditionFailure("\(method) is not an event")
         }
     }
@@ -166,5 +107,82 @@ extension WireRequest {
                 try decode(method: method, body: raw, defaultPreset: defaultPreset, maxBreaks: maxBreaks)
             }
         }.get()
+    }
+}
+
+extension WireRequest {
+    /// The session the request is about, for the Timeline methods of the connection's own sessions
+    /// (not GetSession, which looks at any connection's).
+    public var sessionId: UInt64? {
+        switch self {
+        case .event(let id, _): id
+        case .closeSession(let m): m.sessionId
+        case .contentTimeForStreamTime(let m): m.sessionId
+        case .streamTimeForContentTime(let m): m.sessionId
+        case .breakAt(let m): m.sessionId
+        case .getSessionState(let m): m.sessionId
+        default: nil
+        }
+    }
+
+    /// The request's body.
+    public func encoded() -> [UInt8] {
+        var out: [UInt8] = []
+        encode(into: &out)
+        return out
+    }
+
+    static func method(for event: TimelineEvent) -> WireMethod {
+        switch event {
+        case .playheadReported: return .reportPlayhead
+        case .seekStarted: return .seekStarted
+        case .seekEnded: return .seekEnded
+        case .adBreakStarted: return .adBreakStarted
+        case .adBreakEnded: return .adBreakEnded
+        case .adStarted: return .adStarted
+        case .adEnded: return .adEnded
+        case .trickPlayStarted: return .trickPlayStarted
+        case .trickPlayEnded: return .trickPlayEnded
+        case .contentCompleted: return .contentComplete
+        case .breaksUpdated: return .updateBreaks
+        case .paused: return .pause
+        case .closed: return .closeSession
+        case .playerDisconnected, .timerFired:
+            preconditionFailure("\(event.name) is the daemon's own event and has no wire method")
+        }
+    }
+
+    static func encode(sessionId id: UInt64, event: TimelineEvent, into out: inout [UInt8]) -> Int {
+        switch event {
+        case .playheadReported(let streamTime, let rate, let playing):
+            return SnapbackV1.ReportPlayheadRequest(sessionId: id, streamTime: streamTime, rate: rate, playing: playing)
+                .encode(into: &out)
+        case .seekStarted(let from): return SnapbackV1.SeekStartedRequest(sessionId: id, fromStreamTime: from).encode(into: &out)
+        case .seekEnded(let from, let to):
+            return SnapbackV1.SeekEndedRequest(sessionId: id, fromStreamTime: from, toStreamTime: to).encode(into: &out)
+        case .adBreakStarted(let breakId, let streamTime):
+            return SnapbackV1.AdBreakStartedRequest(sessionId: id, breakId: breakId, streamTime: streamTime).encode(into: &out)
+        case .adBreakEnded(let breakId, let streamTime):
+            return SnapbackV1.AdBreakEndedRequest(sessionId: id, breakId: breakId, streamTime: streamTime).encode(into: &out)
+        case .adStarted(let breakId, let index, let streamTime):
+            return SnapbackV1.AdStartedRequest(
+                sessionId: id, breakId: breakId, index: UInt32(clamping: index), streamTime: streamTime
+            ).encode(into: &out)
+        case .adEnded(let breakId, let index, let streamTime):
+            return SnapbackV1.AdEndedRequest(
+                sessionId: id, breakId: breakId, index: UInt32(clamping: index), streamTime: streamTime
+            ).encode(into: &out)
+        case .trickPlayStarted(let streamTime, let rate):
+            return SnapbackV1.TrickPlayStartedRequest(sessionId: id, streamTime: streamTime, rate: rate).encode(into: &out)
+        case .trickPlayEnded(let streamTime):
+            return SnapbackV1.TrickPlayEndedRequest(sessionId: id, streamTime: streamTime).encode(into: &out)
+        case .contentCompleted: return SnapbackV1.ContentCompleteRequest(sessionId: id).encode(into: &out)
+        case .breaksUpdated(let breaks):
+            return SnapbackV1.UpdateBreaksRequest(sessionId: id, breaks: breaks).encode(into: &out)
+        case .paused(let streamTime): return SnapbackV1.PauseRequest(sessionId: id, streamTime: streamTime).encode(into: &out)
+        case .closed: return SnapbackV1.CloseSessionRequest(sessionId: id).encode(into: &out)
+        case .playerDisconnected, .timerFired:
+            preconditionFailure("\(event.name) is the daemon's own event and has no wire method")
+        }
     }
 }
