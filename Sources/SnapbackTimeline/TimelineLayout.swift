@@ -31,6 +31,9 @@ public struct TimelineLayout: Sendable, Equatable {
     /// Whether a break is JUMP-restricted (`AdBreak.restrictJump`): only then does a seek the policy lets
     /// pass look for one.
     public let hasJumpRestrictions: Bool
+    /// Whether a break is SKIP-restricted (`AdBreak.restrictSkip`): only then can a seek the policy lets out
+    /// of a break be refused.
+    public let hasSkipRestrictions: Bool
     /// The content's duration, when the stream has an end (nil: unknown, or a live stream).
     public let contentDuration: Double?
     /// The stream's end when it has one: `streamDuration(forContentDuration:)` of the content's duration.
@@ -103,6 +106,7 @@ public struct TimelineLayout: Sendable, Equatable {
         self.spans = spans
         totalAdTime = adTime
         hasJumpRestrictions = breaks.contains { $0.restrictJump && !$0.unfilled }
+        hasSkipRestrictions = breaks.contains { $0.restrictSkip }
         self.indexById = indexById
         streamEnd = contentDuration.map { Self.streamDuration(forContentDuration: $0, spans: spans, identity: identity) }
     }

@@ -41,8 +41,8 @@ extension TimelineSession {
         player.commandedSeek = nil
         // Every seek while a break that began unwatched plays is refused, one within the break too: it goes
         // back to where the viewer was, not to the break's start (a scrub must not restart the break).
-        if case .inBreak(let visit) = before, visit.unwatchedAtEntry, let i = layout.index(ofBreak: visit.id),
-            refusesSeeks(during: i)
+        if case .inBreak(let visit) = before, visit.unwatchedAtEntry, mayRefuseSeeks,
+            let i = layout.index(ofBreak: visit.id), refusesSeeks(during: i)
         {
             let b = layout.breaks[i]
             state = before
@@ -210,6 +210,12 @@ extension TimelineSession {
 
     /// Whether seeks (and trick play) out of break `i`, while it plays unwatched, are refused: the policy's
     /// rule where snapback runs, and the manifest's `X-RESTRICT=SKIP` whatever the policy and on live streams.
+    /// Whether any break's seeks can be refused: asked before a break is looked up by its id (a hash of it),
+    /// which the snapback round trip does not need.
+    var mayRefuseSeeks: Bool {
+        policy.refuseSeeksDuringUnwatchedBreak && settings.snapbackEnabled || layout.hasSkipRestrictions
+    }
+
     func refusesSeeks(during i: Int) -> Bool {
         policy.refuseSeeksDuringUnwatchedBreak && settings.snapbackEnabled || layout.breaks[i].restrictSkip
     }
@@ -312,8 +318,8 @@ extension TimelineSession {
         guard rate < 0 || rate > 1 else { throw .invalidRate(rate) }
         switch state {
         case .content, .inBreak:
-            if case .inBreak(let visit) = state, visit.unwatchedAtEntry, let i = layout.index(ofBreak: visit.id),
-                refusesSeeks(during: i)
+            if case .inBreak(let visit) = state, visit.unwatchedAtEntry, mayRefuseSeeks,
+                let i = layout.index(ofBreak: visit.id), refusesSeeks(during: i)
             {
                 // Fast-forward through an unwatched break is a seek out of it: refused, back into the break
                 // (as for a refused seek, a position reported outside it is not where the viewer was).

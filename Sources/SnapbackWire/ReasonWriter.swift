@@ -51,6 +51,7 @@ struct ReasonWriter: ReasonText {
         copy.withUTF8 { put(UnsafeRawBufferPointer($0)) }
     }
 
+    @inline(__always)
     mutating func put(_ t: Seconds) {
         guard buffer.count - count >= 20 else {
             var text = t.description
