@@ -107,6 +107,7 @@ for prefix in /usr/local /opt/snapback; do
         echo "$prefix/share/fish/vendor_completions.d/snapback.fish"
         echo "$prefix/share/man/man8/snapbackd.8"
         echo "$prefix/bin/snapback-web"
+        echo "$prefix/share/snapback/web/snapback.js"
         echo "/etc/snapback/snapback-web.conf"
         echo "$prefix/lib/systemd/system/snapback-web.service"
         echo "$prefix/lib/systemd/system/snapback-web.socket"
