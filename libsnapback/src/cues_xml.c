@@ -34,10 +34,20 @@ static const char *local(const char *name) {
     return c ? c + 1 : name;
 }
 
+/* expat 2.9 (Debian sid) deprecates XML_GetCurrentLineNumber for a 64-bit call that bookworm's 2.5
+ * lacks; a manifest's line number fits an unsigned long on either. */
+static unsigned long line_of(XML_Parser parser) {
+#if XML_MAJOR_VERSION > 2 || (XML_MAJOR_VERSION == 2 && XML_MINOR_VERSION >= 9)
+    return (unsigned long)XML_GetCurrentLineNumber64(parser);
+#else
+    return (unsigned long)XML_GetCurrentLineNumber(parser);
+#endif
+}
+
 static void stop(struct xml *x, const char *fmt, const char *arg) {
     if (x->stopped) return;
     x->stopped = true;
-    snprintf(x->p->err, sizeof x->p->err, fmt, arg, (unsigned long)XML_GetCurrentLineNumber(x->parser));
+    snprintf(x->p->err, sizeof x->p->err, fmt, arg, line_of(x->parser));
     XML_StopParser(x->parser, XML_FALSE);
 }
 
@@ -67,7 +77,7 @@ static void XMLCALL on_start(void *u, const XML_Char *name, const XML_Char **att
     }
     a[k] = NULL;
     x->text_len = 0;
-    x->h->start(x->h->user, local(name), a, x->depth, (unsigned)XML_GetCurrentLineNumber(x->parser));
+    x->h->start(x->h->user, local(name), a, x->depth, (unsigned)line_of(x->parser));
     x->depth++;
 }
 
@@ -122,7 +132,7 @@ int sb_xml_parse(struct sb_parse *p, const char *text, size_t len, const struct 
     } else if (XML_Parse(x->parser, text, (int)len, XML_TRUE) != XML_STATUS_OK || x->stopped) {
         if (!x->stopped)
             sb_fail(p, "not well-formed XML: %s (line %lu)", XML_ErrorString(XML_GetErrorCode(x->parser)),
-                    (unsigned long)XML_GetCurrentLineNumber(x->parser));
+                    line_of(x->parser));
         rc = p->oom ? SNAPBACK_E_NO_MEMORY : SNAPBACK_INVALID_ARGUMENT;
     }
     XML_ParserFree(x->parser);
@@ -665,7 +675,6 @@ static void vmap_end(void *u, const char *name, const char *text, size_t len, un
         sb_reject(p, rid, b->line, "AdBreak %s: repeatAfter needs the content duration: not repeated", rid);
         return;
     }
-    size_t k = 0;
     for (double r = t + every; r < cd && !p->oom; r += every) {
         if (p->found.n >= p->opt->max_breaks) {
             sb_reject(p, rid, b->line, "AdBreak %s: repeatAfter stopped at %zu breaks", rid, p->opt->max_breaks);
@@ -676,6 +685,5 @@ static void vmap_end(void *u, const char *name, const char *text, size_t len, un
         char id[SB_MAX_ID + 40];
         snprintf(id, sizeof id, "%s%s%s", b->has_id ? b->id : "vmap@", b->has_id ? "@" : "", ts);
         vmap_add(v, SNAPBACK_POSITION_MIDROLL, r, id);
-        k++;
     }
 }
