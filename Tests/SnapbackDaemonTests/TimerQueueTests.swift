@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
+import SnapbackTestSupport
 import Testing
 
 @testable import SnapbackDaemon
@@ -44,8 +45,10 @@ import Testing
         let thread = LoopThread()
         let record = Record()
         // Distinct delays 2, 4, … 60 ms in a scrambled order (17 is coprime with 30); every third timer
-        // is stopped before it fires.
-        let delays = (0..<30).map { 2 + ($0 * 17 % 30) * 2 }
+        // is stopped before it fires. A deadline is taken when its timer starts: under an emulator
+        // starting thirty timers takes longer than 2 ms, so the steps are as much longer as the run is.
+        let step = 2 * Int(TestTime.scale.rounded(.up))
+        let delays = (0..<30).map { step + ($0 * 17 % 30) * step }
         _ = thread.start { loop in
             for (index, delay) in delays.enumerated() {
                 let timer = LoopTimer(loop: loop) {
