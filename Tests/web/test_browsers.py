@@ -4,7 +4,7 @@
 WebKit (`cog -P headless`, reporting through its console) loading pages over http from
 127.0.0.1, against the real snapbackd and snapback-web.
 
-    python3 Tests/web/test_browsers.py .build/debug/snapbackd .build/debug/snapback-web [--wpe-players]
+    python3 Tests/web/test_browsers.py .build/debug/snapbackd .build/debug/snapback-web
 
 Checks, each from a page: an app's page connects (token in the query and as a sub-protocol) and calls;
 refused: an origin not configured, a wrong token, Origin null (a file:// page), a rebinding Host (a
@@ -13,11 +13,13 @@ foreign name mapped to 127.0.0.1 by --host-resolver-rules), a page of a "public"
 close code while another page goes on. Each refusal is also found, with its reason, in the bridge's log.
 WPE: the same but the rebinding Host and the address space (Chromium's flags and permission).
 
-snapback.js in Chromium (WPE: --wpe-players, below), on an MP4 made by ffmpeg whose breaks the page
-lists (player.html), from two apps' pages at once: a seek over an unwatched break snaps back and ends
+snapback.js in Chromium and in WPE, on an MP4 made by ffmpeg whose breaks the page lists (player.html),
+from two apps' pages at once: a seek over an unwatched break snaps back and ends
 at the seek target after the break; neither app sees the other's sessions, content ids or bookmarks (nor may name its profile);
-a second load resumes from the bookmark saved when the first page went; and when snapback-web restarts
-under a playing page, snapback.js is told 1001, reconnects and reopens its session where the video is.
+a second load resumes from the bookmark saved when the first page went; and (Chromium) when snapback-web
+restarts under a playing page, snapback.js is told 1001, reconnects and reopens its session where the
+video is. WPE plays the MP4 with GStreamer, whose GL elements (Debian's gstreamer1.0-gl, which make deps
+installs) it needs: without them its renderer process crashed as the video started.
 
 Chromium also plays, with hls.js 1.6.15 (hlsjs.py: fetched from the pinned PyPI wheel at test time),
 an HLS stream made by ffmpeg (media.py) with an EXT-X-DATERANGE interstitial X-RESTRICT="SKIP,JUMP" at 4 s
@@ -26,10 +28,7 @@ the SCTE35-OUT range, and after the viewer's seek 1 -> 9 plays the ad and resume
 (video-dev/hls.js#7029); with snapback.js attached to hls.js (hls-snapback.html) the same seek plays the
 ad and ends at 9. WPE 2.38 (cog) does not play hls.js here: its renderer process crashes at random in
 GStreamer (mini_object_unref: refcount assertion) while hls.js feeds it through MSE, which would make the
-suite fail for a reason not its own. snapback.js on the MP4 in WPE (--wpe-players, not in make test):
-the checks pass when run alone, but in the whole suite on this 2-core machine WPE's playback stalled
-inside the break after the snapback seek (two runs of two, at 13-14 s, no error), so they would fail
-for WPE's GStreamer, not for snapback.
+suite fail for a reason not its own.
 """
 
 import json
@@ -99,8 +98,7 @@ def main():
         chromium.close()
         chromium = None
         run_wpe_checks(tmp, log_path, app_port, stranger_port, bridge_port)
-        if "--wpe-players" in sys.argv:
-            run_player_checks("WPE", CogPlayer(), app_port, kids_port, bridge_port)
+        run_player_checks("WPE", CogPlayer(), app_port, kids_port, bridge_port)
     finally:
         if chromium:
             chromium.close()
