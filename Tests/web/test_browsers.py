@@ -12,6 +12,9 @@ foreign name mapped to 127.0.0.1 by --host-resolver-rules), a page of a "public"
 (--ip-address-space-overrides) until granted the loopback permission; a flooding page is closed with its
 close code while another page goes on. Each refusal is also found, with its reason, in the bridge's log.
 WPE: the same but the rebinding Host and the address space (Chromium's flags and permission).
+Chromium: a page that sends more calls than the bridge lets wait for snapbackd (32) in one go, while
+snapbackd is stopped, has the extra ones refused RESOURCE_EXHAUSTED at once and the others answered
+once it runs.
 
 snapback.js in Chromium and in WPE, on an MP4 made by ffmpeg whose breaks the page lists (player.html),
 from two apps' pages at once: a seek over an unwatched break snaps back and ends
@@ -34,6 +37,7 @@ suite fail for a reason not its own.
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -50,6 +54,8 @@ import range_server  # noqa: E402
 GUIDE_TOKEN = "guide-token-0123456789abcdef"
 KIDS_TOKEN = "kids-token-0123456789abcdefg"
 PUBLIC_TOKEN = "public-token-0123456789abcd"
+# Calls a page may have waiting for snapbackd at once (PageRPC.maxInFlight).
+IN_FLIGHT = 32
 
 
 def main():
@@ -82,6 +88,8 @@ def main():
             "--ip-address-space-overrides=127.0.0.1:%d=public" % public_port])
         print("chromium %s" % chromium.version.get("Browser"))
         run_checks(chromium, tmp, log_path, app_port, stranger_port, public_port, bridge_port)
+        check("Chromium: a page's calls beyond %d in flight are refused RESOURCE_EXHAUSTED, the others answered" % IN_FLIGHT,
+              lambda: in_flight(chromium, daemon, app_port, bridge_port))
         run_player_checks("Chromium", ChromiumPlayer(chromium), app_port, kids_port, bridge_port)
 
         def restart_bridge():
@@ -221,6 +229,37 @@ def reconnects(chromium, app_port, bridge_port, restart_bridge, sock_path):
     expect(any(e["code"] == 1001 for e in r["errors"]), "the page was not told the bridge went: %r" % r["errors"])
     return "told %s; reopened as session %s at content %.2f (the video at %.2f)" % (
         [e["code"] for e in r["errors"]], second["sessionId"], second["resumeContentTime"], at)
+
+
+def in_flight(chromium, daemon, app_port, bridge_port, extra=4):
+    """A page sends IN_FLIGHT + extra calls in one go while snapbackd is stopped (SIGSTOP), so none is
+    answered before the bridge has read them all: the extra ones are refused at once, the others answered
+    once snapbackd runs again."""
+    n = IN_FLIGHT + extra  # within the burst of messages the bridge takes (40 here)
+    page = chromium.new_page()
+    try:
+        page.navigate("http://127.0.0.1:%d/probe.html?bridge=ws://127.0.0.1:%d/jsonrpc&token=%s&burst=%d" % (
+            app_port, bridge_port, GUIDE_TOKEN, n))
+        page.wait("window.__ready === true")
+        os.kill(daemon.pid, signal.SIGSTOP)
+        try:
+            page.evaluate("window.__burst()")
+            page.wait("window.__result.burst.refused.length >= %d" % extra, timeout=10)
+            time.sleep(0.3)  # any more refusals, or an answer, would have come by now
+            early = page.evaluate("window.__result.burst")
+        finally:
+            os.kill(daemon.pid, signal.SIGCONT)
+        page.wait("window.__done === true", timeout=15)
+        r = page.evaluate("window.__result")
+    finally:
+        page.close()
+    refused = r["burst"]["refused"]
+    expect(early["answered"] == 0 and len(early["refused"]) == extra, "while snapbackd was stopped: %r" % early)
+    expect([e["id"] for e in refused] == list(range(n + 2 - extra, n + 2)), "refused ids %r (register was 1)" % refused)
+    expect(all(e["code"] == 8 and "more than %d calls waiting" % IN_FLIGHT in e["message"] for e in refused), "refusals %r" % refused)
+    expect(r["burst"]["answered"] == IN_FLIGHT and r["closeCode"] == 1000, "answered %r, close %r" % (r["burst"], r["closeCode"]))
+    return "%d calls at once: the last %d refused %d %r, the first %d answered once snapbackd ran" % (
+        n, extra, refused[0]["code"], refused[0]["message"], r["burst"]["answered"])
 
 
 def hls_snapback(result):
