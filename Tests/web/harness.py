@@ -86,6 +86,18 @@ def daemon_connections(sock_path):
         return c.call("Control/GetStatus").connections - 1  # not this one
 
 
+def daemon_status(sock_path):
+    """(connections but the asker's, sessions) of snapbackd."""
+    with sb.Client(sock_path) as c:
+        c.hello()
+        status = c.call("Control/GetStatus")
+        return status.connections - 1, status.sessions
+
+
+def fd_count(pid):
+    return len(os.listdir("/proc/%d/fd" % pid))
+
+
 def start_daemon(snapbackd, tmp, sock_path):
     proc = subprocess.Popen([snapbackd, "--socket", sock_path, "--state-dir", os.path.join(tmp, "state")],
                             stdout=open(os.path.join(tmp, "snapbackd.log"), "ab"), stderr=subprocess.STDOUT)

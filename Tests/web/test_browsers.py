@@ -14,7 +14,9 @@ close code while another page goes on. Each refusal is also found, with its reas
 WPE: the same but the rebinding Host and the address space (Chromium's flags and permission).
 Chromium: a page that sends more calls than the bridge lets wait for snapbackd (32) in one go, while
 snapbackd is stopped, has the extra ones refused RESOURCE_EXHAUSTED at once and the others answered
-once it runs.
+once it runs. 200 Chromium page loads, each opening a session and going without closing it (navigated
+away or its tab closed), leave no connection or session in snapbackd, and neither process an fd or
+memory (RSS within 1 MiB).
 
 snapback.js in Chromium and in WPE, on an MP4 made by ffmpeg whose breaks the page lists (player.html),
 from two apps' pages at once: a seek over an unwatched break snaps back and ends
@@ -46,7 +48,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from cdp import Chromium  # noqa: E402
-from harness import FAILURES, check, expect, free_port, show_logs, start_bridge, start_daemon, stop, write_config  # noqa: E402
+from harness import (FAILURES, check, daemon_status, expect, fd_count, free_port, rss_kib, show_logs,  # noqa: E402
+                     start_bridge, start_daemon, stop, write_config)
 import hlsjs  # noqa: E402
 import media  # noqa: E402
 import range_server  # noqa: E402
@@ -90,6 +93,8 @@ def main():
         run_checks(chromium, tmp, log_path, app_port, stranger_port, public_port, bridge_port)
         check("Chromium: a page's calls beyond %d in flight are refused RESOURCE_EXHAUSTED, the others answered" % IN_FLIGHT,
               lambda: in_flight(chromium, daemon, app_port, bridge_port))
+        check("Chromium: 200 page loads and closes, each with a session, leave no session, fd or memory behind",
+              lambda: loads_leave_nothing(chromium, daemon, bridge, sock_path, app_port, bridge_port))
         run_player_checks("Chromium", ChromiumPlayer(chromium), app_port, kids_port, bridge_port)
 
         def restart_bridge():
@@ -260,6 +265,53 @@ def in_flight(chromium, daemon, app_port, bridge_port, extra=4):
     expect(r["burst"]["answered"] == IN_FLIGHT and r["closeCode"] == 1000, "answered %r, close %r" % (r["burst"], r["closeCode"]))
     return "%d calls at once: the last %d refused %d %r, the first %d answered once snapbackd ran" % (
         n, extra, refused[0]["code"], refused[0]["message"], r["burst"]["answered"])
+
+
+def loads_leave_nothing(chromium, daemon, bridge, sock_path, app_port, bridge_port, loads=200, warmup=20):
+    """Pages that open a session and go without closing it: every other one navigated to the next load
+    (the browser closes its WebSocket as the page unloads), the others' tab closed. After them snapbackd
+    has the connections and sessions it had before, and both processes their fds and, within 1 MiB,
+    their RSS (measured after `warmup` loads, so that the allocators' first growth is not counted)."""
+    url = "http://127.0.0.1:%d/probe.html?bridge=ws://127.0.0.1:%d/jsonrpc&token=%s&session=loads" % (
+        app_port, bridge_port, GUIDE_TOKEN)
+    procs = {"snapback-web": bridge.pid, "snapbackd": daemon.pid}
+
+    def run(count, first):
+        page = chromium.new_page()
+        for i in range(first, first + count):
+            page.navigate("%s&n=%d" % (url, i))
+            page.wait("window.__n === '%d' && window.__done === true" % i)
+            r = page.evaluate("window.__result")
+            expect("result" in r.get("session", {}), "load %d: openSession %r, close %r %r" % (
+                i, r.get("session"), r["closeCode"], r["closeReason"]))
+            if i % 2:
+                page.close_tab()
+                page = chromium.new_page()
+        page.close_tab()
+
+    def settled(base):
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and daemon_status(sock_path) != base:
+            time.sleep(0.1)
+        time.sleep(1.2)  # the bridge's lingering closes (1 s)
+        return daemon_status(sock_path)
+
+    base = daemon_status(sock_path)
+    run(warmup, 0)
+    settled(base)
+    before = {name: (fd_count(pid), rss_kib(pid)) for name, pid in procs.items()}
+    t0 = time.monotonic()
+    run(loads, warmup)
+    elapsed = time.monotonic() - t0
+    status = settled(base)
+    after = {name: (fd_count(pid), rss_kib(pid)) for name, pid in procs.items()}
+    expect(status == base, "snapbackd (connections, sessions) %r, before the pages %r" % (status, base))
+    for name in procs:
+        expect(after[name][0] == before[name][0], "%s fds %d -> %d" % (name, before[name][0], after[name][0]))
+        expect(after[name][1] - before[name][1] < 1024, "%s RSS %d -> %d KiB" % (name, before[name][1], after[name][1]))
+    return "%d loads in %.1f s; snapbackd connections, sessions %r -> %r; %s" % (
+        loads, elapsed, base, status, "; ".join("%s fds %d -> %d, RSS %d -> %d KiB" % (
+            name, before[name][0], after[name][0], before[name][1], after[name][1]) for name in procs))
 
 
 def hls_snapback(result):
