@@ -94,8 +94,15 @@ def daemon_status(sock_path):
         return status.connections - 1, status.sessions
 
 
-def fd_count(pid):
-    return len(os.listdir("/proc/%d/fd" % pid))
+def fds(pid):
+    """What `pid`'s descriptors are open on (socket:[inode], a path…), sorted."""
+    targets = []
+    for fd in os.listdir("/proc/%d/fd" % pid):
+        try:
+            targets.append(os.readlink("/proc/%d/fd/%s" % (pid, fd)))
+        except OSError:  # closed meanwhile
+            pass
+    return sorted(targets)
 
 
 def start_daemon(snapbackd, tmp, sock_path):

@@ -48,7 +48,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from cdp import Chromium  # noqa: E402
-from harness import (FAILURES, check, daemon_status, expect, fd_count, free_port, rss_kib, show_logs,  # noqa: E402
+from harness import (FAILURES, check, daemon_status, expect, fds, free_port, rss_kib, show_logs,  # noqa: E402
                      start_bridge, start_daemon, stop, write_config)
 import hlsjs  # noqa: E402
 import media  # noqa: E402
@@ -293,21 +293,27 @@ def loads_leave_nothing(chromium, daemon, bridge, sock_path, app_port, bridge_po
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline and daemon_status(sock_path) != base:
             time.sleep(0.1)
-        time.sleep(1.2)  # the bridge's lingering closes (1 s)
-        return daemon_status(sock_path)
+        status = daemon_status(sock_path)
+        time.sleep(1.2)  # the bridge's lingering closes (1 s), and snapbackd's of the status call's connection
+        return status
+
+    def counts():
+        return {name: (len(fds(pid)), rss_kib(pid)) for name, pid in procs.items()}
 
     base = daemon_status(sock_path)
     run(warmup, 0)
     settled(base)
-    before = {name: (fd_count(pid), rss_kib(pid)) for name, pid in procs.items()}
+    before = counts()
+    open_before = {name: fds(pid) for name, pid in procs.items()}
     t0 = time.monotonic()
     run(loads, warmup)
     elapsed = time.monotonic() - t0
     status = settled(base)
-    after = {name: (fd_count(pid), rss_kib(pid)) for name, pid in procs.items()}
+    after = counts()
     expect(status == base, "snapbackd (connections, sessions) %r, before the pages %r" % (status, base))
     for name in procs:
-        expect(after[name][0] == before[name][0], "%s fds %d -> %d" % (name, before[name][0], after[name][0]))
+        gained = sorted(set(fds(procs[name])) - set(open_before[name]))
+        expect(after[name][0] == before[name][0], "%s fds %d -> %d (new: %s)" % (name, before[name][0], after[name][0], gained))
         expect(after[name][1] - before[name][1] < 1024, "%s RSS %d -> %d KiB" % (name, before[name][1], after[name][1]))
     return "%d loads in %.1f s; snapbackd connections, sessions %r -> %r; %s" % (
         loads, elapsed, base, status, "; ".join("%s fds %d -> %d, RSS %d -> %d KiB" % (
