@@ -18,7 +18,7 @@ struct ReasonWriter: ReasonText {
     init(_ buffer: UnsafeMutableRawBufferPointer) { self.buffer = buffer }
 
     @inline(__always)  // a literal's length is a constant there: the copy folds into a few moves
-    mutating func put(_ s: StaticString) {
+    mutating func put(literal s: StaticString) {
         let n = s.utf8CodeUnitCount
         guard n <= buffer.count &- count else {
             put(UnsafeRawBufferPointer(start: s.utf8Start, count: n))
