@@ -3,7 +3,9 @@
 /// every push (`TimelineReason.description`), and, for the snapback's — the round trip's —, straight into
 /// the frame of its seek push, which must not allocate (SnapbackWire's `ReasonWriter`).
 public protocol ReasonText {
-    mutating func put(_ literal: StaticString)
+    /// A piece of the wording itself. Labelled, so that a literal cannot reach `put(_: String)` instead: a
+    /// string literal prefers String, the default literal type, over an unlabelled StaticString overload.
+    mutating func put(literal: StaticString)
     mutating func put(_ text: String)
     mutating func put(_ time: Seconds)
 }
@@ -14,13 +16,13 @@ extension TimelineReason {
     public static func writeSnapback<W: ReasonText>(
         jump: Bool, from: Double, to: Double, breakId: String, start: Double, into w: inout W
     ) {
-        w.put(jump ? "jump " : "seek ")
+        w.put(literal: jump ? "jump " : "seek ")
         w.put(Seconds(from))
-        w.put("→")
+        w.put(literal: "→")
         w.put(Seconds(to))
-        w.put(" skipped unwatched break ")
+        w.put(literal: " skipped unwatched break ")
         w.put(breakId)
-        w.put(" at ")
+        w.put(literal: " at ")
         w.put(Seconds(start))
     }
 }
@@ -28,7 +30,7 @@ extension TimelineReason {
 /// A reason's words as a String.
 struct StringReasonText: ReasonText {
     var text = ""
-    mutating func put(_ literal: StaticString) { literal.withUTF8Buffer { text += String(decoding: $0, as: UTF8.self) } }
+    mutating func put(literal: StaticString) { literal.withUTF8Buffer { text += String(decoding: $0, as: UTF8.self) } }
     mutating func put(_ text: String) { self.text += text }
     mutating func put(_ time: Seconds) { text += time.description }
 }

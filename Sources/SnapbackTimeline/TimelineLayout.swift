@@ -79,11 +79,14 @@ public struct TimelineLayout: Sendable, Equatable {
         var indexById: [String: Int] = [:]
         indexById.reserveCapacity(breaks.count)
         var shift = 0.0, adTime = 0.0
-        for (i, b) in breaks.enumerated() {
-            let offset = b.contentResumeOffset ?? 0
-            var position = b.start - shift
+        // Each break's fields read in place: a copy of the break (`for b in breaks`) would retain and
+        // release its id and ad durations, per break of what may be the largest request.
+        for i in breaks.indices {
+            let start = breaks[i].start, end = breaks[i].end, duration = breaks[i].duration
+            let offset = breaks[i].contentResumeOffset ?? 0
+            var position = start - shift
             var resume: Double
-            if let previous = spans.last, b.start <= previous.end {
+            if let previous = spans.last, start <= previous.end {
                 // Back-to-back: the viewer left the content once, at the first break's position, so a content
                 // time there resolves after all of them (not into the second one by an ulp), and the content
                 // comes back after every offset of the run.
@@ -95,13 +98,13 @@ public struct TimelineLayout: Sendable, Equatable {
                 if let previous = spans.last { position = max(position, previous.resumePosition) }
                 resume = position + offset
             }
-            shift += b.duration - offset
-            adTime += b.duration
+            shift += duration - offset
+            adTime += duration
             spans.append(
                 Span(
-                    start: b.start, end: b.end, contentPosition: position, resumePosition: max(resume, position),
+                    start: start, end: end, contentPosition: position, resumePosition: max(resume, position),
                     shiftAfter: shift))
-            if indexById.updateValue(i, forKey: b.id) != nil { throw .duplicateBreakId(b.id) }
+            if indexById.updateValue(i, forKey: breaks[i].id) != nil { throw .duplicateBreakId(breaks[i].id) }
         }
         self.spans = spans
         totalAdTime = adTime

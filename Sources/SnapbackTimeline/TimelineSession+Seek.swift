@@ -213,11 +213,11 @@ extension TimelineSession {
     /// Whether any break's seeks can be refused: asked before a break is looked up by its id (a hash of it),
     /// which the snapback round trip does not need.
     var mayRefuseSeeks: Bool {
-        policy.refuseSeeksDuringUnwatchedBreak && settings.snapbackEnabled || layout.hasSkipRestrictions
+        settings.refusesSeeksDuringUnwatchedBreak || layout.hasSkipRestrictions
     }
 
     func refusesSeeks(during i: Int) -> Bool {
-        policy.refuseSeeksDuringUnwatchedBreak && settings.snapbackEnabled || layout.breaks[i].restrictSkip
+        settings.refusesSeeksDuringUnwatchedBreak || layout.breaks[i].restrictSkip
     }
 
     /// The move needs no break: the viewer is in content at `to` (or in a break they may watch).

@@ -23,6 +23,9 @@ final class TimelineSettings: Sendable {
     let maxBreaks: Int
     let snapbackEnabled: Bool
     let bookmarksEnabled: Bool
+    /// The policy's rule that seeks out of an unwatched break are refused, where snapback runs: asked on
+    /// every seek in a break, worked out once here.
+    let refusesSeeksDuringUnwatchedBreak: Bool
 
     /// How far apart two content times may be and still be the same position (rounding of sums).
     static let positionTolerance = 0.001
@@ -55,6 +58,7 @@ final class TimelineSettings: Sendable {
         maxBreaks = min(max(configuration.maxBreaks, 0), TimelineLayout.maxBreaks)
         snapbackEnabled = !isLive || policy.liveSnapback
         bookmarksEnabled = !isLive || policy.liveBookmarks
+        refusesSeeksDuringUnwatchedBreak = policy.refuseSeeksDuringUnwatchedBreak && snapbackEnabled
     }
 
     func checkResume() throws(TimelineError) {

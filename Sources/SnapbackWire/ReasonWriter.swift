@@ -12,35 +12,43 @@ struct ReasonWriter: ReasonText {
     /// leaves room).
     static func snapbackBound(breakId: String) -> Int { 160 + breakId.utf8.count }
 
-    let buffer: UnsafeMutableRawBufferPointer
+    // The buffer's start and size, taken apart once as RawWriter does: every caller reserves the bound of
+    // what it writes (`snapbackBound`, or the text's own byte count), so no put checks its room in a release
+    // build; a debug build asserts it.
+    private let base: UnsafeMutableRawPointer
+    private let capacity: Int
     private(set) var count = 0
 
-    init(_ buffer: UnsafeMutableRawBufferPointer) { self.buffer = buffer }
+    init(_ buffer: UnsafeMutableRawBufferPointer) {
+        base = buffer.baseAddress ?? UnsafeMutableRawPointer(bitPattern: 1)!
+        capacity = buffer.count
+    }
 
     @inline(__always)  // a literal's length is a constant there: the copy folds into a few moves
-    mutating func put(_ s: StaticString) {
+    mutating func put(literal s: StaticString) {
         let n = s.utf8CodeUnitCount
-        guard n <= buffer.count &- count else {
-            put(UnsafeRawBufferPointer(start: s.utf8Start, count: n))
-            return
-        }
-        (buffer.baseAddress! + count).copyMemory(from: s.utf8Start, byteCount: n)
+        assert(n <= capacity &- count, "ReasonWriter past its bound")
+        (base + count).copyMemory(from: s.utf8Start, byteCount: n)
         count &+= n
     }
 
     @inline(__always)
     mutating func put(_ bytes: UnsafeRawBufferPointer) {
-        let n = min(bytes.count, buffer.count - count)
-        guard n > 0 else { return }
-        let to = buffer.baseAddress! + count
-        let from = bytes.baseAddress!
+        let n = bytes.count
+        assert(n <= capacity &- count, "ReasonWriter past its bound")
+        guard let from = bytes.baseAddress else { return }  // empty
+        let to = base + count
         if n <= 32 {
             // The ids of a reason are short: a byte loop beats a call into memcpy.
-            for i in 0..<n { to.storeBytes(of: from.load(fromByteOffset: i, as: UInt8.self), toByteOffset: i, as: UInt8.self) }
+            var i = 0
+            while i < n {
+                to.storeBytes(of: from.load(fromByteOffset: i, as: UInt8.self), toByteOffset: i, as: UInt8.self)
+                i &+= 1
+            }
         } else {
             to.copyMemory(from: from, byteCount: n)
         }
-        count += n
+        count &+= n
     }
 
     /// The text's bytes, read in place (a native string's are contiguous; any other is copied first).
@@ -51,13 +59,9 @@ struct ReasonWriter: ReasonText {
         copy.withUTF8 { put(UnsafeRawBufferPointer($0)) }
     }
 
+    /// At most 25 bytes (`snapbackBound` counts them).
     @inline(__always)
     mutating func put(_ t: Seconds) {
-        guard buffer.count - count >= 20 else {
-            var text = t.description
-            text.withUTF8 { put(UnsafeRawBufferPointer($0)) }
-            return
-        }
         // A whole number of seconds (the usual reason's times) prints as its integer: no rounding to do.
         // Below 1e15 the conversion is safe; converting back tells a whole number (Int64(exactly:) calls
         // libm's trunc).
@@ -76,12 +80,12 @@ struct ReasonWriter: ReasonText {
     private static let digitPairs: StaticString =
         "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
 
-    /// `value` in decimal; at least 20 bytes must be left.
+    /// `value` in decimal: at most 20 bytes.
     @inline(__always)
     private mutating func putInteger(_ value: Int64) {
-        let base = buffer.baseAddress!
         var n = value.magnitude
         if value < 0 {
+            assert(count < capacity, "ReasonWriter past its bound")
             base.storeBytes(of: UInt8(ascii: "-"), toByteOffset: count, as: UInt8.self)
             count &+= 1
         }
@@ -91,6 +95,7 @@ struct ReasonWriter: ReasonText {
             digits &+= 1
             power &*= 10
         }
+        assert(digits <= capacity &- count, "ReasonWriter past its bound")
         var i = count &+ digits
         count = i
         let pairs = UnsafeRawPointer(Self.digitPairs.utf8Start)

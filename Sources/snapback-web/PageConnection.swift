@@ -21,6 +21,11 @@ final class PageConnection {
     private let limits: BridgeConfiguration
     private var timer: LoopTimer?
 
+    /// Only forward: ``beginClosing(_:)`` is the one way into `.closing` and ``abort(_:level:)`` the one
+    /// way into `.closed` and the one `uv_close` of the socket. A write or a link that fails while the
+    /// connection is closing (the page reset it as its close was echoed, snapbackd went as the page did)
+    /// ends in ``abort(_:level:)`` from inside another close; neither step may then run again, nor
+    /// `.closed` be taken back to `.closing` (libuv aborts on a handle closed twice).
     enum State {
         /// Reading the request head.
         case handshake([UInt8])
@@ -150,8 +155,8 @@ final class PageConnection {
     }
 
     private func respondAndClose(_ response: [UInt8], refusal: String?) {
+        guard beginClosing("") else { return }
         stopReading()
-        state = .closing
         if let refusal { loop.logger.notice("page \(id) refused: \(refusal)") }
         if let error = writer.write(response) {
             abort(error, level: .debug)
@@ -236,13 +241,11 @@ final class PageConnection {
             case .close(let code, _):
                 if case .closing = state {
                     abort("closed: \(closeReason)", level: .info)
-                } else {
-                    // Echo the code (§5.5.1), then close once it is written.
+                } else if beginClosing("page closed the WebSocket (\(code.map(String.init) ?? "no code"))") {
+                    // Echo the code (§5.5.1), then close once it is written (at once if the echo failed).
+                    stopReading()
                     let payload = code.map { [UInt8($0 >> 8), UInt8(truncatingIfNeeded: $0)] } ?? []
                     sendFrame(.close, payload)
-                    state = .closing
-                    closeReason = "page closed the WebSocket (\(code.map(String.init) ?? "no code"))"
-                    stopReading()
                     writer.whenDrained { [unowned self] in self.abort(self.closeReason, level: .info) }
                 }
                 return
@@ -285,12 +288,12 @@ final class PageConnection {
     /// nothing more is read from it and the socket closes once the frame is written, so a flooder costs
     /// nothing after its limit. Otherwise the socket closes when the page answers, or after the linger time.
     func closeWebSocket(_ code: WebSocketCloseCode, _ reason: String) {
-        guard case .open = state else { return }
-        state = .closing
-        closeReason = "\(code.rawValue) \(reason)"
+        guard case .open = state, beginClosing("\(code.rawValue) \(reason)") else { return }
         loop.logger.log(code == .normal || code == .goingAway ? .info : .notice, "page \(id) closed: \(closeReason)")
         sendFrame(.close, WebSocketFrame.closePayload(code, reason: reason))
         closeLink()
+        // The close frame's write failed: the socket is closed already.
+        guard case .closing = state else { return }
         lingerUntil = now + Self.lingerMilliseconds
         armTimer()
         switch code {
@@ -324,10 +327,26 @@ final class PageConnection {
         rpc = nil
     }
 
-    /// Closes the socket now.
+    /// The one way into `.closing`: false once the connection is closing or closed, so that a second
+    /// close (the page's close frame read while the bridge's own was being sent, a write failing in the
+    /// middle of a close) does nothing.
+    private func beginClosing(_ reason: String) -> Bool {
+        switch state {
+        case .handshake, .open:
+            state = .closing
+            closeReason = reason
+            return true
+        case .closing, .closed:
+            return false
+        }
+    }
+
+    /// Closes the socket now; the one `uv_close` of it, whichever path comes here first (again: nothing).
     func abort(_ reason: String, level: Logger.Level = .info) {
         if case .closed = state { return }
         state = .closed
+        // libuv stops reading a closing handle; the frames left in the decoder are not handled.
+        reading = false
         loop.logger.log(level, "page \(id) connection closed: \(reason)")
         closeLink()
         timer?.close()

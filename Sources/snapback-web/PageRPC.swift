@@ -19,6 +19,10 @@ final class PageRPC {
     /// Calls a page may have waiting for snapbackd at once: a page that sends faster than the daemon
     /// answers is told RESOURCE_EXHAUSTED, and its other calls go on.
     static let maxInFlight = 32
+    /// Streams of each stream method (WatchDecisions, WatchChanges) a page may have, started or asked
+    /// for: snapbackd's rule for a connection (a second one is FAILED_PRECONDITION), kept by the bridge
+    /// itself so that its table of a page's streams is bounded by its own count, whatever snapbackd does.
+    static let maxStreamsPerMethod = 1
 
     private unowned let page: PageConnection
     private var scope: PageScope
@@ -113,6 +117,16 @@ final class PageRPC {
             answer(request.id, status: refusal)
             return
         }
+        if method.stream != nil, streamCount(method.method) >= Self.maxStreamsPerMethod {
+            answer(
+                request.id,
+                status: WireStatus(
+                    code: .failedPrecondition,
+                    message:
+                        "this page has its \(method.method.methodName) stream already (one per page; it lasts as long as the page's connection)"
+                ))
+            return
+        }
         guard pending.count < Self.maxInFlight else {
             answer(
                 request.id,
@@ -126,6 +140,15 @@ final class PageRPC {
         }
         pending[callId] = (request.id, method, message)
     }
+
+    /// The page's streams of `method`, started or waiting for snapbackd's answer.
+    private func streamCount(_ method: WireMethod) -> Int {
+        let event = Self.streamEvent(method)
+        return streams.values.count { $0 == event } + pending.values.count { $0.method.method == method }
+    }
+
+    /// The event a stream's items are told as.
+    private static func streamEvent(_ method: WireMethod) -> String { method == .watchDecisions ? "decision" : "change" }
 
     /// `register` / `unregister` `{"event": "push", "id": "player"}` → `null` (Thunder answers `0`
     /// in older versions; null is what its JSON-RPC layer sends now).
@@ -194,7 +217,7 @@ final class PageRPC {
             return
         }
         if call.method.stream != nil {
-            streams[header.callId] = call.method.method == .watchDecisions ? "decision" : "change"
+            streams[header.callId] = Self.streamEvent(call.method.method)
         }
         let answered = scope.answered(call.request, reply: reply)
         answer(call.id, .success(Array((answered?.jsonString ?? "{}").utf8)))

@@ -17,6 +17,8 @@ class Page:
 
     def __init__(self, port, ws_url):
         path = ws_url.split(str(port), 1)[1]
+        self.port = port
+        self.target_id = path.rsplit("/", 1)[1]
         self.ws = WebSocket("127.0.0.1", port, path=path, timeout=30)
         if self.ws.status != 101:
             raise RuntimeError("DevTools refused the connection: %d %r" % (self.ws.status, self.ws.body))
@@ -67,7 +69,13 @@ class Page:
         return lines
 
     def close(self):
+        """Closes the DevTools connection only: the tab stays, its page loaded."""
         self.ws.sock.close()
+
+    def close_tab(self):
+        """Closes the tab itself (its page unloads, as when a viewer closes it), then the connection."""
+        urllib.request.urlopen("http://127.0.0.1:%d/json/close/%s" % (self.port, self.target_id), timeout=10).read()
+        self.close()
 
 
 class Chromium:

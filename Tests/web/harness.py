@@ -86,6 +86,25 @@ def daemon_connections(sock_path):
         return c.call("Control/GetStatus").connections - 1  # not this one
 
 
+def daemon_status(sock_path):
+    """(connections but the asker's, sessions) of snapbackd."""
+    with sb.Client(sock_path) as c:
+        c.hello()
+        status = c.call("Control/GetStatus")
+        return status.connections - 1, status.sessions
+
+
+def fds(pid):
+    """What `pid`'s descriptors are open on (socket:[inode], a path…), sorted."""
+    targets = []
+    for fd in os.listdir("/proc/%d/fd" % pid):
+        try:
+            targets.append(os.readlink("/proc/%d/fd/%s" % (pid, fd)))
+        except OSError:  # closed meanwhile
+            pass
+    return sorted(targets)
+
+
 def start_daemon(snapbackd, tmp, sock_path):
     proc = subprocess.Popen([snapbackd, "--socket", sock_path, "--state-dir", os.path.join(tmp, "state")],
                             stdout=open(os.path.join(tmp, "snapbackd.log"), "ab"), stderr=subprocess.STDOUT)

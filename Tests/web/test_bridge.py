@@ -12,6 +12,7 @@ One PASS/FAIL line per check; exits non-zero if any failed.
 import json
 import os
 import shutil
+import signal
 import socket
 import struct
 import subprocess
@@ -191,6 +192,36 @@ def run_checks(port, sock_path, bridge, daemon, restart):
         expect(code == 4001, "echo %r" % code)
         return "close 4001 echoed"
     check("a page's close is echoed", page_close_echoed)
+
+    def reset_while_closing(frames):
+        # The bridge is stopped while the page sends its frames and resets the connection, so that it
+        # reads them with the peer already gone: its answer (the pong, the echoed close) fails, and the
+        # connection is closed by that failure while the bridge was closing it (a second uv_close of the
+        # handle aborted the process on libuv's "!uv__is_closing(handle)" assertion).
+        def run():
+            ws = page()
+            ws.call("Snapback.1.register", {"event": "push", "id": "r"})
+            ws.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            os.kill(bridge.pid, signal.SIGSTOP)
+            try:
+                for opcode, payload in frames:
+                    ws.send_frame(opcode, payload)
+                ws.sock.close()  # linger 0: a reset
+                time.sleep(0.1)
+            finally:
+                os.kill(bridge.pid, signal.SIGCONT)
+            time.sleep(0.2)
+            expect(bridge.poll() is None, "snapback-web exited %s" % bridge.returncode)
+            after = page()
+            reply = after.call("Snapback.1.register", {"event": "push", "id": "r2"})
+            after.close()
+            expect(reply.get("result", 0) is None, "a page after it %r" % reply)
+            return "bridge alive, the next page served"
+        return run
+    check("a page's close frame, then a reset, while the bridge reads: one close",
+          reset_while_closing([(0x8, struct.pack("!H", 1000))]))
+    check("a ping and a close, then a reset, while the bridge reads: one close",
+          reset_while_closing([(0x9, b"p"), (0x8, struct.pack("!H", 1000))]))
 
     def flood():
         quiet = page()

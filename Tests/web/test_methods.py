@@ -3,7 +3,8 @@
 """snapback-web's methods against the real snapbackd, over real sockets: every `Snapback.1.<method>` by the
 generated table, params and results in proto3 JSON, snapbackd's status as the JSON-RPC error, pushes as
 Thunder notifications; and the scoping of two apps: neither sees the other's sessions, content ids or
-bookmarks, a profile not the app's is refused, admin and stream methods need their grant.
+bookmarks, a profile not the app's is refused, admin and stream methods need their grant, and a page has one
+stream of each (a further one: FAILED_PRECONDITION).
 
     python3 Tests/web/test_methods.py .build/debug/snapbackd .build/debug/snapback-web
 
@@ -24,9 +25,11 @@ from wsclient import WebSocket  # noqa: E402
 GUIDE = ("http://127.0.0.1:8000", "guide-token-0123456789abcdef")
 KIDS = ("http://127.0.0.1:8001", "kids-token-0123456789abcdefg")
 OPS = ("http://127.0.0.1:8002", "ops-token-0123456789abcdefgh")
+WATCHER = ("http://127.0.0.1:8003", "watcher-token-0123456789abc")
 APPS = {"guide": {"origin": GUIDE[0], "token": GUIDE[1], "profiles": "alice"},
         "kids": {"origin": KIDS[0], "token": KIDS[1], "profiles": "kid"},
-        "ops": {"origin": OPS[0], "token": OPS[1], "grants": "admin watch-decisions"}}
+        "ops": {"origin": OPS[0], "token": OPS[1], "grants": "admin watch-decisions"},
+        "watcher": {"origin": WATCHER[0], "token": WATCHER[1], "grants": "watch-decisions sync"}}
 BREAKS = [{"id": "mid", "start": 10, "duration": 5, "adDurations": [5]}]
 
 
@@ -229,6 +232,36 @@ def run_checks(port):
             decision.get("kind", decision.get("action", "?")), len(status), len(listed["sessions"]),
             len(everyone.get("sessions", [])))
     check("an app granted admin and watch-decisions: every session, decisions as ops.decision", granted_app)
+
+    def one_stream_of_each():
+        # Two of each asked for at once (the second while the first waits for snapbackd), then a third
+        # once the first is running: the bridge answers both extra ones itself.
+        import json
+        page = Page(port, WATCHER)
+        out = []
+        for method, params in (("watchDecisions", {}), ("watchChanges", {"after": "0"})):
+            ids = [page.next + 1, page.next + 2]
+            page.next += 2
+            for id in ids:
+                page.ws.send_text(json.dumps({"jsonrpc": "2.0", "id": id, "method": "Snapback.1." + method, "params": params}))
+            replies = {}
+            while len(replies) < 2:
+                reply = page.ws.recv_json(timeout=5)
+                if "id" in reply:
+                    replies[reply["id"]] = reply
+            expect("result" in replies[ids[0]], "%s: the first %r" % (method, replies[ids[0]]))
+            third = page.error(method, params)
+            for e in (replies[ids[1]]["error"], third):
+                expect(e["code"] == 9 and e["data"] == {"status": "FAILED_PRECONDITION"} and "one per page" in e["message"],
+                       "%s: a further one %r" % (method, e))
+            out.append("%s: 1 started, 2 refused %d %r" % (method, third["code"], third["message"]))
+        other = Page(port, WATCHER)
+        expect(other.result("watchDecisions", {}) == {}, "another page's own stream")
+        expect(page.result("register", {"event": "decision", "id": "w"}) is None, "the refused page goes on")
+        other.close()
+        page.close()
+        return "; ".join(out) + "; another page has its own"
+    check("one WatchDecisions and one WatchChanges stream per page; a further one: FAILED_PRECONDITION", one_stream_of_each)
 
     for name in ("guide", "kids"):
         if name in state:
