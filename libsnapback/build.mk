@@ -88,6 +88,9 @@ C_INSTALLED     := $(C_BUILD)/installed
 STAGE_PKG_CONFIG = PKG_CONFIG_PATH=$(CURDIR)/$(C_STAGE)/usr/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$(CURDIR)/$(C_STAGE) \
 	pkg-config
 C_TEST_PROGRAMS = test_client test_cues player_poll player_glib
+# The programs libsnapback/tests/run.sh runs, from the plain build (test-arm64 cross-builds them so).
+.PHONY: c-test-programs
+c-test-programs: $(addprefix $(C_REL)/,$(C_TEST_PROGRAMS))
 # The break sources' fuzz targets (libsnapback/tests/fuzz, `make fuzz`); their committed corpora are
 # replayed here under ASan and UBSan, each target's LLVMFuzzerTestOneInput built with a plain main.
 CUES_FUZZ       := hls dash vmap scte35

@@ -175,7 +175,7 @@ if [ "$mode" = cross ]; then
 fi
 
 # The C tests' programs and the bench's libuv echo (BenchCommandTests), for aarch64.
-"${cross_make[@]}" "$c_build/release/test_client" "$c_build/release/player_poll" "$c_build/release/player_glib"
+"${cross_make[@]}" c-test-programs
 $cc -std=gnu11 -Wall -Wextra -Werror -O2 -o "$package/$c_build/release/snapback-uv-echo" \
     "$package/bench/uv-echo/snapback-uv-echo.c" -static -luv -Wl,--no-warnings
 echo "$tool: built in $((SECONDS - start)) s"
