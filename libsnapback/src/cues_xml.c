@@ -222,7 +222,10 @@ static void dash_event_apply(struct dash *d) {
         }
         if (!e->out) {
             /* A return to the network ends its event's open break. */
-            if (c && c->open && t > c->start) {
+            if (c && c->open && t - c->start > SB_MAX_DURATION) {
+                sb_reject(p, id, d->event_line, "Event %s: the end of break %s more than 1e8 s after its start: ignored",
+                          d->event_id, id);
+            } else if (c && c->open && t > c->start) {
                 c->open = false;
                 c->duration = t - c->start;
             } else if (!c) {

@@ -528,6 +528,24 @@ out:
     snapback_cues_free(c);
 }
 
+/* Found by fuzz_dash: a return more than 1e8 s after its break's start (the daemon's longest break)
+ * closed the break with a duration the daemon refuses. The return is refused; the break stays open. */
+static void test_dash_far_return(void) {
+    snapback_cues *c = reader(SNAPBACK_CUES_DASH, 0);
+    const char *far =
+        MPD_HEAD "type=\"dynamic\"><Period id=\"1\"><EventStream schemeIdUri=\"urn:scte:scte35:2013:xml\">"
+        "<Event presentationTime=\"10\" id=\"a\"><SpliceInfoSection><SpliceInsert spliceEventId=\"7\" "
+        "outOfNetworkIndicator=\"1\"/></SpliceInfoSection></Event>"
+        "<Event presentationTime=\"200000010\" id=\"b\"><SpliceInfoSection><SpliceInsert spliceEventId=\"7\" "
+        "outOfNetworkIndicator=\"0\"/></SpliceInfoSection></Event></EventStream></Period></MPD>";
+    CHECK(feed(c, far) == SNAPBACK_OK);
+    const snapback_cue_break *b = find(c, "scte35-7");
+    CHECK(b && b->open && NEAR(b->start, 10) && b->duration <= 1e8);
+    CHECK(rejected(c, "Event b: the end of break scte35-7 more than 1e8 s after its start: ignored"));
+out:
+    snapback_cues_free(c);
+}
+
 static void test_dash_refusals(void) {
     snapback_cues *c = reader(SNAPBACK_CUES_AUTO, 0);
     char *deep = NULL;
@@ -680,6 +698,7 @@ int main(void) {
     test_hls_refusals();
     test_dash_scte214();
     test_dash_live_cancel();
+    test_dash_far_return();
     test_dash_refusals();
     test_vmap_ima_sample();
     test_vmap_offsets();
