@@ -147,7 +147,8 @@ do {
                 logger.warning("SIGHUP: configuration not reloaded, the one in force is kept: \(refusal) (a restart takes it)")
                 return
             }
-            logger.notice("SIGHUP: configuration reloaded: \(new.apps.count) apps (\(new.apps.map(\.name).joined(separator: ", ")))")
+            let names = new.apps.map(\.name).joined(separator: ", ")
+            logger.notice("SIGHUP: configuration reloaded: \(new.apps.count) apps (\(names))")
             return
         }
         logger.notice("\(SignalWatcher.name(of: signal)): stopping")
