@@ -304,7 +304,7 @@ final class PageConnection {
         lingerUntil = now + Self.lingerMilliseconds
         armTimer()
         switch code {
-        case .normal, .goingAway, .tryAgainLater, .internalError:
+        case .normal, .goingAway, .tryAgainLater, .internalError, .serviceRestart:
             break
         default:
             // What the page goes on sending is read and dropped, undecoded, until it closes or the
