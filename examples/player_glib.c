@@ -4,7 +4,7 @@
  * iteration, since they change with the output queue and across reconnections), and dispatch() hands
  * what poll reported to snapback_client_dispatch(). The playback clock is an ordinary g_timeout.
  *
- *   SNAPBACK_SOCKET=/path/to/snapbackd.sock ./player_glib */
+ *   SNAPBACK_SOCKET=/path/to/snapbackd.sock ./player_glib [--content-id ID] [--profile NAME] [--b1-watched] */
 #include <glib.h>
 #include <poll.h>
 
@@ -75,9 +75,12 @@ static gboolean on_tick(gpointer data) {
     return G_SOURCE_CONTINUE;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    struct player_args args;
+    int parsed = player_parse_args("player_glib", argc, argv, &args);
+    if (parsed) return parsed == 1 ? 0 : 2;
     struct app a = {0};
-    int rc = player_start(&a.player);
+    int rc = player_start(&a.player, &args);
     if (rc != SNAPBACK_OK) {
         fprintf(stderr, "player_glib: %s\n", snapback_strerror(rc));
         snapback_client_free(a.player.client);

@@ -2,7 +2,7 @@
 /* A minimal player on plain poll(2): the library's descriptor beside the player's own (here a timer
  * descriptor for the playback clock), one poll, then dispatch what is ready.
  *
- *   SNAPBACK_SOCKET=/path/to/snapbackd.sock ./player_poll */
+ *   SNAPBACK_SOCKET=/path/to/snapbackd.sock ./player_poll [--content-id ID] [--profile NAME] [--b1-watched] */
 #define _GNU_SOURCE
 #include <poll.h>
 #include <stdint.h>
@@ -11,9 +11,12 @@
 
 #include "scripted_player.h"
 
-int main(void) {
+int main(int argc, char **argv) {
+    struct player_args args;
+    int parsed = player_parse_args("player_poll", argc, argv, &args);
+    if (parsed) return parsed == 1 ? 0 : 2;
     struct player p;
-    int rc = player_start(&p);
+    int rc = player_start(&p, &args);
     if (rc != SNAPBACK_OK) {
         fprintf(stderr, "player_poll: %s\n", snapback_strerror(rc));
         snapback_client_free(p.client);

@@ -7,7 +7,12 @@
  * One event is in flight at a time: the player's clock holds until the daemon answered it, so every
  * push the event caused (they come before its reply) has been obeyed before the next report. The
  * main loops (GLib or poll) only differ in how they wait; they call player_tick() on a timer and
- * drive the client with its descriptor, events and timeout. */
+ * drive the client with its descriptor, events and timeout.
+ *
+ * Options (both examples): --content-id ID and --profile NAME open the session on that content and
+ * viewer profile (defaults "example-content" and the default profile), so another player, a web page
+ * through snapback-web say, can share its watched breaks; --b1-watched tells the player that b1 of
+ * the content was watched before: then the seek over it must not be snapped back (b2 is still played). */
 #ifndef SNAPBACK_SCRIPTED_PLAYER_H
 #define SNAPBACK_SCRIPTED_PLAYER_H
 
@@ -25,6 +30,42 @@ static const snapback_break script_breaks[] = {
     {.id = "b2", .start = 1200, .duration = 60},
 };
 
+struct player_args {
+    const char *content_id;
+    const char *profile; /* NULL: the default profile */
+    bool b1_watched;
+};
+
+/* 0: run; 1: exit 0 (--help); 2: exit 2 (a bad argument, told on stderr). */
+static int player_parse_args(const char *name, int argc, char **argv, struct player_args *a) {
+    a->content_id = "example-content";
+    a->profile = NULL;
+    a->b1_watched = false;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--content-id") && i + 1 < argc) {
+            a->content_id = argv[++i];
+        } else if (!strcmp(argv[i], "--profile") && i + 1 < argc) {
+            a->profile = argv[++i];
+        } else if (!strcmp(argv[i], "--b1-watched")) {
+            a->b1_watched = true;
+        } else {
+            bool help = !strcmp(argv[i], "--help") || !strcmp(argv[i], "-h");
+            fprintf(help ? stdout : stderr,
+                    "usage: SNAPBACK_SOCKET=/path/to/snapbackd.sock %s [--content-id ID] [--profile NAME] [--b1-watched]\n"
+                    "Plays a scripted 30-minute stream with breaks b1 (600 s) and b2 (1200 s); the viewer seeks\n"
+                    "300 -> 900 over b1. Exits 0 when the story went as scripted.\n"
+                    "  --content-id ID  the session's content id (default example-content)\n"
+                    "  --profile NAME   the viewer profile (default: the default profile)\n"
+                    "  --b1-watched     b1 of this content was watched before: the seek must not snap back\n"
+                    "                   (without it the seek must snap back to 600 and return to 900)\n",
+                    name);
+            if (!help) fprintf(stderr, "%s: bad argument '%s'\n", name, argv[i]);
+            return help ? 1 : 2;
+        }
+    }
+    return 0;
+}
+
 struct player {
     snapback_client *client;
     snapback_session *session;
@@ -32,6 +73,7 @@ struct player {
     int in_break; /* index + 1 of the break playing, 0 for none */
     bool viewer_seeked, in_flight, closing, done;
     bool snapped_back, returned, played_b2;
+    bool b1_watched; /* the story expected: b1 watched before, no snapback */
     int failures;
 };
 
@@ -87,8 +129,9 @@ static void on_connection(snapback_client *c, snapback_connection_event ev, int 
     (void)status;
 }
 
-static int player_start(struct player *p) {
+static int player_start(struct player *p, const struct player_args *a) {
     memset(p, 0, sizeof *p);
+    p->b1_watched = a->b1_watched;
     snapback_options o;
     memset(&o, 0, sizeof o); /* socket: $SNAPBACK_SOCKET, else the system's */
     o.client_name = "example-player";
@@ -102,7 +145,8 @@ static int player_start(struct player *p) {
     snapback_session_params sp;
     memset(&sp, 0, sizeof sp);
     sp.stream_id = "example-stream";
-    sp.content_id = "example-content";
+    sp.content_id = a->content_id;
+    sp.profile = a->profile;
     sp.breaks = script_breaks;
     sp.n_breaks = 2;
     sp.has_content_duration = true;
@@ -153,9 +197,11 @@ static void player_tick(struct player *p) {
 
 /* 0 when the story went as scripted. */
 static int player_finish(struct player *p) {
-    int ok = p->failures == 0 && p->snapped_back && p->returned && p->played_b2 && p->done;
-    printf("player: %s (snapback %s, return %s, b2 %s)\n", ok ? "done" : "FAILED", p->snapped_back ? "yes" : "no",
-           p->returned ? "yes" : "no", p->played_b2 ? "played" : "not played");
+    bool story = p->b1_watched ? !p->snapped_back && !p->returned : p->snapped_back && p->returned;
+    int ok = p->failures == 0 && story && p->played_b2 && p->done;
+    printf("player: %s (b1 %s, snapback %s, return %s, b2 %s)\n", ok ? "done" : "FAILED",
+           p->b1_watched ? "watched before" : "unwatched", p->snapped_back ? "yes" : "no", p->returned ? "yes" : "no",
+           p->played_b2 ? "played" : "not played");
     snapback_client_free(p->client);
     return ok ? 0 : 1;
 }

@@ -22,6 +22,8 @@ public enum WebSocketCloseCode: UInt16, Sendable {
     case policyViolation = 1008
     case messageTooBig = 1009
     case internalError = 1011
+    /// The service restarted: sent to an app's pages when a configuration reload removed or changed the app.
+    case serviceRestart = 1012
     case tryAgainLater = 1013
 
     /// Whether a peer may send `code` in a close frame (§7.4.1-2: 1004-1006 and 1015 are reserved,

@@ -8,7 +8,9 @@ import SnapbackWeb
 /// all and per app). Loop-confined.
 final class Bridge {
     let loop: EventLoop
-    let configuration: BridgeConfiguration
+    /// The configuration in force: a reload (``reload(_:)``) replaces its apps and the limits of pages
+    /// accepted after it.
+    private(set) var configuration: BridgeConfiguration
     let files: [String: Handshake.StaticFile]
     private var listeners: [UnsafeMutablePointer<uv_tcp_t>] = []
     private var pages: [UInt64: PageConnection] = [:]
@@ -130,6 +132,38 @@ final class Bridge {
             whenStopped = nil
             body()
         }
+    }
+
+    /// Puts `new` in force, or says why not (it changes what only a restart can: the listening
+    /// sockets, snapbackd's socket, the script served). A page of an app that `new` keeps unchanged (same
+    /// name, origins, token, profiles, grants, limit) stays connected; a page of an app removed or changed
+    /// is closed 1012, since what it was admitted under no longer holds.
+    func reload(_ new: BridgeConfiguration) -> String? {
+        if new.listen != configuration.listen || new.port != configuration.port {
+            return "the listening addresses or port changed"
+        }
+        if new.daemonSocket != configuration.daemonSocket { return "socket changed" }
+        if new.script != configuration.script { return "script changed" }
+        var kept: [Int: Int] = [:]
+        for (index, app) in configuration.apps.enumerated() {
+            if let found = new.apps.firstIndex(where: { $0.name == app.name }), new.apps[found] == app { kept[index] = found }
+        }
+        let old = configuration.apps
+        configuration = new
+        pagesPerApp = Array(repeating: 0, count: new.apps.count)
+        for page in pages.values {
+            guard let index = page.appIndex else { continue }  // in its handshake: decides under `new`
+            if let found = kept[index] {
+                page.reassign(appIndex: found)
+                if upgradedPages.contains(page.id) { pagesPerApp[found] += 1 }
+                continue
+            }
+            // Out of the counts now: its app's slot in them is gone.
+            upgradedPages.remove(page.id)
+            let what = new.apps.contains { $0.name == old[index].name } ? "changed" : "removed"
+            page.closeWebSocket(.serviceRestart, "app \(old[index].name) was \(what) by a configuration reload")
+        }
+        return nil
     }
 
     /// Stops listening and closes every page with 1001 (going away).

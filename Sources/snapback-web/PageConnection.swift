@@ -141,7 +141,8 @@ final class PageConnection {
                     status, headers: [("Content-Type", "text/plain; charset=utf-8")], body: Array((reason + "\n").utf8)),
                 refusal: reason)
         case .complete(let request, let consumed):
-            switch Handshake.decide(request, configuration: limits, files: bridge.files) {
+            // The apps in force now (a reload may have changed them since this page was accepted).
+            switch Handshake.decide(request, configuration: bridge.configuration, files: bridge.files) {
             case .respond(let response, let refusal):
                 respondAndClose(
                     response,
@@ -171,7 +172,7 @@ final class PageConnection {
         state = .open(appIndex: index)
         appIndex = index
         lastHeard = now
-        let app = limits.apps[index]
+        let app = bridge.configuration.apps[index]
         if let error = writer.write(response) {
             abort(error, level: .debug)
             return
@@ -190,6 +191,12 @@ final class PageConnection {
             self.linkEvent(event)
         }
         armTimer()
+    }
+
+    /// A reload kept this page's app, unchanged, at another index of the new configuration's apps.
+    func reassign(appIndex index: Int) {
+        if case .open = state { state = .open(appIndex: index) }
+        appIndex = index
     }
 
     private func linkEvent(_ event: DaemonLink.Event) {
@@ -297,7 +304,7 @@ final class PageConnection {
         lingerUntil = now + Self.lingerMilliseconds
         armTimer()
         switch code {
-        case .normal, .goingAway, .tryAgainLater, .internalError:
+        case .normal, .goingAway, .tryAgainLater, .internalError, .serviceRestart:
             break
         default:
             // What the page goes on sending is read and dropped, undecoded, until it closes or the

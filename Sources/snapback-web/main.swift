@@ -4,7 +4,7 @@ import SnapbackConfigFile
 import SnapbackDaemon
 import SnapbackWeb
 
-// parse → load the configuration → listen on loopback → run until SIGTERM or SIGINT.
+// parse → load the configuration → listen on loopback → run until SIGTERM or SIGINT (SIGHUP: reload).
 func standardError(_ text: String) {
     var bytes = Array((text.hasSuffix("\n") ? text : text + "\n").utf8)
     _ = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
@@ -132,7 +132,25 @@ do {
 let notifier = ServiceNotifier(logger: logger)
 var signals: SignalWatcher?
 do {
-    signals = try SignalWatcher(loop: loop, signals: [SIGTERM, SIGINT]) { signal in
+    signals = try SignalWatcher(loop: loop, signals: [SIGTERM, SIGINT, SIGHUP]) { signal in
+        // SIGHUP: the file and its drop-ins read again; a file that does not load, or changes what only
+        // a restart can, is refused and the configuration in force kept.
+        if signal == SIGHUP {
+            let new: BridgeConfiguration
+            do {
+                new = try loadConfiguration(configPath)
+            } catch {
+                logger.warning("SIGHUP: configuration not reloaded, the one in force is kept: \(error)")
+                return
+            }
+            if let refusal = bridge.reload(new) {
+                logger.warning("SIGHUP: configuration not reloaded, the one in force is kept: \(refusal) (a restart takes it)")
+                return
+            }
+            let names = new.apps.map(\.name).joined(separator: ", ")
+            logger.notice("SIGHUP: configuration reloaded: \(new.apps.count) apps (\(names))")
+            return
+        }
         logger.notice("\(SignalWatcher.name(of: signal)): stopping")
         _ = notifier?.send("STOPPING=1")
         bridge.whenStopped = {

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """snapback-web against the real snapbackd, over real sockets: the upgrade's checks (Host, Origin, token),
 the health check, RFC 6455 framing errors and their close codes, quotas (rate, connections per app),
-ping/pong and idle time, one snapbackd connection per page, and nothing left behind after many pages.
+ping/pong and idle time, one snapbackd connection per page, and nothing left behind after many pages;
+SIGHUP reloads the apps (an unchanged app's pages kept, a removed or changed app's closed 1012, a bad
+file refused and the old configuration kept).
 
     python3 Tests/web/test_bridge.py .build/debug/snapbackd .build/debug/snapback-web
 
@@ -51,6 +53,7 @@ def main():
         restart = lambda: start_daemon(snapbackd, tmp, sock_path)
         daemon = run_checks(port, sock_path, bridge, daemon, restart)
         check("socket-activated on 127.0.0.1 and [::1]", lambda: socket_activated(web, tmp, sock_path))
+        reload_checks(web, tmp, sock_path)
     finally:
         stop(bridge, daemon)
         if FAILURES:
@@ -363,6 +366,93 @@ def run_checks(port, sock_path, bridge, daemon, restart):
     daemon = restart()
     check("SIGTERM: pages told 1001", lambda: _sigterm(bridge, page))
     return daemon
+
+
+KEPT_ORIGIN, KEPT_TOKEN = "http://127.0.0.1:8100", "kept-token-0123456789abcdefg"
+GONE_ORIGIN, GONE_TOKEN = "http://127.0.0.1:8101", "gone-token-0123456789abcdefg"
+CHANGED_ORIGIN, OLD_TOKEN, NEW_TOKEN = "http://127.0.0.1:8102", "old-token-0123456789abcdefgh", "new-token-0123456789abcdefgh"
+ADDED_ORIGIN, ADDED_TOKEN = "http://127.0.0.1:8103", "added-token-0123456789abcdef"
+
+
+def reload_checks(web, tmp, sock_path):
+    """SIGHUP: a bridge of its own, its configuration file rewritten under it."""
+    rtmp = os.path.join(tmp, "reload")
+    os.mkdir(rtmp)
+    port = free_port()
+    log_path = os.path.join(rtmp, "snapback-web.log")
+    before = {"kept": {"origin": KEPT_ORIGIN, "token": KEPT_TOKEN},
+              "gone": {"origin": GONE_ORIGIN, "token": GONE_TOKEN},
+              "changed": {"origin": CHANGED_ORIGIN, "token": OLD_TOKEN}}
+    config = write_config(rtmp, port, sock_path, before)
+    bridge = start_bridge(web, config, log_path, port)
+
+    def page(origin, token):
+        ws = WebSocket("127.0.0.1", port, path="/jsonrpc?token=" + token, origin=origin)
+        expect(ws.status == 101, "%s: status %d %r" % (origin, ws.status, ws.body))
+        reply = ws.call("Snapback.1.register", {"event": "push", "id": "r"})
+        expect(reply == {"jsonrpc": "2.0", "id": 1, "result": None}, "register: %r" % reply)
+        return ws
+
+    def answers(ws, id):
+        reply = ws.call("Snapback.1.register", {"event": "push", "id": "r%d" % id}, id=id)
+        expect(reply == {"jsonrpc": "2.0", "id": id, "result": None}, "the kept page: %r" % reply)
+
+    def status(origin, token):
+        ws = WebSocket("127.0.0.1", port, path="/jsonrpc?token=" + token, origin=origin)
+        ws.sock.close()
+        return ws.status
+
+    def logged(words, timeout=10):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            with open(log_path, encoding="utf-8", errors="replace") as f:
+                lines = [line.strip() for line in f if words in line]
+            if lines:
+                return lines[-1]
+            time.sleep(0.05)
+        raise AssertionError("not logged within %d s: %r" % (timeout, words))
+
+    state = {}
+
+    def apps_changed():
+        kept, gone, changed = page(KEPT_ORIGIN, KEPT_TOKEN), page(GONE_ORIGIN, GONE_TOKEN), page(CHANGED_ORIGIN, OLD_TOKEN)
+        state["kept"] = kept
+        after = {"added": {"origin": ADDED_ORIGIN, "token": ADDED_TOKEN},
+                 "kept": {"origin": KEPT_ORIGIN, "token": KEPT_TOKEN},  # now second: its index moves
+                 "changed": {"origin": CHANGED_ORIGIN, "token": NEW_TOKEN}}
+        write_config(rtmp, port, sock_path, after)
+        bridge.send_signal(signal.SIGHUP)
+        closes = {}
+        for name, ws in (("gone", gone), ("changed", changed)):
+            closes[name] = ws.expect_close(timeout=10)
+            ws.sock.close()
+        expect(closes["gone"] == (1012, "app gone was removed by a configuration reload"), "gone: %r" % (closes["gone"],))
+        expect(closes["changed"] == (1012, "app changed was changed by a configuration reload"), "changed: %r" % (closes["changed"],))
+        line = logged("configuration reloaded")
+        answers(kept, 2)
+        codes = {"added": status(ADDED_ORIGIN, ADDED_TOKEN), "changed, new token": status(CHANGED_ORIGIN, NEW_TOKEN),
+                 "changed, old token": status(CHANGED_ORIGIN, OLD_TOKEN), "gone": status(GONE_ORIGIN, GONE_TOKEN)}
+        expect(codes == {"added": 101, "changed, new token": 101, "changed, old token": 403, "gone": 403}, "upgrades %r" % codes)
+        return "closed %r; the kept page still answered; upgrades %r; log: %s" % (closes, codes, line)
+    check("SIGHUP: pages of a removed or changed app closed 1012, an unchanged app's page kept, an added app admitted",
+          apps_changed)
+
+    def bad_file():
+        with open(config, "w") as f:
+            f.write("[app broken]\norigin = http://127.0.0.1:8104\nno-such-key = 1\n")
+        bridge.send_signal(signal.SIGHUP)
+        line = logged("configuration not reloaded")
+        answers(state["kept"], 3)
+        codes = (status(ADDED_ORIGIN, ADDED_TOKEN), status(KEPT_ORIGIN, KEPT_TOKEN))
+        expect(codes == (101, 101) and bridge.poll() is None, "after the bad file: upgrades %r, bridge %r" % (codes, bridge.poll()))
+        return "log: %s; the kept page still answered, upgrades %r" % (line, codes)
+    check("SIGHUP: a bad file is refused with a log line and the configuration in force kept", bad_file)
+
+    if "kept" in state:
+        state["kept"].close()
+    stop(bridge)
+    if FAILURES:
+        show_logs(rtmp, ("snapback-web.log",))
 
 
 def socket_activated(web, tmp, sock_path):

@@ -4,7 +4,7 @@
 WebKit (`cog -P headless`, reporting through its console) loading pages over http from
 127.0.0.1, against the real snapbackd and snapback-web.
 
-    python3 Tests/web/test_browsers.py .build/debug/snapbackd .build/debug/snapback-web
+    python3 Tests/web/test_browsers.py .build/debug/snapbackd .build/debug/snapback-web .build-c/release/player_poll
 
 Checks, each from a page: an app's page connects (token in the query and as a sub-protocol) and calls;
 refused: an origin not configured, a wrong token, Origin null (a file:// page), a rebinding Host (a
@@ -23,7 +23,10 @@ from two apps' pages at once: a seek over an unwatched break snaps back and ends
 at the seek target after the break; neither app sees the other's sessions, content ids or bookmarks (nor may name its profile);
 a second load resumes from the bookmark saved when the first page went; and (Chromium) when snapback-web
 restarts under a playing page, snapback.js is told 1001, reconnects and reopens its session where the
-video is. WPE plays the MP4 with GStreamer, whose GL elements (Debian's gstreamer1.0-gl, which make deps
+video is. A page and a native player (libsnapback's example player_poll, on the same snapbackd) share
+watched breaks: after a page watched break b1 of a content under profile alice, player_poll opening that
+content and profile is not snapped back over b1; after player_poll watched b1 of another content, the
+page's seek over it is not snapped back. WPE plays the MP4 with GStreamer, whose GL elements (Debian's gstreamer1.0-gl, which make deps
 installs) it needs: without them its renderer process crashed as the video started.
 
 Chromium also plays, with hls.js 1.6.15 (hlsjs.py: fetched from the pinned PyPI wheel at test time),
@@ -62,7 +65,7 @@ IN_FLIGHT = 32
 
 
 def main():
-    snapbackd, web = sys.argv[1], sys.argv[2]
+    snapbackd, web, player_poll = sys.argv[1], sys.argv[2], sys.argv[3]
     tmp = tempfile.mkdtemp(prefix="snapback-browsers-")
     # The site: the pages, hls.js and the media, made here.
     pages = os.path.join(tmp, "site")
@@ -96,6 +99,7 @@ def main():
         check("Chromium: 200 page loads and closes, each with a session, leave no session, fd or memory behind",
               lambda: loads_leave_nothing(chromium, daemon, bridge, sock_path, app_port, bridge_port))
         run_player_checks("Chromium", ChromiumPlayer(chromium), app_port, kids_port, bridge_port)
+        run_shared_checks("Chromium", ChromiumPlayer(chromium), player_poll, sock_path, app_port, bridge_port)
 
         def restart_bridge():
             nonlocal bridge
@@ -112,6 +116,7 @@ def main():
         chromium = None
         run_wpe_checks(tmp, log_path, app_port, stranger_port, bridge_port)
         run_player_checks("WPE", CogPlayer(), app_port, kids_port, bridge_port)
+        run_shared_checks("WPE", CogPlayer(), player_poll, sock_path, app_port, bridge_port)
     finally:
         if chromium:
             chromium.close()
@@ -213,6 +218,48 @@ def run_player_checks(browser, player, app_port, kids_port, bridge_port):
         return "resumed from the bookmark at %.2f; lists %r, bookmarks %r; kid's: error %r" % (
             opened["startStreamTime"], r["listed"], r["bookmarks"], r["foreign"])
     check("%s: a second load resumes from the bookmark saved when the first page went" % browser, resumed)
+
+
+def native(player_poll, sock_path, *args):
+    """player_poll's story against the test's snapbackd: (exit status, what it printed)."""
+    run = subprocess.run([player_poll, *args], env=dict(os.environ, SNAPBACK_SOCKET=sock_path),
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=60)
+    return run.returncode, run.stdout.decode("utf-8", "replace")
+
+
+def run_shared_checks(browser, player, player_poll, sock_path, app_port, bridge_port):
+    """A page (film.mp4, its break named b1, as the native player names its first) and player_poll, on
+    one content id and profile, each after the other watched b1: the daemon keeps watched breaks by
+    content id and break id, the page reaching it through snapback-web, the player through libsnapback."""
+    page_url = "http://127.0.0.1:%d/player.html?bridge=http://127.0.0.1:%d&token=%s&profile=alice&break=b1&content=" % (
+        app_port, bridge_port, GUIDE_TOKEN)
+
+    def page_then_native():
+        content = "shared-page-" + browser.lower()
+        # Done once told b1 watched: the daemon has stored it by then, so the player's open finds it.
+        page, r = player.load(page_url + content + "&seek=2,30&until=30&awaitPush=breakWatched")
+        player.leave(page)
+        seeks = [p["seek"] for p in r["pushes"] if p["seek"]]
+        expect(not r["errors"] and seeks and seeks[0]["reason"] == "SEEK_REASON_SNAPBACK", "the page: %r" % r)
+        expect(any(p["kind"] == "breakWatched" for p in r["pushes"]), "the page was not told b1 watched: %r" % r["pushes"])
+        rc, out = native(player_poll, sock_path, "--content-id", content, "--profile", "alice", "--b1-watched")
+        expect(rc == 0 and "seek to 600" not in out, "player_poll exited %d:\n%s" % (rc, out))
+        return "the page snapped back to 10 and watched b1; player_poll then: %s" % out.strip().splitlines()[-1]
+    check("%s: after a page watched a break, a native player on the same content and profile is not snapped back over it"
+          % browser, page_then_native)
+
+    def native_then_page():
+        content = "shared-native-" + browser.lower()
+        rc, out = native(player_poll, sock_path, "--content-id", content, "--profile", "alice")
+        expect(rc == 0 and "break b1 watched" in out, "player_poll exited %d:\n%s" % (rc, out))
+        # Played on to 33: a snapback pushed after the seek reached 30 would be seen before the page is done.
+        page, r = player.load(page_url + content + "&seek=2,30&until=33&watched=1")
+        player.leave(page)
+        seeks = [p["seek"] for p in r["pushes"] if p["seek"]]
+        expect(not r["errors"] and not seeks and 33 <= r["at"] < 36, "the page: %r" % r)
+        return "player_poll watched b1 (%s); the page's seek %.2f -> 30 not snapped back, at %.2f; pushes %s" % (
+            out.strip().splitlines()[-1], r["seekFrom"], r["at"], sorted({p["kind"] for p in r["pushes"]}))
+    check("%s: after a native player watched a break, a page's seek over it is not snapped back" % browser, native_then_page)
 
 
 def reconnects(chromium, app_port, bridge_port, restart_bridge, sock_path):
