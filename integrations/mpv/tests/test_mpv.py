@@ -55,9 +55,19 @@ class Mpv(e2e.Player):
         self.proc = subprocess.Popen(args + files, stdout=self.log, stderr=subprocess.STDOUT,
                                      stdin=subprocess.DEVNULL)
         wait_socket(self.ipc_path, self.proc, 10, "mpv")
-        self.sock = socket.socket(socket.AF_UNIX)
-        self.sock.settimeout(5)
-        self.sock.connect(self.ipc_path)
+        # mpv binds its IPC socket before it listens on it: a connect in between is refused.
+        deadline = time.monotonic() + 10
+        while True:
+            self.sock = socket.socket(socket.AF_UNIX)
+            self.sock.settimeout(5)
+            try:
+                self.sock.connect(self.ipc_path)
+                break
+            except ConnectionRefusedError:
+                self.sock.close()
+                if time.monotonic() > deadline or self.proc.poll() is not None:
+                    raise
+                time.sleep(0.02)
         self.reader = self.sock.makefile("rb")
         self.request = 0
 
