@@ -254,6 +254,10 @@ final class PageConnection {
                     let payload = code.map { [UInt8($0 >> 8), UInt8(truncatingIfNeeded: $0)] } ?? []
                     sendFrame(.close, payload)
                     writer.whenDrained { [unowned self] in self.abort(self.closeReason, level: .info) }
+                    // A page that stops reading never lets the echo drain: it must not hold its slot.
+                    guard case .closing = state else { return }
+                    lingerUntil = now + Self.lingerMilliseconds
+                    armTimer()
                 }
                 return
             case .failure(let code, let reason):
@@ -400,8 +404,12 @@ final class PageConnection {
             }
         case .closing:
             if let lingerUntil, now >= lingerUntil {
+                let why = closeReason.isEmpty ? "response written" : closeReason
+                let unread = writer.queuedCount
                 abort(
-                    "closed (\(closeReason.isEmpty ? "response written" : closeReason); no answer within \(Self.lingerMilliseconds) ms)",
+                    unread > 0
+                        ? "closed (\(why); \(unread) bytes still unread by the page after \(Self.lingerMilliseconds) ms)"
+                        : "closed (\(why); no answer within \(Self.lingerMilliseconds) ms)",
                     level: .debug)
                 return
             }

@@ -18,9 +18,16 @@ class Closed(Exception):
         self.reason = reason
 
 
-def http_request(host, port, head, timeout=5.0):
-    """Sends a raw request head; returns (status, headers dict lower-cased, body bytes, socket)."""
-    s = socket.create_connection((host, port), timeout=timeout)
+def http_request(host, port, head, timeout=5.0, rcvbuf=None):
+    """Sends a raw request head; returns (status, headers dict lower-cased, body bytes, socket).
+    `rcvbuf`: the socket's receive buffer, set before it connects (so the window is small from the start)."""
+    if rcvbuf is None:
+        s = socket.create_connection((host, port), timeout=timeout)
+    else:
+        s = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+        s.settimeout(timeout)
+        s.connect((host, port))
     s.sendall(head.encode() if isinstance(head, str) else head)
     data = b""
     while b"\r\n\r\n" not in data:
@@ -46,7 +53,7 @@ def http_request(host, port, head, timeout=5.0):
 
 class WebSocket:
     def __init__(self, host, port, path="/jsonrpc", origin=None, host_header=None, protocols=None,
-                 extra_headers=(), timeout=5.0):
+                 extra_headers=(), timeout=5.0, rcvbuf=None):
         key = base64.b64encode(os.urandom(16)).decode()
         lines = ["GET %s HTTP/1.1" % path, "Host: %s" % (host_header or "%s:%d" % (host, port)),
                  "Upgrade: websocket", "Connection: Upgrade", "Sec-WebSocket-Key: " + key,
@@ -56,7 +63,8 @@ class WebSocket:
         if protocols:
             lines.append("Sec-WebSocket-Protocol: " + ", ".join(protocols))
         lines += list(extra_headers)
-        self.status, self.headers, rest, self.sock = http_request(host, port, "\r\n".join(lines) + "\r\n\r\n", timeout)
+        self.status, self.headers, rest, self.sock = http_request(host, port, "\r\n".join(lines) + "\r\n\r\n", timeout,
+                                                                  rcvbuf)
         self.buffer = rest if self.status == 101 else b""
         self.body = rest if self.status != 101 else b""
         self.timeout = timeout
