@@ -25,6 +25,7 @@
 //   snapback-sync     the sync agent executable (only `main`): snapbackd's Sync service <-> NATS KV
 //   SnapbackWeb       the web bridge's logic: WebSocket framing, the upgrade's checks, its configuration
 //   snapback-web      the web bridge: pages' WebSockets on loopback <-> snapbackd, one connection each
+//   SnapbackCues      a reader of libsnapback's break sources (HLS, DASH, VMAP), and its yield as the protocol's JSON
 //   snapback-fuzz-web the libFuzzer entry point over the bridge's request heads and WebSocket framing
 import PackageDescription
 
@@ -156,14 +157,16 @@ let package = Package(
         .target(name: "SnapbackWeb", dependencies: ["SnapbackDaemon", "SnapbackWire", "SnapbackConfigFile", "SnapbackJSON"]),
         .executableTarget(
             name: "snapback-web",
-            dependencies: ["SnapbackWeb", "SnapbackDaemon", "SnapbackWire", "SnapbackConfigFile", "SnapbackJSON", "CLibUV"],
+            dependencies: [
+                "SnapbackWeb", "SnapbackDaemon", "SnapbackWire", "SnapbackConfigFile", "SnapbackJSON", "SnapbackCues", "CLibUV"
+            ],
             exclude: ["snapback.js"]),
         .executableTarget(name: "snapback-fuzz-web", dependencies: ["SnapbackWeb"]),
         .executableTarget(
             name: "snapback",
             dependencies: [
                 "SnapbackClient", "SnapbackWire", "SnapbackTimeline", "SnapbackCLI", "SnapbackCommandLine", "SnapbackJSON",
-                "CSnapbackCues", "CSnapbackFetch", .product(name: "ArgumentParser", package: "swift-argument-parser")
+                "CSnapbackCues", "SnapbackCues", "CSnapbackFetch", .product(name: "ArgumentParser", package: "swift-argument-parser")
             ]),
         // libsnapback's break sources (HLS, DASH, VMAP, SCTE-35: the readers alone, without the client),
         // the very C the players link, for `snapback cues`; expat reads the XML.
@@ -172,6 +175,9 @@ let package = Package(
             sources: ["src/cues.c", "src/cues_hls.c", "src/cues_xml.c", "src/scte35.c"],
             publicHeadersPath: "include",
             linkerSettings: [.linkedLibrary("expat"), .linkedLibrary("m")]),
+        // A reader of those as Swift holds it, and what it holds as the protocol's JSON: for `snapback cues
+        // --json` and the web bridge's `readCues`, one output for both.
+        .target(name: "SnapbackCues", dependencies: ["CSnapbackCues", "SnapbackJSON", "SnapbackWire", "SnapbackTimeline"]),
         // A manifest from a file or an http(s) URL through libcurl (`snapback cues`, and the mpv plugin).
         .target(name: "CSnapbackFetch", path: "Sources/CSnapbackFetch", linkerSettings: [.linkedLibrary("curl")]),
         // Not installed. SnapbackDaemon, SnapbackEmbedded and SnapbackStore for `snapback-bench store`'s

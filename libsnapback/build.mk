@@ -20,7 +20,7 @@ C_BUILD         := .build-c
 C_WARNINGS      := -std=c11 -Wall -Wextra -Werror
 C_LIB_SOURCES   := $(wildcard libsnapback/src/*.c) $(wildcard Sources/CSnapbackProto/snapback/v1/*.c)
 C_LIB_HEADERS   := libsnapback/include/snapback/snapback.h libsnapback/include/snapback/cues.h \
-	libsnapback/src/internal.h libsnapback/src/cues_internal.h libsnapback/src/break_flags.h \
+	libsnapback/src/internal.h libsnapback/src/cues_internal.h libsnapback/src/cues_wire.h libsnapback/src/break_flags.h \
 	$(wildcard Sources/CSnapbackProto/include/snapback/v1/*.h)
 C_LIB_CFLAGS    := $(C_WARNINGS) -fPIC -fvisibility=hidden -Ilibsnapback/include -ISources/CSnapbackProto/include \
 	$(shell pkg-config --cflags libprotobuf-c 2>/dev/null)

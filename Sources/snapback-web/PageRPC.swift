@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import SnapbackCues
 import SnapbackDaemon
 import SnapbackJSON
 import SnapbackWeb
@@ -23,6 +24,9 @@ final class PageRPC {
     /// for: snapbackd's rule for a connection (a second one is FAILED_PRECONDITION), kept by the bridge
     /// itself so that its table of a page's streams is bounded by its own count, whatever snapbackd does.
     static let maxStreamsPerMethod = 1
+    /// Manifest readers (`readCues`) a page may hold at once: a page reads its stream's playlist, and a
+    /// few more at most (another rendition, a VMAP).
+    static let maxReaders = 4
 
     private unowned let page: PageConnection
     private var scope: PageScope
@@ -35,6 +39,9 @@ final class PageRPC {
     /// Bounds of a request's params: the message size the bridge takes, the protocol's nesting, and an
     /// OpenSession's breaks far above what snapbackd takes in one.
     private let limits: ProtoJSONLimits
+    /// The page's manifest readers by name, each holding what its refreshes said (a live playlist's
+    /// breaks that slid out of its window, the changes of the last one).
+    private var readers: [(name: String, reader: CueReader)] = []
 
     init(page: PageConnection, app: WebApp, maxMessageSize: Int) {
         self.page = page
@@ -86,6 +93,7 @@ final class PageRPC {
         switch name {
         case "register": answer(request.id, register(request.params, add: true))
         case "unregister": answer(request.id, register(request.params, add: false))
+        case "readCues": readCues(request)
         default:
             guard let method = ProtoJSONMethod.byJSONName[name] else {
                 answer(request.id, .failure(.init(code: .methodNotFound, message: "unknown method \(request.method)")))
@@ -194,6 +202,78 @@ final class PageRPC {
         return .success(Array("null".utf8))
     }
 
+    /// `readCues` `{"text": T, "reader": R, "format": F, "contentDuration": S, "reset": B}`: a manifest's
+    /// text (a playlist, an MPD or a VMAP) read by libsnapback's break sources, the very readers every
+    /// native player links, so that a page has no parser of its own: the result is `snapback cues
+    /// --json`'s object for it (`session`: the breaks to open the session with or to send in
+    /// UpdateBreaks). `reader` (default "main") names a reader the page keeps for the refreshes of one
+    /// live manifest; `format` and `contentDuration` are taken when it is made, `reset` makes it anew.
+    /// The bridge's own method: snapbackd reads no manifest.
+    private func readCues(_ request: JSONRPC.Request) {
+        func invalid(_ message: String) {
+            answer(request.id, .failure(.init(code: .invalidParams, message: message)))
+        }
+        guard let params = request.params else { return invalid("params {\"text\"} are required") }
+        var text: String?
+        var name = "main"
+        var format: CueReader.Format?
+        var contentDuration = 0.0
+        var reset = false
+        do throws(ProtoJSONError) {
+            var r = try ProtoJSONReader(params, limits: ProtoJSONLimits(maxBytes: params.count, maxDepth: 4))
+            guard r.nextKind() == .object else { return invalid("params must be an object") }
+            try r.beginObject()
+            while let key = try r.nextKey() {
+                let kind = r.nextKind()
+                switch key {
+                case "text" where kind == .string: text = try r.string()
+                case "reader" where kind == .string: name = try r.string() ?? ""
+                case "format" where kind == .string:
+                    let value = try r.string() ?? ""
+                    guard let f = CueReader.Format(rawValue: value) else { return invalid("format must be hls, dash or vmap") }
+                    format = f
+                case "contentDuration":
+                    guard let d = try r.double(), d >= 0, d <= 1e10 else {
+                        return invalid("contentDuration must be seconds from 0 to 1e10")
+                    }
+                    contentDuration = d
+                case "reset" where kind == .bool: reset = try r.bool() ?? false
+                case "text", "reader", "format", "reset": return invalid("\(key): wrong type")
+                default: _ = try r.skipValue()
+                }
+            }
+        } catch {
+            return invalid("params: \(error)")
+        }
+        guard let text else { return invalid("text (the manifest) is required") }
+        guard !name.isEmpty, name.utf8.count <= 64 else { return invalid("reader must be 1 to 64 characters") }
+        if reset { readers.removeAll { $0.name == name } }
+        let reader: CueReader
+        if let held = readers.first(where: { $0.name == name }) {
+            reader = held.reader
+        } else {
+            guard readers.count < Self.maxReaders else {
+                answer(
+                    request.id,
+                    status: WireStatus(code: .resourceExhausted, message: "at most \(Self.maxReaders) manifest readers a page"))
+                return
+            }
+            guard let made = CueReader(format: format, contentDuration: contentDuration) else {
+                answer(request.id, status: WireStatus(code: .resourceExhausted, message: "out of memory"))
+                return
+            }
+            reader = made
+            readers.append((name, made))
+        }
+        if let refused = reader.update(Array(text.utf8)) {
+            // A reader that never read a manifest holds nothing worth its slot.
+            if reader.reads == 0 { readers.removeAll { $0.reader === reader } }
+            answer(request.id, status: WireStatus(code: .invalidArgument, message: "manifest refused: \(refused)"))
+            return
+        }
+        answer(request.id, .success(Array(reader.json(name: name).utf8)))
+    }
+
     /// A RESPONSE from snapbackd: the answer to the page's call with that call id.
     func daemonResponse(_ header: FrameHeader, body: [UInt8]) {
         guard let call = pending.removeValue(forKey: header.callId) else {
@@ -255,6 +335,7 @@ final class PageRPC {
 
     func close() {
         registrations = []
+        readers = []
         pending = [:]
         streams = [:]
     }

@@ -30,7 +30,10 @@ const OWN_SEEK_TOLERANCE = 0.3;
 ///   hls        an hls.js instance playing into `video` (with enableInterstitialPlayback): its interstitials
 ///              are the breaks (an ad-rules session: stream time is the primary content's time, each
 ///              interstitial a mid-roll `midroll-T`), its primary time is the position, and its own seeks
-///              (into and out of an interstitial) are not the viewer's
+///              (into and out of an interstitial) are not the viewer's. A stream without interstitials
+///              is stitched: the breaks its playlists announce (EXT-X-DATERANGE SCTE35-OUT, CUE-OUT…) are
+///              read by the bridge with libsnapback's readers (readCues), not by a parser here; a live
+///              playlist's refreshes update them (UpdateBreaks).
 /// Returns {close(), call(method, params), get sessionId(), get connected()}.
 export function attach(video, options = {}) {
   const player = new Player(video, options);
@@ -60,6 +63,12 @@ class Player {
     // hls.js: the interstitials scheduled (primary start times), and the one playing, if any.
     this.interstitials = [];
     this.inInterstitial = null;
+    // hls.js: the last playlist text not yet read by the bridge, whether a read is awaited, what the last
+    // read said (readCues's result), and the stitched breaks the session was last given.
+    this.playlist = null;
+    this.cuesPending = false;
+    this.cues = null;
+    this.sentBreaks = null;
   }
 
   // The position in stream time: with hls.js, the primary content's (an interstitial's own time is not).
@@ -67,7 +76,7 @@ class Player {
   // viewer's seek until its listeners have run).
   position() {
     const im = this.hls && this.hls.interstitialsManager;
-    return im && this.inInterstitial !== null ? im.primary.currentTime : this.video.currentTime;
+    return im && im.primary && this.inInterstitial !== null ? im.primary.currentTime : this.video.currentTime;
   }
 
   get connected() {
@@ -106,8 +115,14 @@ class Player {
     ws.onopen = () => {
       this.retry = 0;
       this.call("register", { event: "push", id: this.listenerId }).catch((e) => this.error(e));
-      // With hls.js the first session waits for the interstitial schedule: it is the session's ad rules.
-      if (!this.hls || this.scheduleKnown || this.opens > 0) this.open();
+      // With hls.js the first session waits for the interstitial schedule (its ad rules) and for the
+      // bridge's reading of the playlist (its stitched breaks).
+      if (this.hls && this.opens === 0) {
+        this.readCues();
+        this.openWhenKnown();
+      } else {
+        this.open();
+      }
     };
     ws.onmessage = (message) => this.received(message.data);
     ws.onclose = (close) => {
@@ -132,7 +147,14 @@ class Player {
       profile: o.profile || "",
       breaks: this.hls ? [] : o.breaks || [],
     };
-    if (this.hls) request.adRules = { midrollTimes: this.interstitials.map((i) => i.start) };
+    // hls.js: interstitials make an ad-rules session; without them the stream is stitched, its breaks
+    // those the bridge read in its playlist (interstitials win when a stream has both).
+    if (this.hls && this.interstitials.length > 0) request.adRules = { midrollTimes: this.interstitials.map((i) => i.start) };
+    else if (this.hls && this.cues) {
+      request.breaks = this.cues.session || [];
+      if (this.cues.live) request.kind = "SESSION_KIND_LIVE";
+    }
+    this.sentBreaks = JSON.stringify(request.breaks);
     if (o.policyPreset) request.policyPreset = o.policyPreset;
     const duration = o.contentDuration;
     if (duration !== undefined) request.contentDuration = duration;
@@ -148,6 +170,7 @@ class Player {
         this.lastPosition = null;
         this.playhead();
         if (this.hls) this.readBreakIds();
+        this.updateStitched();  // a playlist read while the session was opening
         if (o.onSession) o.onSession(reply);
       })
       .catch((e) => this.error(e));
@@ -200,8 +223,9 @@ class Player {
   seekTo(time) {
     this.ownSeek = time;
     const v = this.video;
+    // Through hls.js's primary player when it schedules interstitials (without them it has none).
     const im = this.hls && this.hls.interstitialsManager;
-    if (im) {
+    if (im && im.primary && typeof im.primary.seekTo === "function") {
       im.primary.seekTo(time);
       return;
     }
@@ -295,6 +319,46 @@ class Player {
     return best ? best.id : "midroll-" + String(Math.round(start * 1000) / 1000);
   }
 
+  // The first session opens once hls.js's schedule is known and no reading of the playlist is awaited.
+  openWhenKnown() {
+    if (this.opens === 0 && this.scheduleKnown && !this.cuesPending && this.ws && this.ws.readyState === WebSocket.OPEN) this.open();
+  }
+
+  // hls.js's playlist text, as its loader fetched it (the XMLHttpRequest of its default loader).
+  levelLoaded(data) {
+    const request = data.networkDetails;
+    if (!request || typeof request.responseText !== "string") return;
+    this.playlist = request.responseText;
+    this.readCues();
+  }
+
+  // The bridge reads the playlist with libsnapback's readers, keeping what each refresh of a live one
+  // said; an open session is given the stitched breaks when they changed.
+  readCues() {
+    if (this.playlist === null || !this.ws || this.ws.readyState !== WebSocket.OPEN) return;
+    const text = this.playlist;
+    this.playlist = null;
+    this.cuesPending = true;
+    this.call("readCues", { text, format: "hls", reader: "playlist" })
+      .then((result) => {
+        this.cues = result;
+        this.updateStitched();
+      })
+      .catch((e) => this.error(e))
+      .finally(() => {
+        this.cuesPending = false;
+        this.openWhenKnown();
+      });
+  }
+
+  updateStitched() {
+    if (this.sessionId === null || !this.cues || this.interstitials.length > 0) return;
+    const breaks = this.cues.session || [];
+    if (JSON.stringify(breaks) === this.sentBreaks) return;
+    this.sentBreaks = JSON.stringify(breaks);
+    this.event("updateBreaks", { breaks });
+  }
+
   // hls.js's interstitials: the schedule (reopened as the session's ad rules when it changes before the
   // session is open; UpdateBreaks has no ad rules), and each one played, as AdBreakStarted/AdBreakEnded.
   watchHls() {
@@ -303,7 +367,7 @@ class Player {
     const scheduled = () => {
       if (this.scheduleKnown) return;
       this.scheduleKnown = true;
-      if (this.opens === 0 && this.ws && this.ws.readyState === WebSocket.OPEN) this.open();
+      this.openWhenKnown();
     };
     const handlers = [
       [Events.INTERSTITIALS_UPDATED, (_, data) => {
@@ -312,6 +376,7 @@ class Player {
       }],
       // A stream without interstitials has no INTERSTITIALS_UPDATED: its playlist, once read, says so.
       [Events.LEVEL_UPDATED, () => setTimeout(scheduled, 0)],
+      [Events.LEVEL_LOADED, (_, data) => this.levelLoaded(data)],
       [Events.INTERSTITIAL_STARTED, (_, data) => {
         const start = data.event ? data.event.startTime : this.position();
         this.inInterstitial = start;

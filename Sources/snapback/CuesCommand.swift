@@ -4,10 +4,8 @@ import CSnapbackCues
 import CSnapbackFetch
 import Glibc
 import SnapbackCLI
+import SnapbackCues
 import SnapbackCommandLine
-import SnapbackJSON
-import SnapbackTimeline
-import SnapbackWire
 
 /// `snapback cues [--format hls|dash|vmap] [--content-duration S] [--json] FILE|URL…`: the breaks a manifest
 /// announces, read by libsnapback's break sources (the readers every player links), with what they
@@ -25,7 +23,8 @@ struct CuesCommand: ParsableCommand {
             refreshes of one live manifest: each prints what it added, changed or removed. Needs no daemon.
 
             With --json, one JSON object a line per manifest: "manifest", "format", "live", "breaks" (every \
-            break known, each a snapback.v1.AdBreak in the protocol's proto3 JSON), on a refresh "update" \
+            break known, each a snapback.v1.AdBreak in the protocol's proto3 JSON), "session" for HLS and \
+            DASH (the breaks a player's session calls send) or "adRules" for VMAP, on a refresh "update" \
             (a snapback.v1.UpdateBreaksRequest of the breaks it added or changed), "removed" and \
             "rejected" (id, line, reason).
 
@@ -59,30 +58,16 @@ struct CuesCommand: ParsableCommand {
     }
 
     func run() throws {
-        var options = snapback_cues_options()
-        switch format {
-        case "hls": options.format = SNAPBACK_CUES_HLS
-        case "dash": options.format = SNAPBACK_CUES_DASH
-        case "vmap": options.format = SNAPBACK_CUES_VMAP
-        default: options.format = SNAPBACK_CUES_AUTO
-        }
-        options.content_duration = contentDuration ?? 0
-        guard let cues = snapback_cues_new(&options) else { throw CommandError("out of memory") }
-        defer { snapback_cues_free(cues) }
+        guard let reader = CueReader(format: format.flatMap(CueReader.Format.init(rawValue:)), contentDuration: contentDuration ?? 0)
+        else { throw CommandError("out of memory") }
         for (index, name) in manifests.enumerated() {
-            let text = try read(name)
-            let rc = text.withUnsafeBufferPointer { buffer in
-                buffer.withMemoryRebound(to: CChar.self) { snapback_cues_update(cues, $0.baseAddress, $0.count) }
-            }
-            if rc != SNAPBACK_OK.rawValue {
-                throw CommandError("\(name): \(String(cString: snapback_cues_error(cues)))")
-            }
+            if let refused = reader.update(try read(name)) { throw CommandError("\(name): \(refused)") }
             if json {
-                say(describeJSON(cues, name: name, refresh: index > 0))
+                say(reader.json(name: name))
                 continue
             }
             if index > 0 { say() }
-            for line in describe(cues, name: name, refresh: index > 0) { say(line) }
+            for line in describe(reader, name: name, refresh: index > 0) { say(line) }
         }
     }
 
@@ -103,44 +88,20 @@ struct CuesCommand: ParsableCommand {
         var length = 0
         var error = [CChar](repeating: 0, count: 256)
         guard let data = snapback_fetch(name, &length, &error, error.count) else {
-            throw CommandError("\(name): \(String(cString: error))")
+            throw CommandError("\(name): \(String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))")
         }
         defer { free(data) }
         return Array(UnsafeRawBufferPointer(start: data, count: length))
     }
 }
 
-/// What the reader holds after its last manifest: every break, the changes that manifest made (by id;
-/// removals apart, with why) and the items it refused.
-struct CuesView {
-    var breaks: [snapback_cue_break] = []
-    var kinds: [String: snapback_cue_change_kind] = [:]
-    var removed: [(id: String, reason: String)] = []
-    var rejected: [snapback_cue_note] = []
-
-    init(_ cues: OpaquePointer) {
-        var n = 0
-        if let b = snapback_cues_breaks(cues, &n) { breaks = Array(UnsafeBufferPointer(start: b, count: n)) }
-        var nChanges = 0
-        let changes = snapback_cues_changes(cues, &nChanges)
-        for i in 0..<nChanges {
-            let c = changes![i]
-            let id = String(cString: c.id)
-            if c.kind == SNAPBACK_CUE_REMOVED { removed.append((id, String(cString: c.reason))) } else { kinds[id] = c.kind }
-        }
-        var nRejected = 0
-        if let r = snapback_cues_rejected(cues, &nRejected) { rejected = Array(UnsafeBufferPointer(start: r, count: nRejected)) }
-    }
-}
-
 /// What the reader holds after a manifest: a header, each break (marked + added, ~ changed on a
 /// refresh), then what was refused and removed.
-func describe(_ cues: OpaquePointer, name: String, refresh: Bool) -> [String] {
-    let view = CuesView(cues)
+func describe(_ reader: CueReader, name: String, refresh: Bool) -> [String] {
+    let view = reader.view
     let (n, kinds, removed, nRejected) = (view.breaks.count, view.kinds, view.removed, view.rejected.count)
-    let format = String(cString: snapback_cues_format_name(snapback_cues_format_of(cues)))
     var lines = [
-        "\(name) (\(format)\(snapback_cues_is_live(cues) ? ", live" : "")): \(n) break\(n == 1 ? "" : "s")"
+        "\(name) (\(reader.formatName)\(reader.isLive ? ", live" : "")): \(n) break\(n == 1 ? "" : "s")"
             + (refresh ? ", \(kinds.count) added or changed, \(removed.count) removed" : "")
             + (nRejected > 0 ? ", \(nRejected) item\(nRejected == 1 ? "" : "s") refused" : "")
     ]
@@ -172,60 +133,4 @@ func describe(_ cues: OpaquePointer, name: String, refresh: Bool) -> [String] {
         lines.append("! " + (r.line > 0 ? "line \(r.line): " : "") + String(cString: r.reason))
     }
     return lines
-}
-
-/// A break the reader holds as the protocol's `AdBreak`: what the session calls send of it (its id,
-/// times, ads, the content it replaces, open, unfilled and its restrictions).
-func adBreak(_ b: snapback_cue_break) -> AdBreak {
-    AdBreak(
-        id: String(cString: b.id), start: b.start, duration: b.duration,
-        adDurations: (0..<b.n_ad_durations).map { b.ad_durations[$0] },
-        contentResumeOffset: b.has_content_resume_offset ? b.content_resume_offset : nil, open: b.open,
-        unfilled: b.unfilled, restrictSkip: b.restrictions & UInt32(SNAPBACK_CUE_RESTRICT_SKIP) != 0,
-        restrictJump: b.restrictions & UInt32(SNAPBACK_CUE_RESTRICT_JUMP) != 0)
-}
-
-/// What the reader holds after a manifest as one JSON object: the breaks in the generated proto3 JSON of
-/// `AdBreak`, a refresh's additions and changes as an `UpdateBreaksRequest`, what was removed and refused.
-func describeJSON(_ cues: OpaquePointer, name: String, refresh: Bool) -> String {
-    let view = CuesView(cues)
-    let all = view.breaks.map(adBreak)
-    var w = ProtoJSONWriter()
-    w.beginObject()
-    w.key("manifest")
-    w.string(name)
-    w.key("format")
-    w.string(String(cString: snapback_cues_format_name(snapback_cues_format_of(cues))))
-    w.key("live")
-    w.bool(snapback_cues_is_live(cues))
-    w.key("breaks")
-    w.array(all) { $0.message($1) }
-    if refresh {
-        var update = SnapbackV1.UpdateBreaksRequest()
-        update.breaks = all.filter { view.kinds[$0.id] != nil }
-        w.key("update")
-        w.message(update)
-    }
-    w.key("removed")
-    w.array(view.removed) { (w, r) in
-        w.beginObject()
-        w.key("id")
-        w.string(r.0)
-        w.key("reason")
-        w.string(r.1)
-        w.endObject()
-    }
-    w.key("rejected")
-    w.array(view.rejected) { (w, r) in
-        w.beginObject()
-        w.key("id")
-        w.string(String(cString: r.id))
-        w.key("line")
-        w.int(r.line)
-        w.key("reason")
-        w.string(String(cString: r.reason))
-        w.endObject()
-    }
-    w.endObject()
-    return w.text
 }

@@ -58,6 +58,9 @@ import Testing
             assert b["update"] == {"breaks": [{"id": "cue-out@30", "start": 30.0, "duration": 50.0, "open": True}]}, b
             assert c["update"] == {"breaks": [{"id": "cue-out@30", "start": 30.0, "duration": 50.0}]}, c
             assert c["removed"] == [] and a["rejected"] == [], c
+            # What the session calls send: the open break at once, then closed.
+            assert a["session"] == a["breaks"] and "adRules" not in a, a
+            assert c["session"] == [{"id": "cue-out@30", "start": 30.0, "duration": 50.0}], c
             """)
     }
 
@@ -89,6 +92,8 @@ import Testing
             (a,) = lines
             assert a["format"] == "vmap" and a["live"] is False, a
             assert a["breaks"] == [{"id": "empty", "start": 60.0, "unfilled": True}], a
+            # An ad-rules session: the unfilled break plays nothing, so no mid-roll; no stream breaks.
+            assert a["adRules"] == {} and "session" not in a, a
             (r,) = a["rejected"]
             assert r["line"] == 2 and "timeOffset 50% needs the content duration" in r["reason"], r
             """)

@@ -38,10 +38,47 @@ def hls(directory, seconds=12, ad_seconds=3, ad_at=4):
     ranges = [
         '#EXT-X-DATERANGE:ID="ad1",CLASS="com.apple.hls.interstitial",START-DATE="%s",DURATION=%d.0,'
         'X-ASSET-URI="ad.m3u8",X-RESTRICT="SKIP,JUMP",X-RESUME-OFFSET=0' % (date_at(ad_at), ad_seconds),
-        '#EXT-X-DATERANGE:ID="splice1",START-DATE="%s",PLANNED-DURATION=2.0,SCTE35-OUT=0xFC302000000000000000FFF00506FE000000000000' % date_at(8),
+        '#EXT-X-DATERANGE:ID="splice1",START-DATE="%s",PLANNED-DURATION=2.0,SCTE35-OUT=0x%s'
+        % (date_at(8), splice_insert(event_id=2, duration=2).hex().upper()),
     ]
     with_dates(os.path.join(out, "primary.m3u8"), index, ranges)
     return index
+
+
+def splice(directory, out_at=4, seconds=3):
+    """hls/splice.m3u8: the primary segments with no interstitial, and a SCTE35-OUT date range at
+    `out_at` of `seconds` (the ads stitched into the stream, as a real SCTE-35 splice_insert)."""
+    out = os.path.join(directory, "hls")
+    path = os.path.join(out, "splice.m3u8")
+    hls(directory)
+    ranges = ['#EXT-X-DATERANGE:ID="splice1",START-DATE="%s",DURATION=%d.0,SCTE35-OUT=0x%s'
+              % (date_at(out_at), seconds, splice_insert(event_id=1, duration=seconds).hex().upper())]
+    with_dates(os.path.join(out, "primary.m3u8"), path, ranges)
+    return path
+
+
+def splice_insert(event_id, duration):
+    """A SCTE-35 splice_info_section (SCTE 35 §9.6): a splice_insert out of network, immediate, with a
+    break_duration of `duration` seconds that returns on its own, and its CRC-32."""
+    ticks = int(duration * 90000)
+    command = (event_id.to_bytes(4, "big") + bytes([0x7F,          # not cancelled, reserved
+                                                    0xFF,          # out, program splice, duration, immediate
+                                                    0xFE | (ticks >> 32)]) + (ticks & 0xFFFFFFFF).to_bytes(4, "big")
+               + (event_id & 0xFFFF).to_bytes(2, "big") + bytes([0, 0]))  # unique_program_id, avail_num, avails_expected
+    body = (bytes([0]) + bytes(5) + bytes([0]) + bytes([0xFF, 0xF0 | (len(command) >> 8), len(command) & 0xFF, 0x05])
+            + command + bytes([0, 0]))  # protocol_version, pts_adjustment, cw_index, tier + command length, type; no descriptors
+    length = len(body) + 4
+    section = bytes([0xFC, 0x30 | (length >> 8), length & 0xFF]) + body
+    return section + crc32_mpeg2(section).to_bytes(4, "big")
+
+
+def crc32_mpeg2(data):
+    crc = 0xFFFFFFFF
+    for byte in data:
+        crc ^= byte << 24
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x04C11DB7) & 0xFFFFFFFF if crc & 0x80000000 else (crc << 1) & 0xFFFFFFFF
+    return crc
 
 
 def date_at(seconds):

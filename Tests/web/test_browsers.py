@@ -34,7 +34,9 @@ an HLS stream made by ffmpeg (media.py) with an EXT-X-DATERANGE interstitial X-R
 and a SCTE35-OUT range: without snapback (hls.html) hls.js schedules the ad with its restrictions, lists
 the SCTE35-OUT range, and after the viewer's seek 1 -> 9 plays the ad and resumes at 4, not 9
 (video-dev/hls.js#7029); with snapback.js attached to hls.js (hls-snapback.html) the same seek plays the
-ad and ends at 9. WPE 2.38 (cog) does not play hls.js here: its renderer process crashes at random in
+ad and ends at 9; and on a stitched stream (hls-splice.html: no interstitial, a SCTE35-OUT range at 4 s)
+snapback.js has the bridge read the playlist hls.js loaded (readCues, libsnapback's readers), opens a
+stitched session with that break, and the viewer's seek 1 -> 9 snaps back to 4 and ends at 9. WPE 2.38 (cog) does not play hls.js here: its renderer process crashes at random in
 GStreamer (mini_object_unref: refcount assertion) while hls.js feeds it through MSE, which would make the
 suite fail for a reason not its own.
 """
@@ -72,6 +74,7 @@ def main():
     shutil.copytree(os.path.join(HERE, "pages"), pages)
     hlsjs.fetch(pages)
     media.hls(pages)
+    media.splice(pages)
     media.mp4(pages)
     app_server, app_port = range_server.serve(pages)
     kids_server, kids_port = range_server.serve(pages)
@@ -112,6 +115,9 @@ def main():
         check("Chromium: snapback.js with hls.js %s: the viewer's seek 1 -> 9 ends at 9 after the ad (hls.js#7029)" % hlsjs.VERSION,
               lambda: hls_snapback(chromium_result(chromium, "http://127.0.0.1:%d/hls-snapback.html?bridge=http://127.0.0.1:%d"
                                                    "&token=%s&content=hls-chromium&profile=alice" % (app_port, bridge_port, GUIDE_TOKEN))))
+        check("Chromium: snapback.js with hls.js %s on a stitched stream: its SCTE35-OUT range, read by the bridge, snaps a seek 1 -> 9 back" % hlsjs.VERSION,
+              lambda: hls_splice(chromium_result(chromium, "http://127.0.0.1:%d/hls-splice.html?bridge=http://127.0.0.1:%d"
+                                                 "&token=%s&content=splice-chromium&profile=alice" % (app_port, bridge_port, GUIDE_TOKEN))))
         chromium.close()
         chromium = None
         run_wpe_checks(tmp, log_path, app_port, stranger_port, bridge_port)
@@ -377,6 +383,18 @@ def hls_snapback(result):
     expect(9 <= result["at"] < 10.5, "ended at %r, not after 9" % result["at"])
     return "seek %.2f -> 9: PlayBreak midroll-4 (the ad hls.js plays), hls.js resumed at %.2f, pushed on to 9; at %.2f" % (
         result["seekFrom"], result["resumedAt"], result["at"])
+
+
+def hls_splice(result):
+    expect(result.get("version") == hlsjs.VERSION and not result.get("error") and not result["errors"], "hls.js %r" % result)
+    breaks = result.get("breaks")
+    expect(breaks == [{"id": "splice1", "start": 4, "duration": 3}], "the session's breaks %r" % breaks)
+    seeks = [p["seek"] for p in result["pushes"] if p["seek"]]
+    expect(seeks == [{"streamTime": 4, "reason": "SEEK_REASON_SNAPBACK"},
+                     {"streamTime": 9, "reason": "SEEK_REASON_RESUME_AFTER_SNAPBACK"}], "seek pushes %r" % result["pushes"])
+    expect(9 <= result["at"] < 10.5, "ended at %r, not after 9" % result["at"])
+    return "breaks %r; seek %.2f -> 9: snapped back to 4, on to 9 after the break; at %.2f" % (
+        breaks, result["seekFrom"], result["at"])
 
 
 def bridge_log(log_path):

@@ -263,6 +263,43 @@ def run_checks(port):
         return "; ".join(out) + "; another page has its own"
     check("one WatchDecisions and one WatchChanges stream per page; a further one: FAILED_PRECONDITION", one_stream_of_each)
 
+    def read_cues():
+        page = Page(port, GUIDE)
+        head = "#EXTM3U\n#EXT-X-TARGETDURATION:10\n"
+        seg = lambda first, n: "".join("#EXTINF:10.0,\ns%d.ts\n" % i for i in range(first, first + n))
+        opened = head + "#EXT-X-MEDIA-SEQUENCE:0\n" + seg(0, 3) + "#EXT-X-CUE-OUT:DURATION=30\n" + seg(3, 1)
+        closed = head + "#EXT-X-MEDIA-SEQUENCE:6\n" + seg(6, 2) + "#EXT-X-CUE-IN\n"
+        a = page.result("readCues", {"text": opened, "reader": "live"})
+        expect(a["format"] == "hls" and a["live"] is True and "update" not in a, "first read %r" % a)
+        expect(a["session"] == [{"id": "cue-out@30", "start": 30, "duration": 30, "open": True}], "open break %r" % a)
+        # The reader keeps the break that slid out of the window, and closes it.
+        b = page.result("readCues", {"text": closed, "reader": "live"})
+        expect(b["session"] == [{"id": "cue-out@30", "start": 30, "duration": 50}], "closed break %r" % b)
+        expect(b["update"] == {"breaks": [{"id": "cue-out@30", "start": 30, "duration": 50}]}, "update %r" % b)
+        # reset: a new reader, which has not seen the CUE-OUT.
+        c = page.result("readCues", {"text": closed, "reader": "live", "reset": True})
+        expect(c["session"] == [], "after reset %r" % c)
+        vmap = ('<vmap:VMAP xmlns:vmap="http://www.iab.net/videosuite/vmap" version="1.0">'
+                '<vmap:AdBreak timeOffset="00:10:00" breakType="linear" breakId="m"><vmap:AdSource>'
+                '<vmap:AdTagURI>https://ads.example/x</vmap:AdTagURI></vmap:AdSource></vmap:AdBreak></vmap:VMAP>')
+        v = page.result("readCues", {"text": vmap, "reader": "ads"})
+        expect(v["format"] == "vmap" and v["adRules"] == {"midrollTimes": [600]} and "session" not in v, "vmap %r" % v)
+        e = page.error("readCues", {"text": "<!DOCTYPE x [<!ENTITY a 'b'>]><MPD/>", "reader": "mpd", "format": "dash"})
+        expect(e["code"] == 3 and e["data"] == {"status": "INVALID_ARGUMENT"} and "DOCTYPE" in e["message"], "refused %r" % e)
+        e2 = page.error("readCues", {"text": 5})
+        expect(e2["code"] == -32602 and "wrong type" in e2["message"], "text not a string %r" % e2)
+        e3 = page.error("readCues", {"text": opened, "format": "m3u"})
+        expect(e3["code"] == -32602 and "hls, dash or vmap" in e3["message"], "format %r" % e3)
+        # "mpd" was refused whole and kept no reader: "live" and "ads" are held, two more may be.
+        page.result("readCues", {"text": opened, "reader": "third"})
+        page.result("readCues", {"text": opened, "reader": "fourth"})
+        e4 = page.error("readCues", {"text": opened, "reader": "fifth"})
+        expect(e4["code"] == 8 and "at most 4" in e4["message"], "a fifth reader %r" % e4)
+        page.close()
+        return "a live playlist's CUE-OUT opened then closed across refreshes; VMAP as ad rules; DOCTYPE %r; fifth reader %r" % (
+            e["message"], e4["message"])
+    check("readCues: a page's manifests read by libsnapback's readers in the bridge, bounded", read_cues)
+
     for name in ("guide", "kids"):
         if name in state:
             state[name][0].close()

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "break_flags.h"
+#include "cues_wire.h"
 #include "snapback/cues.h"
 
 #define SB_HIDDEN __attribute__((visibility("hidden")))
@@ -59,10 +60,6 @@ struct sb_hls_state {
     bool open_has_planned;
 };
 
-/* The breaks snapback_session_open_cues and _update_cues send (a stitched stream's, open and unfilled
- * ones included), with their flags beside them. Valid until the next update or free. */
-SB_HIDDEN const snapback_break *sb_cues_wire_breaks(const snapback_cues *c, size_t *n,
-                                                    const struct sb_break_flags **flags);
 
 /* One text's yield. */
 struct sb_parse {
