@@ -20,8 +20,10 @@ public struct WebSocketDecoder {
         case failure(WebSocketCloseCode, String)
     }
 
-    public let maxFrameSize: Int
-    public let maxMessageSize: Int
+    /// Changed by a configuration reload; a message being reassembled is held to the new limit from its
+    /// next frame on.
+    public var maxFrameSize: Int
+    public var maxMessageSize: Int
 
     private var buffer: [UInt8] = []
     private var readIndex = 0

@@ -136,8 +136,8 @@ final class Bridge {
 
     /// Puts `new` in force, or says why not (it changes what only a restart can: the listening
     /// sockets, snapbackd's socket, the script served). A page of an app that `new` keeps unchanged (same
-    /// name, origins, token, profiles, grants, limit) stays connected; a page of an app removed or changed
-    /// is closed 1012, since what it was admitted under no longer holds.
+    /// name, origins, token, profiles, grants, limit) stays connected, under the new `[limits]`; a page of
+    /// an app removed or changed is closed 1012, since what it was admitted under no longer holds.
     func reload(_ new: BridgeConfiguration) -> String? {
         if new.listen != configuration.listen || new.port != configuration.port {
             return "the listening addresses or port changed"
@@ -152,6 +152,7 @@ final class Bridge {
         configuration = new
         pagesPerApp = Array(repeating: 0, count: new.apps.count)
         for page in pages.values {
+            page.apply(limits: new)
             guard let index = page.appIndex else { continue }  // in its handshake: decides under `new`
             if let found = kept[index] {
                 page.reassign(appIndex: found)

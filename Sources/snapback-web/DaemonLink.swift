@@ -153,7 +153,7 @@ final class DaemonLink {
 /// with what is sent meanwhile queued behind it, up to `maxQueued` bytes.
 final class StreamWriter {
     private let stream: UnsafeMutablePointer<uv_stream_t>
-    let maxQueued: Int
+    var maxQueued: Int
     private var queued: [UInt8] = []
     private var inFlight: [UInt8] = []
     private var writing = false

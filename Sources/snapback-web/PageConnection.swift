@@ -18,7 +18,7 @@ final class PageConnection {
     private let loop: EventLoop
     private let handle: UnsafeMutablePointer<uv_tcp_t>
     private let writer: StreamWriter
-    private let limits: BridgeConfiguration
+    private var limits: BridgeConfiguration
     private var timer: LoopTimer?
 
     /// Only forward: ``beginClosing(_:)`` is the one way into `.closing` and ``abort(_:level:)`` the one
@@ -190,6 +190,19 @@ final class PageConnection {
             [unowned self] event in
             self.linkEvent(event)
         }
+        armTimer()
+    }
+
+    /// A reload's `[limits]`, for what the page does from now on: its message rate (the bucket as it is,
+    /// capped at the new burst), frame and message sizes, output queue, ping and pong times, and the
+    /// handshake time of a page still in its handshake.
+    func apply(limits new: BridgeConfiguration) {
+        limits = new
+        rate.retune(perSecond: new.messagesPerSecond, burst: new.messageBurst)
+        decoder.maxFrameSize = new.maxFrameSize
+        decoder.maxMessageSize = new.maxMessageSize
+        writer.maxQueued = new.maxOutboundBytes
+        rpc?.apply(maxMessageSize: new.maxMessageSize)
         armTimer()
     }
 

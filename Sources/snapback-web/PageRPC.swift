@@ -38,7 +38,7 @@ final class PageRPC {
     private var streams: [UInt32: String] = [:]
     /// Bounds of a request's params: the message size the bridge takes, the protocol's nesting, and an
     /// OpenSession's breaks far above what snapbackd takes in one.
-    private let limits: ProtoJSONLimits
+    private var limits: ProtoJSONLimits
     /// The page's manifest readers by name, each holding what its refreshes said (a live playlist's
     /// breaks that slid out of its window, the changes of the last one).
     private var readers: [(name: String, reader: CueReader)] = []
@@ -46,10 +46,18 @@ final class PageRPC {
     init(page: PageConnection, app: WebApp, maxMessageSize: Int) {
         self.page = page
         scope = PageScope(app: app)
-        limits = ProtoJSONLimits(maxBytes: maxMessageSize, maxDepth: 8, maxElements: 10_000)
+        limits = Self.limits(maxMessageSize: maxMessageSize)
     }
 
     var app: WebApp { scope.app }
+
+    func apply(maxMessageSize: Int) {
+        limits = Self.limits(maxMessageSize: maxMessageSize)
+    }
+
+    private static func limits(maxMessageSize: Int) -> ProtoJSONLimits {
+        ProtoJSONLimits(maxBytes: maxMessageSize, maxDepth: 8, maxElements: 10_000)
+    }
 
     func received(_ text: [UInt8]) {
         switch JSONRPC.parseRequest(text) {

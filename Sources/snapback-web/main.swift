@@ -136,19 +136,27 @@ do {
         // SIGHUP: the file and its drop-ins read again; a file that does not load, or changes what only
         // a restart can, is refused and the configuration in force kept.
         if signal == SIGHUP {
+            // systemd's reload protocol (Type=notify): `systemctl reload` returns once READY=1 follows.
+            _ = notifier?.send(
+                "RELOADING=1", "STATUS=reloading the configuration",
+                "MONOTONIC_USEC=\(ServiceNotifier.monotonicMicroseconds())")
+            let listening = "listening on \(bridge.listeningOn.joined(separator: " "))"
             let new: BridgeConfiguration
             do {
                 new = try loadConfiguration(configPath)
             } catch {
                 logger.warning("SIGHUP: configuration not reloaded, the one in force is kept: \(error)")
+                _ = notifier?.send("READY=1", "STATUS=\(listening); last reload refused: \(error)")
                 return
             }
             if let refusal = bridge.reload(new) {
                 logger.warning("SIGHUP: configuration not reloaded, the one in force is kept: \(refusal) (a restart takes it)")
+                _ = notifier?.send("READY=1", "STATUS=\(listening); last reload refused: \(refusal)")
                 return
             }
             let names = new.apps.map(\.name).joined(separator: ", ")
             logger.notice("SIGHUP: configuration reloaded: \(new.apps.count) apps (\(names))")
+            _ = notifier?.send("READY=1", "STATUS=\(listening); configuration reloaded")
             return
         }
         logger.notice("\(SignalWatcher.name(of: signal)): stopping")

@@ -53,6 +53,7 @@ def main():
         restart = lambda: start_daemon(snapbackd, tmp, sock_path)
         daemon = run_checks(port, sock_path, bridge, daemon, restart)
         check("socket-activated on 127.0.0.1 and [::1]", lambda: socket_activated(web, tmp, sock_path))
+        check("under systemd: READY=1, and RELOADING=1 then READY=1 around each SIGHUP", lambda: notify_reload(web, tmp, sock_path))
         reload_checks(web, tmp, sock_path)
         check("a page that sends its close with output queued and stops reading is closed after the linger",
               lambda: unread_close(web, tmp, sock_path))
@@ -485,6 +486,21 @@ def reload_checks(web, tmp, sock_path):
         return "log: %s; the kept page still answered, upgrades %r" % (line, codes)
     check("SIGHUP: a bad file is refused with a log line and the configuration in force kept", bad_file)
 
+    def limits_for_open_pages():
+        # The kept page, connected under the default rate (50 a second, burst 100), takes the new one.
+        write_config(rtmp, port, sock_path, {"kept": {"origin": KEPT_ORIGIN, "token": KEPT_TOKEN}},
+                     messages_per_second=2, message_burst=3)
+        bridge.send_signal(signal.SIGHUP)
+        logged("configuration reloaded: 1 apps")
+        ws = state.pop("kept")
+        for i in range(10):
+            ws.send_text('{"jsonrpc":"2.0","id":%d,"method":"Snapback.1.register","params":{"event":"push","id":"f"}}' % i)
+        code, reason = ws.expect_close(timeout=10)
+        ws.sock.close()
+        expect(code == 1008 and "more than 2 messages per second (burst 3)" in reason, "close %r %r" % (code, reason))
+        return "the page connected before the reload closed %d %r" % (code, reason)
+    check("SIGHUP: the new [limits] hold for the pages already connected", limits_for_open_pages)
+
     if "kept" in state:
         state["kept"].close()
     stop(bridge)
@@ -509,6 +525,40 @@ def socket_activated(web, tmp, sock_path):
         _, err = proc.communicate(timeout=10)
     expect(b"listening on fd 3 fd 4" in err, "log %r" % err[-300:])
     return "adopted fd 3 and fd 4; a page on [::1] upgraded"
+
+
+def notify_reload(web, tmp, sock_path):
+    """Under systemd (Type=notify, a NOTIFY_SOCKET): READY=1 once listening; a SIGHUP is RELOADING=1 with
+    MONOTONIC_USEC, then READY=1 again — also when the new file is refused, which the STATUS says."""
+    ntmp = os.path.join(tmp, "notify")
+    os.mkdir(ntmp)
+    port = free_port()
+    config = write_config(ntmp, port, sock_path, APPS)
+    address = os.path.join(ntmp, "notify.sock")
+    notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    notify.bind(address)
+    notify.settimeout(10)
+    proc = subprocess.Popen([web, "--config", config], env=dict(os.environ, NOTIFY_SOCKET=address),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        def message():
+            return notify.recv(4096).decode()
+        ready = message()
+        expect(ready.startswith("READY=1\nSTATUS=listening on"), "at start %r" % ready)
+        proc.send_signal(signal.SIGHUP)
+        reloading, again = message(), message()
+        expect(reloading.startswith("RELOADING=1\nSTATUS=reloading the configuration\nMONOTONIC_USEC="), "reload %r" % reloading)
+        expect(again.startswith("READY=1") and "configuration reloaded" in again, "after the reload %r" % again)
+        with open(config, "a") as f:
+            f.write("no-such-key = 1\n")
+        proc.send_signal(signal.SIGHUP)
+        refused = [message(), message()]
+        expect(refused[0].startswith("RELOADING=1") and refused[1].startswith("READY=1")
+               and "last reload refused" in refused[1], "a refused reload %r" % refused)
+        return "%r, then %r" % (reloading.split("\n")[0], refused[1].split("\n")[1][:90])
+    finally:
+        stop(proc)
+        notify.close()
 
 
 def _raw_refusal(port, version_header):
