@@ -166,7 +166,8 @@ let package = Package(
             name: "snapback",
             dependencies: [
                 "SnapbackClient", "SnapbackWire", "SnapbackTimeline", "SnapbackCLI", "SnapbackCommandLine", "SnapbackJSON",
-                "CSnapbackCues", "SnapbackCues", "CSnapbackFetch", .product(name: "ArgumentParser", package: "swift-argument-parser")
+                "CSnapbackCues", "SnapbackCues", "CSnapbackFetch",
+                .product(name: "ArgumentParser", package: "swift-argument-parser")
             ]),
         // libsnapback's break sources (HLS, DASH, VMAP, SCTE-35: the readers alone, without the client),
         // the very C the players link, for `snapback cues`; expat reads the XML.

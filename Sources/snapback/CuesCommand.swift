@@ -4,8 +4,8 @@ import CSnapbackCues
 import CSnapbackFetch
 import Glibc
 import SnapbackCLI
-import SnapbackCues
 import SnapbackCommandLine
+import SnapbackCues
 
 /// `snapback cues [--format hls|dash|vmap] [--content-duration S] [--json] FILE|URL…`: the breaks a manifest
 /// announces, read by libsnapback's break sources (the readers every player links), with what they
@@ -58,7 +58,9 @@ struct CuesCommand: ParsableCommand {
     }
 
     func run() throws {
-        guard let reader = CueReader(format: format.flatMap(CueReader.Format.init(rawValue:)), contentDuration: contentDuration ?? 0)
+        guard
+            let reader = CueReader(
+                format: format.flatMap(CueReader.Format.init(rawValue:)), contentDuration: contentDuration ?? 0)
         else { throw CommandError("out of memory") }
         for (index, name) in manifests.enumerated() {
             if let refused = reader.update(try read(name)) { throw CommandError("\(name): \(refused)") }
@@ -88,7 +90,8 @@ struct CuesCommand: ParsableCommand {
         var length = 0
         var error = [CChar](repeating: 0, count: 256)
         guard let data = snapback_fetch(name, &length, &error, error.count) else {
-            throw CommandError("\(name): \(String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))")
+            throw CommandError(
+                "\(name): \(String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))")
         }
         defer { free(data) }
         return Array(UnsafeRawBufferPointer(start: data, count: length))
