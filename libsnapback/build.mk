@@ -14,7 +14,7 @@
 # member no larger than the biggest). The header says "Since 0.x.0" beside each.
 
 CC              ?= cc
-LIBSNAPBACK_VERSION := 0.3.0
+LIBSNAPBACK_VERSION := 0.4.0
 LIBSNAPBACK_SOVERSION := 0
 C_BUILD         := .build-c
 C_WARNINGS      := -std=c11 -Wall -Wextra -Werror

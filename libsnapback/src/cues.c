@@ -19,6 +19,7 @@ struct snapback_cues {
     snapback_cues_options opt;
     snapback_cues_format format;
     bool live;
+    double refresh;            /* the last text's, seconds */
     struct sb_cue_list breaks; /* known, sorted */
     struct sb_note_list rejected;
     struct change *changes;
@@ -679,6 +680,7 @@ int snapback_cues_update(snapback_cues *c, const char *text, size_t len) {
     p.rejected = (struct sb_note_list){0};
     c->format = f;
     c->live = p.live;
+    c->refresh = p.live ? p.refresh : 0;
     cue_list_free(&p.found);
     note_list_free(&p.removed);
     return rebuild_views(c);
@@ -758,6 +760,7 @@ static int rebuild_views(snapback_cues *c) {
 const char *snapback_cues_error(const snapback_cues *c) { return c ? c->error : "no reader"; }
 snapback_cues_format snapback_cues_format_of(const snapback_cues *c) { return c ? c->format : SNAPBACK_CUES_AUTO; }
 bool snapback_cues_is_live(const snapback_cues *c) { return c && c->live; }
+double snapback_cues_refresh_interval(const snapback_cues *c) { return c ? c->refresh : 0; }
 
 const snapback_cue_break *snapback_cues_breaks(const snapback_cues *c, size_t *n) {
     if (n) *n = c ? c->breaks.n : 0;

@@ -71,6 +71,9 @@ struct sb_parse {
     struct sb_note_list rejected;
     struct sb_note_list removed; /* explicit removals: id, reason */
     bool live;
+    /* Seconds after which a live text says to read it again (HLS EXT-X-TARGETDURATION, DASH
+     * MPD@minimumUpdatePeriod); 0 when it says nothing. */
+    double refresh;
     /* Live HLS: the stream time where this text's window begins; a known break starting at or after
      * it and missing from the text was withdrawn. -1: no such rule (DASH, VMAP). */
     double window_start;

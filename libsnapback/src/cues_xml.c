@@ -171,6 +171,7 @@ enum { SCHEME_NONE, SCHEME_XML, SCHEME_XML_BIN, SCHEME_BIN };
 struct dash {
     struct sb_parse *p;
     bool root, dynamic;
+    double refresh; /* MPD@minimumUpdatePeriod of a dynamic MPD, seconds */
     unsigned period_n;
     double period_start, period_duration;
     bool period_has_duration;
@@ -288,6 +289,10 @@ static void dash_start(void *u, const char *name, const char **a, unsigned depth
         d->root = strcmp(name, "MPD") == 0;
         const char *type = sb_xml_attr(a, "type");
         d->dynamic = type && strcmp(type, "dynamic") == 0;
+        /* ISO/IEC 23009-1 5.4: a dynamic MPD is fetched again at the latest after minimumUpdatePeriod. */
+        const char *mup = sb_xml_attr(a, "minimumUpdatePeriod");
+        double period;
+        if (d->dynamic && mup && sb_xs_duration(mup, strlen(mup), &period)) d->refresh = period;
         return;
     }
     if (strcmp(name, "Period") == 0 && depth == 1) {
@@ -449,6 +454,7 @@ int sb_parse_dash(struct sb_parse *p, const char *text, size_t len) {
     if (rc == SNAPBACK_OK && !d->root) rc = sb_fail(p, "the root element is not MPD");
     if (rc == SNAPBACK_OK) {
         p->live = d->dynamic;
+        p->refresh = d->refresh;
         /* A static MPD's break still open has no end to wait for. */
         for (size_t i = 0; i < p->found.n; i++)
             if (p->found.v[i].open && !d->dynamic) p->found.v[i].open = false;

@@ -230,7 +230,7 @@ static void test_hls_daterange_rules(void) {
                  "#EXT-X-DATERANGE:ID=\"nozone\",START-DATE=\"2023-12-31T23:03:40\",DURATION=1,SCTE35-OUT=0xFC\n"
                  "#EXT-X-ENDLIST\n");
     CHECK(feed(c, text) == SNAPBACK_OK);
-    CHECK(!snapback_cues_is_live(c));
+    CHECK(!snapback_cues_is_live(c) && snapback_cues_refresh_interval(c) == 0); /* VOD: never read again */
     CHECK(!find(c, "c") && rejected(c, "tags with this ID give DURATION two values"));
     const snapback_cue_break *b = find(c, "e");
     CHECK(b && NEAR(b->start, 120) && NEAR(b->duration, 30));
@@ -347,6 +347,7 @@ static void test_hls_cue_out_live_refreshes(void) {
     const snapback_cue_break *b = find(c, "cue-out@30");
     CHECK(b && b->open && NEAR(b->start, 30) && NEAR(b->duration, 10)); /* as far as the live edge */
     CHECK(change(c, "cue-out@30") == SNAPBACK_CUE_ADDED);
+    CHECK(snapback_cues_refresh_interval(c) == 10); /* EXT-X-TARGETDURATION */
     /* Extended: two more segments in the break, the CUE-OUT tag slid out of the window. */
     p = text + sprintf(text, "#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXT-X-MEDIA-SEQUENCE:104\n");
     p += sprintf(p, "#EXT-X-CUE-OUT-CONT:ElapsedTime=10\n");
@@ -506,6 +507,7 @@ static void test_dash_live_cancel(void) {
         "<Event presentationTime=\"10\" id=\"a\"><SpliceInfoSection><SpliceInsert spliceEventId=\"5\" "
         "outOfNetworkIndicator=\"1\"/></SpliceInfoSection></Event></EventStream></Period></MPD>";
     CHECK(feed(c, open_) == SNAPBACK_OK && snapback_cues_is_live(c));
+    CHECK(snapback_cues_refresh_interval(c) == 0); /* no minimumUpdatePeriod */
     const snapback_cue_break *b = find(c, "scte35-5");
     CHECK(b && b->open && NEAR(b->start, 110));
     const char *closed =
@@ -518,7 +520,9 @@ static void test_dash_live_cancel(void) {
     b = find(c, "scte35-5");
     CHECK(b && !b->open && NEAR(b->duration, 30) && change(c, "scte35-5") == SNAPBACK_CUE_CHANGED);
     /* A refresh without it: a live MPD's events are only removed by a cancel. */
-    CHECK(feed(c, MPD_HEAD "type=\"dynamic\"><Period id=\"2\"/></MPD>") == SNAPBACK_OK && find(c, "scte35-5"));
+    CHECK(feed(c, MPD_HEAD "type=\"dynamic\" minimumUpdatePeriod=\"PT2.5S\"><Period id=\"2\"/></MPD>") == SNAPBACK_OK &&
+          find(c, "scte35-5"));
+    CHECK(snapback_cues_refresh_interval(c) == 2.5);
     const char *cancel =
         MPD_HEAD "type=\"dynamic\"><Period id=\"2\"><EventStream schemeIdUri=\"urn:scte:scte35:2013:xml\">"
         "<Event presentationTime=\"0\" id=\"c\"><SpliceInfoSection><SpliceInsert spliceEventId=\"5\" "

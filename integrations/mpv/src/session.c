@@ -235,13 +235,19 @@ static void on_opened(snapback_client *c, const snapback_reply *r, void *user) {
         return;
     }
     const snapback_opened *o = &r->u.opened;
+    size_t n = p->file.breaks.n;
+    if (p->file.cues) snapback_cues_breaks(p->file.cues, &n); /* open ones too */
     sbmpv_log(&p->mpv, true, "session %llu for \"%s\" (%s, %zu breaks from %s)%s",
-              (unsigned long long)o->session_id, p->file.content_id, o->policy_preset, p->file.breaks.n,
+              (unsigned long long)o->session_id, p->file.content_id, o->policy_preset, n,
               p->file.breaks_from, o->resumed_from_bookmark ? ", resumed from its bookmark" : "");
     release_hold(p);
     struct live_session l = p->session.u.opening;
     p->session.kind = SESSION_OPEN;
     p->session.u.open = l;
+    if (l.breaks_changed) {
+        p->session.u.open.breaks_changed = false;
+        sbmpv_breaks_changed(p);
+    }
     /* Opened once playback had begun (the hold timed out, or a late connection): tell the daemon
      * where mpv is, unless a resume seek is on its way there. */
     if (p->motion.kind == MOTION_STEADY || p->motion.kind == MOTION_SEEKING) report_state(p);
@@ -260,7 +266,8 @@ static void open_session(struct plugin *p, bool resume, bool hold, uint64_t hook
     sp.n_breaks = p->file.breaks.n;
     double ads = 0;
     for (size_t i = 0; i < p->file.breaks.n; i++) ads += p->file.breaks.items[i].duration;
-    if (p->file.duration > ads) {
+    /* A live stream's duration is its window so far, not the content's. */
+    if (!p->file.live && p->file.duration > ads) {
         sp.has_content_duration = true;
         sp.content_duration = p->file.duration - ads;
     }
@@ -268,7 +275,9 @@ static void open_session(struct plugin *p, bool resume, bool hold, uint64_t hook
     snapback_resume r = {.use_bookmark = true};
     if (resume) sp.resume = &r;
     snapback_session *handle = NULL;
-    int rc = snapback_session_open(p->client, &sp, on_opened, p, &handle);
+    /* From a manifest: its breaks as it says them (open ones at once, unfilled ones marked, restrictions). */
+    int rc = p->file.cues ? snapback_session_open_cues(p->client, &sp, p->file.cues, on_opened, p, &handle)
+                          : snapback_session_open(p->client, &sp, on_opened, p, &handle);
     if (rc != SNAPBACK_OK) {
         /* Away: the session opens when the library has reconnected (on_connection). */
         sbmpv_log(&p->mpv, rc == SNAPBACK_E_DISCONNECTED, "no session for \"%s\" yet: %s", p->file.content_id,
@@ -277,7 +286,7 @@ static void open_session(struct plugin *p, bool resume, bool hold, uint64_t hook
         if (hold) sbmpv_hook_continue(&p->mpv, hook_id);
         return;
     }
-    struct live_session l = {.handle = handle, .completed = false};
+    struct live_session l = {.handle = handle, .completed = false, .breaks_changed = false};
     if (hold) {
         p->session.kind = SESSION_HELD;
         p->session.u.held.live = l;
@@ -394,6 +403,22 @@ void sbmpv_pause_changed(struct plugin *p, bool paused) {
 void sbmpv_speed_changed(struct plugin *p, double speed) {
     p->speed = speed;
     if (p->motion.kind == MOTION_STEADY) report_state(p);
+}
+
+static void on_breaks_updated(snapback_client *c, const snapback_reply *r, void *user) {
+    struct plugin *p = user;
+    if (r->status == SNAPBACK_OK) sbmpv_log(&p->mpv, true, "UpdateBreaks: the daemon took the refreshed breaks");
+    else on_event_reply(c, r, user);
+}
+
+void sbmpv_breaks_changed(struct plugin *p) {
+    struct live_session *l = live(p);
+    if (!l || !p->file.cues) return;
+    if (p->session.kind != SESSION_OPEN) {
+        l->breaks_changed = true;
+        return;
+    }
+    check(p, "UpdateBreaks", snapback_session_update_cues(l->handle, p->file.cues, on_breaks_updated, p));
 }
 
 void sbmpv_content_complete(struct plugin *p) {

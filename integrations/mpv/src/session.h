@@ -9,10 +9,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <snapback/cues.h>
 #include <snapback/snapback.h>
 
 #include "media.h"
 #include "mpvio.h"
+#include "refresh.h"
 
 /* Playhead reports while playing: at most every REPORT_MS of wall time, and at once when the position
  * crosses a break's start or end (so the return after a break is not late by a report interval). */
@@ -30,6 +32,10 @@ struct options {
     char *content_id, *profile, *preset, *sidecar, *ad_chapters;
     bool resume;
     int open_timeout_ms;
+    /* snapback-cues-refresh-interval: seconds between a live manifest's refreshes, 0 = none; unset: what
+     * the manifest says (snapback_cues_refresh_interval). */
+    bool has_refresh_interval;
+    double refresh_interval;
 };
 
 /* The file under snapback: its ids and breaks, read by plugin.c when mpv has opened it. */
@@ -39,6 +45,10 @@ struct file {
     sbm_breaks breaks;
     bool live;               /* a live manifest: the session is live */
     const char *breaks_from; /* "chapters", "sidecar", "manifest" or "none", for the log */
+    /* The breaks came from the stream's manifest: its reader, kept across a live one's refreshes so that
+     * each refresh's changes are computed; the session is opened and updated from it. NULL otherwise. */
+    snapback_cues *cues;
+    struct sbm_refresher *refresher; /* a live manifest's, while it is refreshed */
 };
 
 /* The session of the file mpv plays. The handle of a live session is the library's until CloseSession
@@ -55,6 +65,8 @@ enum session_kind {
 struct live_session {
     snapback_session *handle;
     bool completed; /* ContentComplete sent (once; no final playhead at the close then) */
+    /* The manifest's breaks changed while the session was opening: UpdateBreaks once it is open. */
+    bool breaks_changed;
 };
 struct session {
     enum session_kind kind;
@@ -132,6 +144,9 @@ void sbmpv_playback_restart(struct plugin *p, bool have_pos, double pos);
 void sbmpv_position_changed(struct plugin *p, double pos);
 void sbmpv_pause_changed(struct plugin *p, bool paused);
 void sbmpv_speed_changed(struct plugin *p, double speed);
+/* A live manifest's refresh changed p->file.cues (and p->file.breaks): UpdateBreaks, now if the session
+ * is open, else once it is (a session opened later takes the breaks as they are then). */
+void sbmpv_breaks_changed(struct plugin *p);
 /* The content ended (eof-reached with --keep-open, or the file's end). */
 void sbmpv_content_complete(struct plugin *p);
 /* mpv refused the seek the plugin asked for (SBMPV_REPLY_SEEK's error). */

@@ -137,6 +137,10 @@ SNAPBACK_API const char *snapback_cues_error(const snapback_cues *cues);
 SNAPBACK_API snapback_cues_format snapback_cues_format_of(const snapback_cues *cues);
 /* Whether the last text is a live one (HLS without EXT-X-ENDLIST, a dynamic MPD). */
 SNAPBACK_API bool snapback_cues_is_live(const snapback_cues *cues);
+/* Seconds after which the last text, a live one, says to read it again: an HLS playlist's
+ * EXT-X-TARGETDURATION (RFC 8216bis 6.3.4), a dynamic MPD's minimumUpdatePeriod. 0 when the text is
+ * not live or says nothing. Since 0.4.0. */
+SNAPBACK_API double snapback_cues_refresh_interval(const snapback_cues *cues);
 
 /* Every break known, sorted by (position, start): pre-rolls first, post-rolls last. Valid until the
  * next update or free. */
