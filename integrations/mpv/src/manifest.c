@@ -35,7 +35,7 @@ snapback_cues *sbm_manifest_read(const char *text, size_t len, char *err, size_t
     if (snapback_cues_update(c, text, len) != SNAPBACK_OK) {
         snprintf(err, errlen, "%s", snapback_cues_error(c));
     } else if (snapback_cues_format_of(c) == SNAPBACK_CUES_VMAP) {
-        snprintf(err, errlen, "a VMAP is not a stream's manifest");
+        snprintf(err, errlen, "a VMAP is not a stream's manifest (give it as snapback-vmap)");
     } else {
         return c;
     }

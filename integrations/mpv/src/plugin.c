@@ -42,6 +42,7 @@ static void options_free(struct options *o) {
     free(o->preset);
     free(o->sidecar);
     free(o->ad_chapters);
+    free(o->vmap);
     memset(o, 0, sizeof *o);
 }
 
@@ -65,6 +66,7 @@ static void read_options(struct plugin *p, char **socket) {
                         : !strcmp(k, "preset")     ? &p->opt.preset
                         : !strcmp(k, "sidecar")    ? &p->opt.sidecar
                         : !strcmp(k, "ad-chapters") ? &p->opt.ad_chapters
+                        : !strcmp(k, "vmap")       ? &p->opt.vmap
                         : !strcmp(k, "socket")     ? socket
                                                    : NULL;
             if (slot) {
@@ -153,6 +155,40 @@ static int load_manifest(struct plugin *p) {
     p->file.cues = c;
     p->file.live = snapback_cues_is_live(c);
     return 1;
+}
+
+/* A VMAP's ad rules: snapback-vmap (a path or an http(s) URL), else NAME.vmap.xml beside a local file
+ * (`sidecar_only`: that one only). Read with mpv's duration as the content's (for n% and "end"); its
+ * reader in p->file.cues, the session then an ad-rules one. 1 when read, 0 when there is none, -1
+ * when it could not be read or was refused (logged). */
+static int load_vmap(struct plugin *p, bool sidecar_only) {
+    if (sidecar_only == (p->opt.vmap != NULL)) return 0;
+    char *path = p->opt.vmap ? strdup(p->opt.vmap) : sbm_sidecar_path(p->file.path, ".vmap.xml");
+    if (!path) return 0;
+    size_t len = 0;
+    char err[256];
+    char *text = NULL;
+    if (p->opt.vmap || access(path, F_OK) == 0) text = snapback_fetch(path, &len, err, sizeof err);
+    else {
+        free(path);
+        return 0;
+    }
+    snapback_cues_options o = {.format = SNAPBACK_CUES_VMAP, .content_duration = p->file.duration};
+    snapback_cues *c = text ? snapback_cues_new(&o) : NULL;
+    int rc = -1;
+    if (!text) sbmpv_log(&p->mpv, false, "%s: %s", path, err);
+    else if (!c) sbmpv_log(&p->mpv, false, "%s: out of memory", path);
+    else if (snapback_cues_update(c, text, len) != SNAPBACK_OK)
+        sbmpv_log(&p->mpv, false, "%s: %s", path, snapback_cues_error(c));
+    else rc = 1;
+    size_t n;
+    const snapback_cue_note *bad = rc == 1 ? snapback_cues_rejected(c, &n) : NULL;
+    for (size_t i = 0; bad && i < n; i++) sbmpv_log(&p->mpv, false, "%s:%u: %s", path, bad[i].line, bad[i].reason);
+    if (rc == 1) p->file.cues = c;
+    else snapback_cues_free(c);
+    free(text);
+    free(path);
+    return rc;
 }
 
 /* A live manifest is read again on a timer (refresh.h): snapback-cues-refresh-interval, else the
@@ -269,10 +305,14 @@ static void file_preloaded(struct plugin *p, uint64_t hook_id) {
     if (mpv_get_property(p->mpv.handle, "duration", MPV_FORMAT_DOUBLE, &p->file.duration) < 0 ||
         !isfinite(p->file.duration))
         p->file.duration = 0;
+    /* The first that has breaks: snapback-vmap, the JSON sidecar, a VMAP sidecar, the stream's manifest,
+     * the chapters. */
     char *sidecar_id = NULL;
-    int sidecar = load_sidecar(p, &sidecar_id), manifest = sidecar == 1 ? 0 : load_manifest(p);
-    p->file.breaks_from = sidecar == 1 ? "sidecar" : manifest == 1 ? "manifest" : "chapters";
-    if (sidecar != 1 && manifest != 1) load_chapters(p);
+    int vmap = load_vmap(p, false), sidecar = vmap == 1 ? 0 : load_sidecar(p, &sidecar_id);
+    if (vmap != 1 && sidecar != 1) vmap = load_vmap(p, true);
+    int manifest = vmap == 1 || sidecar == 1 ? 0 : load_manifest(p);
+    p->file.breaks_from = vmap == 1 ? "VMAP" : sidecar == 1 ? "sidecar" : manifest == 1 ? "manifest" : "chapters";
+    if (vmap != 1 && sidecar != 1 && manifest != 1) load_chapters(p);
     if (p->file.live) start_refreshes(p);
     if (!p->file.breaks.n && !p->file.cues) p->file.breaks_from = "none"; /* a live one may have open breaks */
     char *id = p->opt.content_id ? strdup(p->opt.content_id) : sidecar_id ? sidecar_id : metadata_content_id(p);
@@ -392,7 +432,8 @@ __attribute__((visibility("default"))) int mpv_open_cplugin(mpv_handle *mpv) {
         while (running && (ev = mpv_wait_event(mpv, 0))->event_id != MPV_EVENT_NONE) running = handle_event(p, ev);
         if (!running) break;
         if (p->file.refresher) take_refresh(p);
-        wait_and_dispatch(p, sbmpv_hold_timeout_ms(p));
+        int hold = sbmpv_hold_timeout_ms(p), ad = sbmpv_ad_timeout_ms(p);
+        wait_and_dispatch(p, hold < 0 ? ad : ad < 0 ? hold : hold < ad ? hold : ad);
     }
 
     /* Quit: the session closes with mpv's last position, and the close is waited for (bounded) so

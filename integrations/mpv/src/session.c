@@ -117,6 +117,63 @@ static void on_state_for_osd(snapback_client *c, const snapback_reply *r, void *
     sbmpv_osd(&p->mpv, text, 4000);
 }
 
+/* The length of an ad-rules session's break `id` as the VMAP says it (its inline VAST durations): the
+ * daemon names them preroll, midroll-T (T its content time, to the millisecond) and postroll. */
+static double client_break_seconds(const struct plugin *p, const char *id) {
+    size_t n;
+    const snapback_cue_break *b = snapback_cues_breaks(p->file.cues, &n);
+    for (size_t i = 0; i < n; i++) {
+        char name[64];
+        if (b[i].position == SNAPBACK_POSITION_PREROLL) snprintf(name, sizeof name, "preroll");
+        else if (b[i].position == SNAPBACK_POSITION_POSTROLL) snprintf(name, sizeof name, "postroll");
+        else {
+            snprintf(name, sizeof name, "midroll-%.3f", b[i].start);
+            char *e = name + strlen(name);
+            while (e[-1] == '0') *--e = 0;
+            if (e[-1] == '.') e[-1] = 0;
+        }
+        if (!strcmp(name, id) && b[i].duration > 0) return b[i].duration;
+    }
+    return AD_BREAK_DEFAULT_SECONDS;
+}
+
+/* PlayBreak: the content held paused for the break (session.h, struct client_break). */
+static void play_client_break(struct plugin *p, snapback_session *s, const char *id) {
+    if (p->ad.playing || strlen(id) >= sizeof p->ad.id) {
+        sbmpv_log(&p->mpv, false, "PlayBreak %s: %s", id, p->ad.playing ? "a break already plays" : "an id too long");
+        return;
+    }
+    double secs = p->file.cues ? client_break_seconds(p, id) : AD_BREAK_DEFAULT_SECONDS;
+    p->ad.playing = true;
+    snprintf(p->ad.id, sizeof p->ad.id, "%s", id);
+    p->ad.until_ms = sbmpv_now_ms() + (uint64_t)(secs * 1000);
+    p->ad.was_paused = p->paused;
+    sbmpv_log(&p->mpv, true, "PlayBreak %s: the content held for %g s", id, secs);
+    if (!p->paused) sbmpv_set_pause(&p->mpv, true);
+    char text[96];
+    snprintf(text, sizeof text, "Ad break — the content goes on in %.0f s", secs);
+    sbmpv_osd(&p->mpv, text, (int)(secs * 1000));
+    check(p, "AdBreakStarted", snapback_ad_break_started(s, id, on_event_reply, p));
+}
+
+static void end_client_break(struct plugin *p) {
+    if (!p->ad.playing) return;
+    p->ad.playing = false;
+    snapback_session *s = current(p);
+    sbmpv_log(&p->mpv, true, "break %s played", p->ad.id);
+    /* Ended before the daemon's seek push (the resume target) is carried out, then the content plays. */
+    if (s) check(p, "AdBreakEnded", snapback_ad_break_ended(s, p->ad.id, on_event_reply, p));
+    if (!p->ad.was_paused) sbmpv_set_pause(&p->mpv, false);
+}
+
+int sbmpv_ad_timeout_ms(struct plugin *p) {
+    if (!p->ad.playing) return -1;
+    uint64_t now = sbmpv_now_ms();
+    if (now < p->ad.until_ms) return (int)(p->ad.until_ms - now);
+    end_client_break(p);
+    return -1;
+}
+
 static void on_push(snapback_client *c, snapback_session *s, const snapback_push *push, void *user) {
     (void)c;
     struct plugin *p = user;
@@ -155,6 +212,7 @@ static void on_push(snapback_client *c, snapback_session *s, const snapback_push
     case SNAPBACK_PUSH_BREAK_WATCHED:
         sbmpv_log(&p->mpv, true, "break %s watched (%s)", push->u.break_watched.break_id, push->reason);
         break;
+    case SNAPBACK_PUSH_PLAY_BREAK: play_client_break(p, s, push->u.play_break.break_id); break;
     default: sbmpv_log(&p->mpv, true, "push %d (%s)", push->kind, push->reason); break;
     }
 }
@@ -335,6 +393,7 @@ void sbmpv_file_preloaded(struct plugin *p, uint64_t hook_id, bool resume) {
 }
 
 void sbmpv_file_ended(struct plugin *p, bool eof) {
+    p->ad.playing = false; /* its session closes: nothing to report */
     if (eof) sbmpv_content_complete(p);
     release_hold(p);
     close_session(p, !eof);
@@ -397,7 +456,8 @@ void sbmpv_position_changed(struct plugin *p, double pos) {
 void sbmpv_pause_changed(struct plugin *p, bool paused) {
     if (paused == p->paused) return;
     p->paused = paused;
-    if (p->motion.kind == MOTION_STEADY) report_state(p);
+    /* The content held for a client-side break is the break playing, not the viewer's pause. */
+    if (p->motion.kind == MOTION_STEADY && !p->ad.playing) report_state(p);
 }
 
 void sbmpv_speed_changed(struct plugin *p, double speed) {

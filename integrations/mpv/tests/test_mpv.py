@@ -323,6 +323,66 @@ def live_refreshes(work, plugin, snapbackd, movie_a):
         daemon.kill()
 
 
+VMAP = """<?xml version="1.0" encoding="UTF-8"?>
+<vmap:VMAP xmlns:vmap="http://www.iab.net/videoadvertising/vmap" version="1.0">
+ <vmap:AdBreak timeOffset="00:00:08.000" breakType="linear" breakId="mid">
+  <vmap:AdSource id="mid-ad" allowMultipleAds="false" followRedirects="true">
+   <vmap:VASTAdData><VAST version="3.0"><Ad id="1"><InLine><AdSystem>test</AdSystem><AdTitle>ad</AdTitle>
+    <Creatives><Creative><Linear><Duration>00:00:03.000</Duration></Linear></Creative></Creatives>
+   </InLine></Ad></VAST></vmap:VASTAdData>
+  </vmap:AdSource>
+ </vmap:AdBreak>
+ <vmap:AdBreak timeOffset="00:00:30.000" breakType="linear" breakId="empty"/>
+</vmap:VMAP>
+"""
+
+
+def vmap_ad_rules(work, plugin, sock, movie_a):
+    """A VMAP given as snapback-vmap makes the session an ad-rules one: a seek over its mid-roll at 8 s
+    plays that break (PlayBreak: mpv has no ad player, so the content is held paused for the 3 s its
+    inline VAST says), then the daemon sends mpv on to the seek's target; a seek over the break the ad
+    server left empty goes straight through. The same VMAP as a sidecar beside the file is read too."""
+    print("-- VMAP (snapback-vmap): a seek over its mid-roll plays the break, then goes on to the target")
+    vmap = os.path.join(work, "rules.vmap.xml")
+    with open(vmap, "w") as f:
+        f.write(VMAP)
+    mpv = Mpv(work, plugin, sock, movie_a, "v1", opts=f",snapback-vmap={vmap},snapback-content-id=vmap-movie")
+    try:
+        mpv.wait_position(lambda p: p >= 1.0, 10, "mpv plays the file")
+        check("2 breaks from VMAP" in mpv.output(), "the breaks came from the VMAP, not the file's chapters")
+        mpv.seek(20)
+        at = wait_log(mpv, "PlayBreak midroll-8: the content held for 3 s", 3, "the seek over 8 s plays midroll-8")
+        check(mpv.command("get_property", "pause")["data"] is True, "mpv's content is paused while the break plays")
+        held = mpv.position()
+        check(held is not None and abs(held - 20) <= TOLERANCE, f"the content waits at the seek target (at {held})")
+        wait_log(mpv, "break midroll-8 played", 5, "the break ends after its 3 s", at)
+        seen = mpv.wait_position(lambda p: p >= 21, 5, "the content plays on from the target")
+        check(mpv.command("get_property", "pause")["data"] is False, "mpv plays again")
+        check(all(p >= 20 - TOLERANCE for p in seen), f"it never went back before the target ({summary(seen)})")
+        print("-- VMAP: a seek over the empty break (at 30 s) goes straight through")
+        mpv.seek(40)
+        seen = mpv.wait_position(lambda p: p >= 41.5, 4, "mpv plays on past 40")
+        check(all(p >= 40 - TOLERANCE for p in seen[1:]), f"no break played ({summary(seen)})")
+        check(mpv.output().count("PlayBreak") == 1, "one PlayBreak only (the empty break has none)")
+        mpv.quit()
+    finally:
+        mpv.kill()
+
+    print("-- VMAP as a sidecar (NAME.vmap.xml beside NAME.mkv)")
+    media = os.path.join(work, "vmap-side")
+    os.makedirs(media, exist_ok=True)
+    movie = os.path.join(media, "feature.mkv")
+    shutil.copy(movie_a, movie)
+    shutil.copy(vmap, os.path.join(media, "feature.vmap.xml"))
+    mpv = Mpv(work, plugin, sock, movie, "v2")
+    try:
+        mpv.wait_position(lambda p: p >= 0.5, 10, "mpv plays the file")
+        check("2 breaks from VMAP" in mpv.output(), "the sidecar VMAP's breaks are the session's")
+        mpv.quit()
+    finally:
+        mpv.kill()
+
+
 def retired_sessions(work, plugin, sock, media, daemon):
     """Files that end while their sessions are still opening: each such session is closed once the
     daemon answers its open, however many there are; only the playing file's stays open."""
@@ -398,8 +458,9 @@ def main():
             story(work, args.plugin, daemon.sock, media)
             hls_manifest(work, args.plugin, daemon.sock, media[0])
             live_refreshes(work, args.plugin, args.snapbackd, media[0])
+            vmap_ad_rules(work, args.plugin, daemon.sock, media[0])
             retired_sessions(work, args.plugin, daemon.sock, media, daemon)
-            for name in ("a1", "a2", "b1", "h1", "h2"):
+            for name in ("a1", "a2", "b1", "h1", "h2", "v1", "v2"):
                 with open(os.path.join(work, f"{name}.log"), errors="replace") as f:
                     bad = e2e.plugin_failures(f.read())
                 check(not bad, f"the plugin reported no failure in {name} ({bad[:3]})")
