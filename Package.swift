@@ -169,7 +169,7 @@ let package = Package(
         // the very C the players link, for `snapback cues`; expat reads the XML.
         .target(
             name: "CSnapbackCues", path: "libsnapback",
-            sources: ["src/cues.c", "src/cues_hls.c", "src/cues_xml.c", "src/scte35.c"],
+            sources: ["src/cues.c", "src/cues_emsg.c", "src/cues_hls.c", "src/cues_xml.c", "src/scte35.c"],
             publicHeadersPath: "include",
             linkerSettings: [.linkedLibrary("expat"), .linkedLibrary("m")]),
         // A manifest from a file or an http(s) URL through libcurl (`snapback cues`, and the mpv plugin).
