@@ -236,10 +236,17 @@ static void on_connection(snapback_client *c, snapback_connection_event ev, int 
 static void on_session_restored(snapback_client *c, snapback_session *s, int status, const char *msg,
                                 double start, void *user) {
     (void)c;
-    (void)s;
     struct plugin *p = user;
-    if (status == SNAPBACK_OK) sbmpv_log(&p->mpv, true, "session reopened after a daemon restart, at %.3f", start);
-    else sbmpv_log(&p->mpv, false, "session not reopened: %s", msg);
+    if (status != SNAPBACK_OK) {
+        sbmpv_log(&p->mpv, false, "session not reopened: %s", msg);
+        return;
+    }
+    sbmpv_log(&p->mpv, true, "session reopened after a daemon restart, at %.3f", start);
+    /* A live manifest's refresh that came while the daemon was away. */
+    if (s == current(p) && p->session.kind == SESSION_OPEN && p->session.u.open.breaks_changed) {
+        p->session.u.open.breaks_changed = false;
+        sbmpv_breaks_changed(p);
+    }
 }
 
 snapback_client *sbmpv_client_new(struct plugin *p, const char *socket_path) {
@@ -478,7 +485,10 @@ void sbmpv_breaks_changed(struct plugin *p) {
         l->breaks_changed = true;
         return;
     }
-    check(p, "UpdateBreaks", snapback_session_update_cues(l->handle, p->file.cues, on_breaks_updated, p));
+    int rc = snapback_session_update_cues(l->handle, p->file.cues, on_breaks_updated, p);
+    /* Away: the library reopens the session with the breaks it last sent; these go once it has. */
+    if (rc == SNAPBACK_E_DISCONNECTED) l->breaks_changed = true;
+    else check(p, "UpdateBreaks", rc);
 }
 
 void sbmpv_content_complete(struct plugin *p) {
