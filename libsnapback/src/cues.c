@@ -766,8 +766,9 @@ int snapback_cues_update_emsg(snapback_cues *c, const uint8_t *box, size_t len, 
     /* A delta, not a whole text: it starts from every break known, so that it can extend, close or
      * cancel one, and leaves alone what it does not name. */
     struct sb_parse p = {.opt = &c->opt, .window_start = -1, .hls = &c->hls, .live = true, .known_ids = &c->ids};
-    if (c->format && c->format != SNAPBACK_CUES_DASH)
-        return refused(c, &p, sb_fail(&p, "an emsg box is DASH's: this reader reads %s", snapback_cues_format_name(c->format)));
+    snapback_cues_format f = c->format ? c->format : c->opt.format; /* what it read, else what it was told */
+    if (f && f != SNAPBACK_CUES_DASH)
+        return refused(c, &p, sb_fail(&p, "an emsg box is DASH's: this reader reads %s", snapback_cues_format_name(f)));
     if (!sb_grow((void **)&p.found.v, &p.found.cap, c->breaks.n, sizeof *p.found.v)) return refused(c, &p, SNAPBACK_E_NO_MEMORY);
     for (size_t i = 0; i < c->breaks.n; i++) {
         if (!cue_copy(&p.found.v[i], &c->breaks.v[i])) return refused(c, &p, SNAPBACK_E_NO_MEMORY);

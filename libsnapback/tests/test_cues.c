@@ -745,6 +745,10 @@ static void test_dash_emsg_refusals(void) {
     CHECK(feed(h, "#EXTM3U\n#EXTINF:1,\na.ts\n") == SNAPBACK_OK);
     CHECK(snapback_cues_update_emsg(h, good, g, 0, 0) == SNAPBACK_INVALID_ARGUMENT &&
           strstr(snapback_cues_error(h), "DASH's") && snapback_cues_format_of(h) == SNAPBACK_CUES_HLS);
+    snapback_cues *v = reader(SNAPBACK_CUES_VMAP, 0); /* told VMAP, nothing read yet */
+    CHECK(v && snapback_cues_update_emsg(v, good, g, 0, 0) == SNAPBACK_INVALID_ARGUMENT &&
+          strstr(snapback_cues_error(v), "reads vmap") && count(v) == 0);
+    snapback_cues_free(v);
     /* After every refusal the good box still reads (no state was left half-changed). */
     CHECK(snapback_cues_update_emsg(c, good, g, 10, 0) == SNAPBACK_OK && rejected(c, "already read"));
 #undef REFUSED
