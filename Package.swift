@@ -173,7 +173,7 @@ let package = Package(
         // the very C the players link, for `snapback cues`; expat reads the XML.
         .target(
             name: "CSnapbackCues", path: "libsnapback",
-            sources: ["src/cues.c", "src/cues_hls.c", "src/cues_xml.c", "src/scte35.c"],
+            sources: ["src/cues.c", "src/cues_emsg.c", "src/cues_hls.c", "src/cues_xml.c", "src/scte35.c"],
             publicHeadersPath: "include",
             linkerSettings: [.linkedLibrary("expat"), .linkedLibrary("m")]),
         // A reader of those as Swift holds it, and what it holds as the protocol's JSON: for `snapback cues

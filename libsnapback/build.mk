@@ -14,7 +14,7 @@
 # member no larger than the biggest). The header says "Since 0.x.0" beside each.
 
 CC              ?= cc
-LIBSNAPBACK_VERSION := 0.3.0
+LIBSNAPBACK_VERSION := 0.4.0
 LIBSNAPBACK_SOVERSION := 0
 C_BUILD         := .build-c
 C_WARNINGS      := -std=c11 -Wall -Wextra -Werror
@@ -67,7 +67,7 @@ $(C_REL)/libsnapback.a: $(C_LIB_SOURCES) $(C_LIB_HEADERS)
 define c_programs
 $(1)/test_client: libsnapback/tests/test_client.c libsnapback/tests/harness.h $(1)/libsnapback.so
 	$(CC) $(C_WARNINGS) $(2) -D_GNU_SOURCE -Ilibsnapback/include -o $$@ $$< -L$(1) -lsnapback -Wl,-rpath,$(CURDIR)/$(1)
-$(1)/test_cues: libsnapback/tests/test_cues.c $(1)/libsnapback.so
+$(1)/test_cues: libsnapback/tests/test_cues.c libsnapback/tests/fuzz/crc32_mpeg2.h $(1)/libsnapback.so
 	$(CC) $(C_WARNINGS) $(2) -Ilibsnapback/include -o $$@ $$< -L$(1) -lsnapback -lm -Wl,-rpath,$(CURDIR)/$(1)
 $(1)/player_poll: examples/player_poll.c examples/scripted_player.h $(1)/libsnapback.so
 	$(CC) $(C_WARNINGS) $(2) -Ilibsnapback/include -o $$@ $$< -L$(1) -lsnapback -Wl,-rpath,$(CURDIR)/$(1)
@@ -93,9 +93,9 @@ C_TEST_PROGRAMS = test_client test_cues player_poll player_glib
 c-test-programs: $(addprefix $(C_REL)/,$(C_TEST_PROGRAMS))
 # The break sources' fuzz targets (libsnapback/tests/fuzz, `make fuzz`); their committed corpora are
 # replayed here under ASan and UBSan, each target's LLVMFuzzerTestOneInput built with a plain main.
-CUES_FUZZ       := hls dash vmap scte35
+CUES_FUZZ       := hls dash vmap scte35 emsg
 CUES_FUZZ_DIR   := libsnapback/tests/fuzz
-$(C_ASAN)/replay_%: $(CUES_FUZZ_DIR)/fuzz_%.c $(CUES_FUZZ_DIR)/fuzz_cues.h $(CUES_FUZZ_DIR)/replay.c $(C_ASAN)/libsnapback.so
+$(C_ASAN)/replay_%: $(CUES_FUZZ_DIR)/fuzz_%.c $(CUES_FUZZ_DIR)/fuzz_cues.h $(CUES_FUZZ_DIR)/crc32_mpeg2.h $(CUES_FUZZ_DIR)/replay.c $(C_ASAN)/libsnapback.so
 	$(CC) $(C_WARNINGS) $(ASAN_FLAGS) -Ilibsnapback/include -o $@ $< $(CUES_FUZZ_DIR)/replay.c -L$(C_ASAN) -lsnapback -lm \
 		-Wl,-rpath,$(CURDIR)/$(C_ASAN)
 test-c: deps lib ## C tests: installed libsnapback against the real daemon, and under ASan+UBSan; exported symbols

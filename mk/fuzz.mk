@@ -14,12 +14,12 @@ FUZZ_TARGETS := snapback-fuzz:Tests/Fuzz/corpus snapback-fuzz-daemon:Tests/Fuzz/
 # compiled in with libFuzzer's coverage, ASan and UBSan (clang: the Swift toolchain's has libFuzzer).
 CUES_FUZZ_BUILD := .build-fuzz/cues
 CUES_FUZZ_CC    ?= clang
-$(CUES_FUZZ_BUILD)/fuzz_%: $(CUES_FUZZ_DIR)/fuzz_%.c $(CUES_FUZZ_DIR)/fuzz_cues.h $(C_LIB_SOURCES) $(C_LIB_HEADERS)
+$(CUES_FUZZ_BUILD)/fuzz_%: $(CUES_FUZZ_DIR)/fuzz_%.c $(CUES_FUZZ_DIR)/fuzz_cues.h $(CUES_FUZZ_DIR)/crc32_mpeg2.h $(C_LIB_SOURCES) $(C_LIB_HEADERS)
 	@mkdir -p $(CUES_FUZZ_BUILD)
 	$(CUES_FUZZ_CC) -std=c11 -g -O2 -fuse-ld=lld -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		-Ilibsnapback/include -ISources/CSnapbackProto/include -o $@ $< $(C_LIB_SOURCES) $(LIBSNAPBACK_DEPS)
 
-fuzz-cues: deps $(addprefix $(CUES_FUZZ_BUILD)/fuzz_,$(CUES_FUZZ)) ## Run each break-source fuzz target (HLS, DASH, VMAP, SCTE-35) for FUZZ_SECONDS
+fuzz-cues: deps $(addprefix $(CUES_FUZZ_BUILD)/fuzz_,$(CUES_FUZZ)) ## Run each break-source fuzz target (HLS, DASH, VMAP, SCTE-35, DASH emsg) for FUZZ_SECONDS
 	@mkdir -p fuzz-artifacts
 	@for t in $(CUES_FUZZ); do \
 		mkdir -p .build-fuzz/corpus/cues-$$t; echo "== cues $$t for $(FUZZ_SECONDS) s"; \

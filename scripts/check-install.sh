@@ -21,9 +21,9 @@ fail() { echo "check-install: FAIL $*" >&2; exit 1; }
 check_libsnapback() {
     dest=$1 prefix=$2
     lib="$dest$prefix/lib"
-    [ "$(readlink "$lib/libsnapback.so.0")" = libsnapback.so.0.3.0 ] || fail "libsnapback.so.0 is not a link to libsnapback.so.0.3.0"
+    [ "$(readlink "$lib/libsnapback.so.0")" = libsnapback.so.0.4.0 ] || fail "libsnapback.so.0 is not a link to libsnapback.so.0.4.0"
     [ "$(readlink "$lib/libsnapback.so")" = libsnapback.so.0 ] || fail "libsnapback.so is not a link to libsnapback.so.0"
-    if readelf -S "$lib/libsnapback.so.0.3.0" | grep -q '\.symtab'; then fail "libsnapback.so is not stripped"; fi
+    if readelf -S "$lib/libsnapback.so.0.4.0" | grep -q '\.symtab'; then fail "libsnapback.so is not stripped"; fi
     cat >"$tmp/player.c" <<'EOC'
 #include <snapback/snapback.h>
 #include <stdio.h>
@@ -91,7 +91,7 @@ for prefix in /usr/local /opt/snapback; do
         echo "$prefix/include/snapback/snapback.h"
         echo "$prefix/include/snapback/cues.h"
         echo "$prefix/lib/libsnapback.a"
-        echo "$prefix/lib/libsnapback.so.0.3.0"
+        echo "$prefix/lib/libsnapback.so.0.4.0"
         echo "$prefix/lib/pkgconfig/libsnapback.pc"
         for proto in proto/snapback/v1/*.proto; do echo "$prefix/include/${proto#proto/}"; done
         echo "$prefix/lib/systemd/system/snapbackd.service"

@@ -30,7 +30,18 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *user) {
     return n;
 }
 
-static char *fetch_url(const char *url, size_t *len, char *err, size_t errlen) {
+struct stopper {
+    bool (*stop)(void *user);
+    void *user;
+};
+
+static int on_progress(void *user, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow) {
+    (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+    const struct stopper *s = user;
+    return s->stop(s->user) ? 1 : 0; /* non-zero aborts the transfer (CURLE_ABORTED_BY_CALLBACK) */
+}
+
+static char *fetch_url(const char *url, size_t *len, char *err, size_t errlen, const struct stopper *stop) {
     struct body b = {.data = malloc(SNAPBACK_FETCH_MAX)};
     CURL *c = curl_easy_init();
     if (!b.data || !c) {
@@ -57,10 +68,18 @@ static char *fetch_url(const char *url, size_t *len, char *err, size_t errlen) {
     curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
 #endif
     curl_easy_setopt(c, CURLOPT_USERAGENT, "snapback");
+    if (stop->stop) {
+        curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+        curl_easy_setopt(c, CURLOPT_XFERINFODATA, (void *)stop);
+        curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+    }
     CURLcode rc = curl_easy_perform(c);
     curl_easy_cleanup(c);
     if (rc != CURLE_OK) {
-        snprintf(err, errlen, "%s", b.too_large ? "larger than 8 MiB" : cerr[0] ? cerr : curl_easy_strerror(rc));
+        snprintf(err, errlen, "%s", b.too_large                       ? "larger than 8 MiB"
+                                    : rc == CURLE_ABORTED_BY_CALLBACK ? "stopped"
+                                    : cerr[0]                         ? cerr
+                                                                      : curl_easy_strerror(rc));
         free(b.data);
         return NULL;
     }
@@ -69,7 +88,13 @@ static char *fetch_url(const char *url, size_t *len, char *err, size_t errlen) {
 }
 
 char *snapback_fetch(const char *path, size_t *len, char *err, size_t errlen) {
-    if (!strncasecmp(path, "http://", 7) || !strncasecmp(path, "https://", 8)) return fetch_url(path, len, err, errlen);
+    return snapback_fetch_stoppable(path, len, err, errlen, NULL, NULL);
+}
+
+char *snapback_fetch_stoppable(const char *path, size_t *len, char *err, size_t errlen, bool (*stop)(void *user),
+                               void *user) {
+    const struct stopper s = {stop, user};
+    if (!strncasecmp(path, "http://", 7) || !strncasecmp(path, "https://", 8)) return fetch_url(path, len, err, errlen, &s);
     if (!strncasecmp(path, "file://", 7)) path += 7;
     FILE *f = fopen(path, "rb");
     if (!f) {

@@ -23,7 +23,7 @@ mpv-plugin: $(MPV_BUILD)/snapback.so ## Build the mpv plugin (mpv --script=.buil
 
 $(MPV_BUILD)/snapback.so: $(MPV_SOURCES) $(MPV_HEADERS) integrations/mpv/plugin.map $(C_REL)/libsnapback.a
 	@mkdir -p $(MPV_BUILD)
-	$(CC) $(MPV_CFLAGS) -O2 -g -shared -Wl,--version-script=integrations/mpv/plugin.map -o $@ $(MPV_SOURCES) \
+	$(CC) $(MPV_CFLAGS) -O2 -g -pthread -shared -Wl,--version-script=integrations/mpv/plugin.map -o $@ $(MPV_SOURCES) \
 		$(C_REL)/libsnapback.a $(LIBSNAPBACK_DEPS) $(shell pkg-config --libs libcurl)
 
 # Not part of `make install` (it needs mpv's headers): the Debian package's place, under PREFIX/lib, from

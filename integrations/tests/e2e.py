@@ -73,13 +73,19 @@ class Process:
 
 class Daemon(Process):
     """The built snapbackd on its own socket and state directory in `work`, logging to `name`.log (or
-    `log_name`.log: a restart on the same socket and state)."""
+    `log_name`.log: a restart on the same socket and state); `config`: the text of its configuration file
+    (none by default)."""
 
-    def __init__(self, binary, work, name, log_name=None):
+    def __init__(self, binary, work, name, log_name=None, config=None):
         super().__init__(work, log_name or name)
         self.sock = os.path.join(work, f"{name}.sock")
+        conf = "/dev/null"
+        if config is not None:
+            conf = os.path.join(work, f"{name}.conf")
+            with open(conf, "w") as f:
+                f.write(config)
         self.proc = subprocess.Popen([binary, "--socket", self.sock, "--state-dir", os.path.join(work, f"{name}-state"),
-                                      "--config", "/dev/null", "--log-level", "info"],
+                                      "--config", conf, "--log-level", "info"],
                                      stdout=self.log, stderr=subprocess.STDOUT)
         wait_socket(self.sock, self.proc, 10, "snapbackd")
 

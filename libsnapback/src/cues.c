@@ -19,11 +19,13 @@ struct snapback_cues {
     snapback_cues_options opt;
     snapback_cues_format format;
     bool live;
+    double refresh;            /* the last text's, seconds */
     struct sb_cue_list breaks; /* known, sorted */
     struct sb_note_list rejected;
     struct change *changes;
     size_t n_changes;
     struct sb_hls_state hls;
+    struct sb_ids ids; /* DASH events read (MPD Events, emsg boxes), for the emsg dedupe */
     char error[256];
     /* Views rebuilt after each update. */
     snapback_cue_break *pub;
@@ -484,6 +486,7 @@ void snapback_cues_free(snapback_cues *c) {
     changes_free(c);
     views_free(c);
     sb_hls_state_clear(&c->hls);
+    sb_ids_free(&c->ids);
     free(c);
 }
 
@@ -576,42 +579,71 @@ static long known_index(const struct sb_cue_list *l, const char *id) {
 
 static int rebuild_views(snapback_cues *c);
 
-int snapback_cues_update(snapback_cues *c, const char *text, size_t len) {
-    if (!c) return SNAPBACK_E_INVALID;
-    c->error[0] = 0;
-    struct sb_parse p = {.opt = &c->opt, .window_start = -1, .hls = &c->hls};
-    int rc = SNAPBACK_OK;
-    snapback_cues_format f;
-    size_t bad = 0;
-    if (!text) {
-        rc = sb_fail(&p, "no text");
-        goto fail;
-    }
-    if (len > c->opt.max_bytes) {
-        rc = sb_fail(&p, "%zu bytes: more than the limit of %zu", len, c->opt.max_bytes);
-        goto fail;
-    }
-    if (!sb_utf8_valid(text, len, &bad)) {
-        rc = sb_fail(&p, "not valid UTF-8 (byte %zu)", bad);
-        goto fail;
-    }
-    f = c->opt.format ? c->opt.format : detect(text, len);
-    if (f == SNAPBACK_CUES_AUTO) {
-        rc = sb_fail(&p, "not a manifest snapback reads (an HLS playlist, a DASH MPD or a VMAP document)");
-        goto fail;
-    }
-    if (c->format && f != c->format) {
-        rc = sb_fail(&p, "a refresh in %s of a %s manifest", snapback_cues_format_name(f),
-                     snapback_cues_format_name(c->format));
-        goto fail;
-    }
-    rc = f == SNAPBACK_CUES_HLS ? sb_parse_hls(&p, text, len)
-         : f == SNAPBACK_CUES_DASH ? sb_parse_dash(&p, text, len)
-                                   : sb_parse_vmap(&p, text, len);
-    if (p.oom) rc = SNAPBACK_E_NO_MEMORY;
-    if (rc != SNAPBACK_OK) goto fail;
+/* The (scheme, value, id) keys of DASH events read, the emsg boxes' dedupe (cues_emsg.c). */
+static char *ids_key(const char *scheme, const char *value, const char *id) {
+    char *k = NULL;
+    /* The id first: keys then differ at their first bytes, and the linear searches stay cheap. */
+    return asprintf(&k, "%s\x1f%s\x1f%s", id, scheme, value) < 0 ? NULL : k;
+}
 
-    /* Merge into what is known. */
+bool sb_ids_has(const struct sb_ids *l, const char *scheme, const char *value, const char *id) {
+    char *k = ids_key(scheme, value, id);
+    bool has = false;
+    for (size_t i = 0; k && i < l->n && !has; i++) has = strcmp(l->v[i], k) == 0;
+    free(k);
+    return has;
+}
+
+bool sb_ids_add(struct sb_ids *l, const char *scheme, const char *value, const char *id) {
+    if (l->n >= SB_MAX_IDS) return true; /* a text's first ones (repeats are merged by ids_merge) */
+    char *k = ids_key(scheme, value, id);
+    if (!k || !sb_grow((void **)&l->v, &l->cap, l->n + 1, sizeof *l->v)) {
+        free(k);
+        return false;
+    }
+    l->v[l->n++] = k;
+    return true;
+}
+
+void sb_ids_free(struct sb_ids *l) {
+    for (size_t i = 0; i < l->n; i++) free(l->v[i]);
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}
+
+/* This text's event keys into the object's, the oldest dropped past SB_MAX_IDS. */
+static bool ids_merge(struct sb_ids *known, struct sb_ids *text) {
+    for (size_t i = 0; i < text->n; i++) {
+        bool has = false;
+        for (size_t k = 0; k < known->n && !has; k++) has = strcmp(known->v[k], text->v[i]) == 0;
+        if (has) continue;
+        if (known->n == SB_MAX_IDS) {
+            free(known->v[0]);
+            memmove(known->v, known->v + 1, (known->n - 1) * sizeof *known->v);
+            known->n--;
+        }
+        if (!sb_grow((void **)&known->v, &known->cap, known->n + 1, sizeof *known->v)) return false;
+        known->v[known->n++] = text->v[i];
+        text->v[i] = NULL;
+    }
+    return true;
+}
+
+/* What a text that was refused leaves: the breaks so far, no change, the reason. */
+static int refused(snapback_cues *c, struct sb_parse *p, int rc) {
+    snprintf(c->error, sizeof c->error, "%s", p->err[0] ? p->err : rc == SNAPBACK_E_NO_MEMORY ? "out of memory" : "refused");
+    cue_list_free(&p->found);
+    note_list_free(&p->rejected);
+    note_list_free(&p->removed);
+    sb_ids_free(&p->ids);
+    changes_free(c);
+    views_free(c);
+    if (rebuild_views(c) != SNAPBACK_OK) return SNAPBACK_E_NO_MEMORY;
+    return rc == SNAPBACK_OK ? SNAPBACK_INVALID_ARGUMENT : rc;
+}
+
+/* A text's yield, read in format f, merged into what is known: the changes it made. */
+static int merge(snapback_cues *c, struct sb_parse *p, snapback_cues_format f) {
     struct change *ch = NULL;
     size_t n_ch = 0, cap_ch = 0;
     struct sb_cue_list next = {0};
@@ -620,12 +652,12 @@ int snapback_cues_update(snapback_cues *c, const char *text, size_t len) {
     for (size_t i = 0; i < c->breaks.n && ok; i++) {
         struct sb_cue *k = &c->breaks.v[i];
         const char *why = NULL;
-        for (size_t r = 0; r < p.removed.n; r++)
-            if (strcmp(p.removed.v[r].id, k->id) == 0) why = p.removed.v[r].reason;
-        bool in_text = sb_found_find(&p, k->id) != NULL;
-        if (!why && !in_text && p.window_start >= 0 && k->start >= p.window_start)
+        for (size_t r = 0; r < p->removed.n; r++)
+            if (strcmp(p->removed.v[r].id, k->id) == 0) why = p->removed.v[r].reason;
+        bool in_text = sb_found_find(p, k->id) != NULL;
+        if (!why && !in_text && p->window_start >= 0 && k->start >= p->window_start)
             why = "withdrawn: missing from a refresh whose window holds its start";
-        if (!why && !in_text && p.window_start < 0 && !p.live)
+        if (!why && !in_text && p->window_start < 0 && !p->live)
             why = "not in the manifest any more";
         if (why) {
             if (!change_add(c, &ch, &n_ch, &cap_ch, SNAPBACK_CUE_REMOVED, k->id, why)) ok = false;
@@ -639,15 +671,15 @@ int snapback_cues_update(snapback_cues *c, const char *text, size_t len) {
         next.v[next.n++] = *k;
         memset(k, 0, sizeof *k);
     }
-    for (size_t i = 0; i < p.found.n && ok; i++) {
-        struct sb_cue *f2 = &p.found.v[i];
+    for (size_t i = 0; i < p->found.n && ok; i++) {
+        struct sb_cue *f2 = &p->found.v[i];
         bool removed = false;
-        for (size_t r = 0; r < p.removed.n; r++)
-            if (strcmp(p.removed.v[r].id, f2->id) == 0) removed = true;
+        for (size_t r = 0; r < p->removed.n; r++)
+            if (strcmp(p->removed.v[r].id, f2->id) == 0) removed = true;
         if (removed) continue;
         long k = known_index(&c->breaks, f2->id);
         if (k < 0 && next.n >= c->opt.max_breaks) {
-            sb_reject(&p, f2->id, f2->line, "more than %zu breaks", c->opt.max_breaks);
+            sb_reject(p, f2->id, f2->line, "more than %zu breaks", c->opt.max_breaks);
             continue;
         }
         if (k < 0) ok = change_add(c, &ch, &n_ch, &cap_ch, SNAPBACK_CUE_ADDED, f2->id, NULL);
@@ -659,14 +691,14 @@ int snapback_cues_update(snapback_cues *c, const char *text, size_t len) {
         next.v[next.n++] = *f2;
         memset(f2, 0, sizeof *f2);
     }
-    if (!ok || p.oom) {
+    if (ok && !p->oom) ok = ids_merge(&c->ids, &p->ids);
+    if (!ok || p->oom) {
         cue_list_free(&next);
         for (size_t i = 0; i < n_ch; i++) free(ch[i].id), free(ch[i].reason);
         free(ch);
-        rc = SNAPBACK_E_NO_MEMORY;
         /* The known breaks moved into `next` are lost with it: start again from none. */
         cue_list_free(&c->breaks);
-        goto fail;
+        return refused(c, p, SNAPBACK_E_NO_MEMORY);
     }
     if (next.n) qsort(next.v, next.n, sizeof *next.v, by_order);
     cue_list_free(&c->breaks);
@@ -675,23 +707,78 @@ int snapback_cues_update(snapback_cues *c, const char *text, size_t len) {
     c->changes = ch;
     c->n_changes = n_ch;
     note_list_free(&c->rejected);
-    c->rejected = p.rejected;
-    p.rejected = (struct sb_note_list){0};
+    c->rejected = p->rejected;
+    p->rejected = (struct sb_note_list){0};
     c->format = f;
-    c->live = p.live;
-    cue_list_free(&p.found);
-    note_list_free(&p.removed);
+    cue_list_free(&p->found);
+    note_list_free(&p->removed);
+    sb_ids_free(&p->ids);
     return rebuild_views(c);
+}
 
-fail:
-    snprintf(c->error, sizeof c->error, "%s", p.err[0] ? p.err : rc == SNAPBACK_E_NO_MEMORY ? "out of memory" : "refused");
-    cue_list_free(&p.found);
-    note_list_free(&p.rejected);
-    note_list_free(&p.removed);
-    changes_free(c);
-    views_free(c);
-    if (rebuild_views(c) != SNAPBACK_OK) return SNAPBACK_E_NO_MEMORY;
-    return rc == SNAPBACK_OK ? SNAPBACK_INVALID_ARGUMENT : rc;
+int snapback_cues_update(snapback_cues *c, const char *text, size_t len) {
+    if (!c) return SNAPBACK_E_INVALID;
+    c->error[0] = 0;
+    struct sb_parse p = {.opt = &c->opt, .window_start = -1, .hls = &c->hls};
+    int rc = SNAPBACK_OK;
+    snapback_cues_format f;
+    size_t bad = 0;
+    if (!text) return refused(c, &p, sb_fail(&p, "no text"));
+    if (len > c->opt.max_bytes)
+        return refused(c, &p, sb_fail(&p, "%zu bytes: more than the limit of %zu", len, c->opt.max_bytes));
+    if (!sb_utf8_valid(text, len, &bad)) return refused(c, &p, sb_fail(&p, "not valid UTF-8 (byte %zu)", bad));
+    f = c->opt.format ? c->opt.format : detect(text, len);
+    if (f == SNAPBACK_CUES_AUTO)
+        return refused(c, &p, sb_fail(&p, "not a manifest snapback reads (an HLS playlist, a DASH MPD or a VMAP document)"));
+    if (c->format && f != c->format)
+        return refused(c, &p, sb_fail(&p, "a refresh in %s of a %s manifest", snapback_cues_format_name(f),
+                                      snapback_cues_format_name(c->format)));
+    rc = f == SNAPBACK_CUES_HLS ? sb_parse_hls(&p, text, len)
+         : f == SNAPBACK_CUES_DASH ? sb_parse_dash(&p, text, len)
+                                   : sb_parse_vmap(&p, text, len);
+    if (p.oom) rc = SNAPBACK_E_NO_MEMORY;
+    if (rc != SNAPBACK_OK) return refused(c, &p, rc);
+    bool live = p.live;
+    double refresh = p.live ? p.refresh : 0;
+    rc = merge(c, &p, f);
+    if (rc == SNAPBACK_OK) c->live = live, c->refresh = refresh;
+    return rc;
+}
+
+static bool cue_copy(struct sb_cue *dst, const struct sb_cue *src) {
+    *dst = *src;
+    dst->id = strdup(src->id);
+    dst->ads = src->n_ads ? malloc(src->n_ads * sizeof *dst->ads) : NULL;
+    if (!dst->id || (src->n_ads && !dst->ads)) {
+        free(dst->id);
+        free(dst->ads);
+        memset(dst, 0, sizeof *dst);
+        return false;
+    }
+    if (src->n_ads) memcpy(dst->ads, src->ads, src->n_ads * sizeof *dst->ads);
+    return true;
+}
+
+int snapback_cues_update_emsg(snapback_cues *c, const uint8_t *box, size_t len, double segment_start,
+                              double media_origin) {
+    if (!c) return SNAPBACK_E_INVALID;
+    c->error[0] = 0;
+    /* A delta, not a whole text: it starts from every break known, so that it can extend, close or
+     * cancel one, and leaves alone what it does not name. */
+    struct sb_parse p = {.opt = &c->opt, .window_start = -1, .hls = &c->hls, .live = true, .known_ids = &c->ids};
+    snapback_cues_format f = c->format ? c->format : c->opt.format; /* what it read, else what it was told */
+    if (f && f != SNAPBACK_CUES_DASH)
+        return refused(c, &p, sb_fail(&p, "an emsg box is DASH's: this reader reads %s", snapback_cues_format_name(f)));
+    if (!sb_grow((void **)&p.found.v, &p.found.cap, c->breaks.n, sizeof *p.found.v)) return refused(c, &p, SNAPBACK_E_NO_MEMORY);
+    for (size_t i = 0; i < c->breaks.n; i++) {
+        if (!cue_copy(&p.found.v[i], &c->breaks.v[i])) return refused(c, &p, SNAPBACK_E_NO_MEMORY);
+        p.found.n++;
+    }
+    /* Before any MPD, in-band events are read as a live stream's (a break without an end is open). */
+    int rc = sb_parse_emsg(&p, box, len, segment_start, media_origin, !c->format || c->live);
+    if (p.oom) rc = SNAPBACK_E_NO_MEMORY;
+    if (rc != SNAPBACK_OK) return refused(c, &p, rc);
+    return merge(c, &p, SNAPBACK_CUES_DASH);
 }
 
 /* The public views; and the session's list, overlaps refused (the daemon would refuse the whole list). */
@@ -758,6 +845,7 @@ static int rebuild_views(snapback_cues *c) {
 const char *snapback_cues_error(const snapback_cues *c) { return c ? c->error : "no reader"; }
 snapback_cues_format snapback_cues_format_of(const snapback_cues *c) { return c ? c->format : SNAPBACK_CUES_AUTO; }
 bool snapback_cues_is_live(const snapback_cues *c) { return c && c->live; }
+double snapback_cues_refresh_interval(const snapback_cues *c) { return c ? c->refresh : 0; }
 
 const snapback_cue_break *snapback_cues_breaks(const snapback_cues *c, size_t *n) {
     if (n) *n = c ? c->breaks.n : 0;

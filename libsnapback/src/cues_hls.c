@@ -697,6 +697,8 @@ int sb_parse_hls(struct sb_parse *p, const char *text, size_t len) {
         goto out;
     }
     p->live = !ended && !vod;
+    /* RFC 8216bis 6.3.4: a client reloads a live media playlist after its target duration. */
+    if (p->live) p->refresh = target;
 
     /* Stream times: the first playlist's first segment is 0; a refresh's segments keep the times their
      * media sequence numbers had (or follow on from the last known one). */

@@ -60,6 +60,18 @@ struct sb_hls_state {
     bool open_has_planned;
 };
 
+/* DASH events by (scheme, value, id): the MPD's Events and the emsg boxes read, so that an emsg
+ * repeated in every segment, or carrying an Event the MPD has, counts once (ISO/IEC 23009-1 5.10.4).
+ * The object keeps the newest SB_MAX_IDS. */
+#define SB_MAX_IDS 4096
+struct sb_ids {
+    char **v; /* "id\x1fscheme\x1fvalue" */
+    size_t n, cap;
+};
+SB_HIDDEN bool sb_ids_has(const struct sb_ids *l, const char *scheme, const char *value, const char *id);
+/* Appended (up to SB_MAX_IDS; repeats are merged into the object's). false when out of memory. */
+SB_HIDDEN bool sb_ids_add(struct sb_ids *l, const char *scheme, const char *value, const char *id);
+SB_HIDDEN void sb_ids_free(struct sb_ids *l);
 
 /* One text's yield. */
 struct sb_parse {
@@ -68,10 +80,15 @@ struct sb_parse {
     struct sb_note_list rejected;
     struct sb_note_list removed; /* explicit removals: id, reason */
     bool live;
+    /* Seconds after which a live text says to read it again (HLS EXT-X-TARGETDURATION, DASH
+     * MPD@minimumUpdatePeriod); 0 when it says nothing. */
+    double refresh;
     /* Live HLS: the stream time where this text's window begins; a known break starting at or after
      * it and missing from the text was withdrawn. -1: no such rule (DASH, VMAP). */
     double window_start;
     struct sb_hls_state *hls;
+    struct sb_ids ids;                /* DASH: the events this text has (kept by the object on success) */
+    const struct sb_ids *known_ids;   /* emsg: those read before */
     char err[256];
     bool oom;
 };
@@ -82,6 +99,9 @@ SB_HIDDEN bool sb_grow(void **v, size_t *cap, size_t need, size_t size);
 SB_HIDDEN int sb_parse_hls(struct sb_parse *p, const char *text, size_t len);
 SB_HIDDEN int sb_parse_dash(struct sb_parse *p, const char *text, size_t len);
 SB_HIDDEN int sb_parse_vmap(struct sb_parse *p, const char *text, size_t len);
+/* One ISO BMFF emsg box (cues_emsg.c); p->found holds every break known. */
+SB_HIDDEN int sb_parse_emsg(struct sb_parse *p, const uint8_t *box, size_t len, double segment_start,
+                            double media_origin, bool dynamic);
 SB_HIDDEN void sb_hls_state_clear(struct sb_hls_state *s);
 
 /* A new break in p->found (zeroed but for id, source, line), or NULL (p->oom set). */
@@ -116,6 +136,14 @@ SB_HIDDEN bool sb_scte35_is_break_type(unsigned type, bool *out);
 SB_HIDDEN uint32_t sb_crc32_mpeg2(const uint8_t *d, size_t n);
 /* A time as ids carry it: "600", "12.5", "0.042" (at most millisecond precision). */
 SB_HIDDEN void sb_format_time(double t, char *buf, size_t size);
+
+/* A DASH event's SCTE-35 section at stream time t (seconds; its duration `dur` when has_dur) into
+ * p->found: a cue-out starts break scte35-<event id> (its end from the event's duration, else the
+ * section's break_duration, else open while `dynamic`), a return closes it, a cancel removes it. `what`
+ * names the event in the notes ("Event 5", "emsg 7"), item_id is the notes' id. An MPD's EventStream
+ * Events and in-band emsg boxes (cues_emsg.c) both come here. */
+SB_HIDDEN void sb_scte35_apply(struct sb_parse *p, const snapback_scte35 *sec, double t, bool has_dur, double dur,
+                               bool dynamic, const char *what, const char *item_id, unsigned line);
 
 /* The XML reader both DASH and VMAP use (expat, DOCTYPE and entity declarations refused, nesting and
  * element count bounded, names matched on their local part). */

@@ -171,11 +171,13 @@ enum { SCHEME_NONE, SCHEME_XML, SCHEME_XML_BIN, SCHEME_BIN };
 struct dash {
     struct sb_parse *p;
     bool root, dynamic;
+    double refresh; /* MPD@minimumUpdatePeriod of a dynamic MPD, seconds */
     unsigned period_n;
     double period_start, period_duration;
     bool period_has_duration;
     char period_id[SB_MAX_ID + 1];
     int scheme;
+    char scheme_uri[SB_MAX_ID + 1], value[SB_MAX_ID + 1]; /* the EventStream's, for the emsg dedupe */
     unsigned stream_n;
     uint64_t timescale, pto;
     bool in_event;
@@ -194,75 +196,81 @@ struct dash {
     size_t n_seen, cap_seen;
 };
 
-static void dash_event_apply(struct dash *d) {
-    struct sb_parse *p = d->p;
-    if (d->dup || d->sec_bad) return;
-    if (!d->have_sec || d->sec.n_events == 0) {
-        sb_reject(p, d->event_id, d->event_line, "Event %s: no SCTE-35 break in it", d->event_id);
+void sb_scte35_apply(struct sb_parse *p, const snapback_scte35 *sec, double t, bool has_dur, double dur,
+                     bool dynamic, const char *what, const char *item_id, unsigned line) {
+    if (sec->n_events == 0) {
+        sb_reject(p, item_id, line, "%s: no SCTE-35 break in it", what);
         return;
     }
-    if (d->pt < d->pto) {
-        sb_reject(p, d->event_id, d->event_line, "Event %s: presentationTime before the presentationTimeOffset",
-                  d->event_id);
-        return;
-    }
-    double t = d->period_start + (double)(d->pt - d->pto) / (double)d->timescale;
     if (!(t <= SB_MAX_TIME)) {
-        sb_reject(p, d->event_id, d->event_line, "Event %s: beyond the stream time range (1e10 s)", d->event_id);
+        sb_reject(p, item_id, line, "%s: beyond the stream time range (1e10 s)", what);
         return;
     }
-    for (size_t i = 0; i < d->sec.n_events; i++) {
-        const snapback_scte35_event *e = &d->sec.events[i];
+    for (size_t i = 0; i < sec->n_events; i++) {
+        const snapback_scte35_event *e = &sec->events[i];
         char id[32];
         snprintf(id, sizeof id, "scte35-%u", (unsigned)e->event_id);
         struct sb_cue *c = sb_found_find(p, id);
         if (e->cancel) {
-            sb_remove(p, id, "cancelled (SCTE-35 cancel indicator, Event %s)", d->event_id);
+            sb_remove(p, id, "cancelled (SCTE-35 cancel indicator, %s)", what);
             continue;
         }
         if (!e->out) {
             /* A return to the network ends its event's open break. */
             if (c && c->open && t - c->start > SB_MAX_DURATION) {
-                sb_reject(p, id, d->event_line, "Event %s: the end of break %s more than 1e8 s after its start: ignored",
-                          d->event_id, id);
+                sb_reject(p, id, line, "%s: the end of break %s more than 1e8 s after its start: ignored", what, id);
             } else if (c && c->open && t > c->start) {
                 c->open = false;
                 c->duration = t - c->start;
             } else if (!c) {
-                sb_reject(p, id, d->event_line, "Event %s: the end of break %s, which this MPD does not start",
-                          d->event_id, id);
+                sb_reject(p, id, line, "%s: the end of break %s, which this MPD does not start", what, id);
             }
             continue;
         }
         if (c) {
-            if (fabs(c->start - t) > 1e-6)
-                sb_reject(p, id, d->event_line, "Event %s: another start for %s: ignored", d->event_id, id);
+            if (fabs(c->start - t) > 1e-6) sb_reject(p, id, line, "%s: another start for %s: ignored", what, id);
             continue;
         }
-        double dur = 0;
         bool closed = false;
-        if (d->has_dur && d->dur > 0) {
-            dur = (double)d->dur / (double)d->timescale;
+        if (has_dur && dur > 0) {
             closed = true;
         } else if (e->has_duration && e->duration > 0) {
             dur = (double)e->duration / 90000.0;
             closed = true;
         }
-        if (!closed && !d->dynamic) {
-            sb_reject(p, id, d->event_line, "Event %s: no duration in a static MPD", d->event_id);
+        if (!closed && !dynamic) {
+            sb_reject(p, id, line, "%s: no duration in a static MPD", what);
             continue;
         }
         if (dur > SB_MAX_DURATION || t + dur > SB_MAX_TIME) {
-            sb_reject(p, id, d->event_line, "Event %s: a duration beyond the range", d->event_id);
+            sb_reject(p, id, line, "%s: a duration beyond the range", what);
             continue;
         }
-        c = sb_found_add(p, id, strlen(id), "scte35", d->event_line);
+        c = sb_found_add(p, id, strlen(id), "scte35", line);
         if (!c) return;
         c->start = t;
         c->duration = closed ? dur : 0;
         c->open = !closed;
         c->position = t == 0 ? SNAPBACK_POSITION_PREROLL : SNAPBACK_POSITION_MIDROLL;
     }
+}
+
+static void dash_event_apply(struct dash *d) {
+    struct sb_parse *p = d->p;
+    if (d->dup || d->sec_bad) return;
+    char what[80];
+    snprintf(what, sizeof what, "Event %s", d->event_id);
+    if (!d->have_sec || d->sec.n_events == 0) {
+        sb_reject(p, d->event_id, d->event_line, "%s: no SCTE-35 break in it", what);
+        return;
+    }
+    if (d->pt < d->pto) {
+        sb_reject(p, d->event_id, d->event_line, "%s: presentationTime before the presentationTimeOffset", what);
+        return;
+    }
+    double t = d->period_start + (double)(d->pt - d->pto) / (double)d->timescale;
+    double dur = d->has_dur ? (double)d->dur / (double)d->timescale : 0;
+    sb_scte35_apply(p, &d->sec, t, d->has_dur, dur, d->dynamic, what, d->event_id, d->event_line);
 }
 
 static void dash_section_text(struct dash *d, const char *s, size_t n) {
@@ -288,6 +296,10 @@ static void dash_start(void *u, const char *name, const char **a, unsigned depth
         d->root = strcmp(name, "MPD") == 0;
         const char *type = sb_xml_attr(a, "type");
         d->dynamic = type && strcmp(type, "dynamic") == 0;
+        /* ISO/IEC 23009-1 5.4: a dynamic MPD is fetched again at the latest after minimumUpdatePeriod. */
+        const char *mup = sb_xml_attr(a, "minimumUpdatePeriod");
+        double period;
+        if (d->dynamic && mup && sb_xs_duration(mup, strlen(mup), &period)) d->refresh = period;
         return;
     }
     if (strcmp(name, "Period") == 0 && depth == 1) {
@@ -313,6 +325,9 @@ static void dash_start(void *u, const char *name, const char **a, unsigned depth
         d->pto = 0;
         d->n_seen = 0;
         if (d->scheme == SCHEME_NONE) return;
+        const char *value = sb_xml_attr(a, "value");
+        snprintf(d->scheme_uri, sizeof d->scheme_uri, "%s", scheme);
+        snprintf(d->value, sizeof d->value, "%s", value ? value : "");
         if (sb_xml_attr(a, "timescale") && (!attr_uint(a, "timescale", UINT32_MAX, &d->timescale) || !d->timescale)) {
             sb_reject(p, "", line, "EventStream %s: timescale is not a number from 1 to 2^32-1: its events ignored", scheme);
             d->scheme = SCHEME_NONE;
@@ -363,6 +378,12 @@ static void dash_start(void *u, const char *name, const char **a, unsigned depth
                 }
                 snprintf(d->seen[d->n_seen++], 64, "%s", d->event_id);
             }
+            /* Event@id is an xs:unsignedInt, an emsg's id a uint32: "007" and 7 are one id. */
+            uint64_t num;
+            char key[24];
+            const char *k = d->event_id;
+            if (sb_uint(id, strlen(id), UINT32_MAX, &num)) snprintf(key, sizeof key, "%u", (unsigned)num), k = key;
+            if (!d->dup && !sb_ids_add(&p->ids, d->scheme_uri, d->value, k)) p->oom = true;
         }
         const char *md = sb_xml_attr(a, "messageData");
         d->message_data[0] = 0;
@@ -449,6 +470,7 @@ int sb_parse_dash(struct sb_parse *p, const char *text, size_t len) {
     if (rc == SNAPBACK_OK && !d->root) rc = sb_fail(p, "the root element is not MPD");
     if (rc == SNAPBACK_OK) {
         p->live = d->dynamic;
+        p->refresh = d->refresh;
         /* A static MPD's break still open has no end to wait for. */
         for (size_t i = 0; i < p->found.n; i++)
             if (p->found.v[i].open && !d->dynamic) p->found.v[i].open = false;

@@ -12,6 +12,8 @@
 
 #include "snapback/cues.h"
 
+#include "fuzz/crc32_mpeg2.h"
+
 static int failures, checks;
 
 #define CHECK(cond)                                                                  \
@@ -230,7 +232,7 @@ static void test_hls_daterange_rules(void) {
                  "#EXT-X-DATERANGE:ID=\"nozone\",START-DATE=\"2023-12-31T23:03:40\",DURATION=1,SCTE35-OUT=0xFC\n"
                  "#EXT-X-ENDLIST\n");
     CHECK(feed(c, text) == SNAPBACK_OK);
-    CHECK(!snapback_cues_is_live(c));
+    CHECK(!snapback_cues_is_live(c) && snapback_cues_refresh_interval(c) == 0); /* VOD: never read again */
     CHECK(!find(c, "c") && rejected(c, "tags with this ID give DURATION two values"));
     const snapback_cue_break *b = find(c, "e");
     CHECK(b && NEAR(b->start, 120) && NEAR(b->duration, 30));
@@ -347,6 +349,7 @@ static void test_hls_cue_out_live_refreshes(void) {
     const snapback_cue_break *b = find(c, "cue-out@30");
     CHECK(b && b->open && NEAR(b->start, 30) && NEAR(b->duration, 10)); /* as far as the live edge */
     CHECK(change(c, "cue-out@30") == SNAPBACK_CUE_ADDED);
+    CHECK(snapback_cues_refresh_interval(c) == 10); /* EXT-X-TARGETDURATION */
     /* Extended: two more segments in the break, the CUE-OUT tag slid out of the window. */
     p = text + sprintf(text, "#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXT-X-MEDIA-SEQUENCE:104\n");
     p += sprintf(p, "#EXT-X-CUE-OUT-CONT:ElapsedTime=10\n");
@@ -506,6 +509,7 @@ static void test_dash_live_cancel(void) {
         "<Event presentationTime=\"10\" id=\"a\"><SpliceInfoSection><SpliceInsert spliceEventId=\"5\" "
         "outOfNetworkIndicator=\"1\"/></SpliceInfoSection></Event></EventStream></Period></MPD>";
     CHECK(feed(c, open_) == SNAPBACK_OK && snapback_cues_is_live(c));
+    CHECK(snapback_cues_refresh_interval(c) == 0); /* no minimumUpdatePeriod */
     const snapback_cue_break *b = find(c, "scte35-5");
     CHECK(b && b->open && NEAR(b->start, 110));
     const char *closed =
@@ -518,7 +522,9 @@ static void test_dash_live_cancel(void) {
     b = find(c, "scte35-5");
     CHECK(b && !b->open && NEAR(b->duration, 30) && change(c, "scte35-5") == SNAPBACK_CUE_CHANGED);
     /* A refresh without it: a live MPD's events are only removed by a cancel. */
-    CHECK(feed(c, MPD_HEAD "type=\"dynamic\"><Period id=\"2\"/></MPD>") == SNAPBACK_OK && find(c, "scte35-5"));
+    CHECK(feed(c, MPD_HEAD "type=\"dynamic\" minimumUpdatePeriod=\"PT2.5S\"><Period id=\"2\"/></MPD>") == SNAPBACK_OK &&
+          find(c, "scte35-5"));
+    CHECK(snapback_cues_refresh_interval(c) == 2.5);
     const char *cancel =
         MPD_HEAD "type=\"dynamic\"><Period id=\"2\"><EventStream schemeIdUri=\"urn:scte:scte35:2013:xml\">"
         "<Event presentationTime=\"0\" id=\"c\"><SpliceInfoSection><SpliceInsert spliceEventId=\"5\" "
@@ -526,6 +532,229 @@ static void test_dash_live_cancel(void) {
     CHECK(feed(c, cancel) == SNAPBACK_OK && !find(c, "scte35-5") && change(c, "scte35-5") == SNAPBACK_CUE_REMOVED);
 out:
     snapback_cues_free(c);
+}
+
+/* In-band events: ISO BMFF emsg boxes (ISO/IEC 23009-1 5.10.3.3) of SCTE 214-3's scheme. */
+static void put32(uint8_t *b, uint32_t v) { b[0] = v >> 24, b[1] = v >> 16, b[2] = v >> 8, b[3] = (uint8_t)v; }
+
+static size_t emsg(uint8_t *b, int version, const char *scheme, const char *value, uint32_t timescale, uint64_t time,
+                   uint32_t duration, uint32_t id, const uint8_t *msg, size_t n) {
+    size_t i = 8;
+    memcpy(b + 4, "emsg", 4);
+    b[i++] = (uint8_t)version, b[i++] = 0, b[i++] = 0, b[i++] = 0;
+    if (version == 0) {
+        i += (size_t)sprintf((char *)b + i, "%s", scheme) + 1;
+        i += (size_t)sprintf((char *)b + i, "%s", value) + 1;
+        put32(b + i, timescale), put32(b + i + 4, (uint32_t)time), put32(b + i + 8, duration), put32(b + i + 12, id);
+        i += 16;
+    } else {
+        put32(b + i, timescale), put32(b + i + 4, (uint32_t)(time >> 32)), put32(b + i + 8, (uint32_t)time);
+        put32(b + i + 12, duration), put32(b + i + 16, id);
+        i += 20;
+        i += (size_t)sprintf((char *)b + i, "%s", scheme) + 1;
+        i += (size_t)sprintf((char *)b + i, "%s", value) + 1;
+    }
+    memcpy(b + i, msg, n);
+    i += n;
+    put32(b, (uint32_t)i);
+    return i;
+}
+
+/* A splice_insert for the whole program, immediate, without a break_duration (SCTE 35 9.7.3): a cue-out
+ * (`out`), a return, or a cancel. */
+static size_t splice_insert(uint8_t *b, uint32_t event, bool cancel, bool out) {
+    static const uint8_t head[] = {0xFC, 0x30, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xF0, 0, 0x05};
+    size_t i = sizeof head;
+    memcpy(b, head, i);
+    put32(b + i, event);
+    i += 4;
+    b[i++] = cancel ? 0xFF : 0x7F;
+    if (!cancel) b[i++] = (uint8_t)((out ? 0x80 : 0) | 0x40 | 0x10 | 0x0F), b[i++] = 0, b[i++] = 1, b[i++] = 0, b[i++] = 0;
+    b[12] = (uint8_t)(i - sizeof head); /* splice_command_length: the command after its type */
+    b[i++] = 0, b[i++] = 0;                 /* descriptor_loop_length */
+    b[2] = (uint8_t)(i + 4 - 3);            /* section_length */
+    put32(b + i, crc32_mpeg2(b, i));
+    return i + 4;
+}
+
+#define SCTE214_BIN "urn:scte:scte35:2013:bin"
+
+static void test_dash_emsg(void) {
+    snapback_cues *c = reader(SNAPBACK_CUES_AUTO, 0);
+    static uint8_t box[8192], sec[512];
+    size_t n, s;
+    /* Version 0: presentation_time_delta from the earliest presentation time of its segment (here at
+     * stream time 100); event_duration 0xFFFFFFFF is unknown, so the section's break_duration (60.293 s)
+     * is the break's. The media timeline's origin is no part of it. */
+    s = unbase64(SCTE_SPLICE_INSERT, sec);
+    n = emsg(box, 0, SCTE214_BIN, "", 90000, 180000, 0xFFFFFFFFu, 1, sec, s);
+    CHECK(snapback_cues_update_emsg(c, box, n, 100, 5000) == SNAPBACK_OK);
+    CHECK(snapback_cues_format_of(c) == SNAPBACK_CUES_DASH);
+    const snapback_cue_break *b = find(c, "scte35-1207959695");
+    CHECK(b && NEAR(b->start, 102) && NEAR(b->duration, 5426421 / 90000.0) && !b->open);
+    CHECK(change(c, "scte35-1207959695") == SNAPBACK_CUE_ADDED && strcmp(b->source, "scte35") == 0);
+    /* Version 1: presentation_time on the Representation's media timeline, whose 0 is at stream time -10
+     * (the Period at 0, presentationTimeOffset 10 s); the event's own duration (30 s) wins over the
+     * section's segmentation_duration (307 s). The segment's start is no part of it. */
+    s = unbase64(SCTE_TIME_SIGNAL_PO_START, sec);
+    n = emsg(box, 1, SCTE214_BIN, "", 1000, 3600000, 30000, 2, sec, s);
+    CHECK(snapback_cues_update_emsg(c, box, n, 7777, -10) == SNAPBACK_OK);
+    b = find(c, "scte35-1207959694");
+    CHECK(b && NEAR(b->start, 3590) && NEAR(b->duration, 30) && change(c, "scte35-1207959694") == SNAPBACK_CUE_ADDED);
+    CHECK(find(c, "scte35-1207959695") && change(c, "scte35-1207959695") == 0); /* kept, unchanged */
+    /* The same box in the next segment: one event (scheme, value and id), no change. */
+    CHECK(snapback_cues_update_emsg(c, box, n, 7778, -10) == SNAPBACK_OK && rejected(c, "emsg 2: already read"));
+    size_t k;
+    snapback_cues_changes(c, &k);
+    CHECK(k == 0 && count(c) == 2);
+    /* Another value is another event: its break is the same one (scte35-<splice_event_id>), unchanged. */
+    n = emsg(box, 1, SCTE214_BIN, "1", 1000, 3600000, 30000, 2, sec, s);
+    CHECK(snapback_cues_update_emsg(c, box, n, 0, -10) == SNAPBACK_OK && count(c) == 2);
+    snapback_cues_changes(c, &k);
+    CHECK(k == 0);
+    /* The largesize form (size 1, a 64-bit size after the type) reads the same. */
+    uint8_t big[600];
+    n = emsg(box, 0, SCTE214_BIN, "", 90000, 0, 900000, 3, sec, s);
+    memcpy(big, box, 8);
+    put32(big, 1), put32(big + 8, 0), put32(big + 12, (uint32_t)n + 8);
+    memcpy(big + 16, box + 8, n - 8);
+    CHECK(snapback_cues_update_emsg(c, big, n + 8, 600, 0) == SNAPBACK_OK);
+    b = find(c, "scte35-1207959694"); /* the same splice event at another time: the first start kept */
+    CHECK(b && NEAR(b->start, 3590) && rejected(c, "another start"));
+out:
+    snapback_cues_free(c);
+}
+
+/* A live MPD, then its in-band events: a cue-out without a duration opens a break, the return closes it
+ * (SCTE 214-3: the splice_insert's out_of_network_indicator), a cancel removes it; an emsg with an id the
+ * MPD's EventStream of the same scheme already has is that Event. */
+static void test_dash_emsg_live(void) {
+    snapback_cues *c = reader(SNAPBACK_CUES_AUTO, 0);
+    static uint8_t box[1024], sec[256];
+    size_t n, s;
+    char mpd[2048], b64[600];
+    s = unbase64(SCTE_SPLICE_INSERT, sec);
+    static const char t[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    size_t o = 0;
+    for (size_t i = 0; i < s; i += 3) {
+        uint32_t v = (uint32_t)sec[i] << 16 | (i + 1 < s ? (uint32_t)sec[i + 1] << 8 : 0) | (i + 2 < s ? sec[i + 2] : 0);
+        b64[o++] = t[v >> 18 & 63], b64[o++] = t[v >> 12 & 63];
+        b64[o++] = i + 1 < s ? t[v >> 6 & 63] : '=', b64[o++] = i + 2 < s ? t[v & 63] : '=';
+    }
+    b64[o] = 0;
+    snprintf(mpd, sizeof mpd, MPD_HEAD "type=\"dynamic\"><Period id=\"1\"><EventStream schemeIdUri=\"" SCTE214_BIN "\" "
+             "timescale=\"1\"><Event presentationTime=\"500\" id=\"005\">%s</Event></EventStream></Period></MPD>", b64);
+    CHECK(feed(c, mpd) == SNAPBACK_OK && snapback_cues_is_live(c) && find(c, "scte35-1207959695"));
+    /* The MPD's Event 5 again, in-band: already read, whatever its timing says. */
+    n = emsg(box, 0, SCTE214_BIN, "", 1, 7, 0xFFFFFFFFu, 5, sec, s);
+    CHECK(snapback_cues_update_emsg(c, box, n, 0, 0) == SNAPBACK_OK && rejected(c, "emsg 5: already read"));
+    CHECK(NEAR(find(c, "scte35-1207959695")->start, 500));
+    /* Opened at 40 (segment at 38, delta 2 s), no duration anywhere: open. */
+    s = splice_insert(sec, 77, false, true);
+    n = emsg(box, 0, SCTE214_BIN, "", 1000, 2000, 0xFFFFFFFFu, 10, sec, s);
+    CHECK(snapback_cues_update_emsg(c, box, n, 38, 0) == SNAPBACK_OK);
+    const snapback_cue_break *b = find(c, "scte35-77");
+    CHECK(b && b->open && NEAR(b->start, 40) && change(c, "scte35-77") == SNAPBACK_CUE_ADDED);
+    /* Its return at 70: closed, 30 s. */
+    s = splice_insert(sec, 77, false, false);
+    n = emsg(box, 1, SCTE214_BIN, "", 10, 700, 0, 11, sec, s);
+    CHECK(snapback_cues_update_emsg(c, box, n, 0, 0) == SNAPBACK_OK);
+    b = find(c, "scte35-77");
+    CHECK(b && !b->open && NEAR(b->duration, 30) && change(c, "scte35-77") == SNAPBACK_CUE_CHANGED);
+    /* Cancelled. */
+    s = splice_insert(sec, 77, true, false);
+    n = emsg(box, 1, SCTE214_BIN, "", 10, 710, 0, 12, sec, s);
+    CHECK(snapback_cues_update_emsg(c, box, n, 0, 0) == SNAPBACK_OK);
+    CHECK(!find(c, "scte35-77") && change(c, "scte35-77") == SNAPBACK_CUE_REMOVED && find(c, "scte35-1207959695"));
+    /* The MPD refreshed without the Event: a live MPD's events stay. */
+    CHECK(feed(c, MPD_HEAD "type=\"dynamic\"><Period id=\"1\"/></MPD>") == SNAPBACK_OK && find(c, "scte35-1207959695"));
+out:
+    snapback_cues_free(c);
+}
+
+/* Hostile boxes: each refused whole, with its reason, the breaks kept and no change. */
+static void test_dash_emsg_refusals(void) {
+    snapback_cues *c = reader(SNAPBACK_CUES_AUTO, 0), *h = reader(SNAPBACK_CUES_AUTO, 0);
+    static uint8_t box[70000], sec[256], good[1024];
+    size_t n, s = unbase64(SCTE_SPLICE_INSERT, sec);
+    size_t g = emsg(good, 0, SCTE214_BIN, "", 90000, 0, 0xFFFFFFFFu, 1, sec, s);
+    CHECK(snapback_cues_update_emsg(c, good, g, 10, 0) == SNAPBACK_OK && count(c) == 1);
+#define REFUSED(len, seg, origin, why)                                                                   \
+    do {                                                                                                 \
+        CHECK(snapback_cues_update_emsg(c, box, len, seg, origin) == SNAPBACK_INVALID_ARGUMENT);        \
+        CHECK(strstr(snapback_cues_error(c), why) && count(c) == 1 && change(c, "scte35-1207959695") == 0); \
+    } while (0)
+    memcpy(box, good, g);
+    REFUSED(11, 0, 0, "shorter than a box header");
+    REFUSED(g - 1, 0, 0, "the box says"); /* the size field and the bytes given disagree */
+    memcpy(box + 4, "moof", 4);
+    REFUSED(g, 0, 0, "a 'moof' box");
+    memcpy(box, good, g);
+    box[8] = 2;
+    REFUSED(g, 0, 0, "version 2");
+    /* A scheme without its nul inside the box. */
+    n = 12 + 10;
+    memcpy(box, good, 12);
+    memset(box + 12, 'u', 10);
+    put32(box, (uint32_t)n);
+    REFUSED(n, 0, 0, "scheme_id_uri is not a nul-terminated string");
+    /* The value's nul missing: the box ends inside it. */
+    n = 12 + sizeof SCTE214_BIN + 3;
+    memcpy(box + 12, SCTE214_BIN, sizeof SCTE214_BIN);
+    memset(box + 12 + sizeof SCTE214_BIN, 'v', 3);
+    put32(box, (uint32_t)n);
+    REFUSED(n, 0, 0, "value is not a nul-terminated string");
+    /* Version 1 ends inside its timing fields. */
+    memcpy(box, good, 12);
+    box[8] = 1;
+    put32(box, 30);
+    REFUSED(30, 0, 0, "version 1 ends inside its timing fields");
+    /* A 2,000-byte value. */
+    char longv[2001];
+    memset(longv, 'x', 2000);
+    longv[2000] = 0;
+    n = emsg(box, 0, SCTE214_BIN, longv, 1, 0, 0, 1, sec, s);
+    REFUSED(n, 0, 0, "more than 1024");
+    /* Invalid UTF-8 in the scheme. */
+    n = emsg(box, 0, "urn:\xff", "", 1, 0, 0, 1, sec, s);
+    REFUSED(n, 0, 0, "not UTF-8");
+    n = emsg(box, 0, "urn:mpeg:dash:event:2012", "1", 1, 0, 0, 1, sec, s);
+    REFUSED(n, 0, 0, "carries no SCTE-35 section");
+    n = emsg(box, 0, SCTE214_BIN, "", 0, 0, 0, 1, sec, s);
+    REFUSED(n, 0, 0, "timescale 0");
+    /* Times: a 64-bit presentation_time beyond the range, before the stream's start, no origin. */
+    n = emsg(box, 1, SCTE214_BIN, "", 1, UINT64_MAX, 0, 1, sec, s);
+    REFUSED(n, 0, 0, "outside 0 to 1e10 s");
+    n = emsg(box, 1, SCTE214_BIN, "", 1, 5, 0, 1, sec, s);
+    REFUSED(n, 0, -10, "outside 0 to 1e10 s");
+    n = emsg(box, 0, SCTE214_BIN, "", 1, 5, 0, 1, sec, s);
+    REFUSED(n, NAN, 0, "not a stream time");
+    REFUSED(n, 1e11, 0, "not a stream time");
+    /* A section with a wrong CRC; no section at all. */
+    sec[s - 1] ^= 1;
+    n = emsg(box, 0, SCTE214_BIN, "", 1, 5, 0, 9, sec, s);
+    REFUSED(n, 0, 0, "emsg 9: ");
+    n = emsg(box, 0, SCTE214_BIN, "", 1, 5, 0, 9, sec, 0);
+    REFUSED(n, 0, 0, "emsg 9: ");
+    /* Over 64 KiB (a section is at most 4 KiB), and no box. */
+    static const uint8_t huge[65536];
+    n = emsg(box, 0, SCTE214_BIN, "", 1, 5, 0, 1, huge, sizeof huge);
+    REFUSED(n, 0, 0, "more than the limit");
+    CHECK(snapback_cues_update_emsg(c, NULL, 0, 0, 0) == SNAPBACK_INVALID_ARGUMENT && count(c) == 1);
+    /* An HLS reader takes no emsg. */
+    CHECK(feed(h, "#EXTM3U\n#EXTINF:1,\na.ts\n") == SNAPBACK_OK);
+    CHECK(snapback_cues_update_emsg(h, good, g, 0, 0) == SNAPBACK_INVALID_ARGUMENT &&
+          strstr(snapback_cues_error(h), "DASH's") && snapback_cues_format_of(h) == SNAPBACK_CUES_HLS);
+    snapback_cues *v = reader(SNAPBACK_CUES_VMAP, 0); /* told VMAP, nothing read yet */
+    CHECK(v && snapback_cues_update_emsg(v, good, g, 0, 0) == SNAPBACK_INVALID_ARGUMENT &&
+          strstr(snapback_cues_error(v), "reads vmap") && count(v) == 0);
+    snapback_cues_free(v);
+    /* After every refusal the good box still reads (no state was left half-changed). */
+    CHECK(snapback_cues_update_emsg(c, good, g, 10, 0) == SNAPBACK_OK && rejected(c, "already read"));
+#undef REFUSED
+out:
+    snapback_cues_free(c);
+    snapback_cues_free(h);
 }
 
 /* Found by fuzz_dash: a return more than 1e8 s after its break's start (the daemon's longest break)
@@ -700,6 +929,9 @@ int main(void) {
     test_dash_live_cancel();
     test_dash_far_return();
     test_dash_refusals();
+    test_dash_emsg();
+    test_dash_emsg_live();
+    test_dash_emsg_refusals();
     test_vmap_ima_sample();
     test_vmap_offsets();
     if (failures) {

@@ -3,6 +3,7 @@
 #ifndef SNAPBACK_FETCH_H
 #define SNAPBACK_FETCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* At most this many bytes (libsnapback's break sources' default bound); http(s) gives up after
@@ -13,5 +14,9 @@
 /* The text at `path`: a local file (or file://), or an http(s) URL (redirects followed up to 5 times,
  * http and https only, a non-2xx status an error). Owned by the caller (free). NULL with err set. */
 char *snapback_fetch(const char *path, size_t *len, char *err, size_t errlen);
+/* The same, given up when `stop(user)` says so (asked by libcurl while an http(s) transfer runs, at
+ * least once a second): the mpv plugin's live refreshes end with the file. err is then "stopped". */
+char *snapback_fetch_stoppable(const char *path, size_t *len, char *err, size_t errlen, bool (*stop)(void *user),
+                               void *user);
 
 #endif

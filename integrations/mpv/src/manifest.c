@@ -26,23 +26,25 @@ bool sbm_is_manifest(const char *path) {
     return false;
 }
 
-int sbm_breaks_from_manifest(const char *text, size_t len, sbm_breaks *out, bool *live, char *err, size_t errlen) {
-    memset(out, 0, sizeof *out);
+snapback_cues *sbm_manifest_read(const char *text, size_t len, char *err, size_t errlen) {
     snapback_cues *c = snapback_cues_new(NULL);
     if (!c) {
         snprintf(err, errlen, "out of memory");
-        return -1;
+        return NULL;
     }
-    int rc = snapback_cues_update(c, text, len);
-    if (rc == SNAPBACK_OK && snapback_cues_format_of(c) == SNAPBACK_CUES_VMAP) {
-        snprintf(err, errlen, "a VMAP is not a stream's manifest");
-        rc = SNAPBACK_INVALID_ARGUMENT;
-    }
-    if (rc != SNAPBACK_OK) {
+    if (snapback_cues_update(c, text, len) != SNAPBACK_OK) {
         snprintf(err, errlen, "%s", snapback_cues_error(c));
-        snapback_cues_free(c);
-        return -1;
+    } else if (snapback_cues_format_of(c) == SNAPBACK_CUES_VMAP) {
+        snprintf(err, errlen, "a VMAP is not a stream's manifest (give it as snapback-vmap)");
+    } else {
+        return c;
     }
+    snapback_cues_free(c);
+    return NULL;
+}
+
+int sbm_breaks_from_cues(const snapback_cues *c, sbm_breaks *out) {
+    sbm_breaks_free(out);
     size_t n;
     const snapback_break *b = snapback_cues_session_breaks(c, &n);
     out->items = calloc(n ? n : 1, sizeof *out->items);
@@ -62,11 +64,8 @@ int sbm_breaks_from_manifest(const char *text, size_t len, sbm_breaks *out, bool
         out->n = i + 1;
         if (!out->items[i].id) break;
     }
-    *live = snapback_cues_is_live(c);
-    snapback_cues_free(c);
     if (!out->items || out->n != n) {
         sbm_breaks_free(out);
-        snprintf(err, errlen, "out of memory");
         return -1;
     }
     return 0;

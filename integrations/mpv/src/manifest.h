@@ -15,8 +15,13 @@
  * or fragment), local or http(s). */
 bool sbm_is_manifest(const char *path);
 
-/* The manifest's breaks for the session into *out (copies: sbm_breaks_free), and whether it is live.
- * 0, or -1 with err set (the manifest refused). */
-int sbm_breaks_from_manifest(const char *text, size_t len, sbm_breaks *out, bool *live, char *err, size_t errlen);
+/* The stream's manifest read into a new reader, kept for the live refreshes (snapback_cues_update);
+ * NULL with err set when refused (a VMAP too: it is no stream's manifest). */
+snapback_cues *sbm_manifest_read(const char *text, size_t len, char *err, size_t errlen);
+
+/* The reader's breaks with a known end into *out, replacing what it held (copies: sbm_breaks_free): what
+ * the plugin times its reports by. The session gets them from the reader itself, open ones too
+ * (snapback_session_open_cues, _update_cues). 0, or -1 when out of memory (*out empty then). */
+int sbm_breaks_from_cues(const snapback_cues *cues, sbm_breaks *out);
 
 #endif

@@ -214,14 +214,16 @@ void sbm_format_clock(double seconds, char *buf, size_t size) {
     else snprintf(buf, size, "%llu:%02llu", s / 60, s % 60);
 }
 
-char *sbm_default_sidecar_path(const char *path) {
+char *sbm_sidecar_path(const char *path, const char *suffix) {
     if (!path || !*path || strstr(path, "://")) return NULL;
     const char *slash = strrchr(path, '/'), *dot = strrchr(path, '.');
     size_t stem = dot && dot > (slash ? slash + 1 : path) ? (size_t)(dot - path) : strlen(path);
-    static const char suffix[] = ".snapback.json";
-    char *out = malloc(stem + sizeof suffix);
+    size_t n = strlen(suffix) + 1;
+    char *out = malloc(stem + n);
     if (!out) return NULL;
     memcpy(out, path, stem);
-    memcpy(out + stem, suffix, sizeof suffix);
+    memcpy(out + stem, suffix, n);
     return out;
 }
+
+char *sbm_default_sidecar_path(const char *path) { return sbm_sidecar_path(path, ".snapback.json"); }

@@ -66,5 +66,7 @@ void sbm_format_clock(double seconds, char *buf, size_t size);
 /* The sidecar path for a local file: the path without its extension, plus ".snapback.json"
  * ("/v/movie.mkv" → "/v/movie.snapback.json"). NULL for URLs ("scheme://") or when out of memory. */
 char *sbm_default_sidecar_path(const char *path);
+/* The same with another suffix: "/v/movie.mkv", ".vmap.xml" → "/v/movie.vmap.xml" (a VMAP sidecar). */
+char *sbm_sidecar_path(const char *path, const char *suffix);
 
 #endif

@@ -39,6 +39,11 @@ bool sbmpv_set_start(const struct sbmpv_mpv *m, double t) {
     return mpv_set_property_string(m->handle, "file-local-options/start", target) >= 0;
 }
 
+void sbmpv_set_pause(const struct sbmpv_mpv *m, bool pause) {
+    const char *cmd[] = {"set", "pause", pause ? "yes" : "no", NULL};
+    mpv_command_async(m->handle, 0, cmd);
+}
+
 void sbmpv_osd(const struct sbmpv_mpv *m, const char *text, int ms) {
     char duration[16];
     snprintf(duration, sizeof duration, "%d", ms);

@@ -27,6 +27,8 @@ void sbmpv_log(const struct sbmpv_mpv *m, bool verbose_only, const char *fmt, ..
 bool sbmpv_seek_command(const struct sbmpv_mpv *m, double t);
 /* Where the file, not playing yet, starts (mpv's own start seek, exact). false when refused. */
 bool sbmpv_set_start(const struct sbmpv_mpv *m, double t);
+/* Pauses or plays mpv (asynchronous). */
+void sbmpv_set_pause(const struct sbmpv_mpv *m, bool pause);
 /* Text on mpv's OSD for ms milliseconds. */
 void sbmpv_osd(const struct sbmpv_mpv *m, const char *text, int ms);
 /* Lets mpv go on past a hook the plugin held. */

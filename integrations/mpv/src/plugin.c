@@ -3,7 +3,8 @@
  * timeline through libsnapback.
  *
  * mpv runs a C plugin's mpv_open_cplugin() on a thread of its own for as long as the plugin is
- * loaded; that thread is the plugin's main loop, and the plugin starts none. The loop polls two
+ * loaded; that thread is the plugin's main loop (the one other thread, a live manifest's refresher,
+ * only fetches: refresh.h). The loop polls two
  * descriptors: an eventfd that mpv's wakeup callback writes when events are queued for the plugin
  * (mpv_get_wakeup_pipe() is the same mechanism, deprecated in client API 2.0), and libsnapback's
  * socket. mpv is only ever sent asynchronous commands, so the player never waits for the plugin; the
@@ -41,6 +42,7 @@ static void options_free(struct options *o) {
     free(o->preset);
     free(o->sidecar);
     free(o->ad_chapters);
+    free(o->vmap);
     memset(o, 0, sizeof *o);
 }
 
@@ -64,6 +66,7 @@ static void read_options(struct plugin *p, char **socket) {
                         : !strcmp(k, "preset")     ? &p->opt.preset
                         : !strcmp(k, "sidecar")    ? &p->opt.sidecar
                         : !strcmp(k, "ad-chapters") ? &p->opt.ad_chapters
+                        : !strcmp(k, "vmap")       ? &p->opt.vmap
                         : !strcmp(k, "socket")     ? socket
                                                    : NULL;
             if (slot) {
@@ -73,6 +76,16 @@ static void read_options(struct plugin *p, char **socket) {
                 p->opt.resume = yes(s);
             } else if (!strcmp(k, "verbose")) {
                 p->mpv.verbose = yes(s);
+            } else if (!strcmp(k, "cues-refresh-interval")) {
+                char *end;
+                double secs = strtod(s, &end);
+                if (end != s && !*end && (secs == 0 || (secs >= SBM_REFRESH_MIN && secs <= SBM_REFRESH_MAX))) {
+                    p->opt.has_refresh_interval = true;
+                    p->opt.refresh_interval = secs;
+                } else {
+                    sbmpv_log(&p->mpv, false, "snapback-cues-refresh-interval=%s: 0 (off), or seconds from %g to %g "
+                              "expected: the manifest's own interval is used", s, SBM_REFRESH_MIN, SBM_REFRESH_MAX);
+                }
             } else if (!strcmp(k, "open-timeout")) {
                 char *end;
                 double secs = strtod(s, &end);
@@ -120,20 +133,111 @@ static int load_sidecar(struct plugin *p, char **content_id) {
     return rc;
 }
 
-/* The breaks of an HLS or DASH stream from its manifest (the path mpv plays, a file or http(s)): 1 when
- * read, 0 when mpv plays no manifest, -1 when it could not be read or was refused (logged). */
+/* The breaks of an HLS or DASH stream from its manifest (the path mpv plays, a file or http(s)), its
+ * reader kept in p->file.cues: 1 when read, 0 when mpv plays no manifest, -1 when it could not be read
+ * or was refused (logged). */
 static int load_manifest(struct plugin *p) {
     if (!sbm_is_manifest(p->file.path)) return 0;
     size_t len = 0;
     char err[256];
     char *text = snapback_fetch(p->file.path, &len, err, sizeof err);
-    int rc = -1;
-    if (!text) sbmpv_log(&p->mpv, false, "%s: %s; the stream's chapters are used", p->file.path, err);
-    else if (sbm_breaks_from_manifest(text, len, &p->file.breaks, &p->file.live, err, sizeof err) != 0)
-        sbmpv_log(&p->mpv, false, "%s: %s; the stream's chapters are used", p->file.path, err);
-    else rc = 1;
+    snapback_cues *c = text ? sbm_manifest_read(text, len, err, sizeof err) : NULL;
     free(text);
+    if (c && sbm_breaks_from_cues(c, &p->file.breaks) != 0) {
+        snprintf(err, sizeof err, "out of memory");
+        snapback_cues_free(c);
+        c = NULL;
+    }
+    if (!c) {
+        sbmpv_log(&p->mpv, false, "%s: %s; the stream's chapters are used", p->file.path, err);
+        return -1;
+    }
+    p->file.cues = c;
+    p->file.live = snapback_cues_is_live(c);
+    return 1;
+}
+
+/* A VMAP's ad rules: snapback-vmap (a path or an http(s) URL), else NAME.vmap.xml beside a local file
+ * (`sidecar_only`: that one only). Read with mpv's duration as the content's (for n% and "end"); its
+ * reader in p->file.cues, the session then an ad-rules one. 1 when read, 0 when there is none, -1
+ * when it could not be read or was refused (logged). */
+static int load_vmap(struct plugin *p, bool sidecar_only) {
+    if (sidecar_only == (p->opt.vmap != NULL)) return 0;
+    char *path = p->opt.vmap ? strdup(p->opt.vmap) : sbm_sidecar_path(p->file.path, ".vmap.xml");
+    if (!path) return 0;
+    size_t len = 0;
+    char err[256];
+    char *text = NULL;
+    if (p->opt.vmap || access(path, F_OK) == 0) text = snapback_fetch(path, &len, err, sizeof err);
+    else {
+        free(path);
+        return 0;
+    }
+    snapback_cues_options o = {.format = SNAPBACK_CUES_VMAP, .content_duration = p->file.duration};
+    snapback_cues *c = text ? snapback_cues_new(&o) : NULL;
+    int rc = -1;
+    if (!text) sbmpv_log(&p->mpv, false, "%s: %s", path, err);
+    else if (!c) sbmpv_log(&p->mpv, false, "%s: out of memory", path);
+    else if (snapback_cues_update(c, text, len) != SNAPBACK_OK)
+        sbmpv_log(&p->mpv, false, "%s: %s", path, snapback_cues_error(c));
+    else rc = 1;
+    size_t n;
+    const snapback_cue_note *bad = rc == 1 ? snapback_cues_rejected(c, &n) : NULL;
+    for (size_t i = 0; bad && i < n; i++) sbmpv_log(&p->mpv, false, "%s:%u: %s", path, bad[i].line, bad[i].reason);
+    if (rc == 1) p->file.cues = c;
+    else snapback_cues_free(c);
+    free(text);
+    free(path);
     return rc;
+}
+
+/* A live manifest is read again on a timer (refresh.h): snapback-cues-refresh-interval, else the
+ * interval the manifest says (an HLS playlist's target duration), bounded. */
+static void start_refreshes(struct plugin *p) {
+    double every = p->opt.has_refresh_interval ? p->opt.refresh_interval : snapback_cues_refresh_interval(p->file.cues);
+    if (!(every > 0)) {
+        sbmpv_log(&p->mpv, true, "%s: live, not refreshed (%s)", p->file.path,
+                  p->opt.has_refresh_interval ? "snapback-cues-refresh-interval=0" : "the manifest says no interval");
+        return;
+    }
+    every = every < SBM_REFRESH_MIN ? SBM_REFRESH_MIN : every > SBM_REFRESH_MAX ? SBM_REFRESH_MAX : every;
+    char err[160];
+    p->file.refresher = sbm_refresher_start(p->file.path, every, p->wake_fd, err, sizeof err);
+    if (!p->file.refresher) sbmpv_log(&p->mpv, false, "%s: live, not refreshed: %s", p->file.path, err);
+    else sbmpv_log(&p->mpv, true, "%s: live, refreshed every %g s", p->file.path, every);
+}
+
+/* A refresh the refresher left (if any) read into the manifest's reader, its changes sent to the
+ * daemon. A refresh that failed or was refused changes nothing: the session goes on with what it has. */
+static void take_refresh(struct plugin *p) {
+    char *text = NULL, err[256];
+    size_t len = 0;
+    if (!sbm_refresher_take(p->file.refresher, &text, &len, err, sizeof err)) return;
+    if (!text) {
+        sbmpv_log(&p->mpv, false, "%s: refresh failed: %s; the breaks known are kept", p->file.path, err);
+        return;
+    }
+    int rc = snapback_cues_update(p->file.cues, text, len);
+    free(text);
+    if (rc != SNAPBACK_OK) {
+        sbmpv_log(&p->mpv, false, "%s: refresh refused: %s; the breaks known are kept", p->file.path,
+                  snapback_cues_error(p->file.cues));
+        return;
+    }
+    size_t n;
+    const snapback_cue_change *ch = snapback_cues_changes(p->file.cues, &n);
+    for (size_t i = 0; i < n; i++)
+        sbmpv_log(&p->mpv, true, "refresh: break %s %s%s%s", ch[i].id,
+                  ch[i].kind == SNAPBACK_CUE_ADDED ? "added" : ch[i].kind == SNAPBACK_CUE_CHANGED ? "changed" : "removed",
+                  *ch[i].reason ? ": " : "", ch[i].reason);
+    if (!snapback_cues_is_live(p->file.cues)) {
+        sbmpv_log(&p->mpv, true, "%s: the stream has ended: no more refreshes", p->file.path);
+        sbm_refresher_stop(p->file.refresher);
+        p->file.refresher = NULL;
+    }
+    if (!n) return;
+    if (sbm_breaks_from_cues(p->file.cues, &p->file.breaks) != 0) sbmpv_log(&p->mpv, false, "refresh: out of memory");
+    sbmpv_breaks_changed(p);
 }
 
 static void load_chapters(struct plugin *p) {
@@ -182,6 +286,8 @@ static char *string_property(struct plugin *p, const char *name) {
 }
 
 static void file_reset(struct plugin *p) {
+    sbm_refresher_stop(p->file.refresher);
+    snapback_cues_free(p->file.cues);
     sbm_breaks_free(&p->file.breaks);
     free(p->file.path);
     free(p->file.content_id);
@@ -199,11 +305,16 @@ static void file_preloaded(struct plugin *p, uint64_t hook_id) {
     if (mpv_get_property(p->mpv.handle, "duration", MPV_FORMAT_DOUBLE, &p->file.duration) < 0 ||
         !isfinite(p->file.duration))
         p->file.duration = 0;
+    /* The first that has breaks: snapback-vmap, the JSON sidecar, a VMAP sidecar, the stream's manifest,
+     * the chapters. */
     char *sidecar_id = NULL;
-    int sidecar = load_sidecar(p, &sidecar_id), manifest = sidecar == 1 ? 0 : load_manifest(p);
-    p->file.breaks_from = sidecar == 1 ? "sidecar" : manifest == 1 ? "manifest" : "chapters";
-    if (sidecar != 1 && manifest != 1) load_chapters(p);
-    if (!p->file.breaks.n) p->file.breaks_from = "none";
+    int vmap = load_vmap(p, false), sidecar = vmap == 1 ? 0 : load_sidecar(p, &sidecar_id);
+    if (vmap != 1 && sidecar != 1) vmap = load_vmap(p, true);
+    int manifest = vmap == 1 || sidecar == 1 ? 0 : load_manifest(p);
+    p->file.breaks_from = vmap == 1 ? "VMAP" : sidecar == 1 ? "sidecar" : manifest == 1 ? "manifest" : "chapters";
+    if (vmap != 1 && sidecar != 1 && manifest != 1) load_chapters(p);
+    if (p->file.live) start_refreshes(p);
+    if (!p->file.breaks.n && !p->file.cues) p->file.breaks_from = "none"; /* a live one may have open breaks */
     char *id = p->opt.content_id ? strdup(p->opt.content_id) : sidecar_id ? sidecar_id : metadata_content_id(p);
     if (id != sidecar_id) free(sidecar_id);
     p->file.content_id = id ? id : string_property(p, "filename/no-ext");
@@ -320,7 +431,9 @@ __attribute__((visibility("default"))) int mpv_open_cplugin(mpv_handle *mpv) {
         bool running = true;
         while (running && (ev = mpv_wait_event(mpv, 0))->event_id != MPV_EVENT_NONE) running = handle_event(p, ev);
         if (!running) break;
-        wait_and_dispatch(p, sbmpv_hold_timeout_ms(p));
+        if (p->file.refresher) take_refresh(p);
+        int hold = sbmpv_hold_timeout_ms(p), ad = sbmpv_ad_timeout_ms(p);
+        wait_and_dispatch(p, hold < 0 ? ad : ad < 0 ? hold : hold < ad ? hold : ad);
     }
 
     /* Quit: the session closes with mpv's last position, and the close is waited for (bounded) so

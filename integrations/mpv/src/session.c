@@ -117,6 +117,63 @@ static void on_state_for_osd(snapback_client *c, const snapback_reply *r, void *
     sbmpv_osd(&p->mpv, text, 4000);
 }
 
+/* The length of an ad-rules session's break `id` as the VMAP says it (its inline VAST durations): the
+ * daemon names them preroll, midroll-T (T its content time, to the millisecond) and postroll. */
+static double client_break_seconds(const struct plugin *p, const char *id) {
+    size_t n;
+    const snapback_cue_break *b = snapback_cues_breaks(p->file.cues, &n);
+    for (size_t i = 0; i < n; i++) {
+        char name[64];
+        if (b[i].position == SNAPBACK_POSITION_PREROLL) snprintf(name, sizeof name, "preroll");
+        else if (b[i].position == SNAPBACK_POSITION_POSTROLL) snprintf(name, sizeof name, "postroll");
+        else {
+            snprintf(name, sizeof name, "midroll-%.3f", b[i].start);
+            char *e = name + strlen(name);
+            while (e[-1] == '0') *--e = 0;
+            if (e[-1] == '.') e[-1] = 0;
+        }
+        if (!strcmp(name, id) && b[i].duration > 0) return b[i].duration;
+    }
+    return AD_BREAK_DEFAULT_SECONDS;
+}
+
+/* PlayBreak: the content held paused for the break (session.h, struct client_break). */
+static void play_client_break(struct plugin *p, snapback_session *s, const char *id) {
+    if (p->ad.playing || strlen(id) >= sizeof p->ad.id) {
+        sbmpv_log(&p->mpv, false, "PlayBreak %s: %s", id, p->ad.playing ? "a break already plays" : "an id too long");
+        return;
+    }
+    double secs = p->file.cues ? client_break_seconds(p, id) : AD_BREAK_DEFAULT_SECONDS;
+    p->ad.playing = true;
+    snprintf(p->ad.id, sizeof p->ad.id, "%s", id);
+    p->ad.until_ms = sbmpv_now_ms() + (uint64_t)(secs * 1000);
+    p->ad.was_paused = p->paused;
+    sbmpv_log(&p->mpv, true, "PlayBreak %s: the content held for %g s", id, secs);
+    if (!p->paused) sbmpv_set_pause(&p->mpv, true);
+    char text[96];
+    snprintf(text, sizeof text, "Ad break — the content goes on in %.0f s", secs);
+    sbmpv_osd(&p->mpv, text, (int)(secs * 1000));
+    check(p, "AdBreakStarted", snapback_ad_break_started(s, id, on_event_reply, p));
+}
+
+static void end_client_break(struct plugin *p) {
+    if (!p->ad.playing) return;
+    p->ad.playing = false;
+    snapback_session *s = current(p);
+    sbmpv_log(&p->mpv, true, "break %s played", p->ad.id);
+    /* Ended before the daemon's seek push (the resume target) is carried out, then the content plays. */
+    if (s) check(p, "AdBreakEnded", snapback_ad_break_ended(s, p->ad.id, on_event_reply, p));
+    if (!p->ad.was_paused) sbmpv_set_pause(&p->mpv, false);
+}
+
+int sbmpv_ad_timeout_ms(struct plugin *p) {
+    if (!p->ad.playing) return -1;
+    uint64_t now = sbmpv_now_ms();
+    if (now < p->ad.until_ms) return (int)(p->ad.until_ms - now);
+    end_client_break(p);
+    return -1;
+}
+
 static void on_push(snapback_client *c, snapback_session *s, const snapback_push *push, void *user) {
     (void)c;
     struct plugin *p = user;
@@ -155,6 +212,7 @@ static void on_push(snapback_client *c, snapback_session *s, const snapback_push
     case SNAPBACK_PUSH_BREAK_WATCHED:
         sbmpv_log(&p->mpv, true, "break %s watched (%s)", push->u.break_watched.break_id, push->reason);
         break;
+    case SNAPBACK_PUSH_PLAY_BREAK: play_client_break(p, s, push->u.play_break.break_id); break;
     default: sbmpv_log(&p->mpv, true, "push %d (%s)", push->kind, push->reason); break;
     }
 }
@@ -178,10 +236,17 @@ static void on_connection(snapback_client *c, snapback_connection_event ev, int 
 static void on_session_restored(snapback_client *c, snapback_session *s, int status, const char *msg,
                                 double start, void *user) {
     (void)c;
-    (void)s;
     struct plugin *p = user;
-    if (status == SNAPBACK_OK) sbmpv_log(&p->mpv, true, "session reopened after a daemon restart, at %.3f", start);
-    else sbmpv_log(&p->mpv, false, "session not reopened: %s", msg);
+    if (status != SNAPBACK_OK) {
+        sbmpv_log(&p->mpv, false, "session not reopened: %s", msg);
+        return;
+    }
+    sbmpv_log(&p->mpv, true, "session reopened after a daemon restart, at %.3f", start);
+    /* A live manifest's refresh that came while the daemon was away. */
+    if (s == current(p) && p->session.kind == SESSION_OPEN && p->session.u.open.breaks_changed) {
+        p->session.u.open.breaks_changed = false;
+        sbmpv_breaks_changed(p);
+    }
 }
 
 snapback_client *sbmpv_client_new(struct plugin *p, const char *socket_path) {
@@ -235,13 +300,19 @@ static void on_opened(snapback_client *c, const snapback_reply *r, void *user) {
         return;
     }
     const snapback_opened *o = &r->u.opened;
+    size_t n = p->file.breaks.n;
+    if (p->file.cues) snapback_cues_breaks(p->file.cues, &n); /* open ones too */
     sbmpv_log(&p->mpv, true, "session %llu for \"%s\" (%s, %zu breaks from %s)%s",
-              (unsigned long long)o->session_id, p->file.content_id, o->policy_preset, p->file.breaks.n,
+              (unsigned long long)o->session_id, p->file.content_id, o->policy_preset, n,
               p->file.breaks_from, o->resumed_from_bookmark ? ", resumed from its bookmark" : "");
     release_hold(p);
     struct live_session l = p->session.u.opening;
     p->session.kind = SESSION_OPEN;
     p->session.u.open = l;
+    if (l.breaks_changed) {
+        p->session.u.open.breaks_changed = false;
+        sbmpv_breaks_changed(p);
+    }
     /* Opened once playback had begun (the hold timed out, or a late connection): tell the daemon
      * where mpv is, unless a resume seek is on its way there. */
     if (p->motion.kind == MOTION_STEADY || p->motion.kind == MOTION_SEEKING) report_state(p);
@@ -260,7 +331,8 @@ static void open_session(struct plugin *p, bool resume, bool hold, uint64_t hook
     sp.n_breaks = p->file.breaks.n;
     double ads = 0;
     for (size_t i = 0; i < p->file.breaks.n; i++) ads += p->file.breaks.items[i].duration;
-    if (p->file.duration > ads) {
+    /* A live stream's duration is its window so far, not the content's. */
+    if (!p->file.live && p->file.duration > ads) {
         sp.has_content_duration = true;
         sp.content_duration = p->file.duration - ads;
     }
@@ -268,7 +340,9 @@ static void open_session(struct plugin *p, bool resume, bool hold, uint64_t hook
     snapback_resume r = {.use_bookmark = true};
     if (resume) sp.resume = &r;
     snapback_session *handle = NULL;
-    int rc = snapback_session_open(p->client, &sp, on_opened, p, &handle);
+    /* From a manifest: its breaks as it says them (open ones at once, unfilled ones marked, restrictions). */
+    int rc = p->file.cues ? snapback_session_open_cues(p->client, &sp, p->file.cues, on_opened, p, &handle)
+                          : snapback_session_open(p->client, &sp, on_opened, p, &handle);
     if (rc != SNAPBACK_OK) {
         /* Away: the session opens when the library has reconnected (on_connection). */
         sbmpv_log(&p->mpv, rc == SNAPBACK_E_DISCONNECTED, "no session for \"%s\" yet: %s", p->file.content_id,
@@ -277,7 +351,7 @@ static void open_session(struct plugin *p, bool resume, bool hold, uint64_t hook
         if (hold) sbmpv_hook_continue(&p->mpv, hook_id);
         return;
     }
-    struct live_session l = {.handle = handle, .completed = false};
+    struct live_session l = {.handle = handle, .completed = false, .breaks_changed = false};
     if (hold) {
         p->session.kind = SESSION_HELD;
         p->session.u.held.live = l;
@@ -326,6 +400,7 @@ void sbmpv_file_preloaded(struct plugin *p, uint64_t hook_id, bool resume) {
 }
 
 void sbmpv_file_ended(struct plugin *p, bool eof) {
+    p->ad.playing = false; /* its session closes: nothing to report */
     if (eof) sbmpv_content_complete(p);
     release_hold(p);
     close_session(p, !eof);
@@ -388,12 +463,32 @@ void sbmpv_position_changed(struct plugin *p, double pos) {
 void sbmpv_pause_changed(struct plugin *p, bool paused) {
     if (paused == p->paused) return;
     p->paused = paused;
-    if (p->motion.kind == MOTION_STEADY) report_state(p);
+    /* The content held for a client-side break is the break playing, not the viewer's pause. */
+    if (p->motion.kind == MOTION_STEADY && !p->ad.playing) report_state(p);
 }
 
 void sbmpv_speed_changed(struct plugin *p, double speed) {
     p->speed = speed;
     if (p->motion.kind == MOTION_STEADY) report_state(p);
+}
+
+static void on_breaks_updated(snapback_client *c, const snapback_reply *r, void *user) {
+    struct plugin *p = user;
+    if (r->status == SNAPBACK_OK) sbmpv_log(&p->mpv, true, "UpdateBreaks: the daemon took the refreshed breaks");
+    else on_event_reply(c, r, user);
+}
+
+void sbmpv_breaks_changed(struct plugin *p) {
+    struct live_session *l = live(p);
+    if (!l || !p->file.cues) return;
+    if (p->session.kind != SESSION_OPEN) {
+        l->breaks_changed = true;
+        return;
+    }
+    int rc = snapback_session_update_cues(l->handle, p->file.cues, on_breaks_updated, p);
+    /* Away: the library reopens the session with the breaks it last sent; these go once it has. */
+    if (rc == SNAPBACK_E_DISCONNECTED) l->breaks_changed = true;
+    else check(p, "UpdateBreaks", rc);
 }
 
 void sbmpv_content_complete(struct plugin *p) {

@@ -9,10 +9,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <snapback/cues.h>
 #include <snapback/snapback.h>
 
 #include "media.h"
 #include "mpvio.h"
+#include "refresh.h"
 
 /* Playhead reports while playing: at most every REPORT_MS of wall time, and at once when the position
  * crosses a break's start or end (so the return after a break is not late by a report interval). */
@@ -28,8 +30,13 @@
 
 struct options {
     char *content_id, *profile, *preset, *sidecar, *ad_chapters;
+    char *vmap; /* snapback-vmap: a VMAP's path or URL, the file's ad rules */
     bool resume;
     int open_timeout_ms;
+    /* snapback-cues-refresh-interval: seconds between a live manifest's refreshes, 0 = none; unset: what
+     * the manifest says (snapback_cues_refresh_interval). */
+    bool has_refresh_interval;
+    double refresh_interval;
 };
 
 /* The file under snapback: its ids and breaks, read by plugin.c when mpv has opened it. */
@@ -38,7 +45,12 @@ struct file {
     double duration;
     sbm_breaks breaks;
     bool live;               /* a live manifest: the session is live */
-    const char *breaks_from; /* "chapters", "sidecar", "manifest" or "none", for the log */
+    const char *breaks_from; /* "chapters", "sidecar", "manifest", "VMAP" or "none", for the log */
+    /* The breaks came from the stream's manifest: its reader, kept across a live one's refreshes so that
+     * each refresh's changes are computed; the session is opened and updated from it. Or from a VMAP:
+     * the session is an ad-rules one (client-side breaks, PlayBreak). NULL otherwise. */
+    snapback_cues *cues;
+    struct sbm_refresher *refresher; /* a live manifest's, while it is refreshed */
 };
 
 /* The session of the file mpv plays. The handle of a live session is the library's until CloseSession
@@ -55,6 +67,8 @@ enum session_kind {
 struct live_session {
     snapback_session *handle;
     bool completed; /* ContentComplete sent (once; no final playhead at the close then) */
+    /* The manifest's breaks changed while the session was opening: UpdateBreaks once it is open. */
+    bool breaks_changed;
 };
 struct session {
     enum session_kind kind;
@@ -92,6 +106,18 @@ struct motion {
     } u;
 };
 
+/* The break of an ad-rules session (a VMAP's) the daemon asked to play (PlayBreak). mpv has no ad
+ * player: the content is held paused for the break's length (its inline VAST durations, else AdRules'
+ * default of 30 s), the OSD saying so, between AdBreakStarted and AdBreakEnded; the daemon's seek
+ * push then says where the content goes on (the target of the seek that went over it). */
+#define AD_BREAK_DEFAULT_SECONDS 30
+struct client_break {
+    bool playing;
+    char id[64]; /* the daemon's generated ids: preroll, midroll-T, postroll */
+    uint64_t until_ms;
+    bool was_paused; /* mpv's pause before the break, restored after it */
+};
+
 struct plugin {
     struct sbmpv_mpv mpv;
     int wake_fd; /* eventfd written by mpv's wakeup callback */
@@ -108,6 +134,7 @@ struct plugin {
     /* Sessions of files that ended whose answer (the open's, then the close's) has not come yet: quit
      * waits for them, bounded. */
     unsigned retiring;
+    struct client_break ad;
 };
 
 snapback_client *sbmpv_client_new(struct plugin *p, const char *socket_path);
@@ -124,6 +151,9 @@ void sbmpv_quit(struct plugin *p);
 /* Milliseconds until a held start must be let go, -1 when none is held; one that is due is let go
  * here (logged), and -1 returned. */
 int sbmpv_hold_timeout_ms(struct plugin *p);
+/* Milliseconds until a client-side break being played ends, -1 when none plays; one that is due ends
+ * here (AdBreakEnded), and -1 returned. */
+int sbmpv_ad_timeout_ms(struct plugin *p);
 
 /* mpv's events. */
 void sbmpv_seek_event(struct plugin *p);
@@ -132,6 +162,9 @@ void sbmpv_playback_restart(struct plugin *p, bool have_pos, double pos);
 void sbmpv_position_changed(struct plugin *p, double pos);
 void sbmpv_pause_changed(struct plugin *p, bool paused);
 void sbmpv_speed_changed(struct plugin *p, double speed);
+/* A live manifest's refresh changed p->file.cues (and p->file.breaks): UpdateBreaks, now if the session
+ * is open, else once it is (a session opened later takes the breaks as they are then). */
+void sbmpv_breaks_changed(struct plugin *p);
 /* The content ended (eof-reached with --keep-open, or the file's end). */
 void sbmpv_content_complete(struct plugin *p);
 /* mpv refused the seek the plugin asked for (SBMPV_REPLY_SEEK's error). */

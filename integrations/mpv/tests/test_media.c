@@ -160,6 +160,10 @@ static void test_clock_and_path(void) {
         CHECK(paths[i].sidecar ? s && !strcmp(s, paths[i].sidecar) : s == NULL);
         free(s);
     }
+    char *v = sbm_sidecar_path("/v.d/movie.mkv", ".vmap.xml");
+    CHECK(v && !strcmp(v, "/v.d/movie.vmap.xml"));
+    free(v);
+    CHECK(sbm_sidecar_path("https://host/movie.mkv", ".vmap.xml") == NULL);
 }
 
 int main(void) {

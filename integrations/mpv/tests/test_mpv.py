@@ -43,12 +43,12 @@ class Mpv(e2e.Player):
 
     what = "mpv"
 
-    def __init__(self, work, plugin, daemon_socket, media, name, paused=False, opts=""):
+    def __init__(self, work, plugin, daemon_socket, media, name, paused=False, opts="", mpv_args=()):
         super().__init__(work, name)
         self.ipc_path = os.path.join(work, f"{name}.ipc")
         args = ["mpv", "--no-config", "--vo=null", "--ao=null", "--term-osd=force", "--idle=no",
                 f"--script={plugin}", f"--input-ipc-server={self.ipc_path}",
-                f"--script-opts=snapback-socket={daemon_socket},snapback-verbose=yes{opts}"]
+                f"--script-opts=snapback-socket={daemon_socket},snapback-verbose=yes{opts}", *mpv_args]
         if paused:
             args.append("--pause")
         files = media if isinstance(media, list) else [media]
@@ -202,13 +202,27 @@ def hls_manifest(work, plugin, sock, movie_a):
         mpv.kill()
 
     print("-- the same HLS stream over http (a loopback server): its playlist fetched through libcurl")
+    mpv = None
+    with http_server(os.path.dirname(playlist)) as base:
+        try:
+            mpv = Mpv(work, plugin, sock, f"{base}/{os.path.basename(playlist)}", "h2")
+            mpv.wait_position(lambda p: p >= 1.0, 10, "mpv plays the HLS stream over http")
+            check("3 breaks from manifest" in mpv.output(), "the stream's breaks came from its playlist over http")
+            mpv.quit()
+        finally:
+            if mpv:
+                mpv.kill()
+
+
+@contextlib.contextmanager
+def http_server(directory):
+    """Python's http.server on a free loopback port serving `directory`: yields its base URL."""
     probe = socket.socket()
     probe.bind(("127.0.0.1", 0))
     port = probe.getsockname()[1]
     probe.close()
     server = subprocess.Popen([sys.executable, "-m", "http.server", "--bind", "127.0.0.1", str(port)],
-                              cwd=os.path.dirname(playlist), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    mpv = None
+                              cwd=directory, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 10
         while True:
@@ -217,15 +231,164 @@ def hls_manifest(work, plugin, sock, movie_a):
             if time.monotonic() > deadline:
                 raise Failure("the http server did not listen within 10 s")
             time.sleep(POLL)
-        mpv = Mpv(work, plugin, sock, f"http://127.0.0.1:{port}/{os.path.basename(playlist)}", "h2")
-        mpv.wait_position(lambda p: p >= 1.0, 10, "mpv plays the HLS stream over http")
-        check("3 breaks from manifest" in mpv.output(), "the stream's breaks came from its playlist over http")
-        mpv.quit()
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.terminate()
+        server.wait()
+
+
+def wait_log(player, text, seconds, what, after=0):
+    """Waits until the player's log holds `text` after offset `after`; returns the log's length then."""
+    deadline = time.monotonic() + seconds
+    while True:
+        out = player.output()
+        at = out.find(text, after)
+        if at >= 0:
+            check(True, what)
+            return at + len(text)
+        if time.monotonic() > deadline:
+            raise Failure(f"{what}: no \"{text}\" in {os.path.basename(player.log_path)} within {seconds} s")
+        time.sleep(POLL)
+
+
+def live_refreshes(work, plugin, snapbackd, movie_a):
+    """A live HLS playlist over http (no ENDLIST, 1 s segments of A's stitching) whose EXT-X-CUE-OUT break is
+    opened, extended and closed by its CUE-IN in three rewrites of the playlist: the plugin refreshes it on
+    its own timer (the playlist's target duration: 1 s), each change goes to the daemon as UpdateBreaks, a
+    refused refresh changes nothing, a refresh made while the daemon is away reaches it once the library
+    has reopened the session, and a seek over the closed break snaps back to it, then on to the target.
+    The daemon's policy has live snapback on (it is off in every preset)."""
+    print("-- live HLS over http: a CUE-OUT break opened, extended, closed by three refreshes; then a snapback")
+    out = os.path.join(work, "live")
+    os.makedirs(out, exist_ok=True)
+    # AAC: the TS muxer cannot carry FLAC, and a stream without packets would hold ffmpeg's probing.
+    subprocess.run(["ffmpeg", "-loglevel", "error", "-y", "-i", movie_a, "-c:v", "copy", "-c:a", "aac", "-f", "hls",
+                    "-hls_time", "1", "-hls_playlist_type", "vod", "-hls_segment_filename",
+                    os.path.join(out, "s%03d.ts"), os.path.join(out, "vod.m3u8")], check=True)
+    with open(os.path.join(out, "vod.m3u8")) as f:
+        lines = f.read().splitlines()
+    segments = [(lines[i], lines[i + 1]) for i, l in enumerate(lines) if l.startswith("#EXTINF")]
+    check(all(e == "#EXTINF:1.000000," for e, _ in segments[:30]), "the live stream's first 30 segments last 1 s each")
+    start, duration, _ = make_media.layout(A)[0]  # (10, 6)
+    playlist = os.path.join(out, "live.m3u8")
+
+    def publish(n, cue_in=None, text=None):
+        """The live playlist: segments 0 to n-1, a CUE-OUT before segment `start`, a CUE-IN before segment
+        `cue_in` (or `text` as it is), replaced at once (the server never sends half of one)."""
+        if text is None:
+            body = ["#EXTM3U", "#EXT-X-VERSION:3", "#EXT-X-TARGETDURATION:1", "#EXT-X-MEDIA-SEQUENCE:0"]
+            for i, (extinf, uri) in enumerate(segments[:n]):
+                if i == start:
+                    body.append("#EXT-X-CUE-OUT")
+                if i == cue_in:
+                    body.append("#EXT-X-CUE-IN")
+                body += [extinf, uri]
+            text = "\n".join(body) + "\n"
+        with open(playlist + ".new", "w") as f:
+            f.write(text)
+        os.replace(playlist + ".new", playlist)
+
+    break_id = f"cue-out@{start:g}"
+    publish(int(start) + 2)  # opened: the break runs to the live edge, 2 s so far
+    config = "[policy]\nlive-snapback = yes\n"
+    daemon = e2e.Daemon(snapbackd, work, "live-daemon", config=config)
+    mpv = None
+    try:
+        with http_server(out) as base:
+            # From the window's first segment (ffmpeg starts 3 from the live edge), so that the stream's
+            # time 0 is where the plugin's first playlist begins, as the break's start is counted.
+            mpv = Mpv(work, plugin, daemon.sock, f"{base}/live.m3u8", "live",
+                      mpv_args=["--ytdl=no", "--demuxer-lavf-o=live_start_index=0"])
+            at = wait_log(mpv, "live, refreshed every 1 s", 10, "the live playlist is refreshed every target duration")
+            at = wait_log(mpv, "1 breaks from manifest", 10, "the session opened with the open break", at)
+            mpv.wait_position(lambda p: p >= 0.5, 10, "mpv plays the live stream")
+            publish(int(start) + 5)  # extended: 5 s
+            at = wait_log(mpv, f"refresh: break {break_id} changed", 5, "refresh 1: the open break extended", at)
+            at = wait_log(mpv, "UpdateBreaks: the daemon took the refreshed breaks", 5, "the daemon took it", at)
+            publish(0, text="#EXTM3U\n#EXTINF:x,\n")
+            at = wait_log(mpv, "refresh refused", 5, "refresh 2: a malformed playlist is refused", at)
+            daemon.stop()
+            at = wait_log(mpv, "snapbackd went away", 5, "the daemon stopped", at)
+            publish(len(segments), cue_in=int(start + duration))  # closed: 6 s
+            at = wait_log(mpv, f"refresh: break {break_id} changed", 5, "refresh 3 (the daemon away): the break closed", at)
+            daemon = e2e.Daemon(snapbackd, work, "live-daemon", log_name="live-daemon-2", config=config)
+            at = wait_log(mpv, "session reopened after a daemon restart", 10, "the session is reopened", at)
+            at = wait_log(mpv, "UpdateBreaks: the daemon took the refreshed breaks", 5, "then the daemon took it", at)
+            pos = mpv.position()
+            check(pos is not None and pos < start - 2, f"mpv is still before the break (at {pos})")
+            time.sleep(1.5)  # ffmpeg's own reload of the playlist, and mpv's cache past the target
+            seek_over_break(mpv, (start, duration), 20.0)
+            mpv.quit()
+        log = mpv.output()
+        # The malformed refresh; the daemon's stop, and a call it cut off.
+        expected = ("refresh refused", "snapbackd is stopping", "DISCONNECTED")
+        bad = [l for l in e2e.plugin_failures(log) if not any(e in l for e in expected)]
+        check(not bad, f"the plugin reported no other failure ({bad[:3]})")
+        daemon.stop()
     finally:
         if mpv:
             mpv.kill()
-        server.terminate()
-        server.wait()
+        daemon.kill()
+
+
+VMAP = """<?xml version="1.0" encoding="UTF-8"?>
+<vmap:VMAP xmlns:vmap="http://www.iab.net/videoadvertising/vmap" version="1.0">
+ <vmap:AdBreak timeOffset="00:00:08.000" breakType="linear" breakId="mid">
+  <vmap:AdSource id="mid-ad" allowMultipleAds="false" followRedirects="true">
+   <vmap:VASTAdData><VAST version="3.0"><Ad id="1"><InLine><AdSystem>test</AdSystem><AdTitle>ad</AdTitle>
+    <Creatives><Creative><Linear><Duration>00:00:03.000</Duration></Linear></Creative></Creatives>
+   </InLine></Ad></VAST></vmap:VASTAdData>
+  </vmap:AdSource>
+ </vmap:AdBreak>
+ <vmap:AdBreak timeOffset="00:00:30.000" breakType="linear" breakId="empty"/>
+</vmap:VMAP>
+"""
+
+
+def vmap_ad_rules(work, plugin, sock, movie_a):
+    """A VMAP given as snapback-vmap makes the session an ad-rules one: a seek over its mid-roll at 8 s
+    plays that break (PlayBreak: mpv has no ad player, so the content is held paused for the 3 s its
+    inline VAST says), then the daemon sends mpv on to the seek's target; a seek over the break the ad
+    server left empty goes straight through. The same VMAP as a sidecar beside the file is read too."""
+    print("-- VMAP (snapback-vmap): a seek over its mid-roll plays the break, then goes on to the target")
+    vmap = os.path.join(work, "rules.vmap.xml")
+    with open(vmap, "w") as f:
+        f.write(VMAP)
+    mpv = Mpv(work, plugin, sock, movie_a, "v1", opts=f",snapback-vmap={vmap},snapback-content-id=vmap-movie")
+    try:
+        mpv.wait_position(lambda p: p >= 1.0, 10, "mpv plays the file")
+        check("2 breaks from VMAP" in mpv.output(), "the breaks came from the VMAP, not the file's chapters")
+        mpv.seek(20)
+        at = wait_log(mpv, "PlayBreak midroll-8: the content held for 3 s", 3, "the seek over 8 s plays midroll-8")
+        check(mpv.command("get_property", "pause")["data"] is True, "mpv's content is paused while the break plays")
+        held = mpv.position()
+        check(held is not None and abs(held - 20) <= TOLERANCE, f"the content waits at the seek target (at {held})")
+        wait_log(mpv, "break midroll-8 played", 5, "the break ends after its 3 s", at)
+        seen = mpv.wait_position(lambda p: p >= 21, 5, "the content plays on from the target")
+        check(mpv.command("get_property", "pause")["data"] is False, "mpv plays again")
+        check(all(p >= 20 - TOLERANCE for p in seen), f"it never went back before the target ({summary(seen)})")
+        print("-- VMAP: a seek over the empty break (at 30 s) goes straight through")
+        mpv.seek(40)
+        seen = mpv.wait_position(lambda p: p >= 41.5, 4, "mpv plays on past 40")
+        check(all(p >= 40 - TOLERANCE for p in seen[1:]), f"no break played ({summary(seen)})")
+        check(mpv.output().count("PlayBreak") == 1, "one PlayBreak only (the empty break has none)")
+        mpv.quit()
+    finally:
+        mpv.kill()
+
+    print("-- VMAP as a sidecar (NAME.vmap.xml beside NAME.mkv)")
+    media = os.path.join(work, "vmap-side")
+    os.makedirs(media, exist_ok=True)
+    movie = os.path.join(media, "feature.mkv")
+    shutil.copy(movie_a, movie)
+    shutil.copy(vmap, os.path.join(media, "feature.vmap.xml"))
+    mpv = Mpv(work, plugin, sock, movie, "v2")
+    try:
+        mpv.wait_position(lambda p: p >= 0.5, 10, "mpv plays the file")
+        check("2 breaks from VMAP" in mpv.output(), "the sidecar VMAP's breaks are the session's")
+        mpv.quit()
+    finally:
+        mpv.kill()
 
 
 def retired_sessions(work, plugin, sock, media, daemon):
@@ -302,8 +465,10 @@ def main():
         try:
             story(work, args.plugin, daemon.sock, media)
             hls_manifest(work, args.plugin, daemon.sock, media[0])
+            live_refreshes(work, args.plugin, args.snapbackd, media[0])
+            vmap_ad_rules(work, args.plugin, daemon.sock, media[0])
             retired_sessions(work, args.plugin, daemon.sock, media, daemon)
-            for name in ("a1", "a2", "b1", "h1", "h2"):
+            for name in ("a1", "a2", "b1", "h1", "h2", "v1", "v2"):
                 with open(os.path.join(work, f"{name}.log"), errors="replace") as f:
                     bad = e2e.plugin_failures(f.read())
                 check(not bad, f"the plugin reported no failure in {name} ({bad[:3]})")

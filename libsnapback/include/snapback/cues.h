@@ -7,7 +7,8 @@
  *     X-RESTRICT, X-SNAP, CUE PRE/POST/ONCE, X-PLAYOUT-LIMIT), EXT-X-CUE-OUT/-CUE-OUT-CONT/-CUE-IN and
  *     EXT-OATCLS-SCTE35; date ranges placed through EXT-X-PROGRAM-DATE-TIME.
  *   - DASH MPDs: EventStream with urn:scte:scte35:2013:xml, urn:scte:scte35:2014:xml+bin and
- *     urn:scte:scte35:2013:bin; timescale, presentationTimeOffset, periods, Event@id, cancels.
+ *     urn:scte:scte35:2013:bin; timescale, presentationTimeOffset, periods, Event@id, cancels; in-band
+ *     emsg boxes of urn:scte:scte35:2013:bin (snapback_cues_update_emsg, since 0.4.0).
  *   - IAB VMAP 1.0: AdBreak timeOffset (start, end, hh:mm:ss.mmm, n%; #m refused), breakType,
  *     repeatAfter, either namespace (local names match), empty breaks marked unfilled.
  *   - SCTE-35 splice_info_sections (splice_insert, time_signal with segmentation descriptors; CRC-32
@@ -131,12 +132,31 @@ SNAPBACK_API void snapback_cues_free(snapback_cues *cues);
  * DOCTYPE, malformed XML, a refresh of another format): the reason is in snapback_cues_error() and
  * the breaks so far are kept, with no change. SNAPBACK_E_NO_MEMORY. */
 SNAPBACK_API int snapback_cues_update(snapback_cues *cues, const char *text, size_t len);
-/* Why the last snapback_cues_update() failed; "" after a success. Never NULL. */
+/* Reads one in-band DASH event: an ISO BMFF `emsg` box (version 0 or 1, from its size field to its
+ * last byte; ISO/IEC 23009-1 5.10.3.3) whose scheme is urn:scte:scte35:2013:bin and whose message_data
+ * is a SCTE-35 splice_info_section (SCTE 214-3). The player says where it sits in stream time: for
+ * version 0 (presentation_time_delta), `segment_start`, the stream time of the earliest presentation
+ * time of the segment that carried it; for version 1 (presentation_time on the media timeline),
+ * `media_origin`, the stream time of that timeline's 0 (the Period's start minus the Representation's
+ * presentationTimeOffset / timescale). It is merged into the breaks as an MPD's Event would be
+ * (docs/cues-dash.md), the same (scheme_id_uri, value, id) read once — an emsg repeated in every
+ * segment, or one an MPD EventStream Event already gave (noted in snapback_cues_rejected, no change).
+ * Before any MPD the reader reads DASH, a live one's events. SNAPBACK_OK; SNAPBACK_INVALID_ARGUMENT
+ * when the box is refused (malformed, over 64 KiB, a string without its nul, another scheme, a bad
+ * section, a time out of range, a reader of another format), the reason in snapback_cues_error(), the
+ * breaks kept with no change; SNAPBACK_E_NO_MEMORY. Since 0.4.0. */
+SNAPBACK_API int snapback_cues_update_emsg(snapback_cues *cues, const uint8_t *box, size_t len, double segment_start,
+                                           double media_origin);
+/* Why the last snapback_cues_update() (or _update_emsg()) failed; "" after a success. Never NULL. */
 SNAPBACK_API const char *snapback_cues_error(const snapback_cues *cues);
 /* The format of the texts read so far (AUTO before the first). */
 SNAPBACK_API snapback_cues_format snapback_cues_format_of(const snapback_cues *cues);
 /* Whether the last text is a live one (HLS without EXT-X-ENDLIST, a dynamic MPD). */
 SNAPBACK_API bool snapback_cues_is_live(const snapback_cues *cues);
+/* Seconds after which the last text, a live one, says to read it again: an HLS playlist's
+ * EXT-X-TARGETDURATION (RFC 8216bis 6.3.4), a dynamic MPD's minimumUpdatePeriod. 0 when the text is
+ * not live or says nothing. Since 0.4.0. */
+SNAPBACK_API double snapback_cues_refresh_interval(const snapback_cues *cues);
 
 /* Every break known, sorted by (position, start): pre-rolls first, post-rolls last. Valid until the
  * next update or free. */

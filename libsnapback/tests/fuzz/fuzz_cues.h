@@ -15,6 +15,8 @@
 
 #include "snapback/cues.h"
 
+#include "crc32_mpeg2.h"
+
 #define FUZZ_ASSERT(cond)                                                         \
     do {                                                                          \
         if (!(cond)) {                                                            \

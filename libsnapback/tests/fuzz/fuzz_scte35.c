@@ -4,15 +4,6 @@
  * the time, so that the fuzzer reaches past the check. */
 #include "fuzz_cues.h"
 
-static uint32_t crc32_mpeg2(const uint8_t *d, size_t n) {
-    uint32_t crc = 0xFFFFFFFFu;
-    for (size_t i = 0; i < n; i++) {
-        crc ^= (uint32_t)d[i] << 24;
-        for (int b = 0; b < 8; b++) crc = (crc & 0x80000000u) ? (crc << 1) ^ 0x04C11DB7u : crc << 1;
-    }
-    return crc;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size > 4096) return 0;
