@@ -411,8 +411,18 @@ public final class Connection: PeerPort {
 
     private static let readCallback: uv_read_cb = { stream, count, _ in
         let connection = Unmanaged<Connection>.fromOpaque(stream!.pointee.data).takeUnretainedValue()
+        // `snapbackd_event_handling_seconds`: one observation per read callback, the batch of requests it
+        // delivered with their answers written, which is what the other players wait for. Per read, not
+        // per request: two clock reads however many requests the read held.
+        guard let metrics = connection.loop.metrics else {
+            connection.didRead(count)
+            connection.loop.flushPending()
+            return
+        }
+        let start = TimerQueue.now()
         connection.didRead(count)
         connection.loop.flushPending()
+        metrics.observe(.eventHandling, nanoseconds: TimerQueue.now() &- start)
     }
 }
 

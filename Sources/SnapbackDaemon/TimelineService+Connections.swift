@@ -75,6 +75,8 @@ extension TimelineService {
         }
         memory.close()
         for watcher in changeWatchers { unsubscribe(watcher) }
+        // The counters' last write, queued with the final bookmarks: store.close() commits it.
+        stopCounting()
         // The final bookmarks are committed and their BookmarkSaved pushed (store.close() drains the
         // writer, blocking briefly) before the players are told and the connections drain.
         store.close()
