@@ -802,7 +802,7 @@ extension SnapbackV1.MetricFamily: Sampled {
         v.help = "help-2-é"
         v.type = Snapback__V1__MetricType(rawValue: 2)
         v.unit = "unit-4-é"
-        v.samples = [SnapbackV1.MetricSample.sample1, SnapbackV1.MetricSample()]
+        v.series = [SnapbackV1.MetricSample.sample1, SnapbackV1.MetricSample()]
         return v
     }
     static var sample1: Self {
