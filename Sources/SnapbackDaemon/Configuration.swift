@@ -40,6 +40,12 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// live sessions never carry watched state). 0 = not kept at all.
     public var watchedRetention: Double = 24 * 3600
 
+    // [metrics]
+    /// Seconds between a count and the counters' write to the store, at most (`flush-interval`): what an
+    /// unclean stop can lose. A clean stop loses nothing. Within `metricsFlushIntervalRange`.
+    public var metricsFlushInterval: Double = 60
+    public static let metricsFlushIntervalRange: ClosedRange<Double> = 1...3600
+
     // [limits]
     /// Connections admitted at once, all peers together; beyond it, RESOURCE_EXHAUSTED and close.
     public var maxConnections = 1024

@@ -28,7 +28,7 @@ public protocol AccountResolver {
 /// file overrides an earlier one key by key.
 public enum ConfigurationFile {
     public enum Section: String, CaseIterable, Sendable {
-        case policy, bookmarks, limits, access, sync, log
+        case policy, bookmarks, metrics, limits, access, sync, log
     }
 
     /// One key: its section, how a value is applied, and how the value in force is written back.
@@ -109,6 +109,16 @@ public enum ConfigurationFile {
         // The policy's own fields, from its table: [policy], then the device-wide ones in [bookmarks].
         keys += AdPolicy.fields.map(policyKey)
         value(.bookmarks, "watched-retention", duration, seconds, \.watchedRetention)
+        value(
+            .metrics, "flush-interval",
+            { text throws(Reason) in
+                let value = try duration(text)
+                let range = DaemonConfiguration.metricsFlushIntervalRange
+                guard range.contains(value) else {
+                    throw Reason("'\(text)' is not within \(seconds(range.lowerBound)) to \(seconds(range.upperBound)) seconds")
+                }
+                return value
+            }, seconds, \.metricsFlushInterval)
 
         value(.limits, "max-connections", count(in: 1...65536), { "\($0)" }, \.maxConnections)
         value(.limits, "max-connections-per-uid", count(in: 1...65536), { "\($0)" }, \.maxConnectionsPerUid)

@@ -47,6 +47,11 @@ public final class EventLoop {
     private var timers: [ObjectIdentifier: LoopTimer.State] = [:]
     /// Where started timers wait for their deadline.
     let timerQueue: TimerQueue
+    /// The daemon's counters, when a service counts on this loop: the loop's own histograms (timer lag,
+    /// the time a connection's read takes) go there.
+    public var metrics: DaemonMetrics? {
+        didSet { timerQueue.metrics = metrics }
+    }
 
     public init(logger: Logger = Logger()) throws(LibUVError) {
         self.logger = logger

@@ -66,6 +66,15 @@ extension TimelineService {
 
         var event: TimelineEvent { self == .disconnected ? .playerDisconnected : .closed }
 
+        /// As the counters label it.
+        var cause: CloseCause {
+            switch self {
+            case .player: return .player
+            case .disconnected: return .disconnected
+            case .shutdown: return .shutdown
+            }
+        }
+
         var words: String {
             switch self {
             case .player: return "by the player"
@@ -78,6 +87,8 @@ extension TimelineService {
     /// The one way a session closes: the timeline's last actions (the final bookmark) are carried out,
     /// its timers closed, and it leaves the daemon's table and its connection's.
     func close(_ entry: SessionEntry, _ trigger: CloseTrigger, at now: Double) {
+        metrics.count(.sessionsClosed, trigger.cause.metricIndex)
+        if entry.timeline.phase == .inBreak { metrics.count(.sessionsClosedInBreak, trigger.cause.metricIndex) }
         let actions = (try? entry.timeline.handle(trigger.event, at: now)) ?? []
         execute(actions, for: entry, at: now)
         entry.closeTimers()

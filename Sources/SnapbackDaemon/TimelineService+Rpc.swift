@@ -72,6 +72,8 @@ extension TimelineService {
             getSession(m.sessionId, header, connection, now)
         case .watchDecisions(let m):
             watchDecisions(sessionId: m.sessionId, contentId: m.contentId, header, state, connection)
+        case .getMetrics:
+            getMetrics(header, connection)
         case .openSession(let open):
             openSession(open, header, state, connection, now)
         case .event(let id, let event):
@@ -225,6 +227,8 @@ extension TimelineService {
             id: id, timeline: timeline, connection: connection, callId: header.callId, request: open,
             openedAt: wallNow(), clientName: state.clientName)
         sessions.insert(entry)
+        metrics.count(.sessionsOpened, open.kind.metricIndex &* Self.presets &+ entry.presetIndex)
+        if fromBookmark { metrics.count(.bookmarksResumed) }
         breakCount += timeline.layout.count
         state.add(entry)
         memory.sessionCountChanged(sessions.count)
@@ -324,6 +328,7 @@ extension TimelineService {
     // MARK: Replies
 
     func reply(_ connection: any PeerPort, _ header: FrameHeader, _ encode: (inout [UInt8]) -> Int) {
+        metrics.count(.replies, StatusCode.ok.metricIndex)
         scratch.removeAll(keepingCapacity: true)
         _ = encode(&scratch)
         connection.send(.response(callId: header.callId, method: header.method), body: scratch)
@@ -335,6 +340,7 @@ extension TimelineService {
 
     /// The EventReply (every session event's and CloseSession's), encoded straight into the outbound buffer.
     func replyToEvent(_ connection: any PeerPort, _ header: FrameHeader, lastPushSeq: UInt64) {
+        metrics.count(.replies, StatusCode.ok.metricIndex)
         connection.send(
             .response(callId: header.callId, method: header.method),
             reservingBodyCapacity: WireReply.eventReplyBound
@@ -349,6 +355,7 @@ extension TimelineService {
 
     /// A RESPONSE with status `code` and a `Status` body.
     func sendStatus(_ connection: any PeerPort, callId: UInt32, method: UInt16, _ code: StatusCode, _ message: String) {
+        metrics.count(.replies, code.metricIndex)
         scratch.removeAll(keepingCapacity: true)
         _ = WireReply.encodeStatus(code: code, message: message, into: &scratch)
         connection.send(.response(callId: callId, method: method, status: code.rawValue), body: scratch)

@@ -74,6 +74,15 @@ public final class TimelineService {
     var changeWatchers: [ChangeWatcher] = []
     /// Whether anyone watches: the one thing the per-event path reads of watching.
     private(set) var watching = false
+    /// The counters (Control/GetMetrics, docs/telemetry.md), cumulative across restarts.
+    public let metrics = DaemonMetrics()
+    let identity: MetricsIdentity
+    /// Wall time the stored counters began (the first start on this store).
+    var metricsSince = 0.0
+    /// The store's commits and failures counted by earlier runs.
+    var storeCountsBase = StoreWriteCounts()
+    /// The one timer that writes the counters, armed by the first count after a write.
+    var metricsTimer: (any ServiceTimer)?
 
     /// Call on the thread that will drive it.
     ///
@@ -98,8 +107,10 @@ public final class TimelineService {
             lastBreakCompleted = stored - wallSteps.offset
         }
         owner = pthread_self()
+        identity = MetricsIdentity.make(startTime: wall)
         scratch.reserveCapacity(4096)
         actionBuffer.reserveCapacity(16)
+        startCounting()
     }
 
     /// The daemon's service: the loop's clocks, on the loop thread.
@@ -108,6 +119,7 @@ public final class TimelineService {
             clock: LoopClock(loop: context.loop), logger: context.logger, configuration: context.configuration,
             store: store)
         requestDecoder = RequestDecodeThread(loop: context.loop)
+        context.loop.metrics = metrics
     }
 
     /// A copy of a session's timeline, for tests and the fuzzer's invariants (seeks within the stream).
@@ -208,6 +220,8 @@ final class SessionEntry {
     let streamId: String
     /// For ListSessions and GetSession: what it plays under, when (wall time), and who opened it.
     let preset: String
+    /// The preset's position in the counters' `preset` label.
+    let presetIndex: Int
     let openedAt: Double
     let owner: PeerCredentials
     let clientName: String
@@ -244,6 +258,7 @@ final class SessionEntry {
         self.contentId = request.contentId
         self.streamId = request.streamId
         self.preset = request.preset.rawValue
+        self.presetIndex = request.preset.metricIndex
         self.openedAt = openedAt
         self.owner = connection.peer
         self.clientName = clientName

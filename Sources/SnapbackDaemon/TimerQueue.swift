@@ -21,6 +21,8 @@ final class TimerQueue {
     /// The absolute `CLOCK_MONOTONIC` time the timerfd is set to; `.max` when it is not set.
     private var armedAt: UInt64 = .max
     private var isClosed = false
+    /// Where the loop's lag goes (`snapbackd_loop_lag_seconds`), if anywhere.
+    var metrics: DaemonMetrics?
 
     init(loop: UnsafeMutablePointer<uv_loop_t>) throws(LibUVError) {
         fd = timerfd_create(CLOCK_MONOTONIC, Int32(TFD_NONBLOCK | TFD_CLOEXEC))
@@ -81,6 +83,14 @@ final class TimerQueue {
         _ = read(fd, &expirations, MemoryLayout<UInt64>.size)  // EAGAIN when woken for nothing: fine
         armedAt = .max  // a one-shot timerfd that went off is no longer set
         let now = Self.now()
+        // The loop's lag: how late the first due timer runs, against its deadline, once per wake-up (the
+        // others due with it are as late or less). Timers, not the requests, because their due time is
+        // known: a request's arrival time is not, short of a clock read per request. Not enough to arm the
+        // counters' write by itself (that write is a timer, whose lag would arm the next one forever):
+        // it goes with the next write.
+        if let metrics, let first = heap.first, first.deadline <= now {
+            metrics.observe(.loopLag, nanoseconds: now &- first.deadline, marksDirty: false)
+        }
         // Timers started by a callback for "now" run on the next wake-up, so a callback that restarts
         // itself cannot keep the loop here.
         while let first = heap.first, first.deadline <= now {

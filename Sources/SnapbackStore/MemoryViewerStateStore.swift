@@ -170,6 +170,24 @@ public final class MemoryViewerStateStore: ViewerStateStore {
     public func lastBreakCompletedAt() -> Double? { lastCompleted }
     public func setLastBreakCompleted(at: Double) { lastCompleted = at }
 
+    /// Each write that completes is one commit, or one failure.
+    public private(set) var writeCounts = StoreWriteCounts()
+    private var metrics = StoredMetrics()
+    public func storedMetrics() -> StoredMetrics { metrics }
+    private var running = false
+    public func markRunning() -> Bool {
+        defer { running = true }
+        return running
+    }
+    public func clearRunning() { running = false }
+    /// Kept at once, outside the writes' order: nothing waits for it, and the tests that complete writes
+    /// count the service's own.
+    public func saveMetrics(_ metrics: StoredMetrics) {
+        guard !closed else { return }
+        self.metrics = metrics
+        writeCounts.commits += 1
+    }
+
     public func close() {
         completeWrites()
         closed = true
@@ -180,7 +198,13 @@ public final class MemoryViewerStateStore: ViewerStateStore {
     ) {
         let failure = closed ? .unavailable("the store is closed") : failWrites
         pending.append { [unowned self] in
-            if let failure { completion(.failure(failure)) } else { completion(.success(body(self))) }
+            if let failure {
+                writeCounts.failures += 1
+                completion(.failure(failure))
+            } else {
+                writeCounts.commits += 1
+                completion(.success(body(self)))
+            }
         }
     }
 }

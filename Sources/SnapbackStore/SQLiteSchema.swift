@@ -6,7 +6,7 @@ import Glibc
 /// integrity and version checks, moving a bad file aside.
 enum SQLiteSchema {
     /// `PRAGMA user_version` of a database this build writes.
-    static let version: Int32 = 4
+    static let version: Int32 = 5
 
     /// `migrations[n]` takes a database from version n to n + 1. A fresh file (version 0) runs them all;
     /// an older one runs those it lacks, in one transaction. Never edit a step once shipped: add one.
@@ -97,10 +97,21 @@ enum SQLiteSchema {
                     + row_number() OVER (ORDER BY watched_at, content_id, break_id) AS n FROM watched_breaks) AS ranked
             WHERE watched_breaks.content_id = ranked.c AND watched_breaks.break_id = ranked.b;
         CREATE UNIQUE INDEX watched_breaks_by_change ON watched_breaks(change_seq);
+        """,
+        // 5: the daemon's cumulative counters (docs/telemetry.md), one row per series, keyed by its
+        // OpenMetrics name so that a catalog that grows reads what an older one wrote. Their start is a
+        // device_state row.
+        """
+        CREATE TABLE daemon_metrics(
+            series TEXT NOT NULL PRIMARY KEY,
+            value  INTEGER NOT NULL
+        ) WITHOUT ROWID;
         """
     ]
 
     static let lastBreakKey = "last_break_completed_at"
+    /// device_state: the wall time the daemon's counters began.
+    static let metricsSinceKey = "metrics_since"
 
     /// Why a database file was not usable as it is. A bad file comes with its connection still open:
     /// closing it first would let SQLite delete the -wal and -shm files that belong with it, so the
@@ -213,6 +224,7 @@ final class WriterStatements {
     let markWatched, mergeWatched, pruneWatched, setLastBreak: SQLiteStatement
     let storedBookmark, storedTombstone, upsertTombstone, deleteTombstone, countTombstones, evictTombstones: SQLiteStatement
     let loadSyncState, saveSyncState: SQLiteStatement
+    let upsertMetric, setDeviceValue: SQLiteStatement
 
     init(_ db: SQLiteConnection) throws(SQLiteError) {
         self.db = db
@@ -296,6 +308,16 @@ final class WriterStatements {
             FROM sync_state
             """)
         saveSyncState = try db.prepare("UPDATE sync_state SET clock_bound = ?1, change_bound = ?2")
+        upsertMetric = try db.prepare(
+            """
+            INSERT INTO daemon_metrics(series, value) VALUES (?1, ?2)
+            ON CONFLICT(series) DO UPDATE SET value = excluded.value
+            """)
+        setDeviceValue = try db.prepare(
+            """
+            INSERT INTO device_state(key, value) VALUES (?1, ?2)
+            ON CONFLICT(key) DO UPDATE SET value = excluded.value
+            """)
     }
 
     func count() throws(SQLiteError) -> Int {

@@ -93,6 +93,8 @@ public final class SQLiteViewerStateStore: SyncingStore {
     public private(set) var deviceId: DeviceID?
     /// Transactions committed since the store opened (each one fdatasync of the WAL).
     public private(set) var commits = 0
+    /// Writes whose transaction failed since the store opened.
+    private var failedWrites: UInt64 = 0
     /// Writes made whose completion has not run yet.
     public var unfinishedWrites: Int { pending.count }
     /// Runs after each delivery of committed batches (the Sync service's change stream).
@@ -193,6 +195,46 @@ public final class SQLiteViewerStateStore: SyncingStore {
     }
 
     public func lastBreakCompletedAt() -> Double? { cachedLastBreak }
+
+    /// What the last run left; none when the database cannot be read (the counters start again from 0,
+    /// and the next write replaces what could not be read).
+    public func storedMetrics() -> StoredMetrics {
+        guard reader.isOpen else { return StoredMetrics() }
+        do {
+            return try reader.metrics()
+        } catch {
+            log(.warning, "bookmark store: the daemon's counters could not be read: \(error)")
+            return StoredMetrics()
+        }
+    }
+
+    /// The marker is a file beside the database, `snapback.db.running`, created (and its directory
+    /// synced) at start and removed at the clean stop.
+    public var runningMarkerPath: String { path + ".running" }
+
+    public func markRunning() -> Bool {
+        let fd = open(runningMarkerPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if fd < 0 { return errno == EEXIST }
+        fsync(fd)
+        Glibc.close(fd)
+        syncDirectory()
+        return false
+    }
+
+    public func clearRunning() {
+        if unlink(runningMarkerPath) == 0 { syncDirectory() }
+    }
+
+    /// The directory's entries to disk: a marker made or removed survives a power cut.
+    private func syncDirectory() {
+        let directory = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
+        let fd = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        fsync(fd)
+        Glibc.close(fd)
+    }
+
+    public var writeCounts: StoreWriteCounts { StoreWriteCounts(commits: UInt64(commits), failures: failedWrites) }
 
     /// The committed sync record of a key (its bookmark or tombstone, with its stamp); nil if the box
     /// holds neither.
@@ -314,6 +356,10 @@ public final class SQLiteViewerStateStore: SyncingStore {
         enqueue(.lastBreak(at), nil)
     }
 
+    public func saveMetrics(_ metrics: StoredMetrics) {
+        enqueue(.metrics(metrics), nil)
+    }
+
     public func pruneWatched(keeping ranges: [ClosedRange<Double>]) {
         guard !ranges.isEmpty else { return }
         enqueue(.pruneWatched(keeping: ranges), nil)
@@ -355,6 +401,7 @@ public final class SQLiteViewerStateStore: SyncingStore {
                 writeError = nil
             }
             for result in report.results {
+                if case .failure = result { failedWrites += 1 }
                 if let completion = pending.popFirst() { completion?(result) }
             }
         }

@@ -46,6 +46,19 @@ final class StoreReader {
         return statements
     }
 
+    /// The daemon's stored counters, with their start. Read once, at start: its
+    /// statements are not kept.
+    func metrics() throws(SQLiteError) -> StoredMetrics {
+        let r = try ready()
+        var stored = StoredMetrics()
+        let rows = try r.db.prepare("SELECT series, value FROM daemon_metrics")
+        while try rows.step() { stored.values[rows.text(0)] = UInt64(bitPattern: rows.int64(1)) }
+        let since = try r.db.prepare("SELECT value FROM device_state WHERE key = ?1")
+        try since.bind(1, SQLiteSchema.metricsSinceKey)
+        if try since.step() { stored.since = since.double(0) }
+        return stored
+    }
+
     func bookmark(profile: String, contentId: String) throws(SQLiteError) -> Bookmark? {
         let r = try ready()
         let s = r.getBookmark

@@ -169,11 +169,13 @@ enum WriteOp: Sendable {
     /// A record from another box, applied under the sync rule.
     case merge(SyncRecord)
     case mergeWatched(WatchedBreaks)
+    /// The daemon's counters, every series.
+    case metrics(StoredMetrics)
 
     var changesBookmarks: Bool {
         switch self {
         case .save, .delete, .clear, .merge: true
-        case .watched, .lastBreak, .pruneWatched, .mergeWatched: false
+        case .watched, .lastBreak, .pruneWatched, .mergeWatched, .metrics: false
         }
     }
 }

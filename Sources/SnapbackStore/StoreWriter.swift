@@ -306,6 +306,24 @@ final class StoreWriter {
             return 1
         case .pruneWatched(let ranges):
             return try prune(w, keeping: ranges)
+        case .metrics(let metrics):
+            let s = w.upsertMetric
+            // In key order: the rows go into the table's b-tree in order.
+            for (series, value) in metrics.values.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
+                defer { s.reset() }
+                try s.bind(1, series)
+                // SQLite's integers are signed: the bits of the UInt64, read back the same way.
+                try s.bind(2, Int64(bitPattern: value))
+                try s.run()
+            }
+            if let since = metrics.since {
+                let d = w.setDeviceValue
+                defer { d.reset() }
+                try d.bind(1, SQLiteSchema.metricsSinceKey)
+                try d.bind(2, since)
+                try d.run()
+            }
+            return 1
         }
     }
 

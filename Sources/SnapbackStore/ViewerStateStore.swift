@@ -59,6 +59,20 @@ public protocol ViewerStateStore: AnyObject {
     /// Replaces it (not the greater of the two: after the clock was set back, the latest break is
     /// still the one that counts).
     func setLastBreakCompleted(at: Double)
+    /// Transactions committed and writes failed since the store was opened (the daemon's
+    /// `snapbackd_store_commits` and `snapbackd_store_failures` add them to what earlier runs counted).
+    var writeCounts: StoreWriteCounts { get }
+    /// The daemon's counters as last written; empty for a store that holds none.
+    func storedMetrics() -> StoredMetrics
+    /// Sets the running marker, durably, at the daemon's start; returns whether it was set already: the
+    /// last run did not stop cleanly (killed, crashed, a power cut). No write through the queue: a
+    /// file's creation, so a box whose daemon has counted nothing yet pays no transaction for it.
+    func markRunning() -> Bool
+    /// Clears the marker: the clean stop, once the store has committed its last writes.
+    func clearRunning()
+    /// Replaces the stored counters, in the store's write queue like any write (a write nobody waits for:
+    /// a failure is counted in `writeCounts` and shown by `lastError`).
+    func saveMetrics(_ metrics: StoredMetrics)
     /// The daemon is stopping: commits the writes already made and runs their completions before it
     /// returns; later writes fail. Called on the loop thread by the service's shutdown.
     func close()
@@ -66,6 +80,29 @@ public protocol ViewerStateStore: AnyObject {
 
 extension ViewerStateStore {
     public func close() {}
+}
+
+/// What a store has committed and failed since it opened.
+public struct StoreWriteCounts: Sendable, Equatable {
+    public var commits: UInt64 = 0
+    public var failures: UInt64 = 0
+    public init(commits: UInt64 = 0, failures: UInt64 = 0) {
+        self.commits = commits
+        self.failures = failures
+    }
+}
+
+/// The daemon's cumulative counters as the store keeps them: each series by its key (the counter table's
+/// `slotKeys`) and the wall time they began counting.
+public struct StoredMetrics: Sendable, Equatable {
+    public var values: [String: UInt64]
+    /// Wall time (unix seconds) of the first start that counted; nil: never counted.
+    public var since: Double?
+
+    public init(values: [String: UInt64] = [:], since: Double? = nil) {
+        self.values = values
+        self.since = since
+    }
 }
 
 /// A store that keeps what household sync needs (docs/sync.md): stamped records, the change sequence,

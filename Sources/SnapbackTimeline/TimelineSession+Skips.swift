@@ -49,10 +49,18 @@ extension TimelineSession {
 
     func breakState(_ i: Int) -> TimelineSnapshot.BreakState {
         let p = self[progressOf: i]
-        let position: TimelineSnapshot.BreakPosition =
-            isPostroll(i) ? .postroll : layout.breaks[i].start == 0 ? .preroll : .midroll
         return TimelineSnapshot.BreakState(
-            breakId: layout.breaks[i].id, position: position, watched: p.watched, exempt: p.exempt, skipped: p.skipped)
+            breakId: layout.breaks[i].id, position: position(ofBreakAt: i), watched: p.watched, exempt: p.exempt,
+            skipped: p.skipped)
+    }
+
+    func position(ofBreakAt i: Int) -> TimelineSnapshot.BreakPosition {
+        isPostroll(i) ? .postroll : layout.breaks[i].start == 0 ? .preroll : .midroll
+    }
+
+    /// Where break `id` sits in the content; nil when the session has no such break.
+    public func position(ofBreak id: String) -> TimelineSnapshot.BreakPosition? {
+        layout.index(ofBreak: id).map(position(ofBreakAt:))
     }
 
     // MARK: Ad events that confirm

@@ -45,6 +45,8 @@ public struct TimelineSession: Sendable {
     var plan: [PlanStep] = []
 
     public var kind: SessionKind { settings.kind }
+    /// Where the session stands now (a snapshot's phase, without the snapshot).
+    public var phase: TimelineSnapshot.Phase { state.phase }
     public var policy: AdPolicy { settings.policy }
     public var contentDuration: Double? { settings.contentDuration }
 

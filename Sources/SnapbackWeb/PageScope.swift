@@ -30,7 +30,7 @@ public struct PageScope: Sendable {
         switch method {
         case .hello:
             return WireStatus(code: .failedPrecondition, message: "the bridge says Hello for the page")
-        case .getStatus, .deleteBookmark, .clearBookmarks: return denied(.admin)
+        case .getStatus, .getMetrics, .deleteBookmark, .clearBookmarks: return denied(.admin)
         case .watchDecisions: return denied(.watchDecisions)
         case .watchChanges, .merge: return denied(.sync)
         case .listSessions, .getSession, .getSessionState, .getBookmark, .listBookmarks: return nil

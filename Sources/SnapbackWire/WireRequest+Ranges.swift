@@ -17,7 +17,8 @@ extension WireRequest {
             try Self.check(m.streamTime, Limits.position, "stream_time")
         case .streamTimeForContentTime(let m):
             try Self.check(m.contentTime, Limits.position, "content_time")
-        case .hello, .getStatus, .listSessions, .getSession, .watchDecisions, .closeSession, .getSessionState, .getBookmark,
+        case .hello, .getStatus, .listSessions, .getSession, .watchDecisions, .getMetrics, .closeSession, .getSessionState,
+            .getBookmark,
             .listBookmarks, .deleteBookmark,
             .clearBookmarks, .watchChanges, .merge:
             // No numbers, or none that can go wrong: page_size is capped by the server; a merge's records

@@ -60,6 +60,7 @@ import Testing
         expectMirrored(TimelineSnapshot.BreakPosition.self, snapback__v1__break_position__descriptor)
         expectMirrored(TimelineSnapshot.Phase.self, snapback__v1__session_phase__descriptor)
         expectMirrored(DecisionKind.self, snapback__v1__decision_kind__descriptor)
+        expectMirrored(MetricType.self, snapback__v1__metric_type__descriptor)
         expectMirrored(AdPolicy.SkippedBreakChoice.self, snapback__v1__skipped_break_choice__descriptor)
         expectMirrored(AdPolicy.SeekGate.self, snapback__v1__seek_gate__descriptor)
         expectMirrored(AdPolicy.ReturnToTarget.self, snapback__v1__return_to_target__descriptor)

@@ -75,6 +75,8 @@ public let everyProtoJSONMethod: [ProtoJSONMethod] = [
         .watchDecisions, "watchDecisions", request: SnapbackV1.WatchDecisionsRequest.self, reply: nil,
         stream: SnapbackV1.Decision.self),
     ProtoJSONMethod(
+        .getMetrics, "getMetrics", request: SnapbackV1.MetricsRequest.self, reply: SnapbackV1.MetricsReply.self, stream: nil),
+    ProtoJSONMethod(
         .watchChanges, "watchChanges", request: SnapbackV1.WatchChangesRequest.self, reply: SnapbackV1.WatchChangesReply.self,
         stream: SnapbackV1.SyncChange.self),
     ProtoJSONMethod(.merge, "merge", request: SnapbackV1.MergeRequest.self, reply: SnapbackV1.MergeReply.self, stream: nil)

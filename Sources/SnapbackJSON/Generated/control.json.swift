@@ -18,6 +18,14 @@ extension Snapback__V1__DecisionKind: ProtoJSONEnum {
     ]
 }
 
+extension Snapback__V1__MetricType: ProtoJSONEnum {
+    public static let protoNames: [(number: Int32, name: String)] = [
+        (0, "METRIC_TYPE_UNSPECIFIED"),
+        (1, "METRIC_TYPE_COUNTER"),
+        (2, "METRIC_TYPE_HISTOGRAM")
+    ]
+}
+
 extension SnapbackV1.HelloRequest: ProtoJSONMessage {
     public func writeJSON(to w: inout ProtoJSONWriter) {
         w.beginObject()
@@ -324,6 +332,135 @@ extension SnapbackV1.Decision: ProtoJSONMessage {
             case "bookmarkTrigger", "bookmark_trigger": try r.field(&self.bookmarkTrigger, &seen, 12, key)
             case "skipReason", "skip_reason": try r.field(&self.skipReason, &seen, 13, key)
             default: throw r.unknownField(key, in: "snapback.v1.Decision")
+            }
+        }
+    }
+}
+
+extension SnapbackV1.MetricsRequest: ProtoJSONMessage {
+    public func writeJSON(to w: inout ProtoJSONWriter) {
+        w.beginObject()
+        w.endObject()
+    }
+
+    public init(json r: inout ProtoJSONReader) throws(ProtoJSONError) {
+        self.init()
+        try r.beginObject()
+        while let key = try r.nextKey() {
+            throw r.unknownField(key, in: "snapback.v1.MetricsRequest")
+        }
+    }
+}
+
+extension SnapbackV1.MetricLabel: ProtoJSONMessage {
+    public func writeJSON(to w: inout ProtoJSONWriter) {
+        w.beginObject()
+        w.field("name", self.name)
+        w.field("value", self.value)
+        w.endObject()
+    }
+
+    public init(json r: inout ProtoJSONReader) throws(ProtoJSONError) {
+        self.init()
+        var seen: UInt64 = 0
+        try r.beginObject()
+        while let key = try r.nextKey() {
+            switch key {
+            case "name": try r.field(&self.name, &seen, 0, key)
+            case "value": try r.field(&self.value, &seen, 1, key)
+            default: throw r.unknownField(key, in: "snapback.v1.MetricLabel")
+            }
+        }
+    }
+}
+
+extension SnapbackV1.MetricSample: ProtoJSONMessage {
+    public func writeJSON(to w: inout ProtoJSONWriter) {
+        w.beginObject()
+        w.field("labels", self.labels)
+        w.field("value", self.value)
+        w.field("bucketBounds", self.bucketBounds)
+        w.field("sum", self.sum)
+        w.field("count", self.count)
+        w.field("bucketCounts", self.bucketCounts)
+        w.endObject()
+    }
+
+    public init(json r: inout ProtoJSONReader) throws(ProtoJSONError) {
+        self.init()
+        var seen: UInt64 = 0
+        try r.beginObject()
+        while let key = try r.nextKey() {
+            switch key {
+            case "labels": try r.field(&self.labels, &seen, 0, key)
+            case "value": try r.field(&self.value, &seen, 1, key)
+            case "bucketBounds", "bucket_bounds": try r.field(&self.bucketBounds, &seen, 2, key)
+            case "sum": try r.field(&self.sum, &seen, 3, key)
+            case "count": try r.field(&self.count, &seen, 4, key)
+            case "bucketCounts", "bucket_counts": try r.field(&self.bucketCounts, &seen, 5, key)
+            default: throw r.unknownField(key, in: "snapback.v1.MetricSample")
+            }
+        }
+    }
+}
+
+extension SnapbackV1.MetricFamily: ProtoJSONMessage {
+    public func writeJSON(to w: inout ProtoJSONWriter) {
+        w.beginObject()
+        w.field("name", self.name)
+        w.field("help", self.help)
+        w.field("type", self.type)
+        w.field("unit", self.unit)
+        w.field("series", self.series)
+        w.endObject()
+    }
+
+    public init(json r: inout ProtoJSONReader) throws(ProtoJSONError) {
+        self.init()
+        var seen: UInt64 = 0
+        try r.beginObject()
+        while let key = try r.nextKey() {
+            switch key {
+            case "name": try r.field(&self.name, &seen, 0, key)
+            case "help": try r.field(&self.help, &seen, 1, key)
+            case "type": try r.field(&self.type, &seen, 2, key)
+            case "unit": try r.field(&self.unit, &seen, 3, key)
+            case "series": try r.field(&self.series, &seen, 4, key)
+            default: throw r.unknownField(key, in: "snapback.v1.MetricFamily")
+            }
+        }
+    }
+}
+
+extension SnapbackV1.MetricsReply: ProtoJSONMessage {
+    public func writeJSON(to w: inout ProtoJSONWriter) {
+        w.beginObject()
+        w.field("families", self.families)
+        w.field("startId", self.startId)
+        w.field("bootId", self.bootId)
+        w.field("startTime", self.startTime)
+        w.field("starts", self.starts)
+        w.field("uncleanStarts", self.uncleanStarts)
+        w.field("flushInterval", self.flushInterval)
+        w.field("countingSince", self.countingSince)
+        w.endObject()
+    }
+
+    public init(json r: inout ProtoJSONReader) throws(ProtoJSONError) {
+        self.init()
+        var seen: UInt64 = 0
+        try r.beginObject()
+        while let key = try r.nextKey() {
+            switch key {
+            case "families": try r.field(&self.families, &seen, 0, key)
+            case "startId", "start_id": try r.field(&self.startId, &seen, 1, key)
+            case "bootId", "boot_id": try r.field(&self.bootId, &seen, 2, key)
+            case "startTime", "start_time": try r.field(&self.startTime, &seen, 3, key)
+            case "starts": try r.field(&self.starts, &seen, 4, key)
+            case "uncleanStarts", "unclean_starts": try r.field(&self.uncleanStarts, &seen, 5, key)
+            case "flushInterval", "flush_interval": try r.field(&self.flushInterval, &seen, 6, key)
+            case "countingSince", "counting_since": try r.field(&self.countingSince, &seen, 7, key)
+            default: throw r.unknownField(key, in: "snapback.v1.MetricsReply")
             }
         }
     }

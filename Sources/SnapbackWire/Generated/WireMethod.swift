@@ -33,6 +33,7 @@ public enum WireMethod: UInt16, Sendable, CaseIterable, CustomStringConvertible 
     case listSessions = 0x0002
     case getSession = 0x0003
     case watchDecisions = 0x0004
+    case getMetrics = 0x0005
 
     // snapback.v1.Timeline (service 1)
     case openSession = 0x0100
@@ -88,6 +89,7 @@ public enum WireMethod: UInt16, Sendable, CaseIterable, CustomStringConvertible 
         case .listSessions: "ListSessions"
         case .getSession: "GetSession"
         case .watchDecisions: "WatchDecisions"
+        case .getMetrics: "GetMetrics"
         case .openSession: "OpenSession"
         case .reportPlayhead: "ReportPlayhead"
         case .seekStarted: "SeekStarted"

@@ -28,6 +28,11 @@ public enum WireRequest: Sendable, Equatable {
     /// 0x0004, its body a `Decision`. The stream lasts as long as the connection, one per connection. A
     /// watcher that does not read is disconnected (PROTOCOL.md, Limits), never waited for.
     case watchDecisions(SnapbackV1.WatchDecisionsRequest)
+    /// The daemon's counters and histograms, cumulative across restarts (docs/telemetry.md), in a generic
+    /// shape: families with their name, help, type and unit, samples with closed labels. A reader (the
+    /// `snapback metrics` command, the agent's textfile and reports) carries them without knowing each
+    /// metric. Root and the admin groups only (PERMISSION_DENIED otherwise), as WatchDecisions.
+    case getMetrics
     /// Opens a session; its pushes travel in PUSH frames carrying this request's call id.
     indirect case openSession(OpenSessionRequest)
     /// A session event (ReportPlayhead … Pause) as the timeline takes it. (`playerDisconnected` and
@@ -68,6 +73,7 @@ public enum WireRequest: Sendable, Equatable {
         case .listSessions: .listSessions
         case .getSession: .getSession
         case .watchDecisions: .watchDecisions
+        case .getMetrics: .getMetrics
         case .openSession: .openSession
         case .closeSession: .closeSession
         case .contentTimeForStreamTime: .contentTimeForStreamTime
@@ -167,6 +173,9 @@ extension WireRequest {
             return .getSession(try SnapbackV1.GetSessionRequest.decode(body))
         case .watchDecisions:
             return .watchDecisions(try SnapbackV1.WatchDecisionsRequest.decode(body))
+        case .getMetrics:
+            _ = try SnapbackV1.MetricsRequest.decode(body)
+            return .getMetrics
         case .openSession:
             return .openSession(try OpenSessionRequest.decode(body, defaultPreset: defaultPreset, maxBreaks: maxBreaks))
         case .closeSession:
@@ -204,6 +213,7 @@ extension WireRequest {
         case .listSessions(let m): m.encode(into: &out)
         case .getSession(let m): m.encode(into: &out)
         case .watchDecisions(let m): m.encode(into: &out)
+        case .getMetrics: SnapbackV1.MetricsRequest().encode(into: &out)
         case .openSession(let m): m.encode(into: &out)
         case .closeSession(let m): m.encode(into: &out)
         case .contentTimeForStreamTime(let m): m.encode(into: &out)

@@ -996,3 +996,381 @@ extension SnapbackV1.Decision: WireMessage {
         try decode(body, maxElements: .max)
     }
 }
+
+extension SnapbackV1 {
+    /// `snapback.v1.MetricsRequest`.
+    public struct MetricsRequest: Sendable, Equatable {
+
+        @_alwaysEmitIntoClient
+        public init() {}
+    }
+}
+
+extension SnapbackV1.MetricsRequest: ProtoCMessage {
+    typealias C = Snapback__V1__MetricsRequest
+    static let protoName = "snapback.v1.MetricsRequest"
+
+    static func cInit(_ m: UnsafeMutablePointer<Snapback__V1__MetricsRequest>) { snapback__v1__metrics_request__init(m) }
+
+    static func cUnpack(_ count: Int, _ data: UnsafePointer<UInt8>?) -> UnsafeMutablePointer<Snapback__V1__MetricsRequest>? {
+        snapback__v1__metrics_request__unpack(nil, count, data)
+    }
+
+    static func cFree(_ m: UnsafeMutablePointer<Snapback__V1__MetricsRequest>) {
+        snapback__v1__metrics_request__free_unpacked(m, nil)
+    }
+
+    init(_ p: UnsafePointer<Snapback__V1__MetricsRequest>, path _: () -> String, maxElements _: Int) throws(WireError) {
+    }
+
+    func write(to _: inout Snapback__V1__MetricsRequest, in _: CArena) {
+    }
+}
+
+extension SnapbackV1.MetricsRequest: WireMessage {
+    @discardableResult
+    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
+
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
+        try decode(body, maxElements: .max)
+    }
+}
+
+extension SnapbackV1.MetricsRequest: ProtoPlainMessage {
+    /// The message read straight from `bytes` in their clean form (known fields of their own wire types,
+    /// each at most once, nothing else); nil for any other form, which protobuf-c reads.
+    @inline(__always)
+    init?(clean bytes: UnsafeRawBufferPointer) {
+        self.init()
+        var r = WireFastPath.Reader(bytes)
+        while !r.atEnd {
+            guard let (number, wire) = r.fieldOnce() else { return nil }
+            switch (number, wire) {
+            default: return nil
+            }
+        }
+    }
+
+    /// At least the size of the message's bytes.
+    static let byteBound = 0
+
+    /// The message's bytes, as protobuf-c packs them (fields in order, proto3 defaults left out),
+    /// written straight at `out`'s end (at least `byteBound` bytes left).
+    @inline(__always)
+    func write(to _: inout RawWriter) {
+    }
+}
+
+extension SnapbackV1 {
+    /// A label of a sample. Its values come from a closed set the daemon declares (a seek reason, a break
+    /// position, a status code): never a content id, a profile, a session or a device.
+    ///
+    /// `snapback.v1.MetricLabel`.
+    public struct MetricLabel: Sendable, Equatable {
+        public var name: String = ""
+        public var value: String = ""
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(name: String = "", value: String = "") {
+            self.name = name
+            self.value = value
+        }
+    }
+}
+
+extension SnapbackV1.MetricLabel: ProtoCMessage {
+    typealias C = Snapback__V1__MetricLabel
+    static let protoName = "snapback.v1.MetricLabel"
+
+    static func cInit(_ m: UnsafeMutablePointer<Snapback__V1__MetricLabel>) { snapback__v1__metric_label__init(m) }
+
+    static func cUnpack(_ count: Int, _ data: UnsafePointer<UInt8>?) -> UnsafeMutablePointer<Snapback__V1__MetricLabel>? {
+        snapback__v1__metric_label__unpack(nil, count, data)
+    }
+
+    static func cFree(_ m: UnsafeMutablePointer<Snapback__V1__MetricLabel>) { snapback__v1__metric_label__free_unpacked(m, nil) }
+
+    init(_ p: UnsafePointer<Snapback__V1__MetricLabel>, path _path: () -> String, maxElements _: Int) throws(WireError) {
+        let c = p.pointee
+        self.name = try ProtoC.string(c.name, _path() + "name")
+        self.value = try ProtoC.string(c.value, _path() + "value")
+    }
+
+    func write(to m: inout Snapback__V1__MetricLabel, in arena: CArena) {
+        if !self.name.isEmpty { m.name = arena.string(self.name) }
+        if !self.value.isEmpty { m.value = arena.string(self.value) }
+    }
+}
+
+extension SnapbackV1 {
+    /// One series of a family.
+    ///
+    /// `snapback.v1.MetricSample`.
+    public struct MetricSample: Sendable, Equatable {
+        /// In the family's declared order; empty for an unlabelled family.
+        public var labels: [SnapbackV1.MetricLabel] = []
+        /// COUNTER: the count.
+        public var value: UInt64 = 0
+        /// HISTOGRAM: each bucket's upper bound (inclusive), ascending, in the family's unit; the last is +Inf.
+        public var bucketBounds: [Double] = []
+        /// HISTOGRAM: the sum of the observations, in the family's unit.
+        public var sum: Double = 0
+        /// HISTOGRAM: how many observations.
+        public var count: UInt64 = 0
+        /// HISTOGRAM: the observations at or under each bound of `bucket_bounds` (cumulative, as OpenMetrics
+        /// counts them: the last is `count`).
+        public var bucketCounts: [UInt64] = []
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(
+            labels: [SnapbackV1.MetricLabel] = [], value: UInt64 = 0, bucketBounds: [Double] = [], sum: Double = 0,
+            count: UInt64 = 0, bucketCounts: [UInt64] = []
+        ) {
+            self.labels = labels
+            self.value = value
+            self.bucketBounds = bucketBounds
+            self.sum = sum
+            self.count = count
+            self.bucketCounts = bucketCounts
+        }
+    }
+}
+
+extension SnapbackV1.MetricSample: ProtoCMessage {
+    typealias C = Snapback__V1__MetricSample
+    static let protoName = "snapback.v1.MetricSample"
+
+    static func cInit(_ m: UnsafeMutablePointer<Snapback__V1__MetricSample>) { snapback__v1__metric_sample__init(m) }
+
+    static func cUnpack(_ count: Int, _ data: UnsafePointer<UInt8>?) -> UnsafeMutablePointer<Snapback__V1__MetricSample>? {
+        snapback__v1__metric_sample__unpack(nil, count, data)
+    }
+
+    static func cFree(_ m: UnsafeMutablePointer<Snapback__V1__MetricSample>) {
+        snapback__v1__metric_sample__free_unpacked(m, nil)
+    }
+
+    static let boundedFields: [(number: UInt64, name: String)] = [(1, "labels")]
+
+    init(_ p: UnsafePointer<Snapback__V1__MetricSample>, path _path: () -> String, maxElements: Int) throws(WireError) {
+        let c = p.pointee
+        guard c.n_labels <= maxElements else {
+            throw .tooLarge("\(c.n_labels) \(_path())labels, more than the \(maxElements) allowed")
+        }
+        self.labels.reserveCapacity(c.n_labels)
+        for i in 0..<c.n_labels {
+            if let q = c.labels[i] {
+                self.labels.append(try SnapbackV1.MetricLabel(q, path: { _path() + "labels[\(i)]." }, maxElements: maxElements))
+            }
+        }
+        self.value = c.value
+        self.bucketBounds = ProtoC.array(c.bucket_bounds, c.n_bucket_bounds)
+        self.sum = c.sum
+        self.count = c.count
+        self.bucketCounts = ProtoC.array(c.bucket_counts, c.n_bucket_counts)
+    }
+
+    func write(to m: inout Snapback__V1__MetricSample, in arena: CArena) {
+        if !self.labels.isEmpty {
+            m.n_labels = self.labels.count
+            m.labels = arena.messages(self.labels)
+        }
+        m.value = self.value
+        if !self.bucketBounds.isEmpty {
+            m.n_bucket_bounds = self.bucketBounds.count
+            m.bucket_bounds = arena.copy(self.bucketBounds)
+        }
+        m.sum = self.sum
+        m.count = self.count
+        if !self.bucketCounts.isEmpty {
+            m.n_bucket_counts = self.bucketCounts.count
+            m.bucket_counts = arena.copy(self.bucketCounts)
+        }
+    }
+}
+
+extension SnapbackV1 {
+    /// `snapback.v1.MetricFamily`.
+    public struct MetricFamily: Sendable, Equatable {
+        /// The family's name, e.g. "snapbackd_seeks_commanded" (a counter's samples add "_total"); it ends with
+        /// the unit when there is one ("snapbackd_loop_lag_seconds").
+        public var name: String = ""
+        /// One line, for `# HELP`.
+        public var help: String = ""
+        public var type: Snapback__V1__MetricType = Snapback__V1__MetricType(rawValue: 0)
+        /// "seconds", or empty.
+        public var unit: String = ""
+        /// Every series of the family, zero ones included: a reader sees what can be counted.
+        public var series: [SnapbackV1.MetricSample] = []
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(
+            name: String = "", help: String = "", type: Snapback__V1__MetricType = Snapback__V1__MetricType(rawValue: 0),
+            unit: String = "", series: [SnapbackV1.MetricSample] = []
+        ) {
+            self.name = name
+            self.help = help
+            self.type = type
+            self.unit = unit
+            self.series = series
+        }
+    }
+}
+
+extension SnapbackV1.MetricFamily: ProtoCMessage {
+    typealias C = Snapback__V1__MetricFamily
+    static let protoName = "snapback.v1.MetricFamily"
+
+    static func cInit(_ m: UnsafeMutablePointer<Snapback__V1__MetricFamily>) { snapback__v1__metric_family__init(m) }
+
+    static func cUnpack(_ count: Int, _ data: UnsafePointer<UInt8>?) -> UnsafeMutablePointer<Snapback__V1__MetricFamily>? {
+        snapback__v1__metric_family__unpack(nil, count, data)
+    }
+
+    static func cFree(_ m: UnsafeMutablePointer<Snapback__V1__MetricFamily>) {
+        snapback__v1__metric_family__free_unpacked(m, nil)
+    }
+
+    static let boundedFields: [(number: UInt64, name: String)] = [(5, "series")]
+
+    init(_ p: UnsafePointer<Snapback__V1__MetricFamily>, path _path: () -> String, maxElements: Int) throws(WireError) {
+        let c = p.pointee
+        self.name = try ProtoC.string(c.name, _path() + "name")
+        self.help = try ProtoC.string(c.help, _path() + "help")
+        self.type = c.type
+        self.unit = try ProtoC.string(c.unit, _path() + "unit")
+        guard c.n_series <= maxElements else {
+            throw .tooLarge("\(c.n_series) \(_path())series, more than the \(maxElements) allowed")
+        }
+        self.series.reserveCapacity(c.n_series)
+        for i in 0..<c.n_series {
+            if let q = c.series[i] {
+                self.series.append(try SnapbackV1.MetricSample(q, path: { _path() + "series[\(i)]." }, maxElements: maxElements))
+            }
+        }
+    }
+
+    func write(to m: inout Snapback__V1__MetricFamily, in arena: CArena) {
+        if !self.name.isEmpty { m.name = arena.string(self.name) }
+        if !self.help.isEmpty { m.help = arena.string(self.help) }
+        m.type = self.type
+        if !self.unit.isEmpty { m.unit = arena.string(self.unit) }
+        if !self.series.isEmpty {
+            m.n_series = self.series.count
+            m.series = arena.messages(self.series)
+        }
+    }
+}
+
+extension SnapbackV1 {
+    /// `snapback.v1.MetricsReply`.
+    public struct MetricsReply: Sendable, Equatable {
+        /// In the daemon's catalog order.
+        public var families: [SnapbackV1.MetricFamily] = []
+        /// This run of the daemon: 32 hex digits from getrandom(2), new at every start. A reader that sees it
+        /// change knows the daemon restarted (what was counted since the last write of the counters before an
+        /// unclean stop is lost: at most `flush_interval` seconds).
+        public var startId: String = ""
+        /// The kernel's boot id (/proc/sys/kernel/random/boot_id): a new one means the box rebooted.
+        public var bootId: String = ""
+        /// Wall time (unix seconds) this run started.
+        public var startTime: Double = 0
+        /// Starts of the daemon on this store, this one included.
+        public var starts: UInt64 = 0
+        /// Starts that found the previous run had not stopped cleanly (killed, crashed, power cut).
+        public var uncleanStarts: UInt64 = 0
+        /// Seconds: the counters are written to the store at most this long after they change (and at a clean
+        /// stop), so an unclean stop loses at most this many seconds of counts (`metrics-flush-interval`).
+        public var flushInterval: UInt32 = 0
+        /// Wall time (unix seconds) the counters began: the first start on this store (OpenMetrics `_created`).
+        public var countingSince: Double = 0
+
+        @_alwaysEmitIntoClient
+        public init() {}
+
+        @_alwaysEmitIntoClient
+        public init(
+            families: [SnapbackV1.MetricFamily] = [], startId: String = "", bootId: String = "", startTime: Double = 0,
+            starts: UInt64 = 0, uncleanStarts: UInt64 = 0, flushInterval: UInt32 = 0, countingSince: Double = 0
+        ) {
+            self.families = families
+            self.startId = startId
+            self.bootId = bootId
+            self.startTime = startTime
+            self.starts = starts
+            self.uncleanStarts = uncleanStarts
+            self.flushInterval = flushInterval
+            self.countingSince = countingSince
+        }
+    }
+}
+
+extension SnapbackV1.MetricsReply: ProtoCMessage {
+    typealias C = Snapback__V1__MetricsReply
+    static let protoName = "snapback.v1.MetricsReply"
+
+    static func cInit(_ m: UnsafeMutablePointer<Snapback__V1__MetricsReply>) { snapback__v1__metrics_reply__init(m) }
+
+    static func cUnpack(_ count: Int, _ data: UnsafePointer<UInt8>?) -> UnsafeMutablePointer<Snapback__V1__MetricsReply>? {
+        snapback__v1__metrics_reply__unpack(nil, count, data)
+    }
+
+    static func cFree(_ m: UnsafeMutablePointer<Snapback__V1__MetricsReply>) {
+        snapback__v1__metrics_reply__free_unpacked(m, nil)
+    }
+
+    static let boundedFields: [(number: UInt64, name: String)] = [(1, "families")]
+
+    init(_ p: UnsafePointer<Snapback__V1__MetricsReply>, path _path: () -> String, maxElements: Int) throws(WireError) {
+        let c = p.pointee
+        guard c.n_families <= maxElements else {
+            throw .tooLarge("\(c.n_families) \(_path())families, more than the \(maxElements) allowed")
+        }
+        self.families.reserveCapacity(c.n_families)
+        for i in 0..<c.n_families {
+            if let q = c.families[i] {
+                self.families.append(
+                    try SnapbackV1.MetricFamily(q, path: { _path() + "families[\(i)]." }, maxElements: maxElements))
+            }
+        }
+        self.startId = try ProtoC.string(c.start_id, _path() + "start_id")
+        self.bootId = try ProtoC.string(c.boot_id, _path() + "boot_id")
+        self.startTime = c.start_time
+        self.starts = c.starts
+        self.uncleanStarts = c.unclean_starts
+        self.flushInterval = c.flush_interval
+        self.countingSince = c.counting_since
+    }
+
+    func write(to m: inout Snapback__V1__MetricsReply, in arena: CArena) {
+        if !self.families.isEmpty {
+            m.n_families = self.families.count
+            m.families = arena.messages(self.families)
+        }
+        if !self.startId.isEmpty { m.start_id = arena.string(self.startId) }
+        if !self.bootId.isEmpty { m.boot_id = arena.string(self.bootId) }
+        m.start_time = self.startTime
+        m.starts = self.starts
+        m.unclean_starts = self.uncleanStarts
+        m.flush_interval = self.flushInterval
+        m.counting_since = self.countingSince
+    }
+}
+
+extension SnapbackV1.MetricsReply: WireMessage {
+    @discardableResult
+    public func encode(into out: inout [UInt8]) -> Int { protoEncode(into: &out) }
+
+    public static func decode(_ body: UnsafeRawBufferPointer) throws(WireError) -> Self {
+        try decode(body, maxElements: .max)
+    }
+}

@@ -54,6 +54,11 @@ let everyGeneratedMessage: [any Sampled.Type] = [
     SnapbackV1.ListSessionsRequest.self,
     SnapbackV1.MergeReply.self,
     SnapbackV1.MergeRequest.self,
+    SnapbackV1.MetricFamily.self,
+    SnapbackV1.MetricLabel.self,
+    SnapbackV1.MetricSample.self,
+    SnapbackV1.MetricsReply.self,
+    SnapbackV1.MetricsRequest.self,
     SnapbackV1.OpenSessionReply.self,
     SnapbackV1.OpenSessionRequest.self,
     SnapbackV1.PauseRequest.self,
@@ -781,6 +786,113 @@ extension SnapbackV1.MergeRequest: Sampled {
         v.records = [SnapbackV1.SyncRecord.sample1, SnapbackV1.SyncRecord()]
         v.watched = [SnapbackV1.SyncWatchedBreak.sample1, SnapbackV1.SyncWatchedBreak()]
         return v
+    }
+    static var sample1: Self {
+        Self()
+    }
+    static var samples: [Self] {
+        [sample]
+    }
+}
+
+extension SnapbackV1.MetricFamily: Sampled {
+    static var sample: Self {
+        var v = Self()
+        v.name = "name-1-é"
+        v.help = "help-2-é"
+        v.type = Snapback__V1__MetricType(rawValue: 2)
+        v.unit = "unit-4-é"
+        v.series = [SnapbackV1.MetricSample.sample1, SnapbackV1.MetricSample()]
+        return v
+    }
+    static var sample1: Self {
+        var v = Self()
+        v.name = "name-1-é"
+        v.help = "help-2-é"
+        v.type = Snapback__V1__MetricType(rawValue: 2)
+        v.unit = "unit-4-é"
+        return v
+    }
+    static var samples: [Self] {
+        [sample]
+    }
+}
+
+extension SnapbackV1.MetricLabel: Sampled {
+    static var sample: Self {
+        var v = Self()
+        v.name = "name-1-é"
+        v.value = "value-2-é"
+        return v
+    }
+    static var sample1: Self {
+        var v = Self()
+        v.name = "name-1-é"
+        v.value = "value-2-é"
+        return v
+    }
+    static var samples: [Self] {
+        [sample]
+    }
+}
+
+extension SnapbackV1.MetricSample: Sampled {
+    static var sample: Self {
+        var v = Self()
+        v.labels = [SnapbackV1.MetricLabel.sample1, SnapbackV1.MetricLabel()]
+        v.value = 2
+        v.bucketBounds = [3.5, 3.5]
+        v.sum = 4.5
+        v.count = 5
+        v.bucketCounts = [6, 6]
+        return v
+    }
+    static var sample1: Self {
+        var v = Self()
+        v.value = 2
+        v.bucketBounds = [3.5, 3.5]
+        v.sum = 4.5
+        v.count = 5
+        v.bucketCounts = [6, 6]
+        return v
+    }
+    static var samples: [Self] {
+        [sample]
+    }
+}
+
+extension SnapbackV1.MetricsReply: Sampled {
+    static var sample: Self {
+        var v = Self()
+        v.families = [SnapbackV1.MetricFamily.sample1, SnapbackV1.MetricFamily()]
+        v.startId = "start_id-2-é"
+        v.bootId = "boot_id-3-é"
+        v.startTime = 4.5
+        v.starts = 5
+        v.uncleanStarts = 6
+        v.flushInterval = 7
+        v.countingSince = 8.5
+        return v
+    }
+    static var sample1: Self {
+        var v = Self()
+        v.startId = "start_id-2-é"
+        v.bootId = "boot_id-3-é"
+        v.startTime = 4.5
+        v.starts = 5
+        v.uncleanStarts = 6
+        v.flushInterval = 7
+        v.countingSince = 8.5
+        return v
+    }
+    static var samples: [Self] {
+        [sample]
+    }
+}
+
+extension SnapbackV1.MetricsRequest: Sampled {
+    static var sample: Self {
+        Self()
     }
     static var sample1: Self {
         Self()

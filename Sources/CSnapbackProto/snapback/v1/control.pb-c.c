@@ -503,6 +503,231 @@ void   snapback__v1__decision__free_unpacked
   assert(message->base.descriptor == &snapback__v1__decision__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   snapback__v1__metrics_request__init
+                     (Snapback__V1__MetricsRequest         *message)
+{
+  static const Snapback__V1__MetricsRequest init_value = SNAPBACK__V1__METRICS_REQUEST__INIT;
+  *message = init_value;
+}
+size_t snapback__v1__metrics_request__get_packed_size
+                     (const Snapback__V1__MetricsRequest *message)
+{
+  assert(message->base.descriptor == &snapback__v1__metrics_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t snapback__v1__metrics_request__pack
+                     (const Snapback__V1__MetricsRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &snapback__v1__metrics_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t snapback__v1__metrics_request__pack_to_buffer
+                     (const Snapback__V1__MetricsRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &snapback__v1__metrics_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Snapback__V1__MetricsRequest *
+       snapback__v1__metrics_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Snapback__V1__MetricsRequest *)
+     protobuf_c_message_unpack (&snapback__v1__metrics_request__descriptor,
+                                allocator, len, data);
+}
+void   snapback__v1__metrics_request__free_unpacked
+                     (Snapback__V1__MetricsRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &snapback__v1__metrics_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   snapback__v1__metric_label__init
+                     (Snapback__V1__MetricLabel         *message)
+{
+  static const Snapback__V1__MetricLabel init_value = SNAPBACK__V1__METRIC_LABEL__INIT;
+  *message = init_value;
+}
+size_t snapback__v1__metric_label__get_packed_size
+                     (const Snapback__V1__MetricLabel *message)
+{
+  assert(message->base.descriptor == &snapback__v1__metric_label__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t snapback__v1__metric_label__pack
+                     (const Snapback__V1__MetricLabel *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &snapback__v1__metric_label__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t snapback__v1__metric_label__pack_to_buffer
+                     (const Snapback__V1__MetricLabel *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &snapback__v1__metric_label__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Snapback__V1__MetricLabel *
+       snapback__v1__metric_label__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Snapback__V1__MetricLabel *)
+     protobuf_c_message_unpack (&snapback__v1__metric_label__descriptor,
+                                allocator, len, data);
+}
+void   snapback__v1__metric_label__free_unpacked
+                     (Snapback__V1__MetricLabel *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &snapback__v1__metric_label__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   snapback__v1__metric_sample__init
+                     (Snapback__V1__MetricSample         *message)
+{
+  static const Snapback__V1__MetricSample init_value = SNAPBACK__V1__METRIC_SAMPLE__INIT;
+  *message = init_value;
+}
+size_t snapback__v1__metric_sample__get_packed_size
+                     (const Snapback__V1__MetricSample *message)
+{
+  assert(message->base.descriptor == &snapback__v1__metric_sample__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t snapback__v1__metric_sample__pack
+                     (const Snapback__V1__MetricSample *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &snapback__v1__metric_sample__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t snapback__v1__metric_sample__pack_to_buffer
+                     (const Snapback__V1__MetricSample *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &snapback__v1__metric_sample__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Snapback__V1__MetricSample *
+       snapback__v1__metric_sample__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Snapback__V1__MetricSample *)
+     protobuf_c_message_unpack (&snapback__v1__metric_sample__descriptor,
+                                allocator, len, data);
+}
+void   snapback__v1__metric_sample__free_unpacked
+                     (Snapback__V1__MetricSample *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &snapback__v1__metric_sample__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   snapback__v1__metric_family__init
+                     (Snapback__V1__MetricFamily         *message)
+{
+  static const Snapback__V1__MetricFamily init_value = SNAPBACK__V1__METRIC_FAMILY__INIT;
+  *message = init_value;
+}
+size_t snapback__v1__metric_family__get_packed_size
+                     (const Snapback__V1__MetricFamily *message)
+{
+  assert(message->base.descriptor == &snapback__v1__metric_family__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t snapback__v1__metric_family__pack
+                     (const Snapback__V1__MetricFamily *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &snapback__v1__metric_family__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t snapback__v1__metric_family__pack_to_buffer
+                     (const Snapback__V1__MetricFamily *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &snapback__v1__metric_family__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Snapback__V1__MetricFamily *
+       snapback__v1__metric_family__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Snapback__V1__MetricFamily *)
+     protobuf_c_message_unpack (&snapback__v1__metric_family__descriptor,
+                                allocator, len, data);
+}
+void   snapback__v1__metric_family__free_unpacked
+                     (Snapback__V1__MetricFamily *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &snapback__v1__metric_family__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   snapback__v1__metrics_reply__init
+                     (Snapback__V1__MetricsReply         *message)
+{
+  static const Snapback__V1__MetricsReply init_value = SNAPBACK__V1__METRICS_REPLY__INIT;
+  *message = init_value;
+}
+size_t snapback__v1__metrics_reply__get_packed_size
+                     (const Snapback__V1__MetricsReply *message)
+{
+  assert(message->base.descriptor == &snapback__v1__metrics_reply__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t snapback__v1__metrics_reply__pack
+                     (const Snapback__V1__MetricsReply *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &snapback__v1__metrics_reply__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t snapback__v1__metrics_reply__pack_to_buffer
+                     (const Snapback__V1__MetricsReply *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &snapback__v1__metrics_reply__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Snapback__V1__MetricsReply *
+       snapback__v1__metrics_reply__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Snapback__V1__MetricsReply *)
+     protobuf_c_message_unpack (&snapback__v1__metrics_reply__descriptor,
+                                allocator, len, data);
+}
+void   snapback__v1__metrics_reply__free_unpacked
+                     (Snapback__V1__MetricsReply *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &snapback__v1__metrics_reply__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 static const ProtobufCFieldDescriptor snapback__v1__hello_request__field_descriptors[2] =
 {
   {
@@ -1525,6 +1750,397 @@ const ProtobufCMessageDescriptor snapback__v1__decision__descriptor =
   (ProtobufCMessageInit) snapback__v1__decision__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+#define snapback__v1__metrics_request__field_descriptors NULL
+#define snapback__v1__metrics_request__field_indices_by_name NULL
+#define snapback__v1__metrics_request__number_ranges NULL
+const ProtobufCMessageDescriptor snapback__v1__metrics_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "snapback.v1.MetricsRequest",
+  "MetricsRequest",
+  "Snapback__V1__MetricsRequest",
+  "snapback.v1",
+  sizeof(Snapback__V1__MetricsRequest),
+  0,
+  snapback__v1__metrics_request__field_descriptors,
+  snapback__v1__metrics_request__field_indices_by_name,
+  0,  snapback__v1__metrics_request__number_ranges,
+  (ProtobufCMessageInit) snapback__v1__metrics_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor snapback__v1__metric_label__field_descriptors[2] =
+{
+  {
+    "name",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__MetricLabel, name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "value",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__MetricLabel, value),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned snapback__v1__metric_label__field_indices_by_name[] = {
+  0,   /* field[0] = name */
+  1,   /* field[1] = value */
+};
+static const ProtobufCIntRange snapback__v1__metric_label__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor snapback__v1__metric_label__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "snapback.v1.MetricLabel",
+  "MetricLabel",
+  "Snapback__V1__MetricLabel",
+  "snapback.v1",
+  sizeof(Snapback__V1__MetricLabel),
+  2,
+  snapback__v1__metric_label__field_descriptors,
+  snapback__v1__metric_label__field_indices_by_name,
+  1,  snapback__v1__metric_label__number_ranges,
+  (ProtobufCMessageInit) snapback__v1__metric_label__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor snapback__v1__metric_sample__field_descriptors[6] =
+{
+  {
+    "labels",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Snapback__V1__MetricSample, n_labels),
+    offsetof(Snapback__V1__MetricSample, labels),
+    &snapback__v1__metric_label__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "value",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__MetricSample, value),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "bucket_bounds",
+    3,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_DOUBLE,
+    offsetof(Snapback__V1__MetricSample, n_bucket_bounds),
+    offsetof(Snapback__V1__MetricSample, bucket_bounds),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "sum",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__MetricSample, sum),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "count",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__MetricSample, count),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "bucket_counts",
+    6,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_UINT64,
+    offsetof(Snapback__V1__MetricSample, n_bucket_counts),
+    offsetof(Snapback__V1__MetricSample, bucket_counts),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned snapback__v1__metric_sample__field_indices_by_name[] = {
+  2,   /* field[2] = bucket_bounds */
+  5,   /* field[5] = bucket_counts */
+  4,   /* field[4] = count */
+  0,   /* field[0] = labels */
+  3,   /* field[3] = sum */
+  1,   /* field[1] = value */
+};
+static const ProtobufCIntRange snapback__v1__metric_sample__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 6 }
+};
+const ProtobufCMessageDescriptor snapback__v1__metric_sample__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "snapback.v1.MetricSample",
+  "MetricSample",
+  "Snapback__V1__MetricSample",
+  "snapback.v1",
+  sizeof(Snapback__V1__MetricSample),
+  6,
+  snapback__v1__metric_sample__field_descriptors,
+  snapback__v1__metric_sample__field_indices_by_name,
+  1,  snapback__v1__metric_sample__number_ranges,
+  (ProtobufCMessageInit) snapback__v1__metric_sample__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor snapback__v1__metric_family__field_descriptors[5] =
+{
+  {
+    "name",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__MetricFamily, name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "help",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__MetricFamily, help),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "type",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__MetricFamily, type),
+    &snapback__v1__metric_type__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "unit",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__MetricFamily, unit),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "series",
+    5,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Snapback__V1__MetricFamily, n_series),
+    offsetof(Snapback__V1__MetricFamily, series),
+    &snapback__v1__metric_sample__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned snapback__v1__metric_family__field_indices_by_name[] = {
+  1,   /* field[1] = help */
+  0,   /* field[0] = name */
+  4,   /* field[4] = series */
+  2,   /* field[2] = type */
+  3,   /* field[3] = unit */
+};
+static const ProtobufCIntRange snapback__v1__metric_family__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 5 }
+};
+const ProtobufCMessageDescriptor snapback__v1__metric_family__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "snapback.v1.MetricFamily",
+  "MetricFamily",
+  "Snapback__V1__MetricFamily",
+  "snapback.v1",
+  sizeof(Snapback__V1__MetricFamily),
+  5,
+  snapback__v1__metric_family__field_descriptors,
+  snapback__v1__metric_family__field_indices_by_name,
+  1,  snapback__v1__metric_family__number_ranges,
+  (ProtobufCMessageInit) snapback__v1__metric_family__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor snapback__v1__metrics_reply__field_descriptors[8] =
+{
+  {
+    "families",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Snapback__V1__MetricsReply, n_families),
+    offsetof(Snapback__V1__MetricsReply, families),
+    &snapback__v1__metric_family__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "start_id",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__MetricsReply, start_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "boot_id",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__MetricsReply, boot_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "start_time",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__MetricsReply, start_time),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "starts",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__MetricsReply, starts),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "unclean_starts",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__MetricsReply, unclean_starts),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "flush_interval",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__MetricsReply, flush_interval),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "counting_since",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    0,   /* quantifier_offset */
+    offsetof(Snapback__V1__MetricsReply, counting_since),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned snapback__v1__metrics_reply__field_indices_by_name[] = {
+  2,   /* field[2] = boot_id */
+  7,   /* field[7] = counting_since */
+  0,   /* field[0] = families */
+  6,   /* field[6] = flush_interval */
+  1,   /* field[1] = start_id */
+  3,   /* field[3] = start_time */
+  4,   /* field[4] = starts */
+  5,   /* field[5] = unclean_starts */
+};
+static const ProtobufCIntRange snapback__v1__metrics_reply__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 8 }
+};
+const ProtobufCMessageDescriptor snapback__v1__metrics_reply__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "snapback.v1.MetricsReply",
+  "MetricsReply",
+  "Snapback__V1__MetricsReply",
+  "snapback.v1",
+  sizeof(Snapback__V1__MetricsReply),
+  8,
+  snapback__v1__metrics_reply__field_descriptors,
+  snapback__v1__metrics_reply__field_indices_by_name,
+  1,  snapback__v1__metrics_reply__number_ranges,
+  (ProtobufCMessageInit) snapback__v1__metrics_reply__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCEnumValue snapback__v1__decision_kind__enum_values_by_number[9] =
 {
   { "DECISION_KIND_UNSPECIFIED", "SNAPBACK__V1__DECISION_KIND__DECISION_KIND_UNSPECIFIED", 0 },
@@ -1567,15 +2183,47 @@ const ProtobufCEnumDescriptor snapback__v1__decision_kind__descriptor =
   snapback__v1__decision_kind__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor snapback__v1__control__method_descriptors[5] =
+static const ProtobufCEnumValue snapback__v1__metric_type__enum_values_by_number[3] =
+{
+  { "METRIC_TYPE_UNSPECIFIED", "SNAPBACK__V1__METRIC_TYPE__METRIC_TYPE_UNSPECIFIED", 0 },
+  { "METRIC_TYPE_COUNTER", "SNAPBACK__V1__METRIC_TYPE__METRIC_TYPE_COUNTER", 1 },
+  { "METRIC_TYPE_HISTOGRAM", "SNAPBACK__V1__METRIC_TYPE__METRIC_TYPE_HISTOGRAM", 2 },
+};
+static const ProtobufCIntRange snapback__v1__metric_type__value_ranges[] = {
+{0, 0},{0, 3}
+};
+static const ProtobufCEnumValueIndex snapback__v1__metric_type__enum_values_by_name[3] =
+{
+  { "METRIC_TYPE_COUNTER", 1 },
+  { "METRIC_TYPE_HISTOGRAM", 2 },
+  { "METRIC_TYPE_UNSPECIFIED", 0 },
+};
+const ProtobufCEnumDescriptor snapback__v1__metric_type__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "snapback.v1.MetricType",
+  "MetricType",
+  "Snapback__V1__MetricType",
+  "snapback.v1",
+  3,
+  snapback__v1__metric_type__enum_values_by_number,
+  3,
+  snapback__v1__metric_type__enum_values_by_name,
+  1,
+  snapback__v1__metric_type__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCMethodDescriptor snapback__v1__control__method_descriptors[6] =
 {
   { "Hello", &snapback__v1__hello_request__descriptor, &snapback__v1__hello_reply__descriptor },
   { "GetStatus", &snapback__v1__status_request__descriptor, &snapback__v1__status_reply__descriptor },
   { "ListSessions", &snapback__v1__list_sessions_request__descriptor, &snapback__v1__list_sessions_reply__descriptor },
   { "GetSession", &snapback__v1__get_session_request__descriptor, &snapback__v1__session_info__descriptor },
   { "WatchDecisions", &snapback__v1__watch_decisions_request__descriptor, &snapback__v1__decision__descriptor },
+  { "GetMetrics", &snapback__v1__metrics_request__descriptor, &snapback__v1__metrics_reply__descriptor },
 };
 const unsigned snapback__v1__control__method_indices_by_name[] = {
+  5,        /* GetMetrics */
   3,        /* GetSession */
   1,        /* GetStatus */
   0,        /* Hello */
@@ -1589,7 +2237,7 @@ const ProtobufCServiceDescriptor snapback__v1__control__descriptor =
   "Control",
   "Snapback__V1__Control",
   "snapback.v1",
-  5,
+  6,
   snapback__v1__control__method_descriptors,
   snapback__v1__control__method_indices_by_name
 };
@@ -1632,6 +2280,14 @@ void snapback__v1__control__watch_decisions(ProtobufCService *service,
 {
   assert(service->descriptor == &snapback__v1__control__descriptor);
   service->invoke(service, 4, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void snapback__v1__control__get_metrics(ProtobufCService *service,
+                                        const Snapback__V1__MetricsRequest *input,
+                                        Snapback__V1__MetricsReply_Closure closure,
+                                        void *closure_data)
+{
+  assert(service->descriptor == &snapback__v1__control__descriptor);
+  service->invoke(service, 5, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void snapback__v1__control__init (Snapback__V1__Control_Service *service,
                                   Snapback__V1__Control_ServiceDestroy destroy)

@@ -29,6 +29,11 @@ typedef struct Snapback__V1__GetSessionRequest Snapback__V1__GetSessionRequest;
 typedef struct Snapback__V1__SessionInfo Snapback__V1__SessionInfo;
 typedef struct Snapback__V1__WatchDecisionsRequest Snapback__V1__WatchDecisionsRequest;
 typedef struct Snapback__V1__Decision Snapback__V1__Decision;
+typedef struct Snapback__V1__MetricsRequest Snapback__V1__MetricsRequest;
+typedef struct Snapback__V1__MetricLabel Snapback__V1__MetricLabel;
+typedef struct Snapback__V1__MetricSample Snapback__V1__MetricSample;
+typedef struct Snapback__V1__MetricFamily Snapback__V1__MetricFamily;
+typedef struct Snapback__V1__MetricsReply Snapback__V1__MetricsReply;
 
 
 /* --- enums --- */
@@ -70,6 +75,19 @@ typedef enum _Snapback__V1__DecisionKind {
   SNAPBACK__V1__DECISION_KIND__DECISION_KIND_BREAK_SKIPPED = 8
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(SNAPBACK__V1__DECISION_KIND)
 } Snapback__V1__DecisionKind;
+typedef enum _Snapback__V1__MetricType {
+  SNAPBACK__V1__METRIC_TYPE__METRIC_TYPE_UNSPECIFIED = 0,
+  /*
+   * A count that only grows (across restarts too: it is kept in the store). OpenMetrics names its
+   * sample `<name>_total`.
+   */
+  SNAPBACK__V1__METRIC_TYPE__METRIC_TYPE_COUNTER = 1,
+  /*
+   * Observations in fixed buckets, with their sum and count (`<name>_bucket{le=...}`, `_sum`, `_count`).
+   */
+  SNAPBACK__V1__METRIC_TYPE__METRIC_TYPE_HISTOGRAM = 2
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(SNAPBACK__V1__METRIC_TYPE)
+} Snapback__V1__MetricType;
 
 /* --- messages --- */
 
@@ -392,6 +410,143 @@ struct  Snapback__V1__Decision
     , 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, SNAPBACK__V1__DECISION_KIND__DECISION_KIND_UNSPECIFIED, (char *)protobuf_c_empty_string, 0, SNAPBACK__V1__SEEK_REASON__SEEK_REASON_UNSPECIFIED, (char *)protobuf_c_empty_string, 0, SNAPBACK__V1__BOOKMARK_TRIGGER__BOOKMARK_TRIGGER_UNSPECIFIED, SNAPBACK__V1__BREAK_SKIP_REASON__BREAK_SKIP_REASON_UNSPECIFIED }
 
 
+struct  Snapback__V1__MetricsRequest
+{
+  ProtobufCMessage base;
+};
+#define SNAPBACK__V1__METRICS_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&snapback__v1__metrics_request__descriptor) \
+     }
+
+
+/*
+ * A label of a sample. Its values come from a closed set the daemon declares (a seek reason, a break
+ * position, a status code): never a content id, a profile, a session or a device.
+ */
+struct  Snapback__V1__MetricLabel
+{
+  ProtobufCMessage base;
+  char *name;
+  char *value;
+};
+#define SNAPBACK__V1__METRIC_LABEL__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&snapback__v1__metric_label__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+
+
+/*
+ * One series of a family.
+ */
+struct  Snapback__V1__MetricSample
+{
+  ProtobufCMessage base;
+  /*
+   * In the family's declared order; empty for an unlabelled family.
+   */
+  size_t n_labels;
+  Snapback__V1__MetricLabel **labels;
+  /*
+   * COUNTER: the count.
+   */
+  uint64_t value;
+  /*
+   * HISTOGRAM: each bucket's upper bound (inclusive), ascending, in the family's unit; the last is +Inf.
+   */
+  size_t n_bucket_bounds;
+  double *bucket_bounds;
+  /*
+   * HISTOGRAM: the sum of the observations, in the family's unit.
+   */
+  double sum;
+  /*
+   * HISTOGRAM: how many observations.
+   */
+  uint64_t count;
+  /*
+   * HISTOGRAM: the observations at or under each bound of `bucket_bounds` (cumulative, as OpenMetrics
+   * counts them: the last is `count`).
+   */
+  size_t n_bucket_counts;
+  uint64_t *bucket_counts;
+};
+#define SNAPBACK__V1__METRIC_SAMPLE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&snapback__v1__metric_sample__descriptor) \
+    , 0,NULL, 0, 0,NULL, 0, 0, 0,NULL }
+
+
+struct  Snapback__V1__MetricFamily
+{
+  ProtobufCMessage base;
+  /*
+   * The family's name, e.g. "snapbackd_seeks_commanded" (a counter's samples add "_total"); it ends with
+   * the unit when there is one ("snapbackd_loop_lag_seconds").
+   */
+  char *name;
+  /*
+   * One line, for `# HELP`.
+   */
+  char *help;
+  Snapback__V1__MetricType type;
+  /*
+   * "seconds", or empty.
+   */
+  char *unit;
+  /*
+   * Every series of the family, zero ones included: a reader sees what can be counted.
+   */
+  size_t n_series;
+  Snapback__V1__MetricSample **series;
+};
+#define SNAPBACK__V1__METRIC_FAMILY__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&snapback__v1__metric_family__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, SNAPBACK__V1__METRIC_TYPE__METRIC_TYPE_UNSPECIFIED, (char *)protobuf_c_empty_string, 0,NULL }
+
+
+struct  Snapback__V1__MetricsReply
+{
+  ProtobufCMessage base;
+  /*
+   * In the daemon's catalog order.
+   */
+  size_t n_families;
+  Snapback__V1__MetricFamily **families;
+  /*
+   * This run of the daemon: 32 hex digits from getrandom(2), new at every start. A reader that sees it
+   * change knows the daemon restarted (what was counted since the last write of the counters before an
+   * unclean stop is lost: at most `flush_interval` seconds).
+   */
+  char *start_id;
+  /*
+   * The kernel's boot id (/proc/sys/kernel/random/boot_id): a new one means the box rebooted.
+   */
+  char *boot_id;
+  /*
+   * Wall time (unix seconds) this run started.
+   */
+  double start_time;
+  /*
+   * Starts of the daemon on this store, this one included.
+   */
+  uint64_t starts;
+  /*
+   * Starts that found the previous run had not stopped cleanly (killed, crashed, power cut).
+   */
+  uint64_t unclean_starts;
+  /*
+   * Seconds: the counters are written to the store at most this long after they change (and at a clean
+   * stop), so an unclean stop loses at most this many seconds of counts (`metrics-flush-interval`).
+   */
+  uint32_t flush_interval;
+  /*
+   * Wall time (unix seconds) the counters began: the first start on this store (OpenMetrics `_created`).
+   */
+  double counting_since;
+};
+#define SNAPBACK__V1__METRICS_REPLY__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&snapback__v1__metrics_reply__descriptor) \
+    , 0,NULL, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, 0, 0, 0 }
+
+
 /* Snapback__V1__HelloRequest methods */
 void   snapback__v1__hello_request__init
                      (Snapback__V1__HelloRequest         *message);
@@ -601,6 +756,101 @@ Snapback__V1__Decision *
 void   snapback__v1__decision__free_unpacked
                      (Snapback__V1__Decision *message,
                       ProtobufCAllocator *allocator);
+/* Snapback__V1__MetricsRequest methods */
+void   snapback__v1__metrics_request__init
+                     (Snapback__V1__MetricsRequest         *message);
+size_t snapback__v1__metrics_request__get_packed_size
+                     (const Snapback__V1__MetricsRequest   *message);
+size_t snapback__v1__metrics_request__pack
+                     (const Snapback__V1__MetricsRequest   *message,
+                      uint8_t             *out);
+size_t snapback__v1__metrics_request__pack_to_buffer
+                     (const Snapback__V1__MetricsRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Snapback__V1__MetricsRequest *
+       snapback__v1__metrics_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   snapback__v1__metrics_request__free_unpacked
+                     (Snapback__V1__MetricsRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Snapback__V1__MetricLabel methods */
+void   snapback__v1__metric_label__init
+                     (Snapback__V1__MetricLabel         *message);
+size_t snapback__v1__metric_label__get_packed_size
+                     (const Snapback__V1__MetricLabel   *message);
+size_t snapback__v1__metric_label__pack
+                     (const Snapback__V1__MetricLabel   *message,
+                      uint8_t             *out);
+size_t snapback__v1__metric_label__pack_to_buffer
+                     (const Snapback__V1__MetricLabel   *message,
+                      ProtobufCBuffer     *buffer);
+Snapback__V1__MetricLabel *
+       snapback__v1__metric_label__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   snapback__v1__metric_label__free_unpacked
+                     (Snapback__V1__MetricLabel *message,
+                      ProtobufCAllocator *allocator);
+/* Snapback__V1__MetricSample methods */
+void   snapback__v1__metric_sample__init
+                     (Snapback__V1__MetricSample         *message);
+size_t snapback__v1__metric_sample__get_packed_size
+                     (const Snapback__V1__MetricSample   *message);
+size_t snapback__v1__metric_sample__pack
+                     (const Snapback__V1__MetricSample   *message,
+                      uint8_t             *out);
+size_t snapback__v1__metric_sample__pack_to_buffer
+                     (const Snapback__V1__MetricSample   *message,
+                      ProtobufCBuffer     *buffer);
+Snapback__V1__MetricSample *
+       snapback__v1__metric_sample__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   snapback__v1__metric_sample__free_unpacked
+                     (Snapback__V1__MetricSample *message,
+                      ProtobufCAllocator *allocator);
+/* Snapback__V1__MetricFamily methods */
+void   snapback__v1__metric_family__init
+                     (Snapback__V1__MetricFamily         *message);
+size_t snapback__v1__metric_family__get_packed_size
+                     (const Snapback__V1__MetricFamily   *message);
+size_t snapback__v1__metric_family__pack
+                     (const Snapback__V1__MetricFamily   *message,
+                      uint8_t             *out);
+size_t snapback__v1__metric_family__pack_to_buffer
+                     (const Snapback__V1__MetricFamily   *message,
+                      ProtobufCBuffer     *buffer);
+Snapback__V1__MetricFamily *
+       snapback__v1__metric_family__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   snapback__v1__metric_family__free_unpacked
+                     (Snapback__V1__MetricFamily *message,
+                      ProtobufCAllocator *allocator);
+/* Snapback__V1__MetricsReply methods */
+void   snapback__v1__metrics_reply__init
+                     (Snapback__V1__MetricsReply         *message);
+size_t snapback__v1__metrics_reply__get_packed_size
+                     (const Snapback__V1__MetricsReply   *message);
+size_t snapback__v1__metrics_reply__pack
+                     (const Snapback__V1__MetricsReply   *message,
+                      uint8_t             *out);
+size_t snapback__v1__metrics_reply__pack_to_buffer
+                     (const Snapback__V1__MetricsReply   *message,
+                      ProtobufCBuffer     *buffer);
+Snapback__V1__MetricsReply *
+       snapback__v1__metrics_reply__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   snapback__v1__metrics_reply__free_unpacked
+                     (Snapback__V1__MetricsReply *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Snapback__V1__HelloRequest_Closure)
@@ -636,6 +886,21 @@ typedef void (*Snapback__V1__WatchDecisionsRequest_Closure)
 typedef void (*Snapback__V1__Decision_Closure)
                  (const Snapback__V1__Decision *message,
                   void *closure_data);
+typedef void (*Snapback__V1__MetricsRequest_Closure)
+                 (const Snapback__V1__MetricsRequest *message,
+                  void *closure_data);
+typedef void (*Snapback__V1__MetricLabel_Closure)
+                 (const Snapback__V1__MetricLabel *message,
+                  void *closure_data);
+typedef void (*Snapback__V1__MetricSample_Closure)
+                 (const Snapback__V1__MetricSample *message,
+                  void *closure_data);
+typedef void (*Snapback__V1__MetricFamily_Closure)
+                 (const Snapback__V1__MetricFamily *message,
+                  void *closure_data);
+typedef void (*Snapback__V1__MetricsReply_Closure)
+                 (const Snapback__V1__MetricsReply *message,
+                  void *closure_data);
 
 /* --- services --- */
 
@@ -663,6 +928,10 @@ struct Snapback__V1__Control_Service
                           const Snapback__V1__WatchDecisionsRequest *input,
                           Snapback__V1__Decision_Closure closure,
                           void *closure_data);
+  void (*get_metrics)(Snapback__V1__Control_Service *service,
+                      const Snapback__V1__MetricsRequest *input,
+                      Snapback__V1__MetricsReply_Closure closure,
+                      void *closure_data);
 };
 typedef void (*Snapback__V1__Control_ServiceDestroy)(Snapback__V1__Control_Service *);
 void snapback__v1__control__init (Snapback__V1__Control_Service *service,
@@ -675,7 +944,8 @@ void snapback__v1__control__init (Snapback__V1__Control_Service *service,
       function_prefix__ ## get_status,\
       function_prefix__ ## list_sessions,\
       function_prefix__ ## get_session,\
-      function_prefix__ ## watch_decisions  }
+      function_prefix__ ## watch_decisions,\
+      function_prefix__ ## get_metrics  }
 void snapback__v1__control__hello(ProtobufCService *service,
                                   const Snapback__V1__HelloRequest *input,
                                   Snapback__V1__HelloReply_Closure closure,
@@ -696,10 +966,15 @@ void snapback__v1__control__watch_decisions(ProtobufCService *service,
                                             const Snapback__V1__WatchDecisionsRequest *input,
                                             Snapback__V1__Decision_Closure closure,
                                             void *closure_data);
+void snapback__v1__control__get_metrics(ProtobufCService *service,
+                                        const Snapback__V1__MetricsRequest *input,
+                                        Snapback__V1__MetricsReply_Closure closure,
+                                        void *closure_data);
 
 /* --- descriptors --- */
 
 extern const ProtobufCEnumDescriptor    snapback__v1__decision_kind__descriptor;
+extern const ProtobufCEnumDescriptor    snapback__v1__metric_type__descriptor;
 extern const ProtobufCMessageDescriptor snapback__v1__hello_request__descriptor;
 extern const ProtobufCMessageDescriptor snapback__v1__hello_reply__descriptor;
 extern const ProtobufCMessageDescriptor snapback__v1__status_request__descriptor;
@@ -711,6 +986,11 @@ extern const ProtobufCMessageDescriptor snapback__v1__get_session_request__descr
 extern const ProtobufCMessageDescriptor snapback__v1__session_info__descriptor;
 extern const ProtobufCMessageDescriptor snapback__v1__watch_decisions_request__descriptor;
 extern const ProtobufCMessageDescriptor snapback__v1__decision__descriptor;
+extern const ProtobufCMessageDescriptor snapback__v1__metrics_request__descriptor;
+extern const ProtobufCMessageDescriptor snapback__v1__metric_label__descriptor;
+extern const ProtobufCMessageDescriptor snapback__v1__metric_sample__descriptor;
+extern const ProtobufCMessageDescriptor snapback__v1__metric_family__descriptor;
+extern const ProtobufCMessageDescriptor snapback__v1__metrics_reply__descriptor;
 extern const ProtobufCServiceDescriptor snapback__v1__control__descriptor;
 
 PROTOBUF_C__END_DECLS
