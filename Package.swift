@@ -146,7 +146,8 @@ let package = Package(
         .target(
             name: "SnapbackSync",
             dependencies: [
-                "SnapbackClient", "SnapbackWire", "SnapbackTimeline", "SnapbackCLI", "SnapbackConfigFile", "CSQLite", "CNats"
+                "SnapbackClient", "SnapbackWire", "SnapbackTimeline", "SnapbackCLI", "SnapbackConfigFile", "CSQLite", "CNats",
+                "CLinux"
             ]),
         .executableTarget(name: "snapback-sync", dependencies: ["SnapbackSync"]),
         .executableTarget(name: "snapback-fuzz-daemon", dependencies: ["SnapbackFuzzing"]),

@@ -62,6 +62,8 @@ struct AgentTimers: Equatable {
         case offline
         /// The publish rate lets the next entry go.
         case publish
+        /// The next telemetry report is due, or its publish is tried again (``TelemetryReporter``).
+        case telemetry
     }
 
     private var deadlines = [ContinuousClock.Instant?](repeating: nil, count: Timer.allCases.count)

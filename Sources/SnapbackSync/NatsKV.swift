@@ -7,7 +7,7 @@ public struct NatsError: Error, CustomStringConvertible {
     public var status: natsStatus
     public var text: String
 
-    init(_ status: natsStatus, _ what: String) {
+    package init(_ status: natsStatus, _ what: String) {
         var last = natsStatus(0)
         let detail = nats_GetLastError(&last).map { String(cString: $0) } ?? ""
         let name = String(cString: natsStatus_GetText(status))
@@ -122,7 +122,7 @@ public struct KVEntry: Sendable {
 /// that is down at start is retried like one lost later); this object is used from the agent's one thread.
 final class NatsKV {
     private var connection: OpaquePointer?
-    private var jetStream: OpaquePointer?
+    private(set) var jetStream: OpaquePointer?
     private var store: OpaquePointer?
     private var watcher: WatcherPump?
     /// The watcher's failure, delivered after the entries that came before it.
