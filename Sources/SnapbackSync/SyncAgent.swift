@@ -655,6 +655,8 @@ public final class SyncAgent {
 /// Why the agent cannot start.
 public struct AgentError: Error, CustomStringConvertible {
     public var description: String
+
+    package init(description: String) { self.description = description }
 }
 
 func wallSeconds() -> Double {
@@ -663,7 +665,7 @@ func wallSeconds() -> Double {
     return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
 }
 
-func makeDirectory(_ path: String) throws(AgentError) {
+package func makeDirectory(_ path: String) throws(AgentError) {
     var prefix = path.hasPrefix("/") ? "" : "."
     for part in path.split(separator: "/") {
         prefix += "/" + part
