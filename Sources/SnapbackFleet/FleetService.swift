@@ -48,6 +48,30 @@ public final class FleetService {
     /// Ends the loop from another thread (the signal thread): the fetch under way returns.
     public func stop() { consumer.close() }
 
+    /// A thread of its own waits for one of `signals` (blocked in every thread) and then stops the loop.
+    public func stopOnSignals(_ signals: sigset_t) {
+        final class Context {
+            let service: FleetService
+            var signals: sigset_t
+            init(_ service: FleetService, _ signals: sigset_t) {
+                self.service = service
+                self.signals = signals
+            }
+        }
+        let context = Unmanaged.passRetained(Context(self, signals)).toOpaque()
+        var thread = pthread_t()
+        pthread_create(
+            &thread, nil,
+            { raw in
+                let context = Unmanaged<Context>.fromOpaque(raw!).takeRetainedValue()
+                var received: Int32 = 0
+                sigwait(&context.signals, &received)
+                context.service.stop()
+                return nil
+            }, context)
+        pthread_detach(thread)
+    }
+
     public func run() {
         log(
             "snapback-fleet: stream \(configuration.stream), consumer \(configuration.consumer), database \(configuration.database), store \(configuration.importURL)"

@@ -83,19 +83,6 @@ do {
     standardError("snapback-fleet: \(error)")
     exit(1)
 }
-nonisolated(unsafe) var stopping: FleetService? = service
-var signalThread = pthread_t()
-pthread_create(
-    &signalThread, nil,
-    { _ in
-        var set = sigset_t()
-        sigemptyset(&set)
-        sigaddset(&set, SIGTERM)
-        sigaddset(&set, SIGINT)
-        var received: Int32 = 0
-        sigwait(&set, &received)
-        stopping?.stop()
-        return nil
-    }, nil)
+service.stopOnSignals(stopSignals)
 service.run()
 exit(0)
