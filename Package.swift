@@ -232,6 +232,7 @@ let package = Package(
                 "SnapbackWeb", "SnapbackDaemon", "SnapbackConfigFile", "SnapbackTestSupport", "SnapbackJSON", "SnapbackWire"
             ]
         ),
+        .testTarget(name: "SnapbackFleetTests", dependencies: ["SnapbackFleet", "SnapbackWire", "CSnapbackProto"]),
         .testTarget(name: "SnapbackCLITests", dependencies: ["SnapbackCLI", "SnapbackWire", "SnapbackTimeline", "SnapbackJSON"]),
         .testTarget(
             name: "SnapbackDaemonTests",
