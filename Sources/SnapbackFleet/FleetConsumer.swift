@@ -140,7 +140,9 @@ public final class FleetConsumer {
             let count = Int(natsMsg_GetDataLength(message))
             let bytes: [UInt8] =
                 natsMsg_GetData(message).map { data in
-                    data.withMemoryRebound(to: UInt8.self, capacity: count) { Array(UnsafeBufferPointer(start: $0, count: count)) }
+                    data.withMemoryRebound(to: UInt8.self, capacity: count) {
+                        Array(UnsafeBufferPointer(start: $0, count: count))
+                    }
                 } ?? []
             let subject = natsMsg_GetSubject(message).map { String(cString: $0) } ?? ""
             messages.append(FleetMessage(bytes: bytes, streamSeq: streamSeq, subject: subject, message: message))

@@ -85,7 +85,9 @@ public struct FleetReport: Equatable, Sendable {
         var samples: [FleetSample] = []
         var names = Set<String>()
         for family in report.families {
-            guard isMetricName(family.name) else { throw Rejection("family name '\(family.name.prefix(64))' is not a metric name") }
+            guard isMetricName(family.name) else {
+                throw Rejection("family name '\(family.name.prefix(64))' is not a metric name")
+            }
             guard names.insert(family.name).inserted else { throw Rejection("family \(family.name) twice") }
             guard let type = MetricType(proto: family.type) else {
                 throw Rejection("family \(family.name): type \(family.type.rawValue) is neither counter nor histogram")

@@ -29,8 +29,9 @@ public final class FleetService {
     public init(configuration: FleetConfiguration, log: @escaping (String) -> Void) throws(AgentError) {
         self.configuration = configuration
         self.log = log
-        let directory = String(configuration.database.split(separator: "/", omittingEmptySubsequences: false).dropLast()
-            .joined(separator: "/"))
+        let directory = String(
+            configuration.database.split(separator: "/", omittingEmptySubsequences: false).dropLast()
+                .joined(separator: "/"))
         if !directory.isEmpty { try makeDirectory(directory) }
         do {
             store = try FleetStore(path: configuration.database)

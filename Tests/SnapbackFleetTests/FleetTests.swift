@@ -1,6 +1,6 @@
+import CSnapbackProto
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
-import CSnapbackProto
 import SnapbackSync
 import SnapbackWire
 import Testing
@@ -41,7 +41,10 @@ import Testing
     @Test func aReportBecomesSeriesWithTheirLabels() throws {
         let r = try Self.parsed(Self.report(seq: 1, snapbacks: 4))
         let series = r.samples.map { $0.series(extra: r.operatorLabels) }
-        #expect(series.contains("snapbackd_seeks_commanded_total{firmware=\"fw-1\",model=\"m\",region=\"eu\",reason=\"snapback\",preset=\"ima\"}"))
+        #expect(
+            series.contains(
+                "snapbackd_seeks_commanded_total{firmware=\"fw-1\",model=\"m\",region=\"eu\",reason=\"snapback\",preset=\"ima\"}")
+        )
         #expect(series.contains("snapbackd_loop_lag_seconds_bucket{firmware=\"fw-1\",model=\"m\",region=\"eu\",le=\"+Inf\"}"))
         #expect(r.samples.first { $0.name == "snapbackd_loop_lag_seconds_sum" }?.value == 0.5)
         #expect(FleetExport.name("snapbackd_breaks_skipped_total{a=\"b\"}") == "snapback_fleet_breaks_skipped_total{a=\"b\"}")
@@ -114,7 +117,9 @@ import Testing
             try store.apply([(8, try Self.parsed(Self.report(seq: 5, since: 1_800_000_000, snapbacks: 1)))]) == [.reset])
         #expect(try Self.total(store, seeks) == 10)
         // A firmware upgrade: what is counted after it goes to the new firmware's series.
-        #expect(try store.apply([(9, try Self.parsed(Self.report(seq: 6, since: 1_800_000_000, snapbacks: 3, firmware: "fw-2")))]) == [.applied])
+        #expect(
+            try store.apply([(9, try Self.parsed(Self.report(seq: 6, since: 1_800_000_000, snapbacks: 3, firmware: "fw-2")))])
+                == [.applied])
         #expect(try Self.total(store, seeks) == 10)
         #expect(try Self.total(store, "snapbackd_seeks_commanded_total{firmware=\"fw-2\"") == 2)
         #expect(try store.position() == 9 && store.boxCount() == 2)
