@@ -51,13 +51,7 @@ public struct FleetConfiguration: Equatable, Sendable {
 
     mutating func apply(_ name: String, _ value: String) throws(ConfigurationReason) {
         switch name {
-        case "servers":
-            let urls = value.split(whereSeparator: { $0 == " " || $0 == "," || $0 == "\t" }).map(String.init)
-            guard (1...SyncConfiguration.maxServers).contains(urls.count) else {
-                throw ConfigurationReason("1 to \(SyncConfiguration.maxServers) URLs")
-            }
-            for url in urls { try SyncConfiguration.checkURL(url) }
-            servers = urls
+        case "servers": servers = try SyncConfiguration.servers(value)
         case "credentials-file": credentialsFile = try SyncConfiguration.path(value)
         case "stream": stream = try SyncConfiguration.name(value)
         case "consumer": consumer = try SyncConfiguration.name(value)

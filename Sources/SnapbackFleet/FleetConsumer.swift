@@ -31,24 +31,12 @@ public final class FleetConsumer {
 
     public init(configuration: FleetConfiguration) throws(NatsError) {
         self.configuration = configuration
-        var options: OpaquePointer?
-        var status = natsOptions_Create(&options)
-        guard status == NATS_OK, let options else { throw NatsError(status, "options") }
+        let options = try natsOptions(
+            servers: configuration.servers, name: "snapback-fleet \(configuration.consumer)",
+            credentialsFile: configuration.credentialsFile)
         defer { natsOptions_Destroy(options) }
         func check(_ status: natsStatus, _ what: String) throws(NatsError) {
             guard status == NATS_OK else { throw NatsError(status, what) }
-        }
-        var urls = configuration.servers.map { strdup($0) }
-        defer { urls.forEach { free($0) } }
-        status = urls.withUnsafeMutableBufferPointer { buffer in
-            buffer.baseAddress!.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: buffer.count) {
-                natsOptions_SetServers(options, $0, Int32(buffer.count))
-            }
-        }
-        try check(status, "servers")
-        try check(natsOptions_SetName(options, "snapback-fleet \(configuration.consumer)"), "name")
-        if let file = configuration.credentialsFile {
-            try check(natsOptions_SetUserCredentialsFromFiles(options, file, nil), "credentials-file \(file)")
         }
         if configuration.servers.contains(where: { $0.hasPrefix("tls://") }) {
             try check(natsOptions_SetSecure(options, true), "tls")
@@ -57,7 +45,7 @@ public final class FleetConsumer {
         try check(natsOptions_SetMaxReconnect(options, -1), "max reconnect")
         try check(natsOptions_SetReconnectWait(options, 2000), "reconnect wait")
         try check(natsOptions_SetRetryOnFailedConnect(options, true, nil, nil), "retry")
-        status = natsConnection_Connect(&connection, options)
+        let status = natsConnection_Connect(&connection, options)
         guard status == NATS_OK || status == NATS_NOT_YET_CONNECTED, connection != nil else {
             throw NatsError(status, "connect")
         }

@@ -113,11 +113,7 @@ public struct SyncConfiguration: Equatable, Sendable {
 
     mutating func apply(_ name: String, _ value: String) throws(Reason) {
         switch name {
-        case "servers":
-            let urls = value.split(whereSeparator: { $0 == " " || $0 == "," || $0 == "\t" }).map(String.init)
-            guard (1...Self.maxServers).contains(urls.count) else { throw Reason("1 to \(Self.maxServers) URLs") }
-            for url in urls { try Self.checkURL(url) }
-            servers = urls
+        case "servers": servers = try Self.servers(value)
         case "household": household = try Self.name(value)
         case "device-id":
             guard DeviceID.isValid(value) else {
@@ -172,6 +168,14 @@ public struct SyncConfiguration: Equatable, Sendable {
 
     /// The servers as logs show them.
     public var serversShown: String { servers.map(Self.redacted).joined(separator: " ") }
+
+    /// `servers = …`: 1 to ``maxServers`` URLs, separated by blanks or commas (sync.conf and fleet.conf).
+    package static func servers(_ value: String) throws(Reason) -> [String] {
+        let urls = value.split(whereSeparator: { $0 == " " || $0 == "," || $0 == "\t" }).map(String.init)
+        guard (1...maxServers).contains(urls.count) else { throw Reason("1 to \(maxServers) URLs") }
+        for url in urls { try checkURL(url) }
+        return urls
+    }
 
     package static func checkURL(_ url: String) throws(Reason) {
         guard url.utf8.count <= maxURLBytes else { throw Reason("a URL longer than \(maxURLBytes) bytes") }

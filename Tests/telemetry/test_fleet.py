@@ -44,37 +44,12 @@ import snapback_client as sb  # noqa: E402
 import checks  # noqa: E402
 from checks import FAILURES  # noqa: E402
 from nats_fixture import free_port  # noqa: E402
+from test_household import expect, stop_process, wait_for  # noqa: E402
 
 check = functools.partial(checks.check, timed=True)
-TIMEOUT = 60
+TIMEOUT = 60  # the bound of a wait for the fleet's totals
 INTERVAL = 1  # the agents' report interval (s) and the fleet's export interval
 PRESETS = ("snapback", "ima", "media3", "tvsdk", "hlsjs")
-
-
-def expect(cond, msg):
-    if not cond:
-        raise AssertionError(msg)
-
-
-def wait_for(what, probe, timeout=TIMEOUT, interval=0.1):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = probe()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: not within {timeout} s (last: {value!r})")
-        time.sleep(interval)
-
-
-def stop_process(process, sig=signal.SIGTERM):
-    if process is not None and process.poll() is None:
-        process.send_signal(sig)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 class Relay:
@@ -429,7 +404,8 @@ def main():
             # in one transaction, or not at all.
             for box in boxes:
                 box.story(presets[box.name][:1])
-            stop_process(fleet["process"], signal.SIGKILL)
+            fleet["process"].kill()
+            fleet["process"].wait()
             for box in boxes:
                 box.story(presets[box.name])
             time.sleep(2 * INTERVAL)
@@ -449,6 +425,18 @@ def main():
             box.relay.open()
             return totals_exact("box2 back online") + "; while offline: unchanged"
         check("a box offline, then back: its counts arrive once", offline)
+
+        def wiped():
+            # The box's store made afresh (a new counting_since): its counters start from 0 again, below
+            # what the fleet last applied; what it counts from then on is added, nothing taken away (a
+            # fleet that took it for the same counting would add nothing).
+            box = boxes[0]
+            box.stop_daemon()
+            shutil.rmtree(box.state)
+            box.start_daemon()
+            box.story(presets[box.name])
+            return totals_exact("box0's store wiped")
+        check("a box's store wiped: its new counts are added to the fleet's", wiped)
 
         def textfile():
             from prometheus_client.parser import text_string_to_metric_families
