@@ -232,7 +232,9 @@ let package = Package(
                 "SnapbackWeb", "SnapbackDaemon", "SnapbackConfigFile", "SnapbackTestSupport", "SnapbackJSON", "SnapbackWire"
             ]
         ),
-        .testTarget(name: "SnapbackFleetTests", dependencies: ["SnapbackFleet", "SnapbackWire", "CSnapbackProto"]),
+        .testTarget(
+            name: "SnapbackFleetTests",
+            dependencies: ["SnapbackFleet", "SnapbackWire", "CSnapbackProto", "SnapbackSync", "SnapbackTestSupport"]),
         .testTarget(name: "SnapbackCLITests", dependencies: ["SnapbackCLI", "SnapbackWire", "SnapbackTimeline", "SnapbackJSON"]),
         .testTarget(
             name: "SnapbackDaemonTests",

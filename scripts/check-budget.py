@@ -456,7 +456,7 @@ def main(argv):
         print(f"check-budget: where the instructions of one round trip go (daemon process, {n} round trips "
               "differenced):", file=sys.stderr)
         growth = [((long.own[f] - short.own[f]) / n, f) for f in set(long.own) | set(short.own)]
-        for cost, f in sorted(growth, reverse=True)[:25]:
+        for cost, f in sorted(growth, reverse=True)[:int(os.environ.get("BUDGET_TOP", "25"))]:
             if cost >= 1:
                 print(f"  {cost:8,.0f}  {f[:150]}", file=sys.stderr)
     if allocations > allocation_budget:

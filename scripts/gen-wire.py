@@ -711,7 +711,7 @@ def gen_samples(model):
     out.append("    /// Every field set, each oneof to its first case.")
     out.append("    static var sample: Self { get }")
     out.append("    /// `sample`, then `sample` with each other case of each oneof.")
-    out.append("    static var sampleCases: [Self] { get }")
+    out.append("    static var samples: [Self] { get }")
     out.append("}")
     out.append("")
     out.append("/// Every generated message.")
@@ -746,7 +746,7 @@ def gen_samples(model):
         firsts = {}
         for f in others:
             firsts.setdefault(f.oneof, f)
-        out.append("    static var sampleCases: [Self] {")
+        out.append("    static var samples: [Self] {")
         body = []
         for i, f in enumerate(fields):
             if f.oneof and firsts[f.oneof] is not f:

@@ -150,7 +150,7 @@ public final class DaemonMetrics {
             }
             return SnapbackV1.MetricFamily(
                 name: family.name, help: family.help, type: family.kind.proto,
-                unit: family.unit, samples: samples)
+                unit: family.unit, series: samples)
         }
     }
 }

@@ -45,7 +45,7 @@ public enum Metric: Int, CaseIterable, Sendable {
                 [.of(BreakSkipReason.self), .of(BreakPosition.self), .of(AdPolicy.Preset.self)])
         case .bookmarksSaved:
             return .counter(
-                "snapbackd_bookmarks_saved", "Bookmarks committed to the store, by what saved them",
+                "snapbackd_bookmarks_saved", "Bookmarks written to the store, by what saved them",
                 [MetricLabels(name: "trigger", values: BookmarkTrigger.allCases.map(\.rawValue) + ["finished"])])
         case .bookmarksResumed:
             return .counter("snapbackd_bookmarks_resumed", "Sessions opened at their stored bookmark", [])
@@ -75,7 +75,7 @@ public enum Metric: Int, CaseIterable, Sendable {
         case .eventHandling:
             return .histogram(
                 "snapbackd_event_handling_seconds",
-                "Time the loop spent on one read of a connection: its requests decoded, decided and answered")
+                "Time the loop spent on a read of a connection (one in 16): its requests decoded, decided, answered")
         }
     }
 }
@@ -208,4 +208,19 @@ enum CloseCause: MetricLabel {
 public enum HistogramBuckets {
     /// Upper bounds in seconds, ascending; +Inf follows.
     public static let bounds: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1]
+}
+
+extension Metric {
+    /// The table of docs/telemetry.md, made from the catalog (MetricsCatalogTests checks the file holds it).
+    public static var documentationTable: String {
+        var lines = ["| sample | type | labels (their values) | what it counts |", "|---|---|---|---|"]
+        for family in catalog {
+            let sample = family.kind == .counter ? family.name + "_total" : family.name + "_bucket, _sum, _count"
+            let labels =
+                family.labels.isEmpty
+                ? "—" : family.labels.map { "`\($0.name)` (\($0.values.joined(separator: ", ")))" }.joined(separator: "; ")
+            lines.append("| `\(sample)` | \(family.kind.rawValue) | \(labels) | \(family.help) |")
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
 }

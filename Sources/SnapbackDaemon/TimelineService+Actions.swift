@@ -18,11 +18,11 @@ extension TimelineService {
             if watched { publish(actions[index], for: entry, at: wallNow(once: &wall)) }
             switch actions[index].kind {
             case .seek, .playBreak, .allAdsCompleted, .breakSkipped:
-                countAction(actions[index], for: entry)
+                countAction(actions, at: index, for: entry)
                 logger.info("session \(entry.id): \(actions[index])")
                 push(actions[index], to: entry)
             case .breakWatched(let breakId):
-                countAction(actions[index], for: entry)
+                countAction(actions, at: index, for: entry)
                 logger.info("session \(entry.id): \(actions[index])")
                 if !entry.contentId.isEmpty, entry.timeline.kind == .onDemand {
                     markWatched(actions[index], breakId: breakId, entry: entry, at: wallNow(once: &wall), monotonic: now)
@@ -32,7 +32,7 @@ extension TimelineService {
             case .breakCompleted:
                 // Device-wide, so the cooldown after a break holds for every player on the box.
                 logger.debug("session \(entry.id): \(actions[index])")
-                countAction(actions[index], for: entry)
+                countAction(actions, at: index, for: entry)
                 lastBreakCompleted = now
                 store.setLastBreakCompleted(at: wallNow(once: &wall))
             case .saveBookmark(let contentTime, let streamTime, _):

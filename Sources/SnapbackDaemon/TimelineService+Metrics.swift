@@ -109,13 +109,7 @@ extension TimelineService {
     // MARK: Control/GetMetrics
 
     func getMetrics(_ header: FrameHeader, _ connection: any PeerPort) {
-        let peer = connection.peer
-        guard configuration.access.isAdmin(peer) else {
-            fail(
-                connection, header, .permissionDenied,
-                "uid \(peer.uid) (gid \(peer.gid)) may not read the metrics: root and the admin groups only")
-            return
-        }
+        guard admitAdmin(header, connection, "read the metrics") else { return }
         pullStoreCounts()
         let answer = SnapbackV1.MetricsReply(
             families: metrics.families(), startId: identity.startId, bootId: identity.bootId,
@@ -126,19 +120,19 @@ extension TimelineService {
 
     // MARK: Counting the timeline's actions
 
-    /// Counts one action the timeline asked for, as `execute` carries it out. The timeline counts
-    /// nothing itself: what it decided is in the action and its reason.
+    /// Counts action `index` of `actions`, as `execute` carries it out. The timeline counts nothing
+    /// itself: what it decided is in the action and its reason. Read in place (the array borrowed, the
+    /// kind switched on where it is stored): taking the action out as a value would retain and release
+    /// its reason's strings on every event.
     @inline(__always)
-    func countAction(_ action: TimelineAction, for entry: SessionEntry) {
-        switch action.kind {
+    func countAction(_ actions: borrowing [TimelineAction], at index: Int, for entry: SessionEntry) {
+        switch actions[index].kind {
         case .seek(_, let why):
-            metrics.count(.seeksCommanded, why.metricIndex &* presetCount &+ entry.presetIndex)
+            metrics.count(.seeksCommanded, why.metricIndex &* Self.presets &+ entry.presetIndex)
             if why == .seekRefusedDuringAd {
-                if case .trickPlayRefused = action.reason {
-                    metrics.count(.seeksRefused, RefusedMove.trickPlay.metricIndex)
-                } else {
-                    metrics.count(.seeksRefused, RefusedMove.seek.metricIndex)
-                }
+                let move: RefusedMove
+                if case .trickPlayRefused = actions[index].reason { move = .trickPlay } else { move = .seek }
+                metrics.count(.seeksRefused, move.metricIndex)
             }
         case .breakCompleted(let id):
             metrics.count(.breaksPlayed, position(of: id, in: entry))
@@ -147,7 +141,7 @@ extension TimelineService {
         case .breakSkipped(let id, let why):
             metrics.count(
                 .breaksSkipped,
-                (why.metricIndex &* positionCount &+ position(of: id, in: entry)) &* presetCount &+ entry.presetIndex)
+                (why.metricIndex &* Self.positions &+ position(of: id, in: entry)) &* Self.presets &+ entry.presetIndex)
         default:
             return
         }
@@ -155,9 +149,7 @@ extension TimelineService {
 
     // Once: `allCases` is an array made at each call.
     static let presets = AdPolicy.Preset.allCases.count
-    private static let positions = BreakPosition.allCases.count
-    private var presetCount: Int { Self.presets }
-    private var positionCount: Int { Self.positions }
+    static let positions = BreakPosition.allCases.count
 
     private func position(of breakId: String, in entry: SessionEntry) -> Int {
         (entry.timeline.position(ofBreak: breakId) ?? .midroll).metricIndex

@@ -48,13 +48,7 @@ extension TimelineService {
 
     /// The admin rule of WatchDecisions, for the calls of the sync agent.
     private func admitSync(_ header: FrameHeader, _ connection: any PeerPort, _ what: String) -> (any SyncingStore)? {
-        let peer = connection.peer
-        guard configuration.access.isAdmin(peer) else {
-            fail(
-                connection, header, .permissionDenied,
-                "uid \(peer.uid) (gid \(peer.gid)) may not \(what): root and the admin groups only")
-            return nil
-        }
+        guard admitAdmin(header, connection, what) else { return nil }
         guard let store = syncStore else {
             fail(connection, header, .failedPrecondition, "the \(store.kind) store keeps no sync state")
             return nil

@@ -84,19 +84,26 @@ extension TimelineService {
         reply(connection, header, info)
     }
 
+    /// The operator's calls (WatchDecisions, GetMetrics, the sync agent's): root and the admin groups;
+    /// anyone else is answered PERMISSION_DENIED, saying it may not do `what`.
+    func admitAdmin(_ header: FrameHeader, _ connection: any PeerPort, _ what: String) -> Bool {
+        let peer = connection.peer
+        guard configuration.access.isAdmin(peer) else {
+            fail(
+                connection, header, .permissionDenied,
+                "uid \(peer.uid) (gid \(peer.gid)) may not \(what): root and the admin groups only")
+            return false
+        }
+        return true
+    }
+
     // MARK: Control/WatchDecisions
 
     func watchDecisions(
         sessionId: UInt64, contentId: String, _ header: FrameHeader, _ state: ConnectionState,
         _ connection: any PeerPort
     ) {
-        let peer = connection.peer
-        guard configuration.access.isAdmin(peer) else {
-            fail(
-                connection, header, .permissionDenied,
-                "uid \(peer.uid) (gid \(peer.gid)) may not watch decisions: root and the admin groups only")
-            return
-        }
+        guard admitAdmin(header, connection, "watch decisions") else { return }
         guard state.watcher == nil else {
             fail(connection, header, .failedPrecondition, "this connection already watches decisions")
             return

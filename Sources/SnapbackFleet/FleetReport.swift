@@ -92,11 +92,11 @@ public struct FleetReport: Equatable, Sendable {
             guard let type = MetricType(proto: family.type) else {
                 throw Rejection("family \(family.name): type \(family.type.rawValue) is neither counter nor histogram")
             }
-            guard samples.count + family.samples.count <= maxSamples else {
+            guard samples.count + family.series.count <= maxSamples else {
                 throw Rejection("more than \(maxSamples) samples")
             }
             var seen = Set<String>()
-            for sample in family.samples {
+            for sample in family.series {
                 guard sample.labels.count <= maxLabels else {
                     throw Rejection("family \(family.name): a sample with \(sample.labels.count) labels, more than \(maxLabels)")
                 }

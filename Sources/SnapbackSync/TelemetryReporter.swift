@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import CLinux
 import Glibc
+import SnapbackCLI
 import SnapbackClient
 import SnapbackWire
 
@@ -112,7 +113,7 @@ final class TelemetryReporter {
         publish(nats: nats, now: now)
     }
 
-    private func problem(_ text: String) {
+    fileprivate func problem(_ text: String) {
         if text != lastProblem { log("snapback-sync: telemetry: \(text)") }
         lastProblem = text
     }
@@ -131,6 +132,7 @@ final class TelemetryReporter {
             return
         }
         let time = wallSeconds()
+        if let path = telemetry.textfile { writeTextfile(path, metrics) }
         seq += 1
         // Kept before the report leaves: a report number is never used twice for different counts.
         guard writeFileDurably(seqPath, "\(seq)\n", mode: 0o600) else {
@@ -167,6 +169,31 @@ final class TelemetryReporter {
             retryBackoff = min(retryBackoff * 2, .seconds(60))
             problem("\(error); report \(seq) kept for the next attempt")
         }
+    }
+}
+
+extension TelemetryReporter {
+    /// The textfile for node_exporter's textfile collector, written atomically (a temporary file, fsync,
+    /// rename): the collector reads the old file or the new one, never a part.
+    fileprivate func writeTextfile(_ path: String, _ metrics: SnapbackV1.MetricsReply) {
+        guard writeFileDurably(path, Self.textfile(metrics, telemetry), mode: 0o644) else {
+            problem("cannot write the textfile \(path)")
+            return
+        }
+    }
+
+    /// `snapback metrics`' text (the shared renderer), each series with the operator's labels that are
+    /// set, first: the same series node_exporter and the fleet name.
+    static func textfile(_ metrics: SnapbackV1.MetricsReply, _ telemetry: TelemetryConfiguration) -> String {
+        let labels = [("firmware", telemetry.firmware), ("model", telemetry.model), ("region", telemetry.region)]
+            .filter { !$0.1.isEmpty }.map { SnapbackV1.MetricLabel(name: $0.0, value: $0.1) }
+        var labelled = metrics
+        for f in labelled.families.indices {
+            for s in labelled.families[f].series.indices {
+                labelled.families[f].series[s].labels.insert(contentsOf: labels, at: 0)
+            }
+        }
+        return OpenMetrics.render(labelled)
     }
 }
 

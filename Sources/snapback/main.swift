@@ -13,7 +13,7 @@ struct Snapback: ParsableCommand {
         abstract: "The command-line client of snapbackd, the ad-timeline daemon.",
         discussion: prose(
             """
-            The queries (status, sessions, session, convert, bookmarks) and the demo take --json: one \
+            The queries (status, sessions, session, convert, bookmarks, metrics) and the demo take --json: one \
             JSON document on stdout; watch --json prints JSON lines.
             The daemon's socket is --socket, else $SNAPBACK_SOCKET, else \(defaultSocketPath).
 
@@ -21,7 +21,7 @@ struct Snapback: ParsableCommand {
             """),
         subcommands: [
             DemoCommand.self, StatusCommand.self, SessionsCommand.self, SessionCommand.self, ConvertCommand.self,
-            WatchCommand.self, BookmarksCommand.self, CuesCommand.self
+            WatchCommand.self, BookmarksCommand.self, CuesCommand.self, MetricsCommand.self
         ]
     )
 

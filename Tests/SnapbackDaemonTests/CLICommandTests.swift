@@ -52,6 +52,38 @@ import Testing
         #expect((json["status"] as? [String: Any])?["protocolVersion"] as? Int == 1)
     }
 
+    /// `snapback metrics`: OpenMetrics text that Prometheus' own parser takes, with what the daemon
+    /// counted; `--json` the reply.
+    @Test func metricsAsOpenMetricsAndJSON() throws {
+        let daemon = try DaemonHarness()
+        let (player, _) = try Self.snappedBack(daemon)
+        let (status, text) = try Self.run(daemon, ["metrics"])
+        #expect(status == 0, "\(text)")
+        #expect(text.hasSuffix("# EOF\n"), "\(text.suffix(200))")
+        #expect(text.contains("\nsnapbackd_seeks_commanded_total{reason=\"snapback\",preset=\"snapback\"} 1\n"))
+        #expect(text.contains("# TYPE snapbackd_loop_lag_seconds histogram\n# UNIT snapbackd_loop_lag_seconds seconds\n"))
+        let parsed = try runToEnd(
+            "/usr/bin/python3",
+            [
+                "-c",
+                """
+                import sys
+                from prometheus_client.openmetrics.parser import text_string_to_metric_families
+                families = list(text_string_to_metric_families(sys.argv[1]))
+                snapbacks = [s.value for f in families for s in f.samples
+                             if s.name == "snapbackd_seeks_commanded_total" and s.labels == {"reason": "snapback", "preset": "snapback"}]
+                print(len(families), snapbacks)
+                """,
+                text
+            ])
+        #expect(parsed.status == 0 && parsed.output == "19 [1]\n", "\(parsed.output)")
+        let json = try Self.json(daemon, ["metrics"])
+        let families = try #require(json["families"] as? [[String: Any]])
+        #expect(families.first?["name"] as? String == "snapbackd_seeks_commanded")
+        #expect((json["startId"] as? String)?.count == 32)
+        withExtendedLifetime(player) {}
+    }
+
     @Test func bookmarksInTextAndJSON() throws {
         let daemon = try DaemonHarness()
         let player = try daemon.player()

@@ -2,6 +2,7 @@ import CSnapbackProto
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
 import SnapbackSync
+import SnapbackTestSupport
 import SnapbackWire
 import Testing
 
@@ -18,7 +19,7 @@ import Testing
     ) -> SnapbackV1.TelemetryReport {
         let seeks = SnapbackV1.MetricFamily(
             name: "snapbackd_seeks_commanded", help: "Seeks", type: MetricType.counter.proto,
-            samples: [
+            series: [
                 SnapbackV1.MetricSample(
                     labels: [.init(name: "reason", value: "snapback"), .init(name: "preset", value: "ima")], value: snapbacks),
                 SnapbackV1.MetricSample(
@@ -27,10 +28,10 @@ import Testing
             ])
         let skipped = SnapbackV1.MetricFamily(
             name: "snapbackd_breaks_skipped", help: "Skipped", type: MetricType.counter.proto,
-            samples: [SnapbackV1.MetricSample(labels: [.init(name: "preset", value: "ima")], value: skips)])
+            series: [SnapbackV1.MetricSample(labels: [.init(name: "preset", value: "ima")], value: skips)])
         let lag = SnapbackV1.MetricFamily(
             name: "snapbackd_loop_lag_seconds", help: "Lag", type: MetricType.histogram.proto, unit: "seconds",
-            samples: [SnapbackV1.MetricSample(bucketBounds: [0.001, .infinity], sum: 0.5, count: 3, bucketCounts: [2, 3])])
+            series: [SnapbackV1.MetricSample(bucketBounds: [0.001, .infinity], sum: 0.5, count: 3, bucketCounts: [2, 3])])
         return SnapbackV1.TelemetryReport(
             boxId: box, seq: seq, startId: "s", countingSince: since, firmware: firmware, model: "m", region: "eu",
             time: 1_700_000_100, families: [seeks, skipped, lag])
@@ -65,13 +66,13 @@ import Testing
         #expect(reason { $0.seq = 0 } == "seq 0")
         #expect(reason { $0.countingSince = .nan }?.contains("is not a time") == true)
         #expect(reason { $0.firmware = "fw 1" }?.hasPrefix("firmware is not") == true)
-        #expect(reason { $0.families[0].samples[0].labels[1].value = "movie/42 \"x\"" }?.contains("not a closed value") == true)
-        #expect(reason { $0.families[0].samples[0].labels[0].name = "firmware" }?.contains("refused") == true)
+        #expect(reason { $0.families[0].series[0].labels[1].value = "movie/42 \"x\"" }?.contains("not a closed value") == true)
+        #expect(reason { $0.families[0].series[0].labels[0].name = "firmware" }?.contains("refused") == true)
         #expect(reason { $0.families[0].name = "Bad-Name" }?.contains("not a metric name") == true)
         #expect(reason { $0.families.append($0.families[0]) }?.contains("twice") == true)
-        #expect(reason { $0.families[0].samples.append($0.families[0].samples[0]) }?.contains("twice") == true)
-        #expect(reason { $0.families[2].samples[0].bucketBounds = [0.1, 0.01] }?.contains("ascending") == true)
-        #expect(reason { $0.families[2].samples[0].bucketCounts = [1] }?.contains("buckets") == true)
+        #expect(reason { $0.families[0].series.append($0.families[0].series[0]) }?.contains("twice") == true)
+        #expect(reason { $0.families[2].series[0].bucketBounds = [0.1, 0.01] }?.contains("ascending") == true)
+        #expect(reason { $0.families[2].series[0].bucketCounts = [1] }?.contains("buckets") == true)
         #expect(reason { $0.families[0].type = Snapback__V1__MetricType(rawValue: 9) }?.contains("neither") == true)
         #expect(
             reason { r in
@@ -167,5 +168,23 @@ import Testing
         #expect(c.servers == ["nats://nats.example.net:4222"])
         c.servers = []
         #expect(c == FleetConfiguration())
+    }
+
+    /// Seeded random mutations of a valid report: each is refused with a reason or read within the bounds,
+    /// never a trap (the fleet's decoder takes bytes from every box).
+    @Test func mutatedReportsNeverTrap() throws {
+        let valid = Self.report(seq: 7, snapbacks: 3, skips: 2).encoded()
+        var random = SplitMix64(seed: 0x5eed_f1ee7)
+        var read = 0
+        for _ in 0..<20_000 {
+            var bytes = valid
+            for _ in 0...Int.random(in: 0...3, using: &random) { random.mutate(&bytes) }
+            if let report = try? FleetReport.parse(bytes) {
+                read += 1
+                #expect(report.samples.count <= FleetReport.maxSamples)
+                #expect(report.samples.allSatisfy { $0.labels.count <= FleetReport.maxLabels + 1 })
+            }
+        }
+        #expect(read > 0 && read < 20_000)
     }
 }

@@ -378,7 +378,7 @@ private func remote(
         f.reopen()
         #expect(f.store.lastError == nil)
         let db = try SQLiteConnection(path: f.path, create: false)
-        #expect(try db.integer("PRAGMA user_version") == 4)
+        #expect(try db.integer("PRAGMA user_version") == Int64(SQLiteSchema.version))
         let minted = try #require(f.store.deviceId)
         #expect(minted.text.count == 16 && minted.text.allSatisfy(\.isHexDigit))
         #expect(try f.allPages("p", pageSize: 2).flatMap { $0 }.map(\.contentId) == ["d", "a", "b"])

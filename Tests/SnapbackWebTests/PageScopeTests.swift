@@ -18,7 +18,9 @@ import Testing
     @Test func grantsOpenTheOperatorsAndTheSyncAgentsMethods() {
         let player = PageScope(app: WebApp(name: "guide", profiles: ["alice"]))
         let ops = PageScope(app: WebApp(name: "ops", grants: [.admin, .watchDecisions]))
-        for method in [WireMethod.getStatus, .getMetrics, .deleteBookmark, .clearBookmarks, .watchDecisions, .watchChanges, .merge] {
+        for method in [
+            WireMethod.getStatus, .getMetrics, .deleteBookmark, .clearBookmarks, .watchDecisions, .watchChanges, .merge
+        ] {
             #expect(player.refusal(of: method)?.code == .permissionDenied, "\(method)")
         }
         #expect(player.refusal(of: .hello)?.code == .failedPrecondition)

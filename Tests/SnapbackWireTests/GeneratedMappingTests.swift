@@ -51,7 +51,7 @@ import Testing
         let descriptor = M.cDescriptor.pointee
         #expect(String(cString: descriptor.name) == M.protoName)
         var seen = Set<UInt32>()
-        for sample in M.sampleCases {
+        for sample in M.samples {
             let bytes = sample.encoded()
             #expect(Self.repacked(bytes, M.cDescriptor) == bytes, "\(M.protoName)")
             #expect(try M.decode(bytes) == sample, "\(M.protoName)")

@@ -19,7 +19,7 @@ struct JSONFuzzCorpusTests {
     static var seeds: [[UInt8]] {
         everyGeneratedMessage.compactMap { type in
             guard let i = everyProtoJSONMessage.firstIndex(where: { ObjectIdentifier($0) == ObjectIdentifier(type) }),
-                let sample = type.sampleCases.first as? any ProtoJSONMessage
+                let sample = type.samples.first as? any ProtoJSONMessage
             else { return nil }
             return [UInt8(i)] + Array(sample.jsonString.utf8)
         }

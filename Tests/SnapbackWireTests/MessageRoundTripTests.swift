@@ -80,6 +80,7 @@ let everyRequest: [WireRequest] = [
     .getSession(sessionId: 12),
     .watchDecisions(sessionId: 0, contentId: ""),
     .watchDecisions(sessionId: 7, contentId: "movie-42"),
+    .getMetrics,
     .getBookmark(profile: "", contentId: "movie-42"),
     .listBookmarks(profile: "kids", pageSize: 50, pageToken: "tok"),
     .listBookmarks(profile: "", pageSize: 0, pageToken: ""),

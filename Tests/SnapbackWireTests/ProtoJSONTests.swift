@@ -28,7 +28,7 @@ private func jsonCases<M: Sampled>(_ values: [M]) -> [JSONCase] {
     }
 }
 
-private func jsonCases<M: Sampled>(of _: M.Type) -> [JSONCase] { jsonCases(M.sampleCases) }
+private func jsonCases<M: Sampled>(of _: M.Type) -> [JSONCase] { jsonCases(M.samples) }
 
 /// The values of the edges of the JSON mapping that the samples do not reach: 64-bit extremes, negative
 /// int32, an enum value this version does not know, infinities, strings that need escapes (not NUL: a

@@ -44,11 +44,13 @@ struct ProtoMethodTableTests {
         #expect(WireMethod.clearBookmarks.rawValue == 0x0203)
         #expect(WireMethod.watchDecisions.name == "snapback.v1.Control/WatchDecisions")
         #expect(WireMethod.watchDecisions.rawValue == 0x0004)
+        #expect(WireMethod.getMetrics.name == "snapback.v1.Control/GetMetrics")
+        #expect(WireMethod.getMetrics.rawValue == 0x0005)
         #expect(WireMethod.watchChanges.name == "snapback.v1.Sync/WatchChanges")
         #expect(WireMethod.merge.rawValue == 0x0301)
     }
 
-    @Test(arguments: [UInt16(0x0005), 0x00FF, 0x0112, 0x01FF, 0x0204, 0x0302, 0x03FF, 0x0400, 0xFF00, 0xFFFF])
+    @Test(arguments: [UInt16(0x0006), 0x00FF, 0x0112, 0x01FF, 0x0204, 0x0302, 0x03FF, 0x0400, 0xFF00, 0xFFFF])
     func unknownIdsAreNil(_ raw: UInt16) {
         #expect(WireMethod(rawValue: raw) == nil)
     }

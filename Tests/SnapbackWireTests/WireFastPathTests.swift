@@ -246,7 +246,7 @@ private func protoCRead<M: ProtoCMessage>(_ body: [UInt8]) -> M? {
     /// Whether `M` has a clean reader; if it has, checks it.
     func checkClean<M: Sampled>(_: M.Type, _ rng: inout SplitMix64) -> Bool {
         guard M.sample.encoded().withUnsafeBytes({ M(clean: $0) }) != nil else { return false }
-        for sample in M.sampleCases {
+        for sample in M.samples {
             #expect(sample.encoded().withUnsafeBytes({ M(clean: $0) }) == sample, "\(M.protoName)")
         }
         var fastHits = 0
@@ -313,7 +313,7 @@ private func protoCRead<M: ProtoCMessage>(_ body: [UInt8]) -> M? {
     }
 
     func checkDirect<M: Sampled & ProtoDirectMessage>(_: M.Type, _ rng: inout SplitMix64) {
-        for sample in M.sampleCases {
+        for sample in M.samples {
             #expect(sample.encoded() == protoCPacked(sample), "\(M.protoName)")
             #expect(sample.encoded().count == sample.directSize, "\(M.protoName)")
         }

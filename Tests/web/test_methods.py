@@ -183,6 +183,7 @@ def run_checks(port):
                 ("guide", page, "watchChanges", {}, 7),
                 ("guide", page, "merge", {}, 7),
                 ("guide", page, "getStatus", {}, 7),
+                ("guide", page, "getMetrics", {}, 7),
                 ("guide", page, "hello", {"protocolVersion": 1}, 9)):
             e = p.error(method, params)
             expect(e["code"] == code, "%s %s %r: %r" % (who, method, params, e))
@@ -222,12 +223,14 @@ def run_checks(port):
         page.result("seekEnded", {"sessionId": sid, "fromStreamTime": 2, "toStreamTime": 30})
         decision = ops.notification("ops.decision")
         status = ops.result("getStatus", {})
+        metrics = ops.result("getMetrics", {})
         listed = ops.result("listSessions", {})
         page.close()
         ops.close()
         expect(decision.get("sessionId") == sid, "decision of the guide's session %r" % decision)
         expect(sid in [s["sessionId"] for s in listed.get("sessions", [])], "admin lists every session %r" % listed)
         expect(decision.get("kind") == "DECISION_KIND_SEEK" and decision.get("contentId") == "film", "decision %r" % decision)
+        expect(metrics.get("families", [{}])[0].get("name") == "snapbackd_seeks_commanded", "getMetrics %r" % metrics.keys())
         return "decision %s; getStatus %d keys; lists %d sessions (before: %d)" % (
             decision.get("kind", decision.get("action", "?")), len(status), len(listed["sessions"]),
             len(everyone.get("sessions", [])))

@@ -411,7 +411,7 @@ extension SnapbackV1.MetricFamily: ProtoJSONMessage {
         w.field("help", self.help)
         w.field("type", self.type)
         w.field("unit", self.unit)
-        w.field("samples", self.samples)
+        w.field("series", self.series)
         w.endObject()
     }
 
@@ -425,7 +425,7 @@ extension SnapbackV1.MetricFamily: ProtoJSONMessage {
             case "help": try r.field(&self.help, &seen, 1, key)
             case "type": try r.field(&self.type, &seen, 2, key)
             case "unit": try r.field(&self.unit, &seen, 3, key)
-            case "samples": try r.field(&self.samples, &seen, 4, key)
+            case "series": try r.field(&self.series, &seen, 4, key)
             default: throw r.unknownField(key, in: "snapback.v1.MetricFamily")
             }
         }

@@ -1207,7 +1207,7 @@ extension SnapbackV1 {
         /// "seconds", or empty.
         public var unit: String = ""
         /// Every series of the family, zero ones included: a reader sees what can be counted.
-        public var samples: [SnapbackV1.MetricSample] = []
+        public var series: [SnapbackV1.MetricSample] = []
 
         @_alwaysEmitIntoClient
         public init() {}
@@ -1215,13 +1215,13 @@ extension SnapbackV1 {
         @_alwaysEmitIntoClient
         public init(
             name: String = "", help: String = "", type: Snapback__V1__MetricType = Snapback__V1__MetricType(rawValue: 0),
-            unit: String = "", samples: [SnapbackV1.MetricSample] = []
+            unit: String = "", series: [SnapbackV1.MetricSample] = []
         ) {
             self.name = name
             self.help = help
             self.type = type
             self.unit = unit
-            self.samples = samples
+            self.series = series
         }
     }
 }
@@ -1240,7 +1240,7 @@ extension SnapbackV1.MetricFamily: ProtoCMessage {
         snapback__v1__metric_family__free_unpacked(m, nil)
     }
 
-    static let boundedFields: [(number: UInt64, name: String)] = [(5, "samples")]
+    static let boundedFields: [(number: UInt64, name: String)] = [(5, "series")]
 
     init(_ p: UnsafePointer<Snapback__V1__MetricFamily>, path _path: () -> String, maxElements: Int) throws(WireError) {
         let c = p.pointee
@@ -1248,14 +1248,13 @@ extension SnapbackV1.MetricFamily: ProtoCMessage {
         self.help = try ProtoC.string(c.help, _path() + "help")
         self.type = c.type
         self.unit = try ProtoC.string(c.unit, _path() + "unit")
-        guard c.n_samples <= maxElements else {
-            throw .tooLarge("\(c.n_samples) \(_path())samples, more than the \(maxElements) allowed")
+        guard c.n_series <= maxElements else {
+            throw .tooLarge("\(c.n_series) \(_path())series, more than the \(maxElements) allowed")
         }
-        self.samples.reserveCapacity(c.n_samples)
-        for i in 0..<c.n_samples {
-            if let q = c.samples[i] {
-                self.samples.append(
-                    try SnapbackV1.MetricSample(q, path: { _path() + "samples[\(i)]." }, maxElements: maxElements))
+        self.series.reserveCapacity(c.n_series)
+        for i in 0..<c.n_series {
+            if let q = c.series[i] {
+                self.series.append(try SnapbackV1.MetricSample(q, path: { _path() + "series[\(i)]." }, maxElements: maxElements))
             }
         }
     }
@@ -1265,9 +1264,9 @@ extension SnapbackV1.MetricFamily: ProtoCMessage {
         if !self.help.isEmpty { m.help = arena.string(self.help) }
         m.type = self.type
         if !self.unit.isEmpty { m.unit = arena.string(self.unit) }
-        if !self.samples.isEmpty {
-            m.n_samples = self.samples.count
-            m.samples = arena.messages(self.samples)
+        if !self.series.isEmpty {
+            m.n_series = self.series.count
+            m.series = arena.messages(self.series)
         }
     }
 }

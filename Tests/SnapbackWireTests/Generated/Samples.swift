@@ -13,7 +13,7 @@ protocol Sampled: ProtoCMessage {
     /// Every field set, each oneof to its first case.
     static var sample: Self { get }
     /// `sample`, then `sample` with each other case of each oneof.
-    static var sampleCases: [Self] { get }
+    static var samples: [Self] { get }
 }
 
 /// Every generated message.
@@ -123,7 +123,7 @@ extension SnapbackV1.AdBreak: Sampled {
         v.restrictJump = true
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -143,7 +143,7 @@ extension SnapbackV1.AdBreakEndedRequest: Sampled {
         v.streamTime = 3.5
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -163,7 +163,7 @@ extension SnapbackV1.AdBreakStartedRequest: Sampled {
         v.streamTime = 3.5
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -185,7 +185,7 @@ extension SnapbackV1.AdEndedRequest: Sampled {
         v.streamTime = 4.5
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -209,7 +209,7 @@ extension SnapbackV1.AdRules: Sampled {
         v.breakDuration = 5.5
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -231,7 +231,7 @@ extension SnapbackV1.AdStartedRequest: Sampled {
         v.streamTime = 4.5
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -243,7 +243,7 @@ extension SnapbackV1.AllAdsCompleted: Sampled {
     static var sample1: Self {
         Self()
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -271,7 +271,7 @@ extension SnapbackV1.Bookmark: Sampled {
         v.finished = true
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -283,7 +283,7 @@ extension SnapbackV1.BookmarkCleared: Sampled {
     static var sample1: Self {
         Self()
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -303,7 +303,7 @@ extension SnapbackV1.BookmarkSaved: Sampled {
         v.trigger = Snapback__V1__BookmarkTrigger(rawValue: 6)
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -318,7 +318,7 @@ extension SnapbackV1.BreakAtReply: Sampled {
     static var sample1: Self {
         Self()
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -336,7 +336,7 @@ extension SnapbackV1.BreakAtRequest: Sampled {
         v.streamTime = 2.5
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -354,7 +354,7 @@ extension SnapbackV1.BreakSkipped: Sampled {
         v.reason = Snapback__V1__BreakSkipReason(rawValue: 6)
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -378,7 +378,7 @@ extension SnapbackV1.BreakState: Sampled {
         v.skipReason = Snapback__V1__BreakSkipReason(rawValue: 6)
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -394,7 +394,7 @@ extension SnapbackV1.BreakWatched: Sampled {
         v.breakId = "break_id-1-é"
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -410,7 +410,7 @@ extension SnapbackV1.ClearBookmarksReply: Sampled {
         v.deleted = 1
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -426,7 +426,7 @@ extension SnapbackV1.ClearBookmarksRequest: Sampled {
         v.profile = "profile-1-é"
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -442,7 +442,7 @@ extension SnapbackV1.CloseSessionRequest: Sampled {
         v.sessionId = 1
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -458,7 +458,7 @@ extension SnapbackV1.ContentCompleteRequest: Sampled {
         v.sessionId = 1
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -476,7 +476,7 @@ extension SnapbackV1.ContentTimeForStreamTimeRequest: Sampled {
         v.streamTime = 2.5
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -492,7 +492,7 @@ extension SnapbackV1.ContentTimeReply: Sampled {
         v.contentTime = 1.5
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -534,7 +534,7 @@ extension SnapbackV1.Decision: Sampled {
         v.skipReason = Snapback__V1__BreakSkipReason(rawValue: 6)
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -550,7 +550,7 @@ extension SnapbackV1.DeleteBookmarkReply: Sampled {
         v.deleted = true
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -568,7 +568,7 @@ extension SnapbackV1.DeleteBookmarkRequest: Sampled {
         v.contentId = "content_id-2-é"
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -584,7 +584,7 @@ extension SnapbackV1.EventReply: Sampled {
         v.lastPushSeq = 1
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -602,7 +602,7 @@ extension SnapbackV1.GetBookmarkRequest: Sampled {
         v.contentId = "content_id-2-é"
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -618,7 +618,7 @@ extension SnapbackV1.GetSessionRequest: Sampled {
         v.sessionId = 1
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -638,7 +638,7 @@ extension SnapbackV1.GetSessionStateRequest: Sampled {
         v.maxBreaks = 3
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -668,7 +668,7 @@ extension SnapbackV1.HelloReply: Sampled {
         v.maxBreaksPerSession = 8
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -686,7 +686,7 @@ extension SnapbackV1.HelloRequest: Sampled {
         v.clientName = "client_name-2-é"
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -703,7 +703,7 @@ extension SnapbackV1.ListBookmarksReply: Sampled {
         v.nextPageToken = "next_page_token-2-é"
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -723,7 +723,7 @@ extension SnapbackV1.ListBookmarksRequest: Sampled {
         v.pageToken = "page_token-3-é"
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -740,7 +740,7 @@ extension SnapbackV1.ListSessionsReply: Sampled {
         v.nextPageToken = "next_page_token-2-é"
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -758,7 +758,7 @@ extension SnapbackV1.ListSessionsRequest: Sampled {
         v.pageToken = "page_token-2-é"
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -776,7 +776,7 @@ extension SnapbackV1.MergeReply: Sampled {
         v.watchedChanged = [true, true]
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -791,7 +791,7 @@ extension SnapbackV1.MergeRequest: Sampled {
     static var sample1: Self {
         Self()
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -803,7 +803,7 @@ extension SnapbackV1.MetricFamily: Sampled {
         v.help = "help-2-é"
         v.type = Snapback__V1__MetricType(rawValue: 2)
         v.unit = "unit-4-é"
-        v.samples = [SnapbackV1.MetricSample.sample1, SnapbackV1.MetricSample()]
+        v.series = [SnapbackV1.MetricSample.sample1, SnapbackV1.MetricSample()]
         return v
     }
     static var sample1: Self {
@@ -814,7 +814,7 @@ extension SnapbackV1.MetricFamily: Sampled {
         v.unit = "unit-4-é"
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -832,7 +832,7 @@ extension SnapbackV1.MetricLabel: Sampled {
         v.value = "value-2-é"
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -857,7 +857,7 @@ extension SnapbackV1.MetricSample: Sampled {
         v.bucketCounts = [6, 6]
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -886,7 +886,7 @@ extension SnapbackV1.MetricsReply: Sampled {
         v.countingSince = 8.5
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -898,7 +898,7 @@ extension SnapbackV1.MetricsRequest: Sampled {
     static var sample1: Self {
         Self()
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -926,7 +926,7 @@ extension SnapbackV1.OpenSessionReply: Sampled {
         v.lastPushSeq = 7
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -956,7 +956,7 @@ extension SnapbackV1.OpenSessionRequest: Sampled {
         v.policyPreset = "policy_preset-7-é"
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -974,7 +974,7 @@ extension SnapbackV1.PauseRequest: Sampled {
         v.streamTime = 2.5
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -990,7 +990,7 @@ extension SnapbackV1.PlayBreak: Sampled {
         v.breakId = "break_id-1-é"
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -1048,7 +1048,7 @@ extension SnapbackV1.PolicyOverrides: Sampled {
         v.trickPlaySkippedBreaks = Snapback__V1__TrickPlaySkippedBreaks(rawValue: 2)
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -1069,7 +1069,7 @@ extension SnapbackV1.Push: Sampled {
         v.reason = "reason-3-é"
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         var all = [sample]
         var v = sample
         v.kind = .breakWatched(SnapbackV1.BreakWatched.sample1)
@@ -1113,7 +1113,7 @@ extension SnapbackV1.ReportPlayheadRequest: Sampled {
         v.playing = true
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -1133,7 +1133,7 @@ extension SnapbackV1.ResumeOptions: Sampled {
         v.resumeStreamTime = 3.5
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -1151,7 +1151,7 @@ extension SnapbackV1.SeekCommand: Sampled {
         v.reason = Snapback__V1__SeekReason(rawValue: 9)
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -1171,7 +1171,7 @@ extension SnapbackV1.SeekEndedRequest: Sampled {
         v.toStreamTime = 3.5
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -1189,7 +1189,7 @@ extension SnapbackV1.SeekStartedRequest: Sampled {
         v.fromStreamTime = 2.5
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -1207,7 +1207,7 @@ extension SnapbackV1.SessionError: Sampled {
         v.message = "message-2-é"
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -1248,7 +1248,7 @@ extension SnapbackV1.SessionInfo: Sampled {
         v.contentDuration = 14.5
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -1284,7 +1284,7 @@ extension SnapbackV1.SessionStateReply: Sampled {
         v.totalBreaks = 12
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -1302,7 +1302,7 @@ extension SnapbackV1.Status: Sampled {
         v.message = "message-2-é"
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -1333,7 +1333,7 @@ extension SnapbackV1.StatusReply: Sampled {
         v.logLinesDropped = 9
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -1345,7 +1345,7 @@ extension SnapbackV1.StatusRequest: Sampled {
     static var sample1: Self {
         Self()
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -1367,7 +1367,7 @@ extension SnapbackV1.StoreStatus: Sampled {
         v.error = "error-4-é"
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -1385,7 +1385,7 @@ extension SnapbackV1.StreamTimeForContentTimeRequest: Sampled {
         v.contentTime = 2.5
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -1401,7 +1401,7 @@ extension SnapbackV1.StreamTimeReply: Sampled {
         v.streamTime = 1.5
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -1425,7 +1425,7 @@ extension SnapbackV1.SyncBookmark: Sampled {
         v.updatedAt = 5.5
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -1442,7 +1442,7 @@ extension SnapbackV1.SyncChange: Sampled {
         v.seq = 1
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         var all = [sample]
         var v = sample
         v.change = .watched(SnapbackV1.SyncWatchedBreak.sample1)
@@ -1466,7 +1466,7 @@ extension SnapbackV1.SyncRecord: Sampled {
         v.contentId = "content_id-2-é"
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         var all = [sample]
         var v = sample
         v.value = .tombstone(SnapbackV1.SyncTombstone.sample1)
@@ -1490,7 +1490,7 @@ extension SnapbackV1.SyncStamp: Sampled {
         v.device = "device-3-é"
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -1506,7 +1506,7 @@ extension SnapbackV1.SyncTombstone: Sampled {
         v.kind = Snapback__V1__TombstoneKind(rawValue: 2)
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -1526,7 +1526,7 @@ extension SnapbackV1.SyncWatchedBreak: Sampled {
         v.watchedAt = 3.5
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -1565,7 +1565,7 @@ extension SnapbackV1.TelemetryReport: Sampled {
         v.time = 12.5
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -1583,7 +1583,7 @@ extension SnapbackV1.TrickPlayEndedRequest: Sampled {
         v.streamTime = 2.5
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -1603,7 +1603,7 @@ extension SnapbackV1.TrickPlayStartedRequest: Sampled {
         v.rate = 3.5
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -1620,7 +1620,7 @@ extension SnapbackV1.UpdateBreaksRequest: Sampled {
         v.sessionId = 1
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -1640,7 +1640,7 @@ extension SnapbackV1.WatchChangesReply: Sampled {
         v.lastSeq = 3
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -1656,7 +1656,7 @@ extension SnapbackV1.WatchChangesRequest: Sampled {
         v.after = 1
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }
@@ -1674,7 +1674,7 @@ extension SnapbackV1.WatchDecisionsRequest: Sampled {
         v.contentId = "content_id-2-é"
         return v
     }
-    static var sampleCases: [Self] {
+    static var samples: [Self] {
         [sample]
     }
 }

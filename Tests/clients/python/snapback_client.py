@@ -119,6 +119,7 @@ _ENUMS = {  # values are consecutive from 0 in every snapback enum
                        "BOOKMARK_TRIGGER_DISCONNECTED BOOKMARK_TRIGGER_SEEK BOOKMARK_TRIGGER_PERIODIC "
                        "BOOKMARK_TRIGGER_SNAPBACK_RETURN",
     "SessionKind": "SESSION_KIND_UNSPECIFIED SESSION_KIND_ON_DEMAND SESSION_KIND_LIVE",
+    "MetricType": "METRIC_TYPE_UNSPECIFIED METRIC_TYPE_COUNTER METRIC_TYPE_HISTOGRAM",
     "SessionPhase": "SESSION_PHASE_UNSPECIFIED SESSION_PHASE_CONTENT SESSION_PHASE_IN_BREAK SESSION_PHASE_SEEKING "
                     "SESSION_PHASE_TRICK_PLAY SESSION_PHASE_FINISHED SESSION_PHASE_CLOSED",
     "SkippedBreakChoice": "SKIPPED_BREAK_CHOICE_UNSPECIFIED SKIPPED_BREAK_CHOICE_LAST_UNWATCHED "
@@ -155,6 +156,13 @@ _MESSAGES = {
                   "uint32 max_frame_size=4; uint64 max_outbound_queue_bytes=5; repeated string policy_presets=6; "
                   "string default_policy_preset=7; uint32 max_breaks_per_session=8",
     "StatusRequest": "",
+    "MetricsRequest": "",
+    "MetricLabel": "string name=1; string value=2",
+    "MetricSample": "repeated MetricLabel labels=1; uint64 value=2; repeated double bucket_bounds=3; double sum=4; "
+                    "uint64 count=5; repeated uint64 bucket_counts=6",
+    "MetricFamily": "string name=1; string help=2; MetricType type=3; string unit=4; repeated MetricSample series=5",
+    "MetricsReply": "repeated MetricFamily families=1; string start_id=2; string boot_id=3; double start_time=4; "
+                    "uint64 starts=5; uint64 unclean_starts=6; uint32 flush_interval=7; double counting_since=8",
     "StatusReply": "double uptime=1; string server_version=2; uint32 protocol_version=3; uint32 connections=4; "
                    "uint32 sessions=5; uint64 requests=6; uint64 pushes=7; StoreStatus store=8; "
                    "uint64 log_lines_dropped=9",
@@ -440,7 +448,8 @@ _SERVICES = [  # (service, [(rpc, request, reply)]), in declaration order: id = 
     ("Control", [("Hello", "HelloRequest", "HelloReply"), ("GetStatus", "StatusRequest", "StatusReply"),
                  ("ListSessions", "ListSessionsRequest", "ListSessionsReply"),
                  ("GetSession", "GetSessionRequest", "SessionInfo"),
-                 ("WatchDecisions", "WatchDecisionsRequest", None)]),
+                 ("WatchDecisions", "WatchDecisionsRequest", None),
+                 ("GetMetrics", "MetricsRequest", "MetricsReply")]),
     ("Timeline", [("OpenSession", "OpenSessionRequest", "OpenSessionReply")]
      + [(ev, ev + "Request", "EventReply") for ev in (
          "ReportPlayhead SeekStarted SeekEnded AdBreakStarted AdBreakEnded AdStarted AdEnded TrickPlayStarted "

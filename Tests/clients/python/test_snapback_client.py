@@ -364,6 +364,20 @@ def run(path, version, proc):
         return "decision #%d %r; ListSessions %s" % (d.seq, d.reason, ids)
     check("WatchDecisions: another player's snapback arrives with its reason; ListSessions, GetSession", watch_decisions)
 
+    def get_metrics():
+        # The snapbacks so far (the story above and the watched player's) are in the counters, by reason.
+        m = c.call("Control/GetMetrics")
+        seeks = [f for f in m.families if f.name == "snapbackd_seeks_commanded"]
+        expect(len(seeks) == 1 and seeks[0].type == sb.METRIC_TYPE_COUNTER, "families %r" % [f.name for f in m.families])
+        snapbacks = sum(s.value for s in seeks[0].series
+                        if any(l.name == "reason" and l.value == "snapback" for l in s.labels))
+        expect(snapbacks >= 2, "%d snapbacks counted" % snapbacks)
+        lag = [f for f in m.families if f.name == "snapbackd_event_handling_seconds"][0].series[0]
+        expect(lag.bucket_bounds[-1] == float("inf") and lag.bucket_counts[-1] == lag.count, "%r" % (lag,))
+        expect(len(m.start_id) == 32 and m.starts >= 1, "start %r, %d starts" % (m.start_id, m.starts))
+        return "%d snapbacks, %d families, start %s" % (snapbacks, len(m.families), m.start_id)
+    check("GetMetrics: the snapbacks counted by reason, a histogram's buckets, this start's id", get_metrics)
+
     def sync_service():
         # The sync agent's calls (PROTOCOL.md "Household sync"): a merged remote bookmark is what a new
         # session resumes at and comes back on the change stream under its origin; a field out of range is

@@ -1973,12 +1973,12 @@ static const ProtobufCFieldDescriptor snapback__v1__metric_family__field_descrip
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
   {
-    "samples",
+    "series",
     5,
     PROTOBUF_C_LABEL_REPEATED,
     PROTOBUF_C_TYPE_MESSAGE,
-    offsetof(Snapback__V1__MetricFamily, n_samples),
-    offsetof(Snapback__V1__MetricFamily, samples),
+    offsetof(Snapback__V1__MetricFamily, n_series),
+    offsetof(Snapback__V1__MetricFamily, series),
     &snapback__v1__metric_sample__descriptor,
     NULL,
     0,             /* flags */
@@ -1988,7 +1988,7 @@ static const ProtobufCFieldDescriptor snapback__v1__metric_family__field_descrip
 static const unsigned snapback__v1__metric_family__field_indices_by_name[] = {
   1,   /* field[1] = help */
   0,   /* field[0] = name */
-  4,   /* field[4] = samples */
+  4,   /* field[4] = series */
   2,   /* field[2] = type */
   3,   /* field[3] = unit */
 };

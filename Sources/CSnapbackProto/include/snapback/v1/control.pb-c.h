@@ -494,8 +494,8 @@ struct  Snapback__V1__MetricFamily
   /*
    * Every series of the family, zero ones included: a reader sees what can be counted.
    */
-  size_t n_samples;
-  Snapback__V1__MetricSample **samples;
+  size_t n_series;
+  Snapback__V1__MetricSample **series;
 };
 #define SNAPBACK__V1__METRIC_FAMILY__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&snapback__v1__metric_family__descriptor) \
