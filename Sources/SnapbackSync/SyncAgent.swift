@@ -161,8 +161,9 @@ public final class SyncAgent {
             log("snapback-sync: nats server: \(error)")
             lastError = "nats server: \(error)"
             // The server's permissions refuse this device something: an operator must look (state error
-            // until a call goes through).
-            if error.contains("Permissions Violation") { serverError = lastError }
+            // until a call goes through). A refusal of telemetry's subjects is telemetry's (it logs its
+            // failed publish), not the household sync's state.
+            if error.contains("Permissions Violation"), !(telemetry?.refers(to: error) ?? false) { serverError = lastError }
         }
         if configuration.syncEnabled, local == nil, now >= localRetryAt { connectLocal() }
         readLocal()

@@ -95,6 +95,11 @@ final class TelemetryReporter {
         id.utf8.count == 32 && id.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }
     }
 
+    /// Whether an error the server sent names telemetry's subjects (its reports', its stream's API).
+    func refers(to error: String) -> Bool {
+        error.contains(TelemetryConfiguration.subjectPrefix) || error.contains(".\(telemetry.stream)")
+    }
+
     /// When the loop must turn for telemetry: the next report, or a publish's retry while connected.
     func deadline(connected: Bool) -> ContinuousClock.Instant {
         guard connected, pending != nil, let retryAt else { return due }
