@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import CLinux
+import CNats
 import Glibc
 import SnapbackCLI
 import SnapbackClient
@@ -30,8 +31,6 @@ final class TelemetryReporter {
     /// After a failed publish while connected, the next attempt.
     private var retryAt: ContinuousClock.Instant?
     private var retryBackoff: Duration = .seconds(2)
-    /// The stream is known to exist on this connection (bound again after a reconnect).
-    private var streamBound = false
     private var lastProblem = ""
     /// Reports published (acked) and those the stream called duplicates, since the agent started.
     private(set) var published = 0
@@ -113,7 +112,6 @@ final class TelemetryReporter {
             makeReport()
             retryAt = nil
         }
-        if !nats.isConnected { streamBound = false }
         guard pending != nil, nats.isConnected, retryAt.map({ now >= $0 }) ?? true else { return }
         publish(nats: nats, now: now)
     }
@@ -154,14 +152,21 @@ final class TelemetryReporter {
         pending = (seq, report.encoded())
     }
 
+    /// Publishes the pending report. The stream is looked up only when no stream took it (no responders):
+    /// where the operator's stream lives in another account (imported as a service), the box may publish
+    /// its reports and nothing more.
     private func publish(nats: NatsKV, now: ContinuousClock.Instant) {
         guard let (seq, bytes) = pending else { return }
+        let id = "\(boxId)-\(seq)"
         do {
-            if !streamBound {
+            let duplicate: Bool
+            do {
+                duplicate = try nats.publishReport(subject: subject, bytes, messageId: id)
+            } catch  where error.status == NATS_NO_RESPONDERS {
                 try nats.ensureTelemetryStream(telemetry, replicas: replicas)
-                streamBound = true
+                duplicate = try nats.publishReport(subject: subject, bytes, messageId: id)
             }
-            if try nats.publishReport(subject: subject, bytes, messageId: "\(boxId)-\(seq)") { duplicates += 1 }
+            if duplicate { duplicates += 1 }
             published += 1
             pending = nil
             retryAt = nil
@@ -169,7 +174,6 @@ final class TelemetryReporter {
             if !lastProblem.isEmpty { log("snapback-sync: telemetry: report \(seq) published") }
             lastProblem = ""
         } catch {
-            streamBound = false
             retryAt = now + retryBackoff
             retryBackoff = min(retryBackoff * 2, .seconds(60))
             problem("\(error); report \(seq) kept for the next attempt")
