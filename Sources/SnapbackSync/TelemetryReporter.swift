@@ -32,9 +32,6 @@ final class TelemetryReporter {
     private var retryAt: ContinuousClock.Instant?
     private var retryBackoff: Duration = .seconds(2)
     private var lastProblem = ""
-    /// Reports published (acked) and those the stream called duplicates, since the agent started.
-    private(set) var published = 0
-    private(set) var duplicates = 0
 
     init(configuration: SyncConfiguration, log: @escaping (String) -> Void, now: ContinuousClock.Instant) throws(AgentError) {
         telemetry = configuration.telemetry
@@ -159,15 +156,13 @@ final class TelemetryReporter {
         guard let (seq, bytes) = pending else { return }
         let id = "\(boxId)-\(seq)"
         do {
-            let duplicate: Bool
+            // A duplicate (the stream held this id: a re-publish after a lost ack) is as good as published.
             do {
-                duplicate = try nats.publishReport(subject: subject, bytes, messageId: id)
+                _ = try nats.publishReport(subject: subject, bytes, messageId: id)
             } catch  where error.status == NATS_NO_RESPONDERS {
                 try nats.ensureTelemetryStream(telemetry, replicas: replicas)
-                duplicate = try nats.publishReport(subject: subject, bytes, messageId: id)
+                _ = try nats.publishReport(subject: subject, bytes, messageId: id)
             }
-            if duplicate { duplicates += 1 }
-            published += 1
             pending = nil
             retryAt = nil
             retryBackoff = .seconds(2)
