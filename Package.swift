@@ -159,7 +159,7 @@ let package = Package(
         .target(
             name: "SnapbackFleet",
             dependencies: ["SnapbackSync", "SnapbackWire", "SnapbackStore", "SnapbackConfigFile", "CNats", "CSnapbackFetch"]),
-        .executableTarget(name: "snapback-fleet", dependencies: ["SnapbackFleet"]),
+        .executableTarget(name: "snapback-fleet", dependencies: ["SnapbackFleet", "SnapbackSync"]),
         .executableTarget(name: "snapback-fuzz-daemon", dependencies: ["SnapbackFuzzing"]),
         .executableTarget(name: "snapback-fuzz-json", dependencies: ["SnapbackFuzzing"]),
         // The web bridge: WebSocket framing, the upgrade and its checks, its configuration (no I/O), and

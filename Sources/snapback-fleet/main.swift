@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
 import SnapbackFleet
+import SnapbackSync
 
 // parse → load fleet.conf → run until SIGTERM or SIGINT; the rest lives in SnapbackFleet.
 func standardError(_ text: String) {
@@ -69,12 +70,7 @@ if check {
 
 // SIGTERM and SIGINT are blocked in every thread (the NATS client's are made after this) and taken by
 // one thread of their own, which ends the fetch under way.
-var stopSignals = sigset_t()
-sigemptyset(&stopSignals)
-sigaddset(&stopSignals, SIGTERM)
-sigaddset(&stopSignals, SIGINT)
-pthread_sigmask(SIG_BLOCK, &stopSignals, nil)
-signal(SIGPIPE, SIG_IGN)
+let stopSignals = blockStopSignals()
 
 let service: FleetService
 do {
