@@ -89,9 +89,9 @@ public struct FleetReport: Equatable, Sendable {
                 throw Rejection("family name '\(family.name.prefix(64))' is not a metric name")
             }
             guard names.insert(family.name).inserted else { throw Rejection("family \(family.name) twice") }
-            guard let type = MetricType(proto: family.type) else {
-                throw Rejection("family \(family.name): type \(family.type.rawValue) is neither counter nor histogram")
-            }
+            // A type this version does not know (a newer daemon's gauge): the family is left out, the rest
+            // of the report counts.
+            guard let type = MetricType(proto: family.type) else { continue }
             guard samples.count + family.series.count <= maxSamples else {
                 throw Rejection("more than \(maxSamples) samples")
             }
