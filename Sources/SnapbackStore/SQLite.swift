@@ -166,6 +166,13 @@ package final class SQLiteStatement {
         if rc != SQLITE_OK { throw connection.error(rc) }
     }
 
+    package func bind(_ index: Int32, _ value: [UInt8]) throws(SQLiteError) {
+        let rc = value.withUnsafeBytes {
+            snapback_sqlite3_bind_blob(handle, index, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32($0.count))
+        }
+        if rc != SQLITE_OK { throw connection.error(rc) }
+    }
+
     package func bind(_ index: Int32, _ value: Bool) throws(SQLiteError) {
         try bind(index, Int64(value ? 1 : 0))
     }
@@ -199,6 +206,12 @@ package final class SQLiteStatement {
         guard let bytes = sqlite3_column_text(handle, column) else { return "" }
         let count = Int(sqlite3_column_bytes(handle, column))
         return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
+    }
+
+    package func blob(_ column: Int32) -> [UInt8] {
+        let count = Int(sqlite3_column_bytes(handle, column))
+        guard count > 0, let base = sqlite3_column_blob(handle, column) else { return [] }
+        return Array(UnsafeRawBufferPointer(start: base, count: count))
     }
 
     package func double(_ column: Int32) -> Double { sqlite3_column_double(handle, column) }
