@@ -80,6 +80,8 @@ extension TimelineService {
         // The final bookmarks are committed and their BookmarkSaved pushed (store.close() drains the
         // writer, blocking briefly) before the players are told and the connections drain.
         store.close()
+        // The last writes committed (or given up on, logged): the stop was clean.
+        store.clearRunning()
         for entry in closed {
             pushError(.unavailable, "snapbackd is stopping: session closed", to: entry)
         }

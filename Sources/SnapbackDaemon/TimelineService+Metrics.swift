@@ -49,8 +49,13 @@ struct MetricsIdentity {
 extension TimelineService {
     // MARK: Start and stop
 
-    /// At start: the counters the last run wrote are taken in, this start counted (and, when the last
-    /// run's marker is still set, as unclean), and written at once with the marker set.
+    /// At start: the counters the last run wrote are taken in and this start counted. When the running
+    /// marker was still set (the last run did not stop cleanly), the start is also counted as unclean and
+    /// written at once: a daemon that crashes soon after each start is seen. Otherwise the start is written
+    /// with the next write, `metricsFlushInterval` from now at the latest: a first write costs the idle
+    /// daemon 120 KiB of resident memory (its transaction on the writer thread), which a box that has
+    /// counted nothing else need not pay at boot. A kill before it loses that start, and sets the
+    /// marker, which the next start counts.
     func startCounting() {
         let stored = store.storedMetrics()
         metrics.load(stored.values)
@@ -58,12 +63,15 @@ extension TimelineService {
         storeCountsBase = StoreWriteCounts(
             commits: metrics.value(.storeCommits), failures: metrics.value(.storeFailures))
         metrics.count(.starts)
-        if stored.running {
+        let unclean = store.markRunning()
+        metrics.onDirty = { [unowned self] in self.countersChanged() }
+        if unclean {
             metrics.count(.uncleanStarts)
             logger.notice("the previous run of snapbackd did not stop cleanly (counted in snapbackd_unclean_starts)")
+            writeCounters()
+        } else {
+            countersChanged()
         }
-        metrics.onDirty = { [unowned self] in self.countersChanged() }
-        writeCounters(running: true)
     }
 
     /// At the first count after a write: the one write timer is armed, `metricsFlushInterval` from now.
@@ -72,31 +80,31 @@ extension TimelineService {
         let timer =
             metricsTimer
             ?? clock.makeTimer { [unowned self] in
-                self.writeCounters(running: true)
+                self.writeCounters()
             }
         metricsTimer = timer
         if !timer.isActive { timer.start(afterSeconds: configuration.metricsFlushInterval) }
     }
 
-    /// Writes every counter through the store's queue, with the running marker.
-    func writeCounters(running: Bool) {
+    /// Writes every counter through the store's queue.
+    func writeCounters(finally: Bool = false) {
         _ = metrics.takeDirty()
         pullStoreCounts()
         // The clean stop's write is the last transaction of this run: counted in the commits it writes.
-        if !running { metrics.count(.storeCommits) }
+        if finally { metrics.set(.storeCommits, to: metrics.value(.storeCommits) &+ 1) }
         store.saveMetrics(
             StoredMetrics(
                 values: Dictionary(uniqueKeysWithValues: zip(DaemonMetrics.slotKeys, metrics.values())),
-                since: metricsSince, running: running))
+                since: metricsSince))
     }
 
-    /// The clean stop's write, the marker cleared: in the store's queue before it is closed, so nothing
-    /// counted is lost.
+    /// The clean stop's write, queued before the store is closed (which commits it), so nothing counted
+    /// is lost; the running marker is cleared once the store has closed (`clearRunning`).
     func stopCounting() {
         metricsTimer?.close()
         metricsTimer = nil
         metrics.onDirty = nil
-        writeCounters(running: false)
+        writeCounters(finally: true)
     }
 
     /// The store's own counts since it opened, over what earlier runs counted.

@@ -174,6 +174,12 @@ public final class MemoryViewerStateStore: ViewerStateStore {
     public private(set) var writeCounts = StoreWriteCounts()
     private var metrics = StoredMetrics()
     public func storedMetrics() -> StoredMetrics { metrics }
+    private var running = false
+    public func markRunning() -> Bool {
+        defer { running = true }
+        return running
+    }
+    public func clearRunning() { running = false }
     /// Kept at once, outside the writes' order: nothing waits for it, and the tests that complete writes
     /// count the service's own.
     public func saveMetrics(_ metrics: StoredMetrics) {

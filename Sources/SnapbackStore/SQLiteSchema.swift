@@ -99,8 +99,8 @@ enum SQLiteSchema {
         CREATE UNIQUE INDEX watched_breaks_by_change ON watched_breaks(change_seq);
         """,
         // 5: the daemon's cumulative counters (docs/telemetry.md), one row per series, keyed by its
-        // OpenMetrics name so that a catalog that grows reads what an older one wrote. Their start and
-        // the running marker are device_state rows.
+        // OpenMetrics name so that a catalog that grows reads what an older one wrote. Their start is a
+        // device_state row.
         """
         CREATE TABLE daemon_metrics(
             series TEXT NOT NULL PRIMARY KEY,
@@ -110,8 +110,6 @@ enum SQLiteSchema {
     ]
 
     static let lastBreakKey = "last_break_completed_at"
-    /// device_state: 1 while a daemon runs, 0 once it stopped cleanly.
-    static let runningKey = "daemon_running"
     /// device_state: the wall time the daemon's counters began.
     static let metricsSinceKey = "metrics_since"
 

@@ -208,6 +208,32 @@ public final class SQLiteViewerStateStore: SyncingStore {
         }
     }
 
+    /// The marker is a file beside the database, `snapback.db.running`, created (and its directory
+    /// synced) at start and removed at the clean stop.
+    public var runningMarkerPath: String { path + ".running" }
+
+    public func markRunning() -> Bool {
+        let fd = open(runningMarkerPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if fd < 0 { return errno == EEXIST }
+        fsync(fd)
+        Glibc.close(fd)
+        syncDirectory()
+        return false
+    }
+
+    public func clearRunning() {
+        if unlink(runningMarkerPath) == 0 { syncDirectory() }
+    }
+
+    /// The directory's entries to disk: a marker made or removed survives a power cut.
+    private func syncDirectory() {
+        let directory = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
+        let fd = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        fsync(fd)
+        Glibc.close(fd)
+    }
+
     public var writeCounts: StoreWriteCounts { StoreWriteCounts(commits: UInt64(commits), failures: failedWrites) }
 
     /// The committed sync record of a key (its bookmark or tombstone, with its stamp); nil if the box

@@ -46,23 +46,16 @@ final class StoreReader {
         return statements
     }
 
-    /// The daemon's stored counters, with their start and the running marker. Read once, at start: its
+    /// The daemon's stored counters, with their start. Read once, at start: its
     /// statements are not kept.
     func metrics() throws(SQLiteError) -> StoredMetrics {
         let r = try ready()
         var stored = StoredMetrics()
         let rows = try r.db.prepare("SELECT series, value FROM daemon_metrics")
         while try rows.step() { stored.values[rows.text(0)] = UInt64(bitPattern: rows.int64(1)) }
-        let state = try r.db.prepare("SELECT key, value FROM device_state WHERE key IN (?1, ?2)")
-        try state.bind(1, SQLiteSchema.runningKey)
-        try state.bind(2, SQLiteSchema.metricsSinceKey)
-        while try state.step() {
-            if state.text(0) == SQLiteSchema.runningKey {
-                stored.running = state.double(1) != 0
-            } else {
-                stored.since = state.double(1)
-            }
-        }
+        let since = try r.db.prepare("SELECT value FROM device_state WHERE key = ?1")
+        try since.bind(1, SQLiteSchema.metricsSinceKey)
+        if try since.step() { stored.since = since.double(0) }
         return stored
     }
 

@@ -316,13 +316,11 @@ final class StoreWriter {
                 try s.bind(2, Int64(bitPattern: value))
                 try s.run()
             }
-            let d = w.setDeviceValue
-            for (key, value) in [(SQLiteSchema.runningKey, metrics.running ? 1.0 : 0.0)]
-                + (metrics.since.map { [(SQLiteSchema.metricsSinceKey, $0)] } ?? [])
-            {
+            if let since = metrics.since {
+                let d = w.setDeviceValue
                 defer { d.reset() }
-                try d.bind(1, key)
-                try d.bind(2, value)
+                try d.bind(1, SQLiteSchema.metricsSinceKey)
+                try d.bind(2, since)
                 try d.run()
             }
             return 1

@@ -62,9 +62,14 @@ public protocol ViewerStateStore: AnyObject {
     /// Transactions committed and writes failed since the store was opened (the daemon's
     /// `snapbackd_store_commits` and `snapbackd_store_failures` add them to what earlier runs counted).
     var writeCounts: StoreWriteCounts { get }
-    /// The daemon's counters as last written, and whether the run that wrote them was still running
-    /// (it did not stop cleanly). Empty, and not running, for a store that holds none.
+    /// The daemon's counters as last written; empty for a store that holds none.
     func storedMetrics() -> StoredMetrics
+    /// Sets the running marker, durably, at the daemon's start; returns whether it was set already: the
+    /// last run did not stop cleanly (killed, crashed, a power cut). No write through the queue: a
+    /// file's creation, so a box whose daemon has counted nothing yet pays no transaction for it.
+    func markRunning() -> Bool
+    /// Clears the marker: the clean stop, once the store has committed its last writes.
+    func clearRunning()
     /// Replaces the stored counters, in the store's write queue like any write (a write nobody waits for:
     /// a failure is counted in `writeCounts` and shown by `lastError`).
     func saveMetrics(_ metrics: StoredMetrics)
@@ -88,18 +93,15 @@ public struct StoreWriteCounts: Sendable, Equatable {
 }
 
 /// The daemon's cumulative counters as the store keeps them: each series by its key (the counter table's
-/// `slotKeys`), the wall time they began counting, and the running marker, set while a daemon runs and
-/// cleared by its clean stop.
+/// `slotKeys`) and the wall time they began counting.
 public struct StoredMetrics: Sendable, Equatable {
     public var values: [String: UInt64]
     /// Wall time (unix seconds) of the first start that counted; nil: never counted.
     public var since: Double?
-    public var running: Bool
 
-    public init(values: [String: UInt64] = [:], since: Double? = nil, running: Bool = false) {
+    public init(values: [String: UInt64] = [:], since: Double? = nil) {
         self.values = values
         self.since = since
-        self.running = running
     }
 }
 

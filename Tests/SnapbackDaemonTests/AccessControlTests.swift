@@ -23,8 +23,11 @@ import Testing
     }
 
     /// Connects as `uid`/`gid` with `groups` as supplementary groups (setpriv + Debian's python3),
-    /// sends Hello, and tells what came back: "call=N status=S", then "closed" or "open".
-    static func connect(to socketPath: String, uid: UInt32 = 65534, gid: UInt32 = 65534, groups: [UInt32] = []) throws -> String {
+    /// sends Hello, and tells what came back: "call=N status=S", then "closed" or "open". With `then`, a
+    /// request of that method with an empty body follows the Hello's answer, and its answer is told instead.
+    static func connect(
+        to socketPath: String, uid: UInt32 = 65534, gid: UInt32 = 65534, groups: [UInt32] = [], then method: UInt16? = nil
+    ) throws -> String {
         // The socket is 0660 root:root: let the kernel pass anyone, so that snapbackd decides.
         chmod(socketPath, 0o666)
         chmod((socketPath as NSString).deletingLastPathComponent, 0o755)
@@ -49,6 +52,10 @@ import Testing
                 return data
             length, call, ftype, status, method = struct.unpack(">IIBBH", read(12))
             read(length)
+            if len(sys.argv) > 2:
+                s.sendall(struct.pack(">IIBBH", 0, 2, 1, 0, int(sys.argv[2])))
+                length, call, ftype, status, method = struct.unpack(">IIBBH", read(12))
+                read(length)
             print("call=%d status=%d" % (call, status), end=" ")
             s.settimeout(0.3)
             try:
@@ -61,7 +68,8 @@ import Testing
         let groupOption = groups.isEmpty ? "--clear-groups" : "--groups=\(groups.map(String.init).joined(separator: ","))"
         let run = try runToEnd(
             "/usr/bin/setpriv",
-            ["--reuid=\(uid)", "--regid=\(gid)", groupOption, "/usr/bin/python3", "-c", client, socketPath])
+            ["--reuid=\(uid)", "--regid=\(gid)", groupOption, "/usr/bin/python3", "-c", client, socketPath]
+                + (method.map { ["\($0)"] } ?? []))
         return run.output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
