@@ -62,7 +62,7 @@ demo: release ## Start snapbackd and a scripted player that tells the seeds' sto
 
 # A part of make test that cannot run is skipped, saying so, but not under CI=true (scripts/cannot-run.sh).
 test: export IN_MAKE_TEST = 1
-test: deps check-proto lint ## Lint, build, run unit, wire and daemon integration tests, mpv, GStreamer and household sync end to end, then the systemd, install, package, footprint and budget checks
+test: deps check-proto lint ## Lint, build, run unit, wire and daemon integration tests, mpv, GStreamer, household sync and fleet telemetry end to end, then the systemd, install, package, footprint and budget checks
 	$(SWIFT) build
 	$(MAKE) --no-print-directory $(UV_ECHO)
 	SNAPBACKD_BIN=$(CURDIR)/$(DEBUG_BIN)/snapbackd SNAPBACK_SYNC_BIN=$(CURDIR)/$(DEBUG_BIN)/snapback-sync \
@@ -77,6 +77,7 @@ test: deps check-proto lint ## Lint, build, run unit, wire and daemon integratio
 	$(MAKE) --no-print-directory test-mpv
 	$(MAKE) --no-print-directory test-gstreamer
 	$(MAKE) --no-print-directory test-sync
+	$(MAKE) --no-print-directory test-telemetry
 	$(MAKE) --no-print-directory check-systemd
 	$(MAKE) --no-print-directory check-install
 	$(MAKE) --no-print-directory check-deb
@@ -99,6 +100,8 @@ include integrations/mpv/build.mk
 include integrations/gstreamer/build.mk
 # Household sync against a real nats-server.
 include mk/sync.mk
+
+include mk/telemetry.mk
 # The web bridge (snapback-web) against the real daemon.
 include mk/web.mk
 # make install and make uninstall: the daemon, the CLI, units, configuration, man pages, libsnapback.

@@ -22,7 +22,10 @@
 //   snapback-fuzz-daemon  the libFuzzer entry point over the whole service, in process
 //   snapback-fuzz-json    the libFuzzer entry point over the generated JSON decoders
 //   SnapbackSync      the household sync agent's logic: config, key encoding, outbox, the exchange
-//   snapback-sync     the sync agent executable (only `main`): snapbackd's Sync service <-> NATS KV
+//   snapback-sync     the sync agent executable (only `main`): snapbackd's Sync service <-> NATS KV, and
+//                     the box's telemetry reports
+//   SnapbackFleet     the fleet aggregator's logic: its config, the reports' checks, the SQLite totals
+//   snapback-fleet    the fleet aggregator (only `main`): the telemetry stream -> SQLite -> VictoriaMetrics
 //   SnapbackWeb       the web bridge's logic: WebSocket framing, the upgrade's checks, its configuration
 //   snapback-web      the web bridge: pages' WebSockets on loopback <-> snapbackd, one connection each
 //   SnapbackCues      a reader of libsnapback's break sources (HLS, DASH, VMAP), and its yield as the protocol's JSON
@@ -94,6 +97,7 @@ let package = Package(
         .executable(name: "snapback", targets: ["snapback"]),
         .executable(name: "snapback-sync", targets: ["snapback-sync"]),
         .executable(name: "snapback-web", targets: ["snapback-web"]),
+        .executable(name: "snapback-fleet", targets: ["snapback-fleet"]),
         .library(name: "SnapbackTimeline", targets: ["SnapbackTimeline"])
     ],
     dependencies: [
@@ -147,9 +151,16 @@ let package = Package(
         .target(
             name: "SnapbackSync",
             dependencies: [
-                "SnapbackClient", "SnapbackWire", "SnapbackTimeline", "SnapbackCLI", "SnapbackConfigFile", "CSQLite", "CNats"
+                "SnapbackClient", "SnapbackWire", "SnapbackTimeline", "SnapbackCLI", "SnapbackConfigFile", "CSQLite", "CNats",
+                "CLinux"
             ]),
         .executableTarget(name: "snapback-sync", dependencies: ["SnapbackSync"]),
+        // The fleet's aggregator: the boxes' telemetry stream (a durable JetStream consumer) summed into
+        // SQLite, the totals written to a metrics store's import API through libcurl.
+        .target(
+            name: "SnapbackFleet",
+            dependencies: ["SnapbackSync", "SnapbackWire", "SnapbackStore", "SnapbackConfigFile", "CNats", "CSnapbackFetch"]),
+        .executableTarget(name: "snapback-fleet", dependencies: ["SnapbackFleet", "SnapbackSync"]),
         .executableTarget(name: "snapback-fuzz-daemon", dependencies: ["SnapbackFuzzing"]),
         .executableTarget(name: "snapback-fuzz-json", dependencies: ["SnapbackFuzzing"]),
         // The web bridge: WebSocket framing, the upgrade and its checks, its configuration (no I/O), and
@@ -228,6 +239,9 @@ let package = Package(
                 "SnapbackWeb", "SnapbackDaemon", "SnapbackConfigFile", "SnapbackTestSupport", "SnapbackJSON", "SnapbackWire"
             ]
         ),
+        .testTarget(
+            name: "SnapbackFleetTests",
+            dependencies: ["SnapbackFleet", "SnapbackWire", "CSnapbackProto", "SnapbackSync", "SnapbackTestSupport"]),
         .testTarget(name: "SnapbackCLITests", dependencies: ["SnapbackCLI", "SnapbackWire", "SnapbackTimeline", "SnapbackJSON"]),
         .testTarget(
             name: "SnapbackDaemonTests",

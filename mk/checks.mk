@@ -39,6 +39,7 @@ check-systemd: deps ## systemd-analyze verify the units and score their sandbox 
 	$(SWIFT) build --product snapbackd
 	$(SWIFT) build --product snapback-sync
 	$(SWIFT) build --product snapback-web
+	$(SWIFT) build --product snapback-fleet
 	@scripts/check-systemd.sh $(CURDIR)/$(DEBUG_BIN)/snapbackd $(CURDIR)/$(DEBUG_BIN)/snapback-sync
 
 check-install: release ## make install into a temporary DESTDIR, check the tree, then make uninstall

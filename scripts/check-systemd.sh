@@ -4,15 +4,15 @@
 #
 #   scripts/check-systemd.sh SNAPBACKD_BINARY SNAPBACK_SYNC_BINARY
 #
-# 1. `systemd-analyze verify` of systemd/snapbackd.socket, snapbackd.service and snapback-sync.service
-#    (the household sync agent's). verify checks
+# 1. `systemd-analyze verify` of systemd/snapbackd.socket, snapbackd.service, snapback-sync.service
+#    (the household sync agent's), the web bridge's and snapback-fleet.service. verify checks
 #    that ExecStart= is an executable file and that every Documentation=man: page exists, so it runs on
 #    a temporary copy whose ExecStart= names SNAPBACKD_BINARY (the committed unit names
 #    /usr/local/bin/snapbackd, which `make install` rewrites to its PREFIX), with MANPATH pointing at a
 #    temporary man tree holding docs/man. Any message from verify fails the check.
 # 2. `systemd-analyze security --offline=true` of the committed systemd/snapbackd.service: the overall
-#    exposure must be 1.0 or lower (--threshold counts tenths); of snapback-sync.service, 1.5 or lower
-#    (the agent needs the network: AF_INET/AF_INET6 and no IP allow list, 1.0 of its 1.3); of
+#    exposure must be 1.0 or lower (--threshold counts tenths); of snapback-sync.service and
+#    snapback-fleet.service, 1.5 or lower (they need the network: AF_INET/AF_INET6 and no IP allow list); of
 #    snapback-web.service 1.0, and the web bridge's units must keep it on loopback (its sockets on
 #    127.0.0.1 and [::1] only, localhost alone allowed, no network of its own).
 # 3. The man pages format without a groff warning.
@@ -33,7 +33,7 @@ trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/units" "$tmp/man/man8" "$tmp/man/man5"
 cp "$repo/docs/man/snapbackd.8" "$repo/docs/man/snapback-sync.8" "$tmp/man/man8/"
 cp "$repo/docs/man/snapbackd.conf.5" "$tmp/man/man5/"
-cp "$repo/docs/man/snapback-web.8" "$tmp/man/man8/"
+cp "$repo/docs/man/snapback-web.8" "$repo/docs/man/snapback-fleet.8" "$tmp/man/man8/"
 cp "$repo/docs/man/snapback-web.conf.5" "$tmp/man/man5/"
 cp "$repo/systemd/snapback-web.socket" "$tmp/units/"
 web_binary=$(dirname "$binary")/snapback-web
@@ -54,15 +54,21 @@ grep -q "^ExecStart=$sync_binary " "$tmp/units/snapback-sync.service" || {
     exit 1
 }
 
+fleet_binary=$(dirname "$binary")/snapback-fleet
+[ -x "$fleet_binary" ] || { echo "check-systemd: $fleet_binary is not an executable file" >&2; exit 1; }
+sed "s#^ExecStart=/usr/local/bin/snapback-fleet #ExecStart=$fleet_binary #" "$repo/systemd/snapback-fleet.service" \
+    > "$tmp/units/snapback-fleet.service"
+
 status=0
 if ! messages=$(MANPATH="$tmp/man" systemd-analyze verify "$tmp/units/snapbackd.socket" "$tmp/units/snapbackd.service" \
-    "$tmp/units/snapback-sync.service" "$tmp/units/snapback-web.socket" "$tmp/units/snapback-web.service" 2>&1) \
+    "$tmp/units/snapback-sync.service" "$tmp/units/snapback-web.socket" "$tmp/units/snapback-web.service" \
+    "$tmp/units/snapback-fleet.service" 2>&1) \
     || [ -n "$messages" ]; then
     echo "$messages"
     echo "check-systemd: FAIL systemd-analyze verify"
     status=1
 else
-    echo "check-systemd: ok   systemd-analyze verify snapbackd.socket snapbackd.service snapback-sync.service snapback-web.socket snapback-web.service"
+    echo "check-systemd: ok   systemd-analyze verify snapbackd.socket snapbackd.service snapback-sync.service snapback-web.socket snapback-web.service snapback-fleet.service"
 fi
 
 # score UNIT TENTHS: the unit's overall exposure must be at most TENTHS/10.
@@ -78,6 +84,7 @@ score() {
 score snapbackd.service 10
 score snapback-sync.service 15
 score snapback-web.service 10
+score snapback-fleet.service 15
 # The bridge is reachable on loopback only: its sockets and its service allow localhost alone, and the
 # service has no network of its own.
 for unit in snapback-web.socket snapback-web.service; do
@@ -93,7 +100,8 @@ grep -qx "PrivateNetwork=yes" "$repo/systemd/snapback-web.service" \
 [ $status -eq 0 ] && echo "check-systemd: ok   snapback-web: loopback sockets only, no network of its own"
 
 for page in "$repo/docs/man/snapbackd.8" "$repo/docs/man/snapbackd.conf.5" "$repo/docs/man/snapback.1" \
-    "$repo/docs/man/snapback-sync.8" "$repo/docs/man/snapback-web.8" "$repo/docs/man/snapback-web.conf.5"; do
+    "$repo/docs/man/snapback-sync.8" "$repo/docs/man/snapback-web.8" "$repo/docs/man/snapback-web.conf.5" \
+    "$repo/docs/man/snapback-fleet.8"; do
     warnings=$(groff -man -Tutf8 -ww -z "$page" 2>&1)
     if [ -n "$warnings" ]; then
         echo "$warnings"

@@ -90,6 +90,9 @@ def upper_camel(snake):
     return "".join(w[:1].upper() + w[1:] for w in snake.split("_") if w)
 
 
+CARRIED_FILES = {"snapback/v1/telemetry.proto"}
+
+
 class Model:
     def __init__(self, fds):
         self.files = [f for f in fds.file if f.package == "snapback.v1"]
@@ -106,7 +109,12 @@ class Model:
         self.plan_direct_writers()
         rpcs = {t for f in self.files for service in f.service for method in service.method
                 for t in (method.input_type, method.output_type)}
-        self.bodies = {key.rsplit(".", 1)[1] for key in self.messages if key in rpcs or key.endswith("Reply")}
+        # The files of messages carried whole outside the socket (the telemetry report, published to a
+        # stream): those no other message holds are bodies too.
+        fields = {fd.type_name for m in self.messages.values() for fd in m.field}
+        carried = {f".{f.package}.{m.name}" for f in self.files if f.name in CARRIED_FILES for m in f.message_type}
+        self.bodies = {key.rsplit(".", 1)[1] for key in self.messages
+                       if key in rpcs or key.endswith("Reply") or (key in carried and key not in fields)}
 
     def plan_clean_readers(self):
         """The messages read straight from their bytes by a generated clean reader (`gen_clean_reader`): the

@@ -6,6 +6,7 @@
 #include <malloc.h>
 #include <sched.h>
 #include <sys/epoll.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 int snapback_epoll_watch(int fd) {
@@ -56,4 +57,17 @@ int snapback_cpu_allowed(int cpu) {
 
 size_t snapback_heap_in_use(void) {
     return mallinfo2().uordblks;
+}
+
+int snapback_random(void *buf, size_t len) {
+    size_t done = 0;
+    while (done < len) {
+        ssize_t n = getrandom((char *)buf + done, len - done, 0);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return -1;
+        }
+        done += (size_t)n;
+    }
+    return 0;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* A manifest's text from a local file or an http(s) URL, through libcurl (never an HTTP client of our
- * own): the mpv plugin's and the snapback CLI's one fetch. */
+ * own): the mpv plugin's and the snapback CLI's one fetch; and snapback-fleet's one POST. */
 #define _GNU_SOURCE
 #include "snapback_fetch.h"
 
@@ -41,6 +41,54 @@ static int on_progress(void *user, curl_off_t dltotal, curl_off_t dlnow, curl_of
     return s->stop(s->user) ? 1 : 0; /* non-zero aborts the transfer (CURLE_ABORTED_BY_CALLBACK) */
 }
 
+/* http and https only, for a fetch and its redirects or a POST. */
+static void only_http(CURL *c) {
+#if LIBCURL_VERSION_NUM >= 0x075500
+    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+#else
+    curl_easy_setopt(c, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+    curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
+}
+
+static size_t discard(char *ptr, size_t size, size_t nmemb, void *user) {
+    (void)ptr;
+    (void)user;
+    return size * nmemb;
+}
+
+long snapback_post(const char *url, const char *content_type, const void *body, size_t len, long timeout_ms, char *err,
+                   size_t errlen) {
+    CURL *c = curl_easy_init();
+    if (!c) {
+        snprintf(err, errlen, "out of memory");
+        return 0;
+    }
+    char header[256];
+    snprintf(header, sizeof header, "Content-Type: %s", content_type);
+    struct curl_slist *headers = curl_slist_append(NULL, header);
+    char cerr[CURL_ERROR_SIZE] = "";
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_POST, 1L);
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, cerr);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    only_http(c);
+    curl_easy_setopt(c, CURLOPT_USERAGENT, "snapback");
+    CURLcode rc = curl_easy_perform(c);
+    long status = 0;
+    if (rc == CURLE_OK) curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    else snprintf(err, errlen, "%s", cerr[0] ? cerr : curl_easy_strerror(rc));
+    curl_slist_free_all(headers);
+    curl_easy_cleanup(c);
+    return status;
+}
+
 static char *fetch_url(const char *url, size_t *len, char *err, size_t errlen, const struct stopper *stop) {
     struct body b = {.data = malloc(SNAPBACK_FETCH_MAX)};
     CURL *c = curl_easy_init();
@@ -60,13 +108,7 @@ static char *fetch_url(const char *url, size_t *len, char *err, size_t errlen, c
     curl_easy_setopt(c, CURLOPT_TIMEOUT, (long)SNAPBACK_FETCH_SECONDS);
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(c, CURLOPT_FAILONERROR, 1L);
-#if LIBCURL_VERSION_NUM >= 0x075500
-    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-#else
-    curl_easy_setopt(c, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
-    curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
-#endif
+    only_http(c);
     curl_easy_setopt(c, CURLOPT_USERAGENT, "snapback");
     if (stop->stop) {
         curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);

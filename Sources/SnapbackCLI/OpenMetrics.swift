@@ -8,16 +8,27 @@ import SnapbackWire
 public enum OpenMetrics {
     public static let contentType = "application/openmetrics-text; version=1.0.0; charset=utf-8"
 
+    /// OpenMetrics 1.0 (`snapback metrics`), or the Prometheus text format 0.0.4 that node_exporter's
+    /// textfile collector reads: there a counter's TYPE and HELP name its `_total` samples (else they are
+    /// untyped families without help), and there is no `# UNIT` or `# EOF`.
+    public enum Format: Sendable {
+        case openMetrics, prometheus
+    }
+
     /// The text, ending with `# EOF`. `identity`: the reply's start and boot ids and start time as gauges
     /// (`snapbackd_start_identity`, `snapbackd_start_time_seconds`); false leaves them out. Counters carry
     /// no `_created`: the Prometheus text format a textfile is read in would take it for a series.
-    public static func render(_ reply: SnapbackV1.MetricsReply, identity: Bool = true) -> String {
+    public static func render(_ reply: SnapbackV1.MetricsReply, identity: Bool = true, format: Format = .openMetrics)
+        -> String
+    {
         var out = ""
+        let openMetrics = format == .openMetrics
         for family in reply.families {
             guard let type = MetricType(proto: family.type) else { continue }
-            out += "# TYPE \(family.name) \(type.rawValue)\n"
-            if !family.unit.isEmpty { out += "# UNIT \(family.name) \(family.unit)\n" }
-            out += "# HELP \(family.name) \(escape(family.help, quotes: false))\n"
+            let name = !openMetrics && type == .counter ? family.name + "_total" : family.name
+            out += "# TYPE \(name) \(type.rawValue)\n"
+            if openMetrics && !family.unit.isEmpty { out += "# UNIT \(name) \(family.unit)\n" }
+            out += "# HELP \(name) \(escape(family.help, quotes: false))\n"
             for sample in family.series {
                 switch type {
                 case .counter:
@@ -43,11 +54,11 @@ public enum OpenMetrics {
             ]
             out += "snapbackd_start_identity\(labels(ids)) 1\n"
             out += "# TYPE snapbackd_start_time_seconds gauge\n"
-            out += "# UNIT snapbackd_start_time_seconds seconds\n"
+            if openMetrics { out += "# UNIT snapbackd_start_time_seconds seconds\n" }
             out += "# HELP snapbackd_start_time_seconds Wall time this run of the daemon started\n"
             out += "snapbackd_start_time_seconds \(number(reply.startTime))\n"
         }
-        out += "# EOF\n"
+        if openMetrics { out += "# EOF\n" }
         return out
     }
 

@@ -7,50 +7,50 @@ import Glibc
 // one thread at a time (opened with SQLITE_OPEN_NOMUTEX).
 
 /// A failed SQLite call: the extended result code, SQLite's message and the OS errno behind it.
-struct SQLiteError: Error, CustomStringConvertible {
+package struct SQLiteError: Error, CustomStringConvertible {
     /// Extended result code (`SQLITE_IOERR_WRITE`, …); `primary` is the basic code.
-    var code: Int32
-    var message: String
+    package var code: Int32
+    package var message: String
     /// errno of the last failed system call (`sqlite3_system_errno`), 0 if none.
-    var systemErrno: Int32 = 0
+    package var systemErrno: Int32 = 0
 
-    var primary: Int32 { code & 0xff }
+    package var primary: Int32 { code & 0xff }
 
-    var description: String {
+    package var description: String {
         var text = "\(message) (\(String(cString: sqlite3_errstr(code))), code \(code)"
         if systemErrno != 0 { text += ", errno \(systemErrno) \(String(cString: strerror(systemErrno)))" }
         return text + ")"
     }
 
     /// The file is not a database, or its content is damaged.
-    var isCorruption: Bool { primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB }
+    package var isCorruption: Bool { primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB }
 
     /// Out of space: the disk (SQLITE_FULL, or a write that failed with ENOSPC/EDQUOT) or the
     /// connection's `max_page_count`.
-    var isFull: Bool { primary == SQLITE_FULL || systemErrno == ENOSPC || systemErrno == EDQUOT }
+    package var isFull: Bool { primary == SQLITE_FULL || systemErrno == ENOSPC || systemErrno == EDQUOT }
 
     /// A failure of one statement's own data (a constraint, a value too big or of the wrong type), not
     /// of the database: the other writes of its transaction may still commit without it.
-    var isStatementSpecific: Bool {
+    package var isStatementSpecific: Bool {
         primary == SQLITE_CONSTRAINT || primary == SQLITE_TOOBIG || primary == SQLITE_MISMATCH || primary == SQLITE_RANGE
     }
 
     /// How the store reports it: full → RESOURCE_EXHAUSTED, anything else (read-only, cannot open, I/O
     /// error, busy, corrupt) → UNAVAILABLE.
-    var storeError: StoreError {
+    package var storeError: StoreError {
         isFull ? .full(description) : .unavailable(description)
     }
 }
 
 /// One database connection. Used by one thread at a time (the writer's is opened on the loop thread,
 /// then handed to the writer thread), hence `@unchecked Sendable`.
-final class SQLiteConnection: @unchecked Sendable {
-    let handle: OpaquePointer
-    let path: String
+package final class SQLiteConnection: @unchecked Sendable {
+    package let handle: OpaquePointer
+    package let path: String
 
     /// Opens `path`; `create` makes the file if it is missing. SQLite opens lazily: a file that is not a
     /// database is only noticed by the first statement.
-    init(path: String, create: Bool) throws(SQLiteError) {
+    package init(path: String, create: Bool) throws(SQLiteError) {
         var flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
         if create { flags |= SQLITE_OPEN_CREATE }
         var db: OpaquePointer?
@@ -72,16 +72,16 @@ final class SQLiteConnection: @unchecked Sendable {
         sqlite3_close_v2(handle)
     }
 
-    func error(_ rc: Int32) -> SQLiteError {
+    package func error(_ rc: Int32) -> SQLiteError {
         SQLiteError(code: rc, message: String(cString: sqlite3_errmsg(handle)), systemErrno: sqlite3_system_errno(handle))
     }
 
-    func busyTimeout(milliseconds: Int32) {
+    package func busyTimeout(milliseconds: Int32) {
         sqlite3_busy_timeout(handle, milliseconds)
     }
 
     /// Runs SQL without results (one or more statements).
-    func execute(_ sql: String) throws(SQLiteError) {
+    package func execute(_ sql: String) throws(SQLiteError) {
         var message: UnsafeMutablePointer<CChar>?
         let rc = sqlite3_exec(handle, sql, nil, nil, &message)
         if rc != SQLITE_OK {
@@ -94,7 +94,7 @@ final class SQLiteConnection: @unchecked Sendable {
         }
     }
 
-    func prepare(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+    package func prepare(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
         var statement: OpaquePointer?
         let rc = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
         guard rc == SQLITE_OK, let statement else { throw error(rc) }
@@ -102,7 +102,7 @@ final class SQLiteConnection: @unchecked Sendable {
     }
 
     /// Every row's first column as text (PRAGMA quick_check, journal_mode).
-    func texts(_ sql: String) throws(SQLiteError) -> [String] {
+    package func texts(_ sql: String) throws(SQLiteError) -> [String] {
         let statement = try prepare(sql)
         var rows: [String] = []
         while try statement.step() {
@@ -112,23 +112,23 @@ final class SQLiteConnection: @unchecked Sendable {
     }
 
     /// The first column of the first row as an integer (PRAGMA user_version, count(*)).
-    func integer(_ sql: String) throws(SQLiteError) -> Int64 {
+    package func integer(_ sql: String) throws(SQLiteError) -> Int64 {
         let statement = try prepare(sql)
         guard try statement.step() else { return 0 }
         return statement.int64(0)
     }
 
     /// Rows changed by the last INSERT, UPDATE or DELETE.
-    var changes: Int { Int(sqlite3_changes(handle)) }
+    package var changes: Int { Int(sqlite3_changes(handle)) }
 
     /// True inside an explicit transaction.
-    var inTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+    package var inTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
 }
 
 /// A prepared statement. Bind, step until it returns false, read columns while it returns true; the
 /// owner resets it after use (a statement left mid-way holds its read snapshot).
-final class SQLiteStatement {
-    let handle: OpaquePointer
+package final class SQLiteStatement {
+    package let handle: OpaquePointer
     /// Keeps the connection open as long as the statement lives.
     private let connection: SQLiteConnection
 
@@ -141,7 +141,7 @@ final class SQLiteStatement {
         sqlite3_finalize(handle)
     }
 
-    func bind(_ index: Int32, _ value: String) throws(SQLiteError) {
+    package func bind(_ index: Int32, _ value: String) throws(SQLiteError) {
         var value = value
         let rc = value.withUTF8 { bytes in
             bytes.withMemoryRebound(to: CChar.self) { chars in
@@ -156,22 +156,29 @@ final class SQLiteStatement {
         if rc != SQLITE_OK { throw connection.error(rc) }
     }
 
-    func bind(_ index: Int32, _ value: Double) throws(SQLiteError) {
+    package func bind(_ index: Int32, _ value: Double) throws(SQLiteError) {
         let rc = sqlite3_bind_double(handle, index, value)
         if rc != SQLITE_OK { throw connection.error(rc) }
     }
 
-    func bind(_ index: Int32, _ value: Int64) throws(SQLiteError) {
+    package func bind(_ index: Int32, _ value: Int64) throws(SQLiteError) {
         let rc = sqlite3_bind_int64(handle, index, value)
         if rc != SQLITE_OK { throw connection.error(rc) }
     }
 
-    func bind(_ index: Int32, _ value: Bool) throws(SQLiteError) {
+    package func bind(_ index: Int32, _ value: [UInt8]) throws(SQLiteError) {
+        let rc = value.withUnsafeBytes {
+            snapback_sqlite3_bind_blob(handle, index, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32($0.count))
+        }
+        if rc != SQLITE_OK { throw connection.error(rc) }
+    }
+
+    package func bind(_ index: Int32, _ value: Bool) throws(SQLiteError) {
         try bind(index, Int64(value ? 1 : 0))
     }
 
     /// One step: true when a row is ready, false when done.
-    func step() throws(SQLiteError) -> Bool {
+    package func step() throws(SQLiteError) -> Bool {
         let rc = sqlite3_step(handle)
         switch rc {
         case SQLITE_ROW: return true
@@ -184,23 +191,29 @@ final class SQLiteStatement {
     }
 
     /// Steps to the end (a statement without results).
-    func run() throws(SQLiteError) {
+    package func run() throws(SQLiteError) {
         defer { reset() }
         while try step() {}
     }
 
     /// Ready for new bindings; releases the statement's read snapshot.
-    func reset() {
+    package func reset() {
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
     }
 
-    func text(_ column: Int32) -> String {
+    package func text(_ column: Int32) -> String {
         guard let bytes = sqlite3_column_text(handle, column) else { return "" }
         let count = Int(sqlite3_column_bytes(handle, column))
         return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
     }
 
-    func double(_ column: Int32) -> Double { sqlite3_column_double(handle, column) }
-    func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
+    package func blob(_ column: Int32) -> [UInt8] {
+        let count = Int(sqlite3_column_bytes(handle, column))
+        guard count > 0, let base = sqlite3_column_blob(handle, column) else { return [] }
+        return Array(UnsafeRawBufferPointer(start: base, count: count))
+    }
+
+    package func double(_ column: Int32) -> Double { sqlite3_column_double(handle, column) }
+    package func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
 }

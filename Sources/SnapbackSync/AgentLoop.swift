@@ -28,6 +28,18 @@ final class Wakeup: @unchecked Sendable {
     }
 }
 
+/// Blocks SIGTERM and SIGINT in the calling thread, and so in every thread made after (call it before the
+/// NATS client makes its own), and ignores SIGPIPE; returns the stop signals, for a signalfd or sigwait.
+public func blockStopSignals() -> sigset_t {
+    var stopSignals = sigset_t()
+    sigemptyset(&stopSignals)
+    sigaddset(&stopSignals, SIGTERM)
+    sigaddset(&stopSignals, SIGINT)
+    pthread_sigmask(SIG_BLOCK, &stopSignals, nil)
+    signal(SIGPIPE, SIG_IGN)
+    return stopSignals
+}
+
 /// The stop signals (SIGTERM, SIGINT) as a descriptor of the loop's poll: blocked in every thread (the
 /// process blocks them before libnats makes its threads), read here.
 final class StopSignals {
@@ -62,6 +74,8 @@ struct AgentTimers: Equatable {
         case offline
         /// The publish rate lets the next entry go.
         case publish
+        /// The next telemetry report is due, or its publish is tried again (``TelemetryReporter``).
+        case telemetry
     }
 
     private var deadlines = [ContinuousClock.Instant?](repeating: nil, count: Timer.allCases.count)

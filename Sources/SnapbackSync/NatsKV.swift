@@ -7,7 +7,7 @@ public struct NatsError: Error, CustomStringConvertible {
     public var status: natsStatus
     public var text: String
 
-    init(_ status: natsStatus, _ what: String) {
+    package init(_ status: natsStatus, _ what: String) {
         var last = natsStatus(0)
         let detail = nats_GetLastError(&last).map { String(cString: $0) } ?? ""
         let name = String(cString: natsStatus_GetText(status))
@@ -106,6 +106,34 @@ final class NatsEvents: @unchecked Sendable {
     }
 }
 
+/// New libnats options with the servers, the connection's name and a `.creds` file (the agent's and
+/// snapback-fleet's connections); the caller sets the rest and destroys them.
+package func natsOptions(servers: [String], name: String, credentialsFile: String?) throws(NatsError) -> OpaquePointer {
+    var made: OpaquePointer?
+    var status = natsOptions_Create(&made)
+    guard status == NATS_OK, let options = made else { throw NatsError(status, "options") }
+    var urls = servers.map { strdup($0) }
+    defer { urls.forEach { free($0) } }
+    status = urls.withUnsafeMutableBufferPointer { buffer in
+        buffer.baseAddress!.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: buffer.count) {
+            natsOptions_SetServers(options, $0, Int32(buffer.count))
+        }
+    }
+    if status == NATS_OK { status = natsOptions_SetName(options, name) }
+    guard status == NATS_OK else {
+        natsOptions_Destroy(options)
+        throw NatsError(status, "servers")
+    }
+    if let file = credentialsFile {
+        status = natsOptions_SetUserCredentialsFromFiles(options, file, nil)
+        guard status == NATS_OK else {
+            natsOptions_Destroy(options)
+            throw NatsError(status, "credentials-file \(file)")
+        }
+    }
+    return options
+}
+
 /// One entry the watcher delivered, copied out of the library's memory.
 public struct KVEntry: Sendable {
     public var key: String
@@ -122,7 +150,7 @@ public struct KVEntry: Sendable {
 /// that is down at start is retried like one lost later); this object is used from the agent's one thread.
 final class NatsKV {
     private var connection: OpaquePointer?
-    private var jetStream: OpaquePointer?
+    private(set) var jetStream: OpaquePointer?
     private var store: OpaquePointer?
     private var watcher: WatcherPump?
     /// The watcher's failure, delivered after the entries that came before it.
@@ -143,25 +171,14 @@ final class NatsKV {
     init(configuration: SyncConfiguration, password: String?, wake: Wakeup) throws(NatsError) {
         self.configuration = configuration
         events = NatsEvents(wake: wake)
-        var options: OpaquePointer?
-        var status = natsOptions_Create(&options)
-        guard status == NATS_OK, let options else { throw NatsError(status, "options") }
+        let options = try natsOptions(
+            servers: configuration.servers, name: "snapback-sync \(configuration.household)",
+            credentialsFile: configuration.credentialsFile)
         defer { natsOptions_Destroy(options) }
         func check(_ status: natsStatus, _ what: String) throws(NatsError) {
             guard status == NATS_OK else { throw NatsError(status, what) }
         }
-        var urls = configuration.servers.map { strdup($0) }
-        defer { urls.forEach { free($0) } }
-        status = urls.withUnsafeMutableBufferPointer { buffer in
-            buffer.baseAddress!.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: buffer.count) {
-                natsOptions_SetServers(options, $0, Int32(buffer.count))
-            }
-        }
-        try check(status, "servers")
-        try check(natsOptions_SetName(options, "snapback-sync \(configuration.household)"), "name")
-        if let file = configuration.credentialsFile {
-            try check(natsOptions_SetUserCredentialsFromFiles(options, file, nil), "credentials-file \(file)")
-        }
+        var status = NATS_OK
         if let user = configuration.user {
             try check(natsOptions_SetUserInfo(options, user, password ?? ""), "user")
         }

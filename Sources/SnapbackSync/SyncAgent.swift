@@ -59,6 +59,8 @@ public final class SyncAgent {
     private var publishRefilled = ContinuousClock.now
     /// After a publish or a watcher error, NATS is tried again from this time on.
     private var natsRetryAt = ContinuousClock.now
+    /// The box's telemetry (`[telemetry]`); nil when disabled.
+    let telemetry: TelemetryReporter?
 
     /// How long after NATS's last answer the status says offline rather than connecting, at most.
     static let offlineWithin: Duration = .seconds(30)
@@ -102,14 +104,25 @@ public final class SyncAgent {
         }
         nats.highestRevision = savedRevision
         publishTokens = Double(configuration.publishRate)
+        telemetry =
+            configuration.telemetry.enabled ? try TelemetryReporter(configuration: configuration, log: log, now: .now) : nil
     }
 
     /// Runs until one of `stopSignals` arrives (blocked in every thread: they are read from a signalfd).
     public func run(stopSignals: sigset_t) throws(AgentError) {
         let signals = try StopSignals(stopSignals)
-        log(
-            "snapback-sync: household \(configuration.household), bucket \(configuration.bucket), servers \(configuration.serversShown)"
-        )
+        if configuration.syncEnabled {
+            log(
+                "snapback-sync: household \(configuration.household), bucket \(configuration.bucket), servers \(configuration.serversShown)"
+            )
+        } else {
+            log("snapback-sync: no household: telemetry only, servers \(configuration.serversShown)")
+        }
+        if let telemetry {
+            log(
+                "snapback-sync: telemetry: box \(telemetry.boxId), a report every \(configuration.telemetry.interval) s (±10 %) to stream \(configuration.telemetry.stream)"
+            )
+        }
         while true {
             turn()
             timers = timers(now: .now)
@@ -130,7 +143,8 @@ public final class SyncAgent {
     private func timers(now: ContinuousClock.Instant) -> AgentTimers {
         var next = AgentTimers()
         next.again = timers.again
-        if local == nil { next[.snapbackd] = localRetryAt }
+        if configuration.syncEnabled, local == nil { next[.snapbackd] = localRetryAt }
+        if let telemetry { next[.telemetry] = telemetry.deadline(connected: nats.isConnected) }
         if natsRetryAt > now { next[.nats] = natsRetryAt }
         if let since = natsDownSince, now - since < Self.connectingFor { next[.offline] = since + Self.connectingFor }
         if nats.isConnected, publishTokens < 1, (try? outbox.count()) ?? 0 > 0 {
@@ -147,10 +161,11 @@ public final class SyncAgent {
             log("snapback-sync: nats server: \(error)")
             lastError = "nats server: \(error)"
             // The server's permissions refuse this device something: an operator must look (state error
-            // until a call goes through).
-            if error.contains("Permissions Violation") { serverError = lastError }
+            // until a call goes through). A refusal of telemetry's subjects is telemetry's (it logs its
+            // failed publish), not the household sync's state.
+            if error.contains("Permissions Violation"), !(telemetry?.refers(to: error) ?? false) { serverError = lastError }
         }
-        if local == nil, now >= localRetryAt { connectLocal() }
+        if configuration.syncEnabled, local == nil, now >= localRetryAt { connectLocal() }
         readLocal()
         let connected = nats.isConnected
         if connected {
@@ -169,10 +184,11 @@ public final class SyncAgent {
                 log("snapback-sync: \(lastError)")
             }
         }
-        if connected, now >= natsRetryAt {
+        if configuration.syncEnabled, connected, now >= natsRetryAt {
             publish()
             readRemote()
         }
+        telemetry?.turn(now: .now, nats: nats)
         writeStatus(force: false)
     }
 
@@ -640,6 +656,8 @@ public final class SyncAgent {
 /// Why the agent cannot start.
 public struct AgentError: Error, CustomStringConvertible {
     public var description: String
+
+    package init(description: String) { self.description = description }
 }
 
 func wallSeconds() -> Double {
@@ -648,7 +666,7 @@ func wallSeconds() -> Double {
     return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
 }
 
-func makeDirectory(_ path: String) throws(AgentError) {
+package func makeDirectory(_ path: String) throws(AgentError) {
     var prefix = path.hasPrefix("/") ? "" : "."
     for part in path.split(separator: "/") {
         prefix += "/" + part

@@ -2,14 +2,16 @@
 import SnapbackConfigFile
 import SnapbackTimeline
 
-/// `sync.conf` (`snapback-sync(8)`): the same `key = value` syntax as snapbackd.conf, without sections.
-/// Every value is checked where it is read; a value out of range refuses the whole file, naming its line.
+/// `sync.conf` (`snapback-sync(8)`): the same `key = value` syntax as snapbackd.conf; the top-level keys,
+/// then one `[telemetry]` section (``TelemetryConfiguration``). Every value is checked where it is read;
+/// a value out of range refuses the whole file, naming its line.
 public struct SyncConfiguration: Equatable, Sendable {
     public static let defaultPath = "/etc/snapback/sync.conf"
 
     /// NATS server URLs (`nats://` or `tls://`), tried in turn.
     public var servers: [String] = []
     /// The household: the first token of every key, the subject permissions name (`$KV.<bucket>.<household>.>`).
+    /// Empty: no household sync (the agent then only reports telemetry).
     public var household = ""
     /// The device id this box signs its changes with; nil: the one snapbackd reports. When set, it must
     /// be the one snapbackd reports (else nothing could tell this box's own changes from the others').
@@ -32,8 +34,12 @@ public struct SyncConfiguration: Equatable, Sendable {
     /// The most outbox entries sent a second (each a read and a write of the bucket): a repair after the
     /// server lost its store sends everything the box holds, and a household's boxes do it at once.
     public var publishRate = 100
+    public var telemetry = TelemetryConfiguration()
 
     public init() {}
+
+    /// Whether household sync is configured (else the agent only reports telemetry).
+    public var syncEnabled: Bool { !household.isEmpty }
 
     /// Bounds of the values.
     public static let maxServers = 16
@@ -64,8 +70,22 @@ public struct SyncConfiguration: Equatable, Sendable {
     {
         var configuration = SyncConfiguration()
         var seen: [String: Int] = [:]
-        try KeyValueFile.read(text, file: file, format: "sync.conf", keys: keyNames.map { ($0, nil) }) {
-            name, value, line throws(Reason) in
+        var section: String?
+        try KeyValueFile.read(
+            text, file: file, format: "sync.conf", sections: ["telemetry"],
+            keys: keyNames.map { ($0, nil) } + TelemetryConfiguration.keyNames.map { ($0, "telemetry") },
+            enter: { name, _ in section = name }
+        ) { name, value, line throws(Reason) in
+            // A section's keys only under its header, and the top-level ones only before any header.
+            if section == "telemetry" {
+                guard TelemetryConfiguration.keyNames.contains(name) else {
+                    throw Reason("a top-level key: it goes before [telemetry]")
+                }
+                try configuration.telemetry.apply(name, value)
+                seen["telemetry." + name] = line
+                return
+            }
+            guard keyNames.contains(name) else { throw Reason("belongs in [telemetry]") }
             try configuration.apply(name, value)
             seen[name] = line
         }
@@ -74,7 +94,9 @@ public struct SyncConfiguration: Equatable, Sendable {
             ConfigurationError(file: file, line: lines[key], reason: reason)
         }
         if configuration.servers.isEmpty { throw fail("servers", "servers is required (nats:// or tls:// URLs)") }
-        if configuration.household.isEmpty { throw fail("household", "household is required") }
+        if configuration.household.isEmpty, !configuration.telemetry.enabled {
+            throw fail("household", "household is required when [telemetry] is disabled (there is nothing else to do)")
+        }
         if configuration.credentialsFile != nil, configuration.user != nil {
             throw fail("user", "user: give credentials-file or user and password-file, not both")
         }
@@ -87,15 +109,11 @@ public struct SyncConfiguration: Equatable, Sendable {
         return configuration
     }
 
-    typealias Reason = ConfigurationReason
+    package typealias Reason = ConfigurationReason
 
     mutating func apply(_ name: String, _ value: String) throws(Reason) {
         switch name {
-        case "servers":
-            let urls = value.split(whereSeparator: { $0 == " " || $0 == "," || $0 == "\t" }).map(String.init)
-            guard (1...Self.maxServers).contains(urls.count) else { throw Reason("1 to \(Self.maxServers) URLs") }
-            for url in urls { try Self.checkURL(url) }
-            servers = urls
+        case "servers": servers = try Self.servers(value)
         case "household": household = try Self.name(value)
         case "device-id":
             guard DeviceID.isValid(value) else {
@@ -131,12 +149,12 @@ public struct SyncConfiguration: Equatable, Sendable {
         func line(_ key: String, _ value: String?) -> String {
             value.map { "\(key) = \($0)\n" } ?? "# \(key) =\n"
         }
-        return line("servers", servers.joined(separator: " ")) + line("household", household)
+        return line("servers", servers.joined(separator: " ")) + line("household", household.isEmpty ? nil : household)
             + line("device-id", deviceId) + line("credentials-file", credentialsFile) + line("user", user)
             + line("password-file", passwordFile) + line("tls-ca", tlsCA) + line("tls-cert", tlsCert)
             + line("tls-key", tlsKey) + line("socket", socket) + line("state-directory", stateDirectory)
             + line("bucket", bucket) + line("history", "\(history)") + line("replicas", "\(replicas)")
-            + line("status-file", statusFile) + line("publish-rate", "\(publishRate)")
+            + line("status-file", statusFile) + line("publish-rate", "\(publishRate)") + telemetry.render()
     }
 
     /// A server URL as logs and the status file show it: without the user and password it may carry
@@ -151,7 +169,15 @@ public struct SyncConfiguration: Equatable, Sendable {
     /// The servers as logs show them.
     public var serversShown: String { servers.map(Self.redacted).joined(separator: " ") }
 
-    static func checkURL(_ url: String) throws(Reason) {
+    /// `servers = …`: 1 to ``maxServers`` URLs, separated by blanks or commas (sync.conf and fleet.conf).
+    package static func servers(_ value: String) throws(Reason) -> [String] {
+        let urls = value.split(whereSeparator: { $0 == " " || $0 == "," || $0 == "\t" }).map(String.init)
+        guard (1...maxServers).contains(urls.count) else { throw Reason("1 to \(maxServers) URLs") }
+        for url in urls { try checkURL(url) }
+        return urls
+    }
+
+    package static func checkURL(_ url: String) throws(Reason) {
         guard url.utf8.count <= maxURLBytes else { throw Reason("a URL longer than \(maxURLBytes) bytes") }
         guard url.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f }) else {
             throw Reason("'\(url)': URLs are printable ASCII without spaces")
@@ -172,7 +198,7 @@ public struct SyncConfiguration: Equatable, Sendable {
         }
     }
 
-    static func name(_ value: String) throws(Reason) -> String {
+    package static func name(_ value: String) throws(Reason) -> String {
         guard (1...maxNameBytes).contains(value.utf8.count),
             value.utf8.allSatisfy({ KeyCodec.isPlain($0) && $0 != UInt8(ascii: "/") })
         else {
@@ -181,14 +207,14 @@ public struct SyncConfiguration: Equatable, Sendable {
         return value
     }
 
-    static func path(_ value: String) throws(Reason) -> String {
+    package static func path(_ value: String) throws(Reason) -> String {
         guard (1...maxPathBytes).contains(value.utf8.count), !value.utf8.contains(0) else {
             throw Reason("a path of 1 to \(maxPathBytes) bytes")
         }
         return value
     }
 
-    static func count(_ value: String, in range: ClosedRange<Int>) throws(Reason) -> Int {
+    package static func count(_ value: String, in range: ClosedRange<Int>) throws(Reason) -> Int {
         guard let number = Int(value), range.contains(number) else {
             throw Reason("'\(value)' is not a whole number from \(range.lowerBound) to \(range.upperBound)")
         }

@@ -41,12 +41,7 @@ case .run(let path):
     }
     // SIGTERM and SIGINT are blocked in every thread (the NATS client's are made after this) and read
     // by the loop's poll from a signalfd.
-    var stopSignals = sigset_t()
-    sigemptyset(&stopSignals)
-    sigaddset(&stopSignals, SIGTERM)
-    sigaddset(&stopSignals, SIGINT)
-    pthread_sigmask(SIG_BLOCK, &stopSignals, nil)
-    signal(SIGPIPE, SIG_IGN)
+    let stopSignals = blockStopSignals()
     let agent: SyncAgent
     do {
         agent = try SyncAgent(configuration: configuration, log: standardError)

@@ -58,6 +58,30 @@ import Testing
         #expect(OpenMetrics.render(Self.reply, identity: false).contains("start_identity") == false)
     }
 
+    /// The Prometheus text format, for node_exporter's textfile collector: a counter's TYPE and HELP name
+    /// its `_total` samples, no `# UNIT`, no `# EOF`.
+    @Test func thePrometheusTextFormatTypesTheTotals() {
+        let text = OpenMetrics.render(Self.reply, identity: false, format: .prometheus)
+        let expected = """
+            # TYPE snapbackd_seeks_commanded_total counter
+            # HELP snapbackd_seeks_commanded_total Seeks, by \\\\reason
+            snapbackd_seeks_commanded_total{reason="snapback"} 7
+            snapbackd_seeks_commanded_total{reason="odd\\"one\\\\"} 0
+            # TYPE snapbackd_starts_total counter
+            # HELP snapbackd_starts_total Starts
+            snapbackd_starts_total 18446744073709551615
+            # TYPE snapbackd_loop_lag_seconds histogram
+            # HELP snapbackd_loop_lag_seconds Lag
+            snapbackd_loop_lag_seconds_bucket{le="0.0005"} 2
+            snapbackd_loop_lag_seconds_bucket{le="0.25"} 4
+            snapbackd_loop_lag_seconds_bucket{le="+Inf"} 5
+            snapbackd_loop_lag_seconds_sum 1.25
+            snapbackd_loop_lag_seconds_count 5
+
+            """
+        #expect(text == expected)
+    }
+
     /// A family of a type this reader does not know (a newer daemon's) is left out, not written wrong.
     @Test func aFamilyOfAnUnknownTypeIsLeftOut() {
         var reply = Self.reply

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import Glibc
 import SnapbackConfigFile
 import Testing
 
@@ -76,7 +77,7 @@ import Testing
             ("socket = /" + String(repeating: "s", count: 107), 1, "1 to 107 bytes"),
             ("user = a b", 1, "no spaces"),
             ("househld = A", 1, "did you mean 'household'?"),
-            ("[access]", 1, "no sections"),
+            ("[access]", 1, "unknown section [access] (sections: [telemetry])"),
             ("servers nats://x", 1, "expected 'key = value'")
         ]
         for (text, line, reason) in cases {
@@ -94,8 +95,13 @@ import Testing
         // A '#' starts a comment after a blank only, as in snapbackd.conf(5): one inside a value is the value's.
         let c = try SyncConfiguration.parse(Self.required + "status-file = /run/x#1   # where\n; also a comment\n", file: "s")
         #expect(c.statusFile == "/run/x#1")
-        #expect(Self.error(Self.required + "[sync]\n")?.description == "sync.conf:3: sync.conf has no sections")
-        #expect(Self.error("servers\n")?.description == "sync.conf:1: expected 'key = value' or a # comment")
+        #expect(
+            Self.error(Self.required + "[sync]\n")?.description
+                == "sync.conf:3: unknown section [sync] (sections: [telemetry])")
+        #expect(Self.error(Self.required + "[telemetry]\nhistory = 5\n")?.reason.contains("goes before [telemetry]") == true)
+        #expect(Self.error("interval = 5\n" + Self.required)?.reason == "interval: belongs in [telemetry]")
+        #expect(
+            Self.error("servers\n")?.description == "sync.conf:1: expected 'key = value', a [section] header or a # comment")
         #expect(Self.error(" = x\n")?.reason == "a key is missing before '='")
         #expect(Self.error("hosehold = x\n")?.reason == "unknown key 'hosehold' (did you mean 'household'?)")
         #expect(Self.error("history = 0\n")?.reason.hasPrefix("history: ") == true)
@@ -103,7 +109,10 @@ import Testing
 
     @Test func requiredKeysAndPairsAreCheckedOverTheWholeFile() {
         #expect(Self.error("household = A")?.reason.contains("servers is required") == true)
-        #expect(Self.error("servers = nats://x")?.reason.contains("household is required") == true)
+        #expect(
+            Self.error("servers = nats://x\n[telemetry]\nenabled = false")?.reason.contains("household is required") == true)
+        // Telemetry alone: no household, no sync.
+        #expect((try? SyncConfiguration.parse("servers = nats://x", file: "s"))?.syncEnabled == false)
         let both = Self.required + "credentials-file = /c\nuser = u\npassword-file = /p\n"
         #expect(Self.error(both)?.reason.contains("not both") == true)
         #expect(Self.error(both)?.line == 4)
@@ -118,12 +127,14 @@ import Testing
         let text = try #require(readFile(path, limit: 1 << 20))
         var shown: [String] = []
         var uncommented = ""
-        for line in text.split(separator: "\n") where line.hasPrefix("#") && line.contains(" =") && !line.hasPrefix("# ") {
+        for line in text.split(separator: "\n") {
+            if line == "[telemetry]" { uncommented += line + "\n" }
+            guard line.hasPrefix("#"), line.contains(" ="), !line.hasPrefix("# ") else { continue }
             let body = line.dropFirst()
             shown.append(String(body.prefix(while: { $0 != " " })))
             uncommented += body + "\n"
         }
-        #expect(shown == SyncConfiguration.keyNames)
+        #expect(shown == SyncConfiguration.keyNames + TelemetryConfiguration.keyNames)
         // Keys without a default are shown empty; an empty value is no value.
         let valued = uncommented.split(separator: "\n").filter { !$0.hasSuffix("=") }.joined(separator: "\n")
         var c = try SyncConfiguration.parse(valued, file: "config/sync.conf")
@@ -151,5 +162,68 @@ import Testing
         #expect(SyncConfiguration.redacted("nats://box:secret@nats.example:4222") == "nats://nats.example:4222")
         #expect(SyncConfiguration.redacted("tls://token@h") == "tls://h")
         #expect(SyncConfiguration.redacted("nats://h:4222") == "nats://h:4222")
+    }
+}
+
+/// `[telemetry]`: its keys read and bounded, the operator's labels a closed charset.
+@Suite struct TelemetryConfigurationTests {
+    @Test func everyKeyIsReadAndBounded() throws {
+        let text = """
+            servers = nats://127.0.0.1:4222
+
+            [telemetry]
+            enabled = yes
+            interval = 60
+            textfile = /var/lib/prometheus/node-exporter/snapback.prom
+            stream = FLEET_1
+            firmware = 4.2.1-rc.3
+            model = STB_X-200
+            region = eu-west
+            """
+        let c = try SyncConfiguration.parse(text, file: "sync.conf")
+        let t = c.telemetry
+        #expect(t.enabled && t.interval == 60 && t.textfile == "/var/lib/prometheus/node-exporter/snapback.prom")
+        #expect(t.stream == "FLEET_1" && t.firmware == "4.2.1-rc.3" && t.model == "STB_X-200" && t.region == "eu-west")
+        #expect(!c.syncEnabled)
+        #expect(try SyncConfiguration.parse(c.render(), file: "rendered") == c)
+        let defaults = try SyncConfiguration.parse("servers = nats://x\nhousehold = h\n", file: "s").telemetry
+        #expect(defaults == TelemetryConfiguration() && defaults.enabled && defaults.interval == 300)
+        #expect(defaults.stream == "SNAPBACK_TELEMETRY" && defaults.textfile == nil && defaults.firmware.isEmpty)
+
+        let refused: [(String, String)] = [
+            ("interval = 0", "interval: '0' is not a whole number from 1 to 86400"),
+            ("interval = 86401", "interval: '86401' is not a whole number from 1 to 86400"),
+            ("enabled = maybe", "enabled: 'maybe' is not true or false"),
+            ("firmware = 4.2 beta", "firmware: '4.2 beta' is not 0 to 64 bytes of A-Z a-z 0-9 . _ -"),
+            ("region = \u{e9}u", "region: '\u{e9}u' is not 0 to 64 bytes of A-Z a-z 0-9 . _ -"),
+            ("model = " + String(repeating: "m", count: 65), "is not 0 to 64 bytes"),
+            ("stream = a.b", "stream: 'a.b' is not 1 to 64 bytes of A-Z a-z 0-9 _ -")
+        ]
+        for (line, reason) in refused {
+            do {
+                _ = try SyncConfiguration.parse("servers = nats://x\n[telemetry]\n" + line + "\n", file: "s")
+                Issue.record("\(line) was taken")
+            } catch {
+                #expect(error.line == 3 && error.reason.contains(reason), "\(line): \(error)")
+            }
+        }
+    }
+
+    @Test func theBoxIdIsMadeOnceAndKept() throws {
+        let directory = "/tmp/snapback-telemetry-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        try makeDirectory(directory)
+        defer { _ = unlink(directory + "/box-id"); _ = rmdir(directory) }
+        let id = try TelemetryReporter.boxId(path: directory + "/box-id")
+        #expect(TelemetryReporter.isBoxId(id))
+        #expect(try TelemetryReporter.boxId(path: directory + "/box-id") == id)
+        let other = "/tmp/snapback-telemetry-test-\(getpid())-other"
+        try makeDirectory(other)
+        defer { _ = unlink(other + "/box-id"); _ = rmdir(other) }
+        #expect(try TelemetryReporter.boxId(path: other + "/box-id") != id)
+        // A jitter within ±10 %.
+        for _ in 0..<100 {
+            let d = TelemetryReporter.jittered(.seconds(300))
+            #expect(d >= .seconds(270) && d <= .seconds(330))
+        }
     }
 }

@@ -19,4 +19,10 @@ char *snapback_fetch(const char *path, size_t *len, char *err, size_t errlen);
 char *snapback_fetch_stoppable(const char *path, size_t *len, char *err, size_t errlen, bool (*stop)(void *user),
                                void *user);
 
+/* POSTs `len` bytes of `body` to an http(s) URL with `content_type` (snapback-fleet's writes to the
+ * metrics store's import API), giving up after `timeout_ms`. Returns the HTTP status (a 2xx is success),
+ * or 0 with err set when no answer came; the answer's body is not kept. */
+long snapback_post(const char *url, const char *content_type, const void *body, size_t len, long timeout_ms, char *err,
+                   size_t errlen);
+
 #endif

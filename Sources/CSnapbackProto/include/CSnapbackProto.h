@@ -12,6 +12,7 @@
 #include "snapback/v1/push.pb-c.h"
 #include "snapback/v1/status.pb-c.h"
 #include "snapback/v1/sync.pb-c.h"
+#include "snapback/v1/telemetry.pb-c.h"
 #include "snapback/v1/timeline.pb-c.h"
 
 #endif

@@ -72,6 +72,7 @@ public let everyProtoJSONMessage: [any ProtoJSONMessage.Type] = [
     SnapbackV1.SyncStamp.self,
     SnapbackV1.SyncTombstone.self,
     SnapbackV1.SyncWatchedBreak.self,
+    SnapbackV1.TelemetryReport.self,
     SnapbackV1.TrickPlayEndedRequest.self,
     SnapbackV1.TrickPlayStartedRequest.self,
     SnapbackV1.UpdateBreaksRequest.self,

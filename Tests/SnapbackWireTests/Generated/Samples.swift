@@ -85,6 +85,7 @@ let everyGeneratedMessage: [any Sampled.Type] = [
     SnapbackV1.SyncStamp.self,
     SnapbackV1.SyncTombstone.self,
     SnapbackV1.SyncWatchedBreak.self,
+    SnapbackV1.TelemetryReport.self,
     SnapbackV1.TrickPlayEndedRequest.self,
     SnapbackV1.TrickPlayStartedRequest.self,
     SnapbackV1.UpdateBreaksRequest.self,
@@ -1523,6 +1524,45 @@ extension SnapbackV1.SyncWatchedBreak: Sampled {
         v.contentId = "content_id-1-é"
         v.breakId = "break_id-2-é"
         v.watchedAt = 3.5
+        return v
+    }
+    static var samples: [Self] {
+        [sample]
+    }
+}
+
+extension SnapbackV1.TelemetryReport: Sampled {
+    static var sample: Self {
+        var v = Self()
+        v.boxId = "box_id-1-é"
+        v.seq = 2
+        v.startId = "start_id-3-é"
+        v.bootId = "boot_id-4-é"
+        v.countingSince = 5.5
+        v.starts = 6
+        v.uncleanStarts = 7
+        v.flushInterval = 8
+        v.firmware = "firmware-9-é"
+        v.model = "model-10-é"
+        v.region = "region-11-é"
+        v.time = 12.5
+        v.families = [SnapbackV1.MetricFamily.sample1, SnapbackV1.MetricFamily()]
+        return v
+    }
+    static var sample1: Self {
+        var v = Self()
+        v.boxId = "box_id-1-é"
+        v.seq = 2
+        v.startId = "start_id-3-é"
+        v.bootId = "boot_id-4-é"
+        v.countingSince = 5.5
+        v.starts = 6
+        v.uncleanStarts = 7
+        v.flushInterval = 8
+        v.firmware = "firmware-9-é"
+        v.model = "model-10-é"
+        v.region = "region-11-é"
+        v.time = 12.5
         return v
     }
     static var samples: [Self] {

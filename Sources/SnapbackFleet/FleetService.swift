@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: Apache-2.0
+import CSnapbackFetch
+import Glibc
+import SnapbackConfigFile
+import SnapbackStore
+import SnapbackSync
+
+/// snapback-fleet's loop (snapback-fleet(8), docs/telemetry.md "The fleet side"), one thread:
+///
+/// 1. fetch a batch of reports from the durable consumer (the server holds the pull until reports come,
+///    or until the next write of every total is due: no other wake-up);
+/// 2. check each (``FleetReport``: a malformed one is logged, acked and dropped);
+/// 3. apply the batch and move the consumer's position in ONE SQLite transaction (``FleetStore``);
+/// 4. write the changed totals to the metrics store (its import API, through libcurl), then ack the batch.
+///
+/// A report's effect is in the fleet's database before its ack: a crash before the ack delivers it
+/// again, and it is then a duplicate (its seq is the box's last applied). A total the store did not take
+/// stays marked changed, and goes with the next write.
+public final class FleetService {
+    let configuration: FleetConfiguration
+    let store: FleetStore
+    let consumer: FleetConsumer
+    let log: (String) -> Void
+    private var nextFullExport: ContinuousClock.Instant
+    private var lastProblem = ""
+    /// Reports applied, reset, duplicate and dropped since the start.
+    public private(set) var counts = (applied: 0, reset: 0, duplicate: 0, dropped: 0)
+
+    public init(configuration: FleetConfiguration, log: @escaping (String) -> Void) throws(AgentError) {
+        self.configuration = configuration
+        self.log = log
+        let directory = String(
+            configuration.database.split(separator: "/", omittingEmptySubsequences: false).dropLast()
+                .joined(separator: "/"))
+        if !directory.isEmpty { try makeDirectory(directory) }
+        do {
+            store = try FleetStore(path: configuration.database)
+        } catch {
+            throw AgentError(description: "database \(configuration.database): \(error)")
+        }
+        do {
+            consumer = try FleetConsumer(configuration: configuration)
+        } catch {
+            throw AgentError(description: "nats: \(error)")
+        }
+        nextFullExport = .now
+    }
+
+    /// Ends the loop from another thread (the signal thread): the fetch under way returns.
+    public func stop() { consumer.close() }
+
+    /// A thread of its own waits for one of `signals` (blocked in every thread) and then stops the loop.
+    public func stopOnSignals(_ signals: sigset_t) {
+        final class Context {
+            let service: FleetService
+            var signals: sigset_t
+            init(_ service: FleetService, _ signals: sigset_t) {
+                self.service = service
+                self.signals = signals
+            }
+        }
+        let context = Unmanaged.passRetained(Context(self, signals)).toOpaque()
+        var thread = pthread_t()
+        pthread_create(
+            &thread, nil,
+            { raw in
+                let context = Unmanaged<Context>.fromOpaque(raw!).takeRetainedValue()
+                var received: Int32 = 0
+                sigwait(&context.signals, &received)
+                context.service.stop()
+                return nil
+            }, context)
+        pthread_detach(thread)
+    }
+
+    public func run() {
+        log(
+            "snapback-fleet: stream \(configuration.stream), consumer \(configuration.consumer), database \(configuration.database), store \(configuration.importURL)"
+        )
+        var backoff: Duration = .milliseconds(500)
+        while !consumer.isClosed {
+            let now = ContinuousClock.now
+            if now >= nextFullExport {
+                export(changedOnly: false)
+                nextFullExport = now + .seconds(configuration.exportInterval)
+            }
+            let messages: [FleetMessage]
+            do {
+                messages = try consumer.fetch(timeout: max(.milliseconds(1), ContinuousClock.now.duration(to: nextFullExport)))
+                backoff = .milliseconds(500)
+            } catch {
+                if consumer.isClosed { break }
+                problem("\(error)")
+                sleep(for: backoff)
+                backoff = min(backoff * 2, .seconds(10))
+                continue
+            }
+            if messages.isEmpty { continue }
+            handle(messages)
+        }
+        log(
+            "snapback-fleet: stopped: \(counts.applied) reports applied, \(counts.reset) after a store reset, \(counts.duplicate) duplicates, \(counts.dropped) dropped"
+        )
+    }
+
+    private func problem(_ text: String) {
+        if text != lastProblem { log("snapback-fleet: \(text)") }
+        lastProblem = text
+    }
+
+    func handle(_ messages: [FleetMessage]) {
+        var batch: [(streamSeq: UInt64, report: FleetReport)] = []
+        let position = (try? store.position()) ?? 0
+        for message in messages {
+            // Applied already (its batch committed, its ack lost): the seq rule would skip it too.
+            if message.streamSeq != 0, message.streamSeq <= position {
+                counts.duplicate += 1
+                continue
+            }
+            do {
+                let report = try FleetReport.parse(message.bytes)
+                guard message.subject == TelemetryConfiguration.subjectPrefix + report.boxId else {
+                    throw FleetReport.Rejection("its box_id is not its subject's")
+                }
+                batch.append((message.streamSeq, report))
+            } catch {
+                counts.dropped += 1
+                log("snapback-fleet: report at stream sequence \(message.streamSeq) (\(message.subject)) dropped: \(error)")
+            }
+        }
+        do {
+            let outcomes = try store.apply(batch)
+            for outcome in outcomes {
+                switch outcome {
+                case .applied: counts.applied += 1
+                case .reset: counts.reset += 1
+                case .duplicate: counts.duplicate += 1
+                }
+            }
+        } catch {
+            // Not acked: the stream delivers the batch again after its ack wait.
+            problem("database: \(error); the batch is delivered again")
+            return
+        }
+        export(changedOnly: true)
+        for message in messages { message.ack() }
+    }
+
+    /// Writes the totals (the changed ones, or every one) to the metrics store, stamped now.
+    func export(changedOnly: Bool) {
+        let totals: [(series: String, value: Double)]
+        do {
+            totals = try store.totals(changedOnly: changedOnly)
+        } catch {
+            problem("database: \(error)")
+            return
+        }
+        guard !totals.isEmpty else { return }
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let milliseconds = Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
+        let text = FleetExport.text(totals, milliseconds: milliseconds)
+        var error = [CChar](repeating: 0, count: 256)
+        let status = text.withCString { body in
+            snapback_post(configuration.importURL, "text/plain", body, strlen(body), 10_000, &error, error.count)
+        }
+        guard (200..<300).contains(status) else {
+            let why =
+                status == 0
+                ? String(decoding: error.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                : "HTTP \(status)"
+            problem("metrics store \(configuration.importURL): \(why); the totals go with the next write")
+            return
+        }
+        do {
+            try store.markWritten()
+        } catch {
+            problem("database: \(error)")
+        }
+        if !lastProblem.isEmpty {
+            log("snapback-fleet: metrics store: \(totals.count) totals written")
+            lastProblem = ""
+        }
+    }
+
+    private func sleep(for duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
+        var remaining = timespec()
+        while nanosleep(&request, &remaining) != 0, errno == EINTR { request = remaining }
+    }
+}
+
+/// Loads and checks a fleet.conf.
+public func loadFleetConfiguration(_ path: String) throws(ConfigurationError) -> FleetConfiguration {
+    guard let text = readFile(path, limit: 1 << 20) else {
+        throw ConfigurationError(file: path, line: nil, reason: "cannot read it")
+    }
+    return try FleetConfiguration.parse(text, file: path)
+}

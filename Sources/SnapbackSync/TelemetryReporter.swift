@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: Apache-2.0
+import CLinux
+import CNats
+import Glibc
+import SnapbackCLI
+import SnapbackClient
+import SnapbackWire
+
+/// The box's telemetry (docs/telemetry.md): at each report interval, jittered ±10 %, it reads snapbackd's
+/// counters (`Control/GetMetrics`, as an admin client: the agent's user is in snapbackd's admin groups),
+/// writes them as a node_exporter textfile when one is configured, and publishes a ``TelemetryReport``
+/// to the stream over the agent's NATS connection. One deadline (``AgentTimers/Timer/telemetry``) and,
+/// while a report waits for NATS, nothing else: the connection coming back wakes the loop.
+///
+/// Offline, only the latest report is kept: the counters are cumulative, so a newer report carries all
+/// an older one did. Each report has the next `seq` of this box (kept in the state directory, written
+/// before the report leaves) and the message id `<box_id>-<seq>`, so a re-publish is deduplicated by
+/// the stream, and by snapback-fleet (a seq at or below the last it applied).
+final class TelemetryReporter {
+    let telemetry: TelemetryConfiguration
+    let socket: String
+    let replicas: Int
+    let boxId: String
+    private let seqPath: String
+    private let log: (String) -> Void
+    private(set) var seq: UInt64
+    /// When the next report is made.
+    private(set) var due: ContinuousClock.Instant
+    /// The latest report not yet acked by the stream.
+    private(set) var pending: (seq: UInt64, bytes: [UInt8])?
+    /// After a failed publish while connected, the next attempt.
+    private var retryAt: ContinuousClock.Instant?
+    private var retryBackoff: Duration = .seconds(2)
+    private var lastProblem = ""
+
+    init(configuration: SyncConfiguration, log: @escaping (String) -> Void, now: ContinuousClock.Instant) throws(AgentError) {
+        telemetry = configuration.telemetry
+        socket = configuration.socket
+        replicas = configuration.replicas
+        self.log = log
+        let directory = configuration.stateDirectory
+        boxId = try Self.boxId(path: directory + "/box-id")
+        seqPath = directory + "/telemetry-seq"
+        if let text = readFile(seqPath, limit: 64) {
+            guard let value = UInt64(KeyValueText.firstLine(text)) else {
+                throw AgentError(description: "\(seqPath): not a report number")
+            }
+            seq = value
+        } else {
+            seq = 0
+        }
+        // The first report soon after the start (a tenth of the interval at most, jittered too), then
+        // one every interval.
+        due = now + Self.jittered(.seconds(telemetry.interval)) / 10
+    }
+
+    /// The subject of this box's reports.
+    var subject: String { TelemetryConfiguration.subjectPrefix + boxId }
+
+    /// `interval` ±10 %, from getrandom(2): a fleet's boxes started together drift apart.
+    static func jittered(_ interval: Duration) -> Duration {
+        interval * (0.9 + 0.2 * randomFraction())
+    }
+
+    static func randomFraction() -> Double {
+        var bits: UInt64 = 0
+        _ = withUnsafeMutableBytes(of: &bits) { snapback_random($0.baseAddress, 8) }
+        return Double(bits >> 11) / Double(1 << 53)
+    }
+
+    /// The box id kept at `path`, made (128 bits from getrandom(2), 32 hex digits) when there is none.
+    /// Pseudonymous: nothing of the box (serial, MAC) goes into it.
+    static func boxId(path: String) throws(AgentError) -> String {
+        if let text = readFile(path, limit: 64) {
+            let id = KeyValueText.firstLine(text)
+            guard isBoxId(id) else { throw AgentError(description: "\(path): not a box id (32 hex digits)") }
+            return id
+        }
+        var bytes = [UInt8](repeating: 0, count: 16)
+        guard bytes.withUnsafeMutableBytes({ snapback_random($0.baseAddress, 16) }) == 0 else {
+            throw AgentError(description: "getrandom: \(String(cString: strerror(errno)))")
+        }
+        let id = bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+        guard writeFileDurably(path, id + "\n", mode: 0o600) else {
+            throw AgentError(description: "\(path): cannot write it")
+        }
+        return id
+    }
+
+    static func isBoxId(_ id: some StringProtocol) -> Bool {
+        id.utf8.count == 32 && id.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }
+    }
+
+    /// Whether an error the server sent names telemetry's subjects (its reports', its stream's API).
+    func refers(to error: String) -> Bool {
+        error.contains(TelemetryConfiguration.subjectPrefix) || error.contains(".\(telemetry.stream)")
+    }
+
+    /// When the loop must turn for telemetry: the next report, or a publish's retry while connected.
+    func deadline(connected: Bool) -> ContinuousClock.Instant {
+        guard connected, pending != nil, let retryAt else { return due }
+        return min(due, retryAt)
+    }
+
+    /// Makes the report when it is due, and publishes the pending one when NATS is connected.
+    func turn(now: ContinuousClock.Instant, nats: NatsKV) {
+        if now >= due {
+            due = now + Self.jittered(.seconds(telemetry.interval))
+            makeReport()
+            retryAt = nil
+        }
+        guard pending != nil, nats.isConnected, retryAt.map({ now >= $0 }) ?? true else { return }
+        publish(nats: nats, now: now)
+    }
+
+    fileprivate func problem(_ text: String) {
+        if text != lastProblem { log("snapback-sync: telemetry: \(text)") }
+        lastProblem = text
+    }
+
+    private func makeReport() {
+        let metrics: SnapbackV1.MetricsReply
+        do {
+            let client = try SnapbackClient(socketPath: socket, clientName: "snapback-sync telemetry", timeout: .seconds(5))
+            defer { client.close() }
+            metrics = try client.call(.getMetrics, as: SnapbackV1.MetricsReply.self)
+        } catch {
+            let hint =
+                error.code == .permissionDenied
+                ? " (snapbackd serves GetMetrics to root and its admin groups: admin-groups in snapbackd.conf)" : ""
+            problem("snapbackd at \(socket): \(error)\(hint); no report this interval")
+            return
+        }
+        let time = wallSeconds()
+        if let path = telemetry.textfile { writeTextfile(path, metrics) }
+        seq += 1
+        // Kept before the report leaves: a report number is never used twice for different counts.
+        guard writeFileDurably(seqPath, "\(seq)\n", mode: 0o600) else {
+            seq -= 1
+            problem("cannot write \(seqPath); no report this interval")
+            return
+        }
+        let report = SnapbackV1.TelemetryReport(
+            boxId: boxId, seq: seq, startId: metrics.startId, bootId: metrics.bootId, countingSince: metrics.countingSince,
+            starts: metrics.starts, uncleanStarts: metrics.uncleanStarts, flushInterval: metrics.flushInterval,
+            firmware: telemetry.firmware, model: telemetry.model, region: telemetry.region, time: time,
+            families: metrics.families)
+        // The latest only: it supersedes any report still waiting.
+        pending = (seq, report.encoded())
+    }
+
+    /// Publishes the pending report. The stream is looked up only when no stream took it (no responders):
+    /// where the operator's stream lives in another account (imported as a service), the box may publish
+    /// its reports and nothing more.
+    private func publish(nats: NatsKV, now: ContinuousClock.Instant) {
+        guard let (seq, bytes) = pending else { return }
+        let id = "\(boxId)-\(seq)"
+        do {
+            // A duplicate (the stream held this id: a re-publish after a lost ack) is as good as published.
+            do {
+                _ = try nats.publishReport(subject: subject, bytes, messageId: id)
+            } catch  where error.status == NATS_NO_RESPONDERS {
+                try nats.ensureTelemetryStream(telemetry, replicas: replicas)
+                _ = try nats.publishReport(subject: subject, bytes, messageId: id)
+            }
+            pending = nil
+            retryAt = nil
+            retryBackoff = .seconds(2)
+            if !lastProblem.isEmpty { log("snapback-sync: telemetry: report \(seq) published") }
+            lastProblem = ""
+        } catch {
+            retryAt = now + retryBackoff
+            retryBackoff = min(retryBackoff * 2, .seconds(60))
+            problem("\(error); report \(seq) kept for the next attempt")
+        }
+    }
+}
+
+extension TelemetryReporter {
+    /// The textfile for node_exporter's textfile collector, written atomically (a temporary file, fsync,
+    /// rename): the collector reads the old file or the new one, never a part.
+    fileprivate func writeTextfile(_ path: String, _ metrics: SnapbackV1.MetricsReply) {
+        guard writeFileDurably(path, Self.textfile(metrics, telemetry), mode: 0o644) else {
+            problem("cannot write the textfile \(path)")
+            return
+        }
+    }
+
+    /// `snapback metrics`' text (the shared renderer), each series with the operator's labels that are
+    /// set, first: the same series node_exporter and the fleet name.
+    static func textfile(_ metrics: SnapbackV1.MetricsReply, _ telemetry: TelemetryConfiguration) -> String {
+        let labels = [("firmware", telemetry.firmware), ("model", telemetry.model), ("region", telemetry.region)]
+            .filter { !$0.1.isEmpty }.map { SnapbackV1.MetricLabel(name: $0.0, value: $0.1) }
+        var labelled = metrics
+        for f in labelled.families.indices {
+            for s in labelled.families[f].series.indices {
+                labelled.families[f].series[s].labels.insert(contentsOf: labels, at: 0)
+            }
+        }
+        return OpenMetrics.render(labelled, format: .prometheus)
+    }
+}
+
+enum KeyValueText {
+    /// The text up to its first newline.
+    static func firstLine(_ text: String) -> String {
+        String(text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
+    }
+}
+
+/// Writes `text` to `path` atomically and durably: a temporary file next to it, fsync, rename.
+func writeFileDurably(_ path: String, _ text: String, mode: mode_t) -> Bool {
+    let temporary = path + ".tmp"
+    let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
+    guard fd >= 0 else { return false }
+    fchmod(fd, mode)
+    let bytes = Array(text.utf8)
+    var offset = 0
+    while offset < bytes.count {
+        let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, bytes.count - offset) }
+        if n < 0, errno == EINTR { continue }
+        guard n > 0 else {
+            close(fd)
+            return false
+        }
+        offset += n
+    }
+    guard fsync(fd) == 0, close(fd) == 0 else { return false }
+    return rename(temporary, path) == 0
+}

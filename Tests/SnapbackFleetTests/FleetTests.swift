@@ -1,0 +1,193 @@
+import CSnapbackProto
+// SPDX-License-Identifier: Apache-2.0
+import Glibc
+import SnapbackSync
+import SnapbackTestSupport
+import SnapbackWire
+import Testing
+
+@testable import SnapbackFleet
+
+/// A report's checks at the fleet's door, and the store's rule: deltas per box, a reset by a new
+/// counting_since, duplicates by seq, one transaction per batch.
+@Suite struct FleetTests {
+    static let box = "0123456789abcdef0123456789abcdef"
+
+    static func report(
+        box: String = box, seq: UInt64, since: Double = 1_700_000_000, snapbacks: UInt64, skips: UInt64 = 0,
+        firmware: String = "fw-1"
+    ) -> SnapbackV1.TelemetryReport {
+        let seeks = SnapbackV1.MetricFamily(
+            name: "snapbackd_seeks_commanded", help: "Seeks", type: MetricType.counter.proto,
+            series: [
+                SnapbackV1.MetricSample(
+                    labels: [.init(name: "reason", value: "snapback"), .init(name: "preset", value: "ima")], value: snapbacks),
+                SnapbackV1.MetricSample(
+                    labels: [.init(name: "reason", value: "resume-from-bookmark"), .init(name: "preset", value: "ima")],
+                    value: 0)
+            ])
+        let skipped = SnapbackV1.MetricFamily(
+            name: "snapbackd_breaks_skipped", help: "Skipped", type: MetricType.counter.proto,
+            series: [SnapbackV1.MetricSample(labels: [.init(name: "preset", value: "ima")], value: skips)])
+        let lag = SnapbackV1.MetricFamily(
+            name: "snapbackd_loop_lag_seconds", help: "Lag", type: MetricType.histogram.proto, unit: "seconds",
+            series: [SnapbackV1.MetricSample(bucketBounds: [0.001, .infinity], sum: 0.5, count: 3, bucketCounts: [2, 3])])
+        return SnapbackV1.TelemetryReport(
+            boxId: box, seq: seq, startId: "s", countingSince: since, firmware: firmware, model: "m", region: "eu",
+            time: 1_700_000_100, families: [seeks, skipped, lag])
+    }
+
+    static func parsed(_ r: SnapbackV1.TelemetryReport) throws -> FleetReport { try FleetReport.parse(r.encoded()) }
+
+    @Test func aReportBecomesSeriesWithTheirLabels() throws {
+        let r = try Self.parsed(Self.report(seq: 1, snapbacks: 4))
+        let series = r.samples.map { $0.series(extra: r.operatorLabels) }
+        #expect(
+            series.contains(
+                "snapbackd_seeks_commanded_total{firmware=\"fw-1\",model=\"m\",region=\"eu\",reason=\"snapback\",preset=\"ima\"}")
+        )
+        #expect(series.contains("snapbackd_loop_lag_seconds_bucket{firmware=\"fw-1\",model=\"m\",region=\"eu\",le=\"+Inf\"}"))
+        #expect(r.samples.first { $0.name == "snapbackd_loop_lag_seconds_sum" }?.value == 0.5)
+        #expect(FleetExport.name("snapbackd_breaks_skipped_total{a=\"b\"}") == "snapback_fleet_breaks_skipped_total{a=\"b\"}")
+    }
+
+    @Test func malformedReportsAreRefusedWithAReason() throws {
+        func reason(_ edit: (inout SnapbackV1.TelemetryReport) -> Void) -> String? {
+            var r = Self.report(seq: 1, snapbacks: 1)
+            edit(&r)
+            do {
+                _ = try Self.parsed(r)
+                return nil
+            } catch {
+                return (error as? FleetReport.Rejection)?.reason
+            }
+        }
+        #expect(reason { $0.boxId = "AA:BB:CC:DD:EE:FF" } == "box_id is not 32 hex digits")
+        #expect(reason { $0.seq = 0 } == "seq 0")
+        #expect(reason { $0.countingSince = .nan }?.contains("is not a time") == true)
+        #expect(reason { $0.firmware = "fw 1" }?.hasPrefix("firmware is not") == true)
+        #expect(reason { $0.families[0].series[0].labels[1].value = "movie/42 \"x\"" }?.contains("not a closed value") == true)
+        #expect(reason { $0.families[0].series[0].labels[0].name = "firmware" }?.contains("refused") == true)
+        #expect(reason { $0.families[0].name = "Bad-Name" }?.contains("not a metric name") == true)
+        #expect(reason { $0.families.append($0.families[0]) }?.contains("twice") == true)
+        #expect(reason { $0.families[0].series.append($0.families[0].series[0]) }?.contains("twice") == true)
+        #expect(reason { $0.families[2].series[0].bucketBounds = [0.1, 0.01] }?.contains("ascending") == true)
+        #expect(reason { $0.families[2].series[0].bucketCounts = [1] }?.contains("buckets") == true)
+        // A family of a type this version does not know is left out; the report is read.
+        var newer = Self.report(seq: 1, snapbacks: 1)
+        newer.families[0].type = Snapback__V1__MetricType(rawValue: 9)
+        #expect(try Self.parsed(newer).samples.allSatisfy { !$0.name.hasPrefix("snapbackd_seeks_commanded") })
+        #expect(
+            reason { r in
+                r.families = (0..<65).map { SnapbackV1.MetricFamily(name: "f\($0)", type: MetricType.counter.proto) }
+            }?.contains("families, more than 64") == true)
+        #expect((try? FleetReport.parse([0xff, 0xff, 0xff])) == nil)
+        #expect((try? FleetReport.parse([UInt8](repeating: 0, count: FleetReport.maxBytes + 1))) == nil)
+    }
+
+    static func total(_ store: FleetStore, _ prefix: String) throws -> Double {
+        try store.totals(changedOnly: false).filter { $0.series.hasPrefix(prefix) }.reduce(0) { $0 + $1.value }
+    }
+
+    @Test func deltasResetsAndDuplicates() throws {
+        let path = "/tmp/snapback-fleet-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).db"
+        defer { for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) } }
+        let store = try FleetStore(path: path)
+        let seeks = "snapbackd_seeks_commanded_total{firmware=\"fw-1\",model=\"m\",region=\"eu\",reason=\"snapback\""
+        // Two boxes; box A reports 3 then 5: the fleet has 5 + B's 2.
+        let other = "fedcba9876543210fedcba9876543210"
+        #expect(
+            try store.apply([
+                (1, try Self.parsed(Self.report(seq: 1, snapbacks: 3))),
+                (2, try Self.parsed(Self.report(box: other, seq: 1, snapbacks: 2)))
+            ]) == [.applied, .applied])
+        #expect(try store.apply([(3, try Self.parsed(Self.report(seq: 2, snapbacks: 5)))]) == [.applied])
+        #expect(try Self.total(store, seeks) == 7)
+        // The same report again, and an older one: duplicates, nothing added.
+        #expect(
+            try store.apply([
+                (4, try Self.parsed(Self.report(seq: 2, snapbacks: 5))),
+                (5, try Self.parsed(Self.report(seq: 1, snapbacks: 3)))
+            ]) == [.duplicate, .duplicate])
+        #expect(try Self.total(store, seeks) == 7)
+        // An unclean stop: the daemon resumed from its last flush, 4 < 5; nothing taken away, and the
+        // counts after it are added from 4.
+        #expect(try store.apply([(6, try Self.parsed(Self.report(seq: 3, snapbacks: 4)))]) == [.applied])
+        #expect(try Self.total(store, seeks) == 7)
+        #expect(try store.apply([(7, try Self.parsed(Self.report(seq: 4, snapbacks: 6)))]) == [.applied])
+        #expect(try Self.total(store, seeks) == 9)
+        // The box's store made afresh: a new counting_since, its 1 is new.
+        #expect(
+            try store.apply([(8, try Self.parsed(Self.report(seq: 5, since: 1_800_000_000, snapbacks: 1)))]) == [.reset])
+        #expect(try Self.total(store, seeks) == 10)
+        // A firmware upgrade: what is counted after it goes to the new firmware's series.
+        #expect(
+            try store.apply([(9, try Self.parsed(Self.report(seq: 6, since: 1_800_000_000, snapbacks: 3, firmware: "fw-2")))])
+                == [.applied])
+        #expect(try Self.total(store, seeks) == 10)
+        #expect(try Self.total(store, "snapbackd_seeks_commanded_total{firmware=\"fw-2\"") == 2)
+        #expect(try store.position() == 9 && store.boxCount() == 2)
+        // Histograms: buckets, sum and count summed too (A's 3, B's 3, A's 3 again after its reset).
+        #expect(try Self.total(store, "snapbackd_loop_lag_seconds_count") == 9)
+        #expect(try Self.total(store, "snapbackd_loop_lag_seconds_sum") == 1.5)
+
+        // Changed totals until written; then none, and a reopened store holds the same.
+        #expect(try !store.totals(changedOnly: true).isEmpty)
+        try store.markWritten()
+        #expect(try store.totals(changedOnly: true).isEmpty)
+        let reopened = try FleetStore(path: path)
+        #expect(try Self.total(reopened, seeks) == 10 && reopened.position() == 9)
+        // The export text: series renamed, with the timestamp.
+        let text = FleetExport.text([("snapbackd_starts_total{firmware=\"f\"}", 3)], milliseconds: 1234)
+        #expect(text == "snapback_fleet_starts_total{firmware=\"f\"} 3 1234\n")
+    }
+
+    @Test func fleetConfigurationIsReadAndBounded() throws {
+        let c = try FleetConfiguration.parse(
+            "servers = nats://h:4222\nbatch = 64\nexport-interval = 5\nimport-url = http://vm:8428/api/v1/import/prometheus\n",
+            file: "fleet.conf")
+        #expect(c.batch == 64 && c.exportInterval == 5 && c.importURL == "http://vm:8428/api/v1/import/prometheus")
+        #expect(try FleetConfiguration.parse(c.render(), file: "rendered") == c)
+        #expect(throws: (any Error).self) { try FleetConfiguration.parse("batch = 5\n", file: "f") }
+        #expect(throws: (any Error).self) { try FleetConfiguration.parse("servers = nats://h\nbatch = 0\n", file: "f") }
+        #expect(throws: (any Error).self) {
+            try FleetConfiguration.parse("servers = nats://h\nimport-url = ftp://x\n", file: "f")
+        }
+    }
+
+    /// config/fleet.conf shows every key, commented out, with its default: uncommented, the defaults.
+    @Test func theExampleShowsEveryKeyWithItsDefault() throws {
+        let path = String(#filePath.dropLast("Tests/SnapbackFleetTests/FleetTests.swift".count)) + "config/fleet.conf"
+        let text = try #require(readFile(path, limit: 1 << 20))
+        var shown: [String] = []
+        var uncommented = ""
+        for line in text.split(separator: "\n") where line.hasPrefix("#") && line.contains(" =") && !line.hasPrefix("# ") {
+            let body = line.dropFirst()
+            shown.append(String(body.prefix(while: { $0 != " " })))
+            if !body.hasSuffix("=") { uncommented += body + "\n" }
+        }
+        #expect(shown == FleetConfiguration.keyNames)
+        var c = try FleetConfiguration.parse(uncommented, file: "config/fleet.conf")
+        #expect(c.servers == ["nats://nats.example.net:4222"])
+        c.servers = []
+        #expect(c == FleetConfiguration())
+    }
+
+    /// Seeded random mutations of a valid report: each is refused with a reason or read within the bounds,
+    /// never a trap (the fleet's decoder takes bytes from every box).
+    @Test func mutatedReportsNeverTrap() throws {
+        let valid = Self.report(seq: 7, snapbacks: 3, skips: 2).encoded()
+        var random = SplitMix64(seed: 0x5eed_f1ee7)
+        var read = 0
+        for _ in 0..<20_000 {
+            var bytes = valid
+            for _ in 0...Int.random(in: 0...3, using: &random) { random.mutate(&bytes) }
+            if let report = try? FleetReport.parse(bytes) {
+                read += 1
+                #expect(report.samples.count <= FleetReport.maxSamples)
+                #expect(report.samples.allSatisfy { $0.labels.count <= FleetReport.maxLabels + 1 })
+            }
+        }
+        #expect(read > 0 && read < 20_000)
+    }
+}

@@ -1,0 +1,44 @@
+# SPDX-License-Identifier: Apache-2.0
+# `make test-telemetry`: fleet telemetry end to end (issue #40). Three boxes (snapbackd and snapback-sync
+# each, telemetry only), one `nats-server -js`, snapback-fleet and a real VictoriaMetrics started on a
+# free port with its data in a temporary directory (Tests/telemetry/test_fleet.py); the agents' textfile
+# read with prometheus_client's parser. The stream is read and written with libnats itself
+# (Tests/telemetry/stream_probe.c: a report re-published, the consumer's pending count).
+# nats-server, victoria-metrics, libnats-dev and python3-prometheus-client are installed when missing;
+# where they cannot be, the test fails, saying so (skipped only as a part of make test, scripts/cannot-run.sh).
+TELEMETRY_APT_PACKAGES := nats-server libnats-dev victoria-metrics python3-prometheus-client
+TELEMETRY_BUILD        := $(C_BUILD)/telemetry
+TELEMETRY_TEST_SECONDS ?= 300
+# Debian's python3, whose packages (python3-prometheus-client) the test imports; another python3 first
+# on the PATH (a pyenv's) would not have them.
+TELEMETRY_PYTHON       ?= $(if $(wildcard /usr/bin/python3),/usr/bin/python3,python3)
+
+.PHONY: deps-telemetry test-telemetry
+
+deps-telemetry:
+	@missing=""; for p in $(TELEMETRY_APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; } \
+			|| echo "deps-telemetry: could not install$$missing" >&2; \
+	fi
+
+$(TELEMETRY_BUILD)/stream-probe: Tests/telemetry/stream_probe.c
+	@mkdir -p $(TELEMETRY_BUILD)
+	$(CC) $(C_WARNINGS) -D_POSIX_C_SOURCE=200809L -O1 -g -o $@ $< $$(pkg-config --cflags --libs libnats) -lpthread
+
+test-telemetry: deps deps-telemetry ## Fleet telemetry end to end: three boxes, nats-server -js, snapback-fleet, VictoriaMetrics
+	@missing=""; command -v nats-server >/dev/null || missing="$$missing nats-server"; \
+	command -v victoria-metrics >/dev/null || missing="$$missing victoria-metrics"; \
+	pkg-config --exists libnats || missing="$$missing libnats-dev (libnats.pc)"; \
+	$(TELEMETRY_PYTHON) -c 'import prometheus_client' 2>/dev/null || missing="$$missing python3-prometheus-client"; \
+	if [ -n "$$missing" ]; then \
+		scripts/cannot-run.sh test-telemetry "not installed and could not be (make deps-telemetry):$$missing"; \
+		exit $$?; \
+	fi; \
+	$(SWIFT) build --product snapbackd && $(SWIFT) build --product snapback-sync && \
+	$(SWIFT) build --product snapback-fleet && \
+	$(MAKE) --no-print-directory $(TELEMETRY_BUILD)/stream-probe && \
+	timeout -k 10 $(TELEMETRY_TEST_SECONDS) $(TELEMETRY_PYTHON) Tests/telemetry/test_fleet.py \
+		--snapbackd $(DEBUG_BIN)/snapbackd --agent $(DEBUG_BIN)/snapback-sync --fleet $(DEBUG_BIN)/snapback-fleet \
+		--stream-probe $(TELEMETRY_BUILD)/stream-probe
