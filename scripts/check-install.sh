@@ -123,7 +123,8 @@ for prefix in /usr/local /opt/snapback; do
     grep -qx "ExecStart=$prefix/bin/snapback-sync --config /etc/snapback/sync.conf" \
         "$dest$prefix/lib/systemd/system/snapback-sync.service" || fail "snapback-sync ExecStart= not rewritten to $prefix/bin"
     # The agent's example, with its two required keys set, is valid.
-    { cat "$dest/etc/snapback/sync.conf.example"; echo "servers = nats://127.0.0.1:4222"; echo "household = A"; } \
+    # Top-level keys before the example's sections ([telemetry]), where an agent's file has them.
+    { echo "servers = nats://127.0.0.1:4222"; echo "household = A"; cat "$dest/etc/snapback/sync.conf.example"; } \
         >"$tmp/sync.conf"
     "$dest$prefix/bin/snapback-sync" --check-config --config "$tmp/sync.conf" >/dev/null \
         || fail "the installed sync.conf.example with servers and household is refused"
