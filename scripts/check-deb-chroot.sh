@@ -107,7 +107,7 @@ ok "socket-activated snapbackd as uid $uid served snapback demo to a member of s
 if echo "$ours" | grep -qx snapback-sync; then
     id -nG snapback-sync | tr ' ' '\n' | grep -qx snapback || fail "the snapback-sync user is not in the snapback group"
     [ -L /etc/systemd/system/multi-user.target.wants/snapback-sync.service ] || fail "snapback-sync.service is not enabled"
-    { cat /etc/snapback/sync.conf.example; echo "servers = nats://127.0.0.1:4222"; echo "household = smith"; } >/tmp/sync.conf
+    { echo "servers = nats://127.0.0.1:4222"; echo "household = smith"; cat /etc/snapback/sync.conf.example; } >/tmp/sync.conf
     snapback-sync --check-config --config /tmp/sync.conf >/tmp/sync-check.txt 2>&1 \
         || { cat /tmp/sync-check.txt; fail "snapback-sync --check-config with the example"; }
     # `snapback watch` streams until stopped when it is served (timeout's 124), and ends at once when refused.
