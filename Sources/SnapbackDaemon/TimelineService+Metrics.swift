@@ -143,9 +143,17 @@ extension TimelineService {
                 metrics.count(.seeksRefused, move.metricIndex)
             }
         case .breakCompleted(let id):
-            metrics.count(.breaksPlayed, position(of: id, in: entry))
+            guard case .breakCompleted(let how) = actions[index].reason else { return }
+            metrics.count(
+                .breaksPlayed,
+                (BreakEnding(how).metricIndex &* Self.positions &+ position(of: id, in: entry)) &* Self.presets
+                    &+ entry.presetIndex)
         case .breakWatched(let id):
-            metrics.count(.breaksWatched, position(of: id, in: entry))
+            guard let rule = WatchedRule(actions[index].reason) else { return }
+            metrics.count(
+                .breaksWatched,
+                (rule.metricIndex &* Self.positions &+ position(of: id, in: entry)) &* Self.presets
+                    &+ entry.presetIndex)
         case .breakSkipped(let id, let why):
             metrics.count(
                 .breaksSkipped,
