@@ -40,6 +40,7 @@ final class NatsEvents: @unchecked Sendable {
     private var failure: String?
     private var up = false
     private var lostBecause = ""
+    private var answers: [PublishAnswer] = []
     let wake: Wakeup
 
     init(wake: Wakeup) {
@@ -90,6 +91,24 @@ final class NatsEvents: @unchecked Sendable {
         if !up { lostBecause = reason }
         pthread_mutex_unlock(&mutex)
         wake.signal()
+    }
+
+    /// An asynchronous publish answered (on libnats's thread): kept for the loop, which it wakes. Only
+    /// the telemetry report publishes asynchronously, one at a time: a few answers at most wait here.
+    func answered(_ answer: PublishAnswer) {
+        pthread_mutex_lock(&mutex)
+        if answers.count < 16 { answers.append(answer) }
+        pthread_mutex_unlock(&mutex)
+        wake.signal()
+    }
+
+    func takeAnswers() -> [PublishAnswer] {
+        pthread_mutex_lock(&mutex)
+        defer {
+            answers = []
+            pthread_mutex_unlock(&mutex)
+        }
+        return answers
     }
 
     func take() -> [String] {
@@ -259,6 +278,9 @@ final class NatsKV {
         var jsOptions = jsOptions()
         try check(jsOptions_Init(&jsOptions), "jetstream options")
         jsOptions.Wait = 5000
+        // The stream's answer to an asynchronous publish (the telemetry report's), on libnats's thread.
+        jsOptions.PublishAsync.AckHandler = publishAnswered
+        jsOptions.PublishAsync.AckHandlerClosure = closure
         try check(natsConnection_JetStream(&jetStream, connection, &jsOptions), "jetstream")
         try check(natsStatistics_Create(&statistics), "statistics")
     }

@@ -163,7 +163,12 @@ public final class SyncAgent {
             // The server's permissions refuse this device something: an operator must look (state error
             // until a call goes through). A refusal of telemetry's subjects is telemetry's (it logs its
             // failed publish), not the household sync's state.
-            if error.contains("Permissions Violation"), !(telemetry?.refers(to: error) ?? false) { serverError = lastError }
+            guard error.contains("Permissions Violation") else { continue }
+            if let telemetry, telemetry.refers(to: error) {
+                telemetry.refused(error, nats: nats, now: now)
+            } else {
+                serverError = lastError
+            }
         }
         if configuration.syncEnabled, local == nil, now >= localRetryAt { connectLocal() }
         readLocal()

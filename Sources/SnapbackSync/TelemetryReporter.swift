@@ -12,6 +12,12 @@ import SnapbackWire
 /// to the stream over the agent's NATS connection. One deadline (``AgentTimers/Timer/telemetry``) and,
 /// while a report waits for NATS, nothing else: the connection coming back wakes the loop.
 ///
+/// A publish never blocks the loop: the report is handed to libnats (`js_PublishAsync`) and the stream's
+/// answer comes back through the loop's eventfd (``NatsEvents``); bookmarks, the textfile and snapbackd's
+/// changes go on meanwhile. One report is in flight at a time. It waits for its answer until the next
+/// report is made (then it is taken back and the newer one goes instead), or until the connection is
+/// lost (then it goes again, with the same message id, once NATS is back): no timer of its own.
+///
 /// Offline, only the latest report is kept: the counters are cumulative, so a newer report carries all
 /// an older one did. Each report has the next `seq` of this box (kept in the state directory, written
 /// before the report leaves) and the message id `<box_id>-<seq>`, so a re-publish is deduplicated by
@@ -26,8 +32,10 @@ final class TelemetryReporter {
     private(set) var seq: UInt64
     /// When the next report is made.
     private(set) var due: ContinuousClock.Instant
-    /// The latest report not yet acked by the stream.
+    /// The latest report the stream has not stored yet.
     private(set) var pending: (seq: UInt64, bytes: [UInt8])?
+    /// The message id of the publish handed to libnats and not answered yet.
+    private(set) var inFlight: String?
     /// After a failed publish while connected, the next attempt.
     private var retryAt: ContinuousClock.Instant?
     private var retryBackoff: Duration = .seconds(2)
@@ -96,21 +104,46 @@ final class TelemetryReporter {
         error.contains(TelemetryConfiguration.subjectPrefix) || error.contains(".\(telemetry.stream)")
     }
 
-    /// When the loop must turn for telemetry: the next report, or a publish's retry while connected.
+    /// When the loop must turn for telemetry: the next report, or a publish's retry while connected. A
+    /// publish in flight sets none: its answer wakes the loop.
     func deadline(connected: Bool) -> ContinuousClock.Instant {
-        guard connected, pending != nil, let retryAt else { return due }
+        guard connected, pending != nil, inFlight == nil, let retryAt else { return due }
         return min(due, retryAt)
     }
 
-    /// Makes the report when it is due, and publishes the pending one when NATS is connected.
+    /// Takes the stream's answers, makes the report when it is due, and publishes the pending one when
+    /// NATS is connected and no publish is in flight.
     func turn(now: ContinuousClock.Instant, nats: NatsKV) {
+        for answer in nats.events.takeAnswers() { take(answer, nats: nats, now: now) }
+        if inFlight != nil, !nats.isConnected {
+            // Its ack, if the server sends one, went to a connection that is gone: sent again when NATS is back.
+            nats.takeBackPublishes()
+            inFlight = nil
+        }
         if now >= due {
             due = now + Self.jittered(.seconds(telemetry.interval))
+            if let waiting = inFlight {
+                nats.takeBackPublishes()
+                inFlight = nil
+                problem("no answer from the stream to \(waiting) within an interval; the next report replaces it")
+            }
             makeReport()
             retryAt = nil
         }
-        guard pending != nil, nats.isConnected, retryAt.map({ now >= $0 }) ?? true else { return }
+        guard pending != nil, inFlight == nil, nats.isConnected, retryAt.map({ now >= $0 }) ?? true else { return }
         publish(nats: nats, now: now)
+    }
+
+    /// The server refused one of telemetry's subjects (an error it sent on the connection, naming it):
+    /// the publish in flight gets no answer, so it is taken back now and tried again after the backoff.
+    func refused(_ error: String, nats: NatsKV, now: ContinuousClock.Instant) {
+        problem(
+            "the NATS server refuses this box's report: \(error) (its credentials may publish only their own report subject \(subject): permissions in the server's configuration)"
+        )
+        guard inFlight != nil else { return }
+        nats.takeBackPublishes()
+        inFlight = nil
+        failed(now: now)
     }
 
     fileprivate func problem(_ text: String) {
@@ -149,30 +182,56 @@ final class TelemetryReporter {
         pending = (seq, report.encoded())
     }
 
-    /// Publishes the pending report. The stream is looked up only when no stream took it (no responders):
-    /// where the operator's stream lives in another account (imported as a service), the box may publish
-    /// its reports and nothing more.
+    private func messageId(_ seq: UInt64) -> String { "\(boxId)-\(seq)" }
+
+    /// Hands the pending report to libnats; the answer comes later (``take(_:nats:now:)``).
     private func publish(nats: NatsKV, now: ContinuousClock.Instant) {
         guard let (seq, bytes) = pending else { return }
-        let id = "\(boxId)-\(seq)"
+        let id = messageId(seq)
         do {
-            // A duplicate (the stream held this id: a re-publish after a lost ack) is as good as published.
-            do {
-                _ = try nats.publishReport(subject: subject, bytes, messageId: id)
-            } catch  where error.status == NATS_NO_RESPONDERS {
-                try nats.ensureTelemetryStream(telemetry, replicas: replicas)
-                _ = try nats.publishReport(subject: subject, bytes, messageId: id)
-            }
-            pending = nil
+            try nats.publishReportAsync(subject: subject, bytes, messageId: id)
+            inFlight = id
+        } catch {
+            problem("\(error); report \(seq) kept for the next attempt")
+            failed(now: now)
+        }
+    }
+
+    /// The stream's answer to a publish. One for a publish taken back (answered meanwhile) is dropped.
+    /// The stream is looked up only when no stream took the report (no responders): where the operator's
+    /// stream lives in another account (imported as a service), the box may publish its reports and
+    /// nothing more. That look-up (and the stream's creation when it is missing) is the one synchronous
+    /// request of telemetry, made only just after the server answered that no stream is there.
+    private func take(_ answer: PublishAnswer, nats: NatsKV, now: ContinuousClock.Instant) {
+        guard answer.messageId == inFlight else { return }
+        inFlight = nil
+        switch answer.result {
+        case .stored:
+            // A duplicate (the stream held this id: a re-publish after a lost ack) is as good as stored.
+            if let pending, messageId(pending.seq) == answer.messageId { self.pending = nil }
             retryAt = nil
             retryBackoff = .seconds(2)
-            if !lastProblem.isEmpty { log("snapback-sync: telemetry: report \(seq) published") }
+            if !lastProblem.isEmpty { log("snapback-sync: telemetry: \(answer.messageId) stored by the stream") }
             lastProblem = ""
-        } catch {
-            retryAt = now + retryBackoff
-            retryBackoff = min(retryBackoff * 2, .seconds(60))
-            problem("\(error); report \(seq) kept for the next attempt")
+        case .failed(let status, _, _) where status == NATS_NO_RESPONDERS:
+            do {
+                try nats.ensureTelemetryStream(telemetry, replicas: replicas)
+                publish(nats: nats, now: now)
+            } catch {
+                problem("\(error); report kept for the next attempt")
+                failed(now: now)
+            }
+        case .failed(_, let code, let text):
+            problem(
+                "publish \(subject): \(text)\(code != 0 ? " (JetStream error \(code))" : ""); report kept for the next attempt")
+            failed(now: now)
         }
+    }
+
+    /// The next attempt after a failure while connected: 2 s, doubling to 60 s.
+    private func failed(now: ContinuousClock.Instant) {
+        retryAt = now + retryBackoff
+        retryBackoff = min(retryBackoff * 2, .seconds(60))
     }
 }
 
