@@ -93,13 +93,16 @@ final class NatsEvents: @unchecked Sendable {
         wake.signal()
     }
 
-    /// An asynchronous publish answered (on libnats's thread): kept for the loop, which it wakes. Only
-    /// the telemetry report publishes asynchronously, one at a time: a few answers at most wait here.
+    /// An asynchronous publish answered (on libnats's thread): kept for the loop. Only the telemetry
+    /// report publishes asynchronously, one at a time: a few answers at most wait here. A failure wakes
+    /// the loop (it tries again, or makes the stream); an ack does not: nothing is to be done for it, and
+    /// the loop takes it at its next turn, the next report's at the latest, before it looks at anything
+    /// else of telemetry. A report costs the loop one wake-up, its timer's.
     func answered(_ answer: PublishAnswer) {
         pthread_mutex_lock(&mutex)
         if answers.count < 16 { answers.append(answer) }
         pthread_mutex_unlock(&mutex)
-        wake.signal()
+        if case .failed = answer.result { wake.signal() }
     }
 
     func takeAnswers() -> [PublishAnswer] {

@@ -43,7 +43,7 @@ extension NatsKV {
 
     /// Publishes one report without waiting for the stream: the library copies it into the connection's
     /// buffer and returns; the ack (or why there is none) comes to ``publishAnswered`` on libnats's
-    /// thread, which wakes the loop. No time limit is given to the library (its ack timer would wake the
+    /// thread, which keeps it for the loop (``NatsEvents/answered(_:)``). No time limit is given to the library (its ack timer would wake the
     /// process once more for every report): the reporter waits until its next report is made, or the
     /// connection is lost, then takes the publish back (``takeBackPublishes()``).
     func publishReportAsync(subject: String, _ bytes: [UInt8], messageId: String) throws(NatsError) {

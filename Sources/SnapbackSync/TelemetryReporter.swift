@@ -13,7 +13,8 @@ import SnapbackWire
 /// while a report waits for NATS, nothing else: the connection coming back wakes the loop.
 ///
 /// A publish never blocks the loop: the report is handed to libnats (`js_PublishAsync`) and the stream's
-/// answer comes back through the loop's eventfd (``NatsEvents``); bookmarks, the textfile and snapbackd's
+/// answer comes back to the loop (``NatsEvents``: a failure writes the loop's eventfd, an ack waits for its
+/// next turn, having nothing to be done); bookmarks, the textfile and snapbackd's
 /// changes go on meanwhile. One report is in flight at a time. It waits for its answer until the next
 /// report is made (then it is taken back and the newer one goes instead), or until the connection is
 /// lost (then it goes again, with the same message id, once NATS is back): no timer of its own.
@@ -177,9 +178,23 @@ final class TelemetryReporter {
             boxId: boxId, seq: seq, startId: metrics.startId, bootId: metrics.bootId, countingSince: metrics.countingSince,
             starts: metrics.starts, uncleanStarts: metrics.uncleanStarts, flushInterval: metrics.flushInterval,
             firmware: telemetry.firmware, model: telemetry.model, region: telemetry.region, time: time,
-            families: metrics.families)
+            families: Self.wireFamilies(metrics.families))
         // The latest only: it supersedes any report still waiting.
         pending = (seq, report.encoded())
+    }
+
+    /// The families as a report carries them: each with its name and type only (its help and unit are
+    /// the catalog's, the same in every report: snapback-fleet needs neither), and only its series that
+    /// counted something — a counter above 0, a histogram with an observation. A series absent from a
+    /// report is 0 since the report's `counting_since` (snapback-fleet reads it so), and a family left
+    /// with none is left out. Most of the daemon's ~250 series are 0 on a box: they cost nothing on the
+    /// wire until they count.
+    static func wireFamilies(_ families: [SnapbackV1.MetricFamily]) -> [SnapbackV1.MetricFamily] {
+        families.compactMap { family in
+            let counted = family.series.filter { $0.value != 0 || $0.count != 0 }
+            guard !counted.isEmpty else { return nil }
+            return SnapbackV1.MetricFamily(name: family.name, type: family.type, series: counted)
+        }
     }
 
     private func messageId(_ seq: UInt64) -> String { "\(boxId)-\(seq)" }
