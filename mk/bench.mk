@@ -12,7 +12,7 @@ $(UV_ECHO): bench/uv-echo/snapback-uv-echo.c | perf-inputs
 	$(CC) -std=gnu11 -Wall -Wextra -Werror -O2 -o $@ $< -static -L$(PERF_STATIC_LIBS) -luv -Wl,--no-warnings
 
 # The benchmarks are snapback-bench's (Sources/snapback-bench), built with the release and never installed.
-bench: release $(UV_ECHO) ## Benchmarks with their baselines: round trip vs raw socket, cold path, load, memory per session, timeline engine, store, loop stalls, web bridge
+bench: release $(UV_ECHO) ## Benchmarks with their baselines: round trip vs raw socket, cold path, load, memory per session, timeline engine, store, loop stalls, web bridge, the agent's idle cost of telemetry
 	$(RELEASE_BIN)/snapback-bench daemon --snapbackd $(RELEASE_BIN)/snapbackd
 	$(RELEASE_BIN)/snapback-bench daemon --snapbackd $(RELEASE_BIN)/snapbackd --spacing 5 --libuv-echo $(UV_ECHO) \
 		--load --sessions 10000
@@ -20,6 +20,7 @@ bench: release $(UV_ECHO) ## Benchmarks with their baselines: round trip vs raw 
 	$(RELEASE_BIN)/snapback-bench store --snapbackd $(RELEASE_BIN)/snapbackd --seconds 3
 	bench/loop_stall.py $(RELEASE_BIN)/snapbackd
 	bench/web_bench.py $(RELEASE_BIN)/snapbackd $(RELEASE_BIN)/snapback-web
+	bench/agent_idle.py $(RELEASE_BIN)/snapbackd $(RELEASE_BIN)/snapback-sync
 
 # `make soak`: SOAK_PLAYERS players for SOAK_MINUTES minutes against the release daemon, each reconnecting
 # every one to five minutes (half of the time without CloseSession, as a crashed player), with seeks,

@@ -3,7 +3,12 @@
 # each, telemetry only), one `nats-server -js`, snapback-fleet and a real VictoriaMetrics started on a
 # free port with its data in a temporary directory (Tests/telemetry/test_fleet.py); the agents' textfile
 # read with prometheus_client's parser. The stream is read and written with libnats itself
-# (Tests/telemetry/stream_probe.c: a report re-published, the consumer's pending count).
+# (Tests/telemetry/stream_probe.c: a report re-published, the consumer's pending count). Before it, one
+# box's agent against a report subject that never answers (Tests/telemetry/test_agent.py, a NATS client of
+# its own in nats_wire.py): its other work goes on while the report waits for its ack. Then
+# config/nats-server.conf's telemetry permissions with the example file as it is
+# (Tests/telemetry/test_permissions.py): a box publishes its own report subject only, snapback-fleet
+# consumes the stream.
 # nats-server, victoria-metrics, libnats-dev and python3-prometheus-client are installed when missing;
 # where they cannot be, the test fails, saying so (skipped only as a part of make test, scripts/cannot-run.sh).
 TELEMETRY_APT_PACKAGES := nats-server libnats-dev victoria-metrics python3-prometheus-client
@@ -39,6 +44,11 @@ test-telemetry: deps deps-telemetry ## Fleet telemetry end to end: three boxes, 
 	$(SWIFT) build --product snapbackd && $(SWIFT) build --product snapback-sync && \
 	$(SWIFT) build --product snapback-fleet && \
 	$(MAKE) --no-print-directory $(TELEMETRY_BUILD)/stream-probe && \
+	timeout -k 10 $(TELEMETRY_TEST_SECONDS) $(TELEMETRY_PYTHON) Tests/telemetry/test_agent.py \
+		--snapbackd $(DEBUG_BIN)/snapbackd --agent $(DEBUG_BIN)/snapback-sync \
+		--stream-probe $(TELEMETRY_BUILD)/stream-probe && \
+	timeout -k 10 $(TELEMETRY_TEST_SECONDS) $(TELEMETRY_PYTHON) Tests/telemetry/test_permissions.py \
+		--snapbackd $(DEBUG_BIN)/snapbackd --agent $(DEBUG_BIN)/snapback-sync --fleet $(DEBUG_BIN)/snapback-fleet && \
 	timeout -k 10 $(TELEMETRY_TEST_SECONDS) $(TELEMETRY_PYTHON) Tests/telemetry/test_fleet.py \
 		--snapbackd $(DEBUG_BIN)/snapbackd --agent $(DEBUG_BIN)/snapback-sync --fleet $(DEBUG_BIN)/snapback-fleet \
 		--stream-probe $(TELEMETRY_BUILD)/stream-probe

@@ -19,9 +19,10 @@ package enum FleetOutcome: Equatable, Sendable {
 /// or none, and the reports are then delivered again, and counted once (their seq is then the last
 /// applied).
 ///
-/// The rule per series of a box: same counting_since, delta = max(0, new − last) (a daemon stopped
-/// uncleanly resumes from its last flush: what it counted since is lost, at most `flush_interval`
-/// seconds of counts, and never counted twice); a new counting_since, delta = new.
+/// The rule per series of a box (a series absent from a report is 0): same counting_since, delta =
+/// max(0, new − last) (a daemon stopped uncleanly resumes from its last flush: what it counted since is
+/// lost, at most `flush_interval` seconds of counts, and never counted twice); a new counting_since,
+/// delta = new.
 package final class FleetStore {
     let db: SQLiteConnection
     private let findBox: SQLiteStatement
@@ -132,12 +133,19 @@ package final class FleetStore {
         // A new counting_since: the box's counters began again at 0.
         if reset { values = [:] }
         let extra = report.operatorLabels
+        // A series absent from a report is 0 (the agent leaves out the series that counted nothing): the
+        // box's values are the report's alone, and a series that comes to be present counts all of its
+        // value. One that goes from present to absent (an unclean stop took it back to 0) adds nothing,
+        // and counts from 0 on, as a lower value does.
+        var reported: [UInt32: Double] = [:]
+        reported.reserveCapacity(report.samples.count)
         for sample in report.samples {
             let id = try id(of: sample.series())
             let delta = max(0, sample.value - (values[id] ?? 0))
-            values[id] = sample.value
+            reported[id] = sample.value
             if delta > 0 { increases[sample.series(extra: extra), default: 0] += delta }
         }
+        values = reported
         try putBox.bind(1, report.boxId)
         try putBox.bind(2, report.countingSince)
         try putBox.bind(3, Int64(clamping: report.seq))

@@ -40,6 +40,7 @@ final class NatsEvents: @unchecked Sendable {
     private var failure: String?
     private var up = false
     private var lostBecause = ""
+    private var answers: [PublishAnswer] = []
     let wake: Wakeup
 
     init(wake: Wakeup) {
@@ -90,6 +91,27 @@ final class NatsEvents: @unchecked Sendable {
         if !up { lostBecause = reason }
         pthread_mutex_unlock(&mutex)
         wake.signal()
+    }
+
+    /// An asynchronous publish answered (on libnats's thread): kept for the loop. Only the telemetry
+    /// report publishes asynchronously, one at a time: a few answers at most wait here. A failure wakes
+    /// the loop (it tries again, or makes the stream); an ack does not: nothing is to be done for it, and
+    /// the loop takes it at its next turn, the next report's at the latest, before it looks at anything
+    /// else of telemetry. A report costs the loop one wake-up, its timer's.
+    func answered(_ answer: PublishAnswer) {
+        pthread_mutex_lock(&mutex)
+        if answers.count < 16 { answers.append(answer) }
+        pthread_mutex_unlock(&mutex)
+        if case .failed = answer.result { wake.signal() }
+    }
+
+    func takeAnswers() -> [PublishAnswer] {
+        pthread_mutex_lock(&mutex)
+        defer {
+            answers = []
+            pthread_mutex_unlock(&mutex)
+        }
+        return answers
     }
 
     func take() -> [String] {
@@ -259,6 +281,9 @@ final class NatsKV {
         var jsOptions = jsOptions()
         try check(jsOptions_Init(&jsOptions), "jetstream options")
         jsOptions.Wait = 5000
+        // The stream's answer to an asynchronous publish (the telemetry report's), on libnats's thread.
+        jsOptions.PublishAsync.AckHandler = publishAnswered
+        jsOptions.PublishAsync.AckHandlerClosure = closure
         try check(natsConnection_JetStream(&jetStream, connection, &jsOptions), "jetstream")
         try check(natsStatistics_Create(&statistics), "statistics")
     }

@@ -2,28 +2,72 @@
 import CNats
 import Glibc
 
+/// The stream's answer to an asynchronous publish, copied out of libnats's memory on its thread.
+struct PublishAnswer: Equatable, Sendable {
+    /// The publish's message id (`Nats-Msg-Id`): which report it answers.
+    var messageId: String
+    enum Result: Equatable, Sendable {
+        /// The stream holds it; `duplicate`: it already did (a message of that id within its window).
+        case stored(duplicate: Bool)
+        /// Refused or not taken: the library's status, JetStream's error code (0 when none) and words.
+        case failed(status: natsStatus, code: Int, text: String)
+    }
+    var result: Result
+}
+
+/// libnats's `jsPubAckHandler`: called on the thread of the context's reply subscription for each
+/// asynchronous publish, with the stream's ack or why there is none. It hands the answer to the loop
+/// (``NatsEvents``, which writes the loop's eventfd) and frees the message, as the handler must.
+let publishAnswered: jsPubAckHandler = { _, message, ack, failure, closure in
+    defer { natsMsg_Destroy(message) }
+    guard let events = NatsEvents.of(closure) else { return }
+    var id: UnsafePointer<CChar>?
+    let messageId =
+        message.map { natsMsgHeader_Get($0, "Nats-Msg-Id", &id) == NATS_OK } == true ? id.map { String(cString: $0) } ?? "" : ""
+    if let ack {
+        events.answered(PublishAnswer(messageId: messageId, result: .stored(duplicate: ack.pointee.Duplicate)))
+    } else {
+        let status = failure?.pointee.Err ?? NATS_ERR
+        let text = failure?.pointee.ErrText.map { String(cString: $0) } ?? String(cString: natsStatus_GetText(status))
+        events.answered(
+            PublishAnswer(
+                messageId: messageId,
+                result: .failed(status: status, code: Int(failure?.pointee.ErrCode.rawValue ?? 0), text: text)))
+    }
+}
+
 extension NatsKV {
     func ensureTelemetryStream(_ telemetry: TelemetryConfiguration, replicas: Int) throws(NatsError) {
         try SnapbackSync.ensureTelemetryStream(jetStream, name: telemetry.stream, replicas: replicas)
     }
 
-    /// Publishes one report and waits for the stream's ack; true when the stream says it already held
-    /// a message of that id (a re-publish within its duplicate window).
-    func publishReport(subject: String, _ bytes: [UInt8], messageId: String) throws(NatsError) -> Bool {
+    /// Publishes one report without waiting for the stream: the library copies it into the connection's
+    /// buffer and returns; the ack (or why there is none) comes to ``publishAnswered`` on libnats's
+    /// thread, which keeps it for the loop (``NatsEvents/answered(_:)``). No time limit is given to the library (its ack timer would wake the
+    /// process once more for every report): the reporter waits until its next report is made, or the
+    /// connection is lost, then takes the publish back (``takeBackPublishes()``).
+    func publishReportAsync(subject: String, _ bytes: [UInt8], messageId: String) throws(NatsError) {
         var options = jsPubOptions()
         jsPubOptions_Init(&options)
-        var ack: UnsafeMutablePointer<jsPubAck>?
-        var code = jsErrCode(0)
         let status = messageId.withCString { id in
             options.MsgId = id
-            options.MaxWait = 5000
             return bytes.withUnsafeBytes { raw in
-                js_Publish(&ack, jetStream, subject, raw.baseAddress, Int32(clamping: raw.count), &options, &code)
+                js_PublishAsync(jetStream, subject, raw.baseAddress, Int32(clamping: raw.count), &options)
             }
         }
-        defer { if let ack { jsPubAck_Destroy(ack) } }
-        guard status == NATS_OK, let ack else { throw NatsError(status, "publish \(subject)") }
-        return ack.pointee.Duplicate
+        guard status == NATS_OK else { throw NatsError(status, "publish \(subject)") }
+    }
+
+    /// Takes back the asynchronous publishes the stream has not answered (their answers, if they come,
+    /// are then dropped by the library); how many there were.
+    @discardableResult
+    func takeBackPublishes() -> Int {
+        guard let jetStream else { return 0 }
+        var list = natsMsgList()
+        guard js_PublishAsyncGetPendingList(&list, jetStream) == NATS_OK else { return 0 }
+        let count = Int(list.Count)
+        natsMsgList_Destroy(&list)
+        return count
     }
 }
 

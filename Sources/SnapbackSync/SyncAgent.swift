@@ -158,12 +158,16 @@ public final class SyncAgent {
         let now = ContinuousClock.now
         timers.again = false
         for error in nats.events.take() {
-            log("snapback-sync: nats server: \(error)")
             lastError = "nats server: \(error)"
             // The server's permissions refuse this device something: an operator must look (state error
-            // until a call goes through). A refusal of telemetry's subjects is telemetry's (it logs its
-            // failed publish), not the household sync's state.
-            if error.contains("Permissions Violation"), !(telemetry?.refers(to: error) ?? false) { serverError = lastError }
+            // until a call goes through). A refusal of telemetry's subjects is telemetry's (it logs it,
+            // once while it lasts), not the household sync's state.
+            if error.contains("Permissions Violation"), let telemetry, telemetry.refers(to: error) {
+                telemetry.refused(error, nats: nats, now: now)
+                continue
+            }
+            log("snapback-sync: nats server: \(error)")
+            if error.contains("Permissions Violation") { serverError = lastError }
         }
         if configuration.syncEnabled, local == nil, now >= localRetryAt { connectLocal() }
         readLocal()

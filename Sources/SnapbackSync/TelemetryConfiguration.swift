@@ -16,6 +16,9 @@ public struct TelemetryConfiguration: Equatable, Sendable {
     public var firmware = ""
     public var model = ""
     public var region = ""
+    /// The box's id as the operator drew it, given with the box's NATS credentials (whose permissions
+    /// name its report subject, config/nats-server.conf); nil: the agent makes one (`STATE_DIR/box-id`).
+    public var boxId: String?
 
     public init() {}
 
@@ -23,7 +26,7 @@ public struct TelemetryConfiguration: Equatable, Sendable {
     /// Operator labels: at most this many bytes of A-Z a-z 0-9 . _ - (a closed charset: the value is a
     /// label of the fleet's series, and never a serial number).
     public static let maxLabelBytes = 64
-    public static let keyNames = ["enabled", "interval", "textfile", "stream", "firmware", "model", "region"]
+    public static let keyNames = ["enabled", "interval", "textfile", "stream", "firmware", "model", "region", "box-id"]
     /// Every report's subject starts so; the box id is its last token.
     public static let subjectPrefix = "snapback.telemetry."
 
@@ -49,6 +52,9 @@ public struct TelemetryConfiguration: Equatable, Sendable {
         case "firmware": firmware = try Self.label(value)
         case "model": model = try Self.label(value)
         case "region": region = try Self.label(value)
+        case "box-id":
+            guard TelemetryReporter.isBoxId(value) else { throw ConfigurationReason("'\(value)' is not 32 hex digits (0-9 a-f)") }
+            boxId = value
         default: throw ConfigurationReason("unknown key")
         }
     }
@@ -74,5 +80,6 @@ public struct TelemetryConfiguration: Equatable, Sendable {
         "\n[telemetry]\nenabled = \(enabled)\ninterval = \(interval)\n"
             + (textfile.map { "textfile = \($0)\n" } ?? "# textfile =\n")
             + "stream = \(stream)\nfirmware = \(firmware)\nmodel = \(model)\nregion = \(region)\n"
+            + (boxId.map { "box-id = \($0)\n" } ?? "# box-id =\n")
     }
 }

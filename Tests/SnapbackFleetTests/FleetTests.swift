@@ -142,6 +142,55 @@ import Testing
         #expect(text == "snapback_fleet_starts_total{firmware=\"f\"} 3 1234\n")
     }
 
+    /// The agent leaves out the series that counted nothing: absent is 0, whether a series was never
+    /// there, comes to be, or goes (an unclean stop took it back to 0).
+    @Test func anAbsentSeriesIsZero() throws {
+        let path = "/tmp/snapback-fleet-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).db"
+        defer { for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) } }
+        let store = try FleetStore(path: path)
+        let skips = "snapbackd_breaks_skipped_total{"
+        let seeks = "snapbackd_seeks_commanded_total{firmware=\"fw-1\",model=\"m\",region=\"eu\",reason=\"snapback\""
+        func without(_ names: Set<String>, _ r: SnapbackV1.TelemetryReport) -> SnapbackV1.TelemetryReport {
+            var r = r
+            r.families.removeAll { names.contains($0.name) }
+            return r
+        }
+        // Skips absent, then present with 2: all of the 2 counts.
+        #expect(
+            try store.apply([(1, try Self.parsed(without(["snapbackd_breaks_skipped"], Self.report(seq: 1, snapbacks: 3))))]) == [
+                .applied
+            ])
+        #expect(try Self.total(store, skips) == 0)
+        #expect(try store.apply([(2, try Self.parsed(Self.report(seq: 2, snapbacks: 3, skips: 2)))]) == [.applied])
+        #expect(try Self.total(store, skips) == 2)
+        // Seeks absent after 3 (an unclean stop took the counter back to 0): nothing taken away, and the
+        // next 1 counts from 0.
+        #expect(
+            try store.apply([
+                (3, try Self.parsed(without(["snapbackd_seeks_commanded"], Self.report(seq: 3, snapbacks: 0, skips: 2))))
+            ]) == [.applied])
+        #expect(try Self.total(store, seeks) == 3)
+        #expect(try store.apply([(4, try Self.parsed(Self.report(seq: 4, snapbacks: 1, skips: 2)))]) == [.applied])
+        #expect(try Self.total(store, seeks) == 4)
+        // An empty report (nothing counted since a new counting_since): a reset, nothing added.
+        #expect(
+            try store.apply([
+                (
+                    5,
+                    try Self.parsed(
+                        without(
+                            ["snapbackd_seeks_commanded", "snapbackd_breaks_skipped", "snapbackd_loop_lag_seconds"],
+                            Self.report(seq: 5, since: 1_800_000_000, snapbacks: 0)))
+                )
+            ]) == [.reset])
+        #expect(try Self.total(store, seeks) == 4 && Self.total(store, skips) == 2)
+        #expect(
+            try store.apply([(6, try Self.parsed(Self.report(seq: 6, since: 1_800_000_000, snapbacks: 2, skips: 1)))]) == [
+                .applied
+            ])
+        #expect(try Self.total(store, seeks) == 6 && Self.total(store, skips) == 3)
+    }
+
     @Test func fleetConfigurationIsReadAndBounded() throws {
         let c = try FleetConfiguration.parse(
             "servers = nats://h:4222\nbatch = 64\nexport-interval = 5\nimport-url = http://vm:8428/api/v1/import/prometheus\n",

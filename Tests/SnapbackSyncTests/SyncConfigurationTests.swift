@@ -179,11 +179,13 @@ import Testing
             firmware = 4.2.1-rc.3
             model = STB_X-200
             region = eu-west
+            box-id = 0123456789abcdef0123456789abcdef
             """
         let c = try SyncConfiguration.parse(text, file: "sync.conf")
         let t = c.telemetry
         #expect(t.enabled && t.interval == 60 && t.textfile == "/var/lib/prometheus/node-exporter/snapback.prom")
         #expect(t.stream == "FLEET_1" && t.firmware == "4.2.1-rc.3" && t.model == "STB_X-200" && t.region == "eu-west")
+        #expect(t.boxId == "0123456789abcdef0123456789abcdef")
         #expect(!c.syncEnabled)
         #expect(try SyncConfiguration.parse(c.render(), file: "rendered") == c)
         let defaults = try SyncConfiguration.parse("servers = nats://x\nhousehold = h\n", file: "s").telemetry
@@ -197,7 +199,9 @@ import Testing
             ("firmware = 4.2 beta", "firmware: '4.2 beta' is not 0 to 64 bytes of A-Z a-z 0-9 . _ -"),
             ("region = \u{e9}u", "region: '\u{e9}u' is not 0 to 64 bytes of A-Z a-z 0-9 . _ -"),
             ("model = " + String(repeating: "m", count: 65), "is not 0 to 64 bytes"),
-            ("stream = a.b", "stream: 'a.b' is not 1 to 64 bytes of A-Z a-z 0-9 _ -")
+            ("stream = a.b", "stream: 'a.b' is not 1 to 64 bytes of A-Z a-z 0-9 _ -"),
+            ("box-id = 0123456789ABCDEF0123456789ABCDEF", "box-id: '0123456789ABCDEF0123456789ABCDEF' is not 32 hex digits"),
+            ("box-id = 0123", "is not 32 hex digits")
         ]
         for (line, reason) in refused {
             do {
@@ -220,6 +224,12 @@ import Testing
         try makeDirectory(other)
         defer { _ = unlink(other + "/box-id"); _ = rmdir(other) }
         #expect(try TelemetryReporter.boxId(path: other + "/box-id") != id)
+        // A configured id wins, and is kept: the box is that one from then on, configured or not.
+        let drawn = "0123456789abcdef0123456789abcdef"
+        var logged: [String] = []
+        #expect(try TelemetryReporter.boxId(path: other + "/box-id", configured: drawn, log: { logged.append($0) }) == drawn)
+        #expect(logged.count == 1 && logged[0].contains("replaces"))
+        #expect(try TelemetryReporter.boxId(path: other + "/box-id") == drawn)
         // A jitter within ±10 %.
         for _ in 0..<100 {
             let d = TelemetryReporter.jittered(.seconds(300))
