@@ -68,7 +68,8 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/snapback-deb.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 mkdir "$work/debian"
 cp -a "$repo/packaging/deb/." "$work/debian/"
-rm -f "$work/debian/gstreamer.control" "$work/debian/sync.control" "$work/debian/50-snapback-sync.conf"
+rm -f "$work/debian/gstreamer.control" "$work/debian/sync.control" "$work/debian/fleet.control" \
+    "$work/debian/50-snapback-sync.conf"
 tmp="$work/debian/tmp"
 cp -a "$stage" "$tmp"
 
@@ -91,6 +92,15 @@ if [ -e "$tmp/usr/bin/snapback-sync" ]; then
 else
     echo "build-deb: no snapback-sync in $stage (the build had no libnats): snapback-sync is not built"
     rm -f "$work/debian"/snapback-sync.*
+fi
+# The fleet's aggregator, a package of its own: it runs on the operator's hub, not on a box.
+if [ -e "$tmp/usr/bin/snapback-fleet" ]; then
+    cat "$repo/packaging/deb/fleet.control" >>"$work/debian/control"
+else
+    echo "build-deb: no snapback-fleet in $stage (the build had no libnats): snapback-fleet is not built"
+    rm -f "$work/debian"/snapback-fleet.*
+    rm -f "$tmp/usr/lib/sysusers.d/snapback-fleet.conf" "$tmp/lib/systemd/system/snapback-fleet.service" \
+        "$tmp/etc/snapback/fleet.conf" "$tmp/usr/share/man/man8/snapback-fleet.8"
 fi
 # snapbackd(8) names where the units and the sysusers file are.
 sed -i 's#/usr/lib/systemd/system#/lib/systemd/system#' "$tmp/usr/share/man/man8/snapbackd.8"
@@ -170,6 +180,8 @@ dh_installsystemd -psnapbackd -Xsnapbackd.service
 if [ -e "$tmp/usr/bin/snapback-sync" ]; then dh_installsystemd -psnapback-sync; fi
 # The bridge as the daemon: its sockets enabled and started, its service started by the first page.
 dh_installsystemd -psnapback-web -Xsnapback-web.service
+# The aggregator enabled and started: it reads the installed /etc/snapback/fleet.conf (the hub's NATS).
+if [ -e "$tmp/usr/bin/snapback-fleet" ]; then dh_installsystemd -psnapback-fleet; fi
 dh_lintian
 dh_link
 dh_compress

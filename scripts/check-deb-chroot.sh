@@ -34,9 +34,11 @@ snapshot() {
 apt-get update -qq || fail "apt-get update"
 # shellcheck disable=SC2086
 deps=$(apt-get -s install --no-install-recommends ./*.deb | sed -n 's/^Inst \([^ ]*\) .*/\1/p' | grep -vxF "$ours" || :)
-# pkg-config reads libsnapback's .pc below.
+# pkg-config reads libsnapback's .pc below; snapback-fleet is run against Debian's nats-server.
+extra=pkg-config
+if echo "$ours" | grep -qx snapback-fleet; then extra="$extra nats-server"; fi
 # shellcheck disable=SC2086
-apt-get install -y -qq --no-install-recommends $deps pkg-config >/tmp/deps.log 2>&1 \
+apt-get install -y -qq --no-install-recommends $deps $extra >/tmp/deps.log 2>&1 \
     || { cat /tmp/deps.log; fail "installing the dependencies: $deps"; }
 ok "$(echo $deps | wc -w) packages the packages depend on installed from the mirror"
 snapshot >/tmp/before
@@ -54,7 +56,7 @@ snapbackd --version | grep -q "$upstream" || fail "snapbackd --version does not 
 snapbackd --check-config >/tmp/config.txt 2>&1 || { cat /tmp/config.txt; fail "snapbackd --check-config"; }
 ok "group snapback ($gid), snapbackd.socket enabled, snapbackd --version $upstream, --check-config passes"
 
-for f in /usr/bin/snapback /usr/lib/*/libsnapback.so.0 /usr/lib/mpv-snapback/snapback.so /usr/lib/*/gstreamer-1.0/libgstsnapback.so; do
+for f in /usr/bin/snapback /usr/bin/snapback-fleet /usr/lib/*/libsnapback.so.0 /usr/lib/mpv-snapback/snapback.so /usr/lib/*/gstreamer-1.0/libgstsnapback.so; do
     [ -e "$f" ] || continue
     out=$(ldd "$f" 2>&1) || fail "ldd $f: $out"
     if echo "$out" | grep -q "not found"; then echo "$out"; fail "$f needs a library no dependency installed"; fi
@@ -132,6 +134,58 @@ if echo "$ours" | grep -qx snapback-sync; then
         served="served the admin calls a player is refused"
     fi
     ok "snapback-sync: its user in snapback, its unit enabled, its example configuration valid, $served"
+fi
+
+# The fleet's aggregator (for the operator's hub): its user, its unit enabled, the installed fleet.conf
+# valid, and the aggregator run as its unit runs it (its user, ExecStart=, state directory, umask) against
+# a nats-server -js: it makes the telemetry stream and its durable consumer there, and its database, and
+# stops cleanly on SIGTERM. The server listens on a port of its own (the tree shares the machine's
+# network), which a copy of the installed fleet.conf names.
+if echo "$ours" | grep -qx snapback-fleet; then
+    getent passwd snapback-fleet >/dev/null || fail "no snapback-fleet user (systemd-sysusers in the postinst)"
+    [ -L /etc/systemd/system/multi-user.target.wants/snapback-fleet.service ] || fail "snapback-fleet.service is not enabled"
+    snapback-fleet --version | grep -q "$upstream" || fail "snapback-fleet --version does not print $upstream"
+    snapback-fleet --check-config >/tmp/fleet-check.txt 2>&1 || { cat /tmp/fleet-check.txt; fail "snapback-fleet --check-config"; }
+    fleet_exec=$(sed -n 's/^ExecStart=//p' /lib/systemd/system/snapback-fleet.service)
+    case $fleet_exec in /usr/bin/snapback-fleet\ --config\ /etc/snapback/fleet.conf) ;;
+        *) fail "snapback-fleet's ExecStart= is not /usr/bin/snapback-fleet --config /etc/snapback/fleet.conf: $fleet_exec" ;;
+    esac
+    fleet_uid=$(id -u snapback-fleet) fleet_gid=$(id -g snapback-fleet)
+    install -d -o "$fleet_uid" -g "$fleet_gid" -m 0700 /var/lib/snapback-fleet
+    nats=""
+    for port in 24222 34222 44222 54222 14222; do
+        mkdir -p /tmp/nats
+        nats-server -js -a 127.0.0.1 -p $port -sd /tmp/nats >/tmp/nats.log 2>&1 &
+        nats=$!
+        i=0
+        until grep -q "Server is ready" /tmp/nats.log; do
+            kill -0 $nats 2>/dev/null || break
+            i=$((i + 1)); [ $i -le 200 ] || break; sleep 0.05
+        done
+        if grep -q "Server is ready" /tmp/nats.log; then break; fi
+        kill $nats 2>/dev/null || :; wait $nats 2>/dev/null || :; nats=""
+    done
+    [ -n "$nats" ] || { cat /tmp/nats.log; fail "nats-server -js did not start on any of its ports"; }
+    sed "s#^servers = .*#servers = nats://127.0.0.1:$port#" /etc/snapback/fleet.conf >/tmp/fleet.conf
+    chmod 0644 /tmp/fleet.conf
+    setpriv --reuid="$fleet_uid" --regid="$fleet_gid" --clear-groups \
+        sh -c "umask 0077 && exec ${fleet_exec% --config *} --config /tmp/fleet.conf" >/tmp/fleet.log 2>&1 &
+    fleet=$!
+    consumer="/tmp/nats/jetstream/\$G/streams/SNAPBACK_TELEMETRY/obs/snapback-fleet"
+    i=0
+    until [ -d "$consumer" ] && [ -f /var/lib/snapback-fleet/fleet.db ]; do
+        kill -0 $fleet 2>/dev/null || { cat /tmp/fleet.log; kill $nats; fail "snapback-fleet exited"; }
+        i=$((i + 1)); [ $i -le 400 ] || { cat /tmp/fleet.log /tmp/nats.log; kill $fleet $nats; fail "snapback-fleet made no stream, consumer or database"; }
+        sleep 0.05
+    done
+    [ "$(stat -c %u /var/lib/snapback-fleet/fleet.db)" = "$fleet_uid" ] || fail "the aggregator's database is not its user's"
+    [ "$(stat -c %a /var/lib/snapback-fleet/fleet.db)" = 600 ] || fail "the aggregator's database is not 0600 (the unit's umask)"
+    kill -TERM $fleet
+    status=0; wait $fleet || status=$?
+    kill -TERM $nats; wait $nats || :
+    [ $status = 0 ] || { cat /tmp/fleet.log; fail "snapback-fleet exited $status on SIGTERM"; }
+    grep -q "snapback-fleet: stopped" /tmp/fleet.log || { cat /tmp/fleet.log; fail "snapback-fleet did not log its stop"; }
+    ok "snapback-fleet: its user, its unit enabled, fleet.conf valid, run as its user it made the stream, its consumer and its database, stopped cleanly"
 fi
 
 # dpkg -r: Debian keeps the configuration, the state and the units' enablement until the purge.

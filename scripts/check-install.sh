@@ -113,6 +113,11 @@ for prefix in /usr/local /opt/snapback; do
         echo "$prefix/lib/systemd/system/snapback-web.socket"
         echo "$prefix/share/man/man8/snapback-web.8"
         echo "$prefix/share/man/man5/snapback-web.conf.5"
+        echo "$prefix/bin/snapback-fleet"
+        echo "/etc/snapback/fleet.conf"
+        echo "$prefix/lib/systemd/system/snapback-fleet.service"
+        echo "$prefix/lib/sysusers.d/snapback-fleet.conf"
+        echo "$prefix/share/man/man8/snapback-fleet.8"
     } | sort >"$expected"
     (cd "$dest" && find . -type f | sed 's#^\.##' | sort) >"$tmp/actual"
     diff -u "$expected" "$tmp/actual" || fail "PREFIX=$prefix: the installed files differ from the list above"
@@ -144,7 +149,11 @@ for prefix in /usr/local /opt/snapback; do
         "$dest$prefix/lib/systemd/system/snapback-web.service" || fail "snapback-web ExecStart= not rewritten to $prefix/bin"
     "$dest$prefix/bin/snapback-web" --check-config --config "$dest/etc/snapback/snapback-web.conf" >/dev/null \
         || fail "the installed snapback-web.conf is refused"
-    for binary in snapbackd snapback snapback-sync snapback-web; do
+    grep -qx "ExecStart=$prefix/bin/snapback-fleet --config /etc/snapback/fleet.conf" \
+        "$dest$prefix/lib/systemd/system/snapback-fleet.service" || fail "snapback-fleet ExecStart= not rewritten to $prefix/bin"
+    "$dest$prefix/bin/snapback-fleet" --check-config --config "$dest/etc/snapback/fleet.conf" >/dev/null \
+        || fail "the installed fleet.conf is refused"
+    for binary in snapbackd snapback snapback-sync snapback-web snapback-fleet; do
         if readelf -S "$dest$prefix/bin/$binary" | grep -q '\.symtab'; then fail "$binary is not stripped"; fi
     done
     # The default configuration is valid and is the built-in defaults.
@@ -165,13 +174,18 @@ for prefix in /usr/local /opt/snapback; do
     echo "check-install: ok   PREFIX=$prefix: $(wc -l <"$expected" | tr -d ' ') files installed and removed"
 done
 
-# An operator's changed configuration survives a reinstall and an uninstall.
+# An operator's changed configuration (the daemon's, the fleet aggregator's) survives a reinstall and an
+# uninstall.
 dest="$tmp/root"
 $make --no-print-directory -s install DESTDIR="$dest" >/dev/null 2>&1 || fail "make install"
 echo "cooldown = 5" >>"$dest/etc/snapback/snapbackd.conf"
+echo "batch = 64" >>"$dest/etc/snapback/fleet.conf"
 $make --no-print-directory -s install DESTDIR="$dest" >/dev/null 2>&1 || fail "make install over a changed configuration"
 grep -q "^cooldown = 5" "$dest/etc/snapback/snapbackd.conf" || fail "make install overwrote a changed configuration"
 [ -f "$dest/etc/snapback/snapbackd.conf.default" ] || fail "no snapbackd.conf.default beside a changed configuration"
+grep -q "^batch = 64" "$dest/etc/snapback/fleet.conf" || fail "make install overwrote a changed fleet.conf"
+cmp -s config/fleet.conf "$dest/etc/snapback/fleet.conf.default" || fail "no fleet.conf.default beside a changed fleet.conf"
 $make --no-print-directory -s uninstall DESTDIR="$dest" >/dev/null 2>&1 || fail "make uninstall"
-[ "$(cd "$dest" && find . -type f)" = "./etc/snapback/snapbackd.conf" ] || fail "make uninstall removed a changed configuration, or left more"
-echo "check-install: ok   a changed /etc/snapback/snapbackd.conf is kept by install and uninstall"
+[ "$(cd "$dest" && find . -type f | sort)" = "$(printf './etc/snapback/fleet.conf\n./etc/snapback/snapbackd.conf')" ] \
+    || fail "make uninstall removed a changed configuration, or left more"
+echo "check-install: ok   a changed /etc/snapback/snapbackd.conf and fleet.conf are kept by install and uninstall"

@@ -129,7 +129,7 @@ cd "$PACKAGE"
 sdk=(--swift-sdks-path "$SCRATCH/sdks" --swift-sdk "$SDK_NAME")
 export PKG_CONFIG_PATH="$SYSROOT/usr/lib/aarch64-linux-gnu/pkgconfig:$SYSROOT/usr/share/pkgconfig"
 export PKG_CONFIG_SYSROOT_DIR="$SYSROOT"
-products=(snapbackd snapback snapback-sync snapback-web)
+products=(snapbackd snapback snapback-sync snapback-web snapback-fleet)
 [ "$MODE" != test ] || products+=(snapback-bench)
 for product in "${products[@]}"; do
     echo "$TOOL: swift build -c release --static-swift-stdlib --product $product (aarch64, $SYSROOT)"

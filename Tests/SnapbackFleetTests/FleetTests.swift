@@ -204,20 +204,24 @@ import Testing
         }
     }
 
-    /// config/fleet.conf shows every key, commented out, with its default: uncommented, the defaults.
-    @Test func theExampleShowsEveryKeyWithItsDefault() throws {
+    /// config/fleet.conf (installed as /etc/snapback/fleet.conf) sets `servers`, the one required key, to
+    /// the hub's own NATS, and shows every other key, commented out, with its default: as installed it is
+    /// valid, and uncommented it is the defaults.
+    @Test func theInstalledFileSetsServersAndShowsEveryOtherKeyWithItsDefault() throws {
         let path = String(#filePath.dropLast("Tests/SnapbackFleetTests/FleetTests.swift".count)) + "config/fleet.conf"
         let text = try #require(readFile(path, limit: 1 << 20))
+        let installed = try FleetConfiguration.parse(text, file: "config/fleet.conf")
+        #expect(installed.servers == ["nats://127.0.0.1:4222"])
         var shown: [String] = []
         var uncommented = ""
-        for line in text.split(separator: "\n") where line.hasPrefix("#") && line.contains(" =") && !line.hasPrefix("# ") {
-            let body = line.dropFirst()
+        for line in text.split(separator: "\n") where line.contains(" =") && !line.hasPrefix("# ") {
+            let body = line.hasPrefix("#") ? line.dropFirst() : line[...]
             shown.append(String(body.prefix(while: { $0 != " " })))
             if !body.hasSuffix("=") { uncommented += body + "\n" }
         }
         #expect(shown == FleetConfiguration.keyNames)
         var c = try FleetConfiguration.parse(uncommented, file: "config/fleet.conf")
-        #expect(c.servers == ["nats://nats.example.net:4222"])
+        #expect(c == installed)
         c.servers = []
         #expect(c == FleetConfiguration())
     }
