@@ -26,7 +26,8 @@ extension SnapbackV1 {
         public var region: String = ""
         /// Wall time (unix seconds) the agent read the counters.
         public var time: Double = 0
-        /// The MetricsReply's families, as snapbackd gave them.
+        /// The MetricsReply's families without their help and unit text, and only their series that counted: a
+        /// counter's series not here is 0 since counting_since (a histogram is sent whole once it has counted).
         public var families: [SnapbackV1.MetricFamily] = []
 
         @_alwaysEmitIntoClient

@@ -59,7 +59,8 @@ struct  Snapback__V1__TelemetryReport
    */
   double time;
   /*
-   * The MetricsReply's families, as snapbackd gave them.
+   * The MetricsReply's families without their help and unit text, and only their series that counted: a
+   * counter's series not here is 0 since counting_since (a histogram is sent whole once it has counted).
    */
   size_t n_families;
   Snapback__V1__MetricFamily **families;
