@@ -69,6 +69,8 @@ $(1)/test_client: libsnapback/tests/test_client.c libsnapback/tests/harness.h $(
 	$(CC) $(C_WARNINGS) $(2) -D_GNU_SOURCE -Ilibsnapback/include -o $$@ $$< -L$(1) -lsnapback -Wl,-rpath,$(CURDIR)/$(1)
 $(1)/test_cues: libsnapback/tests/test_cues.c libsnapback/tests/fuzz/crc32_mpeg2.h $(1)/libsnapback.so
 	$(CC) $(C_WARNINGS) $(2) -Ilibsnapback/include -o $$@ $$< -L$(1) -lsnapback -lm -Wl,-rpath,$(CURDIR)/$(1)
+$(1)/cues_cost: libsnapback/tests/cues_cost.c $(1)/libsnapback.so
+	$(CC) $(C_WARNINGS) $(2) -Ilibsnapback/include -o $$@ $$< -L$(1) -lsnapback -Wl,-rpath,$(CURDIR)/$(1)
 $(1)/player_poll: examples/player_poll.c examples/scripted_player.h $(1)/libsnapback.so
 	$(CC) $(C_WARNINGS) $(2) -Ilibsnapback/include -o $$@ $$< -L$(1) -lsnapback -Wl,-rpath,$(CURDIR)/$(1)
 $(1)/player_glib: examples/player_glib.c examples/scripted_player.h $(1)/libsnapback.so
@@ -121,6 +123,8 @@ test-c: deps lib ## C tests: installed libsnapback against the real daemon, and 
 	@for t in $(CUES_FUZZ); do \
 		ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 			$(C_ASAN)/replay_$$t $(CUES_FUZZ_DIR)/corpus/$$t || exit 1; done
+	$(MAKE) --no-print-directory $(C_REL)/cues_cost
+	libsnapback/tests/cues-cost.sh $(C_REL)/cues_cost
 
 install-lib: lib
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(INCLUDEDIR)/snapback

@@ -78,6 +78,8 @@ bool sb_grow(void **v, size_t *cap, size_t need, size_t size) {
 }
 
 struct sb_cue *sb_found_add(struct sb_parse *p, const char *id, size_t id_len, const char *source, unsigned line) {
+    /* Appended where an entry dropped before may have been: indexed at the next lookup. */
+    sb_index_from(&p->found_index, p->found.n);
     if (!sb_grow((void **)&p->found.v, &p->found.cap, p->found.n + 1, sizeof *p->found.v)) {
         p->oom = true;
         return NULL;
@@ -97,9 +99,81 @@ struct sb_cue *sb_found_add(struct sb_parse *p, const char *id, size_t id_len, c
 }
 
 struct sb_cue *sb_found_find(struct sb_parse *p, const char *id) {
-    for (size_t i = p->found.n; i-- > 0;)
-        if (strcmp(p->found.v[i].id, id) == 0) return &p->found.v[i];
-    return NULL;
+    bool oom = false;
+    long i = sb_index_find(&p->found_index, p->found.v, p->found.n, sb_cue_key, id, strlen(id), &oom);
+    if (oom) p->oom = true;
+    return i < 0 ? NULL : &p->found.v[i];
+}
+
+bool sb_cue_key(const void *items, size_t i, const char **id, size_t *len) {
+    const struct sb_cue *c = (const struct sb_cue *)items + i;
+    if (!c->id) return false;
+    *id = c->id;
+    *len = strlen(c->id);
+    return true;
+}
+
+static uint32_t id_hash(const char *id, size_t len) {
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)id[i]) * 16777619u;
+    return h;
+}
+
+static void index_put(struct sb_index *x, const void *items, size_t i, sb_index_key key) {
+    const char *id;
+    size_t len;
+    if (!key(items, i, &id, &len)) return;
+    size_t mask = x->cap - 1;
+    for (size_t k = id_hash(id, len) & mask;; k = (k + 1) & mask)
+        if (!x->slot[k]) {
+            x->slot[k] = (uint32_t)i + 1;
+            x->used++;
+            return;
+        }
+}
+
+long sb_index_find(struct sb_index *x, const void *items, size_t n, sb_index_key key, const char *id, size_t len,
+                   bool *oom) {
+    if (x->upto > n) x->upto = n;
+    /* At most half full, counting what is still to index: else made again at twice the entries. */
+    if (n < UINT32_MAX && (!x->slot || 2 * (x->used + (n - x->upto) + 1) > x->cap)) {
+        size_t cap = 64;
+        while (cap < 4 * (n + 1)) cap *= 2;
+        uint32_t *slot = calloc(cap, sizeof *slot);
+        if (slot) {
+            free(x->slot);
+            *x = (struct sb_index){.slot = slot, .cap = cap};
+        } else {
+            *oom = true;
+        }
+    }
+    if (*oom || n >= UINT32_MAX) {
+        *oom = true;
+        for (size_t i = n; i-- > 0;) {
+            const char *k;
+            size_t kl;
+            if (key(items, i, &k, &kl) && kl == len && memcmp(k, id, len) == 0) return (long)i;
+        }
+        return -1;
+    }
+    for (; x->upto < n; x->upto++) index_put(x, items, x->upto, key);
+    size_t mask = x->cap - 1;
+    for (size_t k = id_hash(id, len) & mask; x->slot[k]; k = (k + 1) & mask) {
+        size_t i = x->slot[k] - 1;
+        const char *e;
+        size_t el;
+        if (i < n && key(items, i, &e, &el) && el == len && memcmp(e, id, len) == 0) return (long)i;
+    }
+    return -1;
+}
+
+void sb_index_from(struct sb_index *x, size_t i) {
+    if (x->upto > i) x->upto = i;
+}
+
+void sb_index_free(struct sb_index *x) {
+    free(x->slot);
+    *x = (struct sb_index){0};
 }
 
 static void note_add(struct sb_parse *p, struct sb_note_list *l, const char *id, unsigned line, const char *fmt,
@@ -571,11 +645,6 @@ static bool change_add(snapback_cues *c, struct change **v, size_t *n, size_t *c
     return true;
 }
 
-static long known_index(const struct sb_cue_list *l, const char *id) {
-    for (size_t i = 0; i < l->n; i++)
-        if (l->v[i].id && strcmp(l->v[i].id, id) == 0) return (long)i;
-    return -1;
-}
 
 static int rebuild_views(snapback_cues *c);
 
@@ -611,28 +680,42 @@ void sb_ids_free(struct sb_ids *l) {
     memset(l, 0, sizeof *l);
 }
 
-/* This text's event keys into the object's, the oldest dropped past SB_MAX_IDS. */
+static bool ids_entry_key(const void *items, size_t i, const char **id, size_t *len) {
+    const char *const *v = items;
+    if (!v[i]) return false;
+    *id = v[i];
+    *len = strlen(v[i]);
+    return true;
+}
+
+/* This text's event keys into the object's, each once, the oldest dropped past SB_MAX_IDS. */
 static bool ids_merge(struct sb_ids *known, struct sb_ids *text) {
+    struct sb_index x = {0};
+    bool ok = true, oom = false; /* an index that cannot grow searches one by one: still right */
     for (size_t i = 0; i < text->n; i++) {
-        bool has = false;
-        for (size_t k = 0; k < known->n && !has; k++) has = strcmp(known->v[k], text->v[i]) == 0;
-        if (has) continue;
-        if (known->n == SB_MAX_IDS) {
-            free(known->v[0]);
-            memmove(known->v, known->v + 1, (known->n - 1) * sizeof *known->v);
-            known->n--;
+        if (sb_index_find(&x, known->v, known->n, ids_entry_key, text->v[i], strlen(text->v[i]), &oom) >= 0) continue;
+        if (!sb_grow((void **)&known->v, &known->cap, known->n + 1, sizeof *known->v)) {
+            ok = false;
+            break;
         }
-        if (!sb_grow((void **)&known->v, &known->cap, known->n + 1, sizeof *known->v)) return false;
         known->v[known->n++] = text->v[i];
         text->v[i] = NULL;
     }
-    return true;
+    sb_index_free(&x);
+    if (known->n > SB_MAX_IDS) {
+        size_t drop = known->n - SB_MAX_IDS;
+        for (size_t i = 0; i < drop; i++) free(known->v[i]);
+        memmove(known->v, known->v + drop, SB_MAX_IDS * sizeof *known->v);
+        known->n = SB_MAX_IDS;
+    }
+    return ok;
 }
 
 /* What a text that was refused leaves: the breaks so far, no change, the reason. */
 static int refused(snapback_cues *c, struct sb_parse *p, int rc) {
     snprintf(c->error, sizeof c->error, "%s", p->err[0] ? p->err : rc == SNAPBACK_E_NO_MEMORY ? "out of memory" : "refused");
     cue_list_free(&p->found);
+    sb_index_free(&p->found_index);
     note_list_free(&p->rejected);
     note_list_free(&p->removed);
     sb_ids_free(&p->ids);
@@ -648,6 +731,19 @@ static int merge(snapback_cues *c, struct sb_parse *p, snapback_cues_format f) {
     size_t n_ch = 0, cap_ch = 0;
     struct sb_cue_list next = {0};
     bool ok = true;
+    /* The breaks known, by id, looked up once for each of the text's (their index: before any is moved). */
+    struct sb_index known = {0};
+    bool known_oom = false;
+    long *known_at = NULL;
+    if (p->found.n && !(known_at = malloc(p->found.n * sizeof *known_at))) ok = false;
+    for (size_t i = 0; i < p->found.n && ok; i++)
+        known_at[i] = sb_index_find(&known, c->breaks.v, c->breaks.n, sb_cue_key, p->found.v[i].id,
+                                    strlen(p->found.v[i].id), &known_oom);
+    sb_index_free(&known);
+    for (size_t r = 0; r < p->removed.n; r++) {
+        struct sb_cue *f = sb_found_find(p, p->removed.v[r].id);
+        if (f) f->removed = true;
+    }
     /* Kept: what this text does not mention, unless removed or withdrawn from inside its window. */
     for (size_t i = 0; i < c->breaks.n && ok; i++) {
         struct sb_cue *k = &c->breaks.v[i];
@@ -673,11 +769,8 @@ static int merge(snapback_cues *c, struct sb_parse *p, snapback_cues_format f) {
     }
     for (size_t i = 0; i < p->found.n && ok; i++) {
         struct sb_cue *f2 = &p->found.v[i];
-        bool removed = false;
-        for (size_t r = 0; r < p->removed.n; r++)
-            if (strcmp(p->removed.v[r].id, f2->id) == 0) removed = true;
-        if (removed) continue;
-        long k = known_index(&c->breaks, f2->id);
+        if (f2->removed) continue;
+        long k = known_at[i];
         if (k < 0 && next.n >= c->opt.max_breaks) {
             sb_reject(p, f2->id, f2->line, "more than %zu breaks", c->opt.max_breaks);
             continue;
@@ -691,6 +784,8 @@ static int merge(snapback_cues *c, struct sb_parse *p, snapback_cues_format f) {
         next.v[next.n++] = *f2;
         memset(f2, 0, sizeof *f2);
     }
+    free(known_at);
+    if (known_oom) p->oom = true;
     if (ok && !p->oom) ok = ids_merge(&c->ids, &p->ids);
     if (!ok || p->oom) {
         cue_list_free(&next);
@@ -711,6 +806,7 @@ static int merge(snapback_cues *c, struct sb_parse *p, snapback_cues_format f) {
     p->rejected = (struct sb_note_list){0};
     c->format = f;
     cue_list_free(&p->found);
+    sb_index_free(&p->found_index);
     note_list_free(&p->removed);
     sb_ids_free(&p->ids);
     return rebuild_views(c);

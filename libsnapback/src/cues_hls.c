@@ -44,15 +44,27 @@ struct ev {
     size_t len;
 };
 
+/* A range that has a CLASS and a START-DATE, for END-ON-NEXT: sorted by class, then date. */
+struct dated {
+    const char *cls;
+    size_t clen;
+    double t;
+};
+
 struct hls {
     struct sb_parse *p;
     struct seg *segs;
     size_t n_segs, cap_segs;
     struct range *ranges;
     size_t n_ranges, cap_ranges;
+    struct sb_index range_index; /* ranges by ID */
     struct ev *evs;
     size_t n_evs, cap_evs;
-    double *starts; /* n_segs + 1 */
+    double *starts;   /* n_segs + 1 */
+    double *pdt_max;  /* the segments' greatest program date up to each; NULL when they have none */
+    struct dated *dated;
+    size_t n_dated;
+    bool have_dated;
 };
 
 void sb_hls_state_clear(struct sb_hls_state *s) {
@@ -104,6 +116,13 @@ static const struct attr *find_attr(const struct attr *a, size_t n, const char *
     return NULL;
 }
 
+static bool range_key(const void *items, size_t i, const char **id, size_t *len) {
+    const struct range *r = (const struct range *)items + i;
+    *id = r->id;
+    *len = r->idlen;
+    return true;
+}
+
 static int add_range(struct hls *h, const struct attr *a, size_t n, unsigned line) {
     const struct attr *id = find_attr(a, n, "ID");
     if (!id || id->vlen == 0) {
@@ -114,9 +133,10 @@ static int add_range(struct hls *h, const struct attr *a, size_t n, unsigned lin
         sb_reject(h->p, "", line, "EXT-X-DATERANGE: an ID of %zu bytes (at most %d)", id->vlen, SB_MAX_ID);
         return 0;
     }
-    struct range *r = NULL;
-    for (size_t i = 0; i < h->n_ranges; i++)
-        if (h->ranges[i].idlen == id->vlen && memcmp(h->ranges[i].id, id->val, id->vlen) == 0) r = &h->ranges[i];
+    bool oom = false;
+    long at = sb_index_find(&h->range_index, h->ranges, h->n_ranges, range_key, id->val, id->vlen, &oom);
+    if (oom) return -1;
+    struct range *r = at < 0 ? NULL : &h->ranges[at];
     if (!r) {
         if (!sb_grow((void **)&h->ranges, &h->cap_ranges, h->n_ranges + 1, sizeof *h->ranges)) return -1;
         r = &h->ranges[h->n_ranges++];
@@ -152,15 +172,60 @@ static int add_ev(struct hls *h, int kind, unsigned line, const char *arg, size_
 
 /* The stream time of a date, through the segments' program dates; false without any. */
 static bool place_date(const struct hls *h, double date, double *out) {
-    long best = -1;
-    for (size_t i = 0; i < h->n_segs; i++) {
-        if (!h->segs[i].has_pdt) continue;
-        if (best < 0 || h->segs[i].pdt <= date) best = (long)i;
-        if (h->segs[i].pdt > date) break;
+    if (!h->pdt_max || !h->n_segs) return false;
+    /* The segment before the first whose date is later (its own when it is the first segment): the
+     * first where the running greatest date passes `date`, found by halving. */
+    size_t lo = 0, hi = h->n_segs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (h->pdt_max[mid] > date) hi = mid;
+        else lo = mid + 1;
     }
-    if (best < 0) return false;
+    size_t best = lo ? lo - 1 : 0;
     *out = h->starts[best] + (date - h->segs[best].pdt);
     return isfinite(*out);
+}
+
+static int by_class_then_date(const void *a, const void *b) {
+    const struct dated *x = a, *y = b;
+    if (x->clen != y->clen) return x->clen < y->clen ? -1 : 1;
+    int c = memcmp(x->cls, y->cls, x->clen);
+    if (c) return c;
+    return x->t < y->t ? -1 : x->t > y->t;
+}
+
+/* The earliest START-DATE after `after` of a range of class cls; INFINITY when none (or out of memory,
+ * with p->oom set). */
+static double next_of_class(struct hls *h, const struct attr *cls, double after) {
+    if (!h->have_dated) {
+        h->have_dated = true;
+        h->dated = malloc((h->n_ranges ? h->n_ranges : 1) * sizeof *h->dated);
+        if (!h->dated) {
+            h->p->oom = true;
+            return INFINITY;
+        }
+        for (size_t i = 0; i < h->n_ranges; i++) {
+            const struct attr *c2 = find_attr(h->ranges[i].a, h->ranges[i].na, "CLASS"),
+                              *s2 = find_attr(h->ranges[i].a, h->ranges[i].na, "START-DATE");
+            double t2;
+            if (c2 && s2 && sb_date(s2->val, s2->vlen, &t2))
+                h->dated[h->n_dated++] = (struct dated){c2->val, c2->vlen, t2};
+        }
+        if (h->n_dated) qsort(h->dated, h->n_dated, sizeof *h->dated, by_class_then_date);
+    }
+    if (!h->dated) return INFINITY;
+    /* The first entry past (cls, after). */
+    struct dated key = {cls->val, cls->vlen, after};
+    size_t lo = 0, hi = h->n_dated;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = by_class_then_date(&h->dated[mid], &key);
+        if (c < 0 || (c == 0 && !(h->dated[mid].t > after))) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo < h->n_dated && h->dated[lo].clen == cls->vlen && memcmp(h->dated[lo].cls, cls->val, cls->vlen) == 0)
+        return h->dated[lo].t;
+    return INFINITY;
 }
 
 static bool list_has(const char *v, size_t n, const char *word) {
@@ -211,7 +276,7 @@ static bool section(struct hls *h, const char *id, unsigned line, const char *na
 
 static double clamp_estimate(const struct sb_parse *p, double v) { return v > p->opt->max_open ? p->opt->max_open : v; }
 
-static void resolve_range(struct hls *h, struct range *r, size_t idx, double end, double target) {
+static void resolve_range(struct hls *h, struct range *r, double end, double target) {
     struct sb_parse *p = h->p;
     char id[SB_MAX_ID + 1];
     snprintf(id, sizeof id, "%.*s", (int)r->idlen, r->id);
@@ -303,16 +368,7 @@ static void resolve_range(struct hls *h, struct range *r, size_t idx, double end
             return;
         }
         /* It ends where the next range of its class starts. */
-        double next = INFINITY;
-        for (size_t i = 0; i < h->n_ranges; i++) {
-            if (i == idx) continue;
-            const struct attr *c2 = find_attr(h->ranges[i].a, h->ranges[i].na, "CLASS"),
-                              *s2 = find_attr(h->ranges[i].a, h->ranges[i].na, "START-DATE");
-            double t2;
-            if (c2 && s2 && c2->vlen == cls->vlen && memcmp(c2->val, cls->val, cls->vlen) == 0 &&
-                sb_date(s2->val, s2->vlen, &t2) && t2 > start_date && t2 < next)
-                next = t2;
-        }
+        double next = next_of_class(h, cls, start_date);
         if (isfinite(next)) {
             d = next - start_date;
             closed = true;
@@ -576,6 +632,7 @@ static void resolve_cues(struct hls *h, double end, double target) {
             sb_reject(p, c->id, c->line, "EXT-X-CUE-OUT %s: no length inside the stream's time range", c->id);
             sb_cue_clear(c);
             p->found.v[i] = p->found.v[--p->found.n];
+            sb_index_from(&p->found_index, i);
             i--;
             continue;
         }
@@ -733,8 +790,14 @@ int sb_parse_hls(struct sb_parse *p, const char *text, size_t len) {
             h.segs[s].has_pdt = true;
         }
     }
+    if (h.n_segs && h.segs[0].has_pdt) {
+        /* Every segment has its date once one has (above). */
+        if (!(h.pdt_max = malloc(h.n_segs * sizeof *h.pdt_max))) goto oom;
+        for (size_t s = 0; s < h.n_segs; s++)
+            h.pdt_max[s] = s && h.pdt_max[s - 1] > h.segs[s].pdt ? h.pdt_max[s - 1] : h.segs[s].pdt;
+    }
     if (p->live) p->window_start = base;
-    for (size_t r = 0; r < h.n_ranges && !p->oom; r++) resolve_range(&h, &h.ranges[r], r, end, target);
+    for (size_t r = 0; r < h.n_ranges && !p->oom; r++) resolve_range(&h, &h.ranges[r], end, target);
     resolve_cues(&h, end, target);
     if (p->oom) goto oom;
     free(st->starts);
@@ -751,6 +814,9 @@ oom:
 out:
     for (size_t r = 0; r < h.n_ranges; r++) free(h.ranges[r].a);
     free(h.ranges);
+    sb_index_free(&h.range_index);
+    free(h.pdt_max);
+    free(h.dated);
     free(h.segs);
     free(h.evs);
     free(h.starts);

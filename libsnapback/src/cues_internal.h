@@ -34,12 +34,33 @@ struct sb_cue {
     double limit;
     const char *source; /* a constant */
     unsigned line;
+    bool removed; /* merge: named by one of the text's removals */
 };
 
 struct sb_cue_list {
     struct sb_cue *v;
     size_t n, cap;
 };
+
+/* A hash index of the ids of a growing array, so that a text of 50,000 tags naming as many breaks is
+ * read in linear time. Each slot holds a position + 1 (0: empty); a slot whose position no longer holds
+ * that id (the array shrank, or an entry moved) is passed over, and dropped when the index is rebuilt.
+ * The entries from `upto` on are not indexed yet: they are, at the next lookup. */
+struct sb_index {
+    uint32_t *slot;
+    size_t cap, used, upto;
+};
+/* Entry i's id and its length; false when it has none. */
+typedef bool (*sb_index_key)(const void *items, size_t i, const char **id, size_t *len);
+/* The position of the entry among the first n of `items` whose id is id[0..len), or -1; *oom set when
+ * the index could not grow (the entries are then searched one by one). */
+SB_HIDDEN long sb_index_find(struct sb_index *x, const void *items, size_t n, sb_index_key key, const char *id,
+                             size_t len, bool *oom);
+/* Entries from position i on changed (one moved there, or the array was cut): indexed again. */
+SB_HIDDEN void sb_index_from(struct sb_index *x, size_t i);
+SB_HIDDEN void sb_index_free(struct sb_index *x);
+/* A cue list's key: the break's id. */
+SB_HIDDEN bool sb_cue_key(const void *items, size_t i, const char **id, size_t *len);
 
 struct sb_note_list {
     snapback_cue_note *v; /* id and reason owned */
@@ -77,6 +98,7 @@ SB_HIDDEN void sb_ids_free(struct sb_ids *l);
 struct sb_parse {
     const snapback_cues_options *opt; /* every bound resolved (no 0) */
     struct sb_cue_list found;
+    struct sb_index found_index;
     struct sb_note_list rejected;
     struct sb_note_list removed; /* explicit removals: id, reason */
     bool live;

@@ -194,6 +194,7 @@ struct dash {
     /* Event ids seen in this EventStream. */
     char (*seen)[64];
     size_t n_seen, cap_seen;
+    struct sb_index seen_index;
 };
 
 void sb_scte35_apply(struct sb_parse *p, const snapback_scte35 *sec, double t, bool has_dur, double dur,
@@ -289,6 +290,13 @@ static void dash_section_text(struct dash *d, const char *s, size_t n) {
     }
 }
 
+static bool seen_key(const void *items, size_t i, const char **id, size_t *len) {
+    const char *e = ((const char (*)[64])items)[i];
+    *id = e;
+    *len = strlen(e);
+    return true;
+}
+
 static void dash_start(void *u, const char *name, const char **a, unsigned depth, unsigned line) {
     struct dash *d = u;
     struct sb_parse *p = d->p;
@@ -324,6 +332,7 @@ static void dash_start(void *u, const char *name, const char **a, unsigned depth
         d->timescale = 1;
         d->pto = 0;
         d->n_seen = 0;
+        sb_index_from(&d->seen_index, 0);
         if (d->scheme == SCHEME_NONE) return;
         const char *value = sb_xml_attr(a, "value");
         snprintf(d->scheme_uri, sizeof d->scheme_uri, "%s", scheme);
@@ -362,8 +371,10 @@ static void dash_start(void *u, const char *name, const char **a, unsigned depth
         }
         /* The same Event id twice in one EventStream is one event (DASH 5.10.2): the first counts. */
         if (id) {
-            for (size_t i = 0; i < d->n_seen; i++)
-                if (strcmp(d->seen[i], d->event_id) == 0) d->dup = true;
+            bool oom = false;
+            d->dup = sb_index_find(&d->seen_index, d->seen, d->n_seen, seen_key, d->event_id, strlen(d->event_id),
+                                   &oom) >= 0;
+            if (oom) p->oom = true;
             if (d->dup) sb_reject(p, d->event_id, line, "Event %s: a repeated Event id: the first kept", d->event_id);
             else if (d->n_seen < MAX_SEEN) {
                 if (d->n_seen == d->cap_seen) {
@@ -480,6 +491,7 @@ int sb_parse_dash(struct sb_parse *p, const char *text, size_t len) {
         }
     }
     free(d->seen);
+    sb_index_free(&d->seen_index);
     free(d);
     return rc;
 }
@@ -498,12 +510,28 @@ struct vbreak {
     unsigned vast_depth; /* depth of VASTAdData, 0 outside */
 };
 
+/* A break of the VMAP by where it plays: the AdBreaks at one place and position are its pod. */
+struct pod {
+    int32_t position, zero; /* the key: these 16 bytes */
+    double t;
+    size_t found; /* its place in p->found */
+};
+
 struct vmap {
     struct sb_parse *p;
     bool root;
     bool in_break;
     struct vbreak b;
+    struct pod *pods;
+    size_t n_pods, cap_pods;
+    struct sb_index pod_index;
 };
+
+static bool pod_key(const void *items, size_t i, const char **id, size_t *len) {
+    *id = (const char *)&((const struct pod *)items)[i];
+    *len = offsetof(struct pod, found);
+    return true;
+}
 
 static void vmap_start(void *u, const char *name, const char **a, unsigned depth, unsigned line) {
     struct vmap *v = u;
@@ -543,6 +571,8 @@ int sb_parse_vmap(struct sb_parse *p, const char *text, size_t len) {
     struct sb_xml_handler h = {v, vmap_start, vmap_end};
     int rc = sb_xml_parse(p, text, len, &h);
     if (rc == SNAPBACK_OK && !v->root) rc = sb_fail(p, "the root element is not VMAP");
+    free(v->pods);
+    sb_index_free(&v->pod_index);
     free(v);
     return rc;
 }
@@ -551,9 +581,16 @@ int sb_parse_vmap(struct sb_parse *p, const char *text, size_t len) {
 static void vmap_add(struct vmap *v, snapback_break_position pos, double t, const char *base_id) {
     struct sb_parse *p = v->p;
     const struct vbreak *b = &v->b;
-    for (size_t i = 0; i < p->found.n; i++) {
-        struct sb_cue *c = &p->found.v[i];
-        if (c->position != pos || c->start != t) continue;
+    struct pod key;
+    memset(&key, 0, sizeof key);
+    key.position = (int32_t)pos;
+    key.t = t == 0 ? 0 : t; /* -0 and 0 are one place */
+    bool oom = false;
+    long at = sb_index_find(&v->pod_index, v->pods, v->n_pods, pod_key, (const char *)&key,
+                            offsetof(struct pod, found), &oom);
+    if (oom) p->oom = true;
+    if (at >= 0) {
+        struct sb_cue *c = &p->found.v[v->pods[at].found];
         /* The pod: a filled part fills it; the ads and durations follow on. */
         if (b->filled) c->unfilled = false;
         if (b->n_durations && c->n_ads + b->n_durations <= SB_MAX_ADS) {
@@ -580,8 +617,14 @@ static void vmap_add(struct vmap *v, snapback_break_position pos, double t, cons
             return;
         }
     }
+    if (!sb_grow((void **)&v->pods, &v->cap_pods, v->n_pods + 1, sizeof *v->pods)) {
+        p->oom = true;
+        return;
+    }
     struct sb_cue *c = sb_found_add(p, id, strlen(id), "vmap", b->line);
     if (!c) return;
+    key.found = p->found.n - 1;
+    v->pods[v->n_pods++] = key;
     c->position = pos;
     c->start = t;
     c->unfilled = !b->filled;
