@@ -193,12 +193,13 @@ let package = Package(
         // A manifest from a file or an http(s) URL through libcurl (`snapback cues`, and the mpv plugin).
         .target(name: "CSnapbackFetch", path: "Sources/CSnapbackFetch", linkerSettings: [.linkedLibrary("curl")]),
         // Not installed. SnapbackDaemon, SnapbackEmbedded and SnapbackStore for `snapback-bench store`'s
-        // in-process group-commit phase (the real service and store on a virtual clock).
+        // in-process group-commit phase (the real service and store on a virtual clock); SnapbackFleet for
+        // `snapback-bench fleet` (the aggregator's batch path, the daemon's catalog as the reports).
         .executableTarget(
             name: "snapback-bench",
             dependencies: [
                 "SnapbackClient", "SnapbackWire", "SnapbackTimeline", "SnapbackCLI", "SnapbackCommandLine", "CLinux",
-                "SnapbackDaemon", "SnapbackEmbedded", "SnapbackStore",
+                "SnapbackDaemon", "SnapbackEmbedded", "SnapbackStore", "SnapbackFleet", "SnapbackSync",
                 .product(name: "ArgumentParser", package: "swift-argument-parser")
             ]),
         // What snapback and snapback-bench share: one-write output, exit statuses, option checks, connecting
@@ -241,7 +242,9 @@ let package = Package(
         ),
         .testTarget(
             name: "SnapbackFleetTests",
-            dependencies: ["SnapbackFleet", "SnapbackWire", "CSnapbackProto", "SnapbackSync", "SnapbackTestSupport"]),
+            dependencies: [
+                "SnapbackFleet", "SnapbackWire", "CSnapbackProto", "SnapbackSync", "SnapbackStore", "SnapbackTestSupport"
+            ]),
         .testTarget(name: "SnapbackCLITests", dependencies: ["SnapbackCLI", "SnapbackWire", "SnapbackTimeline", "SnapbackJSON"]),
         .testTarget(
             name: "SnapbackDaemonTests",
