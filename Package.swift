@@ -30,6 +30,7 @@
 //   snapback-web      the web bridge: pages' WebSockets on loopback <-> snapbackd, one connection each
 //   SnapbackCues      a reader of libsnapback's break sources (HLS, DASH, VMAP), and its yield as the protocol's JSON
 //   snapback-fuzz-web the libFuzzer entry point over the bridge's request heads and WebSocket framing
+//   snapback-fuzz-fleet the libFuzzer entry point over snapback-fleet's report decoder and checks
 import PackageDescription
 
 // The release daemon's speed levers, each opt-in (perf/README.md: what each does and the figure that keeps
@@ -156,11 +157,16 @@ let package = Package(
             ]),
         .executableTarget(name: "snapback-sync", dependencies: ["SnapbackSync"]),
         // The fleet's aggregator: the boxes' telemetry stream (a durable JetStream consumer) summed into
-        // SQLite, the totals written to a metrics store's import API through libcurl.
+        // SQLite, the totals written to a metrics store's import API through libcurl; the reports read from
+        // protobuf-c's structs (CSnapbackProto) as they are unpacked.
         .target(
             name: "SnapbackFleet",
-            dependencies: ["SnapbackSync", "SnapbackWire", "SnapbackStore", "SnapbackConfigFile", "CNats", "CSnapbackFetch"]),
+            dependencies: [
+                "SnapbackSync", "SnapbackWire", "SnapbackStore", "SnapbackConfigFile", "CNats", "CSnapbackFetch",
+                "CSnapbackProto", "CSQLite"
+            ]),
         .executableTarget(name: "snapback-fleet", dependencies: ["SnapbackFleet", "SnapbackSync"]),
+        .executableTarget(name: "snapback-fuzz-fleet", dependencies: ["SnapbackFleet"]),
         .executableTarget(name: "snapback-fuzz-daemon", dependencies: ["SnapbackFuzzing"]),
         .executableTarget(name: "snapback-fuzz-json", dependencies: ["SnapbackFuzzing"]),
         // The web bridge: WebSocket framing, the upgrade and its checks, its configuration (no I/O), and

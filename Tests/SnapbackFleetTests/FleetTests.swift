@@ -269,3 +269,55 @@ import Testing
         #expect(read > 0 && read < 20_000)
     }
 }
+
+/// snapback-fuzz-fleet's path on the committed corpus (Tests/Fuzz/fleet-corpus: reports as the agent
+/// encodes them, full and sparse, their truncations, and what `make fuzz` found) and on seeded mutations of
+/// a report.
+@Suite struct FleetFuzzCorpusTests {
+    static let corpus = String(#filePath.dropLast("SnapbackFleetTests/FleetTests.swift".count)) + "Fuzz/fleet-corpus"
+
+    @Test func corpusRuns() throws {
+        let directory = try #require(opendir(Self.corpus), "no \(Self.corpus)")
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
+            }
+            if !name.hasPrefix(".") { names.append(name) }
+        }
+        closedir(directory)
+        var parsed = 0
+        for name in names.sorted() {
+            let bytes = try #require(Self.readBytes(Self.corpus + "/" + name), "\(name)")
+            bytes.withUnsafeBytes { FleetFuzzReplay.run($0) }
+            if (try? FleetReport.parse(bytes)) != nil { parsed += 1 }
+        }
+        // Real reports among them, and inputs the checks refuse.
+        #expect(names.count >= 20 && parsed > 0 && parsed < names.count, "\(parsed) of \(names.count) read")
+    }
+
+    @Test func seededMutationsRun() {
+        let valid = FleetTests.report(seq: 3, snapbacks: 9, skips: 1).encoded()
+        var random = SplitMix64(seed: 40)
+        for _ in 0..<5_000 {
+            var bytes = valid
+            for _ in 0...Int.random(in: 0...4, using: &random) { random.mutate(&bytes) }
+            bytes.withUnsafeBytes { FleetFuzzReplay.run($0) }
+        }
+    }
+
+    static func readBytes(_ path: String) -> [UInt8]? {
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var out: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 { return nil }
+            if n == 0 { return out }
+            out += chunk[0..<n]
+        }
+    }
+}
