@@ -30,6 +30,7 @@
 //   snapback-web      the web bridge: pages' WebSockets on loopback <-> snapbackd, one connection each
 //   SnapbackCues      a reader of libsnapback's break sources (HLS, DASH, VMAP), and its yield as the protocol's JSON
 //   snapback-fuzz-web the libFuzzer entry point over the bridge's request heads and WebSocket framing
+//   snapback-fuzz-fleet the libFuzzer entry point over snapback-fleet's report decoder and checks
 import PackageDescription
 
 // The release daemon's speed levers, each opt-in (perf/README.md: what each does and the figure that keeps
@@ -156,11 +157,16 @@ let package = Package(
             ]),
         .executableTarget(name: "snapback-sync", dependencies: ["SnapbackSync"]),
         // The fleet's aggregator: the boxes' telemetry stream (a durable JetStream consumer) summed into
-        // SQLite, the totals written to a metrics store's import API through libcurl.
+        // SQLite, the totals written to a metrics store's import API through libcurl; the reports read from
+        // protobuf-c's structs (CSnapbackProto) as they are unpacked.
         .target(
             name: "SnapbackFleet",
-            dependencies: ["SnapbackSync", "SnapbackWire", "SnapbackStore", "SnapbackConfigFile", "CNats", "CSnapbackFetch"]),
+            dependencies: [
+                "SnapbackSync", "SnapbackWire", "SnapbackStore", "SnapbackConfigFile", "CNats", "CSnapbackFetch",
+                "CSnapbackProto", "CSQLite"
+            ]),
         .executableTarget(name: "snapback-fleet", dependencies: ["SnapbackFleet", "SnapbackSync"]),
+        .executableTarget(name: "snapback-fuzz-fleet", dependencies: ["SnapbackFleet"]),
         .executableTarget(name: "snapback-fuzz-daemon", dependencies: ["SnapbackFuzzing"]),
         .executableTarget(name: "snapback-fuzz-json", dependencies: ["SnapbackFuzzing"]),
         // The web bridge: WebSocket framing, the upgrade and its checks, its configuration (no I/O), and
@@ -193,12 +199,13 @@ let package = Package(
         // A manifest from a file or an http(s) URL through libcurl (`snapback cues`, and the mpv plugin).
         .target(name: "CSnapbackFetch", path: "Sources/CSnapbackFetch", linkerSettings: [.linkedLibrary("curl")]),
         // Not installed. SnapbackDaemon, SnapbackEmbedded and SnapbackStore for `snapback-bench store`'s
-        // in-process group-commit phase (the real service and store on a virtual clock).
+        // in-process group-commit phase (the real service and store on a virtual clock); SnapbackFleet for
+        // `snapback-bench fleet` (the aggregator's batch path, the daemon's catalog as the reports).
         .executableTarget(
             name: "snapback-bench",
             dependencies: [
                 "SnapbackClient", "SnapbackWire", "SnapbackTimeline", "SnapbackCLI", "SnapbackCommandLine", "CLinux",
-                "SnapbackDaemon", "SnapbackEmbedded", "SnapbackStore",
+                "SnapbackDaemon", "SnapbackEmbedded", "SnapbackStore", "SnapbackFleet", "SnapbackSync",
                 .product(name: "ArgumentParser", package: "swift-argument-parser")
             ]),
         // What snapback and snapback-bench share: one-write output, exit statuses, option checks, connecting
@@ -241,7 +248,9 @@ let package = Package(
         ),
         .testTarget(
             name: "SnapbackFleetTests",
-            dependencies: ["SnapbackFleet", "SnapbackWire", "CSnapbackProto", "SnapbackSync", "SnapbackTestSupport"]),
+            dependencies: [
+                "SnapbackFleet", "SnapbackWire", "CSnapbackProto", "SnapbackSync", "SnapbackStore", "SnapbackTestSupport"
+            ]),
         .testTarget(name: "SnapbackCLITests", dependencies: ["SnapbackCLI", "SnapbackWire", "SnapbackTimeline", "SnapbackJSON"]),
         .testTarget(
             name: "SnapbackDaemonTests",

@@ -12,12 +12,14 @@ $(UV_ECHO): bench/uv-echo/snapback-uv-echo.c | perf-inputs
 	$(CC) -std=gnu11 -Wall -Wextra -Werror -O2 -o $@ $< -static -L$(PERF_STATIC_LIBS) -luv -Wl,--no-warnings
 
 # The benchmarks are snapback-bench's (Sources/snapback-bench), built with the release and never installed.
-bench: release $(UV_ECHO) ## Benchmarks with their baselines: round trip vs raw socket, cold path, load, memory per session, timeline engine, store, loop stalls, web bridge, the agent's idle cost of telemetry
+bench: release $(UV_ECHO) ## Benchmarks with their baselines: round trip vs raw socket, cold path, load, memory per session, timeline engine, store, fleet aggregator, loop stalls, web bridge, the agent's idle cost of telemetry
 	$(RELEASE_BIN)/snapback-bench daemon --snapbackd $(RELEASE_BIN)/snapbackd
 	$(RELEASE_BIN)/snapback-bench daemon --snapbackd $(RELEASE_BIN)/snapbackd --spacing 5 --libuv-echo $(UV_ECHO) \
 		--load --sessions 10000
 	taskset -c 0 $(RELEASE_BIN)/snapback-bench timeline
 	$(RELEASE_BIN)/snapback-bench store --snapbackd $(RELEASE_BIN)/snapbackd --seconds 3
+	@# snapback-fleet's batch path on one core, beside decoding alone and a bare SQLite upsert (docs/telemetry.md).
+	taskset -c 0 $(RELEASE_BIN)/snapback-bench fleet
 	bench/loop_stall.py $(RELEASE_BIN)/snapbackd
 	bench/web_bench.py $(RELEASE_BIN)/snapbackd $(RELEASE_BIN)/snapback-web
 	bench/agent_idle.py $(RELEASE_BIN)/snapbackd $(RELEASE_BIN)/snapback-sync

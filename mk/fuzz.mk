@@ -8,7 +8,8 @@ FUZZ_SECONDS ?= 60
 FUZZ_FLAGS := -c release --sanitize=fuzzer --sanitize=address --scratch-path .build-fuzz \
 	-Xswiftc -sanitize-coverage=edge,trace-cmp,inline-8bit-counters,pc-table
 FUZZ_TARGETS := snapback-fuzz:Tests/Fuzz/corpus snapback-fuzz-daemon:Tests/Fuzz/daemon-corpus \
-	snapback-fuzz-json:Tests/Fuzz/json-corpus snapback-fuzz-web:Tests/Fuzz/web-corpus
+	snapback-fuzz-json:Tests/Fuzz/json-corpus snapback-fuzz-web:Tests/Fuzz/web-corpus \
+	snapback-fuzz-fleet:Tests/Fuzz/fleet-corpus
 
 # libsnapback's break sources (libsnapback/tests/fuzz): one target per format, the library's sources
 # compiled in with libFuzzer's coverage, ASan and UBSan (clang: the Swift toolchain's has libFuzzer).

@@ -18,7 +18,13 @@ TELEMETRY_TEST_SECONDS ?= 300
 # on the PATH (a pyenv's) would not have them.
 TELEMETRY_PYTHON       ?= $(if $(wildcard /usr/bin/python3),/usr/bin/python3,python3)
 
-.PHONY: deps-telemetry test-telemetry
+# `make fleet-plot`: the same run, then the story's snapbacks and skipped breaks per hour by preset read back
+# from VictoriaMetrics (PromQL over its HTTP API) and drawn by matplotlib into TELEMETRY_PLOT
+# (docs/telemetry.md "The plot"); python3-matplotlib is installed when missing. It fails when it cannot draw.
+TELEMETRY_PLOT         ?= $(TELEMETRY_BUILD)/fleet.png
+TELEMETRY_ARGS         ?=
+
+.PHONY: deps-telemetry test-telemetry fleet-plot
 
 deps-telemetry:
 	@missing=""; for p in $(TELEMETRY_APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -51,4 +57,12 @@ test-telemetry: deps deps-telemetry ## Fleet telemetry end to end: three boxes, 
 		--snapbackd $(DEBUG_BIN)/snapbackd --agent $(DEBUG_BIN)/snapback-sync --fleet $(DEBUG_BIN)/snapback-fleet && \
 	timeout -k 10 $(TELEMETRY_TEST_SECONDS) $(TELEMETRY_PYTHON) Tests/telemetry/test_fleet.py \
 		--snapbackd $(DEBUG_BIN)/snapbackd --agent $(DEBUG_BIN)/snapback-sync --fleet $(DEBUG_BIN)/snapback-fleet \
-		--stream-probe $(TELEMETRY_BUILD)/stream-probe
+		--stream-probe $(TELEMETRY_BUILD)/stream-probe $(TELEMETRY_ARGS)
+
+fleet-plot: deps ## The three-box story into VictoriaMetrics, then snapbacks and skipped breaks per hour by preset drawn to TELEMETRY_PLOT
+	@$(call apt_install,python3-matplotlib,--no-install-recommends)
+	@$(TELEMETRY_PYTHON) -c 'import matplotlib' || { echo "fleet-plot: FAILED: $(TELEMETRY_PYTHON) cannot import matplotlib" >&2; exit 1; }
+	@mkdir -p $(dir $(TELEMETRY_PLOT))
+	$(MAKE) --no-print-directory test-telemetry TELEMETRY_ARGS="--plot $(abspath $(TELEMETRY_PLOT))"
+	@test -s $(TELEMETRY_PLOT) || { echo "fleet-plot: FAILED: no $(TELEMETRY_PLOT)" >&2; exit 1; }
+	@echo "fleet-plot: $(TELEMETRY_PLOT)"

@@ -24,7 +24,7 @@ public final class FleetService {
     private var nextFullExport: ContinuousClock.Instant
     private var lastProblem = ""
     /// Reports applied, reset, duplicate and dropped since the start.
-    public private(set) var counts = (applied: 0, reset: 0, duplicate: 0, dropped: 0)
+    public private(set) var counts: Counts = (0, 0, 0, 0)
 
     public init(configuration: FleetConfiguration, log: @escaping (String) -> Void) throws(AgentError) {
         self.configuration = configuration
@@ -109,34 +109,9 @@ public final class FleetService {
     }
 
     func handle(_ messages: [FleetMessage]) {
-        var batch: [(streamSeq: UInt64, report: FleetReport)] = []
-        let position = (try? store.position()) ?? 0
-        for message in messages {
-            // Applied already (its batch committed, its ack lost): the seq rule would skip it too.
-            if message.streamSeq != 0, message.streamSeq <= position {
-                counts.duplicate += 1
-                continue
-            }
-            do {
-                let report = try FleetReport.parse(message.bytes)
-                guard message.subject == TelemetryConfiguration.subjectPrefix + report.boxId else {
-                    throw FleetReport.Rejection("its box_id is not its subject's")
-                }
-                batch.append((message.streamSeq, report))
-            } catch {
-                counts.dropped += 1
-                log("snapback-fleet: report at stream sequence \(message.streamSeq) (\(message.subject)) dropped: \(error)")
-            }
-        }
         do {
-            let outcomes = try store.apply(batch)
-            for outcome in outcomes {
-                switch outcome {
-                case .applied: counts.applied += 1
-                case .reset: counts.reset += 1
-                case .duplicate: counts.duplicate += 1
-                }
-            }
+            try Self.apply(
+                messages.lazy.map { ($0.bytes, $0.streamSeq, $0.subject) }, to: store, counts: &counts, log: log)
         } catch {
             // Not acked: the stream delivers the batch again after its ack wait.
             problem("database: \(error); the batch is delivered again")
@@ -144,6 +119,47 @@ public final class FleetService {
         }
         export(changedOnly: true)
         for message in messages { message.ack() }
+    }
+
+    /// Reports applied, reset, duplicate and dropped.
+    public typealias Counts = (applied: Int, reset: Int, duplicate: Int, dropped: Int)
+
+    /// A fetched batch's way into the database, the same for the service and `snapback-bench fleet`:
+    /// each report (its bytes, stream sequence and subject) decoded and checked (``FleetReport``; a
+    /// malformed one logged and counted as dropped), then the batch folded into the totals with the
+    /// consumer's position in ONE transaction (``FleetStore/apply(_:)``). Throws when the transaction
+    /// failed: nothing of the batch is applied then.
+    package static func apply(
+        _ delivered: some Sequence<(bytes: [UInt8], streamSeq: UInt64, subject: String)>, to store: FleetStore,
+        counts: inout Counts, log: (String) -> Void
+    ) throws(SQLiteError) {
+        var batch: [(streamSeq: UInt64, report: FleetReport)] = []
+        let position = try store.position()
+        let arena = UnpackArena()
+        for (bytes, streamSeq, subject) in delivered {
+            // Applied already (its batch committed, its ack lost): the seq rule would skip it too.
+            if streamSeq != 0, streamSeq <= position {
+                counts.duplicate += 1
+                continue
+            }
+            do {
+                let report = try FleetReport.parse(bytes, arena: arena)
+                guard subject == TelemetryConfiguration.subjectPrefix + report.boxId else {
+                    throw FleetReport.Rejection("its box_id is not its subject's")
+                }
+                batch.append((streamSeq, report))
+            } catch {
+                counts.dropped += 1
+                log("snapback-fleet: report at stream sequence \(streamSeq) (\(subject)) dropped: \(error)")
+            }
+        }
+        for outcome in try store.apply(batch) {
+            switch outcome {
+            case .applied: counts.applied += 1
+            case .reset: counts.reset += 1
+            case .duplicate: counts.duplicate += 1
+            }
+        }
     }
 
     /// Writes the totals (the changed ones, or every one) to the metrics store, stamped now.
@@ -172,11 +188,7 @@ public final class FleetService {
             problem("metrics store \(configuration.importURL): \(why); the totals go with the next write")
             return
         }
-        do {
-            try store.markWritten()
-        } catch {
-            problem("database: \(error)")
-        }
+        store.markWritten()
         if !lastProblem.isEmpty {
             log("snapback-fleet: metrics store: \(totals.count) totals written")
             lastProblem = ""

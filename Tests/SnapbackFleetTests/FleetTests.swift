@@ -1,6 +1,7 @@
-import CSnapbackProto
 // SPDX-License-Identifier: Apache-2.0
+import CSnapbackProto
 import Glibc
+import SnapbackStore
 import SnapbackSync
 import SnapbackTestSupport
 import SnapbackWire
@@ -133,7 +134,7 @@ import Testing
 
         // Changed totals until written; then none, and a reopened store holds the same.
         #expect(try !store.totals(changedOnly: true).isEmpty)
-        try store.markWritten()
+        store.markWritten()
         #expect(try store.totals(changedOnly: true).isEmpty)
         let reopened = try FleetStore(path: path)
         #expect(try Self.total(reopened, seeks) == 10 && reopened.position() == 9)
@@ -144,7 +145,7 @@ import Testing
 
     /// The agent leaves out the series that counted nothing: absent is 0, whether a series was never
     /// there, comes to be, or goes (an unclean stop took it back to 0).
-    @Test func anAbsentSeriesIsZero() throws {
+    @Test func anAbsentFamilyIsZeroAndAnEmptyReportOfANewCountingSinceAddsNothing() throws {
         let path = "/tmp/snapback-fleet-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).db"
         defer { for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) } }
         let store = try FleetStore(path: path)
@@ -189,6 +190,79 @@ import Testing
                 .applied
             ])
         #expect(try Self.total(store, seeks) == 6 && Self.total(store, skips) == 3)
+    }
+
+    /// A report without help text and without its zero series (the agent's smaller form): an absent
+    /// series is 0 since the box's counting_since. Appearing, it is counted whole; going back to absent
+    /// (an unclean stop took it back to 0) takes nothing away, and what it counts after is counted from 0.
+    @Test func anAbsentSeriesIsZero() throws {
+        let path = "/tmp/snapback-fleet-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).db"
+        defer { for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) } }
+        let store = try FleetStore(path: path)
+        func sparse(seq: UInt64, snapbacks: UInt64?) throws -> FleetReport {
+            var r = Self.report(seq: seq, snapbacks: snapbacks ?? 0)
+            for i in r.families.indices { r.families[i].help = "" }
+            r.families[0].series.removeAll { $0.value == 0 }
+            r.families.removeAll { $0.series.isEmpty }
+            let parsed = try Self.parsed(r)
+            #expect(parsed.samples.contains { $0.labels.contains { $0 == ("reason", "snapback") } } == (snapbacks != nil))
+            return parsed
+        }
+        let seeks = "snapbackd_seeks_commanded_total{firmware=\"fw-1\",model=\"m\",region=\"eu\",reason=\"snapback\""
+        #expect(try store.apply([(1, try sparse(seq: 1, snapbacks: nil))]) == [.applied])
+        #expect(try Self.total(store, seeks) == 0)
+        #expect(try store.apply([(2, try sparse(seq: 2, snapbacks: 3))]) == [.applied])
+        #expect(try Self.total(store, seeks) == 3)
+        #expect(try store.apply([(3, try sparse(seq: 3, snapbacks: nil))]) == [.applied])
+        #expect(try Self.total(store, seeks) == 3)
+        #expect(try store.apply([(4, try sparse(seq: 4, snapbacks: 2))]) == [.applied])
+        #expect(try Self.total(store, seeks) == 5)
+        // The full form after the sparse one: a zero present is a zero absent.
+        #expect(try store.apply([(5, try Self.parsed(Self.report(seq: 5, snapbacks: 2)))]) == [.applied])
+        #expect(try Self.total(store, seeks) == 5)
+    }
+
+    /// A bucket's `le` is written as Swift prints the bound, without making a string for the usual ones.
+    @Test func bucketLabelsAreSwiftsShortestForm() {
+        var random = SplitMix64(seed: 0x1e)
+        var bounds: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10, 1e-5, 1e20, -3, -0.5]
+        for _ in 0..<5_000 {
+            let digits = Double(Int.random(in: 1...999_999, using: &random))
+            bounds.append(digits / [1, 10, 100, 1000, 1e4, 1e5, 1e6, 1e7][Int.random(in: 0...7, using: &random)])
+            bounds.append(Double(bitPattern: random.next() >> 2))
+        }
+        for bound in bounds where bound.isFinite {
+            let expected = bound == bound.rounded() && abs(bound) < 1e15 ? String(Int64(bound)) : "\(bound)"
+            #expect(FleetReport.bucketLabel(bound) == expected, "\(bound)")
+        }
+        #expect(FleetReport.bucketLabel(.infinity) == "+Inf")
+    }
+
+    /// A database of the earlier version (its totals by their whole series text) is read: moved once.
+    @Test func anEarlierDatabasesTotalsAreMoved() throws {
+        let path = "/tmp/snapback-fleet-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).db"
+        defer { for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) } }
+        do {
+            let db = try SQLiteConnection(path: path, create: true)
+            try db.execute(
+                """
+                CREATE TABLE totals (series TEXT PRIMARY KEY, value REAL NOT NULL, changed INTEGER NOT NULL) WITHOUT ROWID;
+                INSERT INTO totals VALUES ('snapbackd_seeks_commanded_total{firmware="fw-1",model="m",region="eu",reason="snapback",preset="ima"}', 7, 0);
+                INSERT INTO totals VALUES ('snapbackd_starts_total{firmware="fw-1",model="m",region="eu"}', 2, 0);
+                """)
+        }
+        let store = try FleetStore(path: path)
+        let totals = try store.totals(changedOnly: false).sorted { $0.series < $1.series }
+        #expect(
+            totals.map(\.series) == [
+                "snapbackd_seeks_commanded_total{firmware=\"fw-1\",model=\"m\",region=\"eu\",reason=\"snapback\",preset=\"ima\"}",
+                "snapbackd_starts_total{firmware=\"fw-1\",model=\"m\",region=\"eu\"}"
+            ])
+        #expect(totals.map(\.value) == [7, 2])
+        // A box's report adds to the moved total.
+        _ = try store.apply([(1, try Self.parsed(Self.report(seq: 1, snapbacks: 3)))])
+        let seeks = "snapbackd_seeks_commanded_total{firmware=\"fw-1\",model=\"m\",region=\"eu\",reason=\"snapback\""
+        #expect(try Self.total(store, seeks) == 10)
     }
 
     @Test func fleetConfigurationIsReadAndBounded() throws {
@@ -242,5 +316,57 @@ import Testing
             }
         }
         #expect(read > 0 && read < 20_000)
+    }
+}
+
+/// snapback-fuzz-fleet's path on the committed corpus (Tests/Fuzz/fleet-corpus: reports as the agent
+/// encodes them, full and sparse, their truncations, and what `make fuzz` found) and on seeded mutations of
+/// a report.
+@Suite struct FleetFuzzCorpusTests {
+    static let corpus = String(#filePath.dropLast("SnapbackFleetTests/FleetTests.swift".count)) + "Fuzz/fleet-corpus"
+
+    @Test func corpusRuns() throws {
+        let directory = try #require(opendir(Self.corpus), "no \(Self.corpus)")
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
+            }
+            if !name.hasPrefix(".") { names.append(name) }
+        }
+        closedir(directory)
+        var parsed = 0
+        for name in names.sorted() {
+            let bytes = try #require(Self.readBytes(Self.corpus + "/" + name), "\(name)")
+            bytes.withUnsafeBytes { FleetFuzzReplay.run($0) }
+            if (try? FleetReport.parse(bytes)) != nil { parsed += 1 }
+        }
+        // Real reports among them, and inputs the checks refuse.
+        #expect(names.count >= 20 && parsed > 0 && parsed < names.count, "\(parsed) of \(names.count) read")
+    }
+
+    @Test func seededMutationsRun() {
+        let valid = FleetTests.report(seq: 3, snapbacks: 9, skips: 1).encoded()
+        var random = SplitMix64(seed: 40)
+        for _ in 0..<5_000 {
+            var bytes = valid
+            for _ in 0...Int.random(in: 0...4, using: &random) { random.mutate(&bytes) }
+            bytes.withUnsafeBytes { FleetFuzzReplay.run($0) }
+        }
+    }
+
+    static func readBytes(_ path: String) -> [UInt8]? {
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var out: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 { return nil }
+            if n == 0 { return out }
+            out += chunk[0..<n]
+        }
     }
 }

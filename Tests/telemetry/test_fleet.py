@@ -14,7 +14,8 @@ so per preset: that is the truth the fleet's totals must equal. The totals are r
 from VictoriaMetrics' HTTP API. Then: a box restarted (its counters kept), a report re-published (with
 its own message id, and with another), snapback-fleet killed mid-stream and started again, a box cut
 off from NATS while its viewers go on, then back: the totals stay exact. The agent's textfile is read
-with prometheus_client's parser.
+with prometheus_client's parser. With --plot PNG, the story's snapbacks and skipped breaks per hour by
+preset are read back with query_range and drawn (matplotlib), as `make fleet-plot` does.
 
 Every wait is bounded (generously: the machine may be loaded); each check prints PASS or FAIL.
 """
@@ -287,6 +288,61 @@ class Victoria:
         return out
 
 
+    def query_range(self, promql, start, end, step):
+        """A range PromQL query: {label value: [(unix seconds, number)]} by the query's one `by` label."""
+        with urllib.request.urlopen(self.url + "/internal/force_flush", timeout=10):
+            pass
+        url = self.url + "/api/v1/query_range?" + urllib.parse.urlencode(
+            {"query": promql, "start": f"{start:.3f}", "end": f"{end:.3f}", "step": f"{step}s"})
+        with urllib.request.urlopen(url, timeout=30) as r:
+            body = json.load(r)
+        expect(body["status"] == "success", f"query_range {promql}: {body}")
+        out = {}
+        for row in body["data"]["result"]:
+            key = ",".join(f"{v}" for _, v in sorted(row["metric"].items())) or "all"
+            out[key] = [(float(t), float(v)) for t, v in row["values"]]
+        return out
+
+
+# The plot's two panels: docs/telemetry.md "The plot" gives the same queries for vmui.
+PLOT_QUERIES = (
+    ("Snapbacks per hour, by preset",
+     'sum by (preset) (increase(snapback_fleet_seeks_commanded_total{reason="snapback"}[1h]))'),
+    ("Skipped breaks per hour, by preset", "sum by (preset) (increase(snapback_fleet_breaks_skipped_total[1h]))"),
+)
+
+
+def plot(victoria, start, path):
+    """The story's snapbacks and skipped breaks per hour by preset, read back from VictoriaMetrics over its
+    HTTP API (query_range), drawn as a PNG with Debian's matplotlib. Any failure fails the run."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    end = time.time()
+    step = max(1, int((end - start) / 200))
+    figure, axes = plt.subplots(2, 1, figsize=(10, 8), sharex=True)
+    drawn = 0
+    for axis, (title, promql) in zip(axes, PLOT_QUERIES):
+        series = victoria.query_range(promql, start, end, step)
+        expect(series, f"{promql}: no series over the story")
+        for preset, points in sorted(series.items()):
+            axis.plot([(t - start) / 60 for t, _ in points], [v for _, v in points], label=preset, linewidth=1.5)
+            drawn += 1
+        axis.set_title(f"{title}\n{promql}", fontsize=9)
+        axis.set_ylabel("per hour")
+        axis.grid(True, alpha=0.3)
+        axis.legend(title="preset", fontsize=8)
+    axes[-1].set_xlabel("minutes into the three-box story")
+    figure.suptitle("snapback fleet: the three-box story in VictoriaMetrics")
+    figure.tight_layout()
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+    with open(path, "rb") as f:
+        expect(f.read(8) == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG")
+    return f"{path}: {drawn} lines, {os.path.getsize(path)} bytes, step {step} s"
+
+
 def nonzero(counter):
     return {k: float(v) for k, v in counter.items() if v}
 
@@ -298,11 +354,13 @@ def main():
     parser.add_argument("--fleet", required=True)
     parser.add_argument("--stream-probe", required=True)
     parser.add_argument("--keep", action="store_true", help="keep the work directory")
+    parser.add_argument("--plot", metavar="PNG", help="at the end, draw the story's snapbacks and skipped breaks per hour")
     args = parser.parse_args()
     for tool in ("nats-server", "victoria-metrics"):
         if shutil.which(tool) is None:
             sys.exit(f"test_fleet: {tool} is not installed")
     started = time.monotonic()
+    started_wall = time.time()
     work = tempfile.mkdtemp(prefix="snapback-telemetry-")
     nats_port = free_port()
     nats_log = open(os.path.join(work, "nats-server.log"), "w")
@@ -473,6 +531,9 @@ def main():
                     expect(word not in raw, f"{box.name}'s report carries {word!r}")
             return f"no content id, profile or stream id in the reports ({min(sizes)} to {max(sizes)} bytes each)"
         check("reports carry no content id or profile", private)
+        if args.plot:
+            check("the plot: snapbacks and skipped breaks per hour by preset, from VictoriaMetrics (query_range)",
+                  lambda: plot(victoria, started_wall, args.plot))
     finally:
         for box in boxes:
             box.stop()
