@@ -348,8 +348,9 @@ class Player {
 
   // The bridge reads the playlist with libsnapback's readers, keeping what each refresh of a live one
   // said; an open session is given the stitched breaks when they changed.
+  // One read at a time: a refresh that comes meanwhile waits, and only the latest is read.
   readCues() {
-    if (this.playlist === null || !this.ws || this.ws.readyState !== WebSocket.OPEN) return;
+    if (this.cuesPending || this.playlist === null || !this.ws || this.ws.readyState !== WebSocket.OPEN) return;
     const text = this.playlist;
     this.playlist = null;
     this.cuesPending = true;
@@ -361,6 +362,7 @@ class Player {
       .catch((e) => this.error(e))
       .finally(() => {
         this.cuesPending = false;
+        this.readCues();
         this.openWhenKnown();
       });
   }

@@ -9,6 +9,7 @@ WPE WebKit 2.38 plays the fMP4 stream and not, reliably, the TS one: hls.js's TS
 buffer's start, which hls.js jumps by seeking the element to 0.1 s while its pipeline is still prerolling,
 and WebKit's MSE player then never completes that seek (docs/web.md)."""
 
+import json
 import os
 import shutil
 import subprocess
@@ -127,3 +128,25 @@ def mp4(directory, seconds=40):
     if not os.path.exists(path):
         ffmpeg(*source(seconds, 440), "-movflags", "+faststart", path)
     return path
+
+
+def cue_playlist(max_bytes):
+    """An HLS playlist whose readCues message is at most `max_bytes`, made of segments each with a
+    SCTE35-OUT date range (a real splice_insert) and a program date time: the most work a byte of
+    playlist gives the reader (a date, attributes, hex, a SCTE-35 section, a break or a rejection).
+    Returns (text, date ranges): the largest readCues the bridge's default max-message-size admits."""
+    splice = splice_insert(event_id=1, duration=2).hex().upper()
+    lines = ["#EXTM3U", "#EXT-X-VERSION:3", "#EXT-X-TARGETDURATION:2", "#EXT-X-PLAYLIST-TYPE:VOD"]
+    envelope = len(json.dumps({"jsonrpc": "2.0", "id": 1 << 30, "method": "Snapback.1.readCues",
+                               "params": {"text": "", "format": "hls", "reset": True}}))
+    size, i = envelope + sum(len(json.dumps(line)) for line in lines) + 32, 0
+    while True:
+        at = "2026-01-01T%02d:%02d:%02d.000Z" % ((i * 2) // 3600 % 24, (i * 2) // 60 % 60, (i * 2) % 60)
+        unit = ['#EXT-X-DATERANGE:ID="d%d",START-DATE="%s",PLANNED-DURATION=2.0,SCTE35-OUT=0x%s' % (i, at, splice),
+                "#EXT-X-PROGRAM-DATE-TIME:" + at, "#EXTINF:2,", "s%d.ts" % i]
+        cost = sum(len(json.dumps(line)) for line in unit)  # its quotes' two bytes: the newline's "\\n"
+        if size + cost > max_bytes:
+            break
+        lines += unit
+        size, i = size + cost, i + 1
+    return "\n".join(lines + ["#EXT-X-ENDLIST"]) + "\n", i
