@@ -103,8 +103,8 @@ def main():
               lambda: in_flight(chromium, daemon, app_port, bridge_port))
         check("Chromium: 200 page loads and closes, each with a session, leave no session, fd or memory behind",
               lambda: loads_leave_nothing(chromium, daemon, bridge, sock_path, app_port, bridge_port))
-        run_player_checks("Chromium", ChromiumPlayer(chromium), app_port, kids_port, bridge_port)
-        run_shared_checks("Chromium", ChromiumPlayer(chromium), player_poll, sock_path, app_port, bridge_port)
+        run_player_checks("Chromium", ChromiumPlayer(chromium, sock_path), app_port, kids_port, bridge_port)
+        run_shared_checks("Chromium", ChromiumPlayer(chromium, sock_path), player_poll, sock_path, app_port, bridge_port)
 
         def restart_bridge():
             nonlocal bridge
@@ -116,8 +116,8 @@ def main():
         chromium.close()
         chromium = None
         run_wpe_checks(tmp, log_path, app_port, stranger_port, bridge_port)
-        run_player_checks("WPE", CogPlayer(), app_port, kids_port, bridge_port)
-        run_shared_checks("WPE", CogPlayer(), player_poll, sock_path, app_port, bridge_port)
+        run_player_checks("WPE", CogPlayer(sock_path), app_port, kids_port, bridge_port)
+        run_shared_checks("WPE", CogPlayer(sock_path), player_poll, sock_path, app_port, bridge_port)
         run_hls_checks("WPE", lambda url: Cog(url).result(timeout=60), app_port, bridge_port, "fmp4")
     finally:
         if chromium:
@@ -177,11 +177,23 @@ def hls_baseline(result):
         ads[0]["start"], result["seekFrom"], result["resumedAt"])
 
 
+def session_closed(sock_path, leave):
+    """Runs `leave` (a page goes) and waits, up to 10 s, until snapbackd holds a session fewer: the page's
+    bookmark is saved then, which the next load resumes from (a fixed pause was too short on a loaded
+    machine)."""
+    before = daemon_status(sock_path)[1]
+    leave()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and daemon_status(sock_path)[1] >= before:
+        time.sleep(0.05)
+
+
 class ChromiumPlayer:
     """Pages of snapback.js in Chromium tabs, left open until `leave` navigates them away (pagehide)."""
 
-    def __init__(self, chromium):
+    def __init__(self, chromium, sock_path):
         self.chromium = chromium
+        self.sock_path = sock_path
 
     def load(self, url, timeout=60):
         page = self.chromium.new_page()
@@ -190,8 +202,7 @@ class ChromiumPlayer:
         return page, page.evaluate("window.__result")
 
     def leave(self, page):
-        page.navigate("about:blank")
-        time.sleep(0.3)
+        session_closed(self.sock_path, lambda: page.navigate("about:blank"))
         page.close()
 
 
@@ -536,13 +547,15 @@ class CogPlayer:
     """Pages of snapback.js in WPE, each its own cog, left running until `leave` stops it: the page's
     connection drops, and snapbackd closes its session as a player's that vanished."""
 
+    def __init__(self, sock_path):
+        self.sock_path = sock_path
+
     def load(self, url, timeout=60):
         cog = Cog(url)
         return cog, cog.result(timeout, keep=True)
 
     def leave(self, cog):
-        cog.stop()
-        time.sleep(0.3)
+        session_closed(self.sock_path, cog.stop)
 
 
 def run_wpe_checks(tmp, log_path, app_port, stranger_port, bridge_port):
