@@ -23,6 +23,13 @@ public struct NatsError: Error, CustomStringConvertible {
 
     /// The server refused a compare-and-set: the key moved on since it was read.
     var isConflict: Bool { text.contains("wrong last sequence") || text.contains("key exists") }
+
+    /// The call failed because the connection went, not because of the bucket or the server's answer: a
+    /// server stopped while a call was out fails it so, and the agent is then connecting, not in error.
+    var isConnectionLoss: Bool {
+        [NATS_CONNECTION_CLOSED, NATS_CONNECTION_DISCONNECTED, NATS_NO_SERVER, NATS_STALE_CONNECTION, NATS_NOT_YET_CONNECTED]
+            .contains(status)
+    }
 }
 
 /// What libnats's threads tell the agent: errors the server reports asynchronously (a permissions

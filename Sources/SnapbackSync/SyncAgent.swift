@@ -407,7 +407,7 @@ public final class SyncAgent {
                     lastExchange = wallSeconds()
                     serverError = nil
                 } catch let error as NatsError {
-                    if error.text.contains("bucket") { bucketError = error.text }
+                    if error.text.contains("bucket"), !error.isConnectionLoss, nats.isConnected { bucketError = error.text }
                     natsFailed(error)
                     return
                 } catch {
@@ -474,7 +474,7 @@ public final class SyncAgent {
             if try nats.ensureWatcher() { try checkStream() }
             bucketError = nil
         } catch let error as NatsError {
-            if error.text.contains("bucket") { bucketError = error.text }
+            if error.text.contains("bucket"), !error.isConnectionLoss, nats.isConnected { bucketError = error.text }
             natsFailed(error)
             return
         } catch {

@@ -273,7 +273,7 @@ struct SyncAgentTests {
         let waiting = try eventually(60, "the save waits in the outbox; log: \(agent.log)") {
             agent.status.flatMap { $0.outbox >= 1 && $0.state != .connected ? $0 : nil }
         }
-        #expect(waiting.state == .connecting || waiting.state == .offline)
+        #expect(waiting.state == .connecting || waiting.state == .offline, "\(waiting); log: \(agent.log)")
         try nats.start()
         let (show, _) = try eventually(60, "show in the bucket after the restart; log: \(agent.log)") { Self.record(kv, "show") }
         #expect(show.value.bookmark?.contentTime == 120)
