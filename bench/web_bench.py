@@ -11,10 +11,6 @@ cost is in every row alike, so the ratios are the bridge's):
   - unix snapback / web snapback: the snapback round trip, a SeekEnded over an unwatched break until its
     seek push and reply are in (in a session of its own, opened and closed untimed), over the Unix
     socket and as JSON-RPC through the bridge (Snapback.1.seekEnded, the push a "b.push" notification);
-  - web-rpc beside readCues: the same bystander's p99 while another page sends readCues back to back,
-    each the largest playlist the bridge's default bounds admit (max-message-size 256 KiB) with the
-    most tags (SCTE35-OUT date ranges: the reader's 1,000 breaks and the rest rejected), against its
-    p99 alone; and how long one such readCues takes (the bridge reads it on its loop);
   - the bridge's RSS and wake-ups while no page is connected (target: no wake-up at all).
 
 Usage: web_bench.py SNAPBACKD SNAPBACK_WEB [--calls N] [--seconds S] [--flooders N] [--json]
@@ -33,7 +29,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "Tests", "web"))
 from harness import free_port, rss_kib, sb, start_bridge, start_daemon, stop, wakeups, write_config  # noqa: E402
 from wsclient import Closed, WebSocket  # noqa: E402
-import media  # noqa: E402
 
 ORIGIN = "http://127.0.0.1:8000"
 TOKEN = "bench-token-0123456789abcdef"
@@ -151,45 +146,6 @@ def time_web_snapback(port, calls):
     return samples
 
 
-def cues_sender(port, seconds, text, out):
-    """A page sending readCues of `text` back to back for `seconds`, each call's time put in `out`."""
-    if os.cpu_count() > 1:
-        os.sched_setaffinity(0, {1})
-    ws = page(port)
-    message = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "Snapback.1.readCues",
-                          "params": {"text": text, "format": "hls", "reset": True}}).encode()
-    # In frames of the default max-frame-size (64 KiB), masked once: the same bytes each time.
-    capture = CaptureSocket()
-    ws.sock, real = capture, ws.sock
-    for at in range(0, len(message), FRAME):
-        ws.send_frame(0x1 if at == 0 else 0x0, message[at:at + FRAME], fin=at + FRAME >= len(message))
-    ws.sock = real
-    frames = b"".join(capture.sent)
-    deadline = time.monotonic() + seconds
-    samples = []
-    while time.monotonic() < deadline:
-        t0 = time.perf_counter()
-        ws.sock.sendall(frames)
-        reply = ws.recv_json(timeout=60)
-        samples.append(time.perf_counter() - t0)
-        assert "result" in reply, str(reply)[:300]
-    ws.close()
-    out.put(samples)
-
-
-FRAME = 64 * 1024
-
-
-class CaptureSocket:
-    """What a WebSocket would send, kept."""
-
-    def __init__(self):
-        self.sent = []
-
-    def sendall(self, data):
-        self.sent.append(bytes(data))
-
-
 def flooder(port, seconds, counts):
     # The flooders' own CPU is not the bridge's doing: they run on the other core.
     if os.cpu_count() > 1:
@@ -264,22 +220,8 @@ def main():
         rows["web-rpc alone"] = summary(alone)
         rows["web-rpc flooded"] = summary(loaded)
         busy_rss = rss_kib(bridge.pid)  # the flood bridge's, after the flood
-        # The bystander beside a page sending the largest readCues the default bounds admit (the flood
-        # bridge: its limits but the message rate are the defaults).
-        text, tags = media.cue_playlist(256 * 1024)
-        cues_out = multiprocessing.Queue()
-        sender = multiprocessing.Process(target=cues_sender, args=(port, args.seconds + 1, text, cues_out))
-        sender.start()
-        time.sleep(0.5)
-        beside = time_rpc(port, seconds=args.seconds, gap=0.005)
-        cues_samples = cues_out.get()
-        sender.join()
-        rows["web-rpc beside readCues"] = summary(beside)
-        rows["readCues 256 KiB"] = summary(cues_samples)
         result = {"rows": rows, "flood": {"flooders": args.flooders, "messages_sent": sent, "pages_closed": closed},
                   "flood_p99_ratio": rows["web-rpc flooded"]["p99_us"] / rows["web-rpc alone"]["p99_us"],
-                  "cues": {"bytes": len(text.encode()), "date_ranges": tags, "calls": len(cues_samples)},
-                  "cues_p99_ratio": rows["web-rpc beside readCues"]["p99_us"] / rows["web-rpc alone"]["p99_us"],
                   "bridge_idle_rss_kib": idle_rss, "bridge_rss_after_kib": busy_rss,
                   "bridge_idle_wakeups": idle_wakeups, "idle_seconds": args.seconds}
     finally:
@@ -295,9 +237,6 @@ def main():
             name, row["p50_us"], row["p99_us"], row["p50_us"] / unix["p50_us"], row["p99_us"] / unix["p99_us"], row["n"]))
     print("  flood: %d pages sending as fast as they can (%d messages, closed %d times): bystander p99 %.2fx its unloaded p99 (target <= 2)"
           % (args.flooders, sent, closed, result["flood_p99_ratio"]))
-    print("  readCues: a page sending %d-byte playlists (%d SCTE35-OUT date ranges) back to back, %d calls of p50 %.1f ms:"
-          " bystander p99 %.2fx its unloaded p99 (target: within the 5 ms stall rule)" % (
-              result["cues"]["bytes"], tags, len(cues_samples), rows["readCues 256 KiB"]["p50_us"] / 1e3, result["cues_p99_ratio"]))
     print("  bridge idle: RSS %d KiB, %d wake-ups in %.0f s with no page (target 0); RSS %d KiB after the flood"
           % (idle_rss, idle_wakeups, args.seconds, busy_rss))
     print("  snapback round trip: web %.2fx the Unix socket's (p50)" % (

@@ -34,14 +34,11 @@ public enum Metric: Int, CaseIterable, Sendable {
                 "Seeks and trick play refused while an unwatched break played (the player sent back into it)",
                 [.of(RefusedMove.self)])
         case .breaksPlayed:
-            return .counter(
-                "snapbackd_breaks_played", "Ad breaks played to their end, by what told the end",
-                [.of(BreakEnding.self), .of(BreakPosition.self), .of(AdPolicy.Preset.self)])
+            return .counter("snapbackd_breaks_played", "Ad breaks played to their end", [.of(BreakPosition.self)])
         case .breaksWatched:
             return .counter(
-                "snapbackd_breaks_watched",
-                "Ad breaks that came to count as watched, by the session's policy rule that counted them",
-                [.of(WatchedRule.self), .of(BreakPosition.self), .of(AdPolicy.Preset.self)])
+                "snapbackd_breaks_watched", "Ad breaks that came to count as watched (under the session's policy)",
+                [.of(BreakPosition.self)])
         case .breaksSkipped:
             return .counter(
                 "snapbackd_breaks_skipped", "Ad breaks not played where the viewer met them, by why",
@@ -191,55 +188,6 @@ enum RefusedMove: MetricLabel {
     case seek, trickPlay
     static var metricLabelName: String { "move" }
     var metricLabelValue: String { self == .seek ? "seek" : "trick-play" }
-}
-
-/// What told the timeline a break had played to its end (``TimelineReason/Completion`` as a label).
-enum BreakEnding: MetricLabel {
-    case playheadReachedEnd, adBreakEnded, lastAdEnded, noAdBreakEnded, expectedEndPassed
-    static var metricLabelName: String { "reason" }
-    var metricLabelValue: String {
-        switch self {
-        case .playheadReachedEnd: return "playhead-reached-end"
-        case .adBreakEnded: return "ad-break-ended"
-        case .lastAdEnded: return "last-ad-ended"
-        case .noAdBreakEnded: return "no-ad-break-ended"
-        case .expectedEndPassed: return "expected-end-passed"
-        }
-    }
-
-    init(_ completion: TimelineReason.Completion) {
-        switch completion {
-        case .playheadReachedEnd: self = .playheadReachedEnd
-        case .adBreakEndedEvent: self = .adBreakEnded
-        case .lastAdEnded: self = .lastAdEnded
-        case .noAdBreakEnded: self = .noAdBreakEnded
-        case .expectedEndPassed: self = .expectedEndPassed
-        }
-    }
-}
-
-/// Which rule of the session's policy made a break count as watched: its start (`watchedWhen` begin), its
-/// end, or the loop guard letting a viewer go after `maxSnapbacksPerBreak` snapbacks to it.
-enum WatchedRule: MetricLabel {
-    case onBegin, onEnd, loopGuard
-    static var metricLabelName: String { "reason" }
-    var metricLabelValue: String {
-        switch self {
-        case .onBegin: return "on-begin"
-        case .onEnd: return "on-end"
-        case .loopGuard: return "loop-guard"
-        }
-    }
-
-    /// nil for a reason the timeline never gives a watched break.
-    init?(_ reason: TimelineReason) {
-        switch reason {
-        case .watchedOnBegin: self = .onBegin
-        case .watchedOnEnd: self = .onEnd
-        case .loopGuard: self = .loopGuard
-        default: return nil
-        }
-    }
 }
 
 /// What closed a session (``TimelineService/CloseTrigger`` as a label).

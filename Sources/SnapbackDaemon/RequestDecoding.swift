@@ -108,12 +108,8 @@ final class WorkQueue: @unchecked Sendable {
     // Guarded by `mutex`. At most a job per connection waits (its requests are held meanwhile).
     private var queue: [@Sendable () -> Void] = []
     private var stopping = false
-    /// The thread's nice value above the process's (0: the same): a worker that must not delay the loop
-    /// thread's turns on the core they share.
-    private let niceness: Int32
 
-    init(niceness: Int32 = 0) {
-        self.niceness = niceness
+    init() {
         pthread_mutex_init(mutex, nil)
         pthread_cond_init(ready, nil)
     }
@@ -160,13 +156,6 @@ final class WorkQueue: @unchecked Sendable {
             &thread, nil,
             { raw in
                 let queue = Unmanaged<WorkQueue>.fromOpaque(raw!).takeRetainedValue()
-                // On Linux a nice value is a thread's: who 0 is the calling thread. Lowering one's own
-                // priority needs no privilege; should it fail, the thread runs at the process's.
-                if queue.niceness != 0 {
-                    errno = 0
-                    let now = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
-                    if errno == 0 { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, now + queue.niceness) }
-                }
                 while let job = queue.next() { job() }
                 return nil
             }, context)

@@ -143,17 +143,9 @@ extension TimelineService {
                 metrics.count(.seeksRefused, move.metricIndex)
             }
         case .breakCompleted(let id):
-            guard case .breakCompleted(let how) = actions[index].reason else { return }
-            metrics.count(
-                .breaksPlayed,
-                (BreakEnding(how).metricIndex &* Self.positions &+ position(of: id, in: entry)) &* Self.presets
-                    &+ entry.presetIndex)
+            metrics.count(.breaksPlayed, position(of: id, in: entry))
         case .breakWatched(let id):
-            guard let rule = WatchedRule(actions[index].reason) else { return }
-            metrics.count(
-                .breaksWatched,
-                (rule.metricIndex &* Self.positions &+ position(of: id, in: entry)) &* Self.presets
-                    &+ entry.presetIndex)
+            metrics.count(.breaksWatched, position(of: id, in: entry))
         case .breakSkipped(let id, let why):
             metrics.count(
                 .breaksSkipped,

@@ -79,17 +79,6 @@ class Player {
     return im && im.primary && this.inInterstitial !== null ? im.primary.currentTime : this.video.currentTime;
   }
 
-  // The element's `ended` is the content's only outside hls.js's interstitials: an interstitial's asset
-  // plays in the same element, and its end is the ad's (the element is then handed back to the primary).
-  primaryEnded() {
-    if (!this.hls) return true;
-    if (this.inInterstitial !== null || this.hlsResuming) return false;
-    const im = this.hls.interstitialsManager;
-    if (!im || !im.primary) return true;  // no interstitial scheduled: the element plays the primary content only
-    if (im.playingItem && im.playingItem.event) return false;  // an interstitial's item of the schedule
-    return !(im.primary.duration > 0) || im.primary.currentTime >= im.primary.duration - 1;
-  }
-
   get connected() {
     return this.ws !== null && this.ws.readyState === WebSocket.OPEN && this.sessionId !== null;
   }
@@ -112,10 +101,7 @@ class Player {
     on(v, "pause", () => {
       if (!v.ended && !v.seeking) this.event("pause", { streamTime: v.currentTime });
     });
-    on(v, "ended", () => {
-      if (!this.primaryEnded()) return;
-      this.event("contentComplete", {});
-    });
+    on(v, "ended", () => this.event("contentComplete", {}));
     on(window, "pagehide", () => this.close());
     if (this.hls) this.watchHls();
     this.connect();
@@ -348,9 +334,8 @@ class Player {
 
   // The bridge reads the playlist with libsnapback's readers, keeping what each refresh of a live one
   // said; an open session is given the stitched breaks when they changed.
-  // One read at a time: a refresh that comes meanwhile waits, and only the latest is read.
   readCues() {
-    if (this.cuesPending || this.playlist === null || !this.ws || this.ws.readyState !== WebSocket.OPEN) return;
+    if (this.playlist === null || !this.ws || this.ws.readyState !== WebSocket.OPEN) return;
     const text = this.playlist;
     this.playlist = null;
     this.cuesPending = true;
@@ -362,7 +347,6 @@ class Player {
       .catch((e) => this.error(e))
       .finally(() => {
         this.cuesPending = false;
-        this.readCues();
         this.openWhenKnown();
       });
   }
