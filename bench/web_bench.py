@@ -11,6 +11,13 @@ cost is in every row alike, so the ratios are the bridge's):
   - unix snapback / web snapback: the snapback round trip, a SeekEnded over an unwatched break until its
     seek push and reply are in (in a session of its own, opened and closed untimed), over the Unix
     socket and as JSON-RPC through the bridge (Snapback.1.seekEnded, the push a "b.push" notification);
+  - web-rpc beside readCues: the same bystander's p99 while another page sends readCues back to back,
+    each the largest playlist the bridge's default bounds admit (max-message-size 256 KiB) with the
+    most tags (SCTE35-OUT date ranges: the reader's 1,000 breaks and the rest rejected), against its
+    p99 alone; and how long one such readCues takes, the client's round trip;
+  - loop held by readCues: how long one such readCues holds the bridge's loop, as another page's
+    slowest ping while it is sent, read and answered, against that page's slowest ping over as long
+    without it (the 5 ms stall rule);
   - the bridge's RSS and wake-ups while no page is connected (target: no wake-up at all).
 
 Usage: web_bench.py SNAPBACKD SNAPBACK_WEB [--calls N] [--seconds S] [--flooders N] [--json]
@@ -29,6 +36,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "Tests", "web"))
 from harness import free_port, rss_kib, sb, start_bridge, start_daemon, stop, wakeups, write_config  # noqa: E402
 from wsclient import Closed, WebSocket  # noqa: E402
+import media  # noqa: E402
 
 ORIGIN = "http://127.0.0.1:8000"
 TOKEN = "bench-token-0123456789abcdef"
@@ -40,7 +48,8 @@ def percentile(values, p):
 
 
 def summary(samples):
-    return {"p50_us": percentile(samples, 0.5) * 1e6, "p99_us": percentile(samples, 0.99) * 1e6, "n": len(samples)}
+    return {"min_us": min(samples, default=float("nan")) * 1e6, "p50_us": percentile(samples, 0.5) * 1e6,
+            "p99_us": percentile(samples, 0.99) * 1e6, "n": len(samples)}
 
 
 def page(port):
@@ -146,6 +155,102 @@ def time_web_snapback(port, calls):
     return samples
 
 
+def cue_frames(ws, text):
+    """A readCues of `text` as `ws` sends it, in frames of the default max-frame-size (64 KiB), masked
+    once: the same bytes each time."""
+    message = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "Snapback.1.readCues",
+                          "params": {"text": text, "format": "hls", "reset": True}}).encode()
+    capture = CaptureSocket()
+    ws.sock, real = capture, ws.sock
+    for at in range(0, len(message), FRAME):
+        ws.send_frame(0x1 if at == 0 else 0x0, message[at:at + FRAME], fin=at + FRAME >= len(message))
+    ws.sock = real
+    return b"".join(capture.sent)
+
+
+def cues_sender(port, seconds, text, out):
+    """A page sending readCues of `text` back to back for `seconds`, each call's time put in `out`."""
+    if os.cpu_count() > 1:
+        os.sched_setaffinity(0, {1})
+    ws = page(port)
+    frames = cue_frames(ws, text)
+    deadline = time.monotonic() + seconds
+    samples = []
+    while time.monotonic() < deadline:
+        t0 = time.perf_counter()
+        ws.sock.sendall(frames)
+        reply = ws.recv_json(timeout=60)
+        samples.append(time.perf_counter() - t0)
+        assert "result" in reply, str(reply)[:300]
+    ws.close()
+    out.put(samples)
+
+
+FRAME = 64 * 1024
+
+
+def pinger(port, go, halt, out):
+    """A page pinging the bridge back to back from each `go` until `halt`, the slowest pong of each
+    round put in `out`: how long the bridge's loop was held meanwhile, within a ping's round trip."""
+    if os.cpu_count() > 1:
+        os.sched_setaffinity(0, {1})
+    ws = page(port)
+    ws.call("Snapback.1.register", {"event": "push", "id": "b"})
+    while True:
+        go.wait()
+        go.clear()
+        worst = 0.0
+        while not halt.is_set():
+            t0 = time.perf_counter()
+            ws.send_frame(0x9, b"hold")
+            opcode, _ = ws.recv_frame(timeout=60)
+            worst = max(worst, time.perf_counter() - t0)
+            if opcode == 0x8:
+                return
+        halt.clear()
+        out.put(worst)
+
+
+def loop_held(port, text, rounds):
+    """How long one readCues of `text` holds the bridge's loop: the slowest of another page's pings while
+    it is sent and answered, against the slowest over as long a time without it. (held, alone) samples."""
+    go, halt, out = multiprocessing.Event(), multiprocessing.Event(), multiprocessing.Queue()
+    child = multiprocessing.Process(target=pinger, args=(port, go, halt, out), daemon=True)
+    child.start()
+    ws = page(port)
+    frames = cue_frames(ws, text)
+    held, alone = [], []
+    try:
+        for _ in range(rounds):
+            go.set()
+            time.sleep(0.01)
+            t0 = time.perf_counter()
+            ws.sock.sendall(frames)
+            reply = ws.recv_json(timeout=60)
+            took = time.perf_counter() - t0
+            halt.set()
+            held.append(out.get(timeout=60))
+            assert "result" in reply, str(reply)[:300]
+            go.set()
+            time.sleep(0.01 + took)
+            halt.set()
+            alone.append(out.get(timeout=60))
+    finally:
+        ws.close()
+        child.terminate()
+    return held, alone
+
+
+class CaptureSocket:
+    """What a WebSocket would send, kept."""
+
+    def __init__(self):
+        self.sent = []
+
+    def sendall(self, data):
+        self.sent.append(bytes(data))
+
+
 def flooder(port, seconds, counts):
     # The flooders' own CPU is not the bridge's doing: they run on the other core.
     if os.cpu_count() > 1:
@@ -194,6 +299,11 @@ def main():
                 "web-rpc": summary(time_rpc(port, calls=args.calls)),
                 "unix snapback": summary(time_unix_snapback(sock_path, args.calls // 5)),
                 "web snapback": summary(time_web_snapback(port, args.calls // 5))}
+        # The largest readCues the default bounds admit (max-message-size 256 KiB), this bridge's (any rate).
+        text, tags = media.cue_playlist(256 * 1024)
+        held, held_alone = loop_held(port, text, rounds=100)
+        rows["loop held by readCues"] = summary(held)
+        rows["ping worst, alone"] = summary(held_alone)
         stop(bridge)
         flood_tmp = os.path.join(tmp, "flood")
         os.mkdir(flood_tmp)
@@ -220,8 +330,23 @@ def main():
         rows["web-rpc alone"] = summary(alone)
         rows["web-rpc flooded"] = summary(loaded)
         busy_rss = rss_kib(bridge.pid)  # the flood bridge's, after the flood
+        # The bystander beside a page sending the largest readCues the default bounds admit (the flood
+        # bridge: its limits but the message rate are the defaults).
+        cues_out = multiprocessing.Queue()
+        sender = multiprocessing.Process(target=cues_sender, args=(port, args.seconds + 1, text, cues_out))
+        sender.start()
+        time.sleep(0.5)
+        beside = time_rpc(port, seconds=args.seconds, gap=0.005)
+        cues_samples = cues_out.get()
+        sender.join()
+        rows["web-rpc beside readCues"] = summary(beside)
+        rows["readCues 256 KiB"] = summary(cues_samples)
+
         result = {"rows": rows, "flood": {"flooders": args.flooders, "messages_sent": sent, "pages_closed": closed},
                   "flood_p99_ratio": rows["web-rpc flooded"]["p99_us"] / rows["web-rpc alone"]["p99_us"],
+                  "cues": {"bytes": len(text.encode()), "date_ranges": tags, "calls": len(cues_samples)},
+                  "cues_p99_ratio": rows["web-rpc beside readCues"]["p99_us"] / rows["web-rpc alone"]["p99_us"],
+                  "cues_hold_ratio": rows["loop held by readCues"]["p50_us"] / rows["ping worst, alone"]["p50_us"],
                   "bridge_idle_rss_kib": idle_rss, "bridge_rss_after_kib": busy_rss,
                   "bridge_idle_wakeups": idle_wakeups, "idle_seconds": args.seconds}
     finally:
@@ -237,6 +362,14 @@ def main():
             name, row["p50_us"], row["p99_us"], row["p50_us"] / unix["p50_us"], row["p99_us"] / unix["p99_us"], row["n"]))
     print("  flood: %d pages sending as fast as they can (%d messages, closed %d times): bystander p99 %.2fx its unloaded p99 (target <= 2)"
           % (args.flooders, sent, closed, result["flood_p99_ratio"]))
+    print("  readCues: a page sending %d-byte playlists (%d SCTE35-OUT date ranges) back to back, %d calls of p50 %.1f ms:"
+          " bystander p99 %.2fx its unloaded p99 (target: within the 5 ms stall rule)" % (
+              result["cues"]["bytes"], tags, len(cues_samples), rows["readCues 256 KiB"]["p50_us"] / 1e3, result["cues_p99_ratio"]))
+    held, alone = rows["loop held by readCues"], rows["ping worst, alone"]
+    print("  readCues holds the loop: another page's slowest ping while one is read min %.2f ms, p50 %.2f ms, p99 %.2f ms;"
+          " over as long without it min %.2f ms, p50 %.2f ms (p50 %.2fx; the 5 ms stall rule)" % (
+              held["min_us"] / 1e3, held["p50_us"] / 1e3, held["p99_us"] / 1e3, alone["min_us"] / 1e3, alone["p50_us"] / 1e3,
+              result["cues_hold_ratio"]))
     print("  bridge idle: RSS %d KiB, %d wake-ups in %.0f s with no page (target 0); RSS %d KiB after the flood"
           % (idle_rss, idle_wakeups, args.seconds, busy_rss))
     print("  snapback round trip: web %.2fx the Unix socket's (p50)" % (

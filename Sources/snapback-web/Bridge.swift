@@ -8,6 +8,8 @@ import SnapbackWeb
 /// all and per app). Loop-confined.
 final class Bridge {
     let loop: EventLoop
+    /// Where the pages' long work goes (the manifests of `readCues`), off the loop every page shares.
+    let worker: LoopWorker
     /// The configuration in force: a reload (``reload(_:)``) replaces its apps and the limits of pages
     /// accepted after it.
     private(set) var configuration: BridgeConfiguration
@@ -30,6 +32,7 @@ final class Bridge {
 
     init(loop: EventLoop, configuration: BridgeConfiguration, files: [String: Handshake.StaticFile]) {
         self.loop = loop
+        worker = LoopWorker(loop: loop)
         self.configuration = configuration
         self.files = files
         pagesPerApp = Array(repeating: 0, count: configuration.apps.count)

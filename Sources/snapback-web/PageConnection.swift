@@ -185,7 +185,7 @@ final class PageConnection {
         loop.logger.info("page \(id) of app \(app.name) connected")
         stopReading()
         if !leftover.isEmpty { decoder.append(leftover) }
-        rpc = PageRPC(page: self, app: app, maxMessageSize: limits.maxMessageSize)
+        rpc = PageRPC(page: self, app: app, maxMessageSize: limits.maxMessageSize, worker: bridge.worker)
         link = DaemonLink(loop: loop, socketPath: limits.daemonSocket, clientName: "snapback-web \(app.name)") {
             [unowned self] event in
             self.linkEvent(event)

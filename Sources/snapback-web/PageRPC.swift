@@ -27,6 +27,8 @@ final class PageRPC {
     /// Manifest readers (`readCues`) a page may hold at once: a page reads its stream's playlist, and a
     /// few more at most (another rendition, a VMAP).
     static let maxReaders = 4
+    /// `readCues` calls of a page waiting while one of its is read (they are read in order, one at a time).
+    static let maxCueReadsWaiting = 4
 
     private unowned let page: PageConnection
     private var scope: PageScope
@@ -42,11 +44,16 @@ final class PageRPC {
     /// The page's manifest readers by name, each holding what its refreshes said (a live playlist's
     /// breaks that slid out of its window, the changes of the last one).
     private var readers: [(name: String, reader: CueReader)] = []
+    /// Reads the manifests off the loop; while one of the page's is read, its readers are the job's.
+    private let worker: LoopWorker
+    private var readingCues = false
+    private var cueReadsWaiting: [JSONRPC.Request] = []
 
-    init(page: PageConnection, app: WebApp, maxMessageSize: Int) {
+    init(page: PageConnection, app: WebApp, maxMessageSize: Int, worker: LoopWorker) {
         self.page = page
         scope = PageScope(app: app)
         limits = Self.limits(maxMessageSize: maxMessageSize)
+        self.worker = worker
     }
 
     var app: WebApp { scope.app }
@@ -217,69 +224,45 @@ final class PageRPC {
     /// UpdateBreaks). `reader` (default "main") names a reader the page keeps for the refreshes of one
     /// live manifest; `format` and `contentDuration` are taken when it is made, `reset` makes it anew.
     /// The bridge's own method: snapbackd reads no manifest.
+    ///
+    /// Read on the bridge's worker thread, not on the loop: the largest playlist the bounds admit takes
+    /// tens of milliseconds to read and to write out, which every other page's calls would wait for. A
+    /// page's reads go one at a time, in order; a few more wait, and beyond them RESOURCE_EXHAUSTED.
     private func readCues(_ request: JSONRPC.Request) {
-        func invalid(_ message: String) {
-            answer(request.id, .failure(.init(code: .invalidParams, message: message)))
-        }
-        guard let params = request.params else { return invalid("params {\"text\"} are required") }
-        var text: String?
-        var name = "main"
-        var format: CueReader.Format?
-        var contentDuration = 0.0
-        var reset = false
-        do throws(ProtoJSONError) {
-            var r = try ProtoJSONReader(params, limits: ProtoJSONLimits(maxBytes: params.count, maxDepth: 4))
-            guard r.nextKind() == .object else { return invalid("params must be an object") }
-            try r.beginObject()
-            while let key = try r.nextKey() {
-                let kind = r.nextKind()
-                switch key {
-                case "text" where kind == .string: text = try r.string()
-                case "reader" where kind == .string: name = try r.string() ?? ""
-                case "format" where kind == .string:
-                    let value = try r.string() ?? ""
-                    guard let f = CueReader.Format(rawValue: value) else { return invalid("format must be hls, dash or vmap") }
-                    format = f
-                case "contentDuration":
-                    guard let d = try r.double(), d >= 0, d <= 1e10 else {
-                        return invalid("contentDuration must be seconds from 0 to 1e10")
-                    }
-                    contentDuration = d
-                case "reset" where kind == .bool: reset = try r.bool() ?? false
-                case "text", "reader", "format", "reset": return invalid("\(key): wrong type")
-                default: _ = try r.skipValue()
-                }
-            }
-        } catch {
-            return invalid("params: \(error)")
-        }
-        guard let text else { return invalid("text (the manifest) is required") }
-        guard !name.isEmpty, name.utf8.count <= 64 else { return invalid("reader must be 1 to 64 characters") }
-        if reset { readers.removeAll { $0.name == name } }
-        let reader: CueReader
-        if let held = readers.first(where: { $0.name == name }) {
-            reader = held.reader
-        } else {
-            guard readers.count < Self.maxReaders else {
+        if readingCues {
+            guard cueReadsWaiting.count < Self.maxCueReadsWaiting else {
                 answer(
                     request.id,
-                    status: WireStatus(code: .resourceExhausted, message: "at most \(Self.maxReaders) manifest readers a page"))
+                    status: WireStatus(
+                        code: .resourceExhausted,
+                        message: "more than \(Self.maxCueReadsWaiting) readCues waiting (a page's are read one at a time)"))
                 return
             }
-            guard let made = CueReader(format: format, contentDuration: contentDuration) else {
-                answer(request.id, status: WireStatus(code: .resourceExhausted, message: "out of memory"))
-                return
-            }
-            reader = made
-            readers.append((name, made))
-        }
-        if let refused = reader.update(Array(text.utf8)) {
-            // A reader that never read a manifest holds nothing worth its slot.
-            if reader.reads == 0 { readers.removeAll { $0.reader === reader } }
-            answer(request.id, status: WireStatus(code: .invalidArgument, message: "manifest refused: \(refused)"))
+            cueReadsWaiting.append(request)
             return
         }
-        answer(request.id, .success(Array(reader.json(name: name).utf8)))
+        readingCues = true
+        let job = CueRead(params: request.params, readers: readers)
+        readers = []
+        let id = request.id
+        let done: (CueRead) -> Void = { [weak self] read in self?.cuesRead(id, read) }
+        let work: @Sendable () -> CueRead = {
+            var read = job
+            read.run()
+            return read
+        }
+        if !worker.run(work, completion: done) { done(work()) }
+    }
+
+    private func cuesRead(_ id: [UInt8]?, _ read: CueRead) {
+        readers = read.readers
+        readingCues = false
+        switch read.outcome {
+        case .invalid(let message): answer(id, .failure(.init(code: .invalidParams, message: message)))
+        case .refused(let status): answer(id, status: status)
+        case .result(let json): answer(id, .success(json))
+        }
+        if !cueReadsWaiting.isEmpty { readCues(cueReadsWaiting.removeFirst()) }
     }
 
     /// A RESPONSE from snapbackd: the answer to the page's call with that call id.
@@ -346,5 +329,88 @@ final class PageRPC {
         readers = []
         pending = [:]
         streams = [:]
+    }
+}
+
+/// A `readCues` call, done on the worker thread: its params read, its reader found among the page's or
+/// made, the manifest read and the result written. The page's readers travel with it and come back with
+/// its outcome: nothing else touches them meanwhile (the page's reads go one at a time), and a reader
+/// (its `snapback_cues`) is used by one thread at a time, as the C requires.
+private struct CueRead: @unchecked Sendable {
+    enum Outcome {
+        case invalid(String)
+        case refused(WireStatus)
+        case result([UInt8])
+    }
+
+    let params: [UInt8]?
+    var readers: [(name: String, reader: CueReader)]
+    var outcome = Outcome.invalid("")
+
+    init(params: [UInt8]?, readers: [(name: String, reader: CueReader)]) {
+        self.params = params
+        self.readers = readers
+    }
+
+    mutating func run() {
+        outcome = read()
+    }
+
+    private mutating func read() -> Outcome {
+        guard let params else { return .invalid("params {\"text\"} are required") }
+        var text: String?
+        var name = "main"
+        var format: CueReader.Format?
+        var contentDuration = 0.0
+        var reset = false
+        do throws(ProtoJSONError) {
+            var r = try ProtoJSONReader(params, limits: ProtoJSONLimits(maxBytes: params.count, maxDepth: 4))
+            guard r.nextKind() == .object else { return .invalid("params must be an object") }
+            try r.beginObject()
+            while let key = try r.nextKey() {
+                let kind = r.nextKind()
+                switch key {
+                case "text" where kind == .string: text = try r.string()
+                case "reader" where kind == .string: name = try r.string() ?? ""
+                case "format" where kind == .string:
+                    let value = try r.string() ?? ""
+                    guard let f = CueReader.Format(rawValue: value) else { return .invalid("format must be hls, dash or vmap") }
+                    format = f
+                case "contentDuration":
+                    guard let d = try r.double(), d >= 0, d <= 1e10 else {
+                        return .invalid("contentDuration must be seconds from 0 to 1e10")
+                    }
+                    contentDuration = d
+                case "reset" where kind == .bool: reset = try r.bool() ?? false
+                case "text", "reader", "format", "reset": return .invalid("\(key): wrong type")
+                default: _ = try r.skipValue()
+                }
+            }
+        } catch {
+            return .invalid("params: \(error)")
+        }
+        guard let text else { return .invalid("text (the manifest) is required") }
+        guard !name.isEmpty, name.utf8.count <= 64 else { return .invalid("reader must be 1 to 64 characters") }
+        if reset { readers.removeAll { $0.name == name } }
+        let reader: CueReader
+        if let held = readers.first(where: { $0.name == name }) {
+            reader = held.reader
+        } else {
+            guard readers.count < PageRPC.maxReaders else {
+                return .refused(
+                    WireStatus(code: .resourceExhausted, message: "at most \(PageRPC.maxReaders) manifest readers a page"))
+            }
+            guard let made = CueReader(format: format, contentDuration: contentDuration) else {
+                return .refused(WireStatus(code: .resourceExhausted, message: "out of memory"))
+            }
+            reader = made
+            readers.append((name, made))
+        }
+        if let refused = reader.update(Array(text.utf8)) {
+            // A reader that never read a manifest holds nothing worth its slot.
+            if reader.reads == 0 { readers.removeAll { $0.reader === reader } }
+            return .refused(WireStatus(code: .invalidArgument, message: "manifest refused: \(refused)"))
+        }
+        return .result(Array(reader.json(name: name).utf8))
     }
 }

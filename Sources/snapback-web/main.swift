@@ -162,6 +162,7 @@ do {
         logger.notice("\(SignalWatcher.name(of: signal)): stopping")
         _ = notifier?.send("STOPPING=1")
         bridge.whenStopped = {
+            bridge.worker.close()
             signals?.close()
             loop.stop()
         }

@@ -34,7 +34,8 @@ const OWN_SEEK_TOLERANCE = 0.3;
 ///              is stitched: the breaks its playlists announce (EXT-X-DATERANGE SCTE35-OUT, CUE-OUT…) are
 ///              read by the bridge with libsnapback's readers (readCues), not by a parser here; a live
 ///              playlist's refreshes update them (UpdateBreaks).
-/// Returns {close(), call(method, params), get sessionId(), get connected()}.
+/// Returns {close(), call(method, params), get sessionId(), get connected(), get playing()}: `playing` is
+/// what the element really does (not paused or ended, not seeking, data to play), as the daemon is told.
 export function attach(video, options = {}) {
   const player = new Player(video, options);
   player.start();
@@ -79,6 +80,25 @@ class Player {
     return im && im.primary && this.inInterstitial !== null ? im.primary.currentTime : this.video.currentTime;
   }
 
+  // The element's `ended` is the content's only outside hls.js's interstitials: an interstitial's asset
+  // plays in the same element, and its end is the ad's (the element is then handed back to the primary).
+  primaryEnded() {
+    if (!this.hls) return true;
+    if (this.inInterstitial !== null || this.hlsResuming) return false;
+    const im = this.hls.interstitialsManager;
+    if (!im || !im.primary) return true;  // no interstitial scheduled: the element plays the primary content only
+    if (im.playingItem && im.playingItem.event) return false;  // an interstitial's item of the schedule
+    return !(im.primary.duration > 0) || im.primary.currentTime >= im.primary.duration - 1;
+  }
+
+  /// Whether the element really plays: not paused or ended, not seeking, and with data to go on
+  /// (readyState HAVE_FUTURE_DATA), which `!paused` alone does not say (a seek that never completes, a
+  /// stalled download).
+  get playing() {
+    const v = this.video;
+    return !v.paused && !v.ended && !v.seeking && v.readyState >= HTMLMediaElement.HAVE_FUTURE_DATA;
+  }
+
   get connected() {
     return this.ws !== null && this.ws.readyState === WebSocket.OPEN && this.sessionId !== null;
   }
@@ -96,12 +116,24 @@ class Player {
       this.playhead();
     });
     on(v, "ratechange", () => this.playhead());
-    on(v, "seeking", () => this.seeking());
-    on(v, "seeked", () => this.seeked());
-    on(v, "pause", () => {
-      if (!v.ended && !v.seeking) this.event("pause", { streamTime: v.currentTime });
+    on(v, "seeking", () => {
+      this.seeking();
+      this.stalled();
     });
-    on(v, "ended", () => this.event("contentComplete", {}));
+    on(v, "seeked", () => this.seeked());
+    // Out of data: the element neither advances nor says so but by `waiting` (readyState below
+    // HAVE_FUTURE_DATA); `canplay`/`playing` and the next timeupdate report it playing again.
+    on(v, "waiting", () => this.stalled());
+    on(v, "canplay", () => this.playhead());
+    on(v, "pause", () => {
+      if (v.ended || v.seeking) return;
+      this.reportedPlaying = false;
+      this.event("pause", { streamTime: v.currentTime });
+    });
+    on(v, "ended", () => {
+      if (!this.primaryEnded()) return;
+      this.event("contentComplete", {});
+    });
     on(window, "pagehide", () => this.close());
     if (this.hls) this.watchHls();
     this.connect();
@@ -252,7 +284,19 @@ class Player {
     if (this.inInterstitial !== null) return;
     const at = this.position();
     this.lastPosition = at;
-    this.event("reportPlayhead", { streamTime: at, rate: v.playbackRate, playing: !v.paused && !v.ended });
+    this.reportedPlaying = this.connected && this.playing;
+    this.event("reportPlayhead", { streamTime: at, rate: v.playbackRate, playing: this.reportedPlaying });
+  }
+
+  // The element stopped advancing (seeking, or waiting for data) after a report that it played: the
+  // daemon, which extrapolates a playing session's position, is told it does not play. The position is
+  // the one it already has (a pushed seek's target, or the last reported), so nothing is decided by it.
+  stalled() {
+    if (!this.reportedPlaying || this.playing || this.inInterstitial !== null || this.hlsResuming) return;
+    const at = this.ownSeek ?? this.lastPosition;
+    if (at === null) return;
+    this.reportedPlaying = false;
+    this.event("reportPlayhead", { streamTime: at, rate: this.video.playbackRate, playing: false });
   }
 
   // `seeking` comes with currentTime already at the target: where the viewer was is the last position seen.
@@ -334,8 +378,9 @@ class Player {
 
   // The bridge reads the playlist with libsnapback's readers, keeping what each refresh of a live one
   // said; an open session is given the stitched breaks when they changed.
+  // One read at a time: a refresh that comes meanwhile waits, and only the latest is read.
   readCues() {
-    if (this.playlist === null || !this.ws || this.ws.readyState !== WebSocket.OPEN) return;
+    if (this.cuesPending || this.playlist === null || !this.ws || this.ws.readyState !== WebSocket.OPEN) return;
     const text = this.playlist;
     this.playlist = null;
     this.cuesPending = true;
@@ -347,6 +392,7 @@ class Player {
       .catch((e) => this.error(e))
       .finally(() => {
         this.cuesPending = false;
+        this.readCues();
         this.openWhenKnown();
       });
   }

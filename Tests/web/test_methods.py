@@ -4,7 +4,9 @@
 generated table, params and results in proto3 JSON, snapbackd's status as the JSON-RPC error, pushes as
 Thunder notifications; and the scoping of two apps: neither sees the other's sessions, content ids or
 bookmarks, a profile not the app's is refused, admin and stream methods need their grant, and a page has one
-stream of each (a further one: FAILED_PRECONDITION).
+stream of each (a further one: FAILED_PRECONDITION). readCues: libsnapback's readers in the bridge, bounded,
+and read off the loop (a call behind the largest playlist the default bounds admit is answered first; a
+page's reads in order, one beyond those waiting refused RESOURCE_EXHAUSTED).
 
     python3 Tests/web/test_methods.py .build/debug/snapbackd .build/debug/snapback-web
 
@@ -21,6 +23,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from harness import FAILURES, check, expect, free_port, show_logs, start_bridge, start_daemon, stop, write_config  # noqa: E402
 from wsclient import WebSocket  # noqa: E402
+import media  # noqa: E402
 
 GUIDE = ("http://127.0.0.1:8000", "guide-token-0123456789abcdef")
 KIDS = ("http://127.0.0.1:8001", "kids-token-0123456789abcdefg")
@@ -30,6 +33,8 @@ APPS = {"guide": {"origin": GUIDE[0], "token": GUIDE[1], "profiles": "alice"},
         "kids": {"origin": KIDS[0], "token": KIDS[1], "profiles": "kid"},
         "ops": {"origin": OPS[0], "token": OPS[1], "grants": "admin watch-decisions"},
         "watcher": {"origin": WATCHER[0], "token": WATCHER[1], "grants": "watch-decisions sync"}}
+# readCues of a page that wait while one of its is read (PageRPC.maxCueReadsWaiting).
+CUE_READS_WAITING = 4
 BREAKS = [{"id": "mid", "start": 10, "duration": 5, "adDurations": [5]}]
 
 
@@ -302,6 +307,40 @@ def run_checks(port):
         return "a live playlist's CUE-OUT opened then closed across refreshes; VMAP as ad rules; DOCTYPE %r; fifth reader %r" % (
             e["message"], e4["message"])
     check("readCues: a page's manifests read by libsnapback's readers in the bridge, bounded", read_cues)
+
+    def read_cues_off_loop():
+        """The largest playlist the default bounds admit (media.cue_playlist: 256 KiB of SCTE35-OUT date
+        ranges, in 64 KiB frames), then on the same connection a call the bridge answers itself: read on
+        the loop, the playlist would be answered first; read on the worker, the call is. Then more reads
+        behind it wait their turn, in order, and beyond maxCueReadsWaiting are refused."""
+        import json
+        page = Page(port, GUIDE)
+        text, ranges = media.cue_playlist(256 * 1024)
+
+        def send(id, method, params):
+            page.ws.send_text(json.dumps({"jsonrpc": "2.0", "id": id, "method": "Snapback.1." + method, "params": params}),
+                              frame_size=64 * 1024)
+        send(10, "readCues", {"text": text, "format": "hls", "reader": "big"})
+        send(11, "register", {"event": "push", "id": "p"})
+        small = "#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10.0,\ns.ts\n#EXT-X-ENDLIST\n"
+        for id in range(12, 12 + CUE_READS_WAITING + 1):
+            send(id, "readCues", {"text": small, "reader": "big"})
+        replies = [page.ws.recv_json(timeout=60) for _ in range(CUE_READS_WAITING + 3)]
+        order = [r["id"] for r in replies]
+        refused = replies[1]
+        expect(order[0] == 11 and replies[0]["result"] is None, "the register was answered behind the read: %r" % order)
+        expect(refused["id"] == 12 + CUE_READS_WAITING and refused["error"]["code"] == 8
+               and "readCues waiting" in refused["error"]["message"], "the read beyond those waiting %r" % refused)
+        expect(order[2:] == [10] + list(range(12, 12 + CUE_READS_WAITING)), "the reads answered out of order: %r" % order)
+        big = replies[2]["result"]
+        expect(len(big["breaks"]) == 1000 and len(big["rejected"]) == ranges - 1000, "the big read %d breaks, %d rejected" % (
+            len(big["breaks"]), len(big["rejected"])))
+        expect(all("result" in r for r in replies[3:]), "the waiting reads %r" % [str(r)[:200] for r in replies[3:]])
+        page.close()
+        return "%d bytes, %d date ranges: answered after the call behind it (order %r); %d waiting read in turn, one more refused %r" % (
+            len(text), ranges, order, CUE_READS_WAITING, refused["error"]["message"])
+    check("readCues is read off the loop: a call behind the largest playlist is answered first, the page's reads in order",
+          read_cues_off_loop)
 
     for name in ("guide", "kids"):
         if name in state:

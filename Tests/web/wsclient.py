@@ -85,8 +85,14 @@ class WebSocket:
             header += key
         self.sock.sendall(header + payload)
 
-    def send_text(self, text):
-        self.send_frame(0x1, text.encode() if isinstance(text, str) else text)
+    def send_text(self, text, frame_size=None):
+        """One text message; in frames of `frame_size` bytes (a text frame, then continuations) if given."""
+        data = text.encode() if isinstance(text, str) else text
+        if frame_size is None:
+            self.send_frame(0x1, data)
+            return
+        for at in range(0, max(len(data), 1), frame_size):
+            self.send_frame(0x1 if at == 0 else 0x0, data[at:at + frame_size], fin=at + frame_size >= len(data))
 
     def call(self, method, params=None, id=1):
         message = {"jsonrpc": "2.0", "id": id, "method": method}
