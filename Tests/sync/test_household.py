@@ -270,9 +270,10 @@ def context_switches(pid):
     return threads
 
 
-# The agent's own threads: its loop (the main thread) and the watcher's pump, which names itself; the
-# others are libnats's (its timers, its read loop, its flusher, its callbacks, its garbage collector).
-AGENT_PUMP_THREAD = "snapback-watch"
+# The agent's own threads: its loop (the main thread), the watcher's pump and the bucket's worker, which
+# name themselves; the others are libnats's (its timers, its read loop, its flusher, its callbacks, its
+# garbage collector).
+AGENT_OWN_THREADS = ("snapback-watch", "snapback-kv")
 # How long the agent is watched at idle: long enough for a few of NATS's keep-alives (a ping every 10 s,
 # the watcher's heartbeat every 30 s), which must not wake the agent's own threads.
 IDLE_SECONDS = 40
@@ -602,12 +603,12 @@ def run(one, two, jones, nats, bucket):
         own, libnats = {}, {}
         for tid, (name, count) in after.items():
             woke = count - before.get(tid, (name, 0))[1]
-            (own if tid == pid or name == AGENT_PUMP_THREAD else libnats)[tid] = woke
-        expect(len(own) == 2, f"the agent's own threads are not its loop and one pump: {after}")
+            (own if tid == pid or name in AGENT_OWN_THREADS else libnats)[tid] = woke
+        expect(len(own) == 3, f"the agent's own threads are not its loop, one pump and one bucket worker: {after}")
         expect(all(n == 0 for n in own.values()),
                f"the agent's own threads woke at idle (tid: context switches in {IDLE_SECONDS} s): {own}")
         total = sum(libnats.values())
-        return (f"{IDLE_SECONDS} s idle: its own threads (loop, watcher pump) 0 context switches; libnats's "
+        return (f"{IDLE_SECONDS} s idle: its own threads (loop, watcher pump, bucket worker) 0 context switches; libnats's "
                 f"{len(libnats)} threads {total} ({total / IDLE_SECONDS:.2f}/s: "
                 f"{', '.join(str(n) for n in sorted(libnats.values(), reverse=True))}); {len(after)} threads; "
                 f"idle RSS: snapback-sync {one.rss_kib(one.agent)} KiB, snapbackd {one.rss_kib(one.daemon)} KiB")
