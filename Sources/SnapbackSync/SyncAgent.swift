@@ -434,6 +434,7 @@ public final class SyncAgent {
     /// into snapbackd) leave the outbox; the first failure stops the batch.
     private func published(_ entries: [Outbox.Entry], _ answer: (outcomes: [Published], skips: [SkipNote])) {
         for note in answer.skips { skips.skip(note.id, note.text) }
+        var waiting = false
         for (entry, outcome) in zip(entries, answer.outcomes) {
             bucketError = nil
             switch outcome {
@@ -441,7 +442,10 @@ public final class SyncAgent {
                 if let revision { nats.highestRevision = max(nats.highestRevision, revision) }
             case .mergeLocally(let record):
                 // snapbackd away: the entry waits; the rest of the batch was answered by the server.
-                guard merge(records: [record], watched: []) else { continue }
+                guard merge(records: [record], watched: []) else {
+                    waiting = true
+                    continue
+                }
             case .conflicting:
                 log("snapback-sync: \(entry.key): still conflicting after 16 rounds; tried again later")
                 return
@@ -459,8 +463,9 @@ public final class SyncAgent {
             lastExchange = wallSeconds()
             serverError = nil
         }
-        // The next batch, at once (the outbox, the publish rate and NATS say whether there is one).
-        timers.again = true
+        // The next batch, at once (the outbox, the publish rate and NATS say whether there is one); not
+        // while an entry waits for snapbackd: it would be read again at once, and again.
+        if !waiting { timers.again = true }
     }
 
     /// A record or breaks of the bucket refused by the bound of its server time: logged once by the loop.
