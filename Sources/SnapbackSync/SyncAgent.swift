@@ -44,6 +44,10 @@ public final class SyncAgent {
     /// could not be told from the old one.
     private var storeUnknown: String?
     private var bucketError: String?
+    /// The bucket's error is a request the server left unanswered (libnats's wait ran out): one that a
+    /// connection found lost afterwards explains (a server that froze), which then leaves the agent
+    /// connecting, not in error.
+    private var bucketErrorTimedOut = false
     private var serverError: String?
     private var natsDownSince: ContinuousClock.Instant? = ContinuousClock.now
     private var lastExchange: Double = 0
@@ -190,6 +194,13 @@ public final class SyncAgent {
                 // and the status would say connected meanwhile.
                 natsDownSince = now
                 log("snapback-sync: not connected to NATS; changes wait in the outbox")
+                // A bucket request under way when the server froze timed out before the connection was
+                // found lost (its keep-alives take up to 20 s, a request 5 s): the connection's going, not
+                // the bucket's error.
+                if bucketErrorTimedOut {
+                    bucketError = nil
+                    bucketErrorTimedOut = false
+                }
             }
             let why = nats.connectionError
             if !why.isEmpty, lastError != "nats: \(why)" {
@@ -377,6 +388,16 @@ public final class SyncAgent {
 
     // MARK: NATS
 
+    /// A bucket request failed: an error of the bucket's (the status says error) unless the connection
+    /// went, then tried again like any failed call.
+    private func bucketFailed(_ error: NatsError) {
+        if error.text.contains("bucket"), !error.isConnectionLoss, nats.isConnected {
+            bucketError = error.text
+            bucketErrorTimedOut = error.status == NATS_TIMEOUT
+        }
+        natsFailed(error)
+    }
+
     private func natsFailed(_ error: NatsError) {
         let message = "nats: \(error)"
         if lastError != message { log("snapback-sync: \(message)") }
@@ -450,8 +471,7 @@ public final class SyncAgent {
                 log("snapback-sync: \(entry.key): still conflicting after 16 rounds; tried again later")
                 return
             case .failed(let error):
-                if error.text.contains("bucket"), !error.isConnectionLoss, nats.isConnected { bucketError = error.text }
-                natsFailed(error)
+                bucketFailed(error)
                 return
             }
             do {
@@ -586,8 +606,7 @@ public final class SyncAgent {
                 natsRetryAt = ContinuousClock.now + .seconds(2)
             }
         case .failure(let error):
-            if error.text.contains("bucket"), !error.isConnectionLoss, nats.isConnected { bucketError = error.text }
-            natsFailed(error)
+            bucketFailed(error)
         }
         timers.again = true
     }
