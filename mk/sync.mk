@@ -2,7 +2,8 @@
 # `make test-sync`: household sync against a real nats-server (issue #27). config/nats-server.conf's
 # permissions checked with libnats itself (Tests/sync/kv_probe.c, Tests/sync/test_permissions.py), then
 # two households' boxes — snapbackd and snapback-sync each — through the players' protocol
-# (Tests/sync/test_household.py; faketime sets a box's clock off).
+# (Tests/sync/test_household.py; faketime sets a box's clock off); then one box whose bucket requests a
+# proxy holds unanswered (Tests/sync/test_unanswered.py): the agent's loop goes on meanwhile.
 # nats-server, libnats-dev and faketime are installed when missing; where they cannot be, the test fails,
 # saying so (skipped only as a part of make test, scripts/cannot-run.sh).
 SYNC_APT_PACKAGES := nats-server libnats-dev faketime
@@ -36,4 +37,6 @@ test-sync: deps deps-sync ## Household sync end to end: nats-server, config/nats
 	$(MAKE) --no-print-directory $(SYNC_BUILD)/kv-probe && \
 	timeout -k 10 $(SYNC_TEST_SECONDS) python3 Tests/sync/test_permissions.py $(SYNC_BUILD)/kv-probe && \
 	timeout -k 10 $(SYNC_TEST_SECONDS) python3 Tests/sync/test_household.py --snapbackd $(DEBUG_BIN)/snapbackd \
-		--agent $(DEBUG_BIN)/snapback-sync --kv-probe $(SYNC_BUILD)/kv-probe
+		--agent $(DEBUG_BIN)/snapback-sync --kv-probe $(SYNC_BUILD)/kv-probe && \
+	timeout -k 10 $(SYNC_TEST_SECONDS) python3 Tests/sync/test_unanswered.py --snapbackd $(DEBUG_BIN)/snapbackd \
+		--agent $(DEBUG_BIN)/snapback-sync

@@ -48,6 +48,7 @@ final class NatsEvents: @unchecked Sendable {
     private var up = false
     private var lostBecause = ""
     private var answers: [PublishAnswer] = []
+    private var reconnectCount: UInt64 = 0
     let wake: Wakeup
 
     init(wake: Wakeup) {
@@ -90,6 +91,21 @@ final class NatsEvents: @unchecked Sendable {
         pthread_mutex_lock(&mutex)
         defer { pthread_mutex_unlock(&mutex) }
         return lostBecause
+    }
+
+    /// How many times libnats reconnected (its reconnected callback): counted here, not asked of the
+    /// connection's statistics, whose lock a reconnect in progress holds.
+    var reconnects: UInt64 {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        return reconnectCount
+    }
+
+    func reconnected() {
+        pthread_mutex_lock(&mutex)
+        reconnectCount &+= 1
+        pthread_mutex_unlock(&mutex)
+        connection(up: true)
     }
 
     func connection(up: Bool, because reason: String = "") {
@@ -176,23 +192,45 @@ public struct KVEntry: Sendable {
 
 /// The agent's connection to NATS and its key-value bucket, over the C client (libnats 3.4). The client
 /// connects and reconnects by itself in its own threads (with `retry` and unlimited reconnects, a server
-/// that is down at start is retried like one lost later); this object is used from the agent's one thread.
-final class NatsKV {
+/// that is down at start is retried like one lost later).
+///
+/// Two threads of the agent use it, each its own part (docs/sync.md "The agent"). The bucket's requests —
+/// binding it, get, create/update, the stream's info, making and closing the watcher — wait for the
+/// server's answer, and are made on the worker (``KVWorker``, `snapback-kv`) alone: the bound bucket
+/// (`store`) is the worker's, so no call is under way on a store another thread frees. The loop takes the
+/// watcher's entries, asks for the bucket to be bound again (``forgetBucket()``) or for a new watcher
+/// (``closeWatcher()``), and reads the connection's state from the callbacks (``NatsEvents``); what both
+/// threads see (the watcher, the requests) is behind `mutex`. ``highestRevision`` and the watcher's
+/// failure are the loop's.
+final class NatsKV: @unchecked Sendable {
     private var connection: OpaquePointer?
     private(set) var jetStream: OpaquePointer?
+    /// The bound bucket: the worker's alone.
     private var store: OpaquePointer?
-    private var watcher: WatcherPump?
-    /// The watcher's failure, delivered after the entries that came before it.
-    private var watcherFailure: NatsError?
-    private var statistics: OpaquePointer?
     private let configuration: SyncConfiguration
+    /// Guards what follows, which the loop and the worker both read.
+    private var mutex = pthread_mutex_t()
+    private var watcher: WatcherPump?
+    /// Whether the loop compared the watcher's stream with the one it knew (``watcherChecked()``): until
+    /// then it takes none of its entries, so that what the new watcher delivers does not move the highest
+    /// revision the comparison is made against.
+    private var watcherReady = false
+    /// The loop's requests, counted: a new watcher (``closeWatcher()``), the bucket bound again
+    /// (``forgetBucket()``); and how far the worker followed them. Counts, not flags, so that a request made
+    /// while the worker is making a watcher is not lost.
+    private var freshWanted: UInt64 = 0
+    private var watcherFresh: UInt64 = 0
+    private var forgetWanted: UInt64 = 0
+    private var forgotten: UInt64 = 0
     /// The reconnect count when the watcher was made: a reconnect makes a new one (its replay of the
     /// household's current values is merged again, which changes nothing that is already merged).
     private var watcherReconnects: UInt64 = 0
+    /// The watcher's failure, delivered after the entries that came before it (the loop's).
+    private var watcherFailure: NatsError?
     /// The watcher's heartbeat (nanoseconds): the server sends one when it has sent nothing for as long.
     static let watcherHeartbeatNanoseconds: Int64 = 30_000_000_000
     /// The highest revision (stream sequence) the agent saw, delivered or written: a stream whose last
-    /// sequence is below it lost messages.
+    /// sequence is below it lost messages (the loop's: the worker returns the revisions it wrote).
     var highestRevision: UInt64 = 0
     /// What libnats's threads report (kept alive until the connection's closed callback).
     let events: NatsEvents
@@ -200,6 +238,7 @@ final class NatsKV {
     init(configuration: SyncConfiguration, password: String?, wake: Wakeup) throws(NatsError) {
         self.configuration = configuration
         events = NatsEvents(wake: wake)
+        pthread_mutex_init(&mutex, nil)
         let options = try natsOptions(
             servers: configuration.servers, name: "snapback-sync \(configuration.household)",
             credentialsFile: configuration.credentialsFile)
@@ -254,7 +293,7 @@ final class NatsKV {
             NatsEvents.of(closure)?.connection(
                 up: false, because: why ?? (status == NATS_OK ? "" : String(cString: natsStatus_GetText(status))))
         }
-        let back: natsConnectionHandler = { _, closure in NatsEvents.of(closure)?.connection(up: true) }
+        let back: natsConnectionHandler = { _, closure in NatsEvents.of(closure)?.reconnected() }
         try check(natsOptions_SetDisconnectedCB(options, lost, closure), "disconnected callback")
         try check(natsOptions_SetReconnectedCB(options, back, closure), "reconnected callback")
         let closed: natsConnectionHandler = { _, closure in
@@ -292,15 +331,15 @@ final class NatsKV {
         jsOptions.PublishAsync.AckHandler = publishAnswered
         jsOptions.PublishAsync.AckHandlerClosure = closure
         try check(natsConnection_JetStream(&jetStream, connection, &jsOptions), "jetstream")
-        try check(natsStatistics_Create(&statistics), "statistics")
     }
 
+    /// Runs once no call is under way: the worker holds this object for the call it makes.
     deinit {
-        closeWatcher()
+        closeWatcherNow()
         if let store { kvStore_Destroy(store) }
         if let jetStream { jsCtx_Destroy(jetStream) }
         if let connection { natsConnection_Destroy(connection) }
-        if let statistics { natsStatistics_Destroy(statistics) }
+        pthread_mutex_destroy(&mutex)
     }
 
     static let pingIntervalMilliseconds: Int64 = 10_000
@@ -327,16 +366,21 @@ final class NatsKV {
         return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    private var reconnects: UInt64 {
-        guard let connection, let statistics, natsConnection_GetStats(connection, statistics) == NATS_OK else { return 0 }
-        var count: UInt64 = 0
-        natsStatistics_GetCounts(statistics, nil, nil, nil, nil, &count)
-        return count
-    }
-
     /// The bucket, bound (or created with the configuration's history and replicas when it does not
-    /// exist) once connected.
+    /// exist) once connected; bound again, after closing the watcher, when the loop asked for it since.
+    /// On the worker.
     func bucket() throws(NatsError) -> OpaquePointer {
+        pthread_mutex_lock(&mutex)
+        let forget = forgetWanted
+        pthread_mutex_unlock(&mutex)
+        if forget != forgotten {
+            closeWatcherNow()
+            if let store { kvStore_Destroy(store) }
+            store = nil
+            pthread_mutex_lock(&mutex)
+            forgotten = forget
+            pthread_mutex_unlock(&mutex)
+        }
         if let store { return store }
         var kv: OpaquePointer?
         var status = js_KeyValue(&kv, jetStream, configuration.bucket)
@@ -363,7 +407,7 @@ final class NatsKV {
     /// The bucket's stream as the server describes it: when it was created (nanoseconds) and its last
     /// sequence. A stream created at another time, or whose last sequence is below one the agent saw, is
     /// not the one the agent exchanged with: the server lost or rolled back its store, or the bucket
-    /// was made again.
+    /// was made again. On the worker.
     func streamIdentity() throws(NatsError) -> (created: Int64, lastSeq: UInt64) {
         _ = try bucket()
         var info: UnsafeMutablePointer<jsStreamInfo>?
@@ -374,14 +418,18 @@ final class NatsKV {
         return (info.pointee.Created, info.pointee.State.LastSeq)
     }
 
-    /// Forgets the bound bucket: the next call binds it again (creating it if it is gone).
+    /// Asks for the bucket to be bound again (and the watcher made again) at the worker's next call: the
+    /// bucket may be gone (the server lost its store) and be made again, by this box or another. On the
+    /// loop; the watcher's entries are not taken meanwhile.
     func forgetBucket() {
-        closeWatcher()
-        if let store { kvStore_Destroy(store) }
-        store = nil
+        pthread_mutex_lock(&mutex)
+        forgetWanted &+= 1
+        freshWanted &+= 1
+        pthread_mutex_unlock(&mutex)
     }
 
     /// The key's current value, revision and server time (nanoseconds); nil when it is absent or deleted.
+    /// On the worker.
     func get(_ key: String) throws(NatsError) -> (value: [UInt8], revision: UInt64, created: Int64)? {
         let kv = try bucket()
         var entry: OpaquePointer?
@@ -398,7 +446,7 @@ final class NatsKV {
         case conflict
     }
 
-    /// Writes `value` if the key is still at `revision` (nil: if it is absent or deleted).
+    /// Writes `value` if the key is still at `revision` (nil: if it is absent or deleted). On the worker.
     func write(_ key: String, _ value: [UInt8], expecting revision: UInt64?) throws(NatsError) -> WriteResult {
         let kv = try bucket()
         var written: UInt64 = 0
@@ -409,22 +457,39 @@ final class NatsKV {
                 kvStore_Create(&written, kv, key, raw.baseAddress, Int32(clamping: raw.count))
             }
         }
-        if status == NATS_OK {
-            highestRevision = max(highestRevision, written)
-            return .written(revision: written)
-        }
+        if status == NATS_OK { return .written(revision: written) }
         let error = NatsError(status, "write \(key)")
         if error.isConflict { return .conflict }
         throw error
     }
 
-    /// Makes the watcher of `<household>.>` if there is none or the connection came back since; true
-    /// when it made one.
+    /// Whether the watcher is there, checked, and made since the loop's last request and the last
+    /// reconnection (the caller holds `mutex`).
+    private func watcherCurrentLocked(reconnects: UInt64) -> Bool {
+        watcher != nil && watcherReady && watcherFresh == freshWanted && forgotten == forgetWanted
+            && watcherReconnects == reconnects
+    }
+
+    /// Whether a watcher must be made (and the stream checked): none, one the loop asked to replace, or
+    /// one made before the last reconnection. On the loop, without waiting for the connection.
+    var needsWatcher: Bool {
+        let reconnects = events.reconnects
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        return !watcherCurrentLocked(reconnects: reconnects)
+    }
+
+    /// Makes the watcher of `<household>.>` if ``needsWatcher``; true when it made one, which delivers
+    /// nothing until the loop calls ``watcherChecked()``. On the worker.
     @discardableResult
     func ensureWatcher() throws(NatsError) -> Bool {
-        let count = reconnects
-        if watcher != nil, count == watcherReconnects { return false }
-        closeWatcher()
+        let count = events.reconnects
+        pthread_mutex_lock(&mutex)
+        let current = watcherCurrentLocked(reconnects: count)
+        let fresh = freshWanted
+        pthread_mutex_unlock(&mutex)
+        if current { return false }
+        closeWatcherNow()
         _ = try bucket()
         // What kvStore_Watch makes (an ordered consumer of the household's keys, each key's last value
         // first, then every update), but for its heartbeat: libnats's watcher asks the server for one
@@ -444,34 +509,61 @@ final class NatsKV {
         }
         guard status == NATS_OK, let made else { throw NatsError(status, "watch \(configuration.household).>") }
         _ = natsSubscription_SetPendingLimits(made, -1, -1)
+        let pump: WatcherPump
         do {
-            watcher = try WatcherPump(
-                subscription: made, keyPrefix: "$KV.\(configuration.bucket).", wake: events.wake)
+            pump = try WatcherPump(subscription: made, keyPrefix: "$KV.\(configuration.bucket).", wake: events.wake)
         } catch {
             natsSubscription_Destroy(made)
             throw error
         }
+        pthread_mutex_lock(&mutex)
+        watcher = pump
+        watcherReady = false
+        watcherFresh = fresh
         watcherReconnects = count
+        pthread_mutex_unlock(&mutex)
         return true
     }
 
+    /// The loop compared the new watcher's stream with the one it knew: its entries may be taken.
+    func watcherChecked() {
+        pthread_mutex_lock(&mutex)
+        watcherReady = watcher != nil
+        pthread_mutex_unlock(&mutex)
+    }
+
+    /// Asks for a new watcher (its replay merged again) at the worker's next call; until it is made, the
+    /// loop takes no entries. On the loop: closing one waits for the server to delete its consumer.
     func closeWatcher() {
-        watcher?.stop()
-        watcher = nil
+        pthread_mutex_lock(&mutex)
+        freshWanted &+= 1
+        pthread_mutex_unlock(&mutex)
         watcherFailure = nil
     }
 
-    var hasWatcher: Bool { watcher != nil }
+    /// Stops and frees the watcher, on the worker (or when the connection goes).
+    private func closeWatcherNow() {
+        pthread_mutex_lock(&mutex)
+        let old = watcher
+        watcher = nil
+        watcherReady = false
+        pthread_mutex_unlock(&mutex)
+        old?.stop()
+    }
 
     /// Up to `limit` of the entries the watcher delivered, without waiting, and whether more are
-    /// waiting. A watcher that failed is closed and throws.
+    /// waiting. A watcher that failed is replaced at the worker's next call, and throws. On the loop.
     func entries(limit: Int) throws(NatsError) -> (entries: [KVEntry], more: Bool) {
         if let failure = watcherFailure {
             watcherFailure = nil
             throw failure
         }
-        guard let watcher else { return ([], false) }
-        let (items, more) = watcher.take(limit)
+        let reconnects = events.reconnects
+        pthread_mutex_lock(&mutex)
+        let pump = watcherCurrentLocked(reconnects: reconnects) ? watcher : nil
+        pthread_mutex_unlock(&mutex)
+        guard let pump else { return ([], false) }
+        let (items, more) = pump.take(limit)
         var entries: [KVEntry] = []
         entries.reserveCapacity(items.count)
         for item in items {
@@ -480,6 +572,7 @@ final class NatsKV {
                 highestRevision = max(highestRevision, entry.revision)
                 entries.append(entry)
             case .failed(let error):
+                // The pump has stopped; the worker closes it and makes another.
                 closeWatcher()
                 // What came before the failure is taken; the error is the caller's at the next call.
                 if entries.isEmpty { throw error }

@@ -15,8 +15,10 @@ import SnapbackWire
 /// 1. reads what snapbackd's `Sync/WatchChanges` stream has (without waiting), keeps this box's own
 ///    changes in the outbox and moves the cursor, in one committed transaction;
 /// 2. notes what NATS's connection did (lost, back, an error the server sent);
-/// 3. while NATS is connected, sends the outbox's entries with compare-and-set, oldest first, as the
-///    publish rate allows;
+/// 3. while NATS is connected, hands the bucket's requests to its worker (``KVWorker``, one job at a
+///    time: a new watcher and the stream's check, or a batch of the outbox's entries to send with
+///    compare-and-set, oldest first, as the publish rate allows), and takes the last job's result (the
+///    entries the server acknowledged leave the outbox);
 /// 4. takes what the bucket's watcher delivered and merges it into snapbackd in `Sync/Merge` batches;
 /// 5. rewrites the status file if what it says changed.
 ///
@@ -27,8 +29,10 @@ public final class SyncAgent {
     let outbox: Outbox
     let nats: NatsKV
     let log: (String) -> Void
-    /// What wakes the loop from libnats's threads and the watcher's pump.
+    /// What wakes the loop from libnats's threads, the watcher's pump and the bucket's worker.
     let wake: Wakeup
+    /// The bucket's requests, off the loop.
+    let kv: KVWorker
     private var timers = AgentTimers()
 
     private var local: SnapbackClient?
@@ -40,6 +44,10 @@ public final class SyncAgent {
     /// could not be told from the old one.
     private var storeUnknown: String?
     private var bucketError: String?
+    /// The bucket's error is a request the server left unanswered (libnats's wait ran out): one that a
+    /// connection found lost afterwards explains (a server that froze), which then leaves the agent
+    /// connecting, not in error.
+    private var bucketErrorTimedOut = false
     private var serverError: String?
     private var natsDownSince: ContinuousClock.Instant? = ContinuousClock.now
     private var lastExchange: Double = 0
@@ -91,6 +99,7 @@ public final class SyncAgent {
             password = String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
         }
         wake = try Wakeup()
+        kv = try KVWorker(wake: wake)
         do {
             nats = try NatsKV(configuration: configuration, password: password, wake: wake)
         } catch {
@@ -136,6 +145,9 @@ public final class SyncAgent {
             if fds[1].revents != 0, signals.received() { break }
             if fds[0].revents != 0 { wake.drain() }
         }
+        // A bucket request under way is abandoned, not waited for: what it sent leaves the outbox only
+        // with its result, which is not taken now.
+        kv.stop()
         writeStatus(force: true)
     }
 
@@ -157,6 +169,7 @@ public final class SyncAgent {
     private func turn() {
         let now = ContinuousClock.now
         timers.again = false
+        for result in kv.takeResults() { result() }
         for error in nats.events.take() {
             lastError = "nats server: \(error)"
             // The server's permissions refuse this device something: an operator must look (state error
@@ -181,6 +194,13 @@ public final class SyncAgent {
                 // and the status would say connected meanwhile.
                 natsDownSince = now
                 log("snapback-sync: not connected to NATS; changes wait in the outbox")
+                // A bucket request under way when the server froze timed out before the connection was
+                // found lost (its keep-alives take up to 20 s, a request 5 s): the connection's going, not
+                // the bucket's error.
+                if bucketErrorTimedOut {
+                    bucketError = nil
+                    bucketErrorTimedOut = false
+                }
             }
             let why = nats.connectionError
             if !why.isEmpty, lastError != "nats: \(why)" {
@@ -188,10 +208,11 @@ public final class SyncAgent {
                 log("snapback-sync: \(lastError)")
             }
         }
-        if configuration.syncEnabled, connected, now >= natsRetryAt {
-            publish()
-            readRemote()
+        if configuration.syncEnabled, connected, now >= natsRetryAt, !kv.busy {
+            // The watcher first (once a connection, or after a failure), then the outbox's batches.
+            if local != nil, nats.needsWatcher { watch() } else { publish() }
         }
+        if configuration.syncEnabled, connected, now >= natsRetryAt { readRemote() }
         telemetry?.turn(now: .now, nats: nats)
         writeStatus(force: false)
     }
@@ -367,6 +388,16 @@ public final class SyncAgent {
 
     // MARK: NATS
 
+    /// A bucket request failed: an error of the bucket's (the status says error) unless the connection
+    /// went, then tried again like any failed call.
+    private func bucketFailed(_ error: NatsError) {
+        if error.text.contains("bucket"), !error.isConnectionLoss, nats.isConnected {
+            bucketError = error.text
+            bucketErrorTimedOut = error.status == NATS_TIMEOUT
+        }
+        natsFailed(error)
+    }
+
     private func natsFailed(_ error: NatsError) {
         let message = "nats: \(error)"
         if lastError != message { log("snapback-sync: \(message)") }
@@ -377,110 +408,213 @@ public final class SyncAgent {
         natsRetryAt = ContinuousClock.now + .seconds(2)
     }
 
-    /// The most outbox entries sent, and bucket entries taken, in one turn: a long outbox or catch-up goes
-    /// on over the next turns, between which snapbackd's change stream is read (a reader that takes
-    /// nothing for 5 s is dropped).
+    /// The most outbox entries sent in one batch (one job of the bucket's worker), and bucket entries
+    /// taken in one turn: a long outbox or catch-up goes on over the next batches and turns. The loop reads
+    /// snapbackd's change stream meanwhile (a reader that takes nothing for 5 s is dropped): a batch's
+    /// round trips are the worker's.
     static let entriesPerTurn = 256
 
-    /// Sends the outbox's entries, oldest first, until it is empty, NATS fails, or the turn's share is sent.
+    /// What became of one outbox entry on the worker.
+    enum Published {
+        /// The bucket holds it, or something that wins over it (`revision`: the one written, if any).
+        case done(revision: UInt64?)
+        /// The bucket's record wins: the loop merges it into snapbackd, and the entry leaves the outbox
+        /// once snapbackd took it.
+        case mergeLocally(SyncRecord)
+        /// Another box's writes came first 16 rounds in a row: tried again at the next batch.
+        case conflicting
+        case failed(NatsError)
+    }
+
+    /// Hands the outbox's oldest entries, as many as the publish rate allows (at most a batch), to the
+    /// bucket's worker; their outcomes come back to ``published(_:_:)``.
     private func publish() {
         let now = ContinuousClock.now
         let rate = Double(configuration.publishRate)
         publishTokens = min(rate, publishTokens + (now - publishRefilled) / .seconds(1) * rate)
         publishRefilled = now
-        var sent = 0
-        while sent < Self.entriesPerTurn, publishTokens >= 1 {
-            let entries: [Outbox.Entry]
+        guard publishTokens >= 1 else { return }
+        let entries: [Outbox.Entry]
+        do {
+            entries = try outbox.first(min(Self.entriesPerTurn, Int(publishTokens)))
+        } catch {
+            lastError = "outbox: \(error)"
+            return
+        }
+        if entries.isEmpty { return }
+        publishTokens -= Double(entries.count)
+        let nats = nats
+        let household = configuration.household
+        let device = deviceId
+        kv.submit(
+            { Self.publish(entries, nats: nats, household: household, deviceId: device) },
+            then: { [weak self] in self?.published(entries, $0) })
+    }
+
+    /// On the loop: the entries the server acknowledged (or that lost to the bucket's record, merged
+    /// into snapbackd) leave the outbox; the first failure stops the batch.
+    private func published(_ entries: [Outbox.Entry], _ answer: (outcomes: [Published], skips: [SkipNote])) {
+        for note in answer.skips { skips.skip(note.id, note.text) }
+        var waiting = false
+        for (entry, outcome) in zip(entries, answer.outcomes) {
+            bucketError = nil
+            switch outcome {
+            case .done(let revision):
+                if let revision { nats.highestRevision = max(nats.highestRevision, revision) }
+            case .mergeLocally(let record):
+                // snapbackd away: the entry waits; the rest of the batch was answered by the server.
+                guard merge(records: [record], watched: []) else {
+                    waiting = true
+                    continue
+                }
+            case .conflicting:
+                log("snapback-sync: \(entry.key): still conflicting after 16 rounds; tried again later")
+                return
+            case .failed(let error):
+                bucketFailed(error)
+                return
+            }
             do {
-                entries = try outbox.first(min(32, Int(publishTokens)))
+                try outbox.remove(id: entry.id)
             } catch {
                 lastError = "outbox: \(error)"
                 return
             }
-            if entries.isEmpty { return }
-            sent += entries.count
-            publishTokens -= Double(entries.count)
-            for entry in entries {
-                do {
-                    guard try publish(entry) else { return }
-                    try outbox.remove(id: entry.id)
-                    lastExchange = wallSeconds()
-                    serverError = nil
-                } catch let error as NatsError {
-                    if error.text.contains("bucket"), !error.isConnectionLoss, nats.isConnected { bucketError = error.text }
-                    natsFailed(error)
-                    return
-                } catch {
-                    lastError = "outbox: \(error)"
-                    return
-                }
-            }
+            lastExchange = wallSeconds()
+            serverError = nil
         }
-        // The turn's share is sent: the rest goes on at the next turn, at once.
-        if sent >= Self.entriesPerTurn { timers.again = true }
+        // The next batch, at once (the outbox, the publish rate and NATS say whether there is one); not
+        // while an entry waits for snapbackd: it would be read again at once, and again.
+        if !waiting { timers.again = true }
     }
 
-    /// Publishes one entry: true once the bucket holds it or a record that wins over it; false if it must
-    /// wait (snapbackd away when the bucket's record had to be merged).
-    private func publish(_ entry: Outbox.Entry) throws(NatsError) -> Bool {
-        let household = configuration.household
-        guard let kind = KeyCodec.kind(of: entry.key, household: household) else { return true }
-        bucketError = nil
-        // A conflict means another box wrote the key between the read and the write: read and decide
-        // again. Each round is a round trip; a key written by every box at once settles in a few.
+    /// A record or breaks of the bucket refused by the bound of its server time: logged once by the loop.
+    struct SkipNote {
+        var id: String
+        var text: String
+    }
+
+    /// On the worker: publishes the entries in order, each until the bucket holds it or a record that
+    /// wins over it; stops at the first failure or lasting conflict. The compare-and-set's decision is made
+    /// here, between its read and its write: it needs only the entry, the bucket's value and the device
+    /// id, all immutable, so a conflict's next round costs no trip through the loop (a batch of
+    /// 256 entries 20 ms away takes two round trips an entry, not four and two loop wake-ups). The refusals
+    /// of the bound come back as notes for the loop's log.
+    static func publish(_ entries: [Outbox.Entry], nats: NatsKV, household: String, deviceId: String?) -> (
+        outcomes: [Published], skips: [SkipNote]
+    ) {
+        var outcomes: [Published] = []
+        var notes: [SkipNote] = []
+        for entry in entries {
+            let outcome: Published
+            do {
+                outcome = try publish(entry, nats: nats, household: household, deviceId: deviceId, notes: &notes)
+            } catch {
+                outcome = .failed(error)
+            }
+            outcomes.append(outcome)
+            if case .conflicting = outcome { break }
+            if case .failed = outcome { break }
+        }
+        return (outcomes, notes)
+    }
+
+    /// One entry: a conflict means another box wrote the key between the read and the write: read and
+    /// decide again. Each round is a round trip; a key written by every box at once settles in a few.
+    private static func publish(
+        _ entry: Outbox.Entry, nats: NatsKV, household: String, deviceId: String?, notes: inout [SkipNote]
+    ) throws(NatsError) -> Published {
+        guard let kind = KeyCodec.kind(of: entry.key, household: household) else { return .done(revision: nil) }
         for _ in 0..<16 {
             let current = try nats.get(entry.key)
             let step: PublishStep
             switch kind {
             case .record:
-                guard let mine = KVValue.record(entry.value, key: entry.key, household: household) else { return true }
+                guard let mine = KVValue.record(entry.value, key: entry.key, household: household) else {
+                    return .done(revision: nil)
+                }
                 // A record the bound refuses counts as none: this box's record replaces it.
-                let remote = current.flatMap { c in
-                    KVValue.record(c.value, key: entry.key, household: household).flatMap {
-                        withinBound($0, key: entry.key, revision: c.revision, created: c.created) ? $0 : nil
+                let remote: SyncRecord? = current.flatMap { c -> SyncRecord? in
+                    KVValue.record(c.value, key: entry.key, household: household).flatMap { record -> SyncRecord? in
+                        if let note = boundNote(
+                            record, key: entry.key, revision: c.revision, created: c.created, deviceId: deviceId)
+                        {
+                            notes.append(note)
+                            return nil
+                        }
+                        return record
                     }
                 }
                 step = .record(mine, remote: remote)
             case .watched:
-                guard let mine = KVValue.watched(entry.value, key: entry.key, household: household) else { return true }
-                let remote = current.flatMap { c in
-                    KVValue.watched(c.value, key: entry.key, household: household).map {
-                        bounded($0, key: entry.key, revision: c.revision, created: c.created)
+                guard let mine = KVValue.watched(entry.value, key: entry.key, household: household) else {
+                    return .done(revision: nil)
+                }
+                let remote: WatchedBreaks? = current.flatMap { c -> WatchedBreaks? in
+                    KVValue.watched(c.value, key: entry.key, household: household).map { watched -> WatchedBreaks in
+                        let (kept, note) = boundedNote(watched, key: entry.key, revision: c.revision, created: c.created)
+                        if let note { notes.append(note) }
+                        return kept
                     }
                 }
                 step = .watched(mine, remote: remote)
             }
             switch step {
             case .nothing:
-                return true
+                return .done(revision: nil)
             case .mergeLocally(let record):
-                return merge(records: [record], watched: [])
+                return .mergeLocally(record)
             case .write(let bytes):
                 switch try nats.write(entry.key, bytes, expecting: current?.revision) {
-                case .written: return true
+                case .written(let revision): return .done(revision: revision)
                 case .conflict: continue
                 }
             }
         }
-        log("snapback-sync: \(entry.key): still conflicting after 16 rounds; tried again later")
-        return false
+        return .conflicting
+    }
+
+    /// Hands the making of a new watcher, and the check of the bucket's stream it is made on, to the
+    /// bucket's worker; the loop compares the stream (``checkStream(_:)``) when the answer comes back, and
+    /// only then takes the watcher's entries.
+    private func watch() {
+        let nats = nats
+        kv.submit(
+            { () -> Result<(created: Int64, lastSeq: UInt64)?, NatsError> in
+                do throws(NatsError) {
+                    guard try nats.ensureWatcher() else { return .success(nil) }
+                    return .success(try nats.streamIdentity())
+                } catch {
+                    return .failure(error)
+                }
+            },
+            then: { [weak self] answer in self?.watched(answer) })
+    }
+
+    private func watched(_ answer: Result<(created: Int64, lastSeq: UInt64)?, NatsError>) {
+        switch answer {
+        case .success(let stream):
+            bucketError = nil
+            guard let stream else { return }
+            do {
+                try checkStream(stream)
+                nats.watcherChecked()
+            } catch {
+                lastError = "outbox: \(error)"
+                // Made again and checked again after the backoff.
+                nats.closeWatcher()
+                natsRetryAt = ContinuousClock.now + .seconds(2)
+            }
+        case .failure(let error):
+            bucketFailed(error)
+        }
+        timers.again = true
     }
 
     /// Merges what the bucket's watcher delivered into snapbackd, in batches of at most 256 records and
     /// 256 breaks, at most four batches' worth a turn (the next turn comes at once for the rest).
     private func readRemote() {
         guard local != nil, let deviceId else { return }
-        do {
-            if try nats.ensureWatcher() { try checkStream() }
-            bucketError = nil
-        } catch let error as NatsError {
-            if error.text.contains("bucket"), !error.isConnectionLoss, nats.isConnected { bucketError = error.text }
-            natsFailed(error)
-            return
-        } catch {
-            lastError = "outbox: \(error)"
-            return
-        }
         defer { saveRevision() }
         var records: [SyncRecord] = []
         var watched: [WatchedBreaks] = []
@@ -552,8 +686,7 @@ public final class SyncAgent {
     /// or one whose last sequence is below what the agent saw, lost what it held: a repair sends every
     /// record this box holds (the publish rule writes only where the bucket lacks it or holds an older
     /// one). Never a periodic scan.
-    private func checkStream() throws {
-        let stream = try nats.streamIdentity()
+    private func checkStream(_ stream: (created: Int64, lastSeq: UInt64)) throws {
         let known = try outbox.state("stream_created")
         var why: String?
         if let known, known != stream.created {
@@ -594,28 +727,51 @@ public final class SyncAgent {
     /// Whether a record read from the bucket is within the bound of its message's server time
     /// (``ServerTimeBound``); one that is not is logged, naming its key and device, and refused.
     private func withinBound(_ record: SyncRecord, key: String, revision: UInt64, created: Int64) -> Bool {
-        guard let excess = ServerTimeBound.excess(physical: record.stamp.physical, serverNanoseconds: created) else {
+        guard let note = Self.boundNote(record, key: key, revision: revision, created: created, deviceId: deviceId) else {
             return true
         }
-        let own = record.stamp.device.text == deviceId ? " (this box's record: its clock is ahead)" : ""
-        skips.skip(
-            "\(key)#\(revision)",
-            "\(key) revision \(revision): stamp \(ServerTimeBound.shown(record.stamp)) by device \(record.stamp.device) is \(excess / 1000) s past the server's time of the message plus \(ServerTimeBound.maxAheadMilliseconds / 3_600_000) h\(own); refused"
-        )
+        skips.skip(note.id, note.text)
         return false
+    }
+
+    /// What the log says of a record beyond the bound of its message's server time; nil for one within it.
+    /// Pure: the bucket's worker calls it too.
+    static func boundNote(_ record: SyncRecord, key: String, revision: UInt64, created: Int64, deviceId: String?)
+        -> SkipNote?
+    {
+        guard let excess = ServerTimeBound.excess(physical: record.stamp.physical, serverNanoseconds: created) else {
+            return nil
+        }
+        let own = record.stamp.device.text == deviceId ? " (this box's record: its clock is ahead)" : ""
+        return SkipNote(
+            id: "\(key)#\(revision)",
+            text:
+                "\(key) revision \(revision): stamp \(ServerTimeBound.shown(record.stamp)) by device \(record.stamp.device) is \(excess / 1000) s past the server's time of the message plus \(ServerTimeBound.maxAheadMilliseconds / 3_600_000) h\(own); refused"
+        )
     }
 
     /// Watched breaks read from the bucket without those marked beyond the bound of the message's server
     /// time (each logged, naming the key).
     private func bounded(_ watched: WatchedBreaks, key: String, revision: UInt64, created: Int64) -> WatchedBreaks {
-        let (kept, refused) = ServerTimeBound.split(watched, serverNanoseconds: created)
-        if !refused.isEmpty {
-            skips.skip(
-                "\(key)#\(revision)",
-                "\(key) revision \(revision): break(s) \(refused.prefix(4).joined(separator: ", "))\(refused.count > 4 ? ", …" : "") watched past the server's time of the message plus \(ServerTimeBound.maxAheadMilliseconds / 3_600_000) h; refused"
-            )
-        }
+        let (kept, note) = Self.boundedNote(watched, key: key, revision: revision, created: created)
+        if let note { skips.skip(note.id, note.text) }
         return kept
+    }
+
+    /// Watched breaks without those beyond the bound, and what the log says of those (nil: none). Pure.
+    static func boundedNote(_ watched: WatchedBreaks, key: String, revision: UInt64, created: Int64) -> (
+        WatchedBreaks, SkipNote?
+    ) {
+        let (kept, refused) = ServerTimeBound.split(watched, serverNanoseconds: created)
+        guard !refused.isEmpty else { return (kept, nil) }
+        return (
+            kept,
+            SkipNote(
+                id: "\(key)#\(revision)",
+                text:
+                    "\(key) revision \(revision): break(s) \(refused.prefix(4).joined(separator: ", "))\(refused.count > 4 ? ", …" : "") watched past the server's time of the message plus \(ServerTimeBound.maxAheadMilliseconds / 3_600_000) h; refused"
+            )
+        )
     }
 
     // MARK: Status

@@ -270,9 +270,13 @@ def context_switches(pid):
     return threads
 
 
-# The agent's own threads: its loop (the main thread) and the watcher's pump, which names itself; the
-# others are libnats's (its timers, its read loop, its flusher, its callbacks, its garbage collector).
+# The agent's own threads: its loop (the main thread), the watcher's pump and the bucket's worker, which
+# name themselves; the others are libnats's (its timers, its read loop, its flusher, its callbacks, its
+# garbage collector, its subscriptions' delivery). A thread takes its creator's name: those libnats makes
+# during the worker's first requests (the replies' subscription's delivery) are named after the worker,
+# and counted with it: none of them may wake at idle either.
 AGENT_PUMP_THREAD = "snapback-watch"
+AGENT_WORKER_THREAD = "snapback-kv"
 # How long the agent is watched at idle: long enough for a few of NATS's keep-alives (a ping every 10 s,
 # the watcher's heartbeat every 30 s), which must not wake the agent's own threads.
 IDLE_SECONDS = 40
@@ -602,12 +606,14 @@ def run(one, two, jones, nats, bucket):
         own, libnats = {}, {}
         for tid, (name, count) in after.items():
             woke = count - before.get(tid, (name, 0))[1]
-            (own if tid == pid or name == AGENT_PUMP_THREAD else libnats)[tid] = woke
-        expect(len(own) == 2, f"the agent's own threads are not its loop and one pump: {after}")
+            (own if tid == pid or name in (AGENT_PUMP_THREAD, AGENT_WORKER_THREAD) else libnats)[tid] = woke
+        names = sorted(name for tid, (name, _) in after.items() if tid != pid)
+        expect(names.count(AGENT_PUMP_THREAD) == 1 and AGENT_WORKER_THREAD in names,
+               f"the agent's own threads are not its loop, one pump and a bucket worker: {after}")
         expect(all(n == 0 for n in own.values()),
                f"the agent's own threads woke at idle (tid: context switches in {IDLE_SECONDS} s): {own}")
         total = sum(libnats.values())
-        return (f"{IDLE_SECONDS} s idle: its own threads (loop, watcher pump) 0 context switches; libnats's "
+        return (f"{IDLE_SECONDS} s idle: its own threads (loop, watcher pump, bucket worker and the {len(own) - 3} libnats made from it) 0 context switches; libnats's "
                 f"{len(libnats)} threads {total} ({total / IDLE_SECONDS:.2f}/s: "
                 f"{', '.join(str(n) for n in sorted(libnats.values(), reverse=True))}); {len(after)} threads; "
                 f"idle RSS: snapback-sync {one.rss_kib(one.agent)} KiB, snapbackd {one.rss_kib(one.daemon)} KiB")
