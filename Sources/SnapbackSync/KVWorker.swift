@@ -18,8 +18,9 @@ import Glibc
 /// outbox only once the loop ran the result that says the server acknowledged it, so nothing is lost): the
 /// thread and what the job holds (the connection, the bound bucket) stay until the process exits.
 final class KVWorker: @unchecked Sendable {
-    private var mutex = pthread_mutex_t()
-    private var work = pthread_cond_t()
+    // Allocated: a pthread object must not move, and `&` on a stored property promises no fixed address.
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t> = .allocate(capacity: 1)
+    private let work: UnsafeMutablePointer<pthread_cond_t> = .allocate(capacity: 1)
     private var job: (() -> (() -> Void))?
     private var results: [() -> Void] = []
     private var stopping = false
@@ -29,8 +30,8 @@ final class KVWorker: @unchecked Sendable {
 
     init(wake: Wakeup) throws(AgentError) {
         self.wake = wake
-        pthread_mutex_init(&mutex, nil)
-        pthread_cond_init(&work, nil)
+        pthread_mutex_init(mutex, nil)
+        pthread_cond_init(work, nil)
         var thread = pthread_t()
         let retained = Unmanaged.passRetained(self).toOpaque()
         let made = pthread_create(
@@ -48,8 +49,10 @@ final class KVWorker: @unchecked Sendable {
     }
 
     deinit {
-        pthread_cond_destroy(&work)
-        pthread_mutex_destroy(&mutex)
+        pthread_cond_destroy(work)
+        work.deallocate()
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
     }
 
     /// Runs `request` on the worker, then `then` with its answer on the loop (``takeResults()``). On the
@@ -57,51 +60,51 @@ final class KVWorker: @unchecked Sendable {
     func submit<Answer>(_ request: @escaping () -> Answer, then: @escaping (Answer) -> Void) {
         precondition(!busy, "one bucket job at a time")
         busy = true
-        pthread_mutex_lock(&mutex)
+        pthread_mutex_lock(mutex)
         job = {
             let answer = request()
             return { then(answer) }
         }
-        pthread_cond_signal(&work)
-        pthread_mutex_unlock(&mutex)
+        pthread_cond_signal(work)
+        pthread_mutex_unlock(mutex)
     }
 
     /// The finished job's result, to run on the loop (none while it is under way).
     func takeResults() -> [() -> Void] {
-        pthread_mutex_lock(&mutex)
+        pthread_mutex_lock(mutex)
         let taken = results
         results = []
-        pthread_mutex_unlock(&mutex)
+        pthread_mutex_unlock(mutex)
         if !taken.isEmpty { busy = false }
         return taken
     }
 
     /// Ends the thread once its job (if one is under way) returns, without waiting for it.
     func stop() {
-        pthread_mutex_lock(&mutex)
+        pthread_mutex_lock(mutex)
         stopping = true
         job = nil
-        pthread_cond_signal(&work)
-        pthread_mutex_unlock(&mutex)
+        pthread_cond_signal(work)
+        pthread_mutex_unlock(mutex)
     }
 
     private func run() {
         // Named, so that it can be told from libnats's threads and the watcher's pump (ps -L).
         _ = snapback_name_thread("snapback-kv")
-        pthread_mutex_lock(&mutex)
+        pthread_mutex_lock(mutex)
         while true {
-            while job == nil, !stopping { pthread_cond_wait(&work, &mutex) }
+            while job == nil, !stopping { pthread_cond_wait(work, mutex) }
             guard !stopping, let next = job else { break }
             job = nil
-            pthread_mutex_unlock(&mutex)
+            pthread_mutex_unlock(mutex)
             let result = next()
-            pthread_mutex_lock(&mutex)
+            pthread_mutex_lock(mutex)
             if stopping { break }
             results.append(result)
-            pthread_mutex_unlock(&mutex)
+            pthread_mutex_unlock(mutex)
             wake.signal()
-            pthread_mutex_lock(&mutex)
+            pthread_mutex_lock(mutex)
         }
-        pthread_mutex_unlock(&mutex)
+        pthread_mutex_unlock(mutex)
     }
 }
