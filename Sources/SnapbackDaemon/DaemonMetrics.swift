@@ -113,7 +113,7 @@ public final class DaemonMetrics {
 
     /// Takes in stored values by key; unknown keys (a newer catalog's) are left out.
     func load(_ stored: [String: UInt64]) {
-        // A new store: the keys are not made (250 strings, at every start of a new box).
+        // A new store: the keys are not made (330 strings, at every start of a new box).
         guard !stored.isEmpty else { return }
         for (i, key) in Self.slotKeys.enumerated() {
             if let value = stored[key] { slots[i] = value }

@@ -34,11 +34,14 @@ public enum Metric: Int, CaseIterable, Sendable {
                 "Seeks and trick play refused while an unwatched break played (the player sent back into it)",
                 [.of(RefusedMove.self)])
         case .breaksPlayed:
-            return .counter("snapbackd_breaks_played", "Ad breaks played to their end", [.of(BreakPosition.self)])
+            return .counter(
+                "snapbackd_breaks_played", "Ad breaks played to their end, by what told the daemon they ended",
+                [.of(BreakEnding.self), .of(BreakPosition.self), .of(AdPolicy.Preset.self)])
         case .breaksWatched:
             return .counter(
-                "snapbackd_breaks_watched", "Ad breaks that came to count as watched (under the session's policy)",
-                [.of(BreakPosition.self)])
+                "snapbackd_breaks_watched",
+                "Ad breaks that came to count as watched, by the rule that counted them (under the session's policy)",
+                [.of(WatchedRule.self), .of(BreakPosition.self), .of(AdPolicy.Preset.self)])
         case .breaksSkipped:
             return .counter(
                 "snapbackd_breaks_skipped", "Ad breaks not played where the viewer met them, by why",
@@ -123,7 +126,10 @@ public struct MetricLabels: Sendable {
     public let values: [String]
 
     static func of<E: MetricLabel>(_: E.Type) -> MetricLabels {
-        MetricLabels(name: E.metricLabelName, values: E.allCases.map(\.metricLabelValue))
+        // Debug builds (the tests') check every label the catalog uses: a series counted at a wrong
+        // index would be counted under another label's name, silently.
+        assert(E.allCases.enumerated().allSatisfy { $0.offset == $0.element.metricIndex }, "\(E.self).metricIndex")
+        return MetricLabels(name: E.metricLabelName, values: E.allCases.map(\.metricLabelValue))
     }
 }
 
@@ -131,28 +137,113 @@ public struct MetricLabels: Sendable {
 protocol MetricLabel: CaseIterable {
     static var metricLabelName: String { get }
     var metricLabelValue: String { get }
+    /// The case's place in `allCases`: its series' index along this label. Each label says it, by its
+    /// `Int` raw value or a switch the compiler checks is exhaustive (and the optimizer makes the case's
+    /// stored ordinal); MetricsCatalogTests checks that it is the place in `allCases` for every label.
+    var metricIndex: Int { get }
 }
 
-extension MetricLabel {
-    /// The case's position in `allCases`. A payload-free enum is stored as its case's ordinal, in
-    /// declaration order, which is `allCases`' order (the Swift ABI): one byte read instead of a switch
-    /// per counted action. MetricsCatalogTests checks it for every label.
-    @inline(__always) var metricIndex: Int { Int(unsafeBitCast(self, to: UInt8.self)) }
+extension MetricLabel where Self: RawRepresentable, RawValue == Int {
+    @inline(__always) var metricIndex: Int { rawValue }
 }
 
 extension SeekReason: MetricLabel {
     static var metricLabelName: String { "reason" }
     var metricLabelValue: String { rawValue }
+    @inline(__always) var metricIndex: Int {
+        switch self {
+        case .snapback: return 0
+        case .resumeAfterSnapback: return 1
+        case .resumeFromBookmark: return 2
+        case .breakBeforeResume: return 3
+        case .skipWatchedBreak: return 4
+        case .skipDuringCooldown: return 5
+        case .skipDisabledBreak: return 6
+        case .startOfBreak: return 7
+        case .seekRefusedDuringAd: return 8
+        }
+    }
 }
 
 extension BookmarkTrigger: MetricLabel {
     static var metricLabelName: String { "trigger" }
     var metricLabelValue: String { rawValue }
+    @inline(__always) var metricIndex: Int {
+        switch self {
+        case .paused: return 0
+        case .closed: return 1
+        case .disconnected: return 2
+        case .seek: return 3
+        case .periodic: return 4
+        case .snapbackReturn: return 5
+        }
+    }
 }
 
 extension BreakSkipReason: MetricLabel {
     static var metricLabelName: String { "reason" }
     var metricLabelValue: String { rawValue }
+    @inline(__always) var metricIndex: Int {
+        switch self {
+        case .trickPlay: return 0
+        case .resumePlan: return 1
+        case .cooldown: return 2
+        case .exempt: return 3
+        case .watched: return 4
+        case .disabled: return 5
+        }
+    }
+}
+
+/// How a break was seen to its end (``TimelineReason/Completion`` without its times), as a label.
+enum BreakEnding: Int, MetricLabel {
+    case playheadReachedEnd, adBreakEnded, lastAdEnded, noAdBreakEnded, expectedEndPassed
+
+    init(_ how: TimelineReason.Completion) {
+        switch how {
+        case .playheadReachedEnd: self = .playheadReachedEnd
+        case .adBreakEndedEvent: self = .adBreakEnded
+        case .lastAdEnded: self = .lastAdEnded
+        case .noAdBreakEnded: self = .noAdBreakEnded
+        case .expectedEndPassed: self = .expectedEndPassed
+        }
+    }
+
+    static var metricLabelName: String { "reason" }
+    var metricLabelValue: String {
+        switch self {
+        case .playheadReachedEnd: return "playhead-reached-end"
+        case .adBreakEnded: return "ad-break-ended"
+        case .lastAdEnded: return "last-ad-ended"
+        case .noAdBreakEnded: return "no-ad-break-ended"
+        case .expectedEndPassed: return "expected-end-passed"
+        }
+    }
+}
+
+/// The rule that made a break count as watched: the reason of a `breakWatched` action.
+enum WatchedRule: Int, MetricLabel {
+    case onBegin, onEnd, loopGuard
+
+    /// The rule of a `breakWatched` action's reason; nil for a reason that never comes with one.
+    @inline(__always)
+    static func of(_ reason: TimelineReason) -> WatchedRule? {
+        switch reason {
+        case .watchedOnBegin: return .onBegin
+        case .watchedOnEnd: return .onEnd
+        case .loopGuard: return .loopGuard
+        default: return nil
+        }
+    }
+
+    static var metricLabelName: String { "reason" }
+    var metricLabelValue: String {
+        switch self {
+        case .onBegin: return "on-begin"
+        case .onEnd: return "on-end"
+        case .loopGuard: return "loop-guard"
+        }
+    }
 }
 
 typealias BreakPosition = TimelineSnapshot.BreakPosition
@@ -166,32 +257,51 @@ extension TimelineSnapshot.BreakPosition: MetricLabel {
         case .postroll: return "post"
         }
     }
+    @inline(__always) var metricIndex: Int {
+        switch self {
+        case .preroll: return 0
+        case .midroll: return 1
+        case .postroll: return 2
+        }
+    }
 }
 
 extension AdPolicy.Preset: MetricLabel {
     static var metricLabelName: String { "preset" }
     var metricLabelValue: String { rawValue }
+    @inline(__always) var metricIndex: Int {
+        switch self {
+        case .snapback: return 0
+        case .ima: return 1
+        case .tvsdk: return 2
+        case .media3: return 3
+        case .hlsjs: return 4
+        }
+    }
 }
 
 extension SessionKind: MetricLabel {
     static var metricLabelName: String { "kind" }
     var metricLabelValue: String { self == .live ? "live" : "on-demand" }
+    @inline(__always) var metricIndex: Int { self == .onDemand ? 0 : 1 }
 }
 
 extension StatusCode: MetricLabel {
     static var metricLabelName: String { "code" }
     var metricLabelValue: String { name }
+    /// gRPC's numbers, 0 to 16 in declaration order.
+    @inline(__always) var metricIndex: Int { Int(rawValue) }
 }
 
 /// What a refused seek was.
-enum RefusedMove: MetricLabel {
+enum RefusedMove: Int, MetricLabel {
     case seek, trickPlay
     static var metricLabelName: String { "move" }
     var metricLabelValue: String { self == .seek ? "seek" : "trick-play" }
 }
 
 /// What closed a session (``TimelineService/CloseTrigger`` as a label).
-enum CloseCause: MetricLabel {
+enum CloseCause: Int, MetricLabel {
     case player, disconnected, shutdown
     static var metricLabelName: String { "by" }
     var metricLabelValue: String {

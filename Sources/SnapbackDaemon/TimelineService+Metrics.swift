@@ -143,9 +143,24 @@ extension TimelineService {
                 metrics.count(.seeksRefused, move.metricIndex)
             }
         case .breakCompleted(let id):
-            metrics.count(.breaksPlayed, position(of: id, in: entry))
+            // The timeline gives every breakCompleted action the reason of that name; a break whose
+            // reason says nothing of how it ended is not counted under a made-up one.
+            guard case .breakCompleted(let how) = actions[index].reason else {
+                assertionFailure("breakCompleted with the reason \(actions[index].reason)")
+                return
+            }
+            metrics.count(
+                .breaksPlayed,
+                (BreakEnding(how).metricIndex &* Self.positions &+ position(of: id, in: entry)) &* Self.presets
+                    &+ entry.presetIndex)
         case .breakWatched(let id):
-            metrics.count(.breaksWatched, position(of: id, in: entry))
+            guard let rule = WatchedRule.of(actions[index].reason) else {
+                assertionFailure("breakWatched with the reason \(actions[index].reason)")
+                return
+            }
+            metrics.count(
+                .breaksWatched,
+                (rule.metricIndex &* Self.positions &+ position(of: id, in: entry)) &* Self.presets &+ entry.presetIndex)
         case .breakSkipped(let id, let why):
             metrics.count(
                 .breaksSkipped,

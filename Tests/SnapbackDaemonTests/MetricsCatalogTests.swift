@@ -25,6 +25,22 @@ import Testing
         expectOrdinals(StatusCode.self)
         expectOrdinals(RefusedMove.self)
         expectOrdinals(CloseCause.self)
+        expectOrdinals(BreakEnding.self)
+        expectOrdinals(WatchedRule.self)
+    }
+
+    @Test func aBreaksEndingAndItsWatchedRuleComeFromTheActionsReason() {
+        let endings: [(TimelineReason.Completion, String)] = [
+            (.playheadReachedEnd(30), "playhead-reached-end"), (.adBreakEndedEvent, "ad-break-ended"),
+            (.lastAdEnded, "last-ad-ended"), (.noAdBreakEnded, "no-ad-break-ended"),
+            (.expectedEndPassed, "expected-end-passed")
+        ]
+        for (how, label) in endings { #expect(BreakEnding(how).metricLabelValue == label, "\(how)") }
+        #expect(WatchedRule.of(.watchedOnBegin(breakId: "b")) == .onBegin)
+        #expect(WatchedRule.of(.watchedOnEnd(breakId: "b", .lastAdEnded)) == .onEnd)
+        #expect(WatchedRule.of(.loopGuard(max: 3, breakId: "b")) == .loopGuard)
+        #expect(WatchedRule.of(.breakCompleted(.lastAdEnded)) == nil)
+        #expect(WatchedRule.allCases.map(\.metricLabelValue) == ["on-begin", "on-end", "loop-guard"])
     }
 
     @Test func namesAreOpenMetricsNamesAndSeriesAreFewAndUnique() {
@@ -92,10 +108,14 @@ import Testing
 
     @Test func storedValuesAreReadBackByKeyAndUnknownKeysLeftOut() {
         let metrics = DaemonMetrics()
-        metrics.count(.breaksWatched, 2)
+        let presets = AdPolicy.Preset.allCases.count
+        metrics.count(
+            .breaksWatched,
+            (WatchedRule.loopGuard.metricIndex * 3 + BreakPosition.postroll.metricIndex) * presets
+                + AdPolicy.Preset.ima.metricIndex)
         metrics.observe(.loopLag, nanoseconds: 3_000_000)
         var stored = Dictionary(uniqueKeysWithValues: zip(DaemonMetrics.slotKeys, metrics.values()))
-        #expect(stored["snapbackd_breaks_watched_total{position=\"post\"}"] == 1)
+        #expect(stored["snapbackd_breaks_watched_total{reason=\"loop-guard\",position=\"post\",preset=\"ima\"}"] == 1)
         #expect(stored["snapbackd_loop_lag_seconds_bucket{le=\"0.005\"}"] == 1)
         stored["snapbackd_no_such_metric_total"] = 9
         let again = DaemonMetrics()
@@ -108,5 +128,11 @@ import Testing
             .deletingLastPathComponent().appendingPathComponent("docs/telemetry.md")
         let text = try String(contentsOf: docs, encoding: .utf8)
         #expect(text.contains(Metric.documentationTable), "docs/telemetry.md's table should be:\n\(Metric.documentationTable)")
+        // Its count of the series, as the catalog makes them.
+        let counters = Metric.catalog.filter { $0.kind == .counter }
+        let sentence =
+            "all together \(counters.reduce(0) { $0 + $1.seriesCount }) counter series and "
+            + "\(Metric.catalog.count - counters.count) histograms, \(DaemonMetrics.slotKeys.count) samples"
+        #expect(text.contains(sentence), "docs/telemetry.md should say: \(sentence)")
     }
 }

@@ -91,10 +91,11 @@ import Testing
             "snapbackd_seeks_commanded{reason=resume-after-snapback,preset=snapback}": 1,
             "snapbackd_seeks_commanded{reason=resume-from-bookmark,preset=snapback}": 1,
             "snapbackd_seeks_refused{move=seek}": 1,
-            "snapbackd_breaks_played{position=pre}": 1,
-            "snapbackd_breaks_played{position=mid}": 1,
-            "snapbackd_breaks_watched{position=pre}": 1,
-            "snapbackd_breaks_watched{position=mid}": 1,
+            // Both ended by the player's ad-break-ended; watched at their end (the snapback preset).
+            "snapbackd_breaks_played{reason=ad-break-ended,position=pre,preset=snapback}": 1,
+            "snapbackd_breaks_played{reason=ad-break-ended,position=mid,preset=snapback}": 1,
+            "snapbackd_breaks_watched{reason=on-end,position=pre,preset=snapback}": 1,
+            "snapbackd_breaks_watched{reason=on-end,position=mid,preset=snapback}": 1,
             "snapbackd_seeks_commanded{reason=skip-watched-break,preset=snapback}": 1,
             "snapbackd_breaks_skipped{reason=watched,position=mid,preset=snapback}": 1,
             "snapbackd_bookmarks_saved{trigger=snapback-return}": 1,
@@ -145,6 +146,32 @@ import Testing
         #expect(third.waitForLog(containing: "did not stop cleanly"))
         third.terminate()
         #expect(third.waitForExit() == .exit(0))
+    }
+
+    /// Under IMA's preset a break counts as watched as it begins; a pre-roll the playhead plays through
+    /// (no ad events) ends by the playhead: both counted by that reason, position and preset.
+    @Test func anImaPrerollPlayedThroughIsCountedByItsReasonsAndPreset() throws {
+        let directory = try DaemonHarness.makeTemporaryDirectory()
+        let daemon = try Self.daemon(in: directory)
+        let player = try daemon.player()
+        var request = Streams.seed(contentId: "ima", breaks: [AdBreak(id: "b0", start: 0, duration: 30)])
+        request.requestedPreset = .ima
+        let session = try player.openSession(request).sessionId
+        for t in [1.0, 20, 31] {
+            try player.send(.playheadReported(streamTime: t, rate: 1, playing: true), session: session)
+        }
+        let counted = Self.values(try player.call(.getMetrics, as: SnapbackV1.MetricsReply.self))
+        let breaks = counted.filter {
+            $0.value > 0 && ($0.key.hasPrefix("snapbackd_breaks_played") || $0.key.hasPrefix("snapbackd_breaks_watched"))
+        }
+        #expect(
+            breaks == [
+                "snapbackd_breaks_watched{reason=on-begin,position=pre,preset=ima}": 1,
+                "snapbackd_breaks_played{reason=playhead-reached-end,position=pre,preset=ima}": 1
+            ], "\(counted.filter { $0.value > 0 })")
+        #expect(counted["snapbackd_sessions_opened{kind=on-demand,preset=ima}"] == 1)
+        daemon.terminate()
+        #expect(daemon.waitForExit() == .exit(0))
     }
 
     /// Not root, not in an admin group: PERMISSION_DENIED, as for WatchDecisions.
