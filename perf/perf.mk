@@ -38,7 +38,7 @@ profile: release ## Rewrite perf/snapbackd.profdata from a training run of an in
 	SNAPBACK_PERF=$(call perf_without,profile) $(PERF_DIR)/gen-profile.sh $(RELEASE_BIN) $(PERF_PROFILE) $(RELEASE_FLAGS)
 	$(MAKE) --no-print-directory link-order
 
-link-order: release ## Rewrite perf/link-order.txt (the code the release daemon runs, placed together) from a callgrind run
+link-order: release ## Rewrite perf/link-order.txt (the code the release daemon runs, placed together: the round trip's, then start-up's until idle) from callgrind runs
 	$(PERF_DIR)/gen-link-order.py $(RELEASE_BIN) $(PERF_LINK_ORDER)
 	$(MAKE) --no-print-directory release
 
