@@ -236,7 +236,7 @@ final class TelemetryReporter {
     /// the catalog's, the same in every report: snapback-fleet needs neither), and only its series that
     /// counted something — a counter above 0, a histogram with an observation. A series absent from a
     /// report is 0 since the report's `counting_since` (snapback-fleet reads it so), and a family left
-    /// with none is left out. Most of the daemon's ~250 series are 0 on a box: they cost nothing on the
+    /// with none is left out. Most of the daemon's ~300 series are 0 on a box: they cost nothing on the
     /// wire until they count.
     static func wireFamilies(_ families: [SnapbackV1.MetricFamily]) -> [SnapbackV1.MetricFamily] {
         families.compactMap { family in
