@@ -78,6 +78,7 @@ public func describe(_ event: TimelineEvent) -> String {
     case .trickPlayEnded(let t): return "TrickPlayEnded \(clock(t))"
     case .contentCompleted: return "ContentComplete"
     case .breaksUpdated(let breaks): return "UpdateBreaks (\(breaks.count) breaks)"
+    case .midrollsScheduled(let times): return "UpdateBreaks (\(times.count) mid-roll times)"
     case .paused(let t): return "Pause \(clock(t))"
     case .closed: return "CloseSession"
     case .playerDisconnected: return "(disconnect)"

@@ -2,7 +2,8 @@
 import CNats
 import Glibc
 
-/// The agent's one thread for the bucket's requests (`snapback-kv`). Each of them — binding the bucket,
+/// The agent's thread for the bucket's requests (`snapback-kv`); telemetry has one of its own for the
+/// look-up of its stream (`snapback-telem`), so that neither waits behind the other. Each of them — binding the bucket,
 /// get, create/update, the stream's info, making the watcher — waits for the server's answer, up to
 /// libnats's 5 s JetStream wait, and a server that accepts the connection but answers slowly or not at all
 /// would hold the agent's loop as long: snapbackd's change stream unread (snapbackd drops a reader that
@@ -25,11 +26,14 @@ final class KVWorker: @unchecked Sendable {
     private var results: [() -> Void] = []
     private var stopping = false
     private let wake: Wakeup
+    private let name: String
     /// A job was submitted and its result not yet taken (the loop's).
     private(set) var busy = false
 
-    init(wake: Wakeup) throws(AgentError) {
+    /// `name`: the thread's (15 bytes at most, as Linux keeps them).
+    init(wake: Wakeup, name: String = "snapback-kv") throws(AgentError) {
         self.wake = wake
+        self.name = name
         pthread_mutex_init(mutex, nil)
         pthread_cond_init(work, nil)
         var thread = pthread_t()
@@ -43,7 +47,7 @@ final class KVWorker: @unchecked Sendable {
             }, retained)
         guard made == 0 else {
             Unmanaged<KVWorker>.fromOpaque(retained).release()
-            throw AgentError(description: "bucket thread: \(String(cString: strerror(made)))")
+            throw AgentError(description: "\(name) thread: \(String(cString: strerror(made)))")
         }
         pthread_detach(thread)
     }
@@ -90,7 +94,7 @@ final class KVWorker: @unchecked Sendable {
 
     private func run() {
         // Named, so that it can be told from libnats's threads and the watcher's pump (ps -L).
-        _ = snapback_name_thread("snapback-kv")
+        _ = snapback_name_thread(name)
         pthread_mutex_lock(mutex)
         while true {
             while job == nil, !stopping { pthread_cond_wait(work, mutex) }

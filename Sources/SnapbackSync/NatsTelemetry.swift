@@ -37,6 +37,7 @@ let publishAnswered: jsPubAckHandler = { _, message, ack, failure, closure in
 }
 
 extension NatsKV {
+    /// On the worker.
     func ensureTelemetryStream(_ telemetry: TelemetryConfiguration, replicas: Int) throws(NatsError) {
         try SnapbackSync.ensureTelemetryStream(jetStream, name: telemetry.stream, replicas: replicas)
     }

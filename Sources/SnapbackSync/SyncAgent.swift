@@ -114,7 +114,8 @@ public final class SyncAgent {
         nats.highestRevision = savedRevision
         publishTokens = Double(configuration.publishRate)
         telemetry =
-            configuration.telemetry.enabled ? try TelemetryReporter(configuration: configuration, log: log, now: .now) : nil
+            configuration.telemetry.enabled
+            ? try TelemetryReporter(configuration: configuration, log: log, wake: wake, now: .now) : nil
     }
 
     /// Runs until one of `stopSignals` arrives (blocked in every thread: they are read from a signalfd).
@@ -148,6 +149,7 @@ public final class SyncAgent {
         // A bucket request under way is abandoned, not waited for: what it sent leaves the outbox only
         // with its result, which is not taken now.
         kv.stop()
+        telemetry?.stop()
         writeStatus(force: true)
     }
 

@@ -51,9 +51,16 @@ final class TelemetryReporter {
     private var lastProblem = ""
     /// The stream could not be looked up or made (``take(_:nats:now:)``): it is not tried again.
     private var streamNotOurs = false
+    /// The stream's look-up is under way on ``worker``: the report waits for its answer.
+    private var lookingUpStream = false
+    /// Where the stream is looked up: telemetry's own thread (the bucket's jobs do not wait behind it).
+    private let worker: KVWorker
 
-    init(configuration: SyncConfiguration, log: @escaping (String) -> Void, now: ContinuousClock.Instant) throws(AgentError) {
+    init(configuration: SyncConfiguration, log: @escaping (String) -> Void, wake: Wakeup, now: ContinuousClock.Instant)
+        throws(AgentError)
+    {
         telemetry = configuration.telemetry
+        worker = try KVWorker(wake: wake, name: "snapback-telem")
         socket = configuration.socket
         replicas = configuration.replicas
         self.log = log
@@ -132,15 +139,16 @@ final class TelemetryReporter {
     }
 
     /// When the loop must turn for telemetry: the next report, or a publish's retry while connected. A
-    /// publish in flight sets none: its answer wakes the loop.
+    /// publish in flight, or the stream's look-up, sets none: its answer wakes the loop.
     func deadline(connected: Bool) -> ContinuousClock.Instant {
-        guard connected, pending != nil, inFlight == nil, let retryAt else { return due }
+        guard connected, pending != nil, inFlight == nil, !lookingUpStream, let retryAt else { return due }
         return min(due, retryAt)
     }
 
     /// Takes the stream's answers, makes the report when it is due, and publishes the pending one when
     /// NATS is connected and no publish is in flight.
     func turn(now: ContinuousClock.Instant, nats: NatsKV) {
+        for result in worker.takeResults() { result() }
         for answer in nats.events.takeAnswers() { take(answer, nats: nats, now: now) }
         if inFlight != nil, !nats.isConnected {
             // Its ack, if the server sends one, went to a connection that is gone: sent again when NATS is back.
@@ -157,7 +165,8 @@ final class TelemetryReporter {
             makeReport()
             retryAt = nil
         }
-        guard pending != nil, inFlight == nil, nats.isConnected, retryAt.map({ now >= $0 }) ?? true else { return }
+        guard pending != nil, inFlight == nil, !lookingUpStream, nats.isConnected, retryAt.map({ now >= $0 }) ?? true
+        else { return }
         publish(nats: nats, now: now)
     }
 
@@ -264,10 +273,11 @@ final class TelemetryReporter {
     /// The stream's answer to a publish. One for a publish taken back (answered meanwhile) is dropped.
     /// The stream is looked up only when no stream took the report (no responders): where the operator's
     /// stream lives in another account (imported as a service), the box may publish its reports and
-    /// nothing more. That look-up (and the stream's creation when it is missing) is the one synchronous
-    /// request of telemetry, made only just after the server answered that no stream is there; once it
-    /// failed (a box whose permissions leave the stream's API to the operator: the request times out), it
-    /// is not made again in this run, and a report no stream takes waits for the operator's stream.
+    /// nothing more. That look-up (and the stream's creation when it is missing) waits for the server, up
+    /// to libnats's JetStream wait, so it runs on telemetry's thread (``worker``) and the report waits
+    /// for its answer; once it failed (a box whose permissions leave the stream's API to the operator: the
+    /// request times out), it is not made again in this run, and a report no stream takes waits for the
+    /// operator's stream.
     private func take(_ answer: PublishAnswer, nats: NatsKV, now: ContinuousClock.Instant) {
         guard answer.messageId == inFlight else { return }
         inFlight = nil
@@ -287,19 +297,40 @@ final class TelemetryReporter {
                 failed(now: now)
                 return
             }
-            do {
-                try nats.ensureTelemetryStream(telemetry, replicas: replicas)
-                publish(nats: nats, now: now)
-            } catch {
-                streamNotOurs = true
-                problem("no stream takes \(subject), and \(error); report kept for the next attempt")
-                failed(now: now)
-            }
+            lookingUpStream = true
+            let (telemetry, replicas) = (telemetry, replicas)
+            worker.submit(
+                { () -> NatsError? in
+                    do throws(NatsError) {
+                        try nats.ensureTelemetryStream(telemetry, replicas: replicas)
+                        return nil
+                    } catch {
+                        return error
+                    }
+                },
+                then: { [weak self] error in self?.lookedUpStream(error, nats: nats) })
         case .failed(_, let code, let text):
             problem(
                 "publish \(subject): \(text)\(code != 0 ? " (JetStream error \(code))" : ""); report kept for the next attempt")
             failed(now: now)
         }
+    }
+
+    /// Ends telemetry's thread, not waiting for a look-up under way.
+    func stop() { worker.stop() }
+
+    /// On the loop: the stream's look-up answered. Found or made, the report goes at once.
+    private func lookedUpStream(_ error: NatsError?, nats: NatsKV) {
+        lookingUpStream = false
+        let now = ContinuousClock.now
+        guard let error else {
+            if nats.isConnected { publish(nats: nats, now: now) }
+            return
+        }
+        // A connection lost meanwhile says nothing of the stream: looked up again once it is back.
+        if nats.isConnected { streamNotOurs = true }
+        problem("no stream takes \(subject), and \(error); report kept for the next attempt")
+        failed(now: now)
     }
 
     /// The next attempt after a failure while connected: 2 s, doubling to 60 s.

@@ -18,6 +18,8 @@ public enum TimelineEvent: Sendable, Equatable {
     case trickPlayEnded(streamTime: Double)
     case contentCompleted
     case breaksUpdated([AdBreak])
+    /// A live ad-rules session's schedule now: its mid-roll times (content time).
+    case midrollsScheduled([Double])
     case paused(streamTime: Double)
     case closed
     case playerDisconnected
@@ -37,6 +39,7 @@ public enum TimelineEvent: Sendable, Equatable {
         case .trickPlayEnded: return "trick-play-ended"
         case .contentCompleted: return "content-complete"
         case .breaksUpdated: return "breaks-updated"
+        case .midrollsScheduled: return "midrolls-scheduled"
         case .paused: return "paused"
         case .closed: return "closed"
         case .playerDisconnected: return "player-disconnected"

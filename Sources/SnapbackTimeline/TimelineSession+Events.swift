@@ -40,6 +40,7 @@ extension TimelineSession {
         case .trickPlayEnded(let t): try trickPlayEnded(streamTime: t, at: now, into: &actions)
         case .contentCompleted: try contentCompleted(at: now, into: &actions)
         case .breaksUpdated(let breaks): try breaksUpdated(breaks, at: now)
+        case .midrollsScheduled(let times): try midrollsScheduled(times, at: now)
         case .paused(let t): try paused(streamTime: t, at: now, into: &actions)
         case .closed, .playerDisconnected:
             // A session may be closed before it was opened (nothing to save then).
@@ -180,12 +181,33 @@ extension TimelineSession {
     public mutating func breaksUpdated(_ breaks: [AdBreak], at now: Double) throws(TimelineError) {
         try checkAccepting("breaks-updated", at: now)
         guard settings.isLive else { throw .notSupported("breaks updated on an on-demand stream") }
+        guard !settings.adRulesMode else {
+            throw .notSupported("a break list on an ad-rules session (its schedule changes by mid-roll times)")
+        }
         guard let grown = try layout.adding(AdBreak.geometry(of: breaks, live: true), maxBreaks: settings.maxBreaks)
         else {
             return
         }
         let honoured = policy.watchedWhen != .never
         adopt(grown, markingWatched: breaks.lazy.filter { honoured && $0.watched }.map(\.id))
+    }
+
+    /// A live ad-rules session's schedule now (an interstitial schedule that grew): each mid-roll time not
+    /// yet known becomes `midroll-<t>`, as the ad rules the session opened with name theirs; the known ones
+    /// keep their state. A time the schedule no longer has stays, as a live stitched session's break does.
+    public mutating func midrollsScheduled(_ times: [Double], at now: Double) throws(TimelineError) {
+        try checkAccepting("midrolls-scheduled", at: now)
+        guard settings.adRulesMode else { throw .notSupported("mid-roll times on a session without ad rules") }
+        guard settings.isLive else { throw .notSupported("mid-roll times updated on an on-demand stream") }
+        // A time whose break is known (to the millisecond, as its id) is that break, wherever within the
+        // millisecond it falls: a player's clock of a live playlist moves a little from refresh to refresh.
+        let markers = try TimelineSettings.midrolls(at: times, contentDuration: settings.contentDuration)
+            .filter { layout.index(ofBreak: $0.id) == nil }
+        guard !markers.isEmpty, let grown = try layout.adding(AdBreak.geometry(of: markers, live: true), maxBreaks: settings.maxBreaks)
+        else {
+            return
+        }
+        adopt(grown, markingWatched: [])
     }
 
     /// Closed by the player or by its disconnection: the final bookmark.

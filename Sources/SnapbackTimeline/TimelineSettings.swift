@@ -44,7 +44,9 @@ final class TimelineSettings: Sendable {
         try Self.validate(policy)
         var postroll: String?
         if let rules = configuration.adRules {
-            guard configuration.kind == .onDemand else { throw .notSupported("ad rules on a live stream") }
+            // A live stream has no end to play a post-roll at; its mid-rolls come as its schedule grows
+            // (``TimelineSession/midrollsScheduled(_:at:)``).
+            if configuration.kind == .live, rules.postroll { throw .notSupported("a post-roll on a live stream") }
             let expanded = try Self.expand(rules, contentDuration: configuration.contentDuration)
             breaks = expanded.breaks
             postroll = expanded.postrollId
@@ -119,13 +121,7 @@ final class TimelineSettings: Sendable {
     {
         try checkDuration(rules.breakDuration, "ad rules break duration")
         try checkDuration(rules.midrollEvery, "ad rules mid-roll interval")
-        if rules.midrollTimes.count > Limits.adRulesMidrolls { throw .tooManyBreaks(limit: Limits.adRulesMidrolls) }
-        var times = Set<Double>()
-        for t in rules.midrollTimes {
-            try checkTime(t, "ad rules mid-roll time")
-            if let d = contentDuration, t >= d { throw .breakOutOfRange(id: "midroll-\(Seconds(t))", start: t) }
-            if t > 0 { times.insert(t) }
-        }
+        var times = try midrollTimes(rules.midrollTimes, contentDuration: contentDuration)
         if rules.midrollEvery > 0 {
             guard let d = contentDuration else { throw .notSupported("mid-rolls every N seconds without a content duration") }
             // Counted before any is made: a tiny interval over a long program (found by the daemon fuzzer)
@@ -144,7 +140,7 @@ final class TimelineSettings: Sendable {
         if rules.preroll { breaks.append(AdBreak(id: "preroll", start: 0, duration: 0)) }
         // Content pauses while a break plays: breaks take no content time, so the layout holds them as
         // zero-length markers (the expected duration arms the break-end timer).
-        for t in times.sorted() { breaks.append(AdBreak(id: "midroll-\(Seconds(t))", start: t, duration: 0)) }
+        for t in times.sorted() { breaks.append(midroll(at: t)) }
         var postrollId: String?
         if rules.postroll {
             // Kept beyond every mid-roll; its position only orders it (it plays on content complete).
@@ -154,4 +150,25 @@ final class TimelineSettings: Sendable {
         }
         return (breaks, postrollId)
     }
+
+    /// The mid-roll times given, checked, without 0 (the pre-roll's place) and repeats.
+    private static func midrollTimes(_ given: [Double], contentDuration: Double?) throws(TimelineError) -> Set<Double> {
+        if given.count > Limits.adRulesMidrolls { throw .tooManyBreaks(limit: Limits.adRulesMidrolls) }
+        var times = Set<Double>()
+        for t in given {
+            try checkTime(t, "ad rules mid-roll time")
+            if let d = contentDuration, t >= d { throw .breakOutOfRange(id: midroll(at: t).id, start: t) }
+            if t > 0 { times.insert(t) }
+        }
+        return times
+    }
+
+    /// The markers of mid-rolls at `given` content times, in order: a schedule that changed after the open.
+    static func midrolls(at given: [Double], contentDuration: Double?) throws(TimelineError) -> [AdBreak] {
+        try midrollTimes(given, contentDuration: contentDuration).sorted().map(midroll(at:))
+    }
+
+    /// Content pauses while a break plays: breaks take no content time, so the layout holds them as
+    /// zero-length markers (the expected duration arms the break-end timer).
+    private static func midroll(at t: Double) -> AdBreak { AdBreak(id: "midroll-\(Seconds(t))", start: t, duration: 0) }
 }

@@ -78,6 +78,12 @@ extension WireRequest {
             return .event(sessionId: try SnapbackV1.ContentCompleteRequest.decode(body).sessionId, .contentCompleted)
         case .updateBreaks:
             let m = try SnapbackV1.UpdateBreaksRequest.decode(body, maxElements: maxBreaks)
+            guard m.midrollTimes.isEmpty else {
+                guard m.breaks.isEmpty else {
+                    throw WireError.invalidArgument("UpdateBreaks with both breaks and midroll_times: one or the other")
+                }
+                return .event(sessionId: m.sessionId, .midrollsScheduled(m.midrollTimes))
+            }
             return .event(sessionId: m.sessionId, .breaksUpdated(m.breaks))
         case .pause:
             let m = try SnapbackV1.PauseRequest.decode(body)
@@ -144,7 +150,7 @@ extension WireRequest {
         case .trickPlayStarted: return .trickPlayStarted
         case .trickPlayEnded: return .trickPlayEnded
         case .contentCompleted: return .contentComplete
-        case .breaksUpdated: return .updateBreaks
+        case .breaksUpdated, .midrollsScheduled: return .updateBreaks
         case .paused: return .pause
         case .closed: return .closeSession
         case .playerDisconnected, .timerFired:
@@ -179,6 +185,8 @@ extension WireRequest {
         case .contentCompleted: return SnapbackV1.ContentCompleteRequest(sessionId: id).encode(into: &out)
         case .breaksUpdated(let breaks):
             return SnapbackV1.UpdateBreaksRequest(sessionId: id, breaks: breaks).encode(into: &out)
+        case .midrollsScheduled(let times):
+            return SnapbackV1.UpdateBreaksRequest(sessionId: id, midrollTimes: times).encode(into: &out)
         case .paused(let streamTime): return SnapbackV1.PauseRequest(sessionId: id, streamTime: streamTime).encode(into: &out)
         case .closed: return SnapbackV1.CloseSessionRequest(sessionId: id).encode(into: &out)
         case .playerDisconnected, .timerFired:

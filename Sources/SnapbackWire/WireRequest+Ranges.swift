@@ -49,6 +49,11 @@ extension WireRequest {
             try check(t, Limits.position, "stream_time")
         case .breaksUpdated(let breaks):
             try checkRanges(breaks)
+        case .midrollsScheduled(let times):
+            if times.count > Limits.adRulesMidrolls {
+                throw .tooLarge("midroll_times: \(times.count) times, above \(Limits.adRulesMidrolls)")
+            }
+            for (i, t) in times.enumerated() { try check(t, Limits.position, "midroll_times[\(i)]") }
         case .contentCompleted, .closed, .playerDisconnected, .timerFired:
             return
         }

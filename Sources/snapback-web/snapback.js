@@ -29,7 +29,8 @@ const OWN_SEEK_TOLERANCE = 0.3;
 ///   onError(error)    a refused call or a lost connection ({code, message})
 ///   hls        an hls.js instance playing into `video` (with enableInterstitialPlayback): its interstitials
 ///              are the breaks (an ad-rules session: stream time is the primary content's time, each
-///              interstitial a mid-roll `midroll-T`), its primary time is the position, and its own seeks
+///              interstitial a mid-roll `midroll-T`; on a live playlist a live session, told each new
+///              interstitial as the schedule grows), its primary time is the position, and its own seeks
 ///              (into and out of an interstitial) are not the viewer's. A stream without interstitials
 ///              is stitched: the breaks its playlists announce (EXT-X-DATERANGE SCTE35-OUT, CUE-OUT…) are
 ///              read by the bridge with libsnapback's readers (readCues), not by a parser here; a live
@@ -70,6 +71,13 @@ class Player {
     this.cuesPending = false;
     this.cues = null;
     this.sentBreaks = null;
+    // A live ad-rules session (hls.js's interstitials on a live playlist): each interstitial told to
+    // snapbackd, by its id (the date range's), at the time it had then. hls.js's times of an interstitial
+    // move by some milliseconds as a live playlist's refreshes map its dates again: an interstitial is
+    // told once, and its break keeps that time (later times are near it: breakIdAt finds it).
+    this.sentSchedule = null;
+    // hls.js's word on the playlist (LEVEL_LOADED): live or not.
+    this.hlsLive = false;
   }
 
   // The position in stream time: with hls.js, the primary content's (an interstitial's own time is not).
@@ -181,8 +189,15 @@ class Player {
     };
     // hls.js: interstitials make an ad-rules session; without them the stream is stitched, its breaks
     // those the bridge read in its playlist (interstitials win when a stream has both).
-    if (this.hls && this.interstitials.length > 0) request.adRules = { midrollTimes: this.interstitials.map((i) => i.start) };
-    else if (this.hls && this.cues) {
+    // On a live playlist the schedule grows as it does (updateSchedule).
+    this.sentSchedule = null;
+    if (this.hls && this.interstitials.length > 0) {
+      request.adRules = { midrollTimes: this.interstitials.map((i) => i.start) };
+      if ((this.cues && this.cues.live) || this.hlsLive) {
+        request.kind = "SESSION_KIND_LIVE";
+        this.sentSchedule = new Map(this.interstitials.map((i) => [i.id, i.start]));
+      }
+    } else if (this.hls && this.cues) {
       request.breaks = this.cues.session || [];
       if (this.cues.live) request.kind = "SESSION_KIND_LIVE";
     }
@@ -370,6 +385,7 @@ class Player {
 
   // hls.js's playlist text, as its loader fetched it (the XMLHttpRequest of its default loader).
   levelLoaded(data) {
+    if (data.details) this.hlsLive = data.details.live === true;
     const request = data.networkDetails;
     if (!request || typeof request.responseText !== "string") return;
     this.playlist = request.responseText;
@@ -405,8 +421,21 @@ class Player {
     this.event("updateBreaks", { breaks });
   }
 
-  // hls.js's interstitials: the schedule (reopened as the session's ad rules when it changes before the
-  // session is open; UpdateBreaks has no ad rules), and each one played, as AdBreakStarted/AdBreakEnded.
+  // A live ad-rules session is told the interstitial schedule when it changed (UpdateBreaks' midroll_times:
+  // snapbackd adds the new mid-rolls), then its break ids are read again. An on-demand schedule is whole
+  // when the session opens.
+  updateSchedule() {
+    if (this.sessionId === null || this.sentSchedule === null) return;
+    const fresh = this.interstitials.filter((i) => !this.sentSchedule.has(i.id));
+    if (fresh.length === 0) return;
+    for (const i of fresh) this.sentSchedule.set(i.id, i.start);
+    this.call("updateBreaks", { sessionId: this.sessionId, midrollTimes: [...this.sentSchedule.values()] })
+      .then(() => this.readBreakIds())
+      .catch((e) => this.error(e));
+  }
+
+  // hls.js's interstitials: the schedule (the session's ad rules, grown on a live playlist), and each one
+  // played, as AdBreakStarted/AdBreakEnded.
   watchHls() {
     const Events = this.hls.constructor.Events;
     const id = (start) => this.breakIdAt(start);
@@ -417,8 +446,9 @@ class Player {
     };
     const handlers = [
       [Events.INTERSTITIALS_UPDATED, (_, data) => {
-        this.interstitials = data.events.map((e) => ({ start: e.startTime, duration: e.duration }));
+        this.interstitials = data.events.map((e) => ({ id: e.identifier, start: e.startTime, duration: e.duration }));
         scheduled();
+        this.updateSchedule();
       }],
       // A stream without interstitials has no INTERSTITIALS_UPDATED: its playlist, once read, says so.
       [Events.LEVEL_UPDATED, () => setTimeout(scheduled, 0)],

@@ -89,6 +89,38 @@ import Testing
         #expect(ended.seekTargets == [700])
     }
 
+    /// A live stream's interstitial schedule (hls.js on a live playlist) through the real daemon: an
+    /// ad-rules session opened live with its first mid-roll, the schedule grown by UpdateBreaks'
+    /// midroll_times, the new mid-roll played when the content reaches it; a break list is refused there.
+    @Test func aLiveAdRulesScheduleGrowsThroughTheRealDaemon() throws {
+        let daemon = try DaemonHarness()
+        let player = try daemon.player()
+        let live = try player.openSession(
+            OpenSessionRequest(
+                streamId: "live-interstitials", contentId: "", kind: .live,
+                adRules: AdRules(preroll: false, midrollTimes: [60], postroll: false, breakDuration: 15))
+        ).sessionId
+        try player.send(.playheadReported(streamTime: 10, rate: 1, playing: true), session: live)
+        try player.send(.midrollsScheduled([60, 120]), session: live)
+        var state: SessionStateReply = try player.call(.getSessionState(sessionId: live))
+        #expect(state.breaks.map(\.id) == ["midroll-60", "midroll-120"])
+        func played(_ pushes: [WirePushMessage]) -> [String] {
+            pushes.compactMap { if case .playBreak(let id) = $0.kind { return id } else { return nil } }
+        }
+        #expect(played(try player.send(.playheadReported(streamTime: 60.5, rate: 1, playing: true), session: live)) == ["midroll-60"])
+        try player.send(.adBreakEnded(breakId: "midroll-60"), session: live)
+        #expect(played(try player.send(.playheadReported(streamTime: 119, rate: 1, playing: true), session: live)) == [])
+        #expect(played(try player.send(.playheadReported(streamTime: 120.5, rate: 1, playing: true), session: live)) == ["midroll-120"])
+        #expect {
+            try player.send(.breaksUpdated([AdBreak(id: "x", start: 300, duration: 30)]), session: live)
+        } throws: { error in
+            guard case SnapbackClientError.status(.invalidArgument, let message) = error else { return false }
+            return message.contains("a break list on an ad-rules session")
+        }
+        state = try player.call(.getSessionState(sessionId: live))
+        #expect(state.breaks.count == 2)
+    }
+
     /// What a live manifest says of its breaks (issue #39), through the real binary: a JUMP-restricted
     /// open break holds a seek on a live session (which does not snap back by default), is extended and
     /// closed by UpdateBreaks while the viewer is in it, and the viewer returns to the target at its real

@@ -199,8 +199,71 @@ import Testing
             with: .notSupported("mid-rolls every N seconds without a content duration"))
     }
 
-    @Test func adRulesOnALiveStreamAreRejected() {
-        expectRejected(SessionConfiguration(kind: .live, adRules: AdRules()), with: .notSupported("ad rules on a live stream"))
+    @Test func aPostRollOnALiveStreamIsRejected() {
+        expectRejected(
+            SessionConfiguration(kind: .live, adRules: AdRules()), with: .notSupported("a post-roll on a live stream"))
+    }
+
+    /// A live stream's interstitial schedule (hls.js on a live playlist): mid-rolls by time, no post-roll.
+    func live(_ times: [Double] = [600], policy: AdPolicy = AdPolicy()) throws -> TimelineSession {
+        var (s, _) = try Factory.session(
+            breaks: [], kind: .live, contentDuration: nil, policy: policy,
+            adRules: AdRules(preroll: false, midrollTimes: times, postroll: false, breakDuration: 30))
+        try s.report(10, at: 1001)
+        return s
+    }
+
+    @Test func aLiveStreamPlaysItsScheduledMidRolls() throws {
+        var s = try live()
+        #expect(s.snapshot(at: 1001).breaks.map(\.id) == ["midroll-600"])
+        try s.report(590, at: 1581)
+        #expect(try s.report(600.5, at: 1592).played == ["midroll-600"])
+    }
+
+    @Test func aLiveScheduleThatGrewAddsItsNewMidRollsAndKeepsTheKnownOnes() throws {
+        var s = try live()
+        try s.report(590, at: 1581)
+        try s.report(600.5, at: 1592)
+        try s.handle(.adBreakEnded(breakId: "midroll-600"), at: 1622)
+        #expect(s.isWatched("midroll-600", at: 1622))
+        // The schedule now: the known mid-roll again, moved within its millisecond (watched, it stays so),
+        // a new one, a repeat of it.
+        #expect(try s.handle(.midrollsScheduled([600.0004, 900, 900]), at: 1623) == [])
+        #expect(s.snapshot(at: 1623).breaks.map(\.id) == ["midroll-600", "midroll-900"])
+        #expect(s.isWatched("midroll-600", at: 1623))
+        #expect(!s.isWatched("midroll-900", at: 1623))
+        try s.report(890, at: 1913)
+        #expect(try s.report(900.5, at: 1924).played == ["midroll-900"])
+    }
+
+    @Test func aSeekOverANewlyScheduledMidRollPlaysItWhereLiveSnapbackIsOn() throws {
+        var s = try live(policy: Factory.policy { $0.liveSnapback = true })
+        try s.handle(.midrollsScheduled([300]), at: 1002)
+        let actions = try s.seek(from: 10, to: 400, at: 1003)
+        #expect(actions.played == ["midroll-300"])
+    }
+
+    @Test func midRollTimesAreRefusedWhereTheyMeanNothing() throws {
+        // A stitched live session: its breaks come as a list.
+        var (stitched, _) = try Factory.session(breaks: [], kind: .live, contentDuration: nil)
+        expectRefused(
+            &stitched, .midrollsScheduled([600]), at: 1001,
+            with: .notSupported("mid-roll times on a session without ad rules"))
+        // An on-demand ad-rules session: its schedule was whole at the open.
+        var (onDemand, _) = try session()
+        expectRefused(
+            &onDemand, .midrollsScheduled([900]), at: 1001,
+            with: .notSupported("mid-roll times updated on an on-demand stream"))
+        // A live ad-rules session takes no break list.
+        var s = try live()
+        expectRefused(
+            &s, .breaksUpdated([AdBreak(id: "x", start: 900, duration: 30)]), at: 1002,
+            with: .notSupported("a break list on an ad-rules session (its schedule changes by mid-roll times)"))
+        expectRefused(
+            &s, .midrollsScheduled([-1]), at: 1002, with: .invalidTime(field: "ad rules mid-roll time", value: -1))
+        expectRefused(
+            &s, .midrollsScheduled(Array(repeating: 5, count: Limits.adRulesMidrolls + 1)), at: 1002,
+            with: .tooManyBreaks(limit: Limits.adRulesMidrolls))
     }
 
     @Test func invalidRuleTimesAreRejected() {

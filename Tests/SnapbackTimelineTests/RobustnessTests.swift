@@ -305,7 +305,8 @@ import Testing
         .seekEnded(from: 310, to: 900), .adBreakStarted(breakId: "b1"), .adBreakEnded(breakId: "b1"),
         .adStarted(breakId: "b1", index: 0), .adEnded(breakId: "b1", index: 0),
         .trickPlayStarted(streamTime: 310, rate: 8), .trickPlayEnded(streamTime: 900), .contentCompleted,
-        .breaksUpdated([AdBreak(id: "b2", start: 1200, duration: 30)]), .paused(streamTime: 310), .closed,
+        .breaksUpdated([AdBreak(id: "b2", start: 1200, duration: 30)]), .midrollsScheduled([1200]),
+        .paused(streamTime: 310), .closed,
         .playerDisconnected, .timerFired(.bookmark), .timerFired(.breakEnd)
     ]
 
@@ -337,6 +338,7 @@ import Testing
             case .trickPlayEnded(let t): try s.trickPlayEnded(streamTime: t, at: 1002, into: &actions)
             case .contentCompleted: try s.contentCompleted(at: 1002, into: &actions)
             case .breaksUpdated(let b): try s.breaksUpdated(b, at: 1002)
+            case .midrollsScheduled(let times): try s.midrollsScheduled(times, at: 1002)
             case .paused(let t): try s.paused(streamTime: t, at: 1002, into: &actions)
             case .closed, .playerDisconnected, .timerFired: return  // only through handle(_:at:)
             }

@@ -178,11 +178,30 @@ struct MessageDecodeTests {
             .streamTimeForContentTime(sessionId: 1, contentTime: -0.5),
             "content_time must be a time from 0 to 1e10 seconds (got -0.5)"
         ),
-        (.breakAt(sessionId: 1, streamTime: .infinity), "stream_time must be a time from 0 to 1e10 seconds (got inf)")
+        (.breakAt(sessionId: 1, streamTime: .infinity), "stream_time must be a time from 0 to 1e10 seconds (got inf)"),
+        (
+            .event(sessionId: 1, .midrollsScheduled([600, .nan])),
+            "midroll_times[1] must be a time from 0 to 1e10 seconds (got nan)"
+        )
     ])
     func numbersOutOfRangeAreRefusedNamingTheField(_ request: WireRequest, _ message: String) {
         #expect(throws: WireError.invalidArgument(message)) {
             try WireRequest.decode(method: request.method, body: request.encoded())
+        }
+    }
+
+    /// A live ad-rules session's schedule is its mid-roll times; a stitched session's, its break list: an
+    /// UpdateBreaks with both is refused, and one with more times than ad rules may hold.
+    @Test func midRollTimesComeAloneAndBounded() {
+        let both = SnapbackV1.UpdateBreaksRequest(
+            sessionId: 1, breaks: [SnapbackV1.AdBreak(id: "a", start: 10, duration: 5)], midrollTimes: [600]
+        ).encoded()
+        #expect(throws: WireError.invalidArgument("UpdateBreaks with both breaks and midroll_times: one or the other")) {
+            try WireRequest.decode(method: .updateBreaks, body: both)
+        }
+        let many = WireRequest.event(sessionId: 1, .midrollsScheduled(Array(repeating: 5, count: Limits.adRulesMidrolls + 1)))
+        #expect(throws: WireError.tooLarge("midroll_times: 1001 times, above 1000")) {
+            try WireRequest.decode(method: many.method, body: many.encoded())
         }
     }
 
@@ -191,7 +210,8 @@ struct MessageDecodeTests {
             WireRequest.event(sessionId: 1, .seekEnded(from: 0, to: 1e10)),
             .event(sessionId: 1, .playheadReported(streamTime: 1e10, rate: -1000, playing: true)),
             .event(sessionId: 1, .trickPlayStarted(streamTime: 0, rate: 1000)),
-            .event(sessionId: 1, .breaksUpdated([AdBreak(id: "a", start: 1e10, duration: 1e8, adDurations: [1e8])]))
+            .event(sessionId: 1, .breaksUpdated([AdBreak(id: "a", start: 1e10, duration: 1e8, adDurations: [1e8])])),
+            .event(sessionId: 1, .midrollsScheduled(Array(repeating: 1e10, count: Limits.adRulesMidrolls)))
         ] {
             #expect(try WireRequest.decode(method: request.method, body: request.encoded()) == request)
         }

@@ -68,6 +68,7 @@ let everyRequest: [WireRequest] = [
     .event(sessionId: 7, .contentCompleted),
     .event(sessionId: 8, .breaksUpdated(sampleBreaks)),
     .event(sessionId: 8, .breaksUpdated([])),
+    .event(sessionId: 8, .midrollsScheduled([600, 1200.5])),
     .event(sessionId: 9, .paused(streamTime: 77.5)),
     .closeSession(sessionId: 10),
     .contentTimeForStreamTime(sessionId: 11, streamTime: 700),

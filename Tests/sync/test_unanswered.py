@@ -13,7 +13,9 @@ snapbackd waits for a change reader that takes nothing (5 s) and longer than lib
 agent keeps reading snapbackd's change stream (each change reaches the outbox, the status file says so;
 neither snapbackd nor the agent logs a dropped stream) and writes its telemetry textfile at each report.
 Released, the held requests reach the server (their answers are late) and the outbox
-drains into the bucket. Held again, with a bookmark's publish under way, SIGTERM stops the agent promptly;
+drains into the bucket. Then telemetry's stream is deleted and its look-up held (the next report finds no
+stream, and the agent asks for the stream's info): bookmarks still reach the bucket and the textfile is
+still written before that look-up's wait runs out. Held again, with a bookmark's publish under way, SIGTERM stops the agent promptly;
 the entry stays in the outbox, and the agent started again sends it. Every check is an event seen, each
 wait bounded far above what it takes; the figures printed (how long the stop took, the longest gap between
 textfile writes against the interval) are not asserted on.
@@ -49,6 +51,8 @@ HOUSEHOLD = "smith"
 INTERVAL = 2
 # How long the bucket's requests are held while bookmarks are saved: past snapbackd's 5 s and libnats's 5 s.
 HOLD_SECONDS = 12
+# The agent's telemetry stream (the default).
+STREAM = "SNAPBACK_TELEMETRY"
 # Every wait's bound: far above what each takes (well under a second here).
 TIMEOUT = 60
 
@@ -66,6 +70,7 @@ class HoldingProxy:
         self.port = self.listener.getsockname()[1]
         self.lock = threading.Lock()
         self.holding = False
+        self.holds = self.bucket_request
         self.held = []  # (upstream socket, bytes)
         self.held_count = 0
         self.forwarded = 0
@@ -75,9 +80,14 @@ class HoldingProxy:
     def bucket_request(subject):
         return subject.startswith("$KV.") or (subject.startswith("$JS.API.") and "KV_" in subject)
 
-    def hold(self):
+    @staticmethod
+    def stream_request(stream):
+        return lambda subject: subject.startswith("$JS.API.STREAM.") and subject.endswith("." + stream)
+
+    def hold(self, holds=None):
         with self.lock:
             self.holding = True
+            self.holds = holds or self.bucket_request
 
     def release(self):
         with self.lock:
@@ -141,7 +151,7 @@ class HoldingProxy:
                     message, buffer = buffer[:size], buffer[size:]
                     subject = words[1].decode() if op in (b"PUB", b"HPUB") else ""
                     with self.lock:
-                        if self.holding and subject and self.bucket_request(subject):
+                        if self.holding and subject and self.holds(subject):
                             self.held.append((upstream, message))
                             self.held_count += 1
                             continue
@@ -279,6 +289,32 @@ def main():
             wait_for("outbox 0", lambda: status().get("outbox") == "0", timeout=TIMEOUT)
             return f"{released} held requests released (late); {box['count']} bookmarks in the bucket, outbox 0"
         check("the server answers again: the outbox drains", drained)
+
+        def stream_unanswered():
+            # The next report finds no stream and the agent looks it up; that request is held.
+            proxy.hold(HoldingProxy.stream_request(STREAM))
+            before = proxy.held_total()
+            wire.subscribe("_INBOX.unanswered")
+            wire.publish(f"$JS.API.STREAM.DELETE.{STREAM}", b"", reply="_INBOX.unanswered")
+            deleted = wire.next(lambda m: m.subject == "_INBOX.unanswered", timeout=TIMEOUT)
+            expect(b'"success":true' in deleted.data, f"the stream was not deleted: {deleted.data!r}")
+            wait_for("the stream's look-up held", lambda: proxy.held_total() > before, timeout=TIMEOUT, interval=0.01)
+            held_since = time.monotonic()
+            held_at = os.stat(textfile).st_mtime
+            save("filmstream", 42.0)
+            put_of("filmstream")
+            in_bucket = time.monotonic() - held_since
+            wait_for("a textfile written while the look-up is held",
+                     lambda: os.stat(textfile).st_mtime != held_at, timeout=TIMEOUT)
+            # Both happened before the look-up's wait ran out: the loop did not wait for it.
+            expect("no stream takes" not in log_text(),
+                   f"the look-up had timed out before the bookmark reached the bucket:\n{log_text()}")
+            wait_for("the look-up's failure logged", lambda: "no stream takes" in log_text(), timeout=TIMEOUT)
+            failed_after = time.monotonic() - held_since
+            proxy.release()
+            return (f"bookmark in the bucket {in_bucket * 1000:.0f} ms into the hold, textfile written meanwhile; "
+                    f"the look-up's failure logged after {failed_after:.1f} s")
+        check("telemetry's stream look-up unanswered: the agent's loop goes on", stream_unanswered)
 
         def stops_promptly():
             proxy.hold()

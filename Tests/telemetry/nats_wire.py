@@ -98,8 +98,8 @@ class NatsWire:
         self._send(f"UNSUB {sid}\r\n".encode())
         self.flush()
 
-    def publish(self, subject, data):
-        self._send(f"PUB {subject} {len(data)}\r\n".encode() + data + b"\r\n")
+    def publish(self, subject, data, reply=None):
+        self._send(f"PUB {subject} {reply + ' ' if reply else ''}{len(data)}\r\n".encode() + data + b"\r\n")
 
     def flush(self):
         """A PING the server answers after it has taken everything sent before (the reader takes the PONG)."""

@@ -77,6 +77,28 @@ def splice(directory, out_at=4, seconds=3, segments="ts"):
     return path
 
 
+def live(directory, second_ad_at=10, ad_seconds=3, segments="ts"):
+    """STREAM/live-source.m3u8: the primary segments as an EVENT playlist (no ENDLIST) with two
+    interstitials, the ad at 4 s and another at `second_ad_at`: what range_server's STREAM/live.m3u8 shows
+    a growing part of, as a live playlist grows (its interstitials appearing with their segments)."""
+    stream = STREAMS[segments]
+    out = os.path.join(directory, stream)
+    path = os.path.join(out, "live-source.m3u8")
+    hls(directory, segments=segments)
+    ranges = [
+        '#EXT-X-DATERANGE:ID="ad%d",CLASS="com.apple.hls.interstitial",START-DATE="%s",DURATION=%d.0,'
+        'X-ASSET-URI="/%s/ad.m3u8",X-RESUME-OFFSET=0' % (i + 1, date_at(at), ad_seconds, stream)
+        for i, at in enumerate((4, second_ad_at))
+    ]
+    with_dates(os.path.join(out, "primary.m3u8"), path, ranges)
+    with open(path) as f:
+        lines = [line for line in f.read().splitlines() if line not in ("#EXT-X-ENDLIST", "#EXT-X-PLAYLIST-TYPE:VOD")]
+    lines.insert(1, "#EXT-X-PLAYLIST-TYPE:EVENT")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return path
+
+
 def splice_insert(event_id, duration):
     """A SCTE-35 splice_info_section (SCTE 35 §9.6): a splice_insert out of network, immediate, with a
     break_duration of `duration` seconds that returns on its own, and its CRC-32."""

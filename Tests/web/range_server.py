@@ -4,17 +4,28 @@
 
 A query `?hold=N` holds a file's bytes from offset N on until the server's `release` event is set (or
 60 s): the element plays what came before and then stalls, and a seek beyond N never completes, as on a
-network that stops answering."""
+network that stops answering.
+
+`STREAM/live.m3u8?run=R` is a live playlist that grows: STREAM/live-source.m3u8 (media.live) cut to the
+segments of its first `LIVE_FIRST` segments plus one more every segment's duration since run R's first
+request, with the date ranges that start within them — as a live event's playlist grows, an interstitial
+appearing in it only once its time has come near."""
 
 import http.server
+import io
 import os
 import re
 import socketserver
 import threading
+import time
 import urllib.parse
 
 # How long a held request waits for the server's release at most.
 HOLD_SECONDS = 60
+# The segments a live playlist shows at its first request.
+LIVE_FIRST = 3
+# Each segment's duration in media.py's streams (its -hls_time), and where its program dates begin.
+SEGMENT_SECONDS = 2
 
 
 class RangeHandler(http.server.SimpleHTTPRequestHandler):
@@ -31,6 +42,9 @@ class RangeHandler(http.server.SimpleHTTPRequestHandler):
         super().end_headers()
 
     def send_head(self):
+        url = urllib.parse.urlsplit(self.path)
+        if url.path.endswith("/live.m3u8"):
+            return self.live_playlist(url)
         match = re.match(r"bytes=(\d*)-(\d*)$", self.headers.get("Range", ""))
         path = self.translate_path(self.path)
         hold = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query).get("hold")
@@ -65,6 +79,37 @@ class RangeHandler(http.server.SimpleHTTPRequestHandler):
         self._range_left = end - start + 1
         return f
 
+    def live_playlist(self, url):
+        source = self.translate_path(url.path[: -len("live.m3u8")] + "live-source.m3u8")
+        run = urllib.parse.parse_qs(url.query).get("run", [""])[0]
+        if not os.path.isfile(source):
+            self.send_error(404)
+            return None
+        with self.server.lock:
+            started = self.server.live_runs.setdefault(run, time.monotonic())
+        shown = LIVE_FIRST + int((time.monotonic() - started) // SEGMENT_SECONDS)
+        with open(source) as f:
+            lines = f.read().splitlines()
+        out, segment = [], 0
+        for line in lines:
+            if line.startswith("#EXT-X-DATERANGE"):
+                start = re.search(r'START-DATE="[^"]*T\d\d:(\d\d):(\d\d(?:\.\d+)?)Z"', line)
+                at = int(start.group(1)) * 60 + float(start.group(2))
+                if at >= shown * SEGMENT_SECONDS:
+                    continue
+            elif line.startswith("#EXT-X-PROGRAM-DATE-TIME"):
+                if segment >= shown:
+                    break
+                segment += 1
+            out.append(line)
+        body = ("\n".join(out) + "\n").encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/vnd.apple.mpegurl")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self._range_left = None
+        return io.BytesIO(body)
+
     def copyfile(self, source, outputfile):
         left = getattr(self, "_range_left", None)
         if left is None:
@@ -93,6 +138,9 @@ class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
         super().__init__(*args, **kw)
         # Set: the `?hold=` requests go on.
         self.release = threading.Event()
+        # Each live run's first request (monotonic seconds), by its `run`.
+        self.live_runs = {}
+        self.lock = threading.Lock()
 
 
 def serve(directory, port=0):

@@ -44,6 +44,12 @@ that the ad's asset played to its end; hls-snapback.html that the session is not
 asset's end fires the element's `ended`, which is the ad's, not the content's). WPE 2.38 (cog) runs the same three on the stream in fragmented MP4
 segments (media.py: on the TS one, WebKit's MSE player at times never completes the seek hls.js makes
 over the gap at the buffer's start while the pipeline prerolls, and the page stays at 0.1).
+
+A live playlist (hls-live.html: range_server's live.m3u8, media.live's EVENT playlist shown one segment
+more every 2 s) carries an interstitial at 4 s from the first load and one at 10 s only from a later
+refresh: snapback.js opens a live ad-rules session with midroll-4 and, when hls.js's schedule grows, sends
+UpdateBreaks' midroll_times; the session then lists midroll-4 and midroll-10, and snapbackd pushes
+PlayBreak for each as the content reaches it (both ads' assets play to their end).
 """
 
 import json
@@ -81,6 +87,7 @@ def main():
     for segments in media.STREAMS:
         media.hls(pages, segments=segments)
         media.splice(pages, segments=segments)
+        media.live(pages, segments=segments)
     media.mp4(pages)
     app_server, app_port = range_server.serve(pages)
     kids_server, kids_port = range_server.serve(pages)
@@ -160,6 +167,9 @@ def run_hls_checks(browser, result_of, app_port, bridge_port, segments):
     check("%s: snapback.js with hls.js %s (%s) on a stitched stream: its SCTE35-OUT range, read by the bridge, snaps a seek 1 -> 9 back" % (
         browser, hlsjs.VERSION, segments),
           lambda: hls_splice(result_of("%s/hls-splice.html?%s&content=splice-%s" % (site, snapback, browser.lower()))))
+    check("%s: snapback.js with hls.js %s (%s) on a live playlist: the interstitial that appears later joins the session and plays" % (
+        browser, hlsjs.VERSION, segments),
+          lambda: hls_live(result_of("%s/hls-live.html?%s&content=live-%s" % (site, snapback, browser.lower()))))
 
 
 def ad_played(result):
@@ -443,6 +453,30 @@ def hls_snapback(result):
         result.get("phase"), result.get("elementEnded")))
     return "seek %.2f -> 9: PlayBreak midroll-4 (the ad hls.js plays, its end the element's `ended` %r times), hls.js resumed at %.2f, pushed on to 9; at %.2f, %s" % (
         result["seekFrom"], result.get("elementEnded", 0), result["resumedAt"], result["at"], result["phase"])
+
+
+def hls_live(result):
+    expect(result.get("version") == hlsjs.VERSION and not result.get("error") and not result["errors"], "hls.js %r" % result)
+    expect(result.get("live") is True, "hls.js did not take the playlist as live: %r" % result)
+    # hls.js's schedule grew after the session opened: one interstitial (near 4 s), then two (near 10 s).
+    schedules = result["schedules"]
+    expect(schedules and len(schedules[0]) == 1 and len(schedules[-1]) == 2
+           and abs(schedules[0][0] - 4) < 0.1 and abs(schedules[-1][1] - 10) < 0.1, "hls.js's schedules %r" % schedules)
+    # Each interstitial is a break at the time hls.js first gave it (its later times move by milliseconds).
+    first_second = next(times[1] for times in schedules if len(times) == 2)
+    expected = [midroll_id(schedules[0][0]), midroll_id(first_second)]
+    expect(result.get("breaks") == expected, "the session's breaks %r, not %r" % (result.get("breaks"), expected))
+    plays = [p["playBreak"]["breakId"] for p in result["pushes"] if p["playBreak"]]
+    expect(plays == expected, "PlayBreak pushes %r" % result["pushes"])
+    expect(result.get("assetsEnded") == 2 and not result.get("assetErrors"), "the ads' assets: ended %r, errors %r" % (
+        result.get("assetsEnded"), result.get("assetErrors")))
+    return "schedules %r; session breaks %r; PlayBreak %r; both ads played; at %.2f" % (
+        result["schedules"], result["breaks"], plays, result["at"])
+
+
+def midroll_id(t):
+    """snapbackd's id of an ad-rules mid-roll at content time t: to the millisecond, no trailing zeros."""
+    return "midroll-" + ("%.3f" % round(t, 3)).rstrip("0").rstrip(".")
 
 
 def hls_splice(result):

@@ -437,6 +437,7 @@ extension SnapbackV1.UpdateBreaksRequest: ProtoJSONMessage {
         w.beginObject()
         w.field("sessionId", self.sessionId)
         w.field("breaks", self.breaks)
+        w.field("midrollTimes", self.midrollTimes)
         w.endObject()
     }
 
@@ -448,6 +449,7 @@ extension SnapbackV1.UpdateBreaksRequest: ProtoJSONMessage {
             switch key {
             case "sessionId", "session_id": try r.field(&self.sessionId, &seen, 0, key)
             case "breaks": try r.field(&self.breaks, &seen, 1, key)
+            case "midrollTimes", "midroll_times": try r.field(&self.midrollTimes, &seen, 2, key)
             default: throw r.unknownField(key, in: "snapback.v1.UpdateBreaksRequest")
             }
         }

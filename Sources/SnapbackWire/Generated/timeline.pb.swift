@@ -1478,16 +1478,22 @@ extension SnapbackV1 {
     /// `snapback.v1.UpdateBreaksRequest`.
     public struct UpdateBreaksRequest: Sendable, Equatable {
         public var sessionId: UInt64 = 0
-        /// The stream's full break list now.
+        /// The stream's full break list now (a stitched live session).
         public var breaks: [SnapbackV1.AdBreak] = []
+        /// A live ad-rules session: the schedule's mid-roll times now, in seconds of content time (an
+        /// interstitial schedule that grew, as hls.js's does on a live playlist). Each time not yet known becomes
+        /// the break `midroll-<t>`, as OpenSession's ad rules name theirs; the known ones keep their state. At
+        /// most 1,000 (the ad rules' bound); set with breaks, the request is refused.
+        public var midrollTimes: [Double] = []
 
         @_alwaysEmitIntoClient
         public init() {}
 
         @_alwaysEmitIntoClient
-        public init(sessionId: UInt64 = 0, breaks: [SnapbackV1.AdBreak] = []) {
+        public init(sessionId: UInt64 = 0, breaks: [SnapbackV1.AdBreak] = [], midrollTimes: [Double] = []) {
             self.sessionId = sessionId
             self.breaks = breaks
+            self.midrollTimes = midrollTimes
         }
     }
 }
@@ -1522,6 +1528,7 @@ extension SnapbackV1.UpdateBreaksRequest: ProtoCMessage {
                 self.breaks.append(try SnapbackV1.AdBreak(q, path: { _path() + "breaks[\(i)]." }, maxElements: maxElements))
             }
         }
+        self.midrollTimes = ProtoC.array(c.midroll_times, c.n_midroll_times)
     }
 
     func write(to m: inout Snapback__V1__UpdateBreaksRequest, in arena: CArena) {
@@ -1529,6 +1536,10 @@ extension SnapbackV1.UpdateBreaksRequest: ProtoCMessage {
         if !self.breaks.isEmpty {
             m.n_breaks = self.breaks.count
             m.breaks = arena.messages(self.breaks)
+        }
+        if !self.midrollTimes.isEmpty {
+            m.n_midroll_times = self.midrollTimes.count
+            m.midroll_times = arena.copy(self.midrollTimes)
         }
     }
 }
@@ -1570,6 +1581,9 @@ extension SnapbackV1.UpdateBreaksRequest {
             case (2, 2):
                 guard let b = r.lengthDelimited(), let v = SnapbackV1.AdBreak(clean: b) else { return false }
                 self.breaks.append(v)
+            case (3, 2):
+                guard let v = r.packedDoubles() else { return false }
+                self.midrollTimes = v
             default: return false
             }
         }

@@ -1613,11 +1613,13 @@ extension SnapbackV1.UpdateBreaksRequest: Sampled {
         var v = Self()
         v.sessionId = 1
         v.breaks = [SnapbackV1.AdBreak.sample1, SnapbackV1.AdBreak()]
+        v.midrollTimes = [3.5, 3.5]
         return v
     }
     static var sample1: Self {
         var v = Self()
         v.sessionId = 1
+        v.midrollTimes = [3.5, 3.5]
         return v
     }
     static var samples: [Self] {

@@ -2475,7 +2475,7 @@ const ProtobufCMessageDescriptor snapback__v1__content_complete_request__descrip
   (ProtobufCMessageInit) snapback__v1__content_complete_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor snapback__v1__update_breaks_request__field_descriptors[2] =
+static const ProtobufCFieldDescriptor snapback__v1__update_breaks_request__field_descriptors[3] =
 {
   {
     "session_id",
@@ -2501,15 +2501,28 @@ static const ProtobufCFieldDescriptor snapback__v1__update_breaks_request__field
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "midroll_times",
+    3,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_DOUBLE,
+    offsetof(Snapback__V1__UpdateBreaksRequest, n_midroll_times),
+    offsetof(Snapback__V1__UpdateBreaksRequest, midroll_times),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned snapback__v1__update_breaks_request__field_indices_by_name[] = {
   1,   /* field[1] = breaks */
+  2,   /* field[2] = midroll_times */
   0,   /* field[0] = session_id */
 };
 static const ProtobufCIntRange snapback__v1__update_breaks_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 2 }
+  { 0, 3 }
 };
 const ProtobufCMessageDescriptor snapback__v1__update_breaks_request__descriptor =
 {
@@ -2519,7 +2532,7 @@ const ProtobufCMessageDescriptor snapback__v1__update_breaks_request__descriptor
   "Snapback__V1__UpdateBreaksRequest",
   "snapback.v1",
   sizeof(Snapback__V1__UpdateBreaksRequest),
-  2,
+  3,
   snapback__v1__update_breaks_request__field_descriptors,
   snapback__v1__update_breaks_request__field_indices_by_name,
   1,  snapback__v1__update_breaks_request__number_ranges,

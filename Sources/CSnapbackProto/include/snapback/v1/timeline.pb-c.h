@@ -547,14 +547,22 @@ struct  Snapback__V1__UpdateBreaksRequest
   ProtobufCMessage base;
   uint64_t session_id;
   /*
-   * The stream's full break list now.
+   * The stream's full break list now (a stitched live session).
    */
   size_t n_breaks;
   Snapback__V1__AdBreak **breaks;
+  /*
+   * A live ad-rules session: the schedule's mid-roll times now, in seconds of content time (an
+   * interstitial schedule that grew, as hls.js's does on a live playlist). Each time not yet known becomes
+   * the break `midroll-<t>`, as OpenSession's ad rules name theirs; the known ones keep their state. At
+   * most 1,000 (the ad rules' bound); set with breaks, the request is refused.
+   */
+  size_t n_midroll_times;
+  double *midroll_times;
 };
 #define SNAPBACK__V1__UPDATE_BREAKS_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&snapback__v1__update_breaks_request__descriptor) \
-    , 0, 0,NULL }
+    , 0, 0,NULL, 0,NULL }
 
 
 struct  Snapback__V1__PauseRequest
