@@ -260,11 +260,7 @@ extension TimelineService {
         let breaksBefore = entry.timeline.layout.count
         // The session's own limit is the timeline's (`SessionConfiguration.maxBreaks`); the daemon's total
         // is checked against the update's size, an upper bound of what it adds.
-        switch event {
-        case .breaksUpdated(let fresh): guard hasRoom(forBreaks: fresh.count, header, connection) else { return }
-        case .midrollsScheduled(let fresh): guard hasRoom(forBreaks: fresh.count, header, connection) else { return }
-        default: break
-        }
+        if case .breaksChanged(let fresh) = event, !hasRoom(forBreaks: fresh.count, header, connection) { return }
         do {
             try entry.timeline.handle(event, at: now, into: &actions)
         } catch {

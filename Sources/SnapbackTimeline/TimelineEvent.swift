@@ -17,9 +17,9 @@ public enum TimelineEvent: Sendable, Equatable {
     case trickPlayStarted(streamTime: Double, rate: Double)
     case trickPlayEnded(streamTime: Double)
     case contentCompleted
-    case breaksUpdated([AdBreak])
-    /// A live ad-rules session's schedule now: its mid-roll times (content time).
-    case midrollsScheduled([Double])
+    /// A live session's breaks changed (UpdateBreaks): one case for both forms, so that an event of
+    /// the round trip is told from it by one test of its case.
+    case breaksChanged(BreakUpdate)
     case paused(streamTime: Double)
     case closed
     case playerDisconnected
@@ -38,8 +38,8 @@ public enum TimelineEvent: Sendable, Equatable {
         case .trickPlayStarted: return "trick-play-started"
         case .trickPlayEnded: return "trick-play-ended"
         case .contentCompleted: return "content-complete"
-        case .breaksUpdated: return "breaks-updated"
-        case .midrollsScheduled: return "midrolls-scheduled"
+        case .breaksChanged(.breaks): return "breaks-updated"
+        case .breaksChanged(.midrollTimes): return "midrolls-scheduled"
         case .paused: return "paused"
         case .closed: return "closed"
         case .playerDisconnected: return "player-disconnected"
@@ -56,4 +56,27 @@ public enum TimelineTimer: String, Sendable, Equatable, Hashable, CaseIterable {
     /// The end of a break as expected from its duration: if no playhead or ad event reports it, the
     /// break is taken as played to its end (so a missing AD_BREAK_ENDED does not hold the viewer).
     case breakEnd
+}
+
+/// What an UpdateBreaks says.
+public enum BreakUpdate: Sendable, Equatable {
+    /// A stitched live session's break list now.
+    case breaks([AdBreak])
+    /// A live ad-rules session's schedule now: its mid-roll times (content time).
+    case midrollTimes([Double])
+
+    /// Breaks or times it carries: what it may add at most.
+    public var count: Int {
+        switch self {
+        case .breaks(let b): return b.count
+        case .midrollTimes(let t): return t.count
+        }
+    }
+}
+
+extension TimelineEvent {
+    /// A stitched live session's break list now.
+    public static func breaksUpdated(_ breaks: [AdBreak]) -> TimelineEvent { .breaksChanged(.breaks(breaks)) }
+    /// A live ad-rules session's schedule now: its mid-roll times (content time).
+    public static func midrollsScheduled(_ times: [Double]) -> TimelineEvent { .breaksChanged(.midrollTimes(times)) }
 }

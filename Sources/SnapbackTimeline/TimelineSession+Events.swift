@@ -39,8 +39,8 @@ extension TimelineSession {
         case .trickPlayStarted(let t, let rate): try trickPlayStarted(streamTime: t, rate: rate, at: now, into: &actions)
         case .trickPlayEnded(let t): try trickPlayEnded(streamTime: t, at: now, into: &actions)
         case .contentCompleted: try contentCompleted(at: now, into: &actions)
-        case .breaksUpdated(let breaks): try breaksUpdated(breaks, at: now)
-        case .midrollsScheduled(let times): try midrollsScheduled(times, at: now)
+        case .breaksChanged(.breaks(let breaks)): try breaksUpdated(breaks, at: now)
+        case .breaksChanged(.midrollTimes(let times)): try midrollsScheduled(times, at: now)
         case .paused(let t): try paused(streamTime: t, at: now, into: &actions)
         case .closed, .playerDisconnected:
             // A session may be closed before it was opened (nothing to save then).

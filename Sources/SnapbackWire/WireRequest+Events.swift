@@ -150,7 +150,7 @@ extension WireRequest {
         case .trickPlayStarted: return .trickPlayStarted
         case .trickPlayEnded: return .trickPlayEnded
         case .contentCompleted: return .contentComplete
-        case .breaksUpdated, .midrollsScheduled: return .updateBreaks
+        case .breaksChanged: return .updateBreaks
         case .paused: return .pause
         case .closed: return .closeSession
         case .playerDisconnected, .timerFired:
@@ -183,9 +183,9 @@ extension WireRequest {
         case .trickPlayEnded(let streamTime):
             return SnapbackV1.TrickPlayEndedRequest(sessionId: id, streamTime: streamTime).encode(into: &out)
         case .contentCompleted: return SnapbackV1.ContentCompleteRequest(sessionId: id).encode(into: &out)
-        case .breaksUpdated(let breaks):
+        case .breaksChanged(.breaks(let breaks)):
             return SnapbackV1.UpdateBreaksRequest(sessionId: id, breaks: breaks).encode(into: &out)
-        case .midrollsScheduled(let times):
+        case .breaksChanged(.midrollTimes(let times)):
             return SnapbackV1.UpdateBreaksRequest(sessionId: id, midrollTimes: times).encode(into: &out)
         case .paused(let streamTime): return SnapbackV1.PauseRequest(sessionId: id, streamTime: streamTime).encode(into: &out)
         case .closed: return SnapbackV1.CloseSessionRequest(sessionId: id).encode(into: &out)

@@ -47,9 +47,9 @@ extension WireRequest {
             try check(rate, Limits.rate, "rate")
         case .trickPlayEnded(let t), .paused(let t):
             try check(t, Limits.position, "stream_time")
-        case .breaksUpdated(let breaks):
+        case .breaksChanged(.breaks(let breaks)):
             try checkRanges(breaks)
-        case .midrollsScheduled(let times):
+        case .breaksChanged(.midrollTimes(let times)):
             if times.count > Limits.adRulesMidrolls {
                 throw .tooLarge("midroll_times: \(times.count) times, above \(Limits.adRulesMidrolls)")
             }

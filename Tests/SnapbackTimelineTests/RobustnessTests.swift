@@ -337,8 +337,8 @@ import Testing
             case .trickPlayStarted(let t, let r): try s.trickPlayStarted(streamTime: t, rate: r, at: 1002, into: &actions)
             case .trickPlayEnded(let t): try s.trickPlayEnded(streamTime: t, at: 1002, into: &actions)
             case .contentCompleted: try s.contentCompleted(at: 1002, into: &actions)
-            case .breaksUpdated(let b): try s.breaksUpdated(b, at: 1002)
-            case .midrollsScheduled(let times): try s.midrollsScheduled(times, at: 1002)
+            case .breaksChanged(.breaks(let b)): try s.breaksUpdated(b, at: 1002)
+            case .breaksChanged(.midrollTimes(let times)): try s.midrollsScheduled(times, at: 1002)
             case .paused(let t): try s.paused(streamTime: t, at: 1002, into: &actions)
             case .closed, .playerDisconnected, .timerFired: return  // only through handle(_:at:)
             }
