@@ -217,7 +217,10 @@ public struct FleetReport: Equatable, Sendable {
     /// shortest form (its digits read back as the same Double); any other through Swift's description.
     static func appendBucketLabel(_ bound: Double, to out: inout [UInt8]) {
         if bound.isInfinite {
-            out.append(contentsOf: bound > 0 ? [0x2b, 0x49, 0x6e, 0x66] : [0x2d, 0x49, 0x6e, 0x66])
+            out.append(bound > 0 ? 0x2b : 0x2d)
+            out.append(0x49)
+            out.append(0x6e)
+            out.append(0x66)
             return
         }
         if bound == bound.rounded(), abs(bound) < 1e15 {
@@ -234,12 +237,13 @@ public struct FleetReport: Equatable, Sendable {
                 var fraction = Int64(scaled) % Int64(scale)
                 appendInteger(whole, to: &out)
                 out.append(0x2e)
-                var digits = [UInt8](repeating: 0x30, count: places)
-                for i in stride(from: places - 1, through: 0, by: -1) {
-                    digits[i] = 0x30 + UInt8(fraction % 10)
+                // The places written in the key itself, from the last.
+                let start = out.count
+                for _ in 0..<places { out.append(0x30) }
+                for i in stride(from: start + places - 1, through: start, by: -1) {
+                    out[i] = 0x30 + UInt8(fraction % 10)
                     fraction /= 10
                 }
-                out.append(contentsOf: digits)
                 return
             }
         }
@@ -249,12 +253,12 @@ public struct FleetReport: Equatable, Sendable {
     private static func appendInteger(_ value: Int64, to out: inout [UInt8]) {
         if value < 0 { out.append(0x2d) }
         var magnitude = value.magnitude
-        var digits: [UInt8] = []
+        let start = out.count
         repeat {
-            digits.append(0x30 + UInt8(magnitude % 10))
+            out.append(0x30 + UInt8(magnitude % 10))
             magnitude /= 10
         } while magnitude > 0
-        out.append(contentsOf: digits.reversed())
+        out[start...].reverse()
     }
 
     static func bucketLabel(_ bound: Double) -> String {

@@ -215,9 +215,17 @@ struct FleetReportReader {
         UnsafeRawBufferPointer(start: p + start, count: end - start)
     }
 
-    private func text(_ start: Int, _ end: Int) -> String { String(decoding: bytes(start, end), as: UTF8.self) }
+    fileprivate func text(_ start: Int, _ end: Int) -> String { String(decoding: bytes(start, end), as: UTF8.self) }
 
     private typealias Rejection = FleetReport.Rejection
+
+    /// A family's name, made a string when a refusal names it.
+    struct FamilyName: CustomStringConvertible {
+        let reader: FleetReportReader
+        let start: Int
+        let end: Int
+        var description: String { reader.text(start, end) }
+    }
 
     /// Reads and checks the report.
     func read() throws(FleetReport.Rejection) -> FleetReport {
@@ -227,7 +235,9 @@ struct FleetReportReader {
         // The report's scalar fields, each its last occurrence; where its families are.
         var boxId = (0, 0)
         var startId = (0, 0)
-        var operatorFields = [(0, 0), (0, 0), (0, 0)]
+        var firmware = (0, 0)
+        var model = (0, 0)
+        var region = (0, 0)
         var seq: UInt64 = 0
         var countingSince = 0.0
         var time = 0.0
@@ -239,9 +249,9 @@ struct FleetReportReader {
             case 2: seq = f.varint
             case 3: startId = (f.start, f.end)
             case 5: countingSince = double(f)
-            case 9: operatorFields[0] = (f.start, f.end)
-            case 10: operatorFields[1] = (f.start, f.end)
-            case 11: operatorFields[2] = (f.start, f.end)
+            case 9: firmware = (f.start, f.end)
+            case 10: model = (f.start, f.end)
+            case 11: region = (f.start, f.end)
             case 12: time = double(f)
             case 13: familyCount += 1
             default: break
@@ -255,14 +265,14 @@ struct FleetReportReader {
             throw Rejection("counting_since \(countingSince) is not a time")
         }
         guard time.isFinite, time >= 0, time < 1e10 else { throw Rejection("time is not a time") }
-        var labels: [String] = []
-        for (name, (start, end)) in zip(["firmware", "model", "region"], operatorFields) {
-            let text = end - start <= TelemetryConfiguration.maxLabelBytes ? self.text(start, end) : nil
+        func label(_ name: String, _ field: (Int, Int)) throws(FleetReport.Rejection) -> String {
+            let text = field.1 - field.0 <= TelemetryConfiguration.maxLabelBytes ? self.text(field.0, field.1) : nil
             guard let text, TelemetryConfiguration.isLabel(text) else {
                 throw Rejection("\(name) is not 0 to \(TelemetryConfiguration.maxLabelBytes) bytes of A-Z a-z 0-9 . _ -")
             }
-            labels.append(text)
+            return text
         }
+        let labels = (try label("firmware", firmware), try label("model", model), try label("region", region))
         guard startId.1 - startId.0 <= 64, bytes(startId.0, startId.1).allSatisfy({ $0 > 0x20 && $0 < 0x7f }) else {
             throw Rejection("start_id is not 0 to 64 printable ASCII bytes")
         }
@@ -271,8 +281,9 @@ struct FleetReportReader {
         }
         var keys: [UInt8] = []
         var series: [FleetSeries] = []
-        keys.reserveCapacity(4096)
-        series.reserveCapacity(64)
+        // About the report's size in keys, a series for every 20 bytes or so: one allocation each.
+        keys.reserveCapacity(2 * count + 256)
+        series.reserveCapacity(min(FleetReport.maxSamples, count / 20 + 16))
         var labelText: [UInt8] = []
         labelText.reserveCapacity(256)
         var families: [(Int, Int)] = []
@@ -285,7 +296,7 @@ struct FleetReportReader {
         try FleetReport.checkDistinct(series, keys)
         return FleetReport(
             boxId: text(boxId.0, boxId.1), seq: seq, countingSince: countingSince, startId: text(startId.0, startId.1),
-            firmware: labels[0], model: labels[1], region: labels[2], time: time, keys: keys, series: series)
+            firmware: labels.0, model: labels.1, region: labels.2, time: time, keys: keys, series: series)
     }
 
     private func family(
@@ -309,7 +320,8 @@ struct FleetReportReader {
         guard nameCount <= FleetReport.maxNameBytes, FleetReport.isMetricName(p + name.0, count: nameCount) else {
             throw Rejection("family name '\(text(name.0, name.1).prefix(64))' is not a metric name")
         }
-        let familyName = text(name.0, name.1)
+        // The name as a string only for a refusal's reason.
+        let familyName = FamilyName(reader: self, start: name.0, end: name.1)
         guard
             !families.contains(where: { other in
                 other.1 - other.0 == nameCount && memcmp(p + other.0, p + name.0, nameCount) == 0
@@ -335,7 +347,7 @@ struct FleetReportReader {
     }
 
     private func sample(
-        _ start: Int, _ end: Int, _ familyName: String, _ nameBytes: UnsafeRawBufferPointer, _ histogram: Bool,
+        _ start: Int, _ end: Int, _ familyName: FamilyName, _ nameBytes: UnsafeRawBufferPointer, _ histogram: Bool,
         _ keys: inout [UInt8], _ series: inout [FleetSeries], _ labelText: inout [UInt8]
     ) throws(FleetReport.Rejection) {
         var labelCount = 0

@@ -175,15 +175,15 @@ public final class FleetService {
 
     /// Writes the totals (the changed ones, or every one) to the metrics store, stamped now.
     func export(changedOnly: Bool) {
-        let totals = store.totals(changedOnly: changedOnly)
-        guard !totals.isEmpty else { return }
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         let milliseconds = Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
-        let text = FleetExport.text(totals, milliseconds: milliseconds)
+        let (text, count) = store.importText(changedOnly: changedOnly, milliseconds: milliseconds)
+        guard count > 0 else { return }
         var error = [CChar](repeating: 0, count: 256)
-        let status = text.withCString { body in
-            snapback_post(configuration.importURL, "text/plain", body, strlen(body), 10_000, &error, error.count)
+        let status = text.withUnsafeBytes { body in
+            snapback_post(
+                configuration.importURL, "text/plain", body.baseAddress, body.count, 10_000, &error, error.count)
         }
         guard (200..<300).contains(status) else {
             let why =
@@ -195,7 +195,7 @@ public final class FleetService {
         }
         store.markWritten()
         if !lastProblem.isEmpty {
-            log("snapback-fleet: metrics store: \(totals.count) totals written")
+            log("snapback-fleet: metrics store: \(count) totals written")
             lastProblem = ""
         }
     }

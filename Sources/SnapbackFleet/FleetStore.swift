@@ -56,8 +56,17 @@ package final class FleetStore {
     private let putState: SQLiteStatement
     private var seriesKeys = KeyTable()
     /// Each series' key split where the operator's labels go: the name, and the key's own labels.
-    private var seriesParts: [(name: String, labels: String)] = []
+    private var seriesParts: [(name: String, labels: String)] = [] {
+        didSet {
+            // The names as the metrics store is given them, made once a series.
+            if seriesParts.count < exportNames.count { exportNames.removeAll() }
+            for part in seriesParts[exportNames.count...] { exportNames.append(FleetExport.name(part.name)) }
+        }
+    }
+    private var exportNames: [String] = []
     private var labelSetIds: [String: UInt32] = [:]
+    /// The label sets a report found, by its three labels (no text made to find one).
+    private var labelSetsByLabels: [OperatorLabels: UInt32] = [:]
     /// Each label set's text, `firmware="…",model="…",region="…"`, by id − 1.
     private var labelSetTexts: [String] = []
     /// Each label set's totals by series id, by label set id − 1.
@@ -75,8 +84,13 @@ package final class FleetStore {
     private var isDirty: [Bool] = []
     /// A report's series ids, in its order, then by id (kept between reports for their capacity).
     private var ids: [(id: UInt32, value: Double)] = []
+    private var increases: [(UInt32, Double)] = []
 
     package static let defaultMaxBoxes = 2_000_000
+    /// SQLite's page cache: each report's upsert finds its box's row through the b-tree's pages, which
+    /// the default 2 MiB would read again from the file for every report of a fleet of a few thousand
+    /// boxes and more.
+    package static let cacheKiB = 64 * 1024
 
     package init(
         path: String, maxBoxes: Int = FleetStore.defaultMaxBoxes, maxSeries: Int = 20_000, maxLabelSets: Int = 100_000,
@@ -94,6 +108,7 @@ package final class FleetStore {
             """
             PRAGMA journal_mode = WAL;
             PRAGMA synchronous = FULL;
+            PRAGMA cache_size = -\(Self.cacheKiB);
             CREATE TABLE IF NOT EXISTS boxes (box TEXT PRIMARY KEY, counting_since REAL NOT NULL,
                 seq INTEGER NOT NULL, start_id TEXT NOT NULL, firmware TEXT NOT NULL, model TEXT NOT NULL,
                 region TEXT NOT NULL, time REAL NOT NULL, vals BLOB NOT NULL) WITHOUT ROWID;
@@ -238,6 +253,7 @@ package final class FleetStore {
         }
         all.reset()
         labelSetIds = [:]
+        labelSetsByLabels = [:]
         labelSetTexts = []
         let sets = try db.prepare("SELECT id, labels FROM label_sets ORDER BY id")
         while try sets.step(), labelSetTexts.count < maxLabelSets {
@@ -370,8 +386,15 @@ package final class FleetStore {
         let last = boxes[box]
         if let last, report.seq <= last.seq { return .duplicate }
         if last == nil, boxes.count >= maxBoxes { return .tooManyBoxes }
-        let labelText = "firmware=\"\(report.firmware)\",model=\"\(report.model)\",region=\"\(report.region)\""
-        let knownSet = labelSetIds[labelText]
+        let operatorLabels = OperatorLabels(firmware: report.firmware, model: report.model, region: report.region)
+        var knownSet = labelSetsByLabels[operatorLabels]
+        var labelText = ""
+        if knownSet == nil {
+            // Not yet found by its labels since the store was read: by its text, then kept by its labels.
+            labelText = "firmware=\"\(report.firmware)\",model=\"\(report.model)\",region=\"\(report.region)\""
+            knownSet = labelSetIds[labelText]
+            if let knownSet { labelSetsByLabels[operatorLabels] = knownSet }
+        }
         if knownSet == nil, labelSetTexts.count >= maxLabelSets { return .tooManySeries }
         ids.removeAll(keepingCapacity: true)
         var newSeries = 0
@@ -392,7 +415,12 @@ package final class FleetStore {
         }
         // It fits: what is new is made.
         let labels: UInt32
-        if let knownSet { labels = knownSet } else { labels = try makeLabelSet(labelText) }
+        if let knownSet {
+            labels = knownSet
+        } else {
+            labels = try makeLabelSet(labelText)
+            labelSetsByLabels[operatorLabels] = labels
+        }
         if newSeries > 0 {
             try report.keys.withUnsafeBufferPointer { (keys) throws(SQLiteError) in
                 for (i, series) in report.series.enumerated() where ids[i].id == 0 {
@@ -410,7 +438,7 @@ package final class FleetStore {
         // last value is not kept, so that what it counts after an unclean stop took it back to 0 is
         // counted from 0, and a series that appears is counted whole. Both lists are by id: one merge.
         var blob = [UInt8](repeating: 0, count: ids.count * 12)
-        var increases: [(UInt32, Double)] = []
+        increases.removeAll(keepingCapacity: true)
         old.withUnsafeBytes { previous in
             blob.withUnsafeMutableBytes { out in
                 var at = 0
@@ -464,6 +492,59 @@ package final class FleetStore {
         return rows
     }
 
+    /// The totals (every one, or those changed since the last ``markWritten()``) as the metrics store's
+    /// import text, each stamped `milliseconds`, and how many: the bytes of ``FleetExport/text(_:milliseconds:)``
+    /// of ``totals(changedOnly:)``, written from the names in memory without a string a total.
+    package func importText(changedOnly: Bool, milliseconds: Int64) -> (text: [UInt8], count: Int) {
+        var out: [UInt8] = []
+        var stamp: [UInt8] = [0x20]
+        Self.appendInteger(milliseconds, to: &stamp)
+        stamp.append(0x0a)
+        func line(_ key: UInt64, _ value: Double) {
+            let series = Int(key & 0xffff_ffff) - 1
+            out.append(contentsOf: exportNames[series].utf8)
+            out.append(0x7b)
+            out.append(contentsOf: labelSetTexts[Int(key >> 32) - 1].utf8)
+            let own = seriesParts[series].labels
+            if !own.isEmpty {
+                out.append(0x2c)
+                out.append(contentsOf: own.utf8)
+            }
+            out.append(0x7d)
+            out.append(0x20)
+            if value == value.rounded(), abs(value) < 1e15 {
+                Self.appendInteger(Int64(value), to: &out)
+            } else {
+                out.append(contentsOf: "\(value)".utf8)
+            }
+            out.append(contentsOf: stamp)
+        }
+        var count = 0
+        if changedOnly {
+            out.reserveCapacity(unwritten.count * 160)
+            for (key, value) in unwritten { line(key, value) }
+            count = unwritten.count
+        } else {
+            out.reserveCapacity(totalCount * 160)
+            for (s, totals) in totalsBySet.enumerated() {
+                for (id, value) in totals { line(UInt64(s + 1) << 32 | UInt64(id), value) }
+                count += totals.count
+            }
+        }
+        return (out, count)
+    }
+
+    private static func appendInteger(_ value: Int64, to out: inout [UInt8]) {
+        if value < 0 { out.append(0x2d) }
+        var magnitude = value.magnitude
+        let start = out.count
+        repeat {
+            out.append(0x30 + UInt8(magnitude % 10))
+            magnitude /= 10
+        } while magnitude > 0
+        out[start...].reverse()
+    }
+
     /// The changed totals are in the metrics store. (A restart writes every total first, so that what was
     /// unwritten at a stop is not lost.)
     package func markWritten() { unwritten = [:] }
@@ -499,6 +580,13 @@ struct BoxKey: Hashable {
         self.high = high
         self.low = low
     }
+}
+
+/// A label set as a report names it.
+struct OperatorLabels: Hashable {
+    var firmware: String
+    var model: String
+    var region: String
 }
 
 /// A box's last report applied: its identity, and its values as the database keeps them ((series id,

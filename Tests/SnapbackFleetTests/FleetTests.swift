@@ -138,6 +138,15 @@ import Testing
         #expect(store.totals(changedOnly: true).isEmpty)
         let reopened = try FleetStore(path: path)
         #expect(try Self.total(reopened, seeks) == 10 && reopened.position() == 9)
+        // The import text made from memory is the totals' text.
+        for changedOnly in [false, true] {
+            let (bytes, count) = reopened.importText(changedOnly: changedOnly, milliseconds: 1234)
+            let expected = FleetExport.text(reopened.totals(changedOnly: changedOnly), milliseconds: 1234)
+            #expect(String(decoding: bytes, as: UTF8.self) == expected && count == reopened.totals(changedOnly: changedOnly).count)
+        }
+        _ = try reopened.apply([(10, try Self.parsed(Self.report(seq: 7, since: 1_800_000_000, snapbacks: 9, firmware: "fw-2")))])
+        let (changed, count) = reopened.importText(changedOnly: true, milliseconds: 99)
+        #expect(count > 0 && String(decoding: changed, as: UTF8.self) == FleetExport.text(reopened.totals(changedOnly: true), milliseconds: 99))
         // The export text: series renamed, with the timestamp.
         let text = FleetExport.text([("snapbackd_starts_total{firmware=\"f\"}", 3)], milliseconds: 1234)
         #expect(text == "snapback_fleet_starts_total{firmware=\"f\"} 3 1234\n")
