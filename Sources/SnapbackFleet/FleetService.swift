@@ -144,7 +144,11 @@ public final class FleetService {
             }
             do {
                 let report = try FleetReport.parse(bytes)
-                guard subject == TelemetryConfiguration.subjectPrefix + report.boxId else {
+                // `snapback.telemetry.<box id>`, compared where the subject is (no string made a report).
+                let prefix = TelemetryConfiguration.subjectPrefix.utf8
+                guard subject.utf8.count == prefix.count + report.boxId.utf8.count,
+                    subject.utf8.starts(with: prefix), subject.utf8.dropFirst(prefix.count).elementsEqual(report.boxId.utf8)
+                else {
                     throw FleetReport.Rejection("its box_id is not its subject's")
                 }
                 batch.append((streamSeq, report))

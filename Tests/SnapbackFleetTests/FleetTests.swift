@@ -391,6 +391,17 @@ import Testing
         #expect(counts.applied == 2 && counts.dropped == 1 && store.boxCount() == 1 && store.position() == 3)
         #expect(logged.count == 1 && logged[0].contains("max-boxes") && logged[0].contains(other))
         #expect(try FleetStore(path: path, maxBoxes: 1).boxCount() == 1)
+        // A report under another subject than its box's (another box's, or its own and more): dropped.
+        for subject in ["snapback.telemetry.\(other)", "snapback.telemetry.\(Self.box)0", "snapback.telemetr.\(Self.box)"] {
+            try FleetService.apply([(Self.report(seq: 3, snapbacks: 3).encoded(), UInt64(4), subject)], to: store, counts: &counts) {
+                logged.append($0)
+            }
+            #expect(logged.last?.contains("its box_id is not its subject's") == true, "\(subject)")
+        }
+        try FleetService.apply(
+            [(Self.report(seq: 3, snapbacks: 3).encoded(), UInt64(4), "snapback.telemetry.\(Self.box)")], to: store, counts: &counts
+        ) { logged.append($0) }
+        #expect(counts.applied == 3 && counts.dropped == 4)
     }
 
     /// A batch whose commit fails leaves nothing in memory: the totals, boxes and position are the
