@@ -49,6 +49,7 @@ package final class FleetStore {
     package let maxSeries: Int
     package let maxLabelSets: Int
     package let maxTotals: Int
+    private let addBox: SQLiteStatement
     private let putBox: SQLiteStatement
     private let addSeries: SQLiteStatement
     private let addLabelSet: SQLiteStatement
@@ -73,6 +74,8 @@ package final class FleetStore {
     private var totalsBySet: [[UInt32: Double]] = []
     private var totalCount = 0
     private var boxes: [BoxKey: BoxState] = [:]
+    /// The row number of the next box.
+    private var nextBoxRow: Int64 = 1
     private var streamPosition: UInt64 = 0
     /// Set when a failed commit's reload failed too: the next batch reads the database first.
     private var stale = false
@@ -103,26 +106,31 @@ package final class FleetStore {
         db = try SQLiteConnection(path: path, create: true)
         db.busyTimeout(milliseconds: 5000)
         // One row per box: its last report's identity and its values, (series id, value) pairs by id in a
-        // blob (12 bytes a series: a box of the daemon's ~280 series is 3 KB, one write a report).
+        // blob (12 bytes a series: a box of the daemon's ~280 series is 3 KB, one write a report), found by
+        // its number (a table b-tree holds such a row in its leaf, where an index b-tree, a table WITHOUT
+        // ROWID, keeps at most about a quarter of a page there and chains the rest over pages of their own).
         try db.execute(
             """
             PRAGMA journal_mode = WAL;
             PRAGMA synchronous = FULL;
             PRAGMA cache_size = -\(Self.cacheKiB);
-            CREATE TABLE IF NOT EXISTS boxes (box TEXT PRIMARY KEY, counting_since REAL NOT NULL,
-                seq INTEGER NOT NULL, start_id TEXT NOT NULL, firmware TEXT NOT NULL, model TEXT NOT NULL,
-                region TEXT NOT NULL, time REAL NOT NULL, vals BLOB NOT NULL) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS box_state (id INTEGER PRIMARY KEY, box TEXT NOT NULL UNIQUE,
+                counting_since REAL NOT NULL, seq INTEGER NOT NULL, start_id TEXT NOT NULL, firmware TEXT NOT NULL,
+                model TEXT NOT NULL, region TEXT NOT NULL, time REAL NOT NULL, vals BLOB NOT NULL);
             CREATE TABLE IF NOT EXISTS series (id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE);
             CREATE TABLE IF NOT EXISTS label_sets (id INTEGER PRIMARY KEY, labels TEXT NOT NULL UNIQUE);
             CREATE TABLE IF NOT EXISTS label_totals (label_set INTEGER PRIMARY KEY, vals BLOB NOT NULL);
             CREATE TABLE IF NOT EXISTS state (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
             """)
+        addBox = try db.prepare(
+            """
+            INSERT INTO box_state (id, box, counting_since, seq, start_id, firmware, model, region, time, vals)
+            VALUES (?10, ?9, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+            """)
         putBox = try db.prepare(
             """
-            INSERT INTO boxes (box, counting_since, seq, start_id, firmware, model, region, time, vals)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(box) DO UPDATE SET counting_since = excluded.counting_since,
-            seq = excluded.seq, start_id = excluded.start_id, firmware = excluded.firmware, model = excluded.model,
-            region = excluded.region, time = excluded.time, vals = excluded.vals
+            UPDATE box_state SET counting_since = ?1, seq = ?2, start_id = ?3, firmware = ?4, model = ?5, region = ?6,
+            time = ?7, vals = ?8 WHERE id = ?10
             """)
         addSeries = try db.prepare("INSERT INTO series (id, key) VALUES (?, ?)")
         addLabelSet = try db.prepare("INSERT INTO label_sets (id, labels) VALUES (?, ?)")
@@ -138,15 +146,26 @@ package final class FleetStore {
         try db.integer("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = '\(name)'") > 0
     }
 
-    /// The totals as earlier versions kept them, moved into `label_totals` once, in one transaction:
-    /// `totals` (a row per series, by its whole text) and `fleet_totals` (a row per (label set, series),
-    /// the two ids in one integer). Rows past the bounds are left out.
+    /// The state as earlier versions kept it, moved once, in one transaction: the totals into
+    /// `label_totals` from `totals` (a row per series, by its whole text) and `fleet_totals` (a row per
+    /// (label set, series), the two ids in one integer), rows past the bounds left out; the boxes into
+    /// `box_state` from `boxes` (by their id's text).
     private func migrate() throws(SQLiteError) {
         let text = try tableExists("totals")
         let numbered = try tableExists("fleet_totals")
-        guard text || numbered else { return }
+        let keyedBoxes = try tableExists("boxes")
+        guard text || numbered || keyedBoxes else { return }
         try db.execute("BEGIN IMMEDIATE")
         do throws(SQLiteError) {
+            if keyedBoxes {
+                // The boxes as earlier versions kept them, by their id's text (WITHOUT ROWID).
+                try db.execute(
+                    """
+                    INSERT INTO box_state (box, counting_since, seq, start_id, firmware, model, region, time, vals)
+                    SELECT box, counting_since, seq, start_id, firmware, model, region, time, vals FROM boxes;
+                    DROP TABLE boxes;
+                    """)
+            }
             try loadNames()
             try loadTotals()
             if numbered {
@@ -217,7 +236,8 @@ package final class FleetStore {
         try loadNames()
         try loadTotals()
         boxes = [:]
-        let rows = try db.prepare("SELECT box, counting_since, seq, vals FROM boxes")
+        nextBoxRow = 1
+        let rows = try db.prepare("SELECT box, counting_since, seq, vals, id FROM box_state")
         while try rows.step() {
             guard let key = BoxKey(rows.text(0)) else { continue }
             var vals = rows.blob(3)
@@ -232,7 +252,9 @@ package final class FleetStore {
                     vals.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: at, as: UInt32.self)) <= known }
                 }.flatMap { vals[$0..<($0 + 12)] }
             }
-            boxes[key] = BoxState(countingSince: rows.double(1), seq: UInt64(clamping: rows.int64(2)), vals: vals)
+            let row = rows.int64(4)
+            nextBoxRow = max(nextBoxRow, row &+ 1)
+            boxes[key] = BoxState(countingSince: rows.double(1), seq: UInt64(clamping: rows.int64(2)), vals: vals, row: row)
         }
         streamPosition = UInt64(clamping: try db.integer("SELECT value FROM state WHERE name = 'stream_seq'"))
         changed = [:]
@@ -329,6 +351,7 @@ package final class FleetStore {
             changed.removeAll(keepingCapacity: true)
             return outcomes
         } catch {
+            addBox.reset()
             putBox.reset()
             putTotals.reset()
             try? db.execute("ROLLBACK")
@@ -459,18 +482,23 @@ package final class FleetStore {
                 }
             }
         }
-        try putBox.bind(1, report.boxId)
-        try putBox.bind(2, report.countingSince)
-        try putBox.bind(3, Int64(clamping: report.seq))
-        try putBox.bind(4, report.startId)
-        try putBox.bind(5, report.firmware)
-        try putBox.bind(6, report.model)
-        try putBox.bind(7, report.region)
-        try putBox.bind(8, report.time)
-        try putBox.bind(9, blob)
-        try putBox.run()
+        // A known box's row is updated by its number; a new one's is made (its id text written once).
+        let row = last?.row ?? nextBoxRow
+        let write = last == nil ? addBox : putBox
+        try write.bind(1, report.countingSince)
+        try write.bind(2, Int64(clamping: report.seq))
+        try write.bind(3, report.startId)
+        try write.bind(4, report.firmware)
+        try write.bind(5, report.model)
+        try write.bind(6, report.region)
+        try write.bind(7, report.time)
+        try write.bind(8, blob)
+        if last == nil { try write.bind(9, report.boxId) }
+        try write.bind(10, row)
+        try write.run()
+        if last == nil { nextBoxRow &+= 1 }
         for (id, delta) in increases { add(set: labels, series: id, delta) }
-        boxes[box] = BoxState(countingSince: report.countingSince, seq: report.seq, vals: blob)
+        boxes[box] = BoxState(countingSince: report.countingSince, seq: report.seq, vals: blob, row: row)
         return reset ? .reset : .applied
     }
 
@@ -595,6 +623,8 @@ struct BoxState {
     var countingSince: Double
     var seq: UInt64
     var vals: [UInt8]
+    /// Its row in `box_state`.
+    var row: Int64
 }
 
 /// The series keys in memory: their bytes back to back, found by hash (open addressing), ids from 1.

@@ -318,6 +318,7 @@ import Testing
         #expect(store.position() == 5 && store.boxCount() == 1)
         #expect(try store.db.integer("SELECT count(*) FROM sqlite_master WHERE name = 'fleet_totals'") == 0)
         #expect(try store.db.integer("SELECT count(*) FROM label_totals") == 2)
+        #expect(try store.db.integer("SELECT count(*) FROM sqlite_master WHERE name = 'boxes'") == 0)
         // The box's last value (3) is known: its 5 adds 2; its first report again is a duplicate.
         #expect(try store.apply([(6, try Self.parsed(Self.report(seq: 2, snapbacks: 5)))]) == [.applied])
         #expect(try store.apply([(7, try Self.parsed(Self.report(seq: 1, snapbacks: 5)))]) == [.duplicate])
@@ -413,7 +414,7 @@ import Testing
         let other = "fedcba9876543210fedcba9876543210"
         #expect(try store.apply([(1, try Self.parsed(Self.report(seq: 1, snapbacks: 3)))]) == [.applied])
         try store.db.execute(
-            "CREATE TRIGGER refuse BEFORE INSERT ON boxes WHEN NEW.box = '\(other)' BEGIN SELECT RAISE(ABORT, 'refused'); END")
+            "CREATE TRIGGER refuse BEFORE INSERT ON box_state WHEN NEW.box = '\(other)' BEGIN SELECT RAISE(ABORT, 'refused'); END")
         let batch = [
             (UInt64(2), try Self.parsed(Self.report(seq: 2, snapbacks: 10))),
             (UInt64(3), try Self.parsed(Self.report(box: other, seq: 1, snapbacks: 2, firmware: "fw-9")))
