@@ -306,7 +306,8 @@ package final class FleetStore {
                 var at = 0
                 while at + 12 <= raw.count, totalCount < maxTotals {
                     let id = UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: at, as: UInt32.self))
-                    let value = Double(bitPattern: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: at + 4, as: UInt64.self)))
+                    let value = Double(
+                        bitPattern: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: at + 4, as: UInt64.self)))
                     at += 12
                     guard id >= 1, Int(id) <= seriesParts.count, totals[id] == nil else { continue }
                     totals[id] = value

@@ -64,7 +64,8 @@ import Testing
                 }
             }
             if chance(5), let first = series.first { series.append(first) }
-            let name = chance(5) ? word() : pick(["snapbackd_seeks", "snapbackd_breaks", "snapbackd_lag", "snapbackd_starts"]) + "_\(f)"
+            let name =
+                chance(5) ? word() : pick(["snapbackd_seeks", "snapbackd_breaks", "snapbackd_lag", "snapbackd_starts"]) + "_\(f)"
             families.append(SnapbackV1.MetricFamily(name: name, help: chance(50) ? "Help é" : "", type: type, series: series))
         }
         if chance(3), let first = families.first { families.append(first) }
@@ -107,8 +108,10 @@ import Testing
             }
         }
         // Each way out was taken many times.
-        #expect(read > 1000 && refusedByProtobufC > 1000 && refusedByChecks > 1000 && badStrings > 100,
-            "\(read) read, \(refusedByProtobufC) refused by protobuf-c, \(refusedByChecks) by the checks, \(badStrings) bad strings")
+        #expect(
+            read > 1000 && refusedByProtobufC > 1000 && refusedByChecks > 1000 && badStrings > 100,
+            "\(read) read, \(refusedByProtobufC) refused by protobuf-c, \(refusedByChecks) by the checks, \(badStrings) bad strings"
+        )
     }
 
     /// protobuf-c reads a string up to its NUL; the reader refuses it: the box_id checked is the one kept.

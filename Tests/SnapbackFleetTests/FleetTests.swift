@@ -142,11 +142,16 @@ import Testing
         for changedOnly in [false, true] {
             let (bytes, count) = reopened.importText(changedOnly: changedOnly, milliseconds: 1234)
             let expected = FleetExport.text(reopened.totals(changedOnly: changedOnly), milliseconds: 1234)
-            #expect(String(decoding: bytes, as: UTF8.self) == expected && count == reopened.totals(changedOnly: changedOnly).count)
+            #expect(
+                String(decoding: bytes, as: UTF8.self) == expected && count == reopened.totals(changedOnly: changedOnly).count)
         }
         _ = try reopened.apply([(10, try Self.parsed(Self.report(seq: 7, since: 1_800_000_000, snapbacks: 9, firmware: "fw-2")))])
         let (changed, count) = reopened.importText(changedOnly: true, milliseconds: 99)
-        #expect(count > 0 && String(decoding: changed, as: UTF8.self) == FleetExport.text(reopened.totals(changedOnly: true), milliseconds: 99))
+        #expect(
+            count > 0
+                && String(decoding: changed, as: UTF8.self)
+                    == FleetExport.text(reopened.totals(changedOnly: true), milliseconds: 99)
+        )
         // The export text: series renamed, with the timestamp.
         let text = FleetExport.text([("snapbackd_starts_total{firmware=\"f\"}", 3)], milliseconds: 1234)
         #expect(text == "snapback_fleet_starts_total{firmware=\"f\"} 3 1234\n")
@@ -343,9 +348,10 @@ import Testing
         let seeks = "snapbackd_seeks_commanded_total{firmware=\"fw-1\",model=\"m\",region=\"eu\",reason=\"snapback\""
         // A second label set: refused, its box not made.
         let other = "fedcba9876543210fedcba9876543210"
-        #expect(try store.apply([(2, try Self.parsed(Self.report(box: other, seq: 1, snapbacks: 2, firmware: "fw-2")))]) == [
-            .tooManySeries
-        ])
+        #expect(
+            try store.apply([(2, try Self.parsed(Self.report(box: other, seq: 1, snapbacks: 2, firmware: "fw-2")))]) == [
+                .tooManySeries
+            ])
         #expect(store.boxCount() == 1 && store.sizes.labelSets == 1)
         // Two new series where one fits: refused, the box left at its first report.
         var wider = Self.report(seq: 2, snapbacks: 5)
@@ -366,7 +372,12 @@ import Testing
         var counts: FleetService.Counts = (0, 0, 0, 0)
         var logged: [String] = []
         try FleetService.apply(
-            [(Self.report(box: other, seq: 5, snapbacks: 1, firmware: "fw-3").encoded(), UInt64(9), "snapback.telemetry.\(other)")],
+            [
+                (
+                    Self.report(box: other, seq: 5, snapbacks: 1, firmware: "fw-3").encoded(), UInt64(9),
+                    "snapback.telemetry.\(other)"
+                )
+            ],
             to: store, counts: &counts
         ) { logged.append($0) }
         #expect(counts.dropped == 1 && logged.count == 1 && logged[0].contains("label sets"))
@@ -394,13 +405,16 @@ import Testing
         #expect(try FleetStore(path: path, maxBoxes: 1).boxCount() == 1)
         // A report under another subject than its box's (another box's, or its own and more): dropped.
         for subject in ["snapback.telemetry.\(other)", "snapback.telemetry.\(Self.box)0", "snapback.telemetr.\(Self.box)"] {
-            try FleetService.apply([(Self.report(seq: 3, snapbacks: 3).encoded(), UInt64(4), subject)], to: store, counts: &counts) {
+            try FleetService.apply(
+                [(Self.report(seq: 3, snapbacks: 3).encoded(), UInt64(4), subject)], to: store, counts: &counts
+            ) {
                 logged.append($0)
             }
             #expect(logged.last?.contains("its box_id is not its subject's") == true, "\(subject)")
         }
         try FleetService.apply(
-            [(Self.report(seq: 3, snapbacks: 3).encoded(), UInt64(4), "snapback.telemetry.\(Self.box)")], to: store, counts: &counts
+            [(Self.report(seq: 3, snapbacks: 3).encoded(), UInt64(4), "snapback.telemetry.\(Self.box)")], to: store,
+            counts: &counts
         ) { logged.append($0) }
         #expect(counts.applied == 3 && counts.dropped == 4)
     }
@@ -414,7 +428,8 @@ import Testing
         let other = "fedcba9876543210fedcba9876543210"
         #expect(try store.apply([(1, try Self.parsed(Self.report(seq: 1, snapbacks: 3)))]) == [.applied])
         try store.db.execute(
-            "CREATE TRIGGER refuse BEFORE INSERT ON box_state WHEN NEW.box = '\(other)' BEGIN SELECT RAISE(ABORT, 'refused'); END")
+            "CREATE TRIGGER refuse BEFORE INSERT ON box_state WHEN NEW.box = '\(other)' BEGIN SELECT RAISE(ABORT, 'refused'); END"
+        )
         let batch = [
             (UInt64(2), try Self.parsed(Self.report(seq: 2, snapbacks: 10))),
             (UInt64(3), try Self.parsed(Self.report(box: other, seq: 1, snapbacks: 2, firmware: "fw-9")))
@@ -449,7 +464,9 @@ import Testing
             "user = u\n", "password-file = /p\n", "user = u\npassword-file = /p\ncredentials-file = /c\n", "max-boxes = 0\n",
             "max-boxes = 50000001\n", "user = a b\npassword-file = /p\n"
         ] {
-            #expect(throws: (any Error).self, "\(wrong)") { try FleetConfiguration.parse("servers = nats://h\n" + wrong, file: "f") }
+            #expect(throws: (any Error).self, "\(wrong)") {
+                try FleetConfiguration.parse("servers = nats://h\n" + wrong, file: "f")
+            }
         }
     }
 
