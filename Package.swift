@@ -157,13 +157,12 @@ let package = Package(
             ]),
         .executableTarget(name: "snapback-sync", dependencies: ["SnapbackSync"]),
         // The fleet's aggregator: the boxes' telemetry stream (a durable JetStream consumer) summed into
-        // SQLite, the totals written to a metrics store's import API through libcurl; the reports read from
-        // protobuf-c's structs (CSnapbackProto) as they are unpacked.
+        // SQLite, the totals written to a metrics store's import API through libcurl; the reports read in
+        // place from their bytes (protobuf-c's unpack is the tests' reference).
         .target(
             name: "SnapbackFleet",
             dependencies: [
-                "SnapbackSync", "SnapbackWire", "SnapbackStore", "SnapbackConfigFile", "CNats", "CSnapbackFetch",
-                "CSnapbackProto", "CSQLite"
+                "SnapbackSync", "SnapbackWire", "SnapbackStore", "SnapbackConfigFile", "CNats", "CSnapbackFetch", "CSQLite"
             ]),
         .executableTarget(name: "snapback-fleet", dependencies: ["SnapbackFleet", "SnapbackSync"]),
         .executableTarget(name: "snapback-fuzz-fleet", dependencies: ["SnapbackFleet"]),

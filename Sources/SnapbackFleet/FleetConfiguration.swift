@@ -11,6 +11,9 @@ public struct FleetConfiguration: Equatable, Sendable {
     public var servers: [String] = []
     /// A NATS `.creds` file (user JWT and NKey seed).
     public var credentialsFile: String?
+    /// Or a NATS user and the file holding its password (its first line).
+    public var user: String?
+    public var passwordFile: String?
     /// The boxes' stream (created when missing, with the agent's limits) and the durable consumer's name.
     public var stream = "SNAPBACK_TELEMETRY"
     public var consumer = "snapback-fleet"
@@ -25,14 +28,18 @@ public struct FleetConfiguration: Equatable, Sendable {
     public var exportInterval = 60
     /// The stream's replicas, when snapback-fleet creates it.
     public var replicas = 1
+    /// Boxes the fleet keeps (each one's last report is in memory): the report of a new box past it is
+    /// logged, acked and dropped.
+    public var maxBoxes = 2_000_000
 
     public init() {}
 
     public static let batchRange = 1...1024
     public static let exportIntervalRange = 1...3600
+    public static let maxBoxesRange = 1...50_000_000
     public static let keyNames = [
-        "servers", "credentials-file", "stream", "consumer", "database", "import-url", "batch", "export-interval",
-        "replicas"
+        "servers", "credentials-file", "user", "password-file", "stream", "consumer", "database", "import-url", "batch",
+        "export-interval", "replicas", "max-boxes"
     ]
 
     public static func parse(_ text: String, file: String) throws(ConfigurationError) -> FleetConfiguration {
@@ -46,6 +53,14 @@ public struct FleetConfiguration: Equatable, Sendable {
         if configuration.servers.isEmpty {
             throw ConfigurationError(file: file, line: nil, reason: "servers is required (nats:// or tls:// URLs)")
         }
+        if configuration.credentialsFile != nil, configuration.user != nil {
+            throw ConfigurationError(
+                file: file, line: lines["user"], reason: "user: give credentials-file or user and password-file, not both")
+        }
+        if (configuration.user == nil) != (configuration.passwordFile == nil) {
+            let name = configuration.user == nil ? "password-file" : "user"
+            throw ConfigurationError(file: file, line: lines[name], reason: "\(name): user and password-file go together")
+        }
         return configuration
     }
 
@@ -53,6 +68,8 @@ public struct FleetConfiguration: Equatable, Sendable {
         switch name {
         case "servers": servers = try SyncConfiguration.servers(value)
         case "credentials-file": credentialsFile = try SyncConfiguration.path(value)
+        case "user": user = try SyncConfiguration.user(value)
+        case "password-file": passwordFile = try SyncConfiguration.path(value)
         case "stream": stream = try SyncConfiguration.name(value)
         case "consumer": consumer = try SyncConfiguration.name(value)
         case "database": database = try SyncConfiguration.path(value)
@@ -64,6 +81,7 @@ public struct FleetConfiguration: Equatable, Sendable {
         case "batch": batch = try SyncConfiguration.count(value, in: Self.batchRange)
         case "export-interval": exportInterval = try SyncConfiguration.count(value, in: Self.exportIntervalRange)
         case "replicas": replicas = try SyncConfiguration.count(value, in: SyncConfiguration.replicasRange)
+        case "max-boxes": maxBoxes = try SyncConfiguration.count(value, in: Self.maxBoxesRange)
         default: throw ConfigurationReason("unknown key")
         }
     }
@@ -72,7 +90,9 @@ public struct FleetConfiguration: Equatable, Sendable {
     public func render() -> String {
         "servers = \(servers.map(SyncConfiguration.redacted).joined(separator: " "))\n"
             + (credentialsFile.map { "credentials-file = \($0)\n" } ?? "# credentials-file =\n")
+            + (user.map { "user = \($0)\n" } ?? "# user =\n")
+            + (passwordFile.map { "password-file = \($0)\n" } ?? "# password-file =\n")
             + "stream = \(stream)\nconsumer = \(consumer)\ndatabase = \(database)\nimport-url = \(importURL)\n"
-            + "batch = \(batch)\nexport-interval = \(exportInterval)\nreplicas = \(replicas)\n"
+            + "batch = \(batch)\nexport-interval = \(exportInterval)\nreplicas = \(replicas)\nmax-boxes = \(maxBoxes)\n"
     }
 }

@@ -29,11 +29,12 @@ public final class FleetConsumer {
     /// How long an unacked report waits before the stream delivers it again: more than a batch takes.
     public static let ackWaitSeconds: Int64 = 60
 
-    public init(configuration: FleetConfiguration) throws(NatsError) {
+    /// `password`: the password of `configuration.user` (read from its `password-file`).
+    public init(configuration: FleetConfiguration, password: String? = nil) throws(NatsError) {
         self.configuration = configuration
         let options = try natsOptions(
             servers: configuration.servers, name: "snapback-fleet \(configuration.consumer)",
-            credentialsFile: configuration.credentialsFile)
+            credentialsFile: configuration.credentialsFile, user: configuration.user, password: password)
         defer { natsOptions_Destroy(options) }
         func check(_ status: natsStatus, _ what: String) throws(NatsError) {
             guard status == NATS_OK else { throw NatsError(status, what) }

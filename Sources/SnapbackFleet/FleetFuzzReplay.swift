@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 /// What a report's bytes off the stream go through in snapback-fleet before its database, in process, for
-/// libFuzzer and the tests: the decoder and the checks (``FleetReport/parse(_:)``), then, for a report
+/// libFuzzer and the tests: the reader and the checks (``FleetReport/parse(_:)``, ``FleetReportReader``: the bytes read in place), then, for a report
 /// they let in, the series keys the fold makes of it and the import text the metrics store is given.
 /// Invariants are checked with preconditions, so a violation is a crash the fuzzer keeps.
 public enum FleetFuzzReplay {
     public static func run(_ input: UnsafeRawBufferPointer) {
         let report: FleetReport
         do {
-            report = try FleetReport.parse(Array(input))
+            report = try FleetReport.parse(input)
         } catch {
             precondition(!error.reason.isEmpty, "a refusal names its reason")
             return

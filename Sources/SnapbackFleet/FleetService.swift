@@ -34,12 +34,13 @@ public final class FleetService {
                 .joined(separator: "/"))
         if !directory.isEmpty { try makeDirectory(directory) }
         do {
-            store = try FleetStore(path: configuration.database)
+            store = try FleetStore(path: configuration.database, maxBoxes: configuration.maxBoxes)
         } catch {
             throw AgentError(description: "database \(configuration.database): \(error)")
         }
+        let password = try configuration.passwordFile.map { (file) throws(AgentError) in try readPasswordFile(file) }
         do {
-            consumer = try FleetConsumer(configuration: configuration)
+            consumer = try FleetConsumer(configuration: configuration, password: password)
         } catch {
             throw AgentError(description: "nats: \(error)")
         }
@@ -134,8 +135,7 @@ public final class FleetService {
         counts: inout Counts, log: (String) -> Void
     ) throws(SQLiteError) {
         var batch: [(streamSeq: UInt64, report: FleetReport)] = []
-        let position = try store.position()
-        let arena = UnpackArena()
+        let position = store.position()
         for (bytes, streamSeq, subject) in delivered {
             // Applied already (its batch committed, its ack lost): the seq rule would skip it too.
             if streamSeq != 0, streamSeq <= position {
@@ -143,8 +143,12 @@ public final class FleetService {
                 continue
             }
             do {
-                let report = try FleetReport.parse(bytes, arena: arena)
-                guard subject == TelemetryConfiguration.subjectPrefix + report.boxId else {
+                let report = try FleetReport.parse(bytes)
+                // `snapback.telemetry.<box id>`, compared where the subject is (no string made a report).
+                let prefix = TelemetryConfiguration.subjectPrefix.utf8
+                guard subject.utf8.count == prefix.count + report.boxId.utf8.count,
+                    subject.utf8.starts(with: prefix), subject.utf8.dropFirst(prefix.count).elementsEqual(report.boxId.utf8)
+                else {
                     throw FleetReport.Rejection("its box_id is not its subject's")
                 }
                 batch.append((streamSeq, report))
@@ -153,32 +157,37 @@ public final class FleetService {
                 log("snapback-fleet: report at stream sequence \(streamSeq) (\(subject)) dropped: \(error)")
             }
         }
-        for outcome in try store.apply(batch) {
+        for (outcome, (streamSeq, report)) in zip(try store.apply(batch), batch) {
             switch outcome {
             case .applied: counts.applied += 1
             case .reset: counts.reset += 1
             case .duplicate: counts.duplicate += 1
+            case .tooManyBoxes:
+                counts.dropped += 1
+                log(
+                    "snapback-fleet: report at stream sequence \(streamSeq) (box \(report.boxId)) dropped: a new box, and \(store.maxBoxes) boxes known (max-boxes)"
+                )
+            case .tooManySeries:
+                counts.dropped += 1
+                let (series, labelSets, totals) = store.sizes
+                log(
+                    "snapback-fleet: report at stream sequence \(streamSeq) (box \(report.boxId)) dropped: it would make more than \(store.maxSeries) series, \(store.maxLabelSets) label sets or \(store.maxTotals) totals (\(series), \(labelSets) and \(totals) known)"
+                )
             }
         }
     }
 
     /// Writes the totals (the changed ones, or every one) to the metrics store, stamped now.
     func export(changedOnly: Bool) {
-        let totals: [(series: String, value: Double)]
-        do {
-            totals = try store.totals(changedOnly: changedOnly)
-        } catch {
-            problem("database: \(error)")
-            return
-        }
-        guard !totals.isEmpty else { return }
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         let milliseconds = Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
-        let text = FleetExport.text(totals, milliseconds: milliseconds)
+        let (text, count) = store.importText(changedOnly: changedOnly, milliseconds: milliseconds)
+        guard count > 0 else { return }
         var error = [CChar](repeating: 0, count: 256)
-        let status = text.withCString { body in
-            snapback_post(configuration.importURL, "text/plain", body, strlen(body), 10_000, &error, error.count)
+        let status = text.withUnsafeBytes { body in
+            snapback_post(
+                configuration.importURL, "text/plain", body.baseAddress, body.count, 10_000, &error, error.count)
         }
         guard (200..<300).contains(status) else {
             let why =
@@ -190,7 +199,7 @@ public final class FleetService {
         }
         store.markWritten()
         if !lastProblem.isEmpty {
-            log("snapback-fleet: metrics store: \(totals.count) totals written")
+            log("snapback-fleet: metrics store: \(count) totals written")
             lastProblem = ""
         }
     }

@@ -151,9 +151,11 @@ final class NatsEvents: @unchecked Sendable {
     }
 }
 
-/// New libnats options with the servers, the connection's name and a `.creds` file (the agent's and
-/// snapback-fleet's connections); the caller sets the rest and destroys them.
-package func natsOptions(servers: [String], name: String, credentialsFile: String?) throws(NatsError) -> OpaquePointer {
+/// New libnats options with the servers, the connection's name, and a `.creds` file or a user and its
+/// password (the agent's and snapback-fleet's connections); the caller sets the rest and destroys them.
+package func natsOptions(
+    servers: [String], name: String, credentialsFile: String?, user: String? = nil, password: String? = nil
+) throws(NatsError) -> OpaquePointer {
     var made: OpaquePointer?
     var status = natsOptions_Create(&made)
     guard status == NATS_OK, let options = made else { throw NatsError(status, "options") }
@@ -174,6 +176,13 @@ package func natsOptions(servers: [String], name: String, credentialsFile: Strin
         guard status == NATS_OK else {
             natsOptions_Destroy(options)
             throw NatsError(status, "credentials-file \(file)")
+        }
+    }
+    if let user {
+        status = natsOptions_SetUserInfo(options, user, password ?? "")
+        guard status == NATS_OK else {
+            natsOptions_Destroy(options)
+            throw NatsError(status, "user")
         }
     }
     return options
@@ -241,15 +250,12 @@ final class NatsKV: @unchecked Sendable {
         pthread_mutex_init(&mutex, nil)
         let options = try natsOptions(
             servers: configuration.servers, name: "snapback-sync \(configuration.household)",
-            credentialsFile: configuration.credentialsFile)
+            credentialsFile: configuration.credentialsFile, user: configuration.user, password: password)
         defer { natsOptions_Destroy(options) }
         func check(_ status: natsStatus, _ what: String) throws(NatsError) {
             guard status == NATS_OK else { throw NatsError(status, what) }
         }
         var status = NATS_OK
-        if let user = configuration.user {
-            try check(natsOptions_SetUserInfo(options, user, password ?? ""), "user")
-        }
         if configuration.tlsCA != nil || configuration.tlsCert != nil
             || configuration.servers.contains(where: { $0.hasPrefix("tls://") })
         {

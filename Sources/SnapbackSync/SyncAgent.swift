@@ -91,13 +91,7 @@ public final class SyncAgent {
         } catch {
             throw AgentError(description: "outbox: \(error)")
         }
-        var password: String?
-        if let file = configuration.passwordFile {
-            guard let text = readFile(file, limit: 4096) else {
-                throw AgentError(description: "password-file \(file): cannot read it")
-            }
-            password = String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
-        }
+        let password = try configuration.passwordFile.map { (file) throws(AgentError) in try readPasswordFile(file) }
         wake = try Wakeup()
         kv = try KVWorker(wake: wake)
         do {
@@ -839,6 +833,12 @@ package func makeDirectory(_ path: String) throws(AgentError) {
 }
 
 /// The file's bytes as text, up to `limit` bytes; nil if it cannot be read.
+/// A `password-file`'s password: its first line (sync.conf's and fleet.conf's NATS user).
+package func readPasswordFile(_ file: String) throws(AgentError) -> String {
+    guard let text = readFile(file, limit: 4096) else { throw AgentError(description: "password-file \(file): cannot read it") }
+    return String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
+}
+
 public func readFile(_ path: String, limit: Int) -> String? {
     let fd = open(path, O_RDONLY | O_CLOEXEC)
     guard fd >= 0 else { return nil }

@@ -111,6 +111,14 @@ public struct SyncConfiguration: Equatable, Sendable {
 
     package typealias Reason = ConfigurationReason
 
+    /// A NATS user name (sync.conf's and fleet.conf's `user`).
+    package static func user(_ value: String) throws(Reason) -> String {
+        guard (1...256).contains(value.utf8.count), !value.utf8.contains(where: { $0 < 0x21 || $0 == 0x7f }) else {
+            throw Reason("1 to 256 bytes, no spaces or control characters")
+        }
+        return value
+    }
+
     mutating func apply(_ name: String, _ value: String) throws(Reason) {
         switch name {
         case "servers": servers = try Self.servers(value)
@@ -121,11 +129,7 @@ public struct SyncConfiguration: Equatable, Sendable {
             }
             deviceId = value
         case "credentials-file": credentialsFile = try Self.path(value)
-        case "user":
-            guard (1...256).contains(value.utf8.count), !value.utf8.contains(where: { $0 < 0x21 || $0 == 0x7f }) else {
-                throw Reason("1 to 256 bytes, no spaces or control characters")
-            }
-            user = value
+        case "user": user = try Self.user(value)
         case "password-file": passwordFile = try Self.path(value)
         case "tls-ca": tlsCA = try Self.path(value)
         case "tls-cert": tlsCert = try Self.path(value)

@@ -111,15 +111,13 @@ struct FleetBenchCommand: ParsableCommand {
                 let t0 = cpu()
                 try FleetService.apply(delivered, to: store, counts: &counts) { problems.append($0) }
                 let t1 = cpu()
-                let totals = try store.totals(changedOnly: true)
-                let text = FleetExport.text(totals, milliseconds: 1_700_000_000_000)
+                let (text, count) = store.importText(changedOnly: true, milliseconds: 1_700_000_000_000)
                 store.markWritten()
                 let t2 = cpu()
                 let w1 = wall()
-                exported += totals.count
-                exportBytes += text.utf8.count
-                let arena = UnpackArena()
-                for item in delivered { _ = try? FleetReport.parse(item.bytes, arena: arena) }
+                exported += count
+                exportBytes += text.count
+                for item in delivered { _ = try? FleetReport.parse(item.bytes) }
                 let t3 = cpu()
                 let w2 = wall()
                 try bare.apply(delivered)
@@ -136,7 +134,7 @@ struct FleetBenchCommand: ParsableCommand {
         guard problems.isEmpty else { throw CommandError("reports dropped: \(problems.prefix(3))") }
         // The totals are what the simulated boxes counted (every series but the histograms' sums).
         var total = 0.0
-        for (series, value) in try store.totals(changedOnly: false) where !series.contains("_sum{") && !series.hasSuffix("_sum") {
+        for (series, value) in store.totals(changedOnly: false) where !series.contains("_sum{") && !series.hasSuffix("_sum") {
             total += value
         }
         guard total == fleet.expectedTotal else {
@@ -147,8 +145,8 @@ struct FleetBenchCommand: ParsableCommand {
                 "\(counts.duplicate) duplicates and \(counts.reset) resets, against \(fleet.republished) re-published and \(fleet.storesMadeAfresh) stores made afresh"
             )
         }
-        let boxCount = try store.boxCount()
-        let totalCount = try store.totals(changedOnly: false).count
+        let boxCount = store.boxCount()
+        let totalCount = store.totals(changedOnly: false).count
         let rate = Double(reports) / (timed.path + timed.export)
         let decodeRate = Double(reports) / timed.decode
         let bareRate = Double(reports) / timed.bare
@@ -205,7 +203,7 @@ struct FleetBenchCommand: ParsableCommand {
 }
 
 /// The floor: each report's bytes as its box's one row, upserted, one transaction a batch, the database
-/// as the fleet's (WAL, synchronous=FULL).
+/// as the fleet's (WAL, synchronous=FULL, its page cache).
 final class BareUpsert {
     let db: SQLiteConnection
     let put: SQLiteStatement
@@ -216,6 +214,7 @@ final class BareUpsert {
             """
             PRAGMA journal_mode = WAL;
             PRAGMA synchronous = FULL;
+            PRAGMA cache_size = -\(FleetStore.cacheKiB);
             CREATE TABLE boxes (box TEXT PRIMARY KEY, seq INTEGER NOT NULL, report BLOB NOT NULL) WITHOUT ROWID;
             """)
         put = try db.prepare(

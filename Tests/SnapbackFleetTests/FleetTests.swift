@@ -87,7 +87,7 @@ import Testing
     }
 
     static func total(_ store: FleetStore, _ prefix: String) throws -> Double {
-        try store.totals(changedOnly: false).filter { $0.series.hasPrefix(prefix) }.reduce(0) { $0 + $1.value }
+        store.totals(changedOnly: false).filter { $0.series.hasPrefix(prefix) }.reduce(0) { $0 + $1.value }
     }
 
     @Test func deltasResetsAndDuplicates() throws {
@@ -127,17 +127,31 @@ import Testing
                 == [.applied])
         #expect(try Self.total(store, seeks) == 10)
         #expect(try Self.total(store, "snapbackd_seeks_commanded_total{firmware=\"fw-2\"") == 2)
-        #expect(try store.position() == 9 && store.boxCount() == 2)
+        #expect(store.position() == 9 && store.boxCount() == 2)
         // Histograms: buckets, sum and count summed too (A's 3, B's 3, A's 3 again after its reset).
         #expect(try Self.total(store, "snapbackd_loop_lag_seconds_count") == 9)
         #expect(try Self.total(store, "snapbackd_loop_lag_seconds_sum") == 1.5)
 
         // Changed totals until written; then none, and a reopened store holds the same.
-        #expect(try !store.totals(changedOnly: true).isEmpty)
+        #expect(!store.totals(changedOnly: true).isEmpty)
         store.markWritten()
-        #expect(try store.totals(changedOnly: true).isEmpty)
+        #expect(store.totals(changedOnly: true).isEmpty)
         let reopened = try FleetStore(path: path)
         #expect(try Self.total(reopened, seeks) == 10 && reopened.position() == 9)
+        // The import text made from memory is the totals' text.
+        for changedOnly in [false, true] {
+            let (bytes, count) = reopened.importText(changedOnly: changedOnly, milliseconds: 1234)
+            let expected = FleetExport.text(reopened.totals(changedOnly: changedOnly), milliseconds: 1234)
+            #expect(
+                String(decoding: bytes, as: UTF8.self) == expected && count == reopened.totals(changedOnly: changedOnly).count)
+        }
+        _ = try reopened.apply([(10, try Self.parsed(Self.report(seq: 7, since: 1_800_000_000, snapbacks: 9, firmware: "fw-2")))])
+        let (changed, count) = reopened.importText(changedOnly: true, milliseconds: 99)
+        #expect(
+            count > 0
+                && String(decoding: changed, as: UTF8.self)
+                    == FleetExport.text(reopened.totals(changedOnly: true), milliseconds: 99)
+        )
         // The export text: series renamed, with the timestamp.
         let text = FleetExport.text([("snapbackd_starts_total{firmware=\"f\"}", 3)], milliseconds: 1234)
         #expect(text == "snapback_fleet_starts_total{firmware=\"f\"} 3 1234\n")
@@ -252,7 +266,7 @@ import Testing
                 """)
         }
         let store = try FleetStore(path: path)
-        let totals = try store.totals(changedOnly: false).sorted { $0.series < $1.series }
+        let totals = store.totals(changedOnly: false).sorted { $0.series < $1.series }
         #expect(
             totals.map(\.series) == [
                 "snapbackd_seeks_commanded_total{firmware=\"fw-1\",model=\"m\",region=\"eu\",reason=\"snapback\",preset=\"ima\"}",
@@ -265,6 +279,171 @@ import Testing
         #expect(try Self.total(store, seeks) == 10)
     }
 
+    static func temporaryPath() -> String {
+        "/tmp/snapback-fleet-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).db"
+    }
+
+    static func remove(_ path: String) { for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) } }
+
+    /// A database as the previous version made it (a row per (label set, series) in `fleet_totals`, the
+    /// two ids in one integer): its totals, boxes and position are read, and moved to a row per label set.
+    @Test func aDatabaseOfThePreviousLayoutKeepsItsTotals() throws {
+        let path = Self.temporaryPath()
+        defer { Self.remove(path) }
+        let seeks = "snapbackd_seeks_commanded_total{reason=\"snapback\",preset=\"ima\"}"
+        do {
+            let db = try SQLiteConnection(path: path, create: true)
+            try db.execute(
+                """
+                CREATE TABLE boxes (box TEXT PRIMARY KEY, counting_since REAL NOT NULL,
+                    seq INTEGER NOT NULL, start_id TEXT NOT NULL, firmware TEXT NOT NULL, model TEXT NOT NULL,
+                    region TEXT NOT NULL, time REAL NOT NULL, vals BLOB NOT NULL) WITHOUT ROWID;
+                CREATE TABLE series (id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE);
+                CREATE TABLE label_sets (id INTEGER PRIMARY KEY, labels TEXT NOT NULL UNIQUE);
+                CREATE TABLE fleet_totals (key INTEGER PRIMARY KEY, value REAL NOT NULL);
+                CREATE TABLE state (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+                INSERT INTO series VALUES (1, '\(seeks)'), (2, 'snapbackd_starts_total');
+                INSERT INTO label_sets VALUES (1, 'firmware="fw-1",model="m",region="eu"'),
+                    (2, 'firmware="fw-2",model="m",region="eu"');
+                INSERT INTO fleet_totals VALUES (\(1 << 32 | 1), 7), (\(1 << 32 | 2), 2), (\(2 << 32 | 1), 4);
+                INSERT INTO state VALUES ('stream_seq', 5);
+                INSERT INTO boxes VALUES ('\(Self.box)', 1700000000, 1, 's', 'fw-1', 'm', 'eu', 1700000100,
+                    X'010000000000000000000840');
+                """)
+        }
+        let store = try FleetStore(path: path)
+        let totals = store.totals(changedOnly: false).sorted { $0.series < $1.series }
+        #expect(
+            totals.map(\.series) == [
+                "snapbackd_seeks_commanded_total{firmware=\"fw-1\",model=\"m\",region=\"eu\",reason=\"snapback\",preset=\"ima\"}",
+                "snapbackd_seeks_commanded_total{firmware=\"fw-2\",model=\"m\",region=\"eu\",reason=\"snapback\",preset=\"ima\"}",
+                "snapbackd_starts_total{firmware=\"fw-1\",model=\"m\",region=\"eu\"}"
+            ])
+        #expect(totals.map(\.value) == [7, 4, 2])
+        #expect(store.position() == 5 && store.boxCount() == 1)
+        #expect(try store.db.integer("SELECT count(*) FROM sqlite_master WHERE name = 'fleet_totals'") == 0)
+        #expect(try store.db.integer("SELECT count(*) FROM label_totals") == 2)
+        #expect(try store.db.integer("SELECT count(*) FROM sqlite_master WHERE name = 'boxes'") == 0)
+        // The box's last value (3) is known: its 5 adds 2; its first report again is a duplicate.
+        #expect(try store.apply([(6, try Self.parsed(Self.report(seq: 2, snapbacks: 5)))]) == [.applied])
+        #expect(try store.apply([(7, try Self.parsed(Self.report(seq: 1, snapbacks: 5)))]) == [.duplicate])
+        let fw1 = "snapbackd_seeks_commanded_total{firmware=\"fw-1\",model=\"m\",region=\"eu\",reason=\"snapback\""
+        #expect(try Self.total(store, fw1) == 9)
+        // Read again, the same; and with a bound of one label set, the second set's totals are left out.
+        #expect(try Self.total(FleetStore(path: path), fw1) == 9)
+        let bounded = try FleetStore(path: path, maxLabelSets: 1)
+        #expect(bounded.totals(changedOnly: false).allSatisfy { $0.series.contains("fw-1") })
+        #expect(try Self.total(bounded, fw1) == 9)
+    }
+
+    /// A report that would make a series, a label set or a total past the store's bounds changes nothing,
+    /// its box included: the same report, once it fits, is applied (not a duplicate).
+    @Test func reportsBeyondTheSeriesAndLabelSetBoundsAreNotApplied() throws {
+        let path = Self.temporaryPath()
+        defer { Self.remove(path) }
+        let first = try Self.parsed(Self.report(seq: 1, snapbacks: 3))
+        // The report's series, and room for one more.
+        let store = try FleetStore(path: path, maxSeries: first.series.count + 1, maxLabelSets: 1)
+        #expect(try store.apply([(1, first)]) == [.applied])
+        let seeks = "snapbackd_seeks_commanded_total{firmware=\"fw-1\",model=\"m\",region=\"eu\",reason=\"snapback\""
+        // A second label set: refused, its box not made.
+        let other = "fedcba9876543210fedcba9876543210"
+        #expect(
+            try store.apply([(2, try Self.parsed(Self.report(box: other, seq: 1, snapbacks: 2, firmware: "fw-2")))]) == [
+                .tooManySeries
+            ])
+        #expect(store.boxCount() == 1 && store.sizes.labelSets == 1)
+        // Two new series where one fits: refused, the box left at its first report.
+        var wider = Self.report(seq: 2, snapbacks: 5)
+        wider.families[1].series.append(SnapbackV1.MetricSample(labels: [.init(name: "preset", value: "b")], value: 1))
+        wider.families[1].series.append(SnapbackV1.MetricSample(labels: [.init(name: "preset", value: "c")], value: 1))
+        #expect(try store.apply([(3, try Self.parsed(wider))]) == [.tooManySeries])
+        #expect(try Self.total(store, seeks) == 3 && store.sizes.series == first.series.count)
+        // One new series fits; the box's seq 2 was never applied, so it is not a duplicate now.
+        wider.families[1].series.removeLast()
+        #expect(try store.apply([(4, try Self.parsed(wider))]) == [.applied])
+        #expect(try Self.total(store, seeks) == 5 && store.sizes.series == first.series.count + 1)
+        // The bound of totals the same way: a full store takes a report that makes none.
+        let full = try FleetStore(path: Self.temporaryPath() + "-totals", maxTotals: 2)
+        defer { Self.remove(full.db.path) }
+        #expect(try full.apply([(1, first)]) == [.tooManySeries])
+        #expect(full.boxCount() == 0 && full.sizes.totals == 0)
+        // Through the service's path, each refusal is logged and dropped.
+        var counts: FleetService.Counts = (0, 0, 0, 0)
+        var logged: [String] = []
+        try FleetService.apply(
+            [
+                (
+                    Self.report(box: other, seq: 5, snapbacks: 1, firmware: "fw-3").encoded(), UInt64(9),
+                    "snapback.telemetry.\(other)"
+                )
+            ],
+            to: store, counts: &counts
+        ) { logged.append($0) }
+        #expect(counts.dropped == 1 && logged.count == 1 && logged[0].contains("label sets"))
+    }
+
+    /// `max-boxes`: the report of a box beyond it is dropped (logged, acked), the boxes known go on.
+    @Test func aNewBoxBeyondMaxBoxesIsDropped() throws {
+        let path = Self.temporaryPath()
+        defer { Self.remove(path) }
+        let store = try FleetStore(path: path, maxBoxes: 1)
+        let other = "fedcba9876543210fedcba9876543210"
+        var counts: FleetService.Counts = (0, 0, 0, 0)
+        var logged: [String] = []
+        func deliver(_ box: String, _ seq: UInt64, _ streamSeq: UInt64) throws {
+            try FleetService.apply(
+                [(Self.report(box: box, seq: seq, snapbacks: seq).encoded(), streamSeq, "snapback.telemetry.\(box)")],
+                to: store, counts: &counts
+            ) { logged.append($0) }
+        }
+        try deliver(Self.box, 1, 1)
+        try deliver(other, 1, 2)
+        try deliver(Self.box, 2, 3)
+        #expect(counts.applied == 2 && counts.dropped == 1 && store.boxCount() == 1 && store.position() == 3)
+        #expect(logged.count == 1 && logged[0].contains("max-boxes") && logged[0].contains(other))
+        #expect(try FleetStore(path: path, maxBoxes: 1).boxCount() == 1)
+        // A report under another subject than its box's (another box's, or its own and more): dropped.
+        for subject in ["snapback.telemetry.\(other)", "snapback.telemetry.\(Self.box)0", "snapback.telemetr.\(Self.box)"] {
+            try FleetService.apply(
+                [(Self.report(seq: 3, snapbacks: 3).encoded(), UInt64(4), subject)], to: store, counts: &counts
+            ) {
+                logged.append($0)
+            }
+            #expect(logged.last?.contains("its box_id is not its subject's") == true, "\(subject)")
+        }
+        try FleetService.apply(
+            [(Self.report(seq: 3, snapbacks: 3).encoded(), UInt64(4), "snapback.telemetry.\(Self.box)")], to: store,
+            counts: &counts
+        ) { logged.append($0) }
+        #expect(counts.applied == 3 && counts.dropped == 4)
+    }
+
+    /// A batch whose commit fails leaves nothing in memory: the totals, boxes and position are the
+    /// database's, and the batch delivered again is applied whole.
+    @Test func aFailedCommitLeavesMemoryAsTheDatabase() throws {
+        let path = Self.temporaryPath()
+        defer { Self.remove(path) }
+        let store = try FleetStore(path: path)
+        let other = "fedcba9876543210fedcba9876543210"
+        #expect(try store.apply([(1, try Self.parsed(Self.report(seq: 1, snapbacks: 3)))]) == [.applied])
+        try store.db.execute(
+            "CREATE TRIGGER refuse BEFORE INSERT ON box_state WHEN NEW.box = '\(other)' BEGIN SELECT RAISE(ABORT, 'refused'); END"
+        )
+        let batch = [
+            (UInt64(2), try Self.parsed(Self.report(seq: 2, snapbacks: 10))),
+            (UInt64(3), try Self.parsed(Self.report(box: other, seq: 1, snapbacks: 2, firmware: "fw-9")))
+        ]
+        #expect(throws: SQLiteError.self) { try store.apply(batch) }
+        let seeks = "snapbackd_seeks_commanded_total{"
+        #expect(try Self.total(store, seeks) == 3 && store.position() == 1 && store.boxCount() == 1)
+        #expect(store.sizes.labelSets == 1)
+        try store.db.execute("DROP TRIGGER refuse")
+        #expect(try store.apply(batch) == [.applied, .applied])
+        #expect(try Self.total(store, seeks) == 12 && store.position() == 3)
+        #expect(try Self.total(FleetStore(path: path), seeks) == 12)
+    }
+
     @Test func fleetConfigurationIsReadAndBounded() throws {
         let c = try FleetConfiguration.parse(
             "servers = nats://h:4222\nbatch = 64\nexport-interval = 5\nimport-url = http://vm:8428/api/v1/import/prometheus\n",
@@ -275,6 +454,19 @@ import Testing
         #expect(throws: (any Error).self) { try FleetConfiguration.parse("servers = nats://h\nbatch = 0\n", file: "f") }
         #expect(throws: (any Error).self) {
             try FleetConfiguration.parse("servers = nats://h\nimport-url = ftp://x\n", file: "f")
+        }
+        let user = try FleetConfiguration.parse(
+            "servers = nats://h\nuser = snapback-fleet\npassword-file = /etc/snapback/fleet.password\nmax-boxes = 10\n",
+            file: "f")
+        #expect(user.user == "snapback-fleet" && user.passwordFile == "/etc/snapback/fleet.password" && user.maxBoxes == 10)
+        #expect(try FleetConfiguration.parse(user.render(), file: "rendered") == user)
+        for wrong in [
+            "user = u\n", "password-file = /p\n", "user = u\npassword-file = /p\ncredentials-file = /c\n", "max-boxes = 0\n",
+            "max-boxes = 50000001\n", "user = a b\npassword-file = /p\n"
+        ] {
+            #expect(throws: (any Error).self, "\(wrong)") {
+                try FleetConfiguration.parse("servers = nats://h\n" + wrong, file: "f")
+            }
         }
     }
 

@@ -78,8 +78,11 @@ def main():
         nats.start()
         victoria = Victoria(work)
         fleet_conf = os.path.join(work, "fleet.conf")
+        fleet_password = os.path.join(work, "snapback-fleet.password")
+        with open(os.open(fleet_password, os.O_WRONLY | os.O_CREAT, 0o600), "w") as f:
+            f.write(nats.password("snapback-fleet") + "\n")
         with open(fleet_conf, "w", encoding="utf-8") as f:
-            f.write(f"servers = nats://snapback-fleet:{nats.password('snapback-fleet')}@127.0.0.1:{nats.port}\n"
+            f.write(f"servers = {nats.url}\nuser = snapback-fleet\npassword-file = {fleet_password}\n"
                     f"database = {os.path.join(work, 'fleet.db')}\n"
                     f"import-url = {victoria.url}/api/v1/import/prometheus\nexport-interval = 1\n")
         with open(os.path.join(work, "snapback-fleet.log"), "w") as log:

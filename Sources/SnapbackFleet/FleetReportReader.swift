@@ -1,0 +1,473 @@
+// SPDX-License-Identifier: Apache-2.0
+import Glibc
+import SnapbackSync
+
+/// A `TelemetryReport` read where its bytes are (protobuf's wire format walked over the buffer): no
+/// message, no array or string per field is made, only the report's own strings and its series' keys.
+///
+/// Two passes. The first walks every field of every nested message as protobuf-c 1.4's unpack does
+/// (the same tags, wire types, varints of at most 10 bytes, length prefixes of at most 5, packed and
+/// unpacked repeated numbers; an unknown field kept or skipped): whatever protobuf-c refuses is refused
+/// here, before any check, with the same reason. Every string must be UTF-8 without a NUL (protobuf-c
+/// copies a string up to its length and C reads it up to its first NUL: a string with a NUL inside
+/// would be checked as one and used as another). The second pass checks the report in the order and
+/// with the reasons of ``FleetReport``'s checks, scalar fields as their last occurrence gives them
+/// (protobuf's rule), repeated ones concatenated.
+///
+/// Every number is read into a fixed-width integer with its bits (a varint's low 64, an enum's or a
+/// uint32's low 32, as protobuf-c keeps them), every count is bounded before it is used, and every
+/// position is checked against the end of its message: no input traps.
+struct FleetReportReader {
+    private let p: UnsafePointer<UInt8>
+    private let count: Int
+
+    /// One field as the wire gives it: its number and wire type, where its payload is, and a varint's value.
+    struct Field {
+        var number: UInt32
+        var wire: UInt8
+        var start: Int
+        var end: Int
+        var varint: UInt64
+    }
+
+    private enum Kind { case report, family, sample, label }
+
+    init(_ base: UnsafePointer<UInt8>, count: Int) {
+        p = base
+        self.count = count
+    }
+
+    static let badString = "a string that is not UTF-8, or that holds a NUL"
+    static let refused = "not a TelemetryReport (protobuf-c refused it)"
+
+    /// The next field at `at` (moved past it), in a message ending at `end`; nil where protobuf-c's scan
+    /// fails (a tag of 0 in its first byte, an unterminated varint, a wire type it does not read, a
+    /// payload past the end).
+    @inline(__always)
+    func next(_ at: inout Int, _ end: Int) -> Field? {
+        let b0 = p[at]
+        if b0 & 0xf8 == 0 { return nil }
+        let wire = b0 & 7
+        var tag = UInt32((b0 & 0x7f) >> 3)
+        var used = 1
+        if b0 & 0x80 != 0 {
+            let maxUsed = min(end - at, 5)
+            var shift: UInt32 = 4
+            var done = false
+            while used < maxUsed {
+                let b = p[at + used]
+                used += 1
+                if b & 0x80 != 0 {
+                    tag |= UInt32(b & 0x7f) << shift
+                    shift += 7
+                } else {
+                    tag |= UInt32(b) << shift
+                    done = true
+                    break
+                }
+            }
+            if !done { return nil }
+        }
+        var i = at + used
+        let rem = end - i
+        var field = Field(number: tag, wire: wire, start: i, end: i, varint: 0)
+        switch wire {
+        case 0:
+            let maxLength = min(rem, 10)
+            var value: UInt64 = 0
+            var n = 0
+            while true {
+                if n == maxLength { return nil }
+                let b = p[i + n]
+                value |= UInt64(b & 0x7f) << UInt64(7 * n)
+                n += 1
+                if b & 0x80 == 0 { break }
+            }
+            field.varint = value
+            field.end = i + n
+        case 1:
+            if rem < 8 { return nil }
+            field.end = i + 8
+        case 5:
+            if rem < 4 { return nil }
+            field.end = i + 4
+        case 2:
+            let maxHeader = min(rem, 5)
+            var length: UInt32 = 0
+            var n = 0
+            while true {
+                if n == maxHeader { return nil }
+                let b = p[i + n]
+                length |= UInt32(b & 0x7f) << UInt32(7 * n)
+                n += 1
+                if b & 0x80 == 0 { break }
+            }
+            // protobuf-c adds the header's length to the payload's in 32 bits; a sum that wraps (a length
+            // within 5 of 2^32) it would read past its buffer: refused here.
+            let total = UInt32(n) &+ length
+            if total < UInt32(n) || Int(total) > rem { return nil }
+            i += n
+            field.start = i
+            field.end = at + used + Int(total)
+        default: return nil
+        }
+        at = field.end
+        return field
+    }
+
+    /// The whole input as protobuf-c would unpack it: nil where it would not; `strings` false when a
+    /// string is not UTF-8 or holds a NUL.
+    private func valid(_ kind: Kind, _ start: Int, _ end: Int, _ strings: inout Bool) -> Bool {
+        var at = start
+        while at < end {
+            guard let f = next(&at, end) else { return false }
+            switch (kind, f.number) {
+            case (.report, 1), (.report, 3), (.report, 4), (.report, 9), (.report, 10), (.report, 11), (.family, 1),
+                (.family, 2), (.family, 4), (.label, 1), (.label, 2):
+                guard f.wire == 2 else { return false }
+                if strings && !Self.isText(p + f.start, f.end - f.start) { strings = false }
+            case (.report, 2), (.report, 6), (.report, 7), (.report, 8), (.family, 3), (.sample, 2), (.sample, 5):
+                guard f.wire == 0 else { return false }
+            case (.report, 5), (.report, 12), (.sample, 4):
+                guard f.wire == 1 else { return false }
+            case (.report, 13):
+                guard f.wire == 2, valid(.family, f.start, f.end, &strings) else { return false }
+            case (.family, 5):
+                guard f.wire == 2, valid(.sample, f.start, f.end, &strings) else { return false }
+            case (.sample, 1):
+                guard f.wire == 2, valid(.label, f.start, f.end, &strings) else { return false }
+            case (.sample, 3):
+                // Doubles: one (64-bit) or packed (a multiple of 8 bytes).
+                guard f.wire == 1 || (f.wire == 2 && (f.end - f.start) % 8 == 0) else { return false }
+            case (.sample, 6):
+                // uint64s: one (varint) or packed (each varint ended within the field, at most 10 bytes).
+                if f.wire == 2 {
+                    var v = f.start
+                    while v < f.end {
+                        let maxLength = min(f.end - v, 10)
+                        var n = 0
+                        while true {
+                            if n == maxLength { return false }
+                            let b = p[v + n]
+                            n += 1
+                            if b & 0x80 == 0 { break }
+                        }
+                        v += n
+                    }
+                } else if f.wire != 0 {
+                    return false
+                }
+            default: continue  // a field this version does not know: kept by protobuf-c, unread
+            }
+        }
+        return true
+    }
+
+    /// UTF-8 (well formed: no overlong form, no surrogate, nothing past U+10FFFF) without a NUL.
+    static func isText(_ s: UnsafePointer<UInt8>, _ n: Int) -> Bool {
+        var i = 0
+        while i < n {
+            let b = s[i]
+            if b < 0x80 {
+                if b == 0 { return false }
+                i += 1
+                continue
+            }
+            let need: Int
+            var low: UInt8 = 0x80
+            var high: UInt8 = 0xbf
+            switch b {
+            case 0xc2...0xdf: need = 1
+            case 0xe0:
+                need = 2
+                low = 0xa0
+            case 0xe1...0xec, 0xee...0xef: need = 2
+            case 0xed:
+                need = 2
+                high = 0x9f
+            case 0xf0:
+                need = 3
+                low = 0x90
+            case 0xf1...0xf3: need = 3
+            case 0xf4:
+                need = 3
+                high = 0x8f
+            default: return false
+            }
+            guard i + need < n else { return false }
+            let second = s[i + 1]
+            guard second >= low, second <= high else { return false }
+            var k = 2
+            while k <= need {
+                guard s[i + k] & 0xc0 == 0x80 else { return false }
+                k += 1
+            }
+            i += need + 1
+        }
+        return true
+    }
+
+    @inline(__always) private func double(_ f: Field) -> Double {
+        Double(bitPattern: UInt64(littleEndian: UnsafeRawPointer(p + f.start).loadUnaligned(as: UInt64.self)))
+    }
+
+    @inline(__always) private func bytes(_ start: Int, _ end: Int) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: p + start, count: end - start)
+    }
+
+    fileprivate func text(_ start: Int, _ end: Int) -> String { String(decoding: bytes(start, end), as: UTF8.self) }
+
+    private typealias Rejection = FleetReport.Rejection
+
+    /// A family's name, made a string when a refusal names it.
+    struct FamilyName: CustomStringConvertible {
+        let reader: FleetReportReader
+        let start: Int
+        let end: Int
+        var description: String { reader.text(start, end) }
+    }
+
+    /// Reads and checks the report.
+    func read() throws(FleetReport.Rejection) -> FleetReport {
+        var strings = true
+        guard valid(.report, 0, count, &strings) else { throw Rejection(Self.refused) }
+        guard strings else { throw Rejection(Self.badString) }
+        // The report's scalar fields, each its last occurrence; where its families are.
+        var boxId = (0, 0)
+        var startId = (0, 0)
+        var firmware = (0, 0)
+        var model = (0, 0)
+        var region = (0, 0)
+        var seq: UInt64 = 0
+        var countingSince = 0.0
+        var time = 0.0
+        var familyCount = 0
+        var at = 0
+        while at < count, let f = next(&at, count) {
+            switch f.number {
+            case 1: boxId = (f.start, f.end)
+            case 2: seq = f.varint
+            case 3: startId = (f.start, f.end)
+            case 5: countingSince = double(f)
+            case 9: firmware = (f.start, f.end)
+            case 10: model = (f.start, f.end)
+            case 11: region = (f.start, f.end)
+            case 12: time = double(f)
+            case 13: familyCount += 1
+            default: break
+            }
+        }
+        guard boxId.1 - boxId.0 == 32, FleetReport.isBoxId(bytes(boxId.0, boxId.1)) else {
+            throw Rejection("box_id is not 32 hex digits")
+        }
+        guard seq > 0 else { throw Rejection("seq 0") }
+        guard countingSince.isFinite, countingSince > 0, countingSince < 1e10 else {
+            throw Rejection("counting_since \(countingSince) is not a time")
+        }
+        guard time.isFinite, time >= 0, time < 1e10 else { throw Rejection("time is not a time") }
+        func label(_ name: String, _ field: (Int, Int)) throws(FleetReport.Rejection) -> String {
+            let text = field.1 - field.0 <= TelemetryConfiguration.maxLabelBytes ? self.text(field.0, field.1) : nil
+            guard let text, TelemetryConfiguration.isLabel(text) else {
+                throw Rejection("\(name) is not 0 to \(TelemetryConfiguration.maxLabelBytes) bytes of A-Z a-z 0-9 . _ -")
+            }
+            return text
+        }
+        let labels = (try label("firmware", firmware), try label("model", model), try label("region", region))
+        guard startId.1 - startId.0 <= 64, bytes(startId.0, startId.1).allSatisfy({ $0 > 0x20 && $0 < 0x7f }) else {
+            throw Rejection("start_id is not 0 to 64 printable ASCII bytes")
+        }
+        guard familyCount <= FleetReport.maxFamilies else {
+            throw Rejection("\(familyCount) families, more than \(FleetReport.maxFamilies)")
+        }
+        var keys: [UInt8] = []
+        var series: [FleetSeries] = []
+        // About the report's size in keys, a series for every 20 bytes or so: one allocation each.
+        keys.reserveCapacity(2 * count + 256)
+        series.reserveCapacity(min(FleetReport.maxSamples, count / 20 + 16))
+        var labelText: [UInt8] = []
+        labelText.reserveCapacity(256)
+        var families: [(Int, Int)] = []
+        families.reserveCapacity(familyCount)
+        at = 0
+        while at < count, let f = next(&at, count) {
+            guard f.number == 13 else { continue }
+            try family(f.start, f.end, &families, &keys, &series, &labelText)
+        }
+        try FleetReport.checkDistinct(series, keys)
+        return FleetReport(
+            boxId: text(boxId.0, boxId.1), seq: seq, countingSince: countingSince, startId: text(startId.0, startId.1),
+            firmware: labels.0, model: labels.1, region: labels.2, time: time, keys: keys, series: series)
+    }
+
+    private func family(
+        _ start: Int, _ end: Int, _ families: inout [(Int, Int)], _ keys: inout [UInt8], _ series: inout [FleetSeries],
+        _ labelText: inout [UInt8]
+    ) throws(FleetReport.Rejection) {
+        var name = (start, start)
+        var type: UInt32 = 0
+        var seriesCount = 0
+        var at = start
+        while at < end, let f = next(&at, end) {
+            switch f.number {
+            case 1: name = (f.start, f.end)
+            case 3: type = UInt32(truncatingIfNeeded: f.varint)
+            case 5: seriesCount += 1
+            default: break
+            }
+        }
+        let nameCount = name.1 - name.0
+        let nameBytes = bytes(name.0, name.1)
+        guard nameCount <= FleetReport.maxNameBytes, FleetReport.isMetricName(p + name.0, count: nameCount) else {
+            throw Rejection("family name '\(text(name.0, name.1).prefix(64))' is not a metric name")
+        }
+        // The name as a string only for a refusal's reason.
+        let familyName = FamilyName(reader: self, start: name.0, end: name.1)
+        guard
+            !families.contains(where: { other in
+                other.1 - other.0 == nameCount && memcmp(p + other.0, p + name.0, nameCount) == 0
+            })
+        else { throw Rejection("family \(familyName) twice") }
+        families.append(name)
+        // A type this version does not know (a newer daemon's gauge): the family is left out, the rest of
+        // the report counts.
+        let histogram: Bool
+        switch type {
+        case 1: histogram = false
+        case 2: histogram = true
+        default: return
+        }
+        guard series.count + seriesCount <= FleetReport.maxSamples else {
+            throw Rejection("more than \(FleetReport.maxSamples) samples")
+        }
+        at = start
+        while at < end, let f = next(&at, end) {
+            guard f.number == 5 else { continue }
+            try sample(f.start, f.end, familyName, nameBytes, histogram, &keys, &series, &labelText)
+        }
+    }
+
+    private func sample(
+        _ start: Int, _ end: Int, _ familyName: FamilyName, _ nameBytes: UnsafeRawBufferPointer, _ histogram: Bool,
+        _ keys: inout [UInt8], _ series: inout [FleetSeries], _ labelText: inout [UInt8]
+    ) throws(FleetReport.Rejection) {
+        var labelCount = 0
+        var value: UInt64 = 0
+        var sum = 0.0
+        var total: UInt64 = 0
+        var boundCount = 0
+        var countCount = 0
+        var at = start
+        while at < end, let f = next(&at, end) {
+            switch f.number {
+            case 1: labelCount += 1
+            case 2: value = f.varint
+            case 3: boundCount += f.wire == 2 ? (f.end - f.start) / 8 : 1
+            case 4: sum = double(f)
+            case 5: total = f.varint
+            case 6:
+                if f.wire == 2 {
+                    for i in f.start..<f.end where p[i] & 0x80 == 0 { countCount += 1 }
+                } else {
+                    countCount += 1
+                }
+            default: break
+            }
+        }
+        guard labelCount <= FleetReport.maxLabels else {
+            throw Rejection(
+                "family \(familyName): a sample with \(labelCount) labels, more than \(FleetReport.maxLabels)")
+        }
+        // The labels, as the key writes them: `a="x",b="y"`.
+        labelText.removeAll(keepingCapacity: true)
+        var first = true
+        at = start
+        while at < end, let f = next(&at, end) {
+            guard f.number == 1 else { continue }
+            var name = (f.start, f.start)
+            var labelValue = (f.start, f.start)
+            var l = f.start
+            while l < f.end, let g = next(&l, f.end) {
+                if g.number == 1 { name = (g.start, g.end) } else if g.number == 2 { labelValue = (g.start, g.end) }
+            }
+            let nameCount = name.1 - name.0
+            guard nameCount <= FleetReport.maxLabelBytes, FleetReport.isMetricName(p + name.0, count: nameCount),
+                !FleetReport.reservedLabels.contains(where: { $0.count == nameCount && memcmp($0, p + name.0, nameCount) == 0 })
+            else {
+                throw Rejection("family \(familyName): label name '\(text(name.0, name.1).prefix(64))' refused")
+            }
+            let valueCount = labelValue.1 - labelValue.0
+            guard valueCount <= FleetReport.maxLabelBytes, FleetReport.isLabelValue(p + labelValue.0, count: valueCount) else {
+                throw Rejection("family \(familyName): a value of label \(text(name.0, name.1)) is not a closed value")
+            }
+            if !first { labelText.append(0x2c) }
+            first = false
+            labelText.append(contentsOf: bytes(name.0, name.1))
+            labelText.append(0x3d)
+            labelText.append(0x22)
+            labelText.append(contentsOf: bytes(labelValue.0, labelValue.1))
+            labelText.append(0x22)
+        }
+        if !histogram {
+            FleetReport.append(nameBytes, "_total", labelText, nil, Double(value), to: &keys, &series)
+            return
+        }
+        guard boundCount == countCount, (1...FleetReport.maxBuckets).contains(boundCount) else {
+            throw Rejection("family \(familyName): 1 to \(FleetReport.maxBuckets) buckets, each with its count")
+        }
+        // At most 32 of each, in one block on the stack.
+        let problem = withUnsafeTemporaryAllocation(of: UInt64.self, capacity: 2 * FleetReport.maxBuckets) {
+            (scratch) -> FleetReport.Rejection? in
+            var nb = 0
+            var nc = 0
+            at = start
+            while at < end, let f = next(&at, end) {
+                if f.number == 3 {
+                    var v = f.start
+                    while v < f.end {
+                        scratch[nb] = UInt64(littleEndian: UnsafeRawPointer(p + v).loadUnaligned(as: UInt64.self))
+                        nb += 1
+                        v += 8
+                    }
+                } else if f.number == 6 {
+                    if f.wire != 2 {
+                        scratch[FleetReport.maxBuckets + nc] = f.varint
+                        nc += 1
+                        continue
+                    }
+                    var v = f.start
+                    while v < f.end {
+                        var x: UInt64 = 0
+                        var n = 0
+                        while true {
+                            let byte = p[v + n]
+                            x |= UInt64(byte & 0x7f) << UInt64(7 * n)
+                            n += 1
+                            if byte & 0x80 == 0 { break }
+                        }
+                        scratch[FleetReport.maxBuckets + nc] = x
+                        nc += 1
+                        v += n
+                    }
+                }
+            }
+            let buckets = boundCount
+            func bound(_ i: Int) -> Double { Double(bitPattern: scratch[i]) }
+            guard bound(buckets - 1) == .infinity,
+                (0..<(buckets - 1)).allSatisfy({ bound($0) < bound($0 + 1) && bound($0).isFinite })
+            else { return Rejection("family \(familyName): bucket bounds not ascending to +Inf") }
+            guard sum.isFinite, sum >= 0 else { return Rejection("family \(familyName): sum not finite") }
+            guard series.count + buckets + 2 <= FleetReport.maxSamples else {
+                return Rejection("more than \(FleetReport.maxSamples) samples")
+            }
+            for i in 0..<buckets {
+                FleetReport.append(
+                    nameBytes, "_bucket", labelText, bound(i), Double(scratch[FleetReport.maxBuckets + i]), to: &keys,
+                    &series)
+            }
+            return nil
+        }
+        if let problem { throw problem }
+        FleetReport.append(nameBytes, "_sum", labelText, nil, sum, to: &keys, &series)
+        FleetReport.append(nameBytes, "_count", labelText, nil, Double(total), to: &keys, &series)
+    }
+}
