@@ -663,8 +663,14 @@ public nonisolated struct Snapback_V1_UpdateBreaksRequest: Sendable {
 
   public var sessionID: UInt64 = 0
 
-  /// The stream's full break list now.
+  /// The stream's full break list now (a stitched live session).
   public var breaks: [Snapback_V1_AdBreak] = []
+
+  /// A live ad-rules session: the schedule's mid-roll times now, in seconds of content time (an
+  /// interstitial schedule that grew, as hls.js's does on a live playlist). Each time not yet known becomes
+  /// the break `midroll-<t>`, as OpenSession's ad rules name theirs; the known ones keep their state. At
+  /// most 1,000 (the ad rules' bound); set with breaks, the request is refused.
+  public var midrollTimes: [Double] = []
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1680,7 +1686,7 @@ nonisolated extension Snapback_V1_ContentCompleteRequest: SwiftProtobuf.Message,
 
 nonisolated extension Snapback_V1_UpdateBreaksRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".UpdateBreaksRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{1}breaks\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{1}breaks\0\u{3}midroll_times\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1690,6 +1696,7 @@ nonisolated extension Snapback_V1_UpdateBreaksRequest: SwiftProtobuf.Message, Sw
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularUInt64Field(value: &self.sessionID) }()
       case 2: try { try decoder.decodeRepeatedMessageField(value: &self.breaks) }()
+      case 3: try { try decoder.decodeRepeatedDoubleField(value: &self.midrollTimes) }()
       default: break
       }
     }
@@ -1702,12 +1709,16 @@ nonisolated extension Snapback_V1_UpdateBreaksRequest: SwiftProtobuf.Message, Sw
     if !self.breaks.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.breaks, fieldNumber: 2)
     }
+    if !self.midrollTimes.isEmpty {
+      try visitor.visitPackedDoubleField(value: self.midrollTimes, fieldNumber: 3)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Snapback_V1_UpdateBreaksRequest, rhs: Snapback_V1_UpdateBreaksRequest) -> Bool {
     if lhs.sessionID != rhs.sessionID {return false}
     if lhs.breaks != rhs.breaks {return false}
+    if lhs.midrollTimes != rhs.midrollTimes {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
