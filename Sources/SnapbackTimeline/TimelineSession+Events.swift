@@ -203,7 +203,8 @@ extension TimelineSession {
         // millisecond it falls: a player's clock of a live playlist moves a little from refresh to refresh.
         let markers = try TimelineSettings.midrolls(at: times, contentDuration: settings.contentDuration)
             .filter { layout.index(ofBreak: $0.id) == nil }
-        guard !markers.isEmpty, let grown = try layout.adding(AdBreak.geometry(of: markers, live: true), maxBreaks: settings.maxBreaks)
+        guard !markers.isEmpty,
+            let grown = try layout.adding(AdBreak.geometry(of: markers, live: true), maxBreaks: settings.maxBreaks)
         else {
             return
         }

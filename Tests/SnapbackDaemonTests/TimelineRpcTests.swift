@@ -107,10 +107,14 @@ import Testing
         func played(_ pushes: [WirePushMessage]) -> [String] {
             pushes.compactMap { if case .playBreak(let id) = $0.kind { return id } else { return nil } }
         }
-        #expect(played(try player.send(.playheadReported(streamTime: 60.5, rate: 1, playing: true), session: live)) == ["midroll-60"])
+        #expect(
+            played(try player.send(.playheadReported(streamTime: 60.5, rate: 1, playing: true), session: live)) == ["midroll-60"])
         try player.send(.adBreakEnded(breakId: "midroll-60"), session: live)
         #expect(played(try player.send(.playheadReported(streamTime: 119, rate: 1, playing: true), session: live)) == [])
-        #expect(played(try player.send(.playheadReported(streamTime: 120.5, rate: 1, playing: true), session: live)) == ["midroll-120"])
+        #expect(
+            played(try player.send(.playheadReported(streamTime: 120.5, rate: 1, playing: true), session: live)) == [
+                "midroll-120"
+            ])
         #expect {
             try player.send(.breaksUpdated([AdBreak(id: "x", start: 300, duration: 30)]), session: live)
         } throws: { error in
