@@ -30,8 +30,8 @@ struct FleetBenchCommand: ParsableCommand {
         discussion: prose(
             """
             Simulated boxes report --rounds times each, shuffled into batches of --batch reports as the \
-            stream delivers them. `full` reports carry every series of the catalog with their help text (the \
-            agent's form today); `sparse` ones leave out the help text and the zero series. The database is \
+            stream delivers them. `full` reports carry every series of the catalog with their help text; \
+            `sparse` ones leave out the help text and the zero series, as the agent sends them. The database is \
             in a new directory under /tmp, removed after.
             """))
 
