@@ -250,7 +250,8 @@ public struct FleetReport: Equatable, Sendable {
         out.append(contentsOf: "\(bound)".utf8)
     }
 
-    private static func appendInteger(_ value: Int64, to out: inout [UInt8]) {
+    /// `value` in decimal ASCII, without making a string (the export text's integers and stamps).
+    static func appendInteger(_ value: Int64, to out: inout [UInt8]) {
         if value < 0 { out.append(0x2d) }
         var magnitude = value.magnitude
         let start = out.count

@@ -527,7 +527,7 @@ package final class FleetStore {
     package func importText(changedOnly: Bool, milliseconds: Int64) -> (text: [UInt8], count: Int) {
         var out: [UInt8] = []
         var stamp: [UInt8] = [0x20]
-        Self.appendInteger(milliseconds, to: &stamp)
+        FleetReport.appendInteger(milliseconds, to: &stamp)
         stamp.append(0x0a)
         func line(_ key: UInt64, _ value: Double) {
             let series = Int(key & 0xffff_ffff) - 1
@@ -542,7 +542,7 @@ package final class FleetStore {
             out.append(0x7d)
             out.append(0x20)
             if value == value.rounded(), abs(value) < 1e15 {
-                Self.appendInteger(Int64(value), to: &out)
+                FleetReport.appendInteger(Int64(value), to: &out)
             } else {
                 out.append(contentsOf: "\(value)".utf8)
             }
@@ -561,17 +561,6 @@ package final class FleetStore {
             }
         }
         return (out, count)
-    }
-
-    private static func appendInteger(_ value: Int64, to out: inout [UInt8]) {
-        if value < 0 { out.append(0x2d) }
-        var magnitude = value.magnitude
-        let start = out.count
-        repeat {
-            out.append(0x30 + UInt8(magnitude % 10))
-            magnitude /= 10
-        } while magnitude > 0
-        out[start...].reverse()
     }
 
     /// The changed totals are in the metrics store. (A restart writes every total first, so that what was
