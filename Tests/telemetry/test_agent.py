@@ -150,8 +150,13 @@ def main():
             def stored():
                 done = subprocess.run([args.stream_probe, url, "SNAPBACK_TELEMETRY", "last",
                                        f"snapback.telemetry.{box['id']}"], capture_output=True, text=True, timeout=30)
+                box["probe"] = done.stderr.strip()
                 return done.returncode == 0 and done.stdout
-            out = wait_for("the stream holds a report of the box", stored, timeout=TIMEOUT)
+            # Each probe is a process and a connection of its own: twice a second is enough.
+            try:
+                out = wait_for("the stream holds a report of the box", stored, timeout=TIMEOUT, interval=0.5)
+            except AssertionError as e:
+                raise AssertionError(f"{e}; the last probe said: {box.get('probe')}") from None
             seq = report_seq(bytes.fromhex(out.split()[2]))
             expect(seq >= latest, f"the stream's report is seq {seq}, not the latest")
             return f"stream created by the agent, report {seq} in it"
@@ -164,6 +169,8 @@ def main():
             return "household sync connected, outbox empty"
         check("household sync unaffected", status)
     finally:
+        # Whether the server was still running when the checks ended (a lost connection's other side).
+        nats_state = "running" if nats.poll() is None else f"exited with {nats.returncode}"
         stop_process(agent)
         stop_process(daemon)
         if wire:
@@ -174,6 +181,10 @@ def main():
             print(f"work directory kept: {work}")
             if os.path.exists(agent_log):
                 print("--- snapback-sync.log\n" + log_text()[-4000:])
+            # The server's side of a lost connection (its exit status, if it stopped, and its log).
+            print(f"--- nats-server ({nats_state} at the end of the checks)")
+            with open(os.path.join(work, "nats-server.log"), encoding="utf-8", errors="replace") as f:
+                print(f.read()[-3000:])
         else:
             shutil.rmtree(work, ignore_errors=True)
     print(f"{'FAIL' if FAILURES else 'PASS'} test_agent: {len(FAILURES)} failed, {time.monotonic() - started:.0f} s")
