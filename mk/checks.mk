@@ -34,9 +34,10 @@ BUDGET_PAGE_INSTRUCTIONS  := 1950
 # what the daemon's code and its static runtime take.
 BUDGET_RSS_KIB      := 6144
 BUDGET_BINARY_KIB   := 10480
-# The operator's CLI: `snapback --help`'s peak RSS, in KiB. A process that links FoundationEssentials and
-# ICU peaks at about 17 MiB before it does anything; without them the CLI takes a few.
-BUDGET_CLI_RSS_KIB  := 8192
+# The operator's CLI: `snapback --help`'s peak RSS, in KiB. It measures 14.2 MiB: its binary's pages
+# (4.6 MiB), libcurl and the libraries it loads (5.4 MiB, for `snapback cues URL`), libc and libstdc++;
+# linking Foundation (FoundationEssentials, ICU) takes it to 17 MiB, over the budget.
+BUDGET_CLI_RSS_KIB  := 16384
 
 check-systemd: deps ## systemd-analyze verify the units and score their sandbox (exposure at most 1.0); lint the man pages
 	$(SWIFT) build --product snapbackd

@@ -244,13 +244,14 @@ private func parseParameters(_ command: Command, path: [String], _ arguments: Ar
             optionsEnded = true
             continue
         }
-        let (name, inline) =
-            word.hasPrefix("--")
-            ? word.dropFirst(2).split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
-                .splat : (word, nil)
-        guard word.hasPrefix("--"), let parameter = command.parameters.first(where: { $0.kind != .positional && $0.name == name })
+        // `--name=value` or `--name`; a single dash is only ever -h.
+        let body = word.hasPrefix("--") ? word.dropFirst(2) : ""
+        let equals = body.firstIndex(of: "=")
+        let name = String(body[..<(equals ?? body.endIndex)])
+        let inline = equals.map { String(body[body.index(after: $0)...]) }
+        guard let parameter = command.parameters.first(where: { $0.kind != .positional && $0.name == name }), !name.isEmpty
         else {
-            throw UsageError("Unknown option '\(word.split(separator: "=", maxSplits: 1).first.map(String.init) ?? word)'")
+            throw UsageError("Unknown option '\(name.isEmpty ? word : "--" + name)'")
         }
         let value: String
         if parameter.kind == .flag {
@@ -287,9 +288,4 @@ private func parseParameters(_ command: Command, path: [String], _ arguments: Ar
     }
     if !remaining.isEmpty { throw unexpected(Array(remaining)) }
     return parsed
-}
-
-extension Array where Element == String {
-    /// `["name", "value"]` → ("name", "value"), `["name"]` → ("name", nil).
-    fileprivate var splat: (String, String?) { (self[0], count > 1 ? self[1] : nil) }
 }
