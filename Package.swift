@@ -14,9 +14,9 @@
 //   SnapbackClient    a small blocking client used by the demo, the benchmarks and the tests
 //   snapbackd         the daemon executable (only `main`)
 //   snapback          the operator's command-line client: demo, status, queries, sessions, watch, bookmarks
-//                     (swift-argument-parser: with snapback-bench, the only products with a package
-//                     dependency; the daemon stays free of it)
-//   snapback-bench    the benchmarks, apart from the installed client (`make bench`, `make check-budget`)
+//                     (SnapbackCommandLine's own parser: like every installed product, no Foundation)
+//   snapback-bench    the benchmarks, apart from the installed client (`make bench`, `make check-budget`);
+//                     swift-argument-parser, the package's one dependency, is its alone (not installed)
 //   SnapbackFuzzing   bytes from a peer through decoder + mapping + timeline, for libFuzzer and the tests
 //   snapback-fuzz     the libFuzzer entry point over decoder, request decoding and timeline
 //   snapback-fuzz-daemon  the libFuzzer entry point over the whole service, in process
@@ -182,8 +182,7 @@ let package = Package(
             name: "snapback",
             dependencies: [
                 "SnapbackClient", "SnapbackWire", "SnapbackTimeline", "SnapbackCLI", "SnapbackCommandLine", "SnapbackJSON",
-                "CSnapbackCues", "SnapbackCues", "CSnapbackFetch",
-                .product(name: "ArgumentParser", package: "swift-argument-parser")
+                "CSnapbackCues", "SnapbackCues", "CSnapbackFetch"
             ]),
         // libsnapback's break sources (HLS, DASH, VMAP, SCTE-35: the readers alone, without the client),
         // the very C the players link, for `snapback cues`; expat reads the XML.
@@ -208,13 +207,9 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser")
             ]),
         // What snapback and snapback-bench share: one-write output, exit statuses, option checks, connecting
-        // with a Hello, a push or event in a line, and running a root command with the tool's exit statuses.
-        .target(
-            name: "SnapbackCommandLine",
-            dependencies: [
-                "SnapbackClient", "SnapbackWire", "SnapbackTimeline", "SnapbackCLI",
-                .product(name: "ArgumentParser", package: "swift-argument-parser")
-            ]),
+        // with a Hello, a push or event in a line; and snapback's command-line parser (commands declared as
+        // tables: parsing, help, usage errors, shell completion scripts), with no Foundation.
+        .target(name: "SnapbackCommandLine", dependencies: ["SnapbackClient", "SnapbackWire", "SnapbackTimeline", "SnapbackCLI"]),
         // Linux calls the benchmarks (epoll, CPU affinity) and the daemon's soak test (glibc's heap in use)
         // need that Swift's Glibc module leaves out, in C with their real types.
         .target(name: "CLinux", path: "Sources/CLinux"),
@@ -250,7 +245,9 @@ let package = Package(
             dependencies: [
                 "SnapbackFleet", "SnapbackWire", "CSnapbackProto", "SnapbackSync", "SnapbackStore", "SnapbackTestSupport"
             ]),
-        .testTarget(name: "SnapbackCLITests", dependencies: ["SnapbackCLI", "SnapbackWire", "SnapbackTimeline", "SnapbackJSON"]),
+        .testTarget(
+            name: "SnapbackCLITests",
+            dependencies: ["SnapbackCLI", "SnapbackWire", "SnapbackTimeline", "SnapbackJSON", "SnapbackCommandLine"]),
         .testTarget(
             name: "SnapbackDaemonTests",
             dependencies: [

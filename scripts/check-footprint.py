@@ -11,12 +11,18 @@ from /proc: VmRSS from status, Rss/Pss/Private_Dirty from smaps_rollup, and Rss 
 them shows. It then checks the stripped binary's size, and that nothing dynamic beyond libc (and the
 loader) is linked: no Foundation, ICU, shared Swift runtime, libstdc++ or libm.
 
-Usage: check-footprint.py BIN_DIR RSS_BUDGET_KIB SIZE_BUDGET_KIB
-Exit status: 0 within both budgets, 1 over a budget or when the run failed, 2 for a bad command line.
+Every product `make install` installs (the $(BINDIR) files of mk/install.mk's INSTALLED) must link no
+Foundation: not one symbol with "Foundation" in its name (nm), since FoundationEssentials and ICU cost
+a set-top box megabytes of resident memory in any process that links them. And the operator's CLI,
+`snapback --help`, must peak within CLI_RSS_BUDGET_KIB (its ru_maxrss, as GNU time reports it).
+
+Usage: check-footprint.py BIN_DIR RSS_BUDGET_KIB SIZE_BUDGET_KIB CLI_RSS_BUDGET_KIB
+Exit status: 0 within the budgets, 1 over a budget or when the run failed, 2 for a bad command line.
 """
 
 import collections
 import os
+import re
 import shutil
 import signal
 import socket
@@ -86,6 +92,43 @@ def evict_from_page_cache(path):
         os.close(fd)
 
 
+def installed_binaries():
+    """The names of the executables mk/install.mk installs into $(BINDIR)."""
+    install_mk = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "mk", "install.mk")
+    with open(install_mk) as f:
+        text = f.read()
+    installed = re.search(r"^INSTALLED\s*:=((?:.*\\\n)*.*)$", text, re.MULTILINE)
+    if not installed:
+        fail(f"no INSTALLED in {install_mk}")
+    return re.findall(r"\$\(BINDIR\)/([A-Za-z0-9_-]+)", installed.group(1))
+
+
+def foundation_symbols(binary):
+    """How many of the binary's symbols (nm, dynamic ones included) name Foundation."""
+    count = 0
+    for flags in ([], ["-D"]):
+        nm = subprocess.run(["nm", *flags, binary], capture_output=True, text=True)
+        if nm.returncode != 0 and "no symbols" not in nm.stderr:
+            fail(f"nm {' '.join(flags)} {binary}: {nm.stderr.strip()}")
+        count += sum(1 for line in nm.stdout.splitlines() if "Foundation" in line)
+    return count
+
+
+def peak_rss_kib(command):
+    """The peak resident memory of a run of `command` (its ru_maxrss, KiB), and its exit status.
+
+    Through GNU time, which reports its child's getrusage: a child forked from this Python, or spawned
+    by it, would count the interpreter's pages before the exec in its own peak.
+    """
+    with tempfile.NamedTemporaryFile("r", prefix="snapback-footprint.") as report:
+        status = subprocess.run(["/usr/bin/time", "-o", report.name, "-f", "%M", *command],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+        lines = report.read().split()
+    if not lines or not lines[-1].isdigit():
+        fail(f"/usr/bin/time gave no peak RSS for {' '.join(command)}")
+    return int(lines[-1]), status
+
+
 def measure(daemon):
     evict_from_page_cache(daemon)
     directory = tempfile.mkdtemp(prefix="snapback-footprint.")
@@ -124,13 +167,38 @@ def measure(daemon):
 
 
 def main():
-    if len(sys.argv) != 4 or not sys.argv[2].isdigit() or not sys.argv[3].isdigit():
+    if len(sys.argv) != 5 or not all(arg.isdigit() for arg in sys.argv[2:]):
         print(__doc__, file=sys.stderr)
         sys.exit(2)
-    bin_dir, rss_budget, size_budget = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    bin_dir, rss_budget, size_budget, cli_rss_budget = sys.argv[1], *map(int, sys.argv[2:])
     daemon = os.path.join(bin_dir, "snapbackd")
     if not os.access(daemon, os.X_OK):
         fail(f"{daemon} is not an executable")
+
+    # No installed product links Foundation.
+    products = installed_binaries()
+    if "snapback" not in products or "snapbackd" not in products:
+        fail(f"mk/install.mk's INSTALLED names {products}: snapbackd and snapback expected")
+    counts = {}
+    for name in products:
+        binary = os.path.join(bin_dir, name)
+        if not os.access(binary, os.X_OK):
+            fail(f"{binary} is not an executable (make release builds every installed product)")
+        counts[name] = foundation_symbols(binary)
+    print("check-footprint: symbols naming Foundation: " + ", ".join(f"{name} {n}" for name, n in counts.items()))
+    linked = [f"{name} ({n} symbols)" for name, n in counts.items() if n > 0]
+    if linked:
+        fail("links Foundation: " + ", ".join(linked) + "; no installed product may")
+
+    # The operator's CLI at its lightest: its help, its binary read from disk (as the daemon's is).
+    cli = os.path.join(bin_dir, "snapback")
+    evict_from_page_cache(cli)
+    cli_rss, status = peak_rss_kib([cli, "--help"])
+    if status != 0:
+        fail(f"snapback --help exited {status}")
+    print(f"check-footprint: snapback --help peak RSS {cli_rss} KiB (budget {cli_rss_budget} KiB)")
+    if cli_rss > cli_rss_budget:
+        fail(f"snapback --help peaked at {cli_rss} KiB, over the budget of {cli_rss_budget} KiB")
 
     # Linking: glibc only, whatever else the daemon uses is inside the binary.
     ldd = subprocess.run(["ldd", daemon], capture_output=True, text=True)

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: Apache-2.0
-import ArgumentParser
 import CSnapbackCues
 import CSnapbackFetch
 import Glibc
@@ -10,12 +9,11 @@ import SnapbackCues
 /// `snapback cues [--format hls|dash|vmap] [--content-duration S] [--json] FILE|URL…`: the breaks a manifest
 /// announces, read by libsnapback's break sources (the readers every player links), with what they
 /// refused and why.
-struct CuesCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "cues",
+struct CuesCommand {
+    static let command = Command(
+        name: "cues",
         abstract: "The ad breaks an HLS playlist, a DASH MPD or a VMAP document announces.",
-        discussion: prose(
-            """
+        discussion: """
             Reads each manifest (a file, - for standard input, or an http(s) URL, fetched through libcurl) \
             with libsnapback's break sources, as the players do, and prints each break (id, pre-, mid- or \
             post-roll, start, duration, whether it is open or unfilled, what it replaces, its restrictions), \
@@ -30,31 +28,39 @@ struct CuesCommand: ParsableCommand {
 
             Exits 1, saying why, when a whole manifest is refused (not UTF-8, too large, malformed XML, a \
             DOCTYPE, not a format snapback reads).
-            """))
+            """,
+        parameters: [
+            .option(
+                "format", value: "format",
+                help: "The manifests' format (hls, dash or vmap); detected from the content when not given.",
+                completion: .values(["hls", "dash", "vmap"])),
+            .option(
+                "content-duration", value: "seconds",
+                help: "Seconds of content, for VMAP's n% and end offsets and repeatAfter."),
+            .flag("json", help: "One JSON object a line per manifest: the breaks as the protocol's AdBreak messages."),
+            .positional(
+                "manifest", help: "Manifests: files, - or http(s) URLs; several are refreshes of one.", repeating: true,
+                completion: .file)
+        ],
+        run: { try CuesCommand($0).run() })
 
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "The manifests' format (hls, dash or vmap); detected from the content when not given.",
-            valueName: "format"))
-    var format: String?
-    @Option(
-        name: .customLong("content-duration"),
-        help: ArgumentHelp("Seconds of content, for VMAP's n% and end offsets and repeatAfter.", valueName: "seconds"))
-    var contentDuration: Double?
-    @Flag(help: "One JSON object a line per manifest: the breaks as the protocol's AdBreak messages.")
-    var json = false
-    @Argument(help: ArgumentHelp("Manifests: files, - or http(s) URLs; several are refreshes of one.", valueName: "manifest"))
-    var manifests: [String]
+    let format: String?
+    let contentDuration: Double?
+    let json: Bool
+    let manifests: [String]
 
-    func validate() throws {
+    init(_ arguments: ParsedArguments) throws {
+        format = arguments.string("format")
+        contentDuration = try arguments.value("content-duration")
+        json = arguments.flag("json")
+        manifests = arguments.strings("manifest")
         if let format, ["hls", "dash", "vmap"].firstIndex(of: format) == nil {
-            throw ValidationError("--format: '\(format)' is not hls, dash or vmap")
+            throw UsageError("--format: '\(format)' is not hls, dash or vmap")
         }
         if let contentDuration, !(contentDuration > 0 && contentDuration <= 1e10) {
-            throw ValidationError("--content-duration: seconds from 0 to 1e10 expected")
+            throw UsageError("--content-duration: seconds from 0 to 1e10 expected")
         }
-        if manifests.isEmpty { throw ValidationError("a manifest is needed") }
+        if manifests.isEmpty { throw UsageError("a manifest is needed") }
     }
 
     func run() throws {

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: Apache-2.0
-import ArgumentParser
 import Glibc
 import SnapbackCLI
 import SnapbackClient
@@ -12,12 +11,11 @@ import SnapbackWire
 /// the viewer to 15:00; a pause saves the bookmark as content time; the same content reopened with ads of
 /// other lengths resumes at the same content point. Every push the story needs is checked: the demo is
 /// also a smoke test (exit 1 when one does not arrive).
-struct DemoCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "demo",
+struct DemoCommand {
+    static let command = Command(
+        name: "demo",
         abstract: "A scripted player that tells the snapback and bookmark story through the socket.",
-        discussion: prose(
-            """
+        discussion: """
             It prints every message it sends (→) and every push and reply it receives (←), with times as
             m:ss, and checks that each expected push arrives.
 
@@ -34,28 +32,35 @@ struct DemoCommand: ParsableCommand {
             and "ok" (false with "error" when a check failed; the exit status is then 1).
 
             Exit status: 0 when every expected push and reply arrived, 1 otherwise, 2 for a bad command line.
-            """))
+            """,
+        parameters: SocketOption.parameters + [
+            .option(
+                "content", value: "id",
+                help: """
+                    Content id. The daemon remembers watched breaks per content for 24 h: use another id to rerun \
+                    against the same daemon.
+                    """, default: defaultContent),
+            .option("profile", value: "name", help: "Viewer profile the bookmark belongs to.", default: defaultProfile),
+            .option(
+                "pace", value: "ms", help: "Pause between messages, so a daemon log shown alongside keeps up.", default: "0")
+        ] + JSONOption.parameters,
+        run: { try DemoCommand($0).run() })
 
-    @OptionGroup var socket: SocketOption
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            """
-            Content id. The daemon remembers watched breaks per content for 24 h: use another id to rerun \
-            against the same daemon.
-            """, valueName: "id"))
-    var content = "big-buck-bunny"
-    @Option(name: .long, help: ArgumentHelp("Viewer profile the bookmark belongs to.", valueName: "name"))
-    var profile = "demo"
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "Pause between messages, so a daemon log shown alongside keeps up.",
-            valueName: "ms"))
-    var pace = 0
-    @OptionGroup var output: JSONOption
+    static let defaultContent = "big-buck-bunny"
+    static let defaultProfile = "demo"
 
-    func validate() throws {
+    let socket: SocketOption
+    let content: String
+    let profile: String
+    let pace: Int
+    let output: JSONOption
+
+    init(_ arguments: ParsedArguments) throws {
+        socket = try SocketOption(arguments)
+        content = arguments.string("content") ?? Self.defaultContent
+        profile = arguments.string("profile") ?? Self.defaultProfile
+        pace = try arguments.value("pace") ?? 0
+        output = JSONOption(arguments)
         try checkNonEmpty(content, "--content")
         try checkNonEmpty(profile, "--profile")
         try checkRange(pace, "--pace", 0...10_000)

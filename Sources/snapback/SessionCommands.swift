@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: Apache-2.0
-import ArgumentParser
 import Glibc
 import SnapbackCLI
 import SnapbackClient
@@ -9,19 +8,25 @@ import SnapbackTimeline
 import SnapbackWire
 
 /// `snapback sessions`: the daemon's open sessions (Control/ListSessions).
-struct SessionsCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "sessions",
+struct SessionsCommand {
+    static let command = Command(
+        name: "sessions",
         abstract: "The daemon's open sessions (Control/ListSessions).",
-        discussion: prose(
-            """
+        discussion: """
             One line per session: content, kind, preset, phase, playhead (stream and content time), breaks,
             and the player that opened it. Root and the members of snapbackd's admin-groups see every
             session; anyone else sees the sessions its own uid opened.
-            """))
+            """,
+        parameters: SocketOption.parameters + JSONOption.parameters,
+        run: { try SessionsCommand($0).run() })
 
-    @OptionGroup var socket: SocketOption
-    @OptionGroup var output: JSONOption
+    let socket: SocketOption
+    let output: JSONOption
+
+    init(_ arguments: ParsedArguments) throws {
+        socket = try SocketOption(arguments)
+        output = JSONOption(arguments)
+    }
 
     func run() throws {
         let client = try connect(socket.path, clientName: "snapback-sessions")
@@ -43,12 +48,11 @@ struct SessionsCommand: ParsableCommand {
 }
 
 /// `snapback session ID`: one session drawn as a timeline (Control/GetSession).
-struct SessionCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "session",
+struct SessionCommand {
+    static let command = Command(
+        name: "session",
         abstract: "One session drawn as a timeline: breaks, playhead, pending return (Control/GetSession).",
-        discussion: prose(
-            """
+        discussion: """
             The stream is drawn as a bar with its breaks (█ not watched, ▒ watched, ░ skipped or exempt \
             and not watched), the playhead (●) and the return the daemon will make after the current break \
             (◆); under it the same timeline in content time, ads removed, with a tick (┊) where each break \
@@ -57,15 +61,25 @@ struct SessionCommand: ParsableCommand {
             skipped with why (trick-play, resume-plan, cooldown, exempt, watched, disabled), playing, and \
             the return that follows it. --json carries them as state.break_states. Colour when stdout is \
             a terminal (not with NO_COLOR set), plain text otherwise.
-            """))
+            """,
+        parameters: SocketOption.parameters + JSONOption.parameters + [
+            sessionID, .option("width", value: "n", help: "Columns to draw in (default: the terminal's, else 80).")
+        ],
+        run: { try SessionCommand($0).run() })
 
-    @OptionGroup var socket: SocketOption
-    @OptionGroup var output: JSONOption
-    @Argument(help: ArgumentHelp("The session id (see snapback sessions).", valueName: "id")) var id: UInt64
-    @Option(name: .long, help: ArgumentHelp("Columns to draw in (default: the terminal's, else 80).", valueName: "n"))
-    var width: Int?
+    /// `<id>`, of session and convert.
+    static let sessionID = Parameter.positional("id", help: "The session id (see snapback sessions).")
 
-    func validate() throws {
+    let socket: SocketOption
+    let output: JSONOption
+    let id: UInt64
+    let width: Int?
+
+    init(_ arguments: ParsedArguments) throws {
+        socket = try SocketOption(arguments)
+        output = JSONOption(arguments)
+        id = try arguments.value("id") ?? 0
+        width = try arguments.value("width")
         if let width { try checkRange(width, "--width", 40...1000) }
     }
 
@@ -81,30 +95,38 @@ struct SessionCommand: ParsableCommand {
 }
 
 /// `snapback convert ID --stream T | --content T`.
-struct ConvertCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "convert",
+struct ConvertCommand {
+    static let command = Command(
+        name: "convert",
         abstract: "Stream time ↔ content time for a session.",
-        discussion: prose(
-            """
+        discussion: """
             Converts with the session's breaks as GetSession reports them, by the daemon's own conversion \
             code (a stream time inside a break is the content time where the break sits). Times are \
             seconds or m:ss / h:mm:ss, with fractions: 960, 16:00, 1:02:03.5.
-            """))
+            """,
+        parameters: SocketOption.parameters + JSONOption.parameters + [
+            SessionCommand.sessionID,
+            .option("stream", value: "time", help: "A stream time (ads included) to convert to content time."),
+            .option("content", value: "time", help: "A content time (ads excluded) to convert to stream time.")
+        ],
+        run: { try ConvertCommand($0).run() })
 
-    @OptionGroup var socket: SocketOption
-    @OptionGroup var output: JSONOption
-    @Argument(help: ArgumentHelp("The session id (see snapback sessions).", valueName: "id")) var id: UInt64
-    @Option(name: .long, help: ArgumentHelp("A stream time (ads included) to convert to content time.", valueName: "time"))
-    var stream: String?
-    @Option(name: .long, help: ArgumentHelp("A content time (ads excluded) to convert to stream time.", valueName: "time"))
-    var content: String?
+    let socket: SocketOption
+    let output: JSONOption
+    let id: UInt64
+    let stream: String?
+    let content: String?
 
-    func validate() throws {
-        guard (stream == nil) != (content == nil) else { throw ValidationError("give one of --stream and --content") }
+    init(_ arguments: ParsedArguments) throws {
+        socket = try SocketOption(arguments)
+        output = JSONOption(arguments)
+        id = try arguments.value("id") ?? 0
+        stream = arguments.string("stream")
+        content = arguments.string("content")
+        guard (stream == nil) != (content == nil) else { throw UsageError("give one of --stream and --content") }
         for (name, text) in [("--stream", stream), ("--content", content)] {
             if let text, parseTime(text) == nil {
-                throw ValidationError("\(name): '\(text)' is not a time (seconds, m:ss or h:mm:ss)")
+                throw UsageError("\(name): '\(text)' is not a time (seconds, m:ss or h:mm:ss)")
             }
         }
     }
@@ -142,12 +164,11 @@ struct ConvertCommand: ParsableCommand {
 }
 
 /// `snapback watch`: the daemon's decisions as they are made (Control/WatchDecisions).
-struct WatchCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "watch",
+struct WatchCommand {
+    static let command = Command(
+        name: "watch",
         abstract: "A live stream of the daemon's decisions with their reasons (Control/WatchDecisions).",
-        discussion: prose(
-            """
+        discussion: """
             Every decision of every session — or of one session or content — as the daemon makes it: \
             seeks with their reason (a snapback, the return after the break, a resume, a skip), breaks \
             watched and completed, breaks skipped with why ("break b1 skipped (trick-play)"), bookmarks \
@@ -157,18 +178,29 @@ struct WatchCommand: ParsableCommand {
 
             Root and the members of snapbackd's admin-groups only. A watcher that does not keep up is \
             dropped by the daemon (exit 1), never slowing the players.
-            """))
+            """,
+        parameters: SocketOption.parameters + [
+            .flag("json", help: "One JSON object per decision, one per line (JSON lines)."),
+            .option("session", value: "id", help: "Only this session's decisions."),
+            .option("content", value: "content-id", help: "Only decisions of sessions playing this content."),
+            .option("count", value: "n", help: "Stop after this many decisions.")
+        ],
+        run: { try WatchCommand($0).run() })
 
-    @OptionGroup var socket: SocketOption
-    @Flag(name: .long, help: "One JSON object per decision, one per line (JSON lines).") var json = false
-    @Option(name: .long, help: ArgumentHelp("Only this session's decisions.", valueName: "id")) var session: UInt64?
-    @Option(name: .long, help: ArgumentHelp("Only decisions of sessions playing this content.", valueName: "content-id"))
-    var content: String?
-    @Option(name: .long, help: ArgumentHelp("Stop after this many decisions.", valueName: "n")) var count: Int?
+    let socket: SocketOption
+    let json: Bool
+    let session: UInt64?
+    let content: String?
+    let count: Int?
 
-    func validate() throws {
+    init(_ arguments: ParsedArguments) throws {
+        socket = try SocketOption(arguments)
+        json = arguments.flag("json")
+        session = try arguments.value("session")
+        content = arguments.string("content")
+        count = try arguments.value("count")
         if let content { try checkNonEmpty(content, "--content") }
-        if session == 0 { throw ValidationError("--session: session ids start at 1") }
+        if session == 0 { throw UsageError("--session: session ids start at 1") }
         if let count { try checkRange(count, "--count", 1...Int.max) }
     }
 

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: Apache-2.0
-import ArgumentParser
 import Glibc
 import SnapbackCLI
 import SnapbackClient
@@ -9,22 +8,29 @@ import SnapbackTimeline
 import SnapbackWire
 
 /// `snapback status`: the daemon's Hello (version, limits, presets) and its counters.
-struct StatusCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "status",
-        abstract: "The daemon's version, limits, policy presets and counters (Control/GetStatus).")
-
-    @OptionGroup var socket: SocketOption
-    @OptionGroup var output: JSONOption
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "The sync agent's status file (default: $SNAPBACK_SYNC_STATUS, else \(defaultSyncStatusPath)).",
-            valueName: "path"),
-        completion: .file())
-    var syncStatus: String?
+struct StatusCommand {
+    static let command = Command(
+        name: "status",
+        abstract: "The daemon's version, limits, policy presets and counters (Control/GetStatus).",
+        parameters: SocketOption.parameters + JSONOption.parameters + [
+            .option(
+                "sync-status", value: "path",
+                help: "The sync agent's status file (default: $SNAPBACK_SYNC_STATUS, else \(defaultSyncStatusPath)).",
+                completion: .file)
+        ],
+        run: { try StatusCommand($0).run() })
 
     static let defaultSyncStatusPath = "/run/snapback-sync/status"
+
+    let socket: SocketOption
+    let output: JSONOption
+    let syncStatus: String?
+
+    init(_ arguments: ParsedArguments) throws {
+        socket = try SocketOption(arguments)
+        output = JSONOption(arguments)
+        syncStatus = arguments.string("sync-status")
+    }
 
     /// The household sync agent's status, when its status file is there (snapback-sync(8)); nil when the
     /// agent does not run (no file, or the file of an agent that is gone).
@@ -93,27 +99,31 @@ struct StatusCommand: ParsableCommand {
 }
 
 /// `snapback bookmarks list|get|delete|clear`: the Bookmarks service for operators.
-struct BookmarksCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "bookmarks",
+enum BookmarksCommand {
+    static let command = Command(
+        name: "bookmarks",
         abstract: "List, show, delete or clear the bookmarks of a viewer profile.",
-        discussion: prose(
-            """
+        discussion: """
             The bookmarks snapbackd keeps per viewer profile and content: where to resume, as content time
             (ads excluded), with the stream time and stream it was taken in.
-            """),
-        subcommands: [List.self, Get.self, Delete.self, Clear.self])
-
-    /// `snapback bookmarks` alone: a bad command line, as it always was.
-    func run() throws {
-        throw ValidationError("list, get, delete or clear is needed")
-    }
+            """,
+        subcommands: [List.command, Get.command, Delete.command, Clear.command],
+        // `snapback bookmarks` alone: a bad command line, as it always was.
+        missing: "list, get, delete or clear is needed")
 
     /// The options every bookmarks command takes.
-    struct Common: ParsableArguments {
-        @Option(name: .long, help: ArgumentHelp("Viewer profile (default: the default profile, \"\").", valueName: "p"))
-        var profile = ""
-        @OptionGroup var socket: SocketOption
+    struct Common {
+        static let parameters: [Parameter] =
+            [.option("profile", value: "p", help: "Viewer profile (default: the default profile, \"\").")]
+            + SocketOption.parameters
+
+        let profile: String
+        let socket: SocketOption
+
+        init(_ arguments: ParsedArguments) throws {
+            profile = arguments.string("profile") ?? ""
+            socket = try SocketOption(arguments)
+        }
 
         var profileName: String { profile.isEmpty ? "the default profile" : "profile \"\(profile)\"" }
 
@@ -122,10 +132,18 @@ struct BookmarksCommand: ParsableCommand {
         }
     }
 
-    struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Every bookmark of the profile, most recently saved first.")
-        @OptionGroup var common: Common
-        @OptionGroup var output: JSONOption
+    struct List {
+        static let command = Command(
+            name: "list", abstract: "Every bookmark of the profile, most recently saved first.",
+            parameters: Common.parameters + JSONOption.parameters, run: { try List($0).run() })
+
+        let common: Common
+        let output: JSONOption
+
+        init(_ arguments: ParsedArguments) throws {
+            common = try Common(arguments)
+            output = JSONOption(arguments)
+        }
 
         func run() throws {
             let client = try common.connect()
@@ -159,13 +177,22 @@ struct BookmarksCommand: ParsableCommand {
         }
     }
 
-    struct Get: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "One bookmark (exit 1 if there is none).")
-        @OptionGroup var common: Common
-        @OptionGroup var output: JSONOption
-        @Argument(help: ArgumentHelp("The content id.", valueName: "content-id")) var contentId: String
+    struct Get {
+        static let command = Command(
+            name: "get", abstract: "One bookmark (exit 1 if there is none).",
+            parameters: Common.parameters + JSONOption.parameters + [.positional("content-id", help: "The content id.")],
+            run: { try Get($0).run() })
 
-        func validate() throws { try checkNonEmpty(contentId, "CONTENT_ID") }
+        let common: Common
+        let output: JSONOption
+        let contentId: String
+
+        init(_ arguments: ParsedArguments) throws {
+            common = try Common(arguments)
+            output = JSONOption(arguments)
+            contentId = arguments.string("content-id") ?? ""
+            try checkNonEmpty(contentId, "CONTENT_ID")
+        }
 
         func run() throws {
             let client = try common.connect()
@@ -185,13 +212,22 @@ struct BookmarksCommand: ParsableCommand {
         }
     }
 
-    struct Delete: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Delete one bookmark.")
-        @OptionGroup var common: Common
-        @OptionGroup var output: JSONOption
-        @Argument(help: ArgumentHelp("The content id.", valueName: "content-id")) var contentId: String
+    struct Delete {
+        static let command = Command(
+            name: "delete", abstract: "Delete one bookmark.",
+            parameters: Common.parameters + JSONOption.parameters + [.positional("content-id", help: "The content id.")],
+            run: { try Delete($0).run() })
 
-        func validate() throws { try checkNonEmpty(contentId, "CONTENT_ID") }
+        let common: Common
+        let output: JSONOption
+        let contentId: String
+
+        init(_ arguments: ParsedArguments) throws {
+            common = try Common(arguments)
+            output = JSONOption(arguments)
+            contentId = arguments.string("content-id") ?? ""
+            try checkNonEmpty(contentId, "CONTENT_ID")
+        }
 
         func run() throws {
             let client = try common.connect()
@@ -213,10 +249,18 @@ struct BookmarksCommand: ParsableCommand {
         }
     }
 
-    struct Clear: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Delete every bookmark of the profile.")
-        @OptionGroup var common: Common
-        @OptionGroup var output: JSONOption
+    struct Clear {
+        static let command = Command(
+            name: "clear", abstract: "Delete every bookmark of the profile.",
+            parameters: Common.parameters + JSONOption.parameters, run: { try Clear($0).run() })
+
+        let common: Common
+        let output: JSONOption
+
+        init(_ arguments: ParsedArguments) throws {
+            common = try Common(arguments)
+            output = JSONOption(arguments)
+        }
 
         func run() throws {
             let client = try common.connect()

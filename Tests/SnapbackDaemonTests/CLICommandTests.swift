@@ -191,6 +191,88 @@ import Testing
         }
     }
 
+    /// Every command's help: its overview, its usage line from its own path, `help COMMAND…` the same text.
+    @Test func helpOfEveryCommand() throws {
+        let commands = [
+            ["demo"], ["status"], ["sessions"], ["session"], ["convert"], ["watch"], ["bookmarks"], ["cues"], ["metrics"],
+            ["bookmarks", "list"], ["bookmarks", "get"], ["bookmarks", "delete"], ["bookmarks", "clear"]
+        ]
+        for command in commands {
+            let (status, text) = try runToEnd(Self.cli, command + ["--help"])
+            #expect(status == 0 && text.hasPrefix("OVERVIEW: "), "\(command): \(text)")
+            #expect(text.contains("\nUSAGE: snapback \(command.joined(separator: " "))"), "\(command): \(text)")
+            #expect(text.contains("  -h, --help              Show help information.\n"), "\(command): \(text)")
+            let (helpStatus, help) = try runToEnd(Self.cli, ["help"] + command)
+            #expect(helpStatus == 0 && help == text, "help \(command): \(help)")
+        }
+        var (status, text) = try runToEnd(Self.cli, ["session", "1", "--width", "10"])
+        #expect(status == 2 && text.contains("Error: --width: '10' is not a whole number in 40...1000"), "\(text)")
+        #expect(text.contains("Usage: snapback session [--socket <path>] [--json] <id> [--width <n>]"), "\(text)")
+        (status, text) = try runToEnd(Self.cli, ["status", "--socket", "/nonexistent/snapbackd.sock"])
+        #expect(status == 1 && text.hasPrefix("snapback status: cannot talk to snapbackd on /nonexistent"), "\(text)")
+    }
+
+    /// The completion scripts load in their shells and offer the commands (the three shells are
+    /// mk/packages.list's: `make deps` installs them).
+    @Test func completionScriptsWork() throws {
+        let commands = ["demo", "status", "sessions", "session", "convert", "watch", "bookmarks", "cues", "metrics"]
+        var (status, text) = try runToEnd(
+            "/bin/bash",
+            [
+                "-c",
+                """
+                source <("$0" --generate-completion-script bash) && complete -p snapback &&
+                COMP_WORDS=(snapback ""); COMP_CWORD=1; _snapback; echo "commands: ${COMPREPLY[*]}"
+                COMP_WORDS=(snapback bookmarks get --); COMP_CWORD=3; _snapback; echo "options: ${COMPREPLY[*]}"
+                """,
+                Self.cli
+            ])
+        #expect(status == 0 && text.contains("complete -o filenames -F _snapback snapback"), "\(text)")
+        #expect(text.contains("commands: " + (commands + ["help"]).joined(separator: " ") + "\n"), "\(text)")
+        #expect(text.contains("options: --profile --socket --json --help\n"), "\(text)")
+
+        (status, text) = try runToEnd(Self.cli, ["--generate-completion-script", "zsh"])
+        #expect(status == 0 && text.hasPrefix("#compdef snapback\n") && text.contains("_snapback_bookmarks_get()"))
+        #expect(commands.allSatisfy { text.contains("        '\($0):") }, "\(text)")
+        #expect(FileManager.default.isExecutableFile(atPath: "/usr/bin/zsh"), "zsh is not installed (make deps)")
+        do {
+            // zsh runs the script (its functions defined, the root's called) and each command's function
+            // hands _arguments its options and positionals: here _arguments and _describe print them.
+            (status, text) = try runToEnd(
+                "/usr/bin/zsh",
+                [
+                    "-f", "-c",
+                    """
+                    _arguments() { print -rl -- "$@" }; _describe() { print -rl -- "$@" }
+                    source <("$0" --generate-completion-script zsh) && _snapback_session && _snapback_cues
+                    """,
+                    Self.cli
+                ])
+            #expect(status == 0 && text.hasPrefix("-C\n(-h --help)-h[Show help information.]\n"), "\(text)")
+            #expect(text.contains("\n--socket[snapbackd's socket (default\\: $SNAPBACK_SOCKET"), "\(text)")
+            #expect(text.contains("/snapbackd.sock).]:path:_files\n--json[Print one JSON document instead of text.]\n:id: \n"))
+            #expect(
+                text.contains("\n--format[The manifests' format (hls, dash or vmap); detected")
+                    && text.contains(":(hls dash vmap)\n"))
+            #expect(text.contains("\n*:manifest:_files\n"), "\(text)")
+        }
+        (status, text) = try runToEnd(Self.cli, ["--generate-completion-script", "fish"])
+        #expect(status == 0 && commands.allSatisfy { text.contains(" -a \($0) -d ") }, "\(text)")
+        #expect(FileManager.default.isExecutableFile(atPath: "/usr/bin/fish"), "fish is not installed (make deps)")
+        do {
+            (status, text) = try runToEnd(
+                "/usr/bin/fish",
+                [
+                    "-c",
+                    "$argv[1] --generate-completion-script fish | source; complete -C 'snapback '; complete -C 'snapback status --'",
+                    Self.cli
+                ])
+            #expect(status == 0, "\(text)")
+            let words = Set(text.split(separator: "\n").map { $0.split(separator: "\t").first.map(String.init) ?? "" })
+            #expect(words.isSuperset(of: commands + ["help", "--socket", "--json", "--sync-status", "--help"]), "\(text)")
+        }
+    }
+
     /// `demo --json`: one document with every step; the pushes the story checks carry their fields. A
     /// second run on the same content fails (its break is watched): still one document, "ok" false.
     @Test func demoInJSON() throws {
