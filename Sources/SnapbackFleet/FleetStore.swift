@@ -41,7 +41,7 @@ package enum FleetOutcome: Equatable, Sendable {
 /// label set's.
 ///
 /// The boxes' state is a log (`box_log`): a batch's commit inserts ONE row, the entries of the boxes it
-/// changed (an entry: the box's 128 bits, counting_since, seq and its (series id, value) pairs by id, a
+/// changed (an entry: the box's 128 bits, counting_since, seq and its (series id, value) pairs, a
 /// box twice in the batch once, its last state), so that a batch's boxes are written one after the other
 /// into a few pages, not each into a page of its own. A box's entry in a newer row supersedes its older
 /// ones: memory knows each box's row and each row's live entries, and a row whose entries are all
@@ -112,9 +112,14 @@ package final class FleetStore {
     private var changed: [UInt64: Double] = [:]
     private var dirtySets: [UInt32] = []
     private var isDirty: [Bool] = []
-    /// A report's series ids, in its order, then by id (kept between reports for their capacity).
+    /// A report's series ids, in its order (kept between reports for their capacity).
     private var ids: [(id: UInt32, value: Double)] = []
     private var increases: [(UInt32, Double)] = []
+    /// The values of a box's last report by series id while a report is merged with it: those where
+    /// `lastMarks[id] == mark` (set for this report; nothing cleared between reports).
+    private var lastValues: [Double] = []
+    private var lastMarks: [UInt32] = []
+    private var mark: UInt32 = 0
 
     package static let defaultMaxBoxes = 2_000_000
     /// SQLite's page cache: a compaction reads the log's oldest rows back, and deleting a row walks its
@@ -515,13 +520,13 @@ package final class FleetStore {
         return moved
     }
 
-    /// The rows of the label sets whose totals changed, (series id, value) pairs by id.
+    /// The rows of the label sets whose totals changed, (series id, value) pairs.
     private func writeDirtySets() throws(SQLiteError) {
         for set in dirtySets {
             let totals = totalsBySet[Int(set) - 1]
             var blob = [UInt8](repeating: 0, count: totals.count * 12)
             blob.withUnsafeMutableBytes { out in
-                for (i, (id, value)) in totals.sorted(by: { $0.key < $1.key }).enumerated() {
+                for (i, (id, value)) in totals.enumerated() {
                     out.storeBytes(of: id.littleEndian, toByteOffset: i * 12, as: UInt32.self)
                     out.storeBytes(of: value.bitPattern.littleEndian, toByteOffset: i * 12 + 4, as: UInt64.self)
                 }
@@ -610,30 +615,40 @@ package final class FleetStore {
         let reset = last.map { $0.countingSince != report.countingSince } ?? false
         // A new counting_since: the box's counters began again at 0.
         let old = reset ? [] : last?.vals ?? []
-        // In the catalog's order the ids mostly are already (they were made in it).
-        if !zip(ids, ids.dropFirst()).allSatisfy({ $0.id < $1.id }) { ids.sort { $0.id < $1.id } }
         // A series absent from the report is 0 since its counting_since (the agent leaves zeros out): its
         // last value is not kept, so that what it counts after an unclean stop took it back to 0 is
-        // counted from 0, and a series that appears is counted whole. Both lists are by id: one merge.
+        // counted from 0, and a series that appears is counted whole. The last values are spread by id
+        // (neither list is sorted: a sparse report's ids are in the order its series were first seen).
+        if lastMarks.count <= seriesParts.count {
+            lastMarks.append(contentsOf: repeatElement(0, count: seriesParts.count + 1 - lastMarks.count))
+            lastValues.append(contentsOf: repeatElement(0, count: seriesParts.count + 1 - lastValues.count))
+        }
+        mark &+= 1
+        if mark == 0 {
+            for i in lastMarks.indices { lastMarks[i] = 0 }
+            mark = 1
+        }
         var blob = [UInt8](repeating: 0, count: ids.count * 12)
         increases.removeAll(keepingCapacity: true)
-        old.withUnsafeBytes { previous in
-            blob.withUnsafeMutableBytes { out in
-                var at = 0
-                for (i, (id, value)) in ids.enumerated() {
-                    var lastValue = 0.0
-                    while at + 12 <= previous.count {
-                        let oldId = UInt32(littleEndian: previous.loadUnaligned(fromByteOffset: at, as: UInt32.self))
-                        if oldId > id { break }
-                        if oldId == id {
-                            let bits = UInt64(littleEndian: previous.loadUnaligned(fromByteOffset: at + 4, as: UInt64.self))
-                            lastValue = Double(bitPattern: bits)
-                        }
-                        at += 12
+        let current = mark
+        lastMarks.withUnsafeMutableBufferPointer { marks in
+            lastValues.withUnsafeMutableBufferPointer { values in
+                old.withUnsafeBytes { previous in
+                    for at in stride(from: 0, to: previous.count - 11, by: 12) {
+                        let id = Int(UInt32(littleEndian: previous.loadUnaligned(fromByteOffset: at, as: UInt32.self)))
+                        guard id < marks.count else { continue }
+                        marks[id] = current
+                        values[id] = Double(
+                            bitPattern: UInt64(littleEndian: previous.loadUnaligned(fromByteOffset: at + 4, as: UInt64.self)))
                     }
-                    if value > lastValue { increases.append((id, value - lastValue)) }
-                    out.storeBytes(of: id.littleEndian, toByteOffset: i * 12, as: UInt32.self)
-                    out.storeBytes(of: value.bitPattern.littleEndian, toByteOffset: i * 12 + 4, as: UInt64.self)
+                }
+                blob.withUnsafeMutableBytes { out in
+                    for (i, (id, value)) in ids.enumerated() {
+                        let lastValue = marks[Int(id)] == current ? values[Int(id)] : 0
+                        if value > lastValue { increases.append((id, value - lastValue)) }
+                        out.storeBytes(of: id.littleEndian, toByteOffset: i * 12, as: UInt32.self)
+                        out.storeBytes(of: value.bitPattern.littleEndian, toByteOffset: i * 12 + 4, as: UInt64.self)
+                    }
                 }
             }
         }
@@ -777,7 +792,7 @@ struct OperatorLabels: Hashable {
 }
 
 /// A box's last report applied: its identity, and its values as the database keeps them ((series id,
-/// value) pairs by id).
+/// value) pairs, in the report's order).
 struct BoxState: Equatable {
     var countingSince: Double
     var seq: UInt64
@@ -796,7 +811,7 @@ struct LogRow {
 
 /// A box's entry in a row of the log (`box_log.entries`, entries back to back), little-endian: the box
 /// (two UInt64, the id's first 16 hex digits then the last 16), counting_since (a Double's bits), seq
-/// (UInt64), the count of (series id, value) pairs (UInt32), then the pairs by id (UInt32, a Double's
+/// (UInt64), the count of (series id, value) pairs (UInt32), then the pairs (UInt32, a Double's
 /// bits: 12 bytes each).
 enum LogEntry {
     static let headerBytes = 36
