@@ -655,6 +655,53 @@ import Testing
         #expect(Self.states(reopened) == Self.states(reopenedNever))
     }
 
+    /// Seeded random batches (1 to 40 reports, a box sometimes twice, a store reset now and then) over
+    /// an active set of boxes that moves on and shrinks: the compacted log stays within its bound after
+    /// every batch, and read back (at times in the middle) it is the boxes of a log never compacted.
+    @Test func aCompactedLogReadsBackAsOneNeverCompactedOnRandomBatches() throws {
+        let path = FleetTests.temporaryPath()
+        let never = FleetTests.temporaryPath() + "-never"
+        defer {
+            FleetTests.remove(path)
+            FleetTests.remove(never)
+        }
+        var compacted = try FleetStore(path: path)
+        let uncompacted = try FleetStore(path: never)
+        uncompacted.compacts = false
+        var random = SplitMix64(seed: 0x10c)
+        var seqs = [UInt64](repeating: 0, count: 400)
+        var since = [Double](repeating: 1_700_000_000, count: 400)
+        var streamSeq: UInt64 = 0
+        var compactedAtAll = false
+        for round in 0..<160 {
+            // The active boxes: a window that moves on and narrows.
+            let width = max(8, 400 - round * 3)
+            let first = (round * 2) % (400 - width + 1)
+            let batch = try (0..<Int.random(in: 1...40, using: &random)).map { _ in
+                let n = first + Int.random(in: 0..<width, using: &random)
+                seqs[n] += 1
+                if Int.random(in: 0..<50, using: &random) == 0 { since[n] += 1 }
+                streamSeq += 1
+                return (streamSeq, try Self.report(n, seq: seqs[n], snapbacks: seqs[n] * 3, since: since[n]))
+            }
+            let entriesBefore = compacted.logSize.entries
+            let outcomes = try compacted.apply(batch)
+            #expect(try uncompacted.apply(batch) == outcomes)
+            let bound = 2.5 * Double(compacted.boxCount()) + 6 * Double(batch.count)
+            #expect(Double(compacted.logSize.entries) <= bound, "round \(round): \(compacted.logSize)")
+            if compacted.logSize.entries < entriesBefore { compactedAtAll = true }
+            if round % 40 == 39 {
+                compacted = try FleetStore(path: path)
+                #expect(Self.states(compacted) == Self.states(uncompacted), "round \(round)")
+            }
+        }
+        #expect(compactedAtAll && uncompacted.logSize.entries > compacted.logSize.entries)
+        let reopened = try FleetStore(path: path)
+        #expect(reopened.logSize == compacted.logSize && reopened.boxStates == compacted.boxStates)
+        #expect(Self.states(reopened) == Self.states(try FleetStore(path: never)))
+        #expect(try FleetTests.total(reopened, Self.seeks) == FleetTests.total(uncompacted, Self.seeks))
+    }
+
     /// A database whose boxes are a row each in `box_state` (the layout before the log): moved into the
     /// log once, a row per 256 boxes, in one transaction, the table dropped; values of series past those
     /// known and box ids that are not 32 hex digits left out.
