@@ -138,8 +138,8 @@ package final class FleetStore {
         self.maxTotals = maxTotals
         db = try SQLiteConnection(path: path, create: true)
         db.busyTimeout(milliseconds: 5000)
-        // The boxes' log: a row a batch, its entries back to back in one blob (``LogEntry``), written
-        // over consecutive overflow pages.
+        // The boxes' log: a row a batch, its entries back to back in one blob (``LogEntry``), written one
+        // after the other over the row's overflow pages.
         try db.execute(
             """
             PRAGMA journal_mode = WAL;
