@@ -40,6 +40,19 @@ package enum FleetOutcome: Equatable, Sendable {
 /// changed them. A report's keys are found by their bytes' hash, so that a report makes no string but its
 /// label set's.
 ///
+/// The boxes' state is a log (`box_log`): a batch's commit inserts ONE row, the entries of the boxes it
+/// changed (an entry: the box's 128 bits, counting_since, seq and its (series id, value) pairs, a
+/// box twice in the batch once, its last state), so that a batch's boxes are written one after the other
+/// into a few pages, not each into a page of its own. A box's entry in a newer row supersedes its older
+/// ones: memory knows each box's row and each row's live entries, and a row whose entries are all
+/// superseded is deleted in the same transaction. A box that stops reporting keeps its entry in an old
+/// row among superseded ones; so that the log stays bounded, a batch after which the log would hold more
+/// than 2 × boxes + 2 × the batch's own entries also takes the live entries of the oldest rows, up to 2 ×
+/// its own (rows in order, the last possibly in part: the rest stays there), and deletes the rows it
+/// emptied. Such a pass goes over the log at twice the rate that batches supersede entries: the log holds
+/// at most about 2.5 × boxes + 6 × a batch's entries, a row at most 3 × a batch's. Read, the rows are
+/// taken in id order, each entry overriding its box's earlier one.
+///
 /// Every count a peer can grow is bounded: boxes (``maxBoxes``), series, label sets and totals; a report
 /// that would pass one is decided on before anything of it is made (its box looked up, then its label
 /// set and series, and only then the box made or changed).
@@ -49,8 +62,9 @@ package final class FleetStore {
     package let maxSeries: Int
     package let maxLabelSets: Int
     package let maxTotals: Int
-    private let addBox: SQLiteStatement
-    private let putBox: SQLiteStatement
+    private let addLogRow: SQLiteStatement
+    private let dropLogRow: SQLiteStatement
+    private let readLogRow: SQLiteStatement
     private let addSeries: SQLiteStatement
     private let addLabelSet: SQLiteStatement
     private let putTotals: SQLiteStatement
@@ -74,8 +88,21 @@ package final class FleetStore {
     private var totalsBySet: [[UInt32: Double]] = []
     private var totalCount = 0
     private var boxes: [BoxKey: BoxState] = [:]
-    /// The row number of the next box.
-    private var nextBoxRow: Int64 = 1
+    /// The log's rows: by id, how many entries each holds and how many of them are live.
+    private var logRows: [Int64: LogRow] = [:]
+    /// The rows' ids, oldest first from `logHead` (ids of rows deleted since are skipped).
+    private var logOrder: [Int64] = []
+    private var logHead = 0
+    /// Entries in the log's rows, live and superseded.
+    private var logEntries = 0
+    /// The id of the next row: the row of the batch being applied.
+    private var nextLogRow: Int64 = 1
+    /// The boxes the batch changed, each once, in order.
+    private var batchBoxes: [BoxKey] = []
+    /// Rows the batch left without a live entry: deleted with its commit.
+    private var emptiedRows: [Int64] = []
+    /// Off only in tests: a log that is never compacted, to compare with.
+    var compacts = true
     private var streamPosition: UInt64 = 0
     /// Set when a failed commit's reload failed too: the next batch reads the database first.
     private var stale = false
@@ -85,15 +112,21 @@ package final class FleetStore {
     private var changed: [UInt64: Double] = [:]
     private var dirtySets: [UInt32] = []
     private var isDirty: [Bool] = []
-    /// A report's series ids, in its order, then by id (kept between reports for their capacity).
+    /// A report's series ids, in its order (kept between reports for their capacity).
     private var ids: [(id: UInt32, value: Double)] = []
     private var increases: [(UInt32, Double)] = []
+    /// The values of a box's last report by series id while a report is merged with it: those where
+    /// `lastMarks[id] == mark` (set for this report; nothing cleared between reports).
+    private var lastValues: [Double] = []
+    private var lastMarks: [UInt32] = []
+    private var mark: UInt32 = 0
 
     package static let defaultMaxBoxes = 2_000_000
-    /// SQLite's page cache: each report's upsert finds its box's row through the b-tree's pages, which
-    /// the default 2 MiB would read again from the file for every report of a fleet of a few thousand
-    /// boxes and more.
+    /// SQLite's page cache: a compaction reads the log's oldest rows back, and deleting a row walks its
+    /// overflow pages; a few batches' rows fit in it.
     package static let cacheKiB = 64 * 1024
+    /// The entries of a row made from an earlier layout's boxes (the default batch's).
+    static let migratedRowEntries = 256
 
     package init(
         path: String, maxBoxes: Int = FleetStore.defaultMaxBoxes, maxSeries: Int = 20_000, maxLabelSets: Int = 100_000,
@@ -105,33 +138,22 @@ package final class FleetStore {
         self.maxTotals = maxTotals
         db = try SQLiteConnection(path: path, create: true)
         db.busyTimeout(milliseconds: 5000)
-        // One row per box: its last report's identity and its values, (series id, value) pairs by id in a
-        // blob (12 bytes a series: a box of the daemon's ~280 series is 3 KB, one write a report), found by
-        // its number (a table b-tree holds such a row in its leaf, where an index b-tree, a table WITHOUT
-        // ROWID, keeps at most about a quarter of a page there and chains the rest over pages of their own).
+        // The boxes' log: a row a batch, its entries back to back in one blob (``LogEntry``), written one
+        // after the other over the row's overflow pages.
         try db.execute(
             """
             PRAGMA journal_mode = WAL;
             PRAGMA synchronous = FULL;
             PRAGMA cache_size = -\(Self.cacheKiB);
-            CREATE TABLE IF NOT EXISTS box_state (id INTEGER PRIMARY KEY, box TEXT NOT NULL UNIQUE,
-                counting_since REAL NOT NULL, seq INTEGER NOT NULL, start_id TEXT NOT NULL, firmware TEXT NOT NULL,
-                model TEXT NOT NULL, region TEXT NOT NULL, time REAL NOT NULL, vals BLOB NOT NULL);
+            CREATE TABLE IF NOT EXISTS box_log (id INTEGER PRIMARY KEY, entries BLOB NOT NULL);
             CREATE TABLE IF NOT EXISTS series (id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE);
             CREATE TABLE IF NOT EXISTS label_sets (id INTEGER PRIMARY KEY, labels TEXT NOT NULL UNIQUE);
             CREATE TABLE IF NOT EXISTS label_totals (label_set INTEGER PRIMARY KEY, vals BLOB NOT NULL);
             CREATE TABLE IF NOT EXISTS state (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
             """)
-        addBox = try db.prepare(
-            """
-            INSERT INTO box_state (id, box, counting_since, seq, start_id, firmware, model, region, time, vals)
-            VALUES (?10, ?9, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
-            """)
-        putBox = try db.prepare(
-            """
-            UPDATE box_state SET counting_since = ?1, seq = ?2, start_id = ?3, firmware = ?4, model = ?5, region = ?6,
-            time = ?7, vals = ?8 WHERE id = ?10
-            """)
+        addLogRow = try db.prepare("INSERT INTO box_log (id, entries) VALUES (?, ?)")
+        dropLogRow = try db.prepare("DELETE FROM box_log WHERE id = ?")
+        readLogRow = try db.prepare("SELECT entries FROM box_log WHERE id = ?")
         addSeries = try db.prepare("INSERT INTO series (id, key) VALUES (?, ?)")
         addLabelSet = try db.prepare("INSERT INTO label_sets (id, labels) VALUES (?, ?)")
         putTotals = try db.prepare(
@@ -149,22 +171,46 @@ package final class FleetStore {
     /// The state as earlier versions kept it, moved once, in one transaction: the totals into
     /// `label_totals` from `totals` (a row per series, by its whole text) and `fleet_totals` (a row per
     /// (label set, series), the two ids in one integer), rows past the bounds left out; the boxes into
-    /// `box_state` from `boxes` (by their id's text).
+    /// the log from `boxes` (a row per box by its id's text) and `box_state` (a row per box by number),
+    /// ``migratedRowEntries`` boxes a row.
     private func migrate() throws(SQLiteError) {
         let text = try tableExists("totals")
         let numbered = try tableExists("fleet_totals")
-        let keyedBoxes = try tableExists("boxes")
-        guard text || numbered || keyedBoxes else { return }
+        var boxTables: [String] = []
+        for name in ["boxes", "box_state"] where try tableExists(name) { boxTables.append(name) }
+        guard text || numbered || !boxTables.isEmpty else { return }
         try db.execute("BEGIN IMMEDIATE")
         do throws(SQLiteError) {
-            if keyedBoxes {
-                // The boxes as earlier versions kept them, by their id's text (WITHOUT ROWID).
-                try db.execute(
-                    """
-                    INSERT INTO box_state (box, counting_since, seq, start_id, firmware, model, region, time, vals)
-                    SELECT box, counting_since, seq, start_id, firmware, model, region, time, vals FROM boxes;
-                    DROP TABLE boxes;
-                    """)
+            if !boxTables.isEmpty {
+                var row = try db.integer("SELECT coalesce(max(id), 0) FROM box_log") + 1
+                var entries: [UInt8] = []
+                var count = 0
+                func flush() throws(SQLiteError) {
+                    guard count > 0 else { return }
+                    try addLogRow.bind(1, row)
+                    try addLogRow.bind(2, entries)
+                    try addLogRow.run()
+                    row += 1
+                    entries.removeAll(keepingCapacity: true)
+                    count = 0
+                }
+                // `box_state` after `boxes`: a box in both (never made so) is box_state's.
+                for table in boxTables {
+                    let rows = try db.prepare("SELECT box, counting_since, seq, vals FROM \(table)")
+                    while try rows.step() {
+                        guard let key = BoxKey(rows.text(0)) else { continue }
+                        var vals = rows.blob(3)
+                        vals.removeLast(vals.count % 12)
+                        let state = BoxState(
+                            countingSince: rows.double(1), seq: UInt64(clamping: rows.int64(2)), vals: vals, row: row)
+                        LogEntry.append(key, state, to: &entries)
+                        count += 1
+                        if count == Self.migratedRowEntries { try flush() }
+                    }
+                    rows.reset()
+                    try db.execute("DROP TABLE \(table)")
+                }
+                try flush()
             }
             try loadNames()
             try loadTotals()
@@ -231,30 +277,62 @@ package final class FleetStore {
     }
 
     /// Everything in memory from the database: names, totals, boxes, position (at the start, and after
-    /// a commit that failed).
+    /// a commit that failed). The log's rows in id order, each entry overriding its box's earlier one; a
+    /// row left with no live entry (none readable) is deleted.
     private func load() throws(SQLiteError) {
         try loadNames()
         try loadTotals()
         boxes = [:]
-        nextBoxRow = 1
-        let rows = try db.prepare("SELECT box, counting_since, seq, vals, id FROM box_state")
+        logRows = [:]
+        logOrder = []
+        logHead = 0
+        logEntries = 0
+        nextLogRow = 1
+        batchBoxes.removeAll(keepingCapacity: true)
+        emptiedRows.removeAll(keepingCapacity: true)
+        let known = UInt32(seriesParts.count)
+        let rows = try db.prepare("SELECT id, entries FROM box_log ORDER BY id")
         while try rows.step() {
-            guard let key = BoxKey(rows.text(0)) else { continue }
-            var vals = rows.blob(3)
-            vals.removeLast(vals.count % 12)
-            let known = UInt32(seriesParts.count)
-            if vals.withUnsafeBytes({ raw in
-                stride(from: 0, to: raw.count, by: 12).contains {
-                    UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: $0, as: UInt32.self)) > known
+            let row = rows.int64(0)
+            nextLogRow = max(nextLogRow, row &+ 1)
+            var entries = 0
+            var live = 0
+            let blob = rows.blob(1)
+            blob.withUnsafeBytes { raw in
+                LogEntry.forEach(in: raw) { entry in
+                    entries += 1
+                    if let last = boxes[entry.box]?.row {
+                        if last == row { live -= 1 } else { logRows[last]?.live -= 1 }
+                    }
+                    let vals = UnsafeRawBufferPointer(rebasing: raw[entry.vals])
+                    var kept: [UInt8]
+                    if stride(from: 0, to: vals.count, by: 12).contains(where: {
+                        UInt32(littleEndian: vals.loadUnaligned(fromByteOffset: $0, as: UInt32.self)) > known
+                    }) {
+                        // Series past the bound (a database of larger bounds): left out.
+                        kept = []
+                        for at in stride(from: 0, to: vals.count, by: 12)
+                        where UInt32(littleEndian: vals.loadUnaligned(fromByteOffset: at, as: UInt32.self)) <= known {
+                            kept.append(contentsOf: vals[at..<(at + 12)])
+                        }
+                    } else {
+                        kept = Array(vals)
+                    }
+                    boxes[entry.box] = BoxState(countingSince: entry.countingSince, seq: entry.seq, vals: kept, row: row)
+                    live += 1
+                    return true
                 }
-            }) {
-                vals = stride(from: 0, to: vals.count, by: 12).filter { at in
-                    vals.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: at, as: UInt32.self)) <= known }
-                }.flatMap { vals[$0..<($0 + 12)] }
             }
-            let row = rows.int64(4)
-            nextBoxRow = max(nextBoxRow, row &+ 1)
-            boxes[key] = BoxState(countingSince: rows.double(1), seq: UInt64(clamping: rows.int64(2)), vals: vals, row: row)
+            logRows[row] = LogRow(entries: entries, live: live)
+            logOrder.append(row)
+            logEntries += entries
+        }
+        rows.reset()
+        let empty = logOrder.filter { logRows[$0]?.live == 0 }
+        for row in empty {
+            try dropLogRow.bind(1, row)
+            try dropLogRow.run()
+            logEntries -= logRows.removeValue(forKey: row)?.entries ?? 0
         }
         streamPosition = UInt64(clamping: try db.integer("SELECT value FROM state WHERE name = 'stream_seq'"))
         changed = [:]
@@ -330,7 +408,7 @@ package final class FleetStore {
 
     /// Applies a batch of reports (each with its stream sequence) and moves the position, in one
     /// transaction; the outcome of each, in order. The totals a batch changed are written once each, a
-    /// row per label set.
+    /// row per label set; the boxes it changed are one row of the log.
     package func apply(_ batch: [(streamSeq: UInt64, report: FleetReport)]) throws(SQLiteError) -> [FleetOutcome] {
         if stale { try load() }
         try db.execute("BEGIN IMMEDIATE")
@@ -342,6 +420,7 @@ package final class FleetStore {
                 outcomes.append(try apply(report))
                 position = max(position, streamSeq)
             }
+            try writeLog()
             try writeDirtySets()
             try putState.bind(1, "stream_seq")
             try putState.bind(2, Int64(clamping: position))
@@ -352,8 +431,9 @@ package final class FleetStore {
             changed.removeAll(keepingCapacity: true)
             return outcomes
         } catch {
-            addBox.reset()
-            putBox.reset()
+            addLogRow.reset()
+            dropLogRow.reset()
+            readLogRow.reset()
             putTotals.reset()
             try? db.execute("ROLLBACK")
             do { try load() } catch { stale = true }
@@ -361,13 +441,92 @@ package final class FleetStore {
         }
     }
 
-    /// The rows of the label sets whose totals changed, (series id, value) pairs by id.
+    /// The batch's row of the log: the entries of the boxes it changed, and when the log holds too many
+    /// superseded entries, those of the oldest rows' live ones (``compact(into:budget:)``); the rows left
+    /// with no live entry deleted.
+    private func writeLog() throws(SQLiteError) {
+        guard !batchBoxes.isEmpty else { return }
+        let row = nextLogRow
+        var entries: [UInt8] = []
+        for box in batchBoxes {
+            guard let state = boxes[box] else { continue }
+            LogEntry.append(box, state, to: &entries)
+        }
+        var count = batchBoxes.count
+        if compacts, logEntries + count > 2 * boxes.count + 2 * count {
+            count += try compact(into: &entries, budget: 2 * count)
+        }
+        for emptied in emptiedRows {
+            try dropLogRow.bind(1, emptied)
+            try dropLogRow.run()
+        }
+        try addLogRow.bind(1, row)
+        try addLogRow.bind(2, entries)
+        try addLogRow.run()
+        logRows[row] = LogRow(entries: count, live: count)
+        logOrder.append(row)
+        logEntries += count
+        nextLogRow = row &+ 1
+        batchBoxes.removeAll(keepingCapacity: true)
+        emptiedRows.removeAll(keepingCapacity: true)
+        // The ids of rows deleted out of order, dropped once they are most of the list.
+        if logOrder.count - logHead > 2 * logRows.count + 64 {
+            logOrder = logOrder[logHead...].filter { logRows[$0] != nil }
+            logHead = 0
+        }
+    }
+
+    /// Moves up to about `budget` live entries of the oldest rows into the batch's row (`entries`): rows
+    /// in order, each read back for its boxes, the last possibly in part; the rows it empties are
+    /// deleted with the batch. The entries moved.
+    private func compact(into entries: inout [UInt8], budget: Int) throws(SQLiteError) -> Int {
+        let row = nextLogRow
+        var moved = 0
+        while moved < budget, logHead < logOrder.count {
+            let old = logOrder[logHead]
+            guard let oldRow = logRows[old] else {
+                logHead += 1
+                continue
+            }
+            try readLogRow.bind(1, old)
+            let blob = try readLogRow.step() ? readLogRow.blob(0) : []
+            readLogRow.reset()
+            var live = oldRow.live
+            var full = false
+            blob.withUnsafeBytes { raw in
+                LogEntry.forEach(in: raw) { entry in
+                    guard moved < budget else {
+                        full = true
+                        return false
+                    }
+                    guard let state = boxes[entry.box], state.row == old else { return true }
+                    LogEntry.append(entry.box, state, to: &entries)
+                    boxes[entry.box]?.row = row
+                    live -= 1
+                    moved += 1
+                    return true
+                }
+            }
+            guard !full || live <= 0 else {
+                logRows[old]?.live = live
+                break
+            }
+            // Every live entry it held is in the batch's row now.
+            logRows[old] = nil
+            logEntries -= oldRow.entries
+            emptiedRows.append(old)
+            logHead += 1
+        }
+        return moved
+    }
+
+    /// The rows of the label sets whose totals changed, (series id, value) pairs.
     private func writeDirtySets() throws(SQLiteError) {
         for set in dirtySets {
             let totals = totalsBySet[Int(set) - 1]
             var blob = [UInt8](repeating: 0, count: totals.count * 12)
             blob.withUnsafeMutableBytes { out in
-                for (i, (id, value)) in totals.sorted(by: { $0.key < $1.key }).enumerated() {
+                for (i, (id, value)) in totals.enumerated() {
                     out.storeBytes(of: id.littleEndian, toByteOffset: i * 12, as: UInt32.self)
                     out.storeBytes(of: value.bitPattern.littleEndian, toByteOffset: i * 12 + 4, as: UInt64.self)
                 }
@@ -456,51 +615,65 @@ package final class FleetStore {
         let reset = last.map { $0.countingSince != report.countingSince } ?? false
         // A new counting_since: the box's counters began again at 0.
         let old = reset ? [] : last?.vals ?? []
-        // In the catalog's order the ids mostly are already (they were made in it).
-        if !zip(ids, ids.dropFirst()).allSatisfy({ $0.id < $1.id }) { ids.sort { $0.id < $1.id } }
         // A series absent from the report is 0 since its counting_since (the agent leaves zeros out): its
         // last value is not kept, so that what it counts after an unclean stop took it back to 0 is
-        // counted from 0, and a series that appears is counted whole. Both lists are by id: one merge.
+        // counted from 0, and a series that appears is counted whole. The last values are spread by id
+        // (neither list is sorted: a sparse report's ids are in the order its series were first seen).
+        if lastMarks.count <= seriesParts.count {
+            lastMarks.append(contentsOf: repeatElement(0, count: seriesParts.count + 1 - lastMarks.count))
+            lastValues.append(contentsOf: repeatElement(0, count: seriesParts.count + 1 - lastValues.count))
+        }
+        mark &+= 1
+        if mark == 0 {
+            for i in lastMarks.indices { lastMarks[i] = 0 }
+            mark = 1
+        }
         var blob = [UInt8](repeating: 0, count: ids.count * 12)
         increases.removeAll(keepingCapacity: true)
-        old.withUnsafeBytes { previous in
-            blob.withUnsafeMutableBytes { out in
-                var at = 0
-                for (i, (id, value)) in ids.enumerated() {
-                    var lastValue = 0.0
-                    while at + 12 <= previous.count {
-                        let oldId = UInt32(littleEndian: previous.loadUnaligned(fromByteOffset: at, as: UInt32.self))
-                        if oldId > id { break }
-                        if oldId == id {
-                            let bits = UInt64(littleEndian: previous.loadUnaligned(fromByteOffset: at + 4, as: UInt64.self))
-                            lastValue = Double(bitPattern: bits)
-                        }
-                        at += 12
+        let current = mark
+        lastMarks.withUnsafeMutableBufferPointer { marks in
+            lastValues.withUnsafeMutableBufferPointer { values in
+                old.withUnsafeBytes { previous in
+                    for at in stride(from: 0, to: previous.count - 11, by: 12) {
+                        let id = Int(UInt32(littleEndian: previous.loadUnaligned(fromByteOffset: at, as: UInt32.self)))
+                        guard id < marks.count else { continue }
+                        marks[id] = current
+                        values[id] = Double(
+                            bitPattern: UInt64(littleEndian: previous.loadUnaligned(fromByteOffset: at + 4, as: UInt64.self)))
                     }
-                    if value > lastValue { increases.append((id, value - lastValue)) }
-                    out.storeBytes(of: id.littleEndian, toByteOffset: i * 12, as: UInt32.self)
-                    out.storeBytes(of: value.bitPattern.littleEndian, toByteOffset: i * 12 + 4, as: UInt64.self)
+                }
+                blob.withUnsafeMutableBytes { out in
+                    for (i, (id, value)) in ids.enumerated() {
+                        let lastValue = marks[Int(id)] == current ? values[Int(id)] : 0
+                        if value > lastValue { increases.append((id, value - lastValue)) }
+                        out.storeBytes(of: id.littleEndian, toByteOffset: i * 12, as: UInt32.self)
+                        out.storeBytes(of: value.bitPattern.littleEndian, toByteOffset: i * 12 + 4, as: UInt64.self)
+                    }
                 }
             }
         }
-        // A known box's row is updated by its number; a new one's is made (its id text written once).
-        let row = last?.row ?? nextBoxRow
-        let write = last == nil ? addBox : putBox
-        try write.bind(1, report.countingSince)
-        try write.bind(2, Int64(clamping: report.seq))
-        try write.bind(3, report.startId)
-        try write.bind(4, report.firmware)
-        try write.bind(5, report.model)
-        try write.bind(6, report.region)
-        try write.bind(7, report.time)
-        try write.bind(8, blob)
-        if last == nil { try write.bind(9, report.boxId) }
-        try write.bind(10, row)
-        try write.run()
-        if last == nil { nextBoxRow &+= 1 }
+        // The box's entry goes in the batch's row (written at its end): one in an earlier row is superseded.
+        let row = nextLogRow
+        if last?.row != row {
+            batchBoxes.append(box)
+            if let earlier = last?.row { supersede(earlier) }
+        }
         for (id, delta) in increases { add(set: labels, series: id, delta) }
         boxes[box] = BoxState(countingSince: report.countingSince, seq: report.seq, vals: blob, row: row)
         return reset ? .reset : .applied
+    }
+
+    /// One entry of `row` is superseded; a row left with none live is deleted with the batch.
+    private func supersede(_ row: Int64) {
+        guard var r = logRows[row] else { return }
+        r.live -= 1
+        if r.live > 0 {
+            logRows[row] = r
+        } else {
+            logRows[row] = nil
+            logEntries -= r.entries
+            emptiedRows.append(row)
+        }
     }
 
     /// A total's series text: `name{firmware="…",model="…",region="…",own labels}`.
@@ -570,6 +743,12 @@ package final class FleetStore {
     /// Boxes known.
     package func boxCount() -> Int { boxes.count }
 
+    /// The log's rows and entries (live and superseded).
+    var logSize: (rows: Int, entries: Int) { (logRows.count, logEntries) }
+
+    /// Each box's last report applied (its row in the log included).
+    var boxStates: [BoxKey: BoxState] { boxes }
+
     /// Series, label sets and totals known.
     package var sizes: (series: Int, labelSets: Int, totals: Int) { (seriesParts.count, labelSetTexts.count, totalCount) }
 }
@@ -578,6 +757,11 @@ package final class FleetStore {
 struct BoxKey: Hashable {
     var high: UInt64
     var low: UInt64
+
+    init(high: UInt64, low: UInt64) {
+        self.high = high
+        self.low = low
+    }
 
     init?(_ id: String) {
         var high: UInt64 = 0
@@ -608,13 +792,63 @@ struct OperatorLabels: Hashable {
 }
 
 /// A box's last report applied: its identity, and its values as the database keeps them ((series id,
-/// value) pairs by id).
-struct BoxState {
+/// value) pairs, in the report's order).
+struct BoxState: Equatable {
     var countingSince: Double
     var seq: UInt64
     var vals: [UInt8]
-    /// Its row in `box_state`.
+    /// The row of the log that holds its live entry.
     var row: Int64
+}
+
+/// A row of the log in memory.
+struct LogRow {
+    /// Its entries, live and superseded.
+    var entries: Int
+    /// Its entries that are their box's last.
+    var live: Int
+}
+
+/// A box's entry in a row of the log (`box_log.entries`, entries back to back), little-endian: the box
+/// (two UInt64, the id's first 16 hex digits then the last 16), counting_since (a Double's bits), seq
+/// (UInt64), the count of (series id, value) pairs (UInt32), then the pairs (UInt32, a Double's
+/// bits: 12 bytes each).
+enum LogEntry {
+    static let headerBytes = 36
+
+    static func append(_ box: BoxKey, _ state: BoxState, to out: inout [UInt8]) {
+        let at = out.count
+        out.append(contentsOf: repeatElement(0, count: headerBytes))
+        out.withUnsafeMutableBytes { raw in
+            raw.storeBytes(of: box.high.littleEndian, toByteOffset: at, as: UInt64.self)
+            raw.storeBytes(of: box.low.littleEndian, toByteOffset: at + 8, as: UInt64.self)
+            raw.storeBytes(of: state.countingSince.bitPattern.littleEndian, toByteOffset: at + 16, as: UInt64.self)
+            raw.storeBytes(of: state.seq.littleEndian, toByteOffset: at + 24, as: UInt64.self)
+            raw.storeBytes(of: UInt32(state.vals.count / 12).littleEndian, toByteOffset: at + 32, as: UInt32.self)
+        }
+        out.append(contentsOf: state.vals[..<(state.vals.count - state.vals.count % 12)])
+    }
+
+    /// Calls `body` with each entry of a row in order, until it returns false; a short entry (a corrupt
+    /// or cut row) ends the row.
+    static func forEach(
+        in raw: UnsafeRawBufferPointer,
+        _ body: (_ entry: (box: BoxKey, countingSince: Double, seq: UInt64, vals: Range<Int>)) -> Bool
+    ) {
+        var at = 0
+        while raw.count - at >= headerBytes {
+            let box = BoxKey(
+                high: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: at, as: UInt64.self)),
+                low: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: at + 8, as: UInt64.self)))
+            let since = Double(bitPattern: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: at + 16, as: UInt64.self)))
+            let seq = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: at + 24, as: UInt64.self))
+            let pairs = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: at + 32, as: UInt32.self)))
+            let start = at + headerBytes
+            guard pairs <= (raw.count - start) / 12 else { return }
+            at = start + pairs * 12
+            guard body((box, since, seq, start..<at)) else { return }
+        }
+    }
 }
 
 /// The series keys in memory: their bytes back to back, found by hash (open addressing), ids from 1.

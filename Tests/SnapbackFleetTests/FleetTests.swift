@@ -324,6 +324,7 @@ import Testing
         #expect(try store.db.integer("SELECT count(*) FROM sqlite_master WHERE name = 'fleet_totals'") == 0)
         #expect(try store.db.integer("SELECT count(*) FROM label_totals") == 2)
         #expect(try store.db.integer("SELECT count(*) FROM sqlite_master WHERE name = 'boxes'") == 0)
+        #expect(try store.db.integer("SELECT count(*) FROM box_log") == 1 && store.logSize == (1, 1))
         // The box's last value (3) is known: its 5 adds 2; its first report again is a duplicate.
         #expect(try store.apply([(6, try Self.parsed(Self.report(seq: 2, snapbacks: 5)))]) == [.applied])
         #expect(try store.apply([(7, try Self.parsed(Self.report(seq: 1, snapbacks: 5)))]) == [.duplicate])
@@ -427,9 +428,7 @@ import Testing
         let store = try FleetStore(path: path)
         let other = "fedcba9876543210fedcba9876543210"
         #expect(try store.apply([(1, try Self.parsed(Self.report(seq: 1, snapbacks: 3)))]) == [.applied])
-        try store.db.execute(
-            "CREATE TRIGGER refuse BEFORE INSERT ON box_state WHEN NEW.box = '\(other)' BEGIN SELECT RAISE(ABORT, 'refused'); END"
-        )
+        try store.db.execute("CREATE TRIGGER refuse BEFORE INSERT ON box_log BEGIN SELECT RAISE(ABORT, 'refused'); END")
         let batch = [
             (UInt64(2), try Self.parsed(Self.report(seq: 2, snapbacks: 10))),
             (UInt64(3), try Self.parsed(Self.report(box: other, seq: 1, snapbacks: 2, firmware: "fw-9")))
@@ -437,7 +436,7 @@ import Testing
         #expect(throws: SQLiteError.self) { try store.apply(batch) }
         let seeks = "snapbackd_seeks_commanded_total{"
         #expect(try Self.total(store, seeks) == 3 && store.position() == 1 && store.boxCount() == 1)
-        #expect(store.sizes.labelSets == 1)
+        #expect(store.sizes.labelSets == 1 && store.logSize == (1, 1) && store.boxStates.values.first?.seq == 1)
         try store.db.execute("DROP TRIGGER refuse")
         #expect(try store.apply(batch) == [.applied, .applied])
         #expect(try Self.total(store, seeks) == 12 && store.position() == 3)
@@ -508,6 +507,305 @@ import Testing
             }
         }
         #expect(read > 0 && read < 20_000)
+    }
+}
+
+/// The boxes' log (`box_log`): a row a batch, superseded entries and rows gone, compaction, reading it
+/// back, and the earlier layouts moved into it.
+@Suite struct FleetLogTests {
+    static let seeks = "snapbackd_seeks_commanded_total{firmware=\"fw-1\",model=\"m\",region=\"eu\",reason=\"snapback\""
+
+    /// Box number `n` as 32 hex digits.
+    static func box(_ n: Int) -> String {
+        let hex = String(n, radix: 16)
+        return String(repeating: "0", count: 32 - hex.count) + hex
+    }
+
+    static func report(_ n: Int, seq: UInt64, snapbacks: UInt64, since: Double = 1_700_000_000) throws -> FleetReport {
+        try FleetTests.parsed(FleetTests.report(box: box(n), seq: seq, since: since, snapbacks: snapbacks))
+    }
+
+    /// The boxes' state without their rows (which differ between a log compacted and one not).
+    static func states(_ store: FleetStore) -> [BoxKey: BoxState] {
+        store.boxStates.mapValues { state in
+            var state = state
+            state.row = 0
+            return state
+        }
+    }
+
+    /// The deltas, resets and duplicates of ``FleetTests/deltasResetsAndDuplicates()`` with the store
+    /// closed and opened again before each batch: what is read back is what the next report needs.
+    @Test func deltasResetsAndDuplicatesAcrossReopens() throws {
+        let path = FleetTests.temporaryPath()
+        defer { FleetTests.remove(path) }
+        let steps: [(batch: [(UInt64, FleetReport)], outcomes: [FleetOutcome], seeks: Double)] = [
+            (
+                [(1, try Self.report(1, seq: 1, snapbacks: 3)), (2, try Self.report(2, seq: 1, snapbacks: 2))],
+                [.applied, .applied], 5
+            ),
+            ([(3, try Self.report(1, seq: 2, snapbacks: 5))], [.applied], 7),
+            (
+                [(4, try Self.report(1, seq: 2, snapbacks: 5)), (5, try Self.report(1, seq: 1, snapbacks: 3))],
+                [.duplicate, .duplicate], 7
+            ),
+            ([(6, try Self.report(1, seq: 3, snapbacks: 4))], [.applied], 7),
+            (
+                [(7, try Self.report(1, seq: 4, snapbacks: 6)), (8, try Self.report(2, seq: 2, snapbacks: 2))],
+                [.applied, .applied], 9
+            ),
+            ([(9, try Self.report(1, seq: 5, snapbacks: 1, since: 1_800_000_000))], [.reset], 10),
+            (
+                [(10, try Self.report(2, seq: 2, snapbacks: 9)), (11, try Self.report(1, seq: 6, snapbacks: 1))],
+                [.duplicate, .reset], 11
+            ),
+            (
+                [(12, try Self.report(1, seq: 7, snapbacks: 4)), (13, try Self.report(2, seq: 3, snapbacks: 3))],
+                [.applied, .applied], 15
+            )
+        ]
+        for (i, step) in steps.enumerated() {
+            let store = try FleetStore(path: path)
+            #expect(try store.apply(step.batch) == step.outcomes, "batch \(i)")
+            #expect(try FleetTests.total(store, Self.seeks) == step.seeks, "batch \(i)")
+        }
+        let store = try FleetStore(path: path)
+        #expect(try FleetTests.total(store, Self.seeks) == 15 && store.position() == 13 && store.boxCount() == 2)
+        #expect(store.boxStates[BoxKey(Self.box(1))!]?.seq == 7 && store.boxStates[BoxKey(Self.box(2))!]?.seq == 3)
+    }
+
+    /// A box reported in batch after batch (twice in one) has one live entry: each earlier row it emptied
+    /// is deleted, the row it shares with a box that did not report again is kept.
+    @Test func aBoxReportedInManyBatchesLeavesOneLiveEntry() throws {
+        let path = FleetTests.temporaryPath()
+        defer { FleetTests.remove(path) }
+        let store = try FleetStore(path: path)
+        _ = try store.apply([(1, try Self.report(1, seq: 1, snapbacks: 1)), (2, try Self.report(2, seq: 1, snapbacks: 1))])
+        for seq in UInt64(2)...50 { _ = try store.apply([(seq + 1, try Self.report(1, seq: seq, snapbacks: seq))]) }
+        #expect(
+            try store.apply([(52, try Self.report(1, seq: 51, snapbacks: 51)), (53, try Self.report(1, seq: 52, snapbacks: 60))])
+                == [.applied, .applied])
+        // The first row (box 2 live, box 1 superseded) and the last (box 1 once, its seq 52).
+        #expect(store.logSize == (2, 3))
+        #expect(try store.db.integer("SELECT count(*) FROM box_log") == 2)
+        let vals = try #require(store.boxStates[BoxKey(Self.box(1))!]).vals
+        #expect(vals.count % 12 == 0 && !vals.isEmpty)
+        #expect(try store.db.integer("SELECT length(entries) FROM box_log ORDER BY id DESC LIMIT 1") == 36 + vals.count)
+        #expect(try FleetTests.total(store, Self.seeks) == 61)
+        let reopened = try FleetStore(path: path)
+        #expect(reopened.logSize == (2, 3) && reopened.boxStates == store.boxStates)
+        #expect(reopened.boxStates[BoxKey(Self.box(1))!]?.seq == 52 && reopened.boxStates[BoxKey(Self.box(2))!]?.seq == 1)
+        #expect(try FleetTests.total(reopened, Self.seeks) == 61)
+    }
+
+    /// Most boxes stop reporting while a few go on, each batch with one box's last report: every row keeps
+    /// a live entry among superseded ones. Compacted, the log stays within about 2.5 × boxes + 6 × a
+    /// batch; never compacted, it grows with the batches. Both read back as the same boxes and totals.
+    @Test func compactionKeepsTheLogBoundedWhenMostBoxesStopReporting() throws {
+        let path = FleetTests.temporaryPath()
+        let never = FleetTests.temporaryPath() + "-never"
+        defer {
+            FleetTests.remove(path)
+            FleetTests.remove(never)
+        }
+        let compacted = try FleetStore(path: path)
+        let uncompacted = try FleetStore(path: never)
+        uncompacted.compacts = false
+        var seqs = [UInt64](repeating: 0, count: 610)
+        var streamSeq: UInt64 = 0
+        var largest = 0
+        func deliver(_ boxes: [Int]) throws {
+            let batch = try boxes.map { n in
+                seqs[n] += 1
+                streamSeq += 1
+                return (streamSeq, try Self.report(n, seq: seqs[n], snapbacks: seqs[n] * 2 + UInt64(n % 3)))
+            }
+            let outcomes = try compacted.apply(batch)
+            #expect(try uncompacted.apply(batch) == outcomes)
+            let bound = Double(compacted.boxCount()) * 2.5 + 6 * Double(boxes.count)
+            #expect(Double(compacted.logSize.entries) <= bound, "after stream seq \(streamSeq): \(compacted.logSize)")
+            largest = max(largest, compacted.logSize.entries)
+        }
+        // 600 boxes report once, 20 a batch; then boxes 600..<610 report in every batch, with box i's
+        // second (and last) report.
+        for start in stride(from: 0, to: 600, by: 20) { try deliver(Array(start..<(start + 20))) }
+        for i in 0..<400 { try deliver(Array(600..<610) + [i % 300]) }
+        #expect(compacted.boxCount() == 610 && uncompacted.boxCount() == 610)
+        // Never compacted: a row a batch of phase two, each with its one live entry.
+        #expect(uncompacted.logSize.rows > 300 && uncompacted.logSize.entries > 3_500)
+        #expect(compacted.logSize.rows < 100 && largest <= 1_525 + 66)
+        #expect(try compacted.db.integer("SELECT count(*) FROM box_log") == Int64(compacted.logSize.rows))
+        // Read back: the same boxes, totals and log, and the same as the log never compacted.
+        let reopened = try FleetStore(path: path)
+        let reopenedNever = try FleetStore(path: never)
+        #expect(reopened.logSize == compacted.logSize && reopened.boxStates == compacted.boxStates)
+        #expect(Self.states(reopened) == Self.states(reopenedNever) && Self.states(reopened) == Self.states(uncompacted))
+        let totals = reopened.totals(changedOnly: false).sorted { $0.series < $1.series }
+        #expect(totals.map(\.series) == reopenedNever.totals(changedOnly: false).sorted { $0.series < $1.series }.map(\.series))
+        #expect(totals.map(\.value) == reopenedNever.totals(changedOnly: false).sorted { $0.series < $1.series }.map(\.value))
+        // And they go on alike: a box that had stopped, one of phase one only, one that never stopped.
+        let next = [
+            (streamSeq + 1, try Self.report(5, seq: seqs[5] + 1, snapbacks: 100)),
+            (streamSeq + 2, try Self.report(450, seq: seqs[450] + 1, snapbacks: 100)),
+            (streamSeq + 3, try Self.report(605, seq: seqs[605], snapbacks: 100))
+        ]
+        #expect(try reopened.apply(next) == [.applied, .applied, .duplicate])
+        #expect(try reopenedNever.apply(next) == [.applied, .applied, .duplicate])
+        #expect(try FleetTests.total(reopened, Self.seeks) == FleetTests.total(reopenedNever, Self.seeks))
+        #expect(Self.states(reopened) == Self.states(reopenedNever))
+    }
+
+    /// Seeded random batches (1 to 40 reports, a box sometimes twice, a store reset now and then) over
+    /// an active set of boxes that moves on and shrinks: the compacted log stays within its bound after
+    /// every batch, and read back (at times in the middle) it is the boxes of a log never compacted.
+    @Test func aCompactedLogReadsBackAsOneNeverCompactedOnRandomBatches() throws {
+        let path = FleetTests.temporaryPath()
+        let never = FleetTests.temporaryPath() + "-never"
+        defer {
+            FleetTests.remove(path)
+            FleetTests.remove(never)
+        }
+        var compacted = try FleetStore(path: path)
+        let uncompacted = try FleetStore(path: never)
+        uncompacted.compacts = false
+        var random = SplitMix64(seed: 0x10c)
+        var seqs = [UInt64](repeating: 0, count: 400)
+        var since = [Double](repeating: 1_700_000_000, count: 400)
+        var streamSeq: UInt64 = 0
+        var compactedAtAll = false
+        for round in 0..<160 {
+            // The active boxes: a window that moves on and narrows.
+            let width = max(8, 400 - round * 3)
+            let first = (round * 2) % (400 - width + 1)
+            let batch = try (0..<Int.random(in: 1...40, using: &random)).map { _ in
+                let n = first + Int.random(in: 0..<width, using: &random)
+                seqs[n] += 1
+                if Int.random(in: 0..<50, using: &random) == 0 { since[n] += 1 }
+                streamSeq += 1
+                return (streamSeq, try Self.report(n, seq: seqs[n], snapbacks: seqs[n] * 3, since: since[n]))
+            }
+            let entriesBefore = compacted.logSize.entries
+            let outcomes = try compacted.apply(batch)
+            #expect(try uncompacted.apply(batch) == outcomes)
+            let bound = 2.5 * Double(compacted.boxCount()) + 6 * Double(batch.count)
+            #expect(Double(compacted.logSize.entries) <= bound, "round \(round): \(compacted.logSize)")
+            if compacted.logSize.entries < entriesBefore { compactedAtAll = true }
+            if round % 40 == 39 {
+                compacted = try FleetStore(path: path)
+                #expect(Self.states(compacted) == Self.states(uncompacted), "round \(round)")
+            }
+        }
+        #expect(compactedAtAll && uncompacted.logSize.entries > compacted.logSize.entries)
+        let reopened = try FleetStore(path: path)
+        #expect(reopened.logSize == compacted.logSize && reopened.boxStates == compacted.boxStates)
+        #expect(Self.states(reopened) == Self.states(try FleetStore(path: never)))
+        #expect(try FleetTests.total(reopened, Self.seeks) == FleetTests.total(uncompacted, Self.seeks))
+    }
+
+    /// A database whose boxes are a row each in `box_state` (the layout before the log): moved into the
+    /// log once, a row per 256 boxes, in one transaction, the table dropped; values of series past those
+    /// known and box ids that are not 32 hex digits left out.
+    @Test func aDatabaseOfBoxStateRowsMovesIntoTheLog() throws {
+        let path = FleetTests.temporaryPath()
+        defer { FleetTests.remove(path) }
+        let key = "snapbackd_seeks_commanded_total{reason=\"snapback\",preset=\"ima\"}"
+        do {
+            let db = try SQLiteConnection(path: path, create: true)
+            try db.execute(
+                """
+                CREATE TABLE box_state (id INTEGER PRIMARY KEY, box TEXT NOT NULL UNIQUE,
+                    counting_since REAL NOT NULL, seq INTEGER NOT NULL, start_id TEXT NOT NULL, firmware TEXT NOT NULL,
+                    model TEXT NOT NULL, region TEXT NOT NULL, time REAL NOT NULL, vals BLOB NOT NULL);
+                CREATE TABLE series (id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE);
+                CREATE TABLE label_sets (id INTEGER PRIMARY KEY, labels TEXT NOT NULL UNIQUE);
+                CREATE TABLE label_totals (label_set INTEGER PRIMARY KEY, vals BLOB NOT NULL);
+                CREATE TABLE state (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+                INSERT INTO series VALUES (1, '\(key)');
+                INSERT INTO label_sets VALUES (1, 'firmware="fw-1",model="m",region="eu"');
+                INSERT INTO state VALUES ('stream_seq', 40);
+                INSERT INTO box_state VALUES (1000, 'not a box', 1700000000, 3, 's', 'fw-1', 'm', 'eu', 1, X'');
+                """)
+            // Box n's seeks are n (series 1); box 1 has a value of series 9, not known, too.
+            let put = try db.prepare("INSERT INTO box_state VALUES (?, ?, 1700000000, 3, 's', 'fw-1', 'm', 'eu', 1, ?)")
+            for n in 1...300 {
+                var vals: [UInt8] = []
+                for (id, value) in [(UInt32(1), Double(n))] + (n == 1 ? [(UInt32(9), 5.0)] : []) {
+                    withUnsafeBytes(of: id.littleEndian) { vals.append(contentsOf: $0) }
+                    withUnsafeBytes(of: value.bitPattern.littleEndian) { vals.append(contentsOf: $0) }
+                }
+                try put.bind(1, Int64(n))
+                try put.bind(2, Self.box(n))
+                try put.bind(3, vals)
+                try put.run()
+            }
+        }
+        let store = try FleetStore(path: path)
+        #expect(store.boxCount() == 300 && store.position() == 40)
+        #expect(try store.db.integer("SELECT count(*) FROM sqlite_master WHERE name = 'box_state'") == 0)
+        #expect(try store.db.integer("SELECT count(*) FROM box_log") == 2 && store.logSize == (2, 300))
+        let first = try #require(store.boxStates[BoxKey(Self.box(1))!])
+        #expect(first.seq == 3 && first.countingSince == 1_700_000_000 && first.vals.count == 12)
+        #expect(
+            store.boxStates[BoxKey(Self.box(300))!]?.vals == [1, 0, 0, 0]
+                + withUnsafeBytes(of: 300.0.bitPattern.littleEndian, Array.init))
+        // Box 7's 7 seeks are known: its 10 adds 3; box 8's report of seq 3 is a duplicate.
+        #expect(
+            try store.apply([(41, try Self.report(7, seq: 4, snapbacks: 10)), (42, try Self.report(8, seq: 3, snapbacks: 50))])
+                == [.applied, .duplicate])
+        #expect(try FleetTests.total(store, Self.seeks) == 3)
+        let reopened = try FleetStore(path: path)
+        #expect(reopened.boxCount() == 300 && reopened.logSize == (3, 301) && reopened.boxStates == store.boxStates)
+    }
+
+    /// A row of the log that is cut, corrupt or of series not known is read as far as it holds: never a
+    /// trap, the entries before the damage kept, and the series past those known left out.
+    @Test func aDamagedLogRowIsReadAsFarAsItHolds() throws {
+        let path = FleetTests.temporaryPath()
+        defer { FleetTests.remove(path) }
+        var valid: [UInt8] = []
+        do {
+            let store = try FleetStore(path: path)
+            _ = try store.apply((1...5).map { (UInt64($0), try Self.report($0, seq: 1, snapbacks: UInt64($0))) })
+            let row = try store.db.prepare("SELECT entries FROM box_log")
+            if try row.step() { valid = row.blob(0) }
+            row.reset()
+        }
+        let entry = valid.count / 5
+        #expect(entry == 36 + 12 * (try Self.report(1, seq: 1, snapbacks: 1)).series.count)
+        func open(_ rows: [[UInt8]]) throws -> FleetStore {
+            let db = try SQLiteConnection(path: path, create: false)
+            try db.execute("DELETE FROM box_log")
+            let put = try db.prepare("INSERT INTO box_log (id, entries) VALUES (?, ?)")
+            for (i, row) in rows.enumerated() {
+                try put.bind(1, Int64(i + 1))
+                try put.bind(2, row)
+                try put.run()
+            }
+            return try FleetStore(path: path)
+        }
+        // Cut inside the third entry: two boxes; a count of pairs past the row's end: none after it.
+        #expect(try open([Array(valid[..<(2 * entry + 40)])]).boxCount() == 2)
+        var huge = valid
+        huge.replaceSubrange((entry + 32)..<(entry + 36), with: [0xff, 0xff, 0xff, 0xff])
+        #expect(try open([huge]).boxCount() == 1)
+        // A row of nothing readable is deleted; the others are read.
+        let store = try open([[1, 2, 3], valid, []])
+        #expect(store.boxCount() == 5 && store.logSize == (1, 5))
+        #expect(try store.db.integer("SELECT count(*) FROM box_log") == 1)
+        // A series id past those known: the value left out, the rest of the box kept.
+        var unknown = Array(valid[..<entry])
+        unknown.replaceSubrange(36..<40, with: [0x00, 0x01, 0x00, 0x00])
+        let box = try #require(try open([unknown]).boxStates[BoxKey(Self.box(1))!])
+        #expect(box.vals.count == entry - 36 - 12)
+        // Seeded mutations of the row: read or cut short, never a trap, never more boxes than written.
+        var random = SplitMix64(seed: 0x106)
+        for _ in 0..<200 {
+            var bytes = valid
+            random.mutate(&bytes)
+            let mutated = try open([bytes])
+            #expect(mutated.boxCount() <= 5 + bytes.count / 36)
+            _ = try mutated.apply([(100, try Self.report(1, seq: 9, snapbacks: 9))])
+        }
     }
 }
 
