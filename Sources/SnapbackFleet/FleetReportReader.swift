@@ -227,6 +227,35 @@ struct FleetReportReader {
         var description: String { reader.text(start, end) }
     }
 
+    /// Where a sample's keys are made before each is appended to the report's (on the stack, sized for the
+    /// longest key the bounds allow), and where a sample's labels and buckets are noted on its one walk.
+    private struct Scratch {
+        /// A name, a suffix, `{`, the labels, `,le="`, a bound, `"}`.
+        static let keyBytes = FleetReport.maxNameBytes + 8 + labelBytes + 8 + FleetReport.maxBucketLabelBytes
+        /// `a="x"` at most ``FleetReport/maxLabels`` times, commas between.
+        static let labelBytes = FleetReport.maxLabels * (2 * FleetReport.maxLabelBytes + 4)
+        static let bytes = keyBytes + labelBytes + 8 * (2 * FleetReport.maxBuckets + 2 * FleetReport.maxLabels + 2 * FleetReport.maxFamilies)
+
+        let key: UnsafeMutablePointer<UInt8>
+        let labels: UnsafeMutablePointer<UInt8>
+        /// The bucket bounds' bits from 0, the counts from ``FleetReport/maxBuckets``.
+        let numbers: UnsafeMutablePointer<UInt64>
+        /// Each label field's start and end.
+        let labelFields: UnsafeMutablePointer<Int>
+        /// Each family's name's start and end.
+        let familyNames: UnsafeMutablePointer<Int>
+
+        init(_ raw: UnsafeMutableRawPointer) {
+            numbers = raw.bindMemory(to: UInt64.self, capacity: 2 * FleetReport.maxBuckets)
+            labelFields = (raw + 16 * FleetReport.maxBuckets).bindMemory(to: Int.self, capacity: 2 * FleetReport.maxLabels)
+            familyNames = (raw + 16 * FleetReport.maxBuckets + 16 * FleetReport.maxLabels).bindMemory(
+                to: Int.self, capacity: 2 * FleetReport.maxFamilies)
+            let text = raw + 8 * (2 * FleetReport.maxBuckets + 2 * FleetReport.maxLabels + 2 * FleetReport.maxFamilies)
+            key = text.bindMemory(to: UInt8.self, capacity: Self.keyBytes + Self.labelBytes)
+            labels = key + Self.keyBytes
+        }
+    }
+
     /// Reads and checks the report.
     func read() throws(FleetReport.Rejection) -> FleetReport {
         var strings = true
@@ -284,15 +313,21 @@ struct FleetReportReader {
         // About the report's size in keys, a series for every 20 bytes or so: one allocation each.
         keys.reserveCapacity(2 * count + 256)
         series.reserveCapacity(min(FleetReport.maxSamples, count / 20 + 16))
-        var labelText: [UInt8] = []
-        labelText.reserveCapacity(256)
-        var families: [(Int, Int)] = []
-        families.reserveCapacity(familyCount)
-        at = 0
-        while at < count, let f = next(&at, count) {
-            guard f.number == 13 else { continue }
-            try family(f.start, f.end, &families, &keys, &series, &labelText)
+        let problem = withUnsafeTemporaryAllocation(byteCount: Scratch.bytes, alignment: 8) { (raw) -> FleetReport.Rejection? in
+            let scratch = Scratch(raw.baseAddress!)
+            var families = 0
+            var at = 0
+            while at < count, let f = next(&at, count) {
+                guard f.number == 13 else { continue }
+                do throws(FleetReport.Rejection) {
+                    try family(f.start, f.end, scratch, &families, &keys, &series)
+                } catch {
+                    return error
+                }
+            }
+            return nil
         }
+        if let problem { throw problem }
         try FleetReport.checkDistinct(series, keys)
         return FleetReport(
             boxId: text(boxId.0, boxId.1), seq: seq, countingSince: countingSince, startId: text(startId.0, startId.1),
@@ -300,8 +335,8 @@ struct FleetReportReader {
     }
 
     private func family(
-        _ start: Int, _ end: Int, _ families: inout [(Int, Int)], _ keys: inout [UInt8], _ series: inout [FleetSeries],
-        _ labelText: inout [UInt8]
+        _ start: Int, _ end: Int, _ scratch: Scratch, _ families: inout Int, _ keys: inout [UInt8],
+        _ series: inout [FleetSeries]
     ) throws(FleetReport.Rejection) {
         var name = (start, start)
         var type: UInt32 = 0
@@ -316,18 +351,21 @@ struct FleetReportReader {
             }
         }
         let nameCount = name.1 - name.0
-        let nameBytes = bytes(name.0, name.1)
         guard nameCount <= FleetReport.maxNameBytes, FleetReport.isMetricName(p + name.0, count: nameCount) else {
             throw Rejection("family name '\(text(name.0, name.1).prefix(64))' is not a metric name")
         }
         // The name as a string only for a refusal's reason.
         let familyName = FamilyName(reader: self, start: name.0, end: name.1)
-        guard
-            !families.contains(where: { other in
-                other.1 - other.0 == nameCount && memcmp(p + other.0, p + name.0, nameCount) == 0
-            })
-        else { throw Rejection("family \(familyName) twice") }
-        families.append(name)
+        for i in 0..<families {
+            let other = (scratch.familyNames[2 * i], scratch.familyNames[2 * i + 1])
+            if other.1 - other.0 == nameCount && memcmp(p + other.0, p + name.0, nameCount) == 0 {
+                throw Rejection("family \(familyName) twice")
+            }
+        }
+        // At most maxFamilies: counted before any family is read.
+        scratch.familyNames[2 * families] = name.0
+        scratch.familyNames[2 * families + 1] = name.1
+        families += 1
         // A type this version does not know (a newer daemon's gauge): the family is left out, the rest of
         // the report counts.
         let histogram: Bool
@@ -339,16 +377,50 @@ struct FleetReportReader {
         guard series.count + seriesCount <= FleetReport.maxSamples else {
             throw Rejection("more than \(FleetReport.maxSamples) samples")
         }
+        // Every key of the family begins with its name.
+        scratch.key.update(from: p + name.0, count: nameCount)
         at = start
         while at < end, let f = next(&at, end) {
             guard f.number == 5 else { continue }
-            try sample(f.start, f.end, familyName, nameBytes, histogram, &keys, &series, &labelText)
+            try sample(f.start, f.end, familyName, nameCount, histogram, scratch, &keys, &series)
         }
     }
 
+    /// Appends the key made at `scratch.key` and the series.
+    @inline(__always)
+    private func append(
+        _ scratch: Scratch, _ length: Int, _ value: Double, _ keys: inout [UInt8], _ series: inout [FleetSeries]
+    ) {
+        let start = keys.count
+        keys.append(contentsOf: UnsafeBufferPointer(start: scratch.key, count: length))
+        series.append(
+            FleetSeries(
+                start: Int32(start), count: Int32(length), hash: FleetReport.keyHash(scratch.key, length), value: value))
+    }
+
+    /// Writes `suffix` after the family's name at `scratch.key`, then `{labels}` if there are labels: the
+    /// key's length.
+    @inline(__always)
+    private func key(_ scratch: Scratch, _ nameCount: Int, _ suffix: StaticString, _ labelCount: Int) -> Int {
+        var n = nameCount
+        (scratch.key + n).update(from: suffix.utf8Start, count: suffix.utf8CodeUnitCount)
+        n += suffix.utf8CodeUnitCount
+        if labelCount > 0 {
+            scratch.key[n] = 0x7b
+            (scratch.key + n + 1).update(from: scratch.labels, count: labelCount)
+            n += labelCount + 1
+            scratch.key[n] = 0x7d
+            n += 1
+        }
+        return n
+    }
+
+    /// One walk over the sample's fields notes its labels (up to the most a sample may have), its buckets
+    /// (up to the most it may have, the rest counted) and its numbers; then the checks, in the reference's
+    /// order, and the keys.
     private func sample(
-        _ start: Int, _ end: Int, _ familyName: FamilyName, _ nameBytes: UnsafeRawBufferPointer, _ histogram: Bool,
-        _ keys: inout [UInt8], _ series: inout [FleetSeries], _ labelText: inout [UInt8]
+        _ start: Int, _ end: Int, _ familyName: FamilyName, _ nameCount: Int, _ histogram: Bool, _ scratch: Scratch,
+        _ keys: inout [UInt8], _ series: inout [FleetSeries]
     ) throws(FleetReport.Rejection) {
         var labelCount = 0
         var value: UInt64 = 0
@@ -356,19 +428,50 @@ struct FleetReportReader {
         var total: UInt64 = 0
         var boundCount = 0
         var countCount = 0
+        let maxBuckets = FleetReport.maxBuckets
         var at = start
         while at < end, let f = next(&at, end) {
             switch f.number {
-            case 1: labelCount += 1
+            case 1:
+                if labelCount < FleetReport.maxLabels {
+                    scratch.labelFields[2 * labelCount] = f.start
+                    scratch.labelFields[2 * labelCount + 1] = f.end
+                }
+                labelCount += 1
             case 2: value = f.varint
-            case 3: boundCount += f.wire == 2 ? (f.end - f.start) / 8 : 1
+            case 3:
+                // One double, or packed ones (a multiple of 8 bytes: checked by valid).
+                var v = f.start
+                while v < f.end {
+                    if boundCount < maxBuckets {
+                        scratch.numbers[boundCount] = UInt64(
+                            littleEndian: UnsafeRawPointer(p + v).loadUnaligned(as: UInt64.self))
+                    }
+                    boundCount += 1
+                    v += 8
+                }
             case 4: sum = double(f)
             case 5: total = f.varint
             case 6:
-                if f.wire == 2 {
-                    for i in f.start..<f.end where p[i] & 0x80 == 0 { countCount += 1 }
-                } else {
+                if f.wire != 2 {
+                    if countCount < maxBuckets { scratch.numbers[maxBuckets + countCount] = f.varint }
                     countCount += 1
+                    continue
+                }
+                // Packed varints, each ended within the field in at most 10 bytes (checked by valid).
+                var v = f.start
+                while v < f.end {
+                    var x: UInt64 = 0
+                    var n = 0
+                    while true {
+                        let byte = p[v + n]
+                        x |= UInt64(byte & 0x7f) << UInt64(7 * n)
+                        n += 1
+                        if byte & 0x80 == 0 { break }
+                    }
+                    if countCount < maxBuckets { scratch.numbers[maxBuckets + countCount] = x }
+                    countCount += 1
+                    v += n
                 }
             default: break
             }
@@ -378,96 +481,80 @@ struct FleetReportReader {
                 "family \(familyName): a sample with \(labelCount) labels, more than \(FleetReport.maxLabels)")
         }
         // The labels, as the key writes them: `a="x",b="y"`.
-        labelText.removeAll(keepingCapacity: true)
-        var first = true
-        at = start
-        while at < end, let f = next(&at, end) {
-            guard f.number == 1 else { continue }
-            var name = (f.start, f.start)
-            var labelValue = (f.start, f.start)
-            var l = f.start
-            while l < f.end, let g = next(&l, f.end) {
+        var labelBytes = 0
+        for i in 0..<labelCount {
+            let fieldEnd = scratch.labelFields[2 * i + 1]
+            var name = (scratch.labelFields[2 * i], scratch.labelFields[2 * i])
+            var labelValue = name
+            var l = name.0
+            while l < fieldEnd, let g = next(&l, fieldEnd) {
                 if g.number == 1 { name = (g.start, g.end) } else if g.number == 2 { labelValue = (g.start, g.end) }
             }
-            let nameCount = name.1 - name.0
-            guard nameCount <= FleetReport.maxLabelBytes, FleetReport.isMetricName(p + name.0, count: nameCount),
-                !FleetReport.reservedLabels.contains(where: { $0.count == nameCount && memcmp($0, p + name.0, nameCount) == 0 })
+            let nameBytes = name.1 - name.0
+            guard nameBytes <= FleetReport.maxLabelBytes, FleetReport.isMetricName(p + name.0, count: nameBytes),
+                !FleetReport.isReservedLabel(p + name.0, count: nameBytes)
             else {
                 throw Rejection("family \(familyName): label name '\(text(name.0, name.1).prefix(64))' refused")
             }
-            let valueCount = labelValue.1 - labelValue.0
-            guard valueCount <= FleetReport.maxLabelBytes, FleetReport.isLabelValue(p + labelValue.0, count: valueCount) else {
+            let valueBytes = labelValue.1 - labelValue.0
+            guard valueBytes <= FleetReport.maxLabelBytes, FleetReport.isLabelValue(p + labelValue.0, count: valueBytes) else {
                 throw Rejection("family \(familyName): a value of label \(text(name.0, name.1)) is not a closed value")
             }
-            if !first { labelText.append(0x2c) }
-            first = false
-            labelText.append(contentsOf: bytes(name.0, name.1))
-            labelText.append(0x3d)
-            labelText.append(0x22)
-            labelText.append(contentsOf: bytes(labelValue.0, labelValue.1))
-            labelText.append(0x22)
+            let out = scratch.labels + labelBytes
+            var n = 0
+            if i > 0 {
+                out[0] = 0x2c
+                n = 1
+            }
+            (out + n).update(from: p + name.0, count: nameBytes)
+            n += nameBytes
+            out[n] = 0x3d
+            out[n + 1] = 0x22
+            n += 2
+            (out + n).update(from: p + labelValue.0, count: valueBytes)
+            n += valueBytes
+            out[n] = 0x22
+            labelBytes += n + 1
         }
         if !histogram {
-            FleetReport.append(nameBytes, "_total", labelText, nil, Double(value), to: &keys, &series)
+            append(scratch, key(scratch, nameCount, "_total", labelBytes), Double(value), &keys, &series)
             return
         }
-        guard boundCount == countCount, (1...FleetReport.maxBuckets).contains(boundCount) else {
-            throw Rejection("family \(familyName): 1 to \(FleetReport.maxBuckets) buckets, each with its count")
+        guard boundCount == countCount, (1...maxBuckets).contains(boundCount) else {
+            throw Rejection("family \(familyName): 1 to \(maxBuckets) buckets, each with its count")
         }
-        // At most 32 of each, in one block on the stack.
-        let problem = withUnsafeTemporaryAllocation(of: UInt64.self, capacity: 2 * FleetReport.maxBuckets) {
-            (scratch) -> FleetReport.Rejection? in
-            var nb = 0
-            var nc = 0
-            at = start
-            while at < end, let f = next(&at, end) {
-                if f.number == 3 {
-                    var v = f.start
-                    while v < f.end {
-                        scratch[nb] = UInt64(littleEndian: UnsafeRawPointer(p + v).loadUnaligned(as: UInt64.self))
-                        nb += 1
-                        v += 8
-                    }
-                } else if f.number == 6 {
-                    if f.wire != 2 {
-                        scratch[FleetReport.maxBuckets + nc] = f.varint
-                        nc += 1
-                        continue
-                    }
-                    var v = f.start
-                    while v < f.end {
-                        var x: UInt64 = 0
-                        var n = 0
-                        while true {
-                            let byte = p[v + n]
-                            x |= UInt64(byte & 0x7f) << UInt64(7 * n)
-                            n += 1
-                            if byte & 0x80 == 0 { break }
-                        }
-                        scratch[FleetReport.maxBuckets + nc] = x
-                        nc += 1
-                        v += n
-                    }
-                }
-            }
-            let buckets = boundCount
-            func bound(_ i: Int) -> Double { Double(bitPattern: scratch[i]) }
-            guard bound(buckets - 1) == .infinity,
-                (0..<(buckets - 1)).allSatisfy({ bound($0) < bound($0 + 1) && bound($0).isFinite })
-            else { return Rejection("family \(familyName): bucket bounds not ascending to +Inf") }
-            guard sum.isFinite, sum >= 0 else { return Rejection("family \(familyName): sum not finite") }
-            guard series.count + buckets + 2 <= FleetReport.maxSamples else {
-                return Rejection("more than \(FleetReport.maxSamples) samples")
-            }
-            for i in 0..<buckets {
-                FleetReport.append(
-                    nameBytes, "_bucket", labelText, bound(i), Double(scratch[FleetReport.maxBuckets + i]), to: &keys,
-                    &series)
-            }
-            return nil
+        let buckets = boundCount
+        func bound(_ i: Int) -> Double { Double(bitPattern: scratch.numbers[i]) }
+        guard bound(buckets - 1) == .infinity,
+            (0..<(buckets - 1)).allSatisfy({ bound($0) < bound($0 + 1) && bound($0).isFinite })
+        else { throw Rejection("family \(familyName): bucket bounds not ascending to +Inf") }
+        guard sum.isFinite, sum >= 0 else { throw Rejection("family \(familyName): sum not finite") }
+        guard series.count + buckets + 2 <= FleetReport.maxSamples else {
+            throw Rejection("more than \(FleetReport.maxSamples) samples")
         }
-        if let problem { throw problem }
-        FleetReport.append(nameBytes, "_sum", labelText, nil, sum, to: &keys, &series)
-        FleetReport.append(nameBytes, "_count", labelText, nil, Double(total), to: &keys, &series)
+        // `name_bucket{labels,le="`, then each bound and `"}`.
+        var prefix = key(scratch, nameCount, "_bucket", 0)
+        scratch.key[prefix] = 0x7b
+        prefix += 1
+        if labelBytes > 0 {
+            (scratch.key + prefix).update(from: scratch.labels, count: labelBytes)
+            prefix += labelBytes
+            scratch.key[prefix] = 0x2c
+            prefix += 1
+        }
+        scratch.key[prefix] = 0x6c
+        scratch.key[prefix + 1] = 0x65
+        scratch.key[prefix + 2] = 0x3d
+        scratch.key[prefix + 3] = 0x22
+        prefix += 4
+        for i in 0..<buckets {
+            var n = prefix + FleetReport.writeBucketLabel(bound(i), to: scratch.key + prefix)
+            scratch.key[n] = 0x22
+            scratch.key[n + 1] = 0x7d
+            n += 2
+            append(scratch, n, Double(scratch.numbers[maxBuckets + i]), &keys, &series)
+        }
+        append(scratch, key(scratch, nameCount, "_sum", labelBytes), sum, &keys, &series)
+        append(scratch, key(scratch, nameCount, "_count", labelBytes), Double(total), &keys, &series)
     }
 }
