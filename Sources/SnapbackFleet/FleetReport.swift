@@ -139,22 +139,29 @@ public struct FleetReport: Equatable, Sendable {
         guard series.count > 1 else { return }
         var size = 4
         while size < series.count * 2 { size <<= 1 }
-        var slots = [Int32](repeating: -1, count: size)
-        try keys.withUnsafeBufferPointer { (k: UnsafeBufferPointer<UInt8>) throws(Rejection) in
-            for (i, s) in series.enumerated() {
-                var slot = Int(truncatingIfNeeded: s.hash) & (size - 1)
-                while slots[slot] >= 0 {
-                    let other = series[Int(slots[slot])]
-                    if other.hash == s.hash, other.count == s.count,
-                        memcmp(k.baseAddress! + Int(other.start), k.baseAddress! + Int(s.start), Int(s.count)) == 0
-                    {
-                        throw Rejection(
-                            "series \(String(decoding: k[Int(s.start)..<Int(s.start + s.count)], as: UTF8.self)) twice")
+        // At most 8192 slots: on the stack.
+        let twice = withUnsafeTemporaryAllocation(of: Int32.self, capacity: size) { (slots) -> Int? in
+            slots.initialize(repeating: -1)
+            return keys.withUnsafeBufferPointer { (k) -> Int? in
+                for (i, s) in series.enumerated() {
+                    var slot = Int(truncatingIfNeeded: s.hash) & (size - 1)
+                    while slots[slot] >= 0 {
+                        let other = series[Int(slots[slot])]
+                        if other.hash == s.hash, other.count == s.count,
+                            memcmp(k.baseAddress! + Int(other.start), k.baseAddress! + Int(s.start), Int(s.count)) == 0
+                        {
+                            return i
+                        }
+                        slot = (slot + 1) & (size - 1)
                     }
-                    slot = (slot + 1) & (size - 1)
+                    slots[slot] = Int32(i)
                 }
-                slots[slot] = Int32(i)
+                return nil
             }
+        }
+        if let twice {
+            let s = series[twice]
+            throw Rejection("series \(String(decoding: keys[Int(s.start)..<Int(s.start + s.count)], as: UTF8.self)) twice")
         }
     }
 
@@ -211,7 +218,30 @@ public struct FleetReport: Equatable, Sendable {
     }
 
     static func isBoxId(_ id: UnsafeRawBufferPointer) -> Bool {
-        id.count == 32 && id.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }
+        guard id.count == 32 else { return false }
+        for i in 0..<32 {
+            let c = id[i]
+            guard c &- 0x30 < 10 || c &- 0x61 < 6 else { return false }
+        }
+        return true
+    }
+
+    /// ``TelemetryConfiguration/isLabel(_:)`` on bytes: at most its most bytes of A-Z a-z 0-9 . _ -.
+    static func isOperatorLabel(_ value: UnsafeRawBufferPointer) -> Bool {
+        guard value.count <= TelemetryConfiguration.maxLabelBytes else { return false }
+        for c in value {
+            guard c &- 0x30 < 10 || (c | 0x20) &- 0x61 < 26 || c == 0x2e || c == 0x5f || c == 0x2d else { return false }
+        }
+        return true
+    }
+
+    /// 0 to 64 printable ASCII bytes (no space).
+    static func isStartId(_ id: UnsafeRawBufferPointer) -> Bool {
+        guard id.count <= 64 else { return false }
+        for c in id {
+            guard c > 0x20, c < 0x7f else { return false }
+        }
+        return true
     }
 
     /// `[a-z_][a-z0-9_]*`, at most ``maxNameBytes`` bytes (the daemon's names are lower case).
@@ -220,6 +250,7 @@ public struct FleetReport: Equatable, Sendable {
             && Array(name.utf8).withUnsafeBytes { isMetricName($0.baseAddress!, count: $0.count) }
     }
 
+    @inline(__always)
     static func isMetricName(_ name: UnsafeRawPointer, count: Int) -> Bool {
         guard count > 0 else { return false }
         let b = name.assumingMemoryBound(to: UInt8.self)
@@ -269,7 +300,8 @@ public struct FleetReport: Equatable, Sendable {
     /// shortest form (its digits read back as the same Double); any other through Swift's description.
     static func appendBucketLabel(_ bound: Double, to out: inout [UInt8]) {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: maxBucketLabelBytes) { text in
-            out.append(contentsOf: UnsafeBufferPointer(start: text.baseAddress!, count: writeBucketLabel(bound, to: text.baseAddress!)))
+            out.append(
+                contentsOf: UnsafeBufferPointer(start: text.baseAddress!, count: writeBucketLabel(bound, to: text.baseAddress!)))
         }
     }
 
