@@ -257,37 +257,53 @@ public struct FleetReport: Equatable, Sendable {
         guard b[0] == 0x5f || b[0] &- 0x61 < 26 else { return false }
         var i = 1
         while i < count {
-            let c = b[i]
-            guard c == 0x5f || c &- 0x61 < 26 || c &- 0x30 < 10 else { return false }
+            guard inSet(b[i], Self.nameBytes) else { return false }
             i &+= 1
         }
         return true
     }
 
+    /// A set of ASCII bytes as 128 bits, bytes 0-63 in the first word.
+    typealias ByteSet = (UInt64, UInt64)
+
+    /// 0-9, _ and a-z.
+    static let nameBytes: ByteSet = (0x03ff_0000_0000_0000, 0x07ff_fffe_8000_0000)
+    /// 0-9, A-Z, a-z, . _ - and +.
+    static let valueBytes: ByteSet = (0x03ff_6800_0000_0000, 0x07ff_fffe_87ff_fffe)
+
+    @inline(__always)
+    static func inSet(_ c: UInt8, _ set: ByteSet) -> Bool {
+        let word = c < 64 ? set.0 : set.1
+        return c < 128 && (word >> UInt64(c & 63)) & 1 != 0
+    }
+
     /// A closed value: 1 to ``maxLabelBytes`` bytes of A-Z a-z 0-9 . _ - + (nothing a free text or an id
     /// of content would need, nothing the Prometheus text format must escape).
+    @inline(__always)
     static func isLabelValue(_ value: UnsafeRawPointer, count: Int) -> Bool {
         guard count >= 1, count <= maxLabelBytes else { return false }
         let b = value.assumingMemoryBound(to: UInt8.self)
         var i = 0
         while i < count {
-            let c = b[i]
-            // `c | 0x20` is a lower case letter for the letters of both cases, and for no other byte.
-            guard c &- 0x30 < 10 || (c | 0x20) &- 0x61 < 26 || c == 0x2e || c == 0x5f || c == 0x2d || c == 0x2b else {
-                return false
-            }
+            guard inSet(b[i], Self.valueBytes) else { return false }
             i &+= 1
         }
         return true
     }
 
     /// One of ``reservedLabels``.
+    @inline(__always)
     static func isReservedLabel(_ name: UnsafeRawPointer, count: Int) -> Bool {
+        // The names' bytes read as little-endian words.
         switch count {
-        case 2: return memcmp(name, "le", 2) == 0
-        case 5: return memcmp(name, "model", 5) == 0
-        case 6: return memcmp(name, "region", 6) == 0
-        case 8: return memcmp(name, "firmware", 8) == 0
+        case 2: return name.loadUnaligned(as: UInt16.self) == UInt16(littleEndian: 0x656c)  // le
+        case 5:  // model
+            return name.loadUnaligned(as: UInt32.self) == UInt32(littleEndian: 0x6564_6f6d)
+                && name.load(fromByteOffset: 4, as: UInt8.self) == 0x6c
+        case 6:  // region
+            return name.loadUnaligned(as: UInt32.self) == UInt32(littleEndian: 0x6967_6572)
+                && name.loadUnaligned(fromByteOffset: 4, as: UInt16.self) == UInt16(littleEndian: 0x6e6f)
+        case 8: return name.loadUnaligned(as: UInt64.self) == UInt64(littleEndian: 0x6572_6177_6d72_6966)  // firmware
         default: return false
         }
     }

@@ -5,14 +5,17 @@ import SnapbackSync
 /// A `TelemetryReport` read where its bytes are (protobuf's wire format walked over the buffer): no
 /// message, no array or string per field is made, only the report's own strings and its series' keys.
 ///
-/// Two passes. The first walks every field of every nested message as protobuf-c 1.4's unpack does
-/// (the same tags, wire types, varints of at most 10 bytes, length prefixes of at most 5, packed and
-/// unpacked repeated numbers; an unknown field kept or skipped): whatever protobuf-c refuses is refused
-/// here, before any check, with the same reason. Every string must be UTF-8 without a NUL (protobuf-c
-/// copies a string up to its length and C reads it up to its first NUL: a string with a NUL inside
-/// would be checked as one and used as another). The second pass checks the report in the order and
-/// with the reasons of ``FleetReport``'s checks, scalar fields as their last occurrence gives them
-/// (protobuf's rule), repeated ones concatenated.
+/// protobuf-c 1.4's unpack is the rule (the same tags, wire types, varints of at most 10 bytes, length
+/// prefixes of at most 5, packed and unpacked repeated numbers; an unknown field kept or skipped):
+/// whatever it refuses is refused here, before any check, with the same reason. Every string must be
+/// UTF-8 without a NUL (protobuf-c copies a string up to its length and C reads it up to its first NUL:
+/// a string with a NUL inside would be checked as one and used as another). The checks are
+/// ``FleetReport``'s, in their order and with their reasons, scalar fields as their last occurrence
+/// gives them (protobuf's rule), repeated ones concatenated.
+///
+/// A report is read on one walk that holds each field to protobuf-c's rules where it reads it. A report
+/// refused on that walk, for any reason, is read again in two passes, for the reason: the first walks
+/// every field of every nested message against protobuf-c's rules, the second makes the checks.
 ///
 /// Every number is read into a fixed-width integer with its bits (a varint's low 64, an enum's or a
 /// uint32's low 32, as protobuf-c keeps them), every count is bounded before it is used, and every
