@@ -110,7 +110,8 @@ public struct FleetReport: Equatable, Sendable {
         return try FleetReportReader(base.assumingMemoryBound(to: UInt8.self), count: bytes.count).read()
     }
 
-    /// Appends a series' key (`name` `suffix` `{labels,le="bound"}`) to `keys`, and the series.
+    /// Appends a series' key (`name` `suffix` `{labels,le="bound"}`) to `keys`, and the series: the key's
+    /// form, as ``FleetReportReader`` writes it where it reads.
     static func append(
         _ name: UnsafeRawBufferPointer, _ suffix: StaticString, _ labels: [UInt8], _ bound: Double?, _ value: Double,
         to keys: inout [UInt8], _ series: inout [FleetSeries]
@@ -123,16 +124,13 @@ public struct FleetReport: Equatable, Sendable {
             keys.append(contentsOf: labels)
             if let bound {
                 if !labels.isEmpty { keys.append(0x2c) }
-                keys.append(0x6c)
-                keys.append(0x65)
-                keys.append(0x3d)
-                keys.append(0x22)
+                keys.append(contentsOf: [0x6c, 0x65, 0x3d, 0x22])
                 appendBucketLabel(bound, to: &keys)
                 keys.append(0x22)
             }
             keys.append(0x7d)
         }
-        let hash = keys.withUnsafeBufferPointer { fnv1a(UnsafeBufferPointer(rebasing: $0[start...])) }
+        let hash = keys.withUnsafeBufferPointer { keyHash(UnsafeBufferPointer(rebasing: $0[start...])) }
         series.append(FleetSeries(start: Int32(start), count: Int32(keys.count - start), hash: hash, value: value))
     }
 
@@ -141,31 +139,64 @@ public struct FleetReport: Equatable, Sendable {
         guard series.count > 1 else { return }
         var size = 4
         while size < series.count * 2 { size <<= 1 }
-        var slots = [Int32](repeating: -1, count: size)
-        try keys.withUnsafeBufferPointer { (k: UnsafeBufferPointer<UInt8>) throws(Rejection) in
-            for (i, s) in series.enumerated() {
-                var slot = Int(truncatingIfNeeded: s.hash) & (size - 1)
-                while slots[slot] >= 0 {
-                    let other = series[Int(slots[slot])]
-                    if other.hash == s.hash, other.count == s.count,
-                        memcmp(k.baseAddress! + Int(other.start), k.baseAddress! + Int(s.start), Int(s.count)) == 0
-                    {
-                        throw Rejection(
-                            "series \(String(decoding: k[Int(s.start)..<Int(s.start + s.count)], as: UTF8.self)) twice")
+        // At most 8192 slots: on the stack.
+        let twice = withUnsafeTemporaryAllocation(of: Int32.self, capacity: size) { (slots) -> Int? in
+            slots.initialize(repeating: -1)
+            return keys.withUnsafeBufferPointer { (k) -> Int? in
+                for (i, s) in series.enumerated() {
+                    var slot = Int(truncatingIfNeeded: s.hash) & (size - 1)
+                    while slots[slot] >= 0 {
+                        let other = series[Int(slots[slot])]
+                        if other.hash == s.hash, other.count == s.count,
+                            memcmp(k.baseAddress! + Int(other.start), k.baseAddress! + Int(s.start), Int(s.count)) == 0
+                        {
+                            return i
+                        }
+                        slot = (slot + 1) & (size - 1)
                     }
-                    slot = (slot + 1) & (size - 1)
+                    slots[slot] = Int32(i)
                 }
-                slots[slot] = Int32(i)
+                return nil
             }
+        }
+        if let twice {
+            let s = series[twice]
+            throw Rejection("series \(String(decoding: keys[Int(s.start)..<Int(s.start + s.count)], as: UTF8.self)) twice")
         }
     }
 
-    /// 64-bit FNV-1a.
+    /// A series key's 64-bit hash (the reports' and the store's tables of keys), 8 bytes a step: each word
+    /// mixed in by a multiply, the length in the seed, the last bits folded down into the low ones the
+    /// tables index by. Not keyed: the tables compare the bytes of keys whose hashes are equal.
     @inline(__always)
-    static func fnv1a(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        return hash
+    static func keyHash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        guard let base = bytes.baseAddress else { return withUnsafeBytes(of: 0) { keyHash($0.baseAddress!, 0) } }
+        return keyHash(UnsafeRawPointer(base), bytes.count)
+    }
+
+    @inline(__always)
+    static func keyHash(_ p: UnsafeRawPointer, _ count: Int) -> UInt64 {
+        let m: UInt64 = 0x9e37_79b9_7f4a_7c15
+        var h: UInt64 = 0x2545_f491_4f6c_dd1d ^ UInt64(truncatingIfNeeded: count)
+        var i = 0
+        while i &+ 8 <= count {
+            h = (h ^ UInt64(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt64.self))) &* m
+            h ^= h >> 29
+            i &+= 8
+        }
+        if i < count {
+            var last: UInt64 = 0
+            var shift: UInt64 = 0
+            while i < count {
+                last |= UInt64(p.load(fromByteOffset: i, as: UInt8.self)) << shift
+                shift &+= 8
+                i &+= 1
+            }
+            h = (h ^ last) &* m
+            h ^= h >> 29
+        }
+        h = (h ^ (h >> 32)) &* 0xd6e8_feb8_6659_fd93
+        return h ^ (h >> 32)
     }
 
     /// A C string's length, or `max + 1` if it is longer than `max` bytes (read no further).
@@ -187,7 +218,30 @@ public struct FleetReport: Equatable, Sendable {
     }
 
     static func isBoxId(_ id: UnsafeRawBufferPointer) -> Bool {
-        id.count == 32 && id.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }
+        guard id.count == 32 else { return false }
+        for i in 0..<32 {
+            let c = id[i]
+            guard c &- 0x30 < 10 || c &- 0x61 < 6 else { return false }
+        }
+        return true
+    }
+
+    /// ``TelemetryConfiguration/isLabel(_:)`` on bytes: at most its most bytes of A-Z a-z 0-9 . _ -.
+    static func isOperatorLabel(_ value: UnsafeRawBufferPointer) -> Bool {
+        guard value.count <= TelemetryConfiguration.maxLabelBytes else { return false }
+        for c in value {
+            guard c &- 0x30 < 10 || (c | 0x20) &- 0x61 < 26 || c == 0x2e || c == 0x5f || c == 0x2d else { return false }
+        }
+        return true
+    }
+
+    /// 0 to 64 printable ASCII bytes (no space).
+    static func isStartId(_ id: UnsafeRawBufferPointer) -> Bool {
+        guard id.count <= 64 else { return false }
+        for c in id {
+            guard c > 0x20, c < 0x7f else { return false }
+        }
+        return true
     }
 
     /// `[a-z_][a-z0-9_]*`, at most ``maxNameBytes`` bytes (the daemon's names are lower case).
@@ -196,36 +250,88 @@ public struct FleetReport: Equatable, Sendable {
             && Array(name.utf8).withUnsafeBytes { isMetricName($0.baseAddress!, count: $0.count) }
     }
 
+    @inline(__always)
     static func isMetricName(_ name: UnsafeRawPointer, count: Int) -> Bool {
-        let bytes = UnsafeRawBufferPointer(start: name, count: count)
-        guard let first = bytes.first, first == 0x5f || (first >= 0x61 && first <= 0x7a) else { return false }
-        return bytes.allSatisfy { $0 == 0x5f || ($0 >= 0x61 && $0 <= 0x7a) || ($0 >= 0x30 && $0 <= 0x39) }
+        guard count > 0 else { return false }
+        let b = name.assumingMemoryBound(to: UInt8.self)
+        guard b[0] == 0x5f || b[0] &- 0x61 < 26 else { return false }
+        var i = 1
+        while i < count {
+            guard inSet(b[i], Self.nameBytes) else { return false }
+            i &+= 1
+        }
+        return true
+    }
+
+    /// A set of ASCII bytes as 128 bits, bytes 0-63 in the first word.
+    typealias ByteSet = (UInt64, UInt64)
+
+    /// 0-9, _ and a-z.
+    static let nameBytes: ByteSet = (0x03ff_0000_0000_0000, 0x07ff_fffe_8000_0000)
+    /// 0-9, A-Z, a-z, . _ - and +.
+    static let valueBytes: ByteSet = (0x03ff_6800_0000_0000, 0x07ff_fffe_87ff_fffe)
+
+    @inline(__always)
+    static func inSet(_ c: UInt8, _ set: ByteSet) -> Bool {
+        let word = c < 64 ? set.0 : set.1
+        return c < 128 && (word >> UInt64(c & 63)) & 1 != 0
     }
 
     /// A closed value: 1 to ``maxLabelBytes`` bytes of A-Z a-z 0-9 . _ - + (nothing a free text or an id
     /// of content would need, nothing the Prometheus text format must escape).
+    @inline(__always)
     static func isLabelValue(_ value: UnsafeRawPointer, count: Int) -> Bool {
-        (1...maxLabelBytes).contains(count)
-            && UnsafeRawBufferPointer(start: value, count: count).allSatisfy { b in
-                (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) || b == 0x2e || b == 0x5f
-                    || b == 0x2d || b == 0x2b
-            }
+        guard count >= 1, count <= maxLabelBytes else { return false }
+        let b = value.assumingMemoryBound(to: UInt8.self)
+        var i = 0
+        while i < count {
+            guard inSet(b[i], Self.valueBytes) else { return false }
+            i &+= 1
+        }
+        return true
     }
+
+    /// One of ``reservedLabels``.
+    @inline(__always)
+    static func isReservedLabel(_ name: UnsafeRawPointer, count: Int) -> Bool {
+        // The names' bytes read as little-endian words.
+        switch count {
+        case 2: return name.loadUnaligned(as: UInt16.self) == UInt16(littleEndian: 0x656c)  // le
+        case 5:  // model
+            return name.loadUnaligned(as: UInt32.self) == UInt32(littleEndian: 0x6564_6f6d)
+                && name.load(fromByteOffset: 4, as: UInt8.self) == 0x6c
+        case 6:  // region
+            return name.loadUnaligned(as: UInt32.self) == UInt32(littleEndian: 0x6967_6572)
+                && name.loadUnaligned(fromByteOffset: 4, as: UInt16.self) == UInt16(littleEndian: 0x6e6f)
+        case 8: return name.loadUnaligned(as: UInt64.self) == UInt64(littleEndian: 0x6572_6177_6d72_6966)  // firmware
+        default: return false
+        }
+    }
+
+    /// The most bytes ``writeBucketLabel(_:to:)`` writes (Swift's longest description of a Double is 24).
+    static let maxBucketLabelBytes = 32
 
     /// A bucket's `le` as Swift prints the bound ("+Inf", "1", "0.0005"), written without making a string
     /// for the bounds a daemon uses: an integer, or a decimal of at most 6 places that is the bound's
     /// shortest form (its digits read back as the same Double); any other through Swift's description.
     static func appendBucketLabel(_ bound: Double, to out: inout [UInt8]) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: maxBucketLabelBytes) { text in
+            out.append(
+                contentsOf: UnsafeBufferPointer(start: text.baseAddress!, count: writeBucketLabel(bound, to: text.baseAddress!)))
+        }
+    }
+
+    /// ``appendBucketLabel(_:to:)`` at `out` (room for ``maxBucketLabelBytes``): the bytes written.
+    static func writeBucketLabel(_ bound: Double, to out: UnsafeMutablePointer<UInt8>) -> Int {
         if bound.isInfinite {
-            out.append(bound > 0 ? 0x2b : 0x2d)
-            out.append(0x49)
-            out.append(0x6e)
-            out.append(0x66)
-            return
+            out[0] = bound > 0 ? 0x2b : 0x2d
+            out[1] = 0x49
+            out[2] = 0x6e
+            out[3] = 0x66
+            return 4
         }
         if bound == bound.rounded(), abs(bound) < 1e15 {
-            appendInteger(Int64(bound), to: &out)
-            return
+            return writeInteger(Int64(bound), to: out)
         }
         if bound >= 1e-4, bound < 1e9 {
             var scale = 1.0
@@ -233,21 +339,47 @@ public struct FleetReport: Equatable, Sendable {
                 scale *= 10
                 let scaled = (bound * scale).rounded()
                 guard scaled / scale == bound else { continue }
-                let whole = Int64(scaled) / Int64(scale)
+                let n = writeInteger(Int64(scaled) / Int64(scale), to: out)
+                out[n] = 0x2e
                 var fraction = Int64(scaled) % Int64(scale)
-                appendInteger(whole, to: &out)
-                out.append(0x2e)
-                // The places written in the key itself, from the last.
-                let start = out.count
-                for _ in 0..<places { out.append(0x30) }
-                for i in stride(from: start + places - 1, through: start, by: -1) {
+                var i = n + places
+                while i > n {
                     out[i] = 0x30 + UInt8(fraction % 10)
                     fraction /= 10
+                    i -= 1
                 }
-                return
+                return n + 1 + places
             }
         }
-        out.append(contentsOf: "\(bound)".utf8)
+        var text = "\(bound)"
+        return text.withUTF8 { utf8 in
+            let n = min(utf8.count, maxBucketLabelBytes)
+            out.update(from: utf8.baseAddress!, count: n)
+            return n
+        }
+    }
+
+    /// `value` in decimal ASCII at `out` (room for 20 bytes): the bytes written.
+    static func writeInteger(_ value: Int64, to out: UnsafeMutablePointer<UInt8>) -> Int {
+        var n = 0
+        if value < 0 {
+            out[0] = 0x2d
+            n = 1
+        }
+        var magnitude = value.magnitude
+        var digits = 1
+        var power: UInt64 = 10
+        while digits < 20, magnitude >= power {
+            digits += 1
+            power = power &* 10
+        }
+        var i = n + digits
+        repeat {
+            i -= 1
+            out[i] = 0x30 + UInt8(magnitude % 10)
+            magnitude /= 10
+        } while magnitude > 0
+        return n + digits
     }
 
     /// `value` in decimal ASCII, without making a string (the export text's integers and stamps).

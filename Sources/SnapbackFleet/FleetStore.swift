@@ -237,7 +237,7 @@ package final class FleetStore {
                     let labels = String(decoding: text[(brace + 1)..<min(end, text.count - 1)], as: UTF8.self)
                     let own = end < text.count - 1 ? Array(text[(end + 1)..<(text.count - 1)]) : []
                     let key = Array(text[..<brace]) + (own.isEmpty ? [] : [0x7b] + own + [0x7d])
-                    let hash = key.withUnsafeBufferPointer { FleetReport.fnv1a($0) }
+                    let hash = key.withUnsafeBufferPointer { FleetReport.keyHash($0) }
                     var series = key.withUnsafeBufferPointer { seriesKeys.find($0, hash: hash) }
                     if series == nil, seriesParts.count < maxSeries {
                         series = try key.withUnsafeBufferPointer { (k) throws(SQLiteError) in try makeSeries(k, hash: hash) }
@@ -348,7 +348,7 @@ package final class FleetStore {
         while try all.step(), seriesParts.count < maxSeries {
             guard all.int64(0) == Int64(seriesParts.count + 1) else { break }
             let key = Array(all.text(1).utf8)
-            key.withUnsafeBufferPointer { seriesKeys.insert($0, hash: FleetReport.fnv1a($0)) }
+            key.withUnsafeBufferPointer { seriesKeys.insert($0, hash: FleetReport.keyHash($0)) }
             seriesParts.append(Self.parts(key))
         }
         all.reset()

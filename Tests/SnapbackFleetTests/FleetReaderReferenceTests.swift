@@ -114,6 +114,60 @@ import Testing
         )
     }
 
+    /// A report's bytes written field by field (what the encoder never writes: a field twice, fields out
+    /// of order).
+    static func field(_ number: UInt32, _ payload: [UInt8]) -> [UInt8] {
+        precondition(payload.count < 0x4000)
+        var out = [UInt8(number << 3 | 2)]
+        if payload.count < 0x80 {
+            out.append(UInt8(payload.count))
+        } else {
+            out += [UInt8(payload.count & 0x7f | 0x80), UInt8(payload.count >> 7)]
+        }
+        return out + payload
+    }
+
+    static func field(_ number: UInt32, _ text: String) -> [UInt8] { field(number, Array(text.utf8)) }
+
+    static func varint(_ number: UInt32, _ value: UInt8) -> [UInt8] { [UInt8(number << 3), value] }
+
+    static func double(_ number: UInt32, _ value: Double) -> [UInt8] {
+        withUnsafeBytes(of: value.bitPattern.littleEndian) { [UInt8(number << 3 | 1)] + Array($0) }
+    }
+
+    static func report(family: [UInt8]) -> [UInt8] {
+        field(1, FleetTests.box) + varint(2, 1) + double(5, 1_700_000_000) + field(9, "4.2.1") + field(10, "stb")
+            + field(11, "eu") + double(12, 1_700_000_300) + field(13, family)
+    }
+
+    /// The reader's walk that checks protobuf-c's rules as it reads, on what only that walk sees: a
+    /// label's name or value given twice (the first must be a string too), a family's type after its
+    /// samples, a sample's packed counts with a varint that does not end.
+    @Test func fieldsTwiceAndOutOfOrderAreReadAsTheReferenceDoes() throws {
+        let label = { (names: [[UInt8]]) in Self.field(1, names.flatMap { Self.field(1, $0) } + Self.field(2, "x")) }
+        func counter(_ sample: [UInt8], typeFirst: Bool = true) -> [UInt8] {
+            let type = Self.varint(3, 1)
+            return Self.field(1, "seeks") + (typeFirst ? type : []) + Self.field(5, sample) + (typeFirst ? [] : type)
+        }
+        let twice = Self.report(family: counter(label([Array("kind".utf8), Array("reason".utf8)]) + Self.varint(2, 7)))
+        #expect(Self.reader(twice) == Self.reference(twice, UnpackArena()))
+        #expect(try FleetReport.parse(twice).samples == [FleetSample(name: "seeks_total", labels: [("reason", "x")], value: 7)])
+        let badFirst = Self.report(family: counter(label([[0xff], Array("reason".utf8)]) + Self.varint(2, 7)))
+        #expect(Self.reader(badFirst) == .refused(FleetReportReader.badString))
+        let nulFirst = Self.report(family: counter(label([[0x61, 0], Array("reason".utf8)]) + Self.varint(2, 7)))
+        #expect(Self.reader(nulFirst) == .refused(FleetReportReader.badString))
+        let typeAfter = Self.report(family: counter(label([Array("reason".utf8)]) + Self.varint(2, 3), typeFirst: false))
+        #expect(Self.reader(typeAfter) == Self.reference(typeAfter, UnpackArena()))
+        #expect(try FleetReport.parse(typeAfter).samples.map(\.value) == [3])
+        // Packed counts whose last varint runs to the field's end: protobuf-c refuses the report.
+        let histogram =
+            Self.field(1, "lag") + Self.varint(3, 2)
+            + Self.field(5, Self.field(3, Self.double(0, .infinity).dropFirst().map { $0 }) + Self.field(6, [0x81]))
+        let unended = Self.report(family: histogram)
+        #expect(Self.reader(unended) == .refused(FleetReportReader.refused))
+        #expect(Self.reference(unended, UnpackArena()) == .refused(FleetReportReader.refused))
+    }
+
     /// protobuf-c reads a string up to its NUL; the reader refuses it: the box_id checked is the one kept.
     @Test func aStringWithANulOrNotUTF8IsRefused() {
         var r = FleetTests.report(seq: 1, snapbacks: 1)
