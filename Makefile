@@ -83,6 +83,7 @@ test: deps check-proto lint ## Lint, build, run unit, wire and daemon integratio
 	$(MAKE) --no-print-directory check-deb
 	$(MAKE) --no-print-directory check-footprint
 	$(MAKE) --no-print-directory check-budget
+	$(MAKE) --no-print-directory check-fleet-budget
 
 clean: ## Remove build outputs and the development run directory
 	rm -rf .build .build-c .build-profile .build-plain .run bench/grpc/.build

@@ -62,7 +62,8 @@ let freshObjects: [SwiftSetting] =
     ? [] : [.unsafeFlags(["-Xfrontend", "-disable-incremental-llvm-codegen"], .when(configuration: .release))]
 
 // exclusivity: the per-message path runs through these modules on the loop thread, without the dynamic
-// exclusivity checks (debug builds, which the tests run, keep them).
+// exclusivity checks (debug builds, which the tests run, keep them); and snapback-fleet's per-report path
+// (SnapbackFleet: `make check-fleet-budget`).
 let hotPath = releaseFlags("exclusivity", ["-enforce-exclusivity=unchecked"])
 // profile: the daemon's modules optimised with the profile of a training run (perf/gen-profile.sh): each
 // function's taken blocks together, its untaken ones after them. The sections keep their plain `.text.NAME`
@@ -163,7 +164,8 @@ let package = Package(
             name: "SnapbackFleet",
             dependencies: [
                 "SnapbackSync", "SnapbackWire", "SnapbackStore", "SnapbackConfigFile", "CNats", "CSnapbackFetch", "CSQLite"
-            ]),
+            ],
+            swiftSettings: hotPath),
         .executableTarget(name: "snapback-fleet", dependencies: ["SnapbackFleet", "SnapbackSync"]),
         .executableTarget(name: "snapback-fuzz-fleet", dependencies: ["SnapbackFleet"]),
         .executableTarget(name: "snapback-fuzz-daemon", dependencies: ["SnapbackFuzzing"]),
