@@ -15,7 +15,8 @@ import SnapbackWire
 /// transaction, WAL, synchronous=FULL), then the changed totals read and rendered as the metrics store's
 /// import text (the POST itself is left out). In the same run, on the same bytes, batch by batch: the
 /// decoding and checks alone, and a bare SQLite upsert of each report as one row per box in one
-/// transaction per batch (the floor of any store that keeps each box's last report).
+/// transaction per batch (the floor of a store that writes each box's last report as a row of its own:
+/// the fleet's log of a row a batch writes less).
 ///
 /// The reports are the agent's: the daemon's catalog (Metric.catalog) encoded by the same SnapbackWire
 /// encoder snapback-sync publishes with, from simulated boxes with distinct box ids, each with its own
@@ -202,7 +203,7 @@ struct FleetBenchCommand: ParsableCommand {
     }
 }
 
-/// The floor: each report's bytes as its box's one row, upserted, one transaction a batch, the database
+/// The baseline: each report's bytes as its box's one row, upserted, one transaction a batch, the database
 /// as the fleet's (WAL, synchronous=FULL, its page cache).
 final class BareUpsert {
     let db: SQLiteConnection
