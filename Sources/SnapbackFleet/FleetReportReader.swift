@@ -71,6 +71,22 @@ struct FleetReportReader {
         return nextField(&at, end)
     }
 
+    /// The varint at `at` as protobuf-c reads one: ended (a byte without the high bit) within `max`
+    /// bytes and before `end`, its value the low 64 bits of its 7-bit groups; its value and length, or nil.
+    @inline(__always)
+    func varint(_ at: Int, _ end: Int, max: Int) -> (value: UInt64, length: Int)? {
+        let maxLength = min(end - at, max)
+        var value: UInt64 = 0
+        var n = 0
+        while true {
+            if n == maxLength { return nil }
+            let b = p[at + n]
+            value |= UInt64(b & 0x7f) << UInt64(7 * n)
+            n += 1
+            if b & 0x80 == 0 { return (value, n) }
+        }
+    }
+
     /// ``next(_:_:)`` for any field.
     @inline(never)
     func nextField(_ at: inout Int, _ end: Int) -> Field? {
@@ -102,16 +118,7 @@ struct FleetReportReader {
         var field = Field(number: tag, wire: wire, start: i, end: i, varint: 0)
         switch wire {
         case 0:
-            let maxLength = min(rem, 10)
-            var value: UInt64 = 0
-            var n = 0
-            while true {
-                if n == maxLength { return nil }
-                let b = p[i + n]
-                value |= UInt64(b & 0x7f) << UInt64(7 * n)
-                n += 1
-                if b & 0x80 == 0 { break }
-            }
+            guard let (value, n) = varint(i, end, max: 10) else { return nil }
             field.varint = value
             field.end = i + n
         case 1:
@@ -121,16 +128,9 @@ struct FleetReportReader {
             if rem < 4 { return nil }
             field.end = i + 4
         case 2:
-            let maxHeader = min(rem, 5)
-            var length: UInt32 = 0
-            var n = 0
-            while true {
-                if n == maxHeader { return nil }
-                let b = p[i + n]
-                length |= UInt32(b & 0x7f) << UInt32(7 * n)
-                n += 1
-                if b & 0x80 == 0 { break }
-            }
+            // A length prefix: at most 5 bytes, kept in 32 bits as protobuf-c does.
+            guard let (wide, n) = varint(i, end, max: 5) else { return nil }
+            let length = UInt32(truncatingIfNeeded: wide)
             // protobuf-c adds the header's length to the payload's in 32 bits; a sum that wraps (a length
             // within 5 of 2^32) it would read past its buffer: refused here.
             let total = UInt32(n) &+ length
@@ -191,14 +191,7 @@ struct FleetReportReader {
                 if f.wire == 2 {
                     var v = f.start
                     while v < f.end {
-                        let maxLength = min(f.end - v, 10)
-                        var n = 0
-                        while true {
-                            if n == maxLength { return false }
-                            let b = p[v + n]
-                            n += 1
-                            if b & 0x80 == 0 { break }
-                        }
+                        guard let (_, n) = varint(v, f.end, max: 10) else { return false }
                         v += n
                     }
                     return true
@@ -335,6 +328,24 @@ struct FleetReportReader {
         }
     }
 
+    /// The next field of a `kind` message on a reading walk, nil at its end. Fused (``read(fused:)``),
+    /// what protobuf-c's scan or unpack would refuse is thrown as ``retry``; else the walk ends where the
+    /// scan stops (the exact walk refused such a report first).
+    @inline(__always)
+    private func nextRead(_ kind: Kind, _ at: inout Int, _ end: Int, _ fused: Bool, _ strings: inout Bool)
+        throws(FleetReport.Rejection) -> Field?
+    {
+        guard at < end else { return nil }
+        guard let f = next(&at, end) else {
+            if fused { throw Self.retry }
+            return nil
+        }
+        if fused {
+            guard valid(kind, f, &strings, deep: false), strings else { throw Self.retry }
+        }
+        return f
+    }
+
     /// Reads and checks the report: on one walk that checks protobuf-c's rules as it reads; if anything is
     /// refused on it, the refusal and its reason as the reference gives them, on the walk that checks
     /// the whole input against protobuf-c's rules first (``valid(_:_:_:_:)``), then reads.
@@ -366,14 +377,7 @@ struct FleetReportReader {
         var time = 0.0
         var familyCount = 0
         var at = 0
-        while at < count {
-            guard let f = next(&at, count) else {
-                if fused { throw Self.retry }
-                break
-            }
-            if fused {
-                guard valid(.report, f, &strings, deep: false), strings else { throw Self.retry }
-            }
+        while let f = try nextRead(.report, &at, count, fused, &strings) {
             switch f.number {
             case 1: boxId = (f.start, f.end)
             case 2: seq = f.varint
@@ -443,14 +447,7 @@ struct FleetReportReader {
         var seriesCount = 0
         var at = start
         var strings = true
-        while at < end {
-            guard let f = next(&at, end) else {
-                if fused { throw Self.retry }
-                break
-            }
-            if fused {
-                guard valid(.family, f, &strings, deep: false), strings else { throw Self.retry }
-            }
+        while let f = try nextRead(.family, &at, end, fused, &strings) {
             switch f.number {
             case 1: name = (f.start, f.end)
             case 3: type = UInt32(truncatingIfNeeded: f.varint)
@@ -604,16 +601,7 @@ struct FleetReportReader {
                 guard f.wire == 2 else { throw Self.retry }
                 var v = f.start
                 while v < f.end {
-                    let maxLength = min(f.end - v, 10)
-                    var x: UInt64 = 0
-                    var n = 0
-                    while true {
-                        if n == maxLength { throw Self.retry }
-                        let byte = p[v + n]
-                        x |= UInt64(byte & 0x7f) << UInt64(7 * n)
-                        n += 1
-                        if byte & 0x80 == 0 { break }
-                    }
+                    guard let (x, n) = varint(v, f.end, max: 10) else { throw Self.retry }
                     if countCount < maxBuckets { scratch.numbers[maxBuckets + countCount] = x }
                     countCount += 1
                     v += n

@@ -177,11 +177,10 @@ enum BookmarksCommand {
         }
     }
 
-    struct Get {
-        static let command = Command(
-            name: "get", abstract: "One bookmark (exit 1 if there is none).",
-            parameters: Common.parameters + JSONOption.parameters + [.positional("content-id", help: "The content id.")],
-            run: { try Get($0).run() })
+    /// What get and delete take: the profile and the socket, --json, and one content id.
+    struct OneBookmark {
+        static let parameters =
+            Common.parameters + JSONOption.parameters + [.positional("content-id", help: "The content id.")]
 
         let common: Common
         let output: JSONOption
@@ -193,8 +192,19 @@ enum BookmarksCommand {
             contentId = arguments.string("content-id") ?? ""
             try checkNonEmpty(contentId, "CONTENT_ID")
         }
+    }
+
+    struct Get {
+        static let command = Command(
+            name: "get", abstract: "One bookmark (exit 1 if there is none).", parameters: OneBookmark.parameters,
+            run: { try Get(OneBookmark($0)).run() })
+
+        let target: OneBookmark
+
+        init(_ target: OneBookmark) { self.target = target }
 
         func run() throws {
+            let (common, output, contentId) = (target.common, target.output, target.contentId)
             let client = try common.connect()
             defer { client.close() }
             guard let b = try BookmarksCommand.bookmark(client, profile: common.profile, contentId: contentId) else {
@@ -214,22 +224,15 @@ enum BookmarksCommand {
 
     struct Delete {
         static let command = Command(
-            name: "delete", abstract: "Delete one bookmark.",
-            parameters: Common.parameters + JSONOption.parameters + [.positional("content-id", help: "The content id.")],
-            run: { try Delete($0).run() })
+            name: "delete", abstract: "Delete one bookmark.", parameters: OneBookmark.parameters,
+            run: { try Delete(OneBookmark($0)).run() })
 
-        let common: Common
-        let output: JSONOption
-        let contentId: String
+        let target: OneBookmark
 
-        init(_ arguments: ParsedArguments) throws {
-            common = try Common(arguments)
-            output = JSONOption(arguments)
-            contentId = arguments.string("content-id") ?? ""
-            try checkNonEmpty(contentId, "CONTENT_ID")
-        }
+        init(_ target: OneBookmark) { self.target = target }
 
         func run() throws {
+            let (common, output, contentId) = (target.common, target.output, target.contentId)
             let client = try common.connect()
             defer { client.close() }
             let reply: SnapbackV1.DeleteBookmarkReply = try client.call(
